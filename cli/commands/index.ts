@@ -1,0 +1,4 @@
+import type { Command } from '../command.ts';
+
+/** Every subcommand of spiritctl. Add new commands here. */
+export const commands: Command[] = [];

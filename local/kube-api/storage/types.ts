@@ -1,0 +1,103 @@
+/**
+ * Storage contract of the local Kubernetes API. Two implementations: in memory (default) and a real etcd
+ * with kube-apiserver's key layout (`/registry/...`). The resourceVersion of an object is the revision at
+ * which it was last written (etcd's mod_revision); the API layer stamps it into metadata on the way out,
+ * it is never stored inside the value.
+ */
+export type StoredValue = Record<string, unknown>;
+
+export interface StoredObject {
+  key: string;
+  value: StoredValue;
+  /** Revision of the last write of this key (etcd mod_revision). */
+  modRevision: number;
+}
+
+export interface ListOptions {
+  /** Max items to return; 0/undefined = all. */
+  limit?: number;
+  /** Return keys strictly greater than this key (pagination continue point). */
+  startAfterKey?: string;
+  /** Read the prefix at this revision (consistent pagination); 410-style CompactedError if compacted. */
+  atRevision?: number;
+}
+
+export interface ListResult {
+  items: StoredObject[];
+  /** Revision the list was read at. */
+  revision: number;
+  /** True when more keys exist after the last returned item. */
+  more: boolean;
+}
+
+export type StorageWatchEvent =
+  | { type: 'put'; key: string; value: StoredValue; modRevision: number; prevValue?: StoredValue; created: boolean }
+  | { type: 'delete'; key: string; prevValue: StoredValue; modRevision: number };
+
+export interface WatchHandle {
+  stop(): void;
+}
+
+export interface Storage {
+  readonly backend: 'memory' | 'etcd';
+  get(key: string): Promise<StoredObject | undefined>;
+  list(prefix: string, options?: ListOptions): Promise<ListResult>;
+  /** Fails with KeyExistsError when the key exists. */
+  create(key: string, value: StoredValue): Promise<StoredObject>;
+  /** Compare-and-swap on modRevision; ConflictError when it moved, NotFoundError when gone. */
+  update(key: string, value: StoredValue, expectedModRevision: number): Promise<StoredObject>;
+  /** Deletes; with expectedModRevision it is a CAS. Returns the deleted object with the delete's revision. */
+  delete(key: string, expectedModRevision?: number): Promise<StoredObject>;
+  /**
+   * Streams every change under prefix with revision > afterRevision, in revision order, then live changes.
+   * onError receives CompactedError when afterRevision is older than the oldest revision kept, and any
+   * backend failure; the watch is dead after onError.
+   */
+  watch(
+    prefix: string,
+    afterRevision: number,
+    onEvent: (e: StorageWatchEvent) => void,
+    onError: (err: Error) => void,
+  ): WatchHandle;
+  currentRevision(): Promise<number>;
+  /** Drops history at and below revision; watches/lists older than it get CompactedError. */
+  compact(revision: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class KeyExistsError extends Error {
+  readonly key: string;
+  constructor(key: string) {
+    super(`key exists: ${key}`);
+    this.key = key;
+    this.name = 'KeyExistsError';
+  }
+}
+export class NotFoundError extends Error {
+  readonly key: string;
+  constructor(key: string) {
+    super(`key not found: ${key}`);
+    this.key = key;
+    this.name = 'NotFoundError';
+  }
+}
+export class ConflictError extends Error {
+  readonly key: string;
+  readonly actualModRevision: number;
+  constructor(key: string, actualModRevision: number) {
+    super(`revision conflict on ${key}`);
+    this.key = key;
+    this.actualModRevision = actualModRevision;
+    this.name = 'ConflictError';
+  }
+}
+export class CompactedError extends Error {
+  readonly requested: number;
+  readonly compactRevision: number;
+  constructor(requested: number, compactRevision: number) {
+    super(`required revision ${requested} has been compacted (oldest kept ${compactRevision})`);
+    this.requested = requested;
+    this.compactRevision = compactRevision;
+    this.name = 'CompactedError';
+  }
+}

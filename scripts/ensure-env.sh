@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Brings a fresh machine of this kind (Debian, root, npm registry + Debian mirrors reachable) to what the
+# project needs: npm packages (which include Node 22 as the `node` dev dependency), etcd and kubectl.
+# Idempotent and quick when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "ensure-env: missing ${need_apt[*]}; install them with: sudo apt-get install -y ${need_apt[*]}" >&2
+    exit 1
+  fi
+  echo "ensure-env: installing ${need_apt[*]} (Debian packages)" >&2
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# Reinstall npm packages when node_modules is missing or older than the lock file.
+if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "ensure-env: installing npm packages (npm ci)" >&2
+  npm ci --no-audit --no-fund --loglevel=error >&2
+fi
+
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "ensure-env: kubectl is not on PATH. The tests use the real kubectl as the judge of the local" >&2
+  echo "  Kubernetes API; this machine image ships it at /usr/bin/kubectl. Install kubectl 1.32 and retry." >&2
+  exit 1
+fi
