@@ -1,0 +1,113 @@
+/**
+ * A handle on the state table shared by the repositories: the document client, the table name and a
+ * write-unit meter. Every write asks DynamoDB for its consumed capacity so functions can publish a
+ * metric and the benchmark can check the ≤ 3 write units per reconcile budget.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type {
+  DeleteCommandInput,
+  GetCommandInput,
+  PutCommandInput,
+  QueryCommandInput,
+  UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import type { ItemKey } from './keys.ts';
+
+export type WriteOp = 'put' | 'update' | 'delete';
+export type WriteUnitsListener = (units: number, op: WriteOp, outcome: 'ok' | 'condition-failed') => void;
+
+export interface StateTable {
+  readonly doc: DynamoDBDocumentClient;
+  readonly name: string;
+  /** Observes every write's consumed write units (metrics, benchmarks). */
+  onWriteUnits?: WriteUnitsListener;
+}
+
+export function createStateTable(options: {
+  client: DynamoDBClient;
+  tableName: string;
+  onWriteUnits?: WriteUnitsListener;
+}): StateTable {
+  const doc = DynamoDBDocumentClient.from(options.client, {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  return { doc, name: options.tableName, onWriteUnits: options.onWriteUnits };
+}
+
+export type Item = Record<string, unknown>;
+
+export function isConditionFailed(err: unknown): boolean {
+  return (
+    err instanceof ConditionalCheckFailedException ||
+    (err as { name?: string } | null)?.name === 'ConditionalCheckFailedException'
+  );
+}
+
+/**
+ * DynamoDB bills a failed conditional write at least 1 write unit but returns no ConsumedCapacity for it;
+ * we report 1 so the meter never under-counts.
+ */
+const FAILED_CONDITIONAL_WRITE_UNITS = 1;
+
+async function metered<T extends { ConsumedCapacity?: { CapacityUnits?: number } }>(
+  table: StateTable,
+  op: WriteOp,
+  send: () => Promise<T>,
+): Promise<T> {
+  try {
+    const out = await send();
+    table.onWriteUnits?.(out.ConsumedCapacity?.CapacityUnits ?? 1, op, 'ok');
+    return out;
+  } catch (err) {
+    if (isConditionFailed(err)) table.onWriteUnits?.(FAILED_CONDITIONAL_WRITE_UNITS, op, 'condition-failed');
+    throw err;
+  }
+}
+
+type Without<T, K extends keyof T> = Omit<T, K>;
+
+export async function getItem(table: StateTable, key: ItemKey, consistent = true): Promise<Item | undefined> {
+  const out = await table.doc.send(new GetCommand({ TableName: table.name, Key: key, ConsistentRead: consistent }));
+  return out.Item;
+}
+
+export function putItem(table: StateTable, input: Without<PutCommandInput, 'TableName'>) {
+  return metered(table, 'put', () =>
+    table.doc.send(new PutCommand({ ...input, TableName: table.name, ReturnConsumedCapacity: 'TOTAL' })),
+  );
+}
+
+export function updateItem(table: StateTable, input: Without<UpdateCommandInput, 'TableName'>) {
+  return metered(table, 'update', () =>
+    table.doc.send(new UpdateCommand({ ...input, TableName: table.name, ReturnConsumedCapacity: 'TOTAL' })),
+  );
+}
+
+export function deleteItem(table: StateTable, input: Without<DeleteCommandInput, 'TableName'>) {
+  return metered(table, 'delete', () =>
+    table.doc.send(new DeleteCommand({ ...input, TableName: table.name, ReturnConsumedCapacity: 'TOTAL' })),
+  );
+}
+
+/** Every page of a Query (partitions here are small: one cluster's pools, the registry). */
+export async function queryAll(table: StateTable, input: Without<QueryCommandInput, 'TableName'>): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await table.doc.send(
+      new QueryCommand({ ...input, TableName: table.name, ExclusiveStartKey: start }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}

@@ -1,0 +1,279 @@
+/**
+ * Starts a private single-member etcd (Debian's etcd-server, /usr/bin/etcd) on loopback, with its data dir in
+ * /dev/shm the way a pool-spirit keeps it (an emptyDir with `medium: Memory`). Used by the local Kubernetes
+ * API's etcd storage, its tests, and the process-mode kubelet of a local pool-spirit.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { constants as fsConstants, closeSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { access, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const ETCD_BINARY = '/usr/bin/etcd';
+const SETPRIV = '/usr/bin/setpriv';
+const SHM_ROOT = '/dev/shm';
+/** Every data dir this module creates starts with this, followed by the owning pid (see sweepOrphans). */
+const DIR_PREFIX = 'pool-spirit-etcd-';
+const LOG_FILE = 'etcd.log';
+const HEALTH_DEADLINE_MS = 20_000;
+const PORT_ATTEMPTS = 5;
+
+/**
+ * etcd flag presets, without the leading `--`. `product` is what a pool-spirit runs with; `upstream` is the
+ * OpenYurt pool-coordinator's etcd, kept so the capacity probe can show both side by side.
+ *
+ * Why these product values (REFERENCE.md, "Measured on this kind of machine"): under a patch storm the raft
+ * log is held in memory until a snapshot and WAL segments pile up in tmpfs, so a small `snapshot-count` and
+ * `max-wals=1` (plus `max-snapshots=1`) are what bound RSS + tmpfs; history is bounded by client-driven
+ * compaction + defragmentation (the agent), because etcd 3.4's own revision compaction only checks every 5
+ * minutes. Periodic auto-compaction stays on as a backstop with kube-apiserver's 5-minute cadence. The quota
+ * sits well under the pod's 512 MiB limit so etcd raises NOSPACE before the kernel OOM-kills it; NOSPACE
+ * stays set until disarmed (see metrics.ts disarmAlarms). Issue 5 re-tunes these from its measurements.
+ */
+export const etcdFlags = {
+  product: {
+    'snapshot-count': '5000',
+    'max-wals': '1',
+    'max-snapshots': '1',
+    'quota-backend-bytes': String(256 * 1024 * 1024),
+    'auto-compaction-mode': 'periodic',
+    'auto-compaction-retention': '5m',
+  },
+  upstream: {
+    'snapshot-count': '10000',
+    'max-txn-ops': '102400',
+    'max-request-bytes': '100000000',
+  },
+} as const satisfies Record<string, Record<string, string>>;
+
+/** `{ 'snapshot-count': '5000' }` → `['--snapshot-count=5000']`. */
+export function flagArgs(flags: Readonly<Record<string, string>>): string[] {
+  return Object.entries(flags).map(([name, value]) => `--${name}=${value}`);
+}
+
+export interface StartEtcdOptions {
+  /**
+   * Data dir to use (created if missing; the caller owns it and it is kept on stop). Default: a fresh
+   * directory under /dev/shm, removed on stop.
+   */
+  dataDir?: string;
+  /** Appended after the defaults (`etcdFlags.product` and the listener flags); a repeated flag wins. */
+  extraArgs?: string[];
+  /** Member name; default `default`. */
+  name?: string;
+}
+
+export interface RunningEtcd {
+  /** Client URL, e.g. `http://127.0.0.1:40123`. */
+  endpoint: string;
+  clientPort: number;
+  pid: number;
+  dataDir: string;
+  /** Path of the file etcd's stdout and stderr go to. */
+  logFile: string;
+  /** Kills etcd and removes the data dir it created; safe to call more than once. */
+  stop(): Promise<void>;
+}
+
+export class EtcdStartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EtcdStartError';
+  }
+}
+
+export async function startEtcd(opts: StartEtcdOptions = {}): Promise<RunningEtcd> {
+  await assertEtcdInstalled();
+  const name = opts.name ?? 'default';
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
+    throw new TypeError(`startEtcd: name must be letters, digits, '.', '_' or '-'; got ${JSON.stringify(name)}`);
+  }
+  const ownsDir = opts.dataDir === undefined;
+  if (ownsDir) await sweepOrphans();
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(SHM_ROOT, `${DIR_PREFIX}${process.pid}-`)));
+  if (!ownsDir) await mkdir(dataDir, { recursive: true });
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await startOnce(name, dataDir, ownsDir, opts.extraArgs ?? []);
+      } catch (err) {
+        // Another process can take a port between our probe and etcd's bind; pick new ports and retry.
+        if (!(err instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw err;
+      }
+    }
+  } catch (err) {
+    if (ownsDir) await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+class PortTakenError extends EtcdStartError {}
+
+/** One process 'exit' listener for all instances, so many etcds do not trip the max-listeners warning. */
+const exitCleanups = new Set<() => void>();
+// A test runner or CLI that exits without calling stop() must not leave etcd or its tmpfs data behind.
+process.on('exit', () => {
+  for (const cleanup of exitCleanups) cleanup();
+});
+
+async function startOnce(name: string, dataDir: string, ownsDir: boolean, extraArgs: string[]): Promise<RunningEtcd> {
+  const [clientPort, peerPort] = await freePorts(2);
+  const clientUrl = `http://127.0.0.1:${clientPort}`;
+  const peerUrl = `http://127.0.0.1:${peerPort}`;
+  const args = [
+    `--name=${name}`,
+    `--data-dir=${join(dataDir, 'data')}`,
+    `--listen-client-urls=${clientUrl}`,
+    `--advertise-client-urls=${clientUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=${name}=${peerUrl}`,
+    '--initial-cluster-state=new',
+    ...flagArgs(etcdFlags.product),
+    ...extraArgs,
+  ];
+  const logFile = join(dataDir, LOG_FILE);
+  const logFd = openSync(logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawnEtcd(args, logFd);
+  } finally {
+    closeSync(logFd); // the child holds its own copy
+  }
+  const exited = new Promise<string>((resolve) => {
+    child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `code ${code}`));
+    child.once('error', (err) => resolve(err.message));
+  });
+
+  let stopped: Promise<void> | undefined;
+  const killNow = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (ownsDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+  exitCleanups.add(killNow);
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      exitCleanups.delete(killNow);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+        await exited;
+        clearTimeout(timer);
+      }
+      if (ownsDir) await rm(dataDir, { recursive: true, force: true });
+    })();
+    return stopped;
+  };
+
+  const outcome = await Promise.race([
+    waitHealthy(clientUrl).then(() => 'healthy' as const),
+    exited.then((how) => ({ exited: how })),
+  ]);
+  if (outcome !== 'healthy') {
+    await stop();
+    const tail = readTail(logFile);
+    const message = `etcd exited during startup (${outcome.exited}); last log lines:\n${tail}`;
+    if (/address already in use/.test(tail)) throw new PortTakenError(message);
+    throw new EtcdStartError(message);
+  }
+  return { endpoint: clientUrl, clientPort, pid: child.pid!, dataDir, logFile, stop };
+}
+
+function spawnEtcd(args: string[], logFd: number): ChildProcess {
+  const stdio: ['ignore', number, number] = ['ignore', logFd, logFd];
+  // With setpriv, etcd gets SIGKILL if this process dies without running its exit handlers (e.g. a killed
+  // test worker); the tmpfs dir left behind is swept by the next startEtcd.
+  if (canUsePdeathsig()) return spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', ETCD_BINARY, ...args], { stdio });
+  return spawn(ETCD_BINARY, args, { stdio });
+}
+
+let pdeathsigSupported: boolean | undefined;
+function canUsePdeathsig(): boolean {
+  if (pdeathsigSupported === undefined) {
+    try {
+      pdeathsigSupported = readFileSync(SETPRIV).includes('pdeathsig');
+    } catch {
+      pdeathsigSupported = false;
+    }
+  }
+  return pdeathsigSupported;
+}
+
+async function assertEtcdInstalled(): Promise<void> {
+  try {
+    await access(ETCD_BINARY, fsConstants.X_OK);
+  } catch {
+    throw new EtcdStartError(
+      `${ETCD_BINARY} not found or not executable: install Debian's etcd-server: apt-get install -y etcd-server`,
+    );
+  }
+}
+
+/** Ports the OS reports free right now; all held open together so the same port is not handed out twice. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => {
+      const server = createServer();
+      return new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve(server));
+      });
+    }),
+  );
+  const ports = servers.map((s) => {
+    const addr = s.address();
+    if (addr === null || typeof addr === 'string') throw new Error('listening socket has no port');
+    return addr.port;
+  });
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+async function waitHealthy(clientUrl: string): Promise<void> {
+  const deadline = Date.now() + HEALTH_DEADLINE_MS;
+  let last = 'no answer yet';
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(1000) });
+      const body = (await res.json()) as { health?: string };
+      if (res.ok && body.health === 'true') return;
+      last = `HTTP ${res.status} ${JSON.stringify(body)}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new EtcdStartError(`etcd at ${clientUrl} not healthy after ${HEALTH_DEADLINE_MS} ms (${last})`);
+}
+
+function readTail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** Removes data dirs left in /dev/shm by owners that died without cleaning up (tmpfs is memory). */
+async function sweepOrphans(): Promise<void> {
+  let entries: string[];
+  try {
+    entries = await readdir(SHM_ROOT);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const match = entry.startsWith(DIR_PREFIX) ? /^(\d+)-/.exec(entry.slice(DIR_PREFIX.length)) : null;
+    if (!match || isAlive(Number(match[1]))) continue;
+    await rm(join(SHM_ROOT, entry), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,334 @@
+/**
+ * In-memory Storage with etcd's semantics: one global revision counter, modRevision per key, an event
+ * history for watch-from-revision and reads at a past revision, and compaction (explicit via compact(),
+ * implicit when the history ring overflows). Values are kept as JSON text so every read hands out a
+ * fresh object, exactly as the etcd backend does; callers may mutate what they get.
+ */
+import {
+  CompactedError,
+  ConflictError,
+  KeyExistsError,
+  NotFoundError,
+  type ListOptions,
+  type ListResult,
+  type Storage,
+  type StoredObject,
+  type StoredValue,
+  type StorageWatchEvent,
+  type WatchHandle,
+} from './types.ts';
+
+interface Entry {
+  json: string;
+  modRevision: number;
+}
+
+/** One write as history keeps it: enough to replay it to watchers and to undo it for past reads. */
+interface HistoryEvent {
+  revision: number;
+  key: string;
+  type: 'put' | 'delete';
+  /** New value (put) — JSON text. */
+  json?: string;
+  /** Value before the write, absent for a create. */
+  prevJson?: string;
+  prevModRevision?: number;
+}
+
+interface Watcher {
+  prefix: string;
+  /** Highest revision delivered (or skipped as before the start point). */
+  delivered: number;
+  live: boolean;
+  stopped: boolean;
+  onEvent: (e: StorageWatchEvent) => void;
+  onError: (err: Error) => void;
+}
+
+export interface MemoryStorageOptions {
+  /** Events kept for watch-from-revision; older revisions are compacted away. Default 10000. */
+  historyLimit?: number;
+}
+
+/** Sorted array of keys; binary search keeps prefix listing at O(log n + k). */
+class SortedKeys {
+  readonly keys: string[] = [];
+  private lowerBound(key: string): number {
+    let lo = 0;
+    let hi = this.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.keys[mid] < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  insert(key: string): void {
+    const i = this.lowerBound(key);
+    if (this.keys[i] !== key) this.keys.splice(i, 0, key);
+  }
+  remove(key: string): void {
+    const i = this.lowerBound(key);
+    if (this.keys[i] === key) this.keys.splice(i, 1);
+  }
+  /** Keys starting with prefix, strictly after `after` when given. */
+  *range(prefix: string, after?: string): Generator<string> {
+    let i = this.lowerBound(after !== undefined && after >= prefix ? after : prefix);
+    if (after !== undefined && this.keys[i] === after) i++;
+    for (; i < this.keys.length; i++) {
+      const k = this.keys[i];
+      if (!k.startsWith(prefix)) return;
+      yield k;
+    }
+  }
+}
+
+export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
+  const historyLimit = Math.max(1, opts.historyLimit ?? 10000);
+  const data = new Map<string, Entry>();
+  const keys = new SortedKeys();
+  // Ring of the most recent events, oldest first; `historyStart` indexes the oldest live slot so that
+  // dropping from the front is O(1) amortised (the array is compacted when half of it is dead).
+  let history: HistoryEvent[] = [];
+  let historyStart = 0;
+  let revision = 0;
+  /** Like etcd: reads/watches starting below this revision fail with CompactedError. */
+  let compactRevision = 0;
+  let closed = false;
+  const watchers = new Set<Watcher>();
+  // Events are dispatched through a queue so a watcher that writes from its callback cannot reorder
+  // delivery for the watchers after it.
+  const dispatchQueue: HistoryEvent[] = [];
+  let dispatching = false;
+
+  const historyLength = () => history.length - historyStart;
+
+  function dropOldest(): void {
+    const ev = history[historyStart];
+    historyStart++;
+    compactRevision = Math.max(compactRevision, ev.revision + 1);
+    if (historyStart > 1024 && historyStart * 2 > history.length) {
+      history = history.slice(historyStart);
+      historyStart = 0;
+    }
+  }
+
+  function record(ev: HistoryEvent): void {
+    history.push(ev);
+    while (historyLength() > historyLimit) dropOldest();
+    dispatchQueue.push(ev);
+    if (dispatching) return;
+    dispatching = true;
+    try {
+      while (dispatchQueue.length) {
+        const next = dispatchQueue.shift()!;
+        for (const w of watchers) if (w.live) deliver(w, next);
+      }
+    } finally {
+      dispatching = false;
+    }
+  }
+
+  function toWatchEvent(ev: HistoryEvent): StorageWatchEvent {
+    if (ev.type === 'put') {
+      return {
+        type: 'put',
+        key: ev.key,
+        value: JSON.parse(ev.json!),
+        modRevision: ev.revision,
+        prevValue: ev.prevJson === undefined ? undefined : JSON.parse(ev.prevJson),
+        created: ev.prevJson === undefined,
+      };
+    }
+    return { type: 'delete', key: ev.key, prevValue: JSON.parse(ev.prevJson!), modRevision: ev.revision };
+  }
+
+  function deliver(w: Watcher, ev: HistoryEvent): void {
+    if (w.stopped || ev.revision <= w.delivered) return;
+    w.delivered = ev.revision;
+    if (!ev.key.startsWith(w.prefix)) return;
+    try {
+      w.onEvent(toWatchEvent(ev));
+    } catch {
+      // A failing consumer must not break the writer or other watchers.
+    }
+  }
+
+  function assertOpen(): void {
+    if (closed) throw new Error('memory storage is closed');
+  }
+
+  function nextRevision(): number {
+    return ++revision;
+  }
+
+  function stored(key: string, e: Entry): StoredObject {
+    return { key, value: JSON.parse(e.json), modRevision: e.modRevision };
+  }
+
+  /** Index of the first history event with revision > rev (history is revision-ordered). */
+  function historyIndexAfter(rev: number): number {
+    let lo = historyStart;
+    let hi = history.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (history[mid].revision <= rev) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Reads the prefix as it was at `rev` by undoing later events on a copy of the affected keys. */
+  function listAtRevision(prefix: string, rev: number, options: ListOptions): ListResult {
+    const view = new Map<string, Entry | undefined>();
+    for (let i = history.length - 1; i >= historyStart && history[i].revision > rev; i--) {
+      const ev = history[i];
+      if (!ev.key.startsWith(prefix)) continue;
+      view.set(ev.key, ev.prevJson === undefined ? undefined : { json: ev.prevJson, modRevision: ev.prevModRevision! });
+    }
+    const candidates = new Set<string>();
+    for (const k of keys.range(prefix, options.startAfterKey)) candidates.add(k);
+    for (const k of view.keys()) {
+      if (options.startAfterKey === undefined || k > options.startAfterKey) candidates.add(k);
+    }
+    const sorted = [...candidates].sort();
+    const items: StoredObject[] = [];
+    const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
+    let more = false;
+    for (const k of sorted) {
+      const e = view.has(k) ? view.get(k) : data.get(k);
+      if (!e) continue;
+      if (items.length >= limit) {
+        more = true;
+        break;
+      }
+      items.push(stored(k, e));
+    }
+    return { items, revision: rev, more };
+  }
+
+  const storage: Storage = {
+    backend: 'memory',
+
+    async get(key) {
+      assertOpen();
+      const e = data.get(key);
+      return e ? stored(key, e) : undefined;
+    },
+
+    async list(prefix, options = {}) {
+      assertOpen();
+      const at = options.atRevision;
+      if (at !== undefined && at > 0 && at < revision) {
+        if (at < compactRevision) throw new CompactedError(at, compactRevision);
+        return listAtRevision(prefix, at, options);
+      }
+      const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
+      const items: StoredObject[] = [];
+      let more = false;
+      for (const k of keys.range(prefix, options.startAfterKey)) {
+        if (items.length >= limit) {
+          more = true;
+          break;
+        }
+        items.push(stored(k, data.get(k)!));
+      }
+      return { items, revision: at !== undefined && at > revision ? at : revision, more };
+    },
+
+    async create(key, value) {
+      assertOpen();
+      if (data.has(key)) throw new KeyExistsError(key);
+      const json = JSON.stringify(value);
+      const rev = nextRevision();
+      const e: Entry = { json, modRevision: rev };
+      data.set(key, e);
+      keys.insert(key);
+      record({ revision: rev, key, type: 'put', json });
+      return stored(key, e);
+    },
+
+    async update(key, value, expectedModRevision) {
+      assertOpen();
+      const prev = data.get(key);
+      if (!prev) throw new NotFoundError(key);
+      if (prev.modRevision !== expectedModRevision) throw new ConflictError(key, prev.modRevision);
+      const json = JSON.stringify(value);
+      const rev = nextRevision();
+      const e: Entry = { json, modRevision: rev };
+      data.set(key, e);
+      record({ revision: rev, key, type: 'put', json, prevJson: prev.json, prevModRevision: prev.modRevision });
+      return stored(key, e);
+    },
+
+    async delete(key, expectedModRevision) {
+      assertOpen();
+      const prev = data.get(key);
+      if (!prev) throw new NotFoundError(key);
+      if (expectedModRevision !== undefined && prev.modRevision !== expectedModRevision) {
+        throw new ConflictError(key, prev.modRevision);
+      }
+      const rev = nextRevision();
+      data.delete(key);
+      keys.remove(key);
+      record({ revision: rev, key, type: 'delete', prevJson: prev.json, prevModRevision: prev.modRevision });
+      return { key, value: JSON.parse(prev.json) as StoredValue, modRevision: rev };
+    },
+
+    watch(prefix, afterRevision, onEvent, onError): WatchHandle {
+      const w: Watcher = { prefix, delivered: afterRevision, live: false, stopped: false, onEvent, onError };
+      // Replay asynchronously so the caller holds the handle before the first callback. Any write that
+      // happens before the replay lands in history and is replayed from there, so nothing is lost.
+      queueMicrotask(() => {
+        if (w.stopped) return;
+        if (closed) {
+          w.stopped = true;
+          onError(new Error('memory storage is closed'));
+          return;
+        }
+        if (afterRevision + 1 < compactRevision) {
+          w.stopped = true;
+          onError(new CompactedError(afterRevision, compactRevision));
+          return;
+        }
+        for (let i = historyIndexAfter(afterRevision); i < history.length && !w.stopped; i++) deliver(w, history[i]);
+        w.live = true;
+        watchers.add(w);
+      });
+      return {
+        stop() {
+          w.stopped = true;
+          watchers.delete(w);
+        },
+      };
+    },
+
+    async currentRevision() {
+      assertOpen();
+      return revision;
+    },
+
+    async compact(rev) {
+      assertOpen();
+      if (rev > revision) throw new Error(`cannot compact to revision ${rev}: current revision is ${revision}`);
+      if (rev <= compactRevision) return;
+      compactRevision = rev;
+      while (historyLength() > 0 && history[historyStart].revision < rev) dropOldest();
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const w of watchers) {
+        w.stopped = true;
+        try {
+          w.onError(new Error('memory storage is closed'));
+        } catch {
+          // ignore consumer failures during shutdown
+        }
+      }
+      watchers.clear();
+    },
+  };
+  return storage;
+}
