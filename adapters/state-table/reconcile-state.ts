@@ -1,0 +1,204 @@
+/**
+ * Per-pool reconcile state, and the reconcile's lease and event dedupe on the same item.
+ *
+ * Write budget (target ≤ 3 write units per reconcile; this design spends 2):
+ *   1. `beginReconcile`: ONE conditional UpdateItem takes the lease (free or lapsed), bumps the fencing
+ *      token and refuses an event id already in the item's short `recentEvents` list (dedupe).
+ *   2. `recordOutcome`: ONE conditional UpdateItem, fenced by owner + token, writes the outcome, appends
+ *      the event id to `recentEvents` and releases the lease.
+ * Powertools idempotency would add an INPROGRESS put and a COMPLETED update (2 more units) on a separate
+ * item keyed by the event id, and its record cannot double as a per-*pool* lease (different key), so we
+ * fold dedupe into the lease item instead. The item is kept under 1 KB (short error, at most 4 event ids)
+ * so each write costs exactly 1 unit.
+ *
+ * Dedupe semantics match Powertools': an event id is remembered only once its reconcile completed (an
+ * error releases the lease without remembering the id, so a retry of that event runs again); a duplicate
+ * arriving while the first is still running finds the lease held.
+ *
+ * A second invocation that finds the lease held does not just drop its notice (the holder may have read
+ * the cluster before the change it announces): it sets `requeue` on the item, and the holder, seeing the
+ * flag in its outcome write's old image, runs one more pass. That costs writes only under contention.
+ */
+import type { ItemKey } from './keys.ts';
+import { keys, prefixes, TTL_ATTRIBUTE, ttlAfter, CLUSTER_PREFIX, POOL_PREFIX } from './keys.ts';
+import { emptyParts, mergeParts, renderUpdate, setAttributes } from './expression.ts';
+import type { Lease } from './lease.ts';
+import { acquireLease, holderParts, releaseParts, LeaseLostError, LEASE_OWNER, LEASE_UNTIL } from './lease.ts';
+import type { Item, StateTable } from './table.ts';
+import { getItem, isConditionFailed, queryAll, updateItem } from './table.ts';
+import { sanitizeErrorMessage } from './sanitize.ts';
+
+export type ReconcileOutcome =
+  | 'applied' // something was written to the cluster
+  | 'unchanged' // converged already: zero cluster writes
+  | 'invalid' // spec rejected; status says which field
+  | 'paused'
+  | 'not-edge' // NodePool is Cloud or opted out; nothing of ours remains
+  | 'gone' // NodePool no longer exists
+  | 'error';
+
+export interface PoolReconcileState {
+  clusterId: string;
+  nodePool: string;
+  observedGeneration?: number;
+  desiredHash?: string;
+  outcome?: ReconcileOutcome;
+  /** Reconciles recorded for this pool, ever. */
+  attempts: number;
+  /** Consecutive reconciles that ended in `error` (0 after any other outcome). */
+  failures: number;
+  lastError?: string;
+  durationMs?: number;
+  updatedAt?: string;
+  /** Ids of the last few events whose reconcile completed (dedupe window). */
+  recentEvents: string[];
+}
+
+export interface OutcomeRecord {
+  outcome: ReconcileOutcome;
+  observedGeneration?: number;
+  desiredHash?: string;
+  error?: unknown;
+  durationMs: number;
+  /** The triggering event; remembered for dedupe unless the outcome is `error`. */
+  eventId?: string;
+}
+
+export const RECENT_EVENTS_KEPT = 4;
+/** A pool's state lingers this long after the NodePool is gone (audits can still report it), then TTL. */
+export const GONE_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+export type BeginResult =
+  | { status: 'acquired'; lease: Lease; previous: PoolReconcileState }
+  | { status: 'locked'; heldBy: string; heldUntil: number }
+  | { status: 'duplicate' };
+
+function toState(item: Item | undefined, clusterId: string, nodePool: string): PoolReconcileState {
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  return {
+    clusterId,
+    nodePool,
+    observedGeneration: num(item?.observedGeneration),
+    desiredHash: str(item?.desiredHash),
+    outcome: str(item?.outcome) as ReconcileOutcome | undefined,
+    attempts: num(item?.attempts) ?? 0,
+    failures: num(item?.failures) ?? 0,
+    lastError: str(item?.lastError),
+    durationMs: num(item?.durationMs),
+    updatedAt: str(item?.updatedAt),
+    recentEvents: Array.isArray(item?.recentEvents) ? (item.recentEvents as string[]) : [],
+  };
+}
+
+export async function beginReconcile(
+  table: StateTable,
+  target: { clusterId: string; nodePool: string },
+  owner: string,
+  ttlMs: number,
+  now: Date,
+  eventId?: string,
+): Promise<BeginResult> {
+  const key = keys.pool(target.clusterId, target.nodePool);
+  const dedupe = emptyParts();
+  if (eventId) {
+    dedupe.names['#recentEvents'] = 'recentEvents';
+    dedupe.values[':eventId'] = eventId;
+    dedupe.conditions.push('NOT contains(#recentEvents, :eventId)');
+  }
+  // Two attempts: the first may lose a race with a holder that releases between our write and our read.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const res = await acquireLease(table, key, owner, ttlMs, now, { extra: dedupe });
+    if (res.acquired) {
+      return { status: 'acquired', lease: res.lease, previous: toState(res.item, target.clusterId, target.nodePool) };
+    }
+    const seen = Array.isArray(res.item?.recentEvents) && eventId !== undefined &&
+      (res.item.recentEvents as unknown[]).includes(eventId);
+    if (seen) return { status: 'duplicate' };
+    if (res.heldBy !== undefined) {
+      if (await markRequeue(table, key, now)) return { status: 'locked', heldBy: res.heldBy, heldUntil: res.heldUntil! };
+    }
+  }
+  // Pathological churn: report as locked; the event's retry or the next audit converges it.
+  return { status: 'locked', heldBy: 'unknown', heldUntil: now.getTime() };
+}
+
+/** Asks the current holder for one more pass. False when nobody holds the lease any more. */
+async function markRequeue(table: StateTable, key: ItemKey, now: Date): Promise<boolean> {
+  try {
+    await updateItem(table, {
+      Key: key,
+      UpdateExpression: 'SET #requeue = :true',
+      ConditionExpression: 'attribute_exists(#leaseOwner) AND #leaseUntil > :now',
+      ExpressionAttributeNames: { '#requeue': 'requeue', '#leaseOwner': LEASE_OWNER, '#leaseUntil': LEASE_UNTIL },
+      ExpressionAttributeValues: { ':true': true, ':now': now.getTime() },
+    });
+    return true;
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Records the outcome and releases the lease in one fenced write. Throws LeaseLostError when a newer
+ * holder took over (our lease lapsed): the stale result is dropped, the newer holder's stands.
+ * Returns whether another invocation asked for one more pass while we held the lease.
+ */
+export async function recordOutcome(
+  table: StateTable,
+  lease: Lease,
+  previous: PoolReconcileState,
+  record: OutcomeRecord,
+  now: Date,
+): Promise<{ requeue: boolean }> {
+  const failed = record.outcome === 'error';
+  const recentEvents =
+    record.eventId && !failed && !previous.recentEvents.includes(record.eventId)
+      ? [...previous.recentEvents, record.eventId].slice(-RECENT_EVENTS_KEPT)
+      : undefined;
+  const attrs = setAttributes({
+    outcome: record.outcome,
+    observedGeneration: record.observedGeneration,
+    desiredHash: record.desiredHash,
+    failures: failed ? previous.failures + 1 : 0,
+    lastError: failed ? sanitizeErrorMessage(record.error) : null,
+    durationMs: Math.round(record.durationMs),
+    updatedAt: now.toISOString(),
+    recentEvents,
+    requeue: null,
+    [TTL_ATTRIBUTE]: record.outcome === 'gone' ? ttlAfter(now, GONE_RETENTION_MS) : null,
+  });
+  attrs.names['#attempts'] = 'attempts';
+  attrs.values[':attemptsOne'] = 1;
+  attrs.add.push('#attempts :attemptsOne');
+  const parts = mergeParts(holderParts(lease), attrs, releaseParts());
+  try {
+    const out = await updateItem(table, { Key: lease.key, ...renderUpdate(parts), ReturnValues: 'ALL_OLD' });
+    return { requeue: out.Attributes?.requeue === true };
+  } catch (err) {
+    if (isConditionFailed(err)) throw new LeaseLostError(lease.key, lease.owner);
+    throw err;
+  }
+}
+
+export async function readPoolState(
+  table: StateTable,
+  clusterId: string,
+  nodePool: string,
+): Promise<PoolReconcileState | undefined> {
+  const item = await getItem(table, keys.pool(clusterId, nodePool));
+  return item ? toState(item, clusterId, nodePool) : undefined;
+}
+
+/** Every pool of a cluster that has ever been reconciled (one Query on the cluster's partition). */
+export async function listPoolStates(table: StateTable, clusterId: string): Promise<PoolReconcileState[]> {
+  const pk = keys.pool(clusterId, 'x').pk;
+  const items = await queryAll(table, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': prefixes.pools },
+  });
+  return items.map((item) =>
+    toState(item, String(item.pk).slice(CLUSTER_PREFIX.length), String(item.sk).slice(POOL_PREFIX.length)),
+  );
+}

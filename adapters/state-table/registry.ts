@@ -1,0 +1,132 @@
+/**
+ * The cluster registry: which clusters the fleet has and how to reach each one. The access entry names
+ * *where* credentials live (a file, a secret, an EKS cluster to sign a token for) — never the credentials.
+ */
+import { z } from 'zod';
+import { keys, REGISTRY_PK, CLUSTER_PREFIX } from './keys.ts';
+import type { StateTable } from './table.ts';
+import { deleteItem, getItem, isConditionFailed, queryAll, updateItem } from './table.ts';
+import { renderUpdate, setAttributes } from './expression.ts';
+
+const clusterId = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a DNS label: lowercase a-z, 0-9 and "-", at most 63 chars');
+
+/** Base64 of a PEM bundle, as in a kubeconfig's certificate-authority-data. */
+const caData = z.string().regex(/^[A-Za-z0-9+/=\s]+$/, 'expected base64 of a PEM CA bundle');
+
+export const ClusterAccessSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('kubeconfig-file'),
+    path: z.string().min(1, 'expected a kubeconfig file path'),
+    context: z.string().min(1).optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('url'),
+    url: z.url({ protocol: /^https?$/ }),
+    caData: caData.optional(),
+    insecureSkipTlsVerify: z.boolean().optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('eks'),
+    /** EKS cluster name: the `x-k8s-aws-id` the token is bound to. */
+    clusterName: z.string().regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'expected an EKS cluster name'),
+    region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region such as eu-west-1'),
+    endpoint: z.url({ protocol: /^https$/ }),
+    caData,
+  }),
+  z.strictObject({
+    kind: z.literal('secret'),
+    /** Secrets Manager id or ARN of a secret whose string is a kubeconfig. */
+    secretId: z.string().min(1, 'expected a Secrets Manager secret id or ARN'),
+    region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region such as eu-west-1').optional(),
+    context: z.string().min(1).optional(),
+  }),
+]);
+export type ClusterAccess = z.infer<typeof ClusterAccessSchema>;
+export type ClusterAccessKind = ClusterAccess['kind'];
+
+export const ClusterRegistrationSchema = z.strictObject({
+  id: clusterId,
+  access: ClusterAccessSchema,
+  labels: z.record(z.string(), z.string()).default({}),
+});
+export type ClusterRegistrationInput = z.input<typeof ClusterRegistrationSchema>;
+export type ClusterRegistration = z.infer<typeof ClusterRegistrationSchema> & {
+  createdAt?: string;
+  updatedAt?: string;
+};
+
+export class ClusterExistsError extends Error {
+  constructor(id: string) {
+    super(`cluster ${id} is already registered`);
+    this.name = 'ClusterExistsError';
+  }
+}
+
+/** Validates input; the error lists each bad field as `path: message`. */
+export function parseClusterRegistration(input: unknown): z.infer<typeof ClusterRegistrationSchema> {
+  const res = ClusterRegistrationSchema.safeParse(input);
+  if (!res.success) {
+    const detail = res.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new TypeError(`invalid cluster registration: ${detail}`);
+  }
+  return res.data;
+}
+
+/** Creates or replaces a registration (createdAt is kept on replace). `createOnly` refuses an existing id. */
+export async function registerCluster(
+  table: StateTable,
+  input: ClusterRegistrationInput,
+  now: Date,
+  options: { createOnly?: boolean } = {},
+): Promise<ClusterRegistration> {
+  const reg = parseClusterRegistration(input);
+  const parts = setAttributes({ id: reg.id, access: reg.access, labels: reg.labels, updatedAt: now.toISOString() });
+  parts.names['#createdAt'] = 'createdAt';
+  parts.values[':createdAt'] = now.toISOString();
+  parts.set.push('#createdAt = if_not_exists(#createdAt, :createdAt)');
+  if (options.createOnly) parts.conditions.push('attribute_not_exists(pk)');
+  try {
+    const out = await updateItem(table, { Key: keys.cluster(reg.id), ...renderUpdate(parts), ReturnValues: 'ALL_NEW' });
+    return fromItem(out.Attributes!);
+  } catch (err) {
+    if (isConditionFailed(err)) throw new ClusterExistsError(reg.id);
+    throw err;
+  }
+}
+
+function fromItem(item: Record<string, unknown>): ClusterRegistration {
+  return {
+    id: String(item.id),
+    access: item.access as ClusterAccess,
+    labels: (item.labels as Record<string, string>) ?? {},
+    createdAt: item.createdAt as string | undefined,
+    updatedAt: item.updatedAt as string | undefined,
+  };
+}
+
+export async function getCluster(table: StateTable, id: string): Promise<ClusterRegistration | undefined> {
+  const item = await getItem(table, keys.cluster(id));
+  return item ? fromItem(item) : undefined;
+}
+
+/** All registered clusters, optionally only those whose labels include every given label. */
+export async function listClusters(
+  table: StateTable,
+  selector: Record<string, string> = {},
+): Promise<ClusterRegistration[]> {
+  const items = await queryAll(table, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': REGISTRY_PK, ':prefix': CLUSTER_PREFIX },
+  });
+  return items
+    .map(fromItem)
+    .filter((c) => Object.entries(selector).every(([k, v]) => c.labels[k] === v));
+}
+
+/** Removes a registration; returns whether it existed. */
+export async function deregisterCluster(table: StateTable, id: string): Promise<boolean> {
+  const out = await deleteItem(table, { Key: keys.cluster(id), ReturnValues: 'ALL_OLD' });
+  return out.Attributes !== undefined;
+}

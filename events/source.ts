@@ -1,0 +1,33 @@
+/**
+ * Event sources and detail-types the system routes. Rules (serverless.yml), the forwarder, the functions
+ * and the local bus all refer to these constants, so a rename happens in one place.
+ */
+
+/** `source` of change notices sent by the per-cluster forwarder. */
+export const FORWARDER_SOURCE = 'pool-spirit.forwarder';
+/** `source` of follow-up events the functions emit (reconcile requests and the like). */
+export const RECONCILER_SOURCE = 'pool-spirit.reconciler';
+
+export const EVENT_SOURCES = {
+  forwarder: FORWARDER_SOURCE,
+  reconciler: RECONCILER_SOURCE,
+} as const;
+export type EventSource = (typeof EVENT_SOURCES)[keyof typeof EVENT_SOURCES];
+
+/** `detail-type` of a change notice: something about a cluster object changed. */
+export const CHANGE_NOTICE_DETAIL_TYPE = 'Cluster Change Notice';
+/** `detail-type` of a request to reconcile one (cluster, NodePool) key. */
+export const RECONCILE_REQUEST_DETAIL_TYPE = 'Reconcile Request';
+
+export const DETAIL_TYPES = {
+  changeNotice: CHANGE_NOTICE_DETAIL_TYPE,
+  reconcileRequest: RECONCILE_REQUEST_DETAIL_TYPE,
+} as const;
+export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
+
+/** What EventBridge puts on events fired by a schedule rule (`rate(...)` / `cron(...)`). */
+export const SCHEDULED_EVENT_SOURCE = 'aws.events';
+export const SCHEDULED_EVENT_DETAIL_TYPE = 'Scheduled Event';
+
+/** The default event bus name used when an entry or a rule names none. */
+export const DEFAULT_EVENT_BUS = 'default';

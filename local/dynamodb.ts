@@ -1,0 +1,76 @@
+/**
+ * The local DynamoDB: dynalite in process on a loopback port the OS picks, and the state table created
+ * from the same key schema serverless.yml uses (adapters/state-table/keys.ts).
+ */
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+} from '@aws-sdk/client-dynamodb';
+import { ATTRIBUTE_DEFINITIONS, BILLING_MODE, KEY_SCHEMA } from '../adapters/state-table/keys.ts';
+
+const require = createRequire(import.meta.url);
+const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;
+
+export interface LocalDynamo {
+  endpoint: string;
+  client: DynamoDBClient;
+  stop(): Promise<void>;
+}
+
+/** Credentials the local endpoint accepts; dynalite checks only that a signature is present. */
+const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+export function localDynamoClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({ endpoint, region: 'local', credentials: LOCAL_CREDENTIALS, maxAttempts: 2 });
+}
+
+export async function startLocalDynamo(): Promise<LocalDynamo> {
+  // Tables become ACTIVE at once: nothing waits on CREATING in the local stack or tests.
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = localDynamoClient(endpoint);
+  let stopped = false;
+  return {
+    endpoint,
+    client,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      client.destroy();
+      server.closeAllConnections?.();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Creates the state table if it does not exist and waits until it is ACTIVE. */
+export async function ensureTable(client: DynamoDBClient, name: string): Promise<void> {
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: name,
+        KeySchema: KEY_SCHEMA,
+        AttributeDefinitions: ATTRIBUTE_DEFINITIONS,
+        BillingMode: BILLING_MODE,
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof ResourceInUseException)) throw err;
+  }
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const out = await client.send(new DescribeTableCommand({ TableName: name }));
+    if (out.Table?.TableStatus === 'ACTIVE') return;
+    if (Date.now() > deadline) throw new Error(`table ${name} did not become ACTIVE within 10 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

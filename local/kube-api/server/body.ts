@@ -1,0 +1,126 @@
+/**
+ * Request bodies: reading with kube-apiserver's 3 MiB limit, decoding JSON or YAML, and the BadRequest
+ * messages kube gives for bodies it cannot decode or whose apiVersion/kind do not fit the URL.
+ */
+import type { IncomingMessage } from 'node:http';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { ApiError, badRequest, unsupportedMediaType } from './errors.ts';
+import { groupVersion, type ResourceInfo } from '../registry.ts';
+import { isPlainObject, type KubeObject } from './objects.ts';
+
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) {
+      throw new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${MAX_BODY_BYTES}`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+/** summarizeData from kube's decode errors: the start of a JSON object, else a hex dump. */
+function summarize(body: Buffer): string {
+  if (body.length === 0) return '<empty>';
+  const head = body.subarray(0, 30);
+  const more = body.length > 30 ? ' ...' : '';
+  return body[0] === 0x7b ? head.toString('utf8') + more : head.toString('hex') + more;
+}
+
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
+export type BodyFormat = 'json' | 'yaml';
+
+/** Body format from Content-Type for create/update: JSON (default) or YAML; protobuf and others get 415. */
+export function bodyFormat(contentType: string | undefined): BodyFormat {
+  const mt = mediaType(contentType);
+  if (mt === '' || mt === 'application/json' || mt === '*/*') return 'json';
+  if (mt === 'application/yaml' || mt === 'application/x-yaml' || mt === 'text/yaml') return 'yaml';
+  throw unsupportedMediaType(contentType ?? '');
+}
+
+/** Parses JSON or YAML text; the error text is what follows "couldn't get version/kind;" in kube's message. */
+export function parseText(body: Buffer, format: BodyFormat): unknown {
+  const text = body.toString('utf8');
+  if (format === 'yaml') {
+    try {
+      return parseYaml(text, { maxAliasCount: 100 });
+    } catch (err) {
+      const msg = err instanceof YAMLParseError ? err.message.split('\n')[0] : (err as Error).message;
+      throw new DecodeError(`error converting YAML to JSON: yaml: ${msg}`);
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new DecodeError(`couldn't get version/kind; json parse error: ${(err as Error).message}`);
+  }
+}
+
+class DecodeError extends Error {}
+
+/**
+ * Decodes an object body for `info`: defaults apiVersion/kind from the URL as kube's decoder does, and
+ * rejects a body of another kind or version with kube's "cannot be handled as a" BadRequest.
+ */
+export function decodeObject(body: Buffer, contentType: string | undefined, info: ResourceInfo): KubeObject {
+  const format = bodyFormat(contentType);
+  let parsed: unknown;
+  try {
+    parsed = parseText(body, format);
+  } catch (err) {
+    if (err instanceof DecodeError) {
+      throw badRequest(`the object provided is unrecognized (must be of type ${info.kind}): ${err.message} (${summarize(body)})`);
+    }
+    throw err;
+  }
+  if (!isPlainObject(parsed)) {
+    const got = Array.isArray(parsed) ? 'array' : parsed === null ? 'null' : typeof parsed;
+    throw badRequest(
+      `the object provided is unrecognized (must be of type ${info.kind}): couldn't get version/kind; json parse error: json: cannot unmarshal ${got} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" } (${summarize(body)})`,
+    );
+  }
+  const obj = parsed;
+  const expectedGv = groupVersion(info.group, info.version);
+  if (obj.apiVersion !== undefined && typeof obj.apiVersion !== 'string') {
+    throw badRequest(`the object provided is unrecognized (must be of type ${info.kind}): apiVersion must be a string (${summarize(body)})`);
+  }
+  if (obj.kind !== undefined && typeof obj.kind !== 'string') {
+    throw badRequest(`the object provided is unrecognized (must be of type ${info.kind}): kind must be a string (${summarize(body)})`);
+  }
+  const kind = (obj.kind as string | undefined) || info.kind;
+  const apiVersion = (obj.apiVersion as string | undefined) || expectedGv;
+  if (kind !== info.kind || apiVersion !== expectedGv) {
+    const slash = apiVersion.indexOf('/');
+    const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+    if (group === info.group && kind === info.kind) {
+      throw badRequest(`the API version in the data (${apiVersion}) does not match the expected API version (${expectedGv})`);
+    }
+    throw badRequest(
+      `${kind} in version "${version}" cannot be handled as a ${info.kind}: no kind "${kind}" is registered for version "${apiVersion}" in scheme "pkg/runtime/scheme.go:100"`,
+    );
+  }
+  obj.kind = kind;
+  obj.apiVersion = apiVersion;
+  if (obj.metadata !== undefined && !isPlainObject(obj.metadata)) {
+    throw badRequest(`${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: json: cannot unmarshal ${typeof obj.metadata} into Go struct field ${info.kind}.metadata of type v1.ObjectMeta`);
+  }
+  return obj;
+}
+
+/** Decodes a patch or options body (JSON or YAML text), with kube's BadRequest wording for bad input. */
+export function decodePatchBody(body: Buffer, format: BodyFormat): unknown {
+  try {
+    return parseText(body, format);
+  } catch (err) {
+    if (err instanceof DecodeError) throw badRequest(err.message.replace("couldn't get version/kind; json parse error: ", 'error decoding patch: '));
+    throw err;
+  }
+}

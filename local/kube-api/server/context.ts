@@ -1,0 +1,20 @@
+import type { Storage } from '../storage/types.ts';
+import type { ResourceRegistry } from '../registry.ts';
+import type { RequestLog } from './request-log.ts';
+import type { FaultDecision } from './peers.ts';
+
+/** Everything a request handler needs, one per local cluster (many clusters can share a process). */
+export interface ApiContext {
+  name: string;
+  storage: Storage;
+  registry: ResourceRegistry;
+  requestLog: RequestLog;
+  faults: { decide(verb: string, resource: string): FaultDecision };
+  /** How often a watch with allowWatchBookmarks sends a BOOKMARK. */
+  bookmarkIntervalMs: number;
+  /** Open watch responses, ended on stop(). */
+  openWatches: Set<() => void>;
+  /** Wakes background controllers (namespace cleanup, GC) after a write. */
+  afterWrite?: () => void;
+  now(): Date;
+}

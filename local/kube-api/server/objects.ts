@@ -1,0 +1,74 @@
+/** Small helpers on Kubernetes objects as plain JSON. */
+import { isDeepStrictEqual } from 'node:util';
+import { groupVersion, type ResourceInfo } from '../registry.ts';
+import type { KubeObject } from './peers.ts';
+
+export type { KubeObject };
+
+export function meta(obj: KubeObject): KubeObject {
+  if (!obj.metadata || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) obj.metadata = {};
+  return obj.metadata;
+}
+
+/** RFC 3339 with seconds, as metav1.Time serialises. */
+export function timestamp(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The object as a client at `info.version` sees it: apiVersion of that version, resourceVersion stamped. */
+export function present(info: ResourceInfo, value: KubeObject, modRevision: number): KubeObject {
+  value.apiVersion = groupVersion(info.group, info.version);
+  if (!value.kind) value.kind = info.kind;
+  meta(value).resourceVersion = String(modRevision);
+  return value;
+}
+
+/** The object as stored: storage version, no resourceVersion (that is the key's revision). */
+export function toStored(info: ResourceInfo, obj: KubeObject): KubeObject {
+  const out = { ...obj, apiVersion: groupVersion(info.group, info.storageVersion), kind: info.kind };
+  const m = { ...meta(obj) };
+  delete m.resourceVersion;
+  delete m.selfLink;
+  out.metadata = m;
+  // Keep the usual field order: apiVersion, kind, metadata first.
+  const { apiVersion, kind, metadata, ...rest } = out;
+  return { apiVersion, kind, metadata, ...rest };
+}
+
+/** Equality for no-op detection: resourceVersion and managedFields timestamps do not count. */
+export function sameContent(a: KubeObject, b: KubeObject): boolean {
+  const strip = (o: KubeObject) => {
+    const m = { ...(o.metadata ?? {}) };
+    delete m.resourceVersion;
+    delete m.managedFields;
+    return { ...o, apiVersion: undefined, metadata: m };
+  };
+  return isDeepStrictEqual(strip(a), strip(b));
+}
+
+export function withoutKeys(obj: KubeObject, keys: string[]): KubeObject {
+  const out: KubeObject = {};
+  for (const [k, v] of Object.entries(obj)) if (!keys.includes(k)) out[k] = v;
+  return out;
+}
+
+/** Whether metadata.generation must move: spec changes for built-ins, any non-metadata/status change for CRs. */
+export function generationChanged(info: ResourceInfo, before: KubeObject, after: KubeObject): boolean {
+  if (!info.tracksGeneration) return false;
+  if (!info.custom) return !isDeepStrictEqual(before.spec, after.spec);
+  const ignore = info.subresources.status ? ['metadata', 'status', 'apiVersion', 'kind'] : ['metadata', 'apiVersion', 'kind'];
+  return !isDeepStrictEqual(withoutKeys(before, ignore), withoutKeys(after, ignore));
+}
+
+const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** generateName suffix: 5 characters from kube's alphabet (no vowels, no confusable digits). */
+export function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += NAME_SUFFIX_ALPHABET[Math.floor(Math.random() * NAME_SUFFIX_ALPHABET.length)];
+  return s;
+}
+
+export function isPlainObject(v: unknown): v is KubeObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
