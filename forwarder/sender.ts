@@ -208,7 +208,7 @@ export class EventSender {
         this.counters.coalesced += 1;
         return;
       }
-      p.backoff = p.backoff ? p.backoff.next(undefined) : this.backoffFactory.next(undefined);
+      p.backoff = p.backoff ? p.backoff.next(undefined) : this.backoffFactory.next();
       p.attempt += 1;
       p.notBefore = this.now() + p.backoff.duration;
       this.pending.set(p.key, p);

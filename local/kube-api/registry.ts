@@ -38,6 +38,8 @@ export interface ResourceInfo {
   /** metadata.generation is maintained (CRs, and built-ins with a spec that controllers observe). */
   tracksGeneration: boolean;
   printerColumns?: PrinterColumn[];
+  /** CRD selectableFields json paths (e.g. `.spec.color`), usable in field selectors. */
+  selectableFields?: string[];
   /** Name of the owning CRD for custom resources. */
   crdName?: string;
   schema(): SchemaNode | undefined;

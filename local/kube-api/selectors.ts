@@ -155,10 +155,8 @@ class LabelParser {
     if (keyErrs.length) throw new Error(invalidValue('<nil>', key, keyErrs.join('; ')));
     const [next] = this.lookahead(true);
     if (next === 'eos' || next === 'comma') return { key, operator: operator ?? 'exists', values: [] };
-    if (operator === '!') {
-      // `!key=value`: kube goes on to read an operator and fails on the value position.
-      throw new Error(`found '${this.lookahead(false)[1]}', expected: ',' or 'end of string'`);
-    }
+    // `!key=value`: the requirement ends at the key and the caller rejects the `=` that follows.
+    if (operator === '!') return { key, operator, values: [] };
     operator = this.parseOperator();
     const values = operator === 'in' || operator === 'notin' ? this.parseValues() : this.parseExactValue();
     return makeRequirement(key, operator, values);
@@ -366,6 +364,8 @@ export interface FieldRequirement {
 
 export interface FieldSelector {
   requirements: FieldRequirement[];
+  /** The value kube would compare for `field` on `obj` ('' when absent). */
+  fieldValue(obj: Record<string, any>, field: string): string;
 }
 
 type FieldGetter = (obj: Record<string, any>) => string;
@@ -532,26 +532,27 @@ function isBuiltinGroup(resource: string): boolean {
  */
 export function parseFieldSelector(text: string, resource: string, opts: FieldSelectorOptions = {}): FieldSelector {
   const { fields, reject } = fieldTable(resource, opts);
-  const terms = splitUnescaped(text, ',').sort();
-  const requirements: FieldRequirement[] = [];
-  for (const term of terms) {
+  // Like kube: the whole text parses first, then each field goes through the resource's conversion.
+  const parsed: FieldRequirement[] = [];
+  for (const term of splitUnescaped(text, ',').sort()) {
     if (term === '') continue;
     const m = /^(.*?)(!=|==|=)(.*)$/s.exec(term);
     if (!m) throw new SelectorError(`invalid selector: '${text}'; can't understand '${term}'`);
     const [, lhs, op, rhs] = m;
-    const value = unescapeFieldValue(rhs);
-    const field = fieldAliases[resourceName(resource)]?.[lhs] ?? lhs;
-    if (!Object.prototype.hasOwnProperty.call(fields, field)) throw new SelectorError(reject(lhs));
-    requirements.push({ field, operator: op === '!=' ? '!=' : '=', value });
+    parsed.push({ field: lhs, operator: op === '!=' ? '!=' : '=', value: unescapeFieldValue(rhs) });
   }
-  return { requirements, ...{ getters: fields } } as FieldSelector;
+  const aliases = fieldAliases[resourceName(resource)] ?? {};
+  const requirements = parsed.map((r) => {
+    const field = aliases[r.field] ?? r.field;
+    if (!Object.prototype.hasOwnProperty.call(fields, field)) throw new SelectorError(reject(r.field));
+    return { ...r, field };
+  });
+  return { requirements, fieldValue: (obj, field) => (fields[field] ? fields[field](obj) : '') };
 }
 
 export function matchFields(sel: FieldSelector, obj: object): boolean {
-  const getters = (sel as FieldSelector & { getters?: Record<string, FieldGetter> }).getters ?? metaFields;
   return sel.requirements.every((r) => {
-    const get = getters[r.field];
-    const actual = get ? get(obj as Record<string, any>) : '';
+    const actual = sel.fieldValue(obj as Record<string, any>, r.field);
     return r.operator === '=' ? actual === r.value : actual !== r.value;
   });
 }

@@ -61,3 +61,35 @@ export interface ManagedFieldsUpdateInput {
   subresource?: string;
   now: string;
 }
+
+/**
+ * A failure kube-apiserver reports as a bare Go error rather than a Status: HTTP 500 with reason
+ * `Unknown` and this message as is (e.g. `map: map[image:x] does not contain declared merge key: name`
+ * from a strategic merge patch, or `failed to create typed patch object (...)` from server-side apply).
+ */
+export class PatchInternalError extends Error {
+  readonly status = 500;
+  readonly reason = 'Unknown';
+  constructor(message: string) {
+    super(message);
+    this.name = 'PatchInternalError';
+  }
+}
+
+/** A field path as a list of JSON keys from the object root, e.g. `['status']` or `['metadata', 'labels']`. */
+export type FieldPathKeys = readonly string[];
+
+export interface ServerSideApplyOptions extends ServerSideApplyInput {
+  /**
+   * Fields this endpoint resets (kube's strategy GetResetFields): the applier never owns them, changes to
+   * them never conflict, and the result keeps the live values. Default: none for the main resource; for
+   * `subresource: 'status'` every top-level field except `status` (and `apiVersion`, `kind`, `metadata`).
+   * A main resource with a status subresource should pass `[['status']]`.
+   */
+  resetFields?: readonly FieldPathKeys[];
+}
+
+export interface ManagedFieldsUpdateOptions extends ManagedFieldsUpdateInput {
+  /** As ServerSideApplyOptions.resetFields: changes under these paths give no ownership. */
+  resetFields?: readonly FieldPathKeys[];
+}

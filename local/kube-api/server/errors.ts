@@ -71,7 +71,7 @@ export function staleConflict(gr: GR, name: string): ApiError {
   return conflict(gr, name, MODIFIED);
 }
 
-/** 422 Invalid: details carry the Kind (not the resource), as NewInvalid does. */
+/** 422 Invalid: message and details name the Kind (`Deployment.apps`), not the resource, as NewInvalid does. */
 export function invalid(kind: { group: string; kind: string }, name: string, causes: StatusCause[]): ApiError {
   const parts = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message));
   const joined = parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`;
@@ -79,7 +79,8 @@ export function invalid(kind: { group: string; kind: string }, name: string, cau
   if (kind.group) details.group = kind.group;
   details.kind = kind.kind;
   details.causes = causes;
-  return new ApiError(422, 'Invalid', `${kind.kind} "${name}" is invalid: ${joined}`, details);
+  const qualifiedKind = kind.group ? `${kind.kind}.${kind.group}` : kind.kind;
+  return new ApiError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${joined}`, details);
 }
 
 export function badRequest(message: string): ApiError {

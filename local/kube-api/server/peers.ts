@@ -33,7 +33,7 @@ export interface SchemaModule {
 export interface SelectorsModule {
   parseLabelSelector(text: string): unknown;
   matchLabels(sel: unknown, labels: Record<string, string> | undefined): boolean;
-  parseFieldSelector(text: string, resource: string): unknown;
+  parseFieldSelector(text: string, resource: string, opts?: { namespaced?: boolean; selectableFields?: string[] }): unknown;
   matchFields(sel: unknown, obj: KubeObject): boolean;
 }
 

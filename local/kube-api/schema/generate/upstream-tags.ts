@@ -26,7 +26,6 @@ export const LIST_TAGS: Record<string, ListTags> = {
   'ObjectMeta.finalizers': { listType: 'set', patchStrategy: 'merge' },
   'ObjectMeta.ownerReferences': mergeMap('uid'),
   'ObjectMeta.managedFields': { listType: 'atomic' },
-  'Condition.': { listType: 'atomic' },
   // core/v1 PodSpec
   'PodSpec.volumes': mergeMap('name', ['name'], 'merge,retainKeys'),
   'PodSpec.initContainers': mergeMap('name'),

@@ -1,0 +1,213 @@
+import { ApiException, KubernetesObjectApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { ExponentialBackoff, type IBackoff } from 'cockatiel';
+
+type Obj = Record<string, any>;
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** What to list and watch, and what to remember of each object (a summary, or the object itself). */
+export interface InformerResource<S> {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  /** Collection path for watch, e.g. /api/v1/nodes. */
+  path: string;
+  labelSelector?: string;
+  summarize(obj: Obj): S;
+  /** False for changes nobody acts on (e.g. Node heartbeats); the cache is still updated. */
+  isRelevant(before: S | undefined, after: S | undefined): boolean;
+}
+
+export interface InformerHandlers<S> {
+  /** Awaited: a slow consumer (backpressure) slows the watch instead of buffering without bound. */
+  onChange(type: ChangeType, key: string, summary: S, before: S | undefined): Promise<void>;
+  /** After every (re)list: every key now known, so the consumer can resync. */
+  onRelist?(known: Map<string, S>): Promise<void>;
+}
+
+export interface InformerStats {
+  lists: number;
+  watchesStarted: number;
+  gone410: number;
+  watchErrors: number;
+  events: number;
+  lastResourceVersion: string;
+  lastError?: string;
+}
+
+export class GoneError extends Error {}
+
+const rvOf = (s: unknown) => (s as Obj)?.resourceVersion ?? (s as Obj)?.metadata?.resourceVersion;
+export const keyOf = (o: Obj) => (o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : String(o.metadata?.name));
+
+/**
+ * List+watch of one resource with the outer loop the JS client lacks: resumes from the last
+ * resourceVersion after a dropped watch, relists on 410 Gone, and diffs the relist against what it knew
+ * so deletions missed while disconnected still become DELETED changes.
+ */
+export class Informer<S extends { resourceVersion?: string } = Obj> {
+  private readonly known = new Map<string, S>();
+  private readonly kc: KubeConfig;
+  private readonly resource: InformerResource<S>;
+  private readonly handlers: InformerHandlers<S>;
+  private readonly watchTimeoutSeconds: number;
+  private abort: AbortController | undefined;
+  private objects: KubernetesObjectApi | undefined;
+  private stopped = false;
+  private backoff: IBackoff<unknown> | undefined;
+  private readonly backoffFactory = new ExponentialBackoff({ initialDelay: 100, maxDelay: 10_000 });
+  private synced!: () => void;
+  /** Resolves after the first successful list has been handed to the consumer. */
+  readonly hasSynced = new Promise<void>((resolve) => (this.synced = resolve));
+  readonly stats: InformerStats = { lists: 0, watchesStarted: 0, gone410: 0, watchErrors: 0, events: 0, lastResourceVersion: '' };
+
+  constructor(kc: KubeConfig, resource: InformerResource<S>, handlers: InformerHandlers<S>, opts: { watchTimeoutSeconds?: number } = {}) {
+    this.kc = kc;
+    this.resource = resource;
+    this.handlers = handlers;
+    this.watchTimeoutSeconds = opts.watchTimeoutSeconds ?? 300;
+  }
+
+  async run(): Promise<void> {
+    let needList = true;
+    while (!this.stopped) {
+      try {
+        if (needList) {
+          await this.relist();
+          needList = false;
+        }
+        await this.watchOnce();
+        this.backoff = undefined;
+      } catch (err) {
+        if (this.stopped) break;
+        if (err instanceof GoneError) {
+          this.stats.gone410 += 1;
+          needList = true;
+          continue;
+        }
+        this.stats.watchErrors += 1;
+        this.stats.lastError = (err as Error).message;
+        this.backoff = this.backoff ? this.backoff.next(undefined) : this.backoffFactory.next();
+        await new Promise((r) => setTimeout(r, this.backoff!.duration));
+      }
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abort?.abort();
+  }
+
+  private async relist(): Promise<void> {
+    const items: Obj[] = [];
+    let cont: string | undefined;
+    let listRv = '';
+    do {
+      const page = await this.listPage(cont);
+      items.push(...(page.items ?? []));
+      cont = page.metadata?.continue || undefined;
+      listRv = page.metadata?.resourceVersion ?? listRv;
+    } while (cont);
+    this.stats.lists += 1;
+    const fresh = new Map<string, S>();
+    for (const item of items) fresh.set(keyOf(item), this.resource.summarize(item));
+    for (const [key, before] of this.known) {
+      if (!fresh.has(key)) {
+        this.known.delete(key);
+        await this.handlers.onChange('DELETED', key, before, before);
+      }
+    }
+    for (const [key, summary] of fresh) {
+      const before = this.known.get(key);
+      this.known.set(key, summary);
+      if (!before) await this.handlers.onChange('ADDED', key, summary, undefined);
+      else if (rvOf(before) !== rvOf(summary) && this.resource.isRelevant(before, summary)) {
+        await this.handlers.onChange('MODIFIED', key, summary, before);
+      }
+    }
+    this.stats.lastResourceVersion = listRv;
+    await this.handlers.onRelist?.(new Map(this.known));
+    this.synced();
+  }
+
+  private watchOnce(): Promise<void> {
+    this.stats.watchesStarted += 1;
+    return new Promise<void>((resolve, reject) => {
+      // Events are handled one at a time, in order; the chain also carries consumer backpressure.
+      let chain = Promise.resolve();
+      let failed: Error | undefined;
+      const onEvent = (type: string, obj: Obj) => {
+        chain = chain.then(async () => {
+          if (failed) return;
+          if (type === 'ERROR') {
+            failed = obj?.code === 410 ? new GoneError(obj?.message ?? 'gone') : new Error(`watch error: ${obj?.message ?? 'unknown'}`);
+            this.abort?.abort();
+            return;
+          }
+          const rv = obj?.metadata?.resourceVersion;
+          if (rv) this.stats.lastResourceVersion = rv;
+          if (type === 'BOOKMARK') return;
+          this.stats.events += 1;
+          await this.apply(type as ChangeType, obj);
+        });
+      };
+      const onDone = (err: any) => {
+        void chain.then(() => {
+          if (failed) reject(failed);
+          else if (err && err.statusCode === 410) reject(new GoneError('gone'));
+          else if (err && err.name !== 'AbortError' && !this.stopped) reject(err instanceof Error ? err : new Error(String(err)));
+          else resolve();
+        });
+      };
+      new Watch(this.kc)
+        .watch(
+          this.resource.path,
+          {
+            resourceVersion: this.stats.lastResourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: this.watchTimeoutSeconds,
+            labelSelector: this.resource.labelSelector,
+          },
+          onEvent,
+          onDone,
+        )
+        .then((controller) => {
+          this.abort = controller;
+          if (this.stopped) controller.abort();
+        }, reject);
+    });
+  }
+
+  /** The current cache: key (`ns/name` or `name`) → summary. */
+  snapshot(): Map<string, S> {
+    return new Map(this.known);
+  }
+
+  get(key: string): S | undefined {
+    return this.known.get(key);
+  }
+
+  private async apply(type: ChangeType, obj: Obj): Promise<void> {
+    const key = keyOf(obj);
+    const before = this.known.get(key);
+    const summary = this.resource.summarize(obj);
+    if (type === 'DELETED') {
+      this.known.delete(key);
+      await this.handlers.onChange('DELETED', key, summary, before);
+      return;
+    }
+    this.known.set(key, summary);
+    if (!before) await this.handlers.onChange('ADDED', key, summary, undefined);
+    else if (this.resource.isRelevant(before, summary)) await this.handlers.onChange('MODIFIED', key, summary, before);
+  }
+
+  private async listPage(cont: string | undefined): Promise<Obj> {
+    const r = this.resource;
+    try {
+      this.objects ??= KubernetesObjectApi.makeApiClient(this.kc);
+      return await this.objects.list(r.apiVersion, r.kind, r.namespace, undefined, undefined, undefined, undefined, r.labelSelector, 500, cont);
+    } catch (err) {
+      if (err instanceof ApiException && err.code === 410) throw new GoneError('list continue token expired');
+      throw err;
+    }
+  }
+}

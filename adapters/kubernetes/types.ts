@@ -1,0 +1,41 @@
+import type { KubeObject } from '../../core/kube.ts';
+
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+/** A core/v1 Event about an object, as the reconcile reports meaningful transitions. */
+export interface EventInput {
+  involved: KubeObject;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/**
+ * What the reconcile needs from a cluster's apiserver — nothing more, so tests and the local stack can
+ * wrap or fake it. Reads return `undefined` for 404. Every write goes through server-side apply with one
+ * field manager, except Events (created) and deletes.
+ */
+export interface ClusterClient {
+  getNodePool(name: string): Promise<KubeObject | undefined>;
+  listNodePools(): Promise<KubeObject[]>;
+  getPoolSpirit(name: string): Promise<KubeObject | undefined>;
+  get(ref: ObjectRef): Promise<KubeObject | undefined>;
+  /** Objects of one kind carrying every label in `selector` (paged through). */
+  listByLabel(apiVersion: string, kind: string, namespace: string | undefined, selector: Record<string, string>): Promise<KubeObject[]>;
+  /** Server-side apply of a (partial) object; returns the live object after the apply. */
+  apply(obj: KubeObject): Promise<KubeObject>;
+  /** Server-side apply of the status subresource of a PoolSpirit. */
+  patchStatus(obj: KubeObject, status: Record<string, unknown>): Promise<KubeObject>;
+  /** Deletes an object (background propagation); false when it was already gone. */
+  delete(ref: ObjectRef, preconditionUid?: string): Promise<boolean>;
+  createEvent(event: EventInput): Promise<void>;
+  /** The cluster CA bundle (PEM) from ConfigMap kube-system/kube-root-ca.crt, key ca.crt. */
+  readClusterCA(): Promise<string | undefined>;
+  /** Requests made through this client, for logs and metrics. */
+  readonly counters: { reads: number; writes: number; retries: number };
+}

@@ -1,0 +1,70 @@
+import type { ComponentName } from './api.ts';
+
+/**
+ * Product defaults. Kept out of the CRD (see api.ts) so that a new default reaches every pool that did not
+ * pin a value.
+ */
+
+export type BundleVersions = Record<ComponentName, string>;
+/** Bundle version → component versions. A rollout moves pools from one bundle to the next. */
+export type BundleCatalog = Record<string, BundleVersions>;
+
+export const DEFAULT_BUNDLES: BundleCatalog = {
+  '0.1.0': { apiServer: 'v1.30.14', etcd: '3.5.21-0', agent: '0.1.0' },
+};
+export const DEFAULT_BUNDLE_VERSION = '0.1.0';
+
+export const DEFAULT_IMAGES: Record<ComponentName, string> = {
+  apiServer: 'registry.k8s.io/kube-apiserver',
+  etcd: 'registry.k8s.io/etcd',
+  agent: 'ghcr.io/pool-spirit/agent',
+};
+
+export interface ResourceRequirements {
+  requests: Record<string, string | number>;
+  limits: Record<string, string | number>;
+}
+
+/**
+ * Requests are what an edge node must spare (upstream measured apiserver 205-350 MB, etcd 165-240 MB with
+ * 500 nodes + 1,000 pods); limits leave headroom. No CPU limits: throttling an apiserver that YurtHubs
+ * elect through only makes leases miss their renew deadline.
+ *
+ * etcd's memory limit must hold its RSS *and* the in-memory data volume, because tmpfs pages are charged to
+ * the container that writes them: sizeLimit (1Gi) + RSS (measured 0.42-0.75 GB together with the volume
+ * under a patch storm with the storage defaults below) + a defrag spike (200-400 MB measured) → 2Gi. The
+ * upstream 512Mi limit was crossed after ~15 s of a patch storm.
+ */
+export const DEFAULT_RESOURCES: Record<ComponentName, ResourceRequirements> = {
+  apiServer: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+  etcd: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '2Gi' } },
+  agent: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
+};
+
+/** etcd preallocates a 64 MB WAL segment plus a 64 MB spare before any data (measured: 122 MB of tmpfs). */
+export const ETCD_WAL_PREALLOCATION_BYTES = 128 * 2 ** 20;
+
+/**
+ * Storage defaults, chosen from measurements of etcd 3.4/3.5 with its data dir on tmpfs (REFERENCE.md):
+ * - quota 512Mi: without a quota a patch storm grew the db to 681 MB in 120 s and RSS + tmpfs past 3 GB;
+ *   with a quota, etcd refuses writes (NOSPACE) instead of being OOM-killed. 512Mi + 128Mi of WAL stays
+ *   inside the 1Gi volume. (The agent compacts, defragments and disarms NOSPACE; etcd keeps the alarm set
+ *   until someone disarms it.)
+ * - periodic compaction every minute: revision mode in etcd 3.4 only checks every 5 minutes and never
+ *   compacted during a 2-minute storm; periodic 1m first compacts at start + ~2 min, then every minute.
+ * - snapshot-count 5000 and max-wals 1: the raft log is held in memory until a snapshot (default 100000
+ *   entries); 5000 + one WAL kept RSS + tmpfs between 0.42 and 0.75 GB under the storm, 10000 alone
+ *   reached 0.94 GB. max-snapshots 1: older snapshots are worthless for data that never survives the pod.
+ */
+export const DEFAULT_ETCD_STORAGE = {
+  medium: 'Memory' as const,
+  sizeLimit: '1Gi',
+  quotaBackendBytes: '512Mi',
+  autoCompaction: { mode: 'periodic' as const, retention: '1m' },
+  snapshotCount: 5000,
+  maxWals: 1,
+  maxSnapshots: 1,
+};
+
+/** etcd recommends a backend of at most 8 GB. */
+export const MAX_QUOTA_BACKEND_BYTES = 8 * 2 ** 30;

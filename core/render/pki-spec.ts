@@ -1,0 +1,68 @@
+import type { ObjectNames } from './names.ts';
+
+/**
+ * What the per-pool PKI consists of. Two CAs, as kubeadm does: the pool CA (apiserver serving certificate,
+ * the agent's client certificate) and an etcd CA that etcd alone trusts, so no client certificate of the
+ * apiserver side (and no node certificate) can ever talk to etcd directly.
+ */
+export type CaId = 'ca' | 'etcd-ca';
+export type LeafId = 'apiserver' | 'apiserver-etcd-client' | 'etcd-server' | 'etcd-peer' | 'agent';
+
+export interface LeafSpec {
+  id: LeafId;
+  issuer: CaId;
+  subject: string;
+  dns: string[];
+  ips: string[];
+  usages: Array<'serverAuth' | 'clientAuth'>;
+}
+
+export interface PkiPolicy {
+  caValidityDays: number;
+  leafValidityDays: number;
+  /** Renew a certificate when it expires within this many days. */
+  renewBeforeDays: number;
+}
+
+export const DEFAULT_PKI_POLICY: PkiPolicy = { caValidityDays: 3650, leafValidityDays: 365, renewBeforeDays: 30 };
+
+/**
+ * The agent's identity inside its own pool-spirit apiserver. It is a dedicated user (visible as such in
+ * audit logs) in group system:masters. Why a superuser: etcd is in memory, so after every pod start the
+ * agent must re-create the NodePool CRD and RBAC that grants `admin` to system:nodes; RBAC only lets a
+ * user create such bindings if it already holds those permissions (or bind/escalate, which is equivalent),
+ * and nothing exists before the agent's first write, so some identity must be a superuser. Containment:
+ * the key is only in the agent's Secret, mounted only into the agent container, its kubeconfig points at
+ * 127.0.0.1, and it grants nothing in the cluster itself. YurtHubs, unlike upstream, never get
+ * system:masters: they use node certificates and system:nodes → admin.
+ */
+export const AGENT_USER = 'poolspirit:agent';
+export const AGENT_GROUP = 'system:masters';
+
+export function caSubject(id: CaId, pool: string): string {
+  return id === 'ca' ? `CN=poolspirit-ca ${pool}, O=pool-spirit` : `CN=poolspirit-etcd-ca ${pool}, O=pool-spirit`;
+}
+
+/** The Service DNS names a client inside the cluster may use, shortest first. */
+export function serviceDnsNames(service: string, namespace: string, clusterDomain: string): string[] {
+  return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.${clusterDomain}`];
+}
+
+export function leafSpecs(names: ObjectNames, namespace: string, clusterDomain: string, serviceClusterIP?: string): LeafSpec[] {
+  const loopback = { dns: ['localhost'], ips: ['127.0.0.1'] };
+  const apiserverIps = ['127.0.0.1', ...(serviceClusterIP ? [serviceClusterIP] : [])];
+  return [
+    {
+      id: 'apiserver',
+      issuer: 'ca',
+      subject: 'CN=poolspirit-apiserver, O=pool-spirit',
+      dns: ['localhost', ...serviceDnsNames(names.base, namespace, clusterDomain)],
+      ips: apiserverIps,
+      usages: ['serverAuth'],
+    },
+    { id: 'agent', issuer: 'ca', subject: `CN=${AGENT_USER}, O=${AGENT_GROUP}`, dns: [], ips: [], usages: ['clientAuth'] },
+    { id: 'etcd-server', issuer: 'etcd-ca', subject: 'CN=poolspirit-etcd-server', ...loopback, usages: ['serverAuth', 'clientAuth'] },
+    { id: 'etcd-peer', issuer: 'etcd-ca', subject: 'CN=poolspirit-etcd-peer', ...loopback, usages: ['serverAuth', 'clientAuth'] },
+    { id: 'apiserver-etcd-client', issuer: 'etcd-ca', subject: 'CN=poolspirit-apiserver-etcd-client', dns: [], ips: [], usages: ['clientAuth'] },
+  ];
+}

@@ -1,0 +1,20 @@
+/** RFC 7386 JSON merge patch (`application/merge-patch+json`), as evanphx/json-patch applies it for kube. */
+import { deepClone, isObject } from './json-value.ts';
+import { PatchError, type JsonObject } from './types.ts';
+
+export function applyMergePatch(target: JsonObject, patch: unknown): JsonObject {
+  // Go decodes a `null` body into an empty patch: nothing changes.
+  if (patch === null || patch === undefined) return deepClone(target);
+  if (!isObject(patch)) throw new PatchError('Invalid JSON Patch', 400);
+  return mergeObject(target, patch);
+}
+
+function mergeObject(target: unknown, patch: JsonObject): JsonObject {
+  const out: JsonObject = isObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else if (isObject(value)) out[key] = mergeObject(out[key], value);
+    else out[key] = deepClone(value);
+  }
+  return out;
+}

@@ -1,0 +1,75 @@
+/**
+ * Plain (non-aggregated) discovery: /api, /apis, /apis/<group>, and the resource lists of each
+ * group/version, built from the registry. kubectl asks for aggregated discovery first and falls back to
+ * this when the reply's Content-Type is plain JSON.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { groupVersion, type ResourceInfo, type ResourceRegistry } from '../registry.ts';
+
+function storageVersionHash(info: ResourceInfo): string {
+  return createHash('sha256').update(`${info.group}/${info.storageVersion}/${info.kind}`).digest('base64').slice(0, 11);
+}
+
+export function apiVersions(req: IncomingMessage): unknown {
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: req.headers.host ?? '' }],
+  };
+}
+
+function groupEntry(g: { name: string; versions: string[]; preferredVersion: string }) {
+  return {
+    name: g.name,
+    versions: g.versions.map((v) => ({ groupVersion: `${g.name}/${v}`, version: v })),
+    preferredVersion: { groupVersion: `${g.name}/${g.preferredVersion}`, version: g.preferredVersion },
+  };
+}
+
+export function apiGroupList(registry: ResourceRegistry): unknown {
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: registry.groups().map(groupEntry) };
+}
+
+export function apiGroup(registry: ResourceRegistry, group: string): unknown | undefined {
+  const g = registry.groups().find((x) => x.name === group);
+  return g ? { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(g) } : undefined;
+}
+
+export function apiResourceList(registry: ResourceRegistry, group: string, version: string): unknown | undefined {
+  const infos = registry.inGroupVersion(group, version).sort((a, b) => (a.resource < b.resource ? -1 : 1));
+  if (!infos.length && !(group === '' && version === 'v1')) return undefined;
+  const resources: unknown[] = [];
+  for (const info of infos) {
+    const entry: Record<string, unknown> = {
+      name: info.resource,
+      singularName: info.singular,
+      namespaced: info.namespaced,
+      kind: info.kind,
+      verbs: info.verbs,
+    };
+    if (info.shortNames.length) entry.shortNames = info.shortNames;
+    if (info.categories.length) entry.categories = info.categories;
+    entry.storageVersionHash = storageVersionHash(info);
+    resources.push(entry);
+    if (info.subresources.status) {
+      resources.push({ name: `${info.resource}/status`, singularName: '', namespaced: info.namespaced, kind: info.kind, verbs: ['get', 'patch', 'update'] });
+    }
+    if (info.group === '' && info.resource === 'namespaces') {
+      resources.push({ name: 'namespaces/finalize', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['update'] });
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: groupVersion(group, version), resources };
+}
+
+export const VERSION_INFO = {
+  major: '1',
+  minor: '32',
+  gitVersion: 'v1.32.0-local',
+  gitCommit: '0000000000000000000000000000000000000000',
+  gitTreeState: 'clean',
+  buildDate: '2024-12-11T00:00:00Z',
+  goVersion: 'go1.23.3',
+  compiler: 'gc',
+  platform: 'linux/amd64',
+};

@@ -1,0 +1,143 @@
+/**
+ * PATCH, dispatched on Content-Type: JSON merge patch, JSON patch, strategic merge patch (built-in kinds
+ * only, 415 for custom resources as kube does) and server-side apply (creates when missing).
+ */
+import { readBody, decodePatchBody, mediaType } from '../body.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import { groupVersion } from '../../registry.ts';
+import { isPlainObject, timestamp, type KubeObject } from '../objects.ts';
+import { patchModule } from '../peers.ts';
+import { ApplyConflictError, PatchError, type ApplyConflict } from '../../patch/types.ts';
+import { negotiate, sendJson } from '../respond.ts';
+import { renderObject } from './render.ts';
+import { writeOptions, type Scope } from './scope.ts';
+
+const PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+] as const;
+type PatchType = (typeof PATCH_TYPES)[number];
+
+function patchType(s: Scope): PatchType {
+  const mt = mediaType(s.req.headers['content-type']);
+  const allowed: readonly string[] = s.info.custom ? PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json') : PATCH_TYPES;
+  if (!allowed.includes(mt)) {
+    throw new ApiError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: ${allowed.join(', ')}`,
+    );
+  }
+  return mt as PatchType;
+}
+
+function patchFailure(err: unknown): never {
+  if (err instanceof PatchError) {
+    throw new ApiError(err.status, err.status === 400 ? 'BadRequest' : 'Invalid', err.message);
+  }
+  throw err;
+}
+
+/** The Apply conflict Status kube sends: one cause per field, managers printed like kube's printManager. */
+export function applyConflictError(conflicts: ApplyConflict[], live: KubeObject | undefined): ApiError {
+  const entries: KubeObject[] = live?.metadata?.managedFields ?? [];
+  const printManager = (manager: string) => {
+    const entry = entries.find((e) => e.manager === manager && e.operation === 'Apply') ?? entries.find((e) => e.manager === manager);
+    let out = JSON.stringify(manager);
+    if (entry?.subresource) out += ` with subresource ${JSON.stringify(entry.subresource)}`;
+    if (entry?.operation === 'Update') out += entry.time ? ` using ${entry.apiVersion} at ${entry.time}` : ` using ${entry.apiVersion}`;
+    return out;
+  };
+  const causes = conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${printManager(c.manager)}`, field: c.field }));
+  let message: string;
+  if (conflicts.length === 1) {
+    message = `Apply failed with 1 conflict: conflict with ${printManager(conflicts[0].manager)}: ${conflicts[0].field}`;
+  } else {
+    const byManager = new Map<string, string[]>();
+    for (const c of conflicts) byManager.set(c.manager, [...(byManager.get(c.manager) ?? []), c.field]);
+    const lines: string[] = [];
+    for (const m of [...byManager.keys()].sort()) {
+      lines.push(`conflicts with ${printManager(m)}:`);
+      for (const f of byManager.get(m)!) lines.push(`- ${f}`);
+    }
+    message = `Apply failed with ${conflicts.length} conflicts: ${lines.join('\n')}`;
+  }
+  return new ApiError(409, 'Conflict', message, { causes });
+}
+
+export async function handlePatch(s: Scope): Promise<void> {
+  const form = negotiate(s.req, s.query, true);
+  const type = patchType(s);
+  const isApply = type === 'application/apply-patch+yaml';
+  const opts = writeOptions(s, 'PatchOptions', isApply);
+  const raw = await readBody(s.req);
+  const patch = decodePatchBody(raw, isApply ? 'yaml' : 'json');
+  const { info, route } = s;
+  const name = route.name!;
+
+  if (!isApply) {
+    if (type === 'application/json-patch+json' ? !Array.isArray(patch) : !isPlainObject(patch)) {
+      throw badRequest(
+        type === 'application/json-patch+json'
+          ? 'json: cannot unmarshal object into Go value of type jsonpatch.Patch'
+          : 'error decoding patch: the patch must be a JSON object',
+      );
+    }
+    const updated = await s.store.update(info, route.namespace, name, route.subresource, opts, (current) => {
+      try {
+        if (type === 'application/merge-patch+json') return patchModule.applyMergePatch(current, patch);
+        if (type === 'application/json-patch+json') return patchModule.applyJsonPatch(current, patch);
+        return patchModule.applyStrategicMergePatch(current, patch, info.schema());
+      } catch (err) {
+        return patchFailure(err);
+      }
+    });
+    sendJson(s.res, 200, renderObject(info, form, updated), s.warnings);
+    return;
+  }
+
+  const applied = patch;
+  if (!isPlainObject(applied)) throw badRequest('error decoding YAML: the apply configuration must be an object');
+  const gv = groupVersion(info.group, info.version);
+  if (applied.apiVersion !== gv || applied.kind !== info.kind) {
+    throw badRequest(
+      `apiVersion and kind in the applied configuration (${applied.apiVersion ?? ''}, ${applied.kind ?? ''}) must match the request (${gv}, ${info.kind})`,
+    );
+  }
+  const bodyName = applied.metadata?.name;
+  if (bodyName !== undefined && bodyName !== name) {
+    throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
+  }
+  const force = s.query.get('force') === 'true';
+  const apply = (live: KubeObject | undefined) => {
+    try {
+      return patchModule.serverSideApply({
+        live,
+        applied,
+        manager: opts.fieldManager,
+        force,
+        schema: info.schema(),
+        subresource: route.subresource,
+        now: timestamp(s.ctx.now()),
+      }) as KubeObject;
+    } catch (err) {
+      if (err instanceof ApplyConflictError) throw applyConflictError(err.conflicts, live);
+      return patchFailure(err);
+    }
+  };
+  const applyOpts = { ...opts, managedFieldsDone: true };
+  try {
+    const updated = await s.store.update(info, route.namespace, name, route.subresource, applyOpts, apply);
+    sendJson(s.res, 200, renderObject(info, form, updated), s.warnings);
+  } catch (err) {
+    if (!(err instanceof ApiError && err.code === 404 && err.reason === 'NotFound' && err.details?.name === name) || route.subresource) throw err;
+    const obj = apply(undefined);
+    const meta = (obj.metadata ??= {});
+    meta.name = name;
+    const created = await s.store.create(info, route.namespace, obj, applyOpts);
+    sendJson(s.res, 201, renderObject(info, form, created), s.warnings);
+  }
+}
+

@@ -1,0 +1,44 @@
+/** Shapes an object or list for the negotiated output form (plain JSON, Table, PartialObjectMetadata). */
+import { groupVersion, type ResourceInfo } from '../../registry.ts';
+import type { KubeObject } from '../objects.ts';
+import { tableModule } from '../peers.ts';
+import type { OutputForm } from '../respond.ts';
+
+/** What the Table printer needs to know about a resource. */
+export function tableResource(info: ResourceInfo) {
+  return {
+    group: info.group,
+    version: info.version,
+    kind: info.kind,
+    resource: info.resource,
+    namespaced: info.namespaced,
+    printerColumns: info.printerColumns,
+  };
+}
+
+export function partial(obj: KubeObject): KubeObject {
+  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata };
+}
+
+export function renderObject(info: ResourceInfo, form: OutputForm, obj: KubeObject): unknown {
+  if (form.form === 'table') {
+    return tableModule.toTable(tableResource(info), [obj], {
+      includeObject: form.includeObject,
+      resourceVersion: String(obj.metadata?.resourceVersion ?? ''),
+    });
+  }
+  if (form.form === 'partial') return partial(obj);
+  return obj;
+}
+
+export function renderList(info: ResourceInfo, form: OutputForm, items: KubeObject[], resourceVersion: string, cont?: string): unknown {
+  if (form.form === 'table') {
+    return tableModule.toTable(tableResource(info), items, { includeObject: form.includeObject, resourceVersion, continue: cont });
+  }
+  const metadata: KubeObject = { resourceVersion };
+  if (cont) metadata.continue = cont;
+  if (form.form === 'partial') {
+    return { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata, items: items.map(partial) };
+  }
+  return { kind: info.listKind, apiVersion: groupVersion(info.group, info.version), metadata, items };
+}

@@ -1,0 +1,145 @@
+/**
+ * WATCH: a chunked stream of {type, object} lines. Starts from the given resourceVersion, or — with none
+ * or "0" — sends the current state as ADDED first. Selector changes turn into ADDED/DELETED like kube's
+ * watch filter. BOOKMARKs when allowed; a compacted start revision ends with an ERROR event carrying a
+ * 410 Expired Status, as client-go's reflector expects.
+ */
+import { CompactedError, type StorageWatchEvent } from '../../storage/types.ts';
+import { groupVersion } from '../../registry.ts';
+import { badRequest } from '../errors.ts';
+import { present, type KubeObject } from '../objects.ts';
+import { negotiate, type OutputForm } from '../respond.ts';
+import { partial, tableResource } from './render.ts';
+import { tableModule } from '../peers.ts';
+import { selectionFilter } from './selection.ts';
+import { listPrefixFor } from './list.ts';
+import type { Scope } from './scope.ts';
+
+const DEFAULT_TIMEOUT_S = 1800;
+
+function parseTimeout(query: URLSearchParams): number {
+  const raw = query.get('timeoutSeconds');
+  if (raw === null || raw === '') return DEFAULT_TIMEOUT_S;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw badRequest(`timeoutSeconds: Invalid value: ${JSON.stringify(raw)}: must be a non-negative integer`);
+  return n === 0 ? DEFAULT_TIMEOUT_S : n;
+}
+
+export async function handleWatch(s: Scope): Promise<void> {
+  const { ctx, info, route, query, res, req } = s;
+  const form: OutputForm = negotiate(req, query, true);
+  const selection = selectionFilter(info, query);
+  const name = route.name;
+  const filter = (obj: KubeObject) => (name === undefined || obj.metadata?.name === name) && (!selection || selection(obj));
+  const rvParam = query.get('resourceVersion') ?? '';
+  if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rvParam)}: must be an integer`);
+  const timeoutMs = parseTimeout(query) * 1000;
+  const bookmarks = query.get('allowWatchBookmarks') === 'true';
+  const sendInitialEvents = query.get('sendInitialEvents') === 'true';
+  const prefix = listPrefixFor(info, route.namespace);
+  const gv = groupVersion(info.group, info.version);
+
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.flushHeaders();
+
+  let closed = false;
+  let lastRev = 0;
+  let handle: { stop(): void } | undefined;
+  const timers: ReturnType<typeof setTimeout>[] = [];
+
+  const shape = (obj: KubeObject): unknown => {
+    if (form.form === 'table') {
+      return tableModule.toTable(tableResource(info), [obj], { includeObject: form.includeObject, resourceVersion: String(obj.metadata.resourceVersion) });
+    }
+    return form.form === 'partial' ? partial(obj) : obj;
+  };
+  const write = (type: string, object: unknown) => {
+    if (!closed) res.write(JSON.stringify({ type, object }) + '\n');
+  };
+  const bookmark = (rev: number, initialEventsEnd = false) => {
+    const metadata: KubeObject = { resourceVersion: String(rev) };
+    if (initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
+    write('BOOKMARK', { kind: info.kind, apiVersion: gv, metadata });
+  };
+  const finish = () => {
+    if (closed) return;
+    closed = true;
+    handle?.stop();
+    for (const t of timers) clearTimeout(t);
+    ctx.openWatches.delete(finish);
+    res.end();
+  };
+  ctx.openWatches.add(finish);
+  req.on('close', finish);
+  res.on('close', finish);
+
+  /** Revision safe to announce in a BOOKMARK: no later event can carry a smaller one. */
+  const progressRevision = async () => {
+    // Memory storage delivers events synchronously with the write, so its current revision is safe.
+    if (ctx.storage.backend === 'memory') return Math.max(lastRev, await ctx.storage.currentRevision());
+    return lastRev;
+  };
+
+  const onEvent = (e: StorageWatchEvent) => {
+    if (closed) return;
+    lastRev = e.modRevision;
+    if (e.type === 'delete') {
+      const prev = present(info, e.prevValue as KubeObject, e.modRevision);
+      if (filter(prev)) write('DELETED', shape(prev));
+      return;
+    }
+    const obj = present(info, e.value as KubeObject, e.modRevision);
+    const now = filter(obj);
+    const before = e.prevValue ? filter(present(info, e.prevValue as KubeObject, e.modRevision)) : false;
+    if (now && before) write('MODIFIED', shape(obj));
+    else if (now) write('ADDED', shape(obj));
+    else if (before) write('DELETED', shape(obj));
+  };
+  const onError = (err: Error) => {
+    if (closed) return;
+    if (err instanceof CompactedError) {
+      write('ERROR', {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: `too old resource version: ${err.requested} (${err.compactRevision})`,
+        reason: 'Expired',
+        code: 410,
+      });
+    } else {
+      write('ERROR', { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: err.message, reason: 'InternalError', code: 500 });
+    }
+    finish();
+  };
+
+  let startRev: number;
+  if (rvParam === '' || rvParam === '0' || sendInitialEvents) {
+    const listed = await ctx.storage.list(prefix);
+    startRev = listed.revision;
+    for (const item of listed.items) {
+      const obj = present(info, item.value as KubeObject, item.modRevision);
+      if (filter(obj)) write('ADDED', shape(obj));
+    }
+    if (sendInitialEvents && bookmarks) bookmark(startRev, true);
+  } else {
+    startRev = Number(rvParam);
+  }
+  lastRev = startRev;
+  if (closed) return;
+  handle = ctx.storage.watch(prefix, startRev, onEvent, onError);
+
+  timers.push(
+    setTimeout(async () => {
+      if (bookmarks) bookmark(await progressRevision());
+      finish();
+    }, timeoutMs),
+  );
+  if (bookmarks) {
+    const interval = setInterval(async () => {
+      if (!closed) bookmark(await progressRevision());
+    }, ctx.bookmarkIntervalMs);
+    res.on('close', () => clearInterval(interval));
+  }
+  if (s.dropWatchAfterMs !== undefined) timers.push(setTimeout(() => res.destroy(), s.dropWatchAfterMs));
+}

@@ -1,0 +1,388 @@
+/**
+ * Kubernetes object semantics on top of Storage: system metadata (uid, timestamps, generation,
+ * resourceVersion), the status subresource split, optimistic concurrency with kube's retry rules,
+ * finalizers and deletionTimestamp, namespace existence, managedFields on every write. The HTTP handlers,
+ * the namespace/CRD controllers and the garbage collector all write through here.
+ */
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { ConflictError, KeyExistsError, NotFoundError, type StoredObject } from '../storage/types.ts';
+import { groupVersion, type ResourceInfo } from '../registry.ts';
+import type { ApiContext } from './context.ts';
+import { alreadyExists, ApiError, badRequest, cause, conflict, forbidden, invalid, notFound, staleConflict } from './errors.ts';
+import { generationChanged, meta, present, randomSuffix, sameContent, timestamp, toStored, type KubeObject } from './objects.ts';
+import { patchModule, type FieldValidation } from './peers.ts';
+import { validateName, validateObject } from './validate.ts';
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  fieldManager: string;
+  fieldValidation?: FieldValidation;
+  /** Collected `Warning` header texts. */
+  warnings?: string[];
+  /** Set when managedFields were already computed (server-side apply). */
+  managedFieldsDone?: boolean;
+}
+
+export type Propagation = 'Background' | 'Foreground' | 'Orphan';
+
+export interface DeleteOptions {
+  dryRun?: boolean;
+  propagationPolicy?: Propagation;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+export interface DeleteResult {
+  /** The object as deleted, or as it stands with deletionTimestamp while finalizers remain. */
+  obj: KubeObject;
+  /** True when the object is gone from storage. */
+  deleted: boolean;
+}
+
+const MAX_ATTEMPTS = 20;
+const NAMESPACE_FINALIZER = 'kubernetes';
+
+function clone<T>(v: T): T {
+  return structuredClone(v);
+}
+
+export function objectKeyFor(info: ResourceInfo, namespace: string | undefined, name: string): string {
+  return info.namespaced ? `${info.keyPrefix}/${namespace}/${name}` : `${info.keyPrefix}/${name}`;
+}
+
+export class ObjectStore {
+  private readonly ctx: ApiContext;
+  /** Hooks run after a committed (non-dry-run) write of a resource, e.g. CRD registration. */
+  readonly afterCommit = new Map<string, (info: ResourceInfo, obj: KubeObject | undefined, deleted: boolean) => Promise<KubeObject | void>>();
+
+  constructor(ctx: ApiContext) {
+    this.ctx = ctx;
+  }
+
+  private get storage() {
+    return this.ctx.storage;
+  }
+
+  async get(info: ResourceInfo, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+    const stored = await this.storage.get(objectKeyFor(info, namespace, name));
+    return stored ? present(info, stored.value as KubeObject, stored.modRevision) : undefined;
+  }
+
+  async mustGet(info: ResourceInfo, namespace: string | undefined, name: string): Promise<KubeObject> {
+    const obj = await this.get(info, namespace, name);
+    if (!obj) throw notFound(info, name);
+    return obj;
+  }
+
+  private isNamespace(info: ResourceInfo): boolean {
+    return !info.custom && info.group === '' && info.resource === 'namespaces';
+  }
+
+  private now(): string {
+    return timestamp(this.ctx.now());
+  }
+
+  private namespaceInfo(): ResourceInfo {
+    return this.ctx.registry.get('', 'v1', 'namespaces')!;
+  }
+
+  /** Namespace must exist and not be terminating for a create in it. */
+  private async checkNamespaceForCreate(info: ResourceInfo, namespace: string, name: string): Promise<void> {
+    const ns = await this.get(this.namespaceInfo(), undefined, namespace);
+    if (!ns) throw notFound({ group: '', resource: 'namespaces' }, namespace);
+    if (ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating') {
+      throw forbidden(info, name, `unable to create new content in namespace ${namespace} because it is being terminated`, [
+        cause('NamespaceTerminating', 'metadata.namespace', `namespace ${namespace} is being terminated`),
+      ]);
+    }
+  }
+
+  private commitHook(info: ResourceInfo, obj: KubeObject | undefined, deleted: boolean): Promise<KubeObject | void> | undefined {
+    const hook = this.afterCommit.get(`${info.group}/${info.resource}`);
+    return hook?.(info, obj, deleted);
+  }
+
+  /** POST: fills system metadata, validates and stores a new object. */
+  async create(info: ResourceInfo, namespace: string | undefined, input: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    const obj = clone(input);
+    const m = meta(obj);
+    if (info.namespaced) {
+      if (m.namespace !== undefined && m.namespace !== '' && m.namespace !== namespace) {
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      m.namespace = namespace;
+    } else {
+      delete m.namespace;
+    }
+    if (m.resourceVersion !== undefined && m.resourceVersion !== '') {
+      throw badRequest('resourceVersion should not be set on objects to be created');
+    }
+    if (!m.name && m.generateName) m.name = `${m.generateName}${randomSuffix()}`;
+    if (!m.name) {
+      throw invalid(info, '', [cause('FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required')]);
+    }
+    const nameCauses = validateName(info, String(m.name));
+    if (nameCauses.length) throw invalid(info, String(m.name), nameCauses);
+    if (info.namespaced) await this.checkNamespaceForCreate(info, namespace!, m.name);
+
+    m.uid = randomUUID();
+    m.creationTimestamp = this.now();
+    delete m.deletionTimestamp;
+    delete m.deletionGracePeriodSeconds;
+    delete m.selfLink;
+    if (info.tracksGeneration) m.generation = 1;
+    else delete m.generation;
+    this.prepareCreateForKind(info, obj);
+
+    const validated = validateObject(info, obj, opts.fieldValidation ?? 'Warn');
+    opts.warnings?.push(...validated.warnings);
+    let toCreate = validated.obj;
+    if (!opts.managedFieldsDone) {
+      meta(toCreate).managedFields = patchModule.updateManagedFields({
+        before: undefined,
+        after: toCreate,
+        manager: opts.fieldManager,
+        schema: info.schema(),
+        now: this.now(),
+      });
+      if (!meta(toCreate).managedFields?.length) delete meta(toCreate).managedFields;
+    }
+    toCreate = toStored(info, toCreate);
+    if (opts.dryRun) return present(info, toCreate, 0);
+    let stored: StoredObject;
+    try {
+      stored = await this.storage.create(objectKeyFor(info, namespace, m.name), toCreate);
+    } catch (err) {
+      if (err instanceof KeyExistsError) throw alreadyExists(info, m.name);
+      throw err;
+    }
+    this.ctx.afterWrite?.();
+    const created = present(info, stored.value as KubeObject, stored.modRevision);
+    const hooked = await this.commitHook(info, created, false);
+    return hooked ? present(info, hooked, Number(hooked.metadata.resourceVersion)) : created;
+  }
+
+  /** Kind-specific defaults on create, as kube's strategies' PrepareForCreate do. */
+  private prepareCreateForKind(info: ResourceInfo, obj: KubeObject): void {
+    if (info.subresources.status) delete obj.status;
+    if (!info.custom && info.group === '' && info.resource === 'namespaces') {
+      obj.spec = { ...(obj.spec ?? {}), finalizers: [NAMESPACE_FINALIZER] };
+      obj.status = { phase: 'Active' };
+      const labels = (meta(obj).labels ??= {});
+      labels['kubernetes.io/metadata.name'] = meta(obj).name;
+    }
+  }
+
+  /**
+   * Read-modify-write with kube's GuaranteedUpdate rules: `mutate` gets the current object (as served) and
+   * returns the desired one; a resourceVersion in the result must match the current one (409 otherwise);
+   * a storage conflict without such a precondition retries on the fresh object.
+   */
+  async update(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    name: string,
+    subresource: string | undefined,
+    opts: WriteOptions,
+    mutate: (current: KubeObject) => KubeObject | Promise<KubeObject>,
+  ): Promise<KubeObject> {
+    const key = objectKeyFor(info, namespace, name);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const stored = await this.storage.get(key);
+      if (!stored) throw notFound(info, name);
+      const current = present(info, stored.value as KubeObject, stored.modRevision);
+      const desired = await mutate(clone(current));
+      const m = meta(desired);
+      if (m.resourceVersion !== undefined && m.resourceVersion !== '' && m.resourceVersion !== current.metadata.resourceVersion) {
+        throw staleConflict(info, name);
+      }
+      if (m.name !== undefined && m.name !== name) {
+        throw badRequest(`the name of the object (${m.name}) does not match the name on the URL (${name})`);
+      }
+      if (info.namespaced && m.namespace !== undefined && m.namespace !== '' && m.namespace !== namespace) {
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      const next = this.prepareUpdate(info, current, desired, subresource, opts);
+      if (sameContent(next, current)) return current;
+      if (!opts.managedFieldsDone) {
+        const managed = patchModule.updateManagedFields({
+          before: current,
+          after: next,
+          manager: opts.fieldManager,
+          schema: info.schema(),
+          subresource,
+          now: this.now(),
+        });
+        if (managed.length) meta(next).managedFields = managed;
+        else delete meta(next).managedFields;
+      }
+      const toWrite = toStored(info, next);
+      const removeNow =
+        Boolean(current.metadata.deletionTimestamp) && !toWrite.metadata.finalizers?.length && !(toWrite.spec?.finalizers?.length && this.isNamespace(info));
+      if (opts.dryRun) return present(info, toWrite, stored.modRevision);
+      try {
+        const written = await this.storage.update(key, toWrite, stored.modRevision);
+        this.ctx.afterWrite?.();
+        let result = present(info, written.value as KubeObject, written.modRevision);
+        if (removeNow) {
+          // The last finalizer is gone from an object being deleted: finish the deletion.
+          try {
+            const gone = await this.storage.delete(key, written.modRevision);
+            result = present(info, gone.value as KubeObject, gone.modRevision);
+            await this.commitHook(info, result, true);
+            return result;
+          } catch (err) {
+            if (!(err instanceof ConflictError) && !(err instanceof NotFoundError)) throw err;
+          }
+        }
+        const hooked = await this.commitHook(info, result, false);
+        return hooked ? present(info, hooked, Number(hooked.metadata.resourceVersion)) : result;
+      } catch (err) {
+        if (err instanceof NotFoundError) throw notFound(info, name);
+        if (err instanceof ConflictError) continue;
+        throw err;
+      }
+    }
+    throw conflict(info, name, 'too many concurrent writes, please try again');
+  }
+
+  /** Carries system metadata over, keeps the status subresource apart, bumps generation, validates. */
+  private prepareUpdate(info: ResourceInfo, old: KubeObject, desired: KubeObject, subresource: string | undefined, opts: WriteOptions): KubeObject {
+    let next: KubeObject;
+    if (subresource === 'status') {
+      // Only status moves through /status (plus the managedFields that track it).
+      next = clone(old);
+      if (desired.status === undefined) delete next.status;
+      else next.status = desired.status;
+      if (desired.metadata?.managedFields !== undefined) next.metadata.managedFields = desired.metadata.managedFields;
+    } else {
+      next = desired;
+      if (info.subresources.status) {
+        if (old.status === undefined) delete next.status;
+        else next.status = clone(old.status);
+      }
+    }
+    const m = meta(next);
+    const om = old.metadata;
+    if (m.uid !== undefined && m.uid !== '' && m.uid !== om.uid) {
+      throw invalid(info, om.name, [cause('FieldValueInvalid', 'metadata.uid', `Invalid value: ${JSON.stringify(m.uid)}: field is immutable`)]);
+    }
+    m.name = om.name;
+    if (info.namespaced) m.namespace = om.namespace;
+    m.uid = om.uid;
+    m.creationTimestamp = om.creationTimestamp;
+    if (om.deletionTimestamp) {
+      m.deletionTimestamp = om.deletionTimestamp;
+      if (om.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds;
+      const added = (m.finalizers ?? []).filter((f: string) => !(om.finalizers ?? []).includes(f));
+      if (added.length) {
+        throw invalid(info, om.name, [
+          cause('FieldValueForbidden', 'metadata.finalizers', `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f: string) => JSON.stringify(f)).join(', ')}}`),
+        ]);
+      }
+    } else {
+      delete m.deletionTimestamp;
+      delete m.deletionGracePeriodSeconds;
+    }
+    if (m.managedFields === undefined && om.managedFields !== undefined) m.managedFields = om.managedFields;
+    if (info.tracksGeneration) {
+      m.generation = (om.generation ?? 1) + (generationChanged(info, old, next) ? 1 : 0);
+    } else if (om.generation !== undefined) {
+      m.generation = om.generation;
+    } else {
+      delete m.generation;
+    }
+    if (m.finalizers !== undefined && Array.isArray(m.finalizers) && m.finalizers.length === 0) delete m.finalizers;
+    if (!info.custom && info.group === '' && info.resource === 'namespaces') {
+      // Namespace spec.finalizers only change through /finalize; the label mirrors the name.
+      if (subresource !== 'finalize') next.spec = clone(old.spec);
+      (m.labels ??= {})['kubernetes.io/metadata.name'] = om.name;
+    }
+    m.resourceVersion = old.metadata.resourceVersion;
+    const validated = validateObject(info, next, opts.fieldValidation ?? 'Warn');
+    opts.warnings?.push(...validated.warnings);
+    return validated.obj;
+  }
+
+  /**
+   * DELETE: preconditions, then either removes the object or — when finalizers (existing, or the ones a
+   * Foreground/Orphan propagation adds) remain — sets deletionTimestamp and leaves it to them.
+   */
+  async delete(info: ResourceInfo, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<DeleteResult> {
+    const key = objectKeyFor(info, namespace, name);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const stored = await this.storage.get(key);
+      if (!stored) throw notFound(info, name);
+      const current = present(info, stored.value as KubeObject, stored.modRevision);
+      const m = current.metadata;
+      const pre = opts.preconditions;
+      if (pre?.uid && pre.uid !== m.uid) {
+        throw conflict(info, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${m.uid}`);
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== m.resourceVersion) {
+        throw conflict(info, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${m.resourceVersion}`);
+      }
+      const finalizers: string[] = [...(m.finalizers ?? [])];
+      const policy = opts.propagationPolicy;
+      if (!m.deletionTimestamp) {
+        if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
+        if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
+      }
+      const isNamespace = !info.custom && info.group === '' && info.resource === 'namespaces';
+      const pendingSpecFinalizers = isNamespace && (current.spec?.finalizers ?? []).length > 0;
+      if (finalizers.length === 0 && !pendingSpecFinalizers) {
+        if (opts.dryRun) return { obj: current, deleted: true };
+        try {
+          const gone = await this.storage.delete(key, stored.modRevision);
+          this.ctx.afterWrite?.();
+          const obj = present(info, gone.value as KubeObject, gone.modRevision);
+          await this.commitHook(info, obj, true);
+          return { obj, deleted: true };
+        } catch (err) {
+          if (err instanceof ConflictError) continue;
+          if (err instanceof NotFoundError) throw notFound(info, name);
+          throw err;
+        }
+      }
+      if (m.deletionTimestamp && isDeepStrictEqual(finalizers, m.finalizers ?? [])) return { obj: current, deleted: false };
+      const next = clone(current);
+      const nm = next.metadata;
+      if (!nm.deletionTimestamp) {
+        nm.deletionTimestamp = this.now();
+        nm.deletionGracePeriodSeconds = 0;
+        if (nm.generation !== undefined) nm.generation += 1;
+      }
+      if (finalizers.length) nm.finalizers = finalizers;
+      if (isNamespace) next.status = { ...(next.status ?? {}), phase: 'Terminating' };
+      if (opts.dryRun) return { obj: next, deleted: false };
+      delete nm.resourceVersion;
+      try {
+        const written = await this.storage.update(key, toStored(info, next), stored.modRevision);
+        this.ctx.afterWrite?.();
+        const obj = present(info, written.value as KubeObject, written.modRevision);
+        await this.commitHook(info, obj, false);
+        return { obj, deleted: false };
+      } catch (err) {
+        if (err instanceof ConflictError) continue;
+        if (err instanceof NotFoundError) throw notFound(info, name);
+        throw err;
+      }
+    }
+    throw conflict(info, name, 'too many concurrent writes, please try again');
+  }
+
+  /** Lists every stored object of a resource (optionally one namespace), served at info.version. */
+  async listAll(info: ResourceInfo, namespace?: string): Promise<{ items: KubeObject[]; revision: number }> {
+    const prefix = info.namespaced && namespace ? `${info.keyPrefix}/${namespace}/` : `${info.keyPrefix}/`;
+    const res = await this.storage.list(prefix);
+    return { items: res.items.map((s) => present(info, s.value as KubeObject, s.modRevision)), revision: res.revision };
+  }
+}
+
+export function isApiError(err: unknown): err is ApiError {
+  return err instanceof ApiError;
+}
+
+export function apiVersionOf(info: ResourceInfo): string {
+  return groupVersion(info.group, info.version);
+}

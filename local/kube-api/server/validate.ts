@@ -1,0 +1,65 @@
+/**
+ * Validation run on every write: object name, schema (structural for CRs, generated for built-ins),
+ * unknown fields per fieldValidation, and the CRD's own rules for CustomResourceDefinitions.
+ */
+import { ApiError, badRequest, cause, invalid } from './errors.ts';
+import { namesModule, schemaModule, type FieldValidation } from './peers.ts';
+import type { ResourceInfo } from '../registry.ts';
+import type { KubeObject } from './objects.ts';
+import type { StatusCause } from '../schema/types.ts';
+
+export interface ValidationOutcome {
+  /** The object with unknown fields pruned (CRs) or unchanged. */
+  obj: KubeObject;
+  warnings: string[];
+}
+
+function goQuote(s: string): string {
+  return JSON.stringify(s);
+}
+
+export function validateName(info: ResourceInfo, name: string): StatusCause[] {
+  return namesModule.validateObjectName(info.resource, name).map((msg) => cause('FieldValueInvalid', 'metadata.name', `Invalid value: ${goQuote(name)}: ${msg}`));
+}
+
+/**
+ * Validates `obj` for a write. Strict unknown fields → 400 BadRequest, schema violations → 422 Invalid;
+ * Warn collects `unknown field "x"` warnings for the Warning header.
+ */
+export function validateObject(info: ResourceInfo, obj: KubeObject, fieldValidation: FieldValidation): ValidationOutcome {
+  const name = String(obj.metadata?.name ?? '');
+  const warnings: string[] = [];
+  let result = obj;
+  const schema = info.schema();
+  const causes: StatusCause[] = [];
+  if (schema) {
+    const outcome = schemaModule.validateAgainstSchema(obj, schema, { fieldValidation });
+    if (outcome.unknownFields.length) {
+      if (fieldValidation === 'Strict') {
+        throw badRequest(`strict decoding error: ${outcome.unknownFields.map((f) => `unknown field ${goQuote(f)}`).join(', ')}`);
+      }
+      if (fieldValidation === 'Warn') for (const f of outcome.unknownFields) warnings.push(`unknown field ${goQuote(f)}`);
+    }
+    causes.push(...outcome.causes);
+    if (info.custom) result = outcome.pruned as KubeObject;
+  }
+  if (info.group === 'apiextensions.k8s.io' && info.resource === 'customresourcedefinitions') {
+    causes.push(...schemaModule.validateCrd(obj));
+  }
+  if (causes.length) throw invalid(info, name, dedupe(causes));
+  return { obj: result, warnings };
+}
+
+function dedupe(causes: StatusCause[]): StatusCause[] {
+  const seen = new Set<string>();
+  return causes.filter((c) => {
+    const k = `${c.field}\u0000${c.message}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+export function isApiError(err: unknown): err is ApiError {
+  return err instanceof ApiError;
+}

@@ -1,0 +1,267 @@
+import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { stableHash } from '../../core/hash.ts';
+import { Informer, keyOf } from '../../adapters/kubernetes/informer.ts';
+import { evictionGraceSeconds, nodeReady, placePod } from './scheduling.ts';
+
+type Obj = Record<string, any>;
+
+export interface SimKubeletOptions {
+  kubeConfig: KubeConfig;
+  /** Time from a pod being placed on a node to it reporting Ready. */
+  readyDelayMs?: number;
+  now?: () => number;
+  /** Called for every pod that became Ready (the agent simulation hooks in here). */
+  onPodReady?: (pod: Obj) => Promise<void>;
+  onError?: (err: Error) => void;
+}
+
+const identity = <T,>(o: T) => o;
+const always = () => true;
+
+/**
+ * The local stand-in for kube-controller-manager's Deployment controller, kube-scheduler, the node
+ * lifecycle controller and the kubelets, in `sim` mode: pods never run processes, they become Ready after
+ * a delay once placed on a Ready node that their affinity, selector and taints allow. Everything goes
+ * through the Kubernetes API, as the real components do, so the reconciler sees real objects.
+ */
+export class SimKubelet {
+  private readonly opts: Required<Omit<SimKubeletOptions, 'onPodReady' | 'onError'>> & Pick<SimKubeletOptions, 'onPodReady' | 'onError'>;
+  private readonly core: CoreV1Api;
+  private readonly apps: AppsV1Api;
+  readonly nodes: Informer<Obj>;
+  readonly pods: Informer<Obj>;
+  readonly deployments: Informer<Obj>;
+  private readonly queue = new Set<string>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private working = false;
+  private stopped = false;
+  private idleWaiters: Array<() => void> = [];
+  readonly stats = { podsCreated: 0, podsDeleted: 0, podsScheduled: 0, podsReady: 0, evictions: 0, statusWrites: 0, errors: 0 };
+
+  constructor(options: SimKubeletOptions) {
+    this.opts = { readyDelayMs: 100, now: Date.now, ...options };
+    this.core = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.apps = options.kubeConfig.makeApiClient(AppsV1Api);
+    const informer = (apiVersion: string, kind: string, path: string, onChange: (o: Obj, type: string) => void) =>
+      new Informer<Obj>(options.kubeConfig, { apiVersion, kind, path, summarize: identity, isRelevant: always }, {
+        onChange: async (type, _key, obj) => onChange(obj, type),
+      });
+    this.nodes = informer('v1', 'Node', '/api/v1/nodes', () => this.enqueueAllPods());
+    this.pods = informer('v1', 'Pod', '/api/v1/pods', (pod) => {
+      this.enqueue(`pod:${keyOf(pod)}`);
+      const owner = controllerOf(pod);
+      if (owner) this.enqueue(`deploy:${pod.metadata.namespace}/${owner}`);
+    });
+    this.deployments = informer('apps/v1', 'Deployment', '/apis/apps/v1/deployments', (d) => this.enqueue(`deploy:${keyOf(d)}`));
+  }
+
+  async start(): Promise<void> {
+    for (const inf of [this.nodes, this.pods, this.deployments]) void inf.run();
+    await Promise.all([this.nodes.hasSynced, this.pods.hasSynced, this.deployments.hasSynced]);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const inf of [this.nodes, this.pods, this.deployments]) inf.stop();
+    for (const t of this.timers) clearTimeout(t);
+  }
+
+  /** Resolves when the work queue is empty and nothing is being processed (timers may still be armed). */
+  idle(): Promise<void> {
+    if (!this.working && this.queue.size === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private enqueue(item: string): void {
+    if (this.stopped) return;
+    this.queue.add(item);
+    if (!this.working) void this.work();
+  }
+
+  private enqueueAllPods(): void {
+    for (const key of this.pods.snapshot().keys()) this.enqueue(`pod:${key}`);
+  }
+
+  private later(ms: number, item: string): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      this.enqueue(item);
+    }, Math.max(0, ms));
+    this.timers.add(t);
+  }
+
+  private async work(): Promise<void> {
+    this.working = true;
+    while (this.queue.size && !this.stopped) {
+      const item = this.queue.values().next().value!;
+      this.queue.delete(item);
+      const [kind, key] = [item.slice(0, item.indexOf(':')), item.slice(item.indexOf(':') + 1)];
+      try {
+        if (kind === 'pod') await this.syncPod(key);
+        else await this.syncDeployment(key);
+      } catch (err) {
+        this.stats.errors += 1;
+        this.opts.onError?.(err as Error);
+        // Conflicts and transient API errors: try again shortly, level-triggered.
+        this.later(100, item);
+      }
+    }
+    this.working = false;
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private async syncDeployment(key: string): Promise<void> {
+    const d = this.deployments.get(key);
+    if (!d || d.metadata.deletionTimestamp) return;
+    const ns = d.metadata.namespace;
+    const hash = stableHash(d.spec.template).slice(0, 10);
+    const owned = [...this.pods.snapshot().values()].filter(
+      (p) => p.metadata.namespace === ns && controllerOf(p) === d.metadata.name && !p.metadata.deletionTimestamp,
+    );
+    const current = owned.filter((p) => p.metadata.labels?.['pod-template-hash'] === hash);
+    const old = owned.filter((p) => p.metadata.labels?.['pod-template-hash'] !== hash);
+    const replicas = d.spec.replicas ?? 1;
+    const recreate = d.spec.strategy?.type === 'Recreate';
+    if (old.length && (recreate || current.filter(podReady).length >= replicas)) {
+      // Recreate: every old pod goes before a new one starts (the pool-spirit never runs two etcds).
+      for (const p of old) await this.deletePod(p);
+    }
+    if (!(recreate && old.length)) {
+      for (let i = current.length; i < replicas; i++) await this.createPod(d, hash);
+      for (const p of current.slice(replicas)) await this.deletePod(p);
+    }
+    await this.writeDeploymentStatus(d, owned, current, replicas);
+  }
+
+  private async writeDeploymentStatus(d: Obj, owned: Obj[], current: Obj[], replicas: number): Promise<void> {
+    const ready = current.filter(podReady).length;
+    const available = ready >= replicas;
+    const cond = (type: string, status: boolean, reason: string, message: string) => {
+      const prior = (d.status?.conditions ?? []).find((c: Obj) => c.type === type);
+      const s = status ? 'True' : 'False';
+      const at = prior?.status === s ? prior.lastTransitionTime : new Date(this.opts.now()).toISOString();
+      return { type, status: s, reason, message, lastTransitionTime: at, lastUpdateTime: prior?.status === s ? prior.lastUpdateTime : at };
+    };
+    const status = {
+      observedGeneration: d.metadata.generation,
+      replicas: owned.length,
+      updatedReplicas: current.length,
+      readyReplicas: ready,
+      availableReplicas: ready,
+      unavailableReplicas: Math.max(0, replicas - ready),
+      conditions: [
+        cond('Available', available, available ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
+          available ? 'Deployment has minimum availability.' : 'Deployment does not have minimum availability.'),
+        cond('Progressing', true, current.length >= replicas ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated', 'Deployment is progressing.'),
+      ],
+    };
+    const comparable = (s: Obj) => JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map((c: Obj) => [c.type, c.status, c.reason]) });
+    if (comparable(status) === comparable(d.status ?? {})) return;
+    this.stats.statusWrites += 1;
+    await this.apps.replaceNamespacedDeploymentStatus({ name: d.metadata.name, namespace: d.metadata.namespace, body: { ...d, status } });
+  }
+
+  private async createPod(d: Obj, hash: string): Promise<void> {
+    const template = d.spec.template ?? {};
+    const suffix = Math.random().toString(36).slice(2, 7);
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `${d.metadata.name}-${hash}-${suffix}`.slice(0, 253),
+        namespace: d.metadata.namespace,
+        labels: { ...(template.metadata?.labels ?? {}), 'pod-template-hash': hash },
+        annotations: template.metadata?.annotations,
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid, controller: true, blockOwnerDeletion: true }],
+      },
+      spec: template.spec,
+    };
+    this.stats.podsCreated += 1;
+    await this.core.createNamespacedPod({ namespace: d.metadata.namespace, body: pod as any });
+  }
+
+  private async deletePod(p: Obj): Promise<void> {
+    this.stats.podsDeleted += 1;
+    try {
+      await this.core.deleteNamespacedPod({ name: p.metadata.name, namespace: p.metadata.namespace });
+    } catch (err: any) {
+      if (err?.code !== 404) throw err;
+    }
+  }
+
+  private async syncPod(key: string): Promise<void> {
+    const pod = this.pods.get(key);
+    if (!pod || pod.metadata.deletionTimestamp) return;
+    const now = this.opts.now();
+    const nodes = [...this.nodes.snapshot().values()];
+    if (!pod.spec?.nodeName) {
+      const counts = new Map<string, number>();
+      for (const p of this.pods.snapshot().values()) if (p.spec?.nodeName) counts.set(p.spec.nodeName, (counts.get(p.spec.nodeName) ?? 0) + 1);
+      const placement = placePod(pod, nodes, (n) => counts.get(n) ?? 0);
+      if ('reason' in placement) {
+        await this.writePodStatus(pod, { phase: 'Pending', conditions: [condition('PodScheduled', false, 'Unschedulable', placement.reason, now)] });
+        return;
+      }
+      this.stats.podsScheduled += 1;
+      await this.core.replaceNamespacedPod({ name: pod.metadata.name, namespace: pod.metadata.namespace, body: { ...pod, spec: { ...pod.spec, nodeName: placement.nodeName } } });
+      this.later(this.opts.readyDelayMs, `pod:${key}`);
+      return;
+    }
+    const node = nodes.find((n) => n.metadata.name === pod.spec.nodeName);
+    const grace = evictionGraceSeconds(pod, node);
+    if (grace !== undefined) {
+      const since = Date.parse((node?.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready')?.lastTransitionTime ?? '') || now;
+      const evictAt = since + grace * 1000;
+      if (evictAt <= now || !node) {
+        this.stats.evictions += 1;
+        await this.deletePod(pod);
+        return;
+      }
+      if (podReady(pod)) await this.writePodStatus(pod, { ...pod.status, conditions: [condition('PodScheduled', true, '', '', now), condition('Ready', false, 'NodeNotReady', `node ${node.metadata.name} is not ready`, now)] });
+      if (Number.isFinite(evictAt)) this.later(evictAt - now, `pod:${key}`);
+      return;
+    }
+    if (podReady(pod)) return;
+    const scheduledAt = Date.parse(pod.metadata.creationTimestamp ?? '') || now;
+    if (scheduledAt + this.opts.readyDelayMs > now) {
+      this.later(scheduledAt + this.opts.readyDelayMs - now, `pod:${key}`);
+      return;
+    }
+    const startedAt = new Date(now).toISOString();
+    await this.writePodStatus(pod, {
+      phase: 'Running',
+      hostIP: '127.0.0.1',
+      podIP: '127.0.0.1',
+      startTime: startedAt,
+      conditions: [condition('PodScheduled', true, '', '', now), condition('Initialized', true, '', '', now), condition('ContainersReady', true, '', '', now), condition('Ready', true, '', '', now)],
+      containerStatuses: (pod.spec.containers ?? []).map((c: Obj) => ({
+        name: c.name, image: c.image, imageID: '', ready: true, started: true, restartCount: 0, state: { running: { startedAt } },
+      })),
+    });
+    this.stats.podsReady += 1;
+    await this.opts.onPodReady?.(pod);
+  }
+
+  private async writePodStatus(pod: Obj, status: Obj): Promise<void> {
+    const same = JSON.stringify(conditionSummary(status)) === JSON.stringify(conditionSummary(pod.status ?? {})) && status.phase === pod.status?.phase;
+    if (same) return;
+    this.stats.statusWrites += 1;
+    await this.core.replaceNamespacedPodStatus({ name: pod.metadata.name, namespace: pod.metadata.namespace, body: { ...pod, status } });
+  }
+}
+
+function controllerOf(pod: Obj): string | undefined {
+  return (pod.metadata?.ownerReferences ?? []).find((o: Obj) => o.controller && o.kind === 'Deployment')?.name;
+}
+
+export function podReady(pod: Obj): boolean {
+  return (pod.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+}
+
+function condition(type: string, status: boolean, reason: string, message: string, now: number): Obj {
+  return { type, status: status ? 'True' : 'False', lastTransitionTime: new Date(now).toISOString(), ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+}
+
+function conditionSummary(status: Obj) {
+  return (status.conditions ?? []).map((c: Obj) => [c.type, c.status, c.reason ?? '', c.message ?? '']);
+}

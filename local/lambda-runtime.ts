@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'aws-lambda';
+
+export type Handler<E = unknown, R = unknown> = (event: E, context: Context) => Promise<R>;
+
+export interface LocalFunctionOptions {
+  name: string;
+  timeoutMs: number;
+  /** Like Lambda reserved concurrency: invocations beyond it wait for a slot. */
+  concurrency: number;
+  memorySizeMb?: number;
+}
+
+export interface LocalFunctionStats {
+  invocations: number;
+  errors: number;
+  timeouts: number;
+  running: number;
+  queued: number;
+  maxRunning: number;
+}
+
+export class FunctionTimeoutError extends Error {
+  constructor(name: string, timeoutMs: number) {
+    super(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds (${name})`);
+    this.name = 'FunctionTimeoutError';
+  }
+}
+
+/**
+ * Runs a Lambda handler in process with what the handler can observe of the real runtime: a context
+ * (request id, remaining time), a timeout that fails the invocation, and a concurrency limit. A timed-out
+ * invocation keeps running in the background (as a frozen Lambda sandbox would be thawed later), which is
+ * exactly why handlers must be idempotent and fenced.
+ */
+export class LocalFunction<E = unknown, R = unknown> {
+  readonly options: LocalFunctionOptions;
+  private readonly handler: Handler<E, R>;
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  readonly stats: LocalFunctionStats = { invocations: 0, errors: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0 };
+
+  constructor(handler: Handler<E, R>, options: LocalFunctionOptions) {
+    this.handler = handler;
+    this.options = options;
+  }
+
+  async invoke(event: E): Promise<R> {
+    if (this.running >= this.options.concurrency) {
+      this.stats.queued += 1;
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      this.stats.queued -= 1;
+    }
+    this.running += 1;
+    this.stats.running = this.running;
+    this.stats.maxRunning = Math.max(this.stats.maxRunning, this.running);
+    this.stats.invocations += 1;
+    const deadline = Date.now() + this.options.timeoutMs;
+    const context = this.context(deadline);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          this.stats.timeouts += 1;
+          reject(new FunctionTimeoutError(this.options.name, this.options.timeoutMs));
+        }, this.options.timeoutMs);
+      });
+      return await Promise.race([this.handler(event, context), timeout]);
+    } catch (err) {
+      this.stats.errors += 1;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.running -= 1;
+      this.stats.running = this.running;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private context(deadline: number): Context {
+    const name = this.options.name;
+    return {
+      callbackWaitsForEmptyEventLoop: false,
+      functionName: name,
+      functionVersion: '$LATEST',
+      invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+      memoryLimitInMB: String(this.options.memorySizeMb ?? 512),
+      awsRequestId: randomUUID(),
+      logGroupName: `/aws/lambda/${name}`,
+      logStreamName: `local/${name}`,
+      getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+      done: () => undefined,
+      fail: () => undefined,
+      succeed: () => undefined,
+    };
+  }
+}

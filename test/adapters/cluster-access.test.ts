@@ -1,0 +1,110 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClusterAccess, ClusterAccessError, EKS_TOKEN_PREFIX } from '../../adapters/cluster-access/index.ts';
+import type { SecretSource } from '../../adapters/cluster-access/index.ts';
+import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
+
+const SECRET_MARKER = 'do-not-leak-7f3a';
+const kubeconfig = (server: string, user: Record<string, unknown> = { token: SECRET_MARKER }) => `
+apiVersion: v1
+kind: Config
+clusters: [{ name: c, cluster: { server: "${server}" } }]
+users: [{ name: u, user: ${JSON.stringify(user)} }]
+contexts: [{ name: ctx, context: { cluster: c, user: u } }, { name: other, context: { cluster: c, user: u } }]
+current-context: ctx
+`;
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'cluster-access-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function reg(id: string, access: ClusterRegistration['access']): ClusterRegistration {
+  return { id, access, labels: {} };
+}
+
+async function expectSafeFailure(p: Promise<unknown>, reason: string, id: string) {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ClusterAccessError);
+  const e = err as ClusterAccessError;
+  expect(e.reason).toBe(reason);
+  expect(e.message.startsWith(`cluster ${id} (access `)).toBe(true);
+  expect(e.message).not.toContain(SECRET_MARKER);
+  expect(e.message).not.toContain(dir);
+  expect(JSON.stringify(e)).not.toContain(SECRET_MARKER);
+  expect(e.cause).toBeUndefined();
+}
+
+describe('cluster access', () => {
+  it('loads a kubeconfig file, honouring the context', async () => {
+    const path = join(dir, 'kc.yaml');
+    await writeFile(path, kubeconfig('http://127.0.0.1:6443'));
+    const kc = await createClusterAccess().kubeConfigFor(reg('c1', { kind: 'kubeconfig-file', path, context: 'other' }));
+    expect(kc.getCurrentContext()).toBe('other');
+    expect(kc.getCurrentCluster()?.server).toBe('http://127.0.0.1:6443');
+  });
+
+  it('builds a config for a bare URL', async () => {
+    const kc = await createClusterAccess().kubeConfigFor(reg('c1', { kind: 'url', url: 'http://127.0.0.1:1234' }));
+    expect(kc.getCurrentCluster()?.server).toBe('http://127.0.0.1:1234');
+    expect(kc.getCurrentUser()?.token).toBeUndefined();
+  });
+
+  it('signs an EKS token with the injected credentials', async () => {
+    const access = createClusterAccess({
+      awsCredentials: async () => ({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'x' }),
+      now: () => new Date('2026-01-01T00:00:00Z'),
+    });
+    const kc = await access.kubeConfigFor(
+      reg('prod', { kind: 'eks', clusterName: 'prod-1', region: 'eu-west-1', endpoint: 'https://abc.eks.amazonaws.com', caData: 'QUJD' }),
+    );
+    expect(kc.getCurrentUser()?.token?.startsWith(EKS_TOKEN_PREFIX)).toBe(true);
+    expect(kc.getCurrentCluster()).toMatchObject({ server: 'https://abc.eks.amazonaws.com', caData: 'QUJD' });
+  });
+
+  it('reads a kubeconfig from the secret store and caches it until the TTL', async () => {
+    let calls = 0;
+    let clock = new Date('2026-01-01T00:00:00Z');
+    const secrets: SecretSource = { getSecretString: async () => { calls++; return kubeconfig('https://10.0.0.1'); } };
+    const access = createClusterAccess({ secrets, now: () => clock, cacheTtlMs: 60_000 });
+    const c = reg('c1', { kind: 'secret', secretId: 'arn:aws:secretsmanager:eu-west-1:1:secret:k' });
+    await access.kubeConfigFor(c);
+    await access.kubeConfigFor(c);
+    expect(calls).toBe(1);
+    clock = new Date(clock.getTime() + 60_001);
+    await access.kubeConfigFor(c);
+    expect(calls).toBe(2);
+    access.forget('c1');
+    await access.kubeConfigFor(c);
+    expect(calls).toBe(3);
+  });
+
+  it('fails with the cluster id and access kind only, never the path, secret or library message', async () => {
+    const access = createClusterAccess({
+      secrets: {
+        getSecretString: async (id) => {
+          if (id === 'missing') throw Object.assign(new Error(`no secret ${SECRET_MARKER}`), { name: 'ResourceNotFoundException' });
+          if (id === 'exec') return kubeconfig('https://x', { exec: { command: 'aws', args: ['eks', 'get-token'] } });
+          return `not: [valid ${SECRET_MARKER}`;
+        },
+      },
+    });
+    await expectSafeFailure(access.kubeConfigFor(reg('c1', { kind: 'kubeconfig-file', path: join(dir, 'nope') })), 'not-found', 'c1');
+    const garbage = join(dir, 'garbage.yaml');
+    await writeFile(garbage, `{{ ${SECRET_MARKER}`);
+    await expectSafeFailure(access.kubeConfigFor(reg('c2', { kind: 'kubeconfig-file', path: garbage })), 'invalid', 'c2');
+    await expectSafeFailure(access.kubeConfigFor(reg('c3', { kind: 'secret', secretId: 'missing' })), 'not-found', 'c3');
+    await expectSafeFailure(access.kubeConfigFor(reg('c4', { kind: 'secret', secretId: 'broken' })), 'invalid', 'c4');
+    // A secret must not be able to make the function run a command.
+    await expectSafeFailure(access.kubeConfigFor(reg('c5', { kind: 'secret', secretId: 'exec' })), 'invalid', 'c5');
+    await expectSafeFailure(
+      access.kubeConfigFor(reg('c6', { kind: 'eks', clusterName: 'p', region: 'eu-west-1', endpoint: 'https://x', caData: 'QQ==' })),
+      'unavailable', 'c6',
+    );
+  });
+});
