@@ -41,8 +41,12 @@ export function helpText(cmd: Command): string {
 export function parseCommandArgs(cmd: Command, argv: string[]) {
   const options: Record<string, OptionSpec> = { ...cmd.options, help: { type: 'boolean', description: '' } };
   const parseOptions = Object.fromEntries(
-    Object.entries(options).map(([k, v]) => [k, { type: v.type, multiple: v.multiple, short: v.short, default: v.default }]),
-  ) as ParseArgsConfig['options'];
+    // Node 22's parseArgs rejects keys present with an undefined value, so only set ones are passed.
+    Object.entries(options).map(([k, v]) => [
+      k,
+      Object.fromEntries(Object.entries({ type: v.type, multiple: v.multiple, short: v.short, default: v.default }).filter(([, x]) => x !== undefined)),
+    ]),
+  ) as unknown as ParseArgsConfig['options'];
   try {
     return parseArgs({ args: argv, options: parseOptions, allowPositionals: true, strict: true });
   } catch (err) {

@@ -34,7 +34,7 @@ export async function main(argv: string[]): Promise<number> {
   const rest = argv.slice(match.path.length);
   try {
     const parsed = parseCommandArgs(match, rest);
-    if (parsed.values.help) {
+    if ((parsed.values as Record<string, unknown>).help) {
       process.stdout.write(helpText(match));
       return 0;
     }

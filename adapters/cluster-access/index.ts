@@ -64,8 +64,15 @@ export function createClusterAccess(options: ClusterAccessOptions = {}): Cluster
       }
       case 'url': {
         const kc = new KubeConfig();
+        // client-node refuses plain http unless skipTLSVerify is set; over http there is no TLS to verify.
+        const plainHttp = access.url.startsWith('http:');
         kc.loadFromClusterAndUser(
-          { name: cluster.id, server: access.url, caData: access.caData, skipTLSVerify: access.insecureSkipTlsVerify ?? false },
+          {
+            name: cluster.id,
+            server: access.url,
+            caData: access.caData,
+            skipTLSVerify: plainHttp || (access.insecureSkipTlsVerify ?? false),
+          },
           { name: `${cluster.id}-anonymous` },
         );
         return { kc, until: at + ttl };
@@ -130,6 +137,15 @@ function fromKubeconfigText(
   const user = kc.getCurrentUser();
   if (!clusterEntry?.server || !kc.getContextObject(kc.getCurrentContext())) throw fail('invalid');
   if (!allowExec && (user?.exec || user?.authProvider)) throw fail('invalid');
+  if (clusterEntry.server.startsWith('http:') && !clusterEntry.skipTLSVerify) {
+    // client-node refuses plain http unless skipTLSVerify is set (kubectl does not); there is no TLS to verify.
+    kc.loadFromOptions({
+      clusters: kc.clusters.map((c) => (c.name === clusterEntry.name ? { ...c, skipTLSVerify: true } : c)),
+      users: kc.users,
+      contexts: kc.contexts,
+      currentContext: kc.currentContext,
+    });
+  }
   return kc;
 }
 

@@ -8,17 +8,12 @@
  * a single hand edit would block every later reconcile with a 409 conflict that only a human could clear.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  ApiException,
-  CustomObjectsApi,
-  KubernetesObjectApi,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { KubeObject } from '../../core/kube.ts';
 import { GROUP, KIND, PLURAL, VERSION, API_VERSION } from '../../core/poolspirit/api.ts';
 import type { ClusterClient, EventInput, ObjectRef } from './types.ts';
+import { RawObjectApi } from './raw-object-api.ts';
 import { retryPolicy, statusOf } from './retry.ts';
 import type { RetryOptions } from './retry.ts';
 
@@ -40,13 +35,13 @@ function isNotFound(err: unknown): boolean {
   return statusOf(err) === 404;
 }
 
+/** Responses of CustomObjectsApi are plain already; this only detaches them from the client. */
 function plain<T>(obj: T): T {
-  // client-node returns class instances with Date fields; the core compares plain JSON.
   return JSON.parse(JSON.stringify(obj)) as T;
 }
 
 export function createClusterClient(kc: KubeConfig, options: ClusterClientOptions = {}): ClusterClient {
-  const objects = KubernetesObjectApi.makeApiClient(kc);
+  const objects = RawObjectApi.fromKubeConfig(kc);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const counters = { reads: 0, writes: 0, retries: 0 };
   const policy = retryPolicy(options.retry, () => counters.retries++);
@@ -68,7 +63,7 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
       const obj = await read(() =>
         objects.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } }),
       );
-      return plain(obj) as KubeObject;
+      return obj as KubeObject;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -88,7 +83,7 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
       const page = await read(() =>
         objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector, 500, continueToken),
       );
-      for (const item of page.items) items.push({ ...(plain(item) as KubeObject), apiVersion, kind });
+      for (const item of page.items) items.push({ ...(item as KubeObject), apiVersion, kind });
       continueToken = page.metadata?._continue || undefined;
     } while (continueToken);
     return items;
@@ -103,10 +98,7 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
     listByLabel,
 
     async apply(obj) {
-      const out = await write(() =>
-        objects.patch(obj as KubernetesObject, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply),
-      );
-      return plain(out) as KubeObject;
+      return (await write(() => objects.applyJson(obj as KubernetesObject, FIELD_MANAGER, true))) as KubeObject;
     },
 
     async patchStatus(obj, status) {
@@ -173,7 +165,7 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
         count: 1,
       };
       try {
-        await write(() => objects.create(body as KubernetesObject));
+        await write(() => objects.createJson(body as KubernetesObject, FIELD_MANAGER));
       } catch (err) {
         if (statusOf(err) !== 409) throw err;
       }

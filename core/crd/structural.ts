@@ -33,6 +33,7 @@ function convert(node: Record<string, unknown>, at: string): StructuralSchema {
     if (key === 'required' && (node.required as string[]).length === 0) continue;
     out[key] = node[key];
   }
+  if (node.const !== undefined) out.enum = [node.const]; // OpenAPI v3 (CRDs) has no const
   for (const [key, value] of Object.entries(node)) if (key.startsWith('x-kubernetes-')) out[key] = value;
   if (node.type === undefined) {
     out['x-kubernetes-preserve-unknown-fields'] = true; // arbitrary JSON (an override's value)

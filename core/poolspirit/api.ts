@@ -26,11 +26,11 @@ export const DEFAULT_NAMESPACE = 'pool-spirit-system';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
+const QUANTITY_MESSAGE = 'must be a Kubernetes quantity such as 500m, 256Mi or 1Gi';
+
 /** A resource quantity: an integer or a string in the API server's quantity grammar. */
 export const QuantitySchema = z
-  .union([z.int().min(0), z.string().regex(new RegExp(QUANTITY_PATTERN))], {
-    error: 'must be a Kubernetes quantity such as 500m, 256Mi or 1Gi',
-  })
+  .union([z.int().min(0), z.string().regex(new RegExp(QUANTITY_PATTERN), { error: QUANTITY_MESSAGE })], { error: QUANTITY_MESSAGE })
   .refine((q) => isQuantity(q) && !String(q).startsWith('-'), { error: 'must not be negative' })
   .meta({ 'x-kubernetes-int-or-string': true, pattern: QUANTITY_PATTERN });
 

@@ -40,7 +40,7 @@ export function parsePoolSpiritSpec(raw: unknown, options: ParseOptions = {}): P
         'not supported: the apiserver fronts a single-member in-memory etcd in the same pod, so a second replica ' +
         'would bring its own empty etcd and YurtHubs could elect two leaders; a pool-spirit always runs one pod',
     });
-    raw = { ...raw, apiServer: omit(apiServer, 'replicas') };
+    raw = { ...(raw as Record<string, unknown>), apiServer: omit(apiServer, 'replicas') };
   }
   const parsed = PoolSpiritSpecSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, issues: [...issues, ...zodIssues(parsed.error.issues)] };

@@ -1,3 +1,5 @@
+import type { Crypto, CryptoKeyPair, EcKeyGenParams, EcKeyImportParams, EcdsaParams } from './webcrypto.ts';
+
 /**
  * Key generation is injected so the core stays free of hidden randomness: production passes
  * webCryptoKeyFactory(); tests and benchmarks may pass cachingKeyFactory() to skip regenerating keys.

@@ -1,4 +1,5 @@
 import type { ObjectNames } from './names.ts';
+import { labelValue } from './labels.ts';
 
 /**
  * What the per-pool PKI consists of. Two CAs, as kubeadm does: the pool CA (apiserver serving certificate,
@@ -40,7 +41,8 @@ export const AGENT_USER = 'poolspirit:agent';
 export const AGENT_GROUP = 'system:masters';
 
 export function caSubject(id: CaId, pool: string): string {
-  return id === 'ca' ? `CN=poolspirit-ca ${pool}, O=pool-spirit` : `CN=poolspirit-etcd-ca ${pool}, O=pool-spirit`;
+  // The pool goes in OU, shortened like a label value: X.509 caps name attributes at 64 characters.
+  return `CN=${id === 'ca' ? 'poolspirit-ca' : 'poolspirit-etcd-ca'}, OU=${labelValue(pool)}, O=pool-spirit`;
 }
 
 /** The Service DNS names a client inside the cluster may use, shortest first. */

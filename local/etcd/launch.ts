@@ -140,6 +140,8 @@ async function startOnce(name: string, dataDir: string, ownsDir: boolean, extraA
   } finally {
     closeSync(logFd); // the child holds its own copy
   }
+  // etcd alone must not keep this process alive; the exit hook below takes it down with us.
+  child.unref();
   const exited = new Promise<string>((resolve) => {
     child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `code ${code}`));
     child.once('error', (err) => resolve(err.message));

@@ -47,6 +47,9 @@ describe('cluster access', () => {
     const kc = await createClusterAccess().kubeConfigFor(reg('c1', { kind: 'kubeconfig-file', path, context: 'other' }));
     expect(kc.getCurrentContext()).toBe('other');
     expect(kc.getCurrentCluster()?.server).toBe('http://127.0.0.1:6443');
+    // client-node only speaks plain http with skipTLSVerify; there is no TLS to verify over http.
+    expect(kc.getCurrentCluster()?.skipTLSVerify).toBe(true);
+    expect(kc.getCurrentUser()?.token).toBe(SECRET_MARKER);
   });
 
   it('builds a config for a bare URL', async () => {

@@ -21,6 +21,15 @@ export function builtinDefinitionName(group: string, version: string, kind: stri
 }
 
 const resolvedKinds = new Map<string, SchemaNode>();
+const builtinRoots = new WeakSet<SchemaNode>();
+
+/**
+ * Whether the node is a built-in kind's root schema from builtinSchema(). kube validates built-ins with Go
+ * code, not OpenAPI, so OpenAPI-only rules (list-set/map uniqueness) must not reject them.
+ */
+export function isBuiltinSchema(node: SchemaNode): boolean {
+  return builtinRoots.has(node);
+}
 
 export function builtinSchema(group: string, version: string, kind: string): SchemaNode | undefined {
   const name = builtinDefinitionName(group, version, kind);
@@ -29,6 +38,7 @@ export function builtinSchema(group: string, version: string, kind: string): Sch
   if (!node) {
     node = deepFreeze(resolveDefinition(name));
     resolvedKinds.set(name, node);
+    builtinRoots.add(node);
   }
   return node;
 }

@@ -63,8 +63,17 @@ export function tooMany(field: string, actual: number, max: number): StatusCause
   return fieldError('FieldValueTooMany', field, actual >= 0 ? actual : OMIT_VALUE, detail);
 }
 
+/** A bad value whose Go rendering is given verbatim (typed Go structs the JSON cannot reproduce). */
+export class GoLiteral {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
 /** How `ErrorBody` prints a bad value: simple types with %v / %q, anything else with %#v. */
 export function goValue(value: unknown): string {
+  if (value instanceof GoLiteral) return value.text;
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'string') return goQuote(value);
   if (typeof value === 'number') return goNumber(value);

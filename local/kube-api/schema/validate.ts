@@ -8,7 +8,7 @@
  * with map keys joined by dots (`spec.labels.app`), while pruning and list/embedded checks use
  * field.Path, which writes map keys in brackets (`spec.labels[app]`).
  */
-import { builtinSchema } from './builtin.ts';
+import { builtinSchema, isBuiltinSchema } from './builtin.ts';
 import { validateFormat } from './formats.ts';
 import {
   duplicate,
@@ -42,6 +42,8 @@ interface Location {
 interface Collector {
   causes: StatusCause[];
   unknown: string[];
+  /** Validating a built-in kind: only the checks its Go decoding and validation would also make. */
+  builtin: boolean;
 }
 
 const ROOT: Location = { name: '', path: '' };
@@ -51,7 +53,7 @@ export function validateAgainstSchema(
   schema: SchemaNode,
   opts: { fieldValidation: FieldValidation },
 ): SchemaValidationResult {
-  const ctx: Collector = { causes: [], unknown: [] };
+  const ctx: Collector = { causes: [], unknown: [], builtin: isBuiltinSchema(schema) };
   const pruned = walk(obj, schema, ROOT, ctx, true) as Record<string, unknown>;
   return { causes: ctx.causes, unknownFields: opts.fieldValidation === 'Ignore' ? [] : ctx.unknown, pruned };
 }
@@ -139,7 +141,7 @@ function walkArray(items: unknown[], s: SchemaNode, loc: Location, ctx: Collecto
 /** x-kubernetes-list-type set/map: entries (or their keys) must be unique. */
 function checkListSemantics(items: unknown[], s: SchemaNode, loc: Location, ctx: Collector) {
   const listType = s['x-kubernetes-list-type'];
-  if (listType !== 'set' && listType !== 'map') return;
+  if (ctx.builtin || (listType !== 'set' && listType !== 'map')) return;
   const seen = new Set<string>();
   items.forEach((item, i) => {
     let identity: unknown = item;
@@ -196,7 +198,7 @@ function checkEnum(value: unknown, s: SchemaNode, loc: Location, ctx: Collector)
 /** allOf/anyOf/oneOf/not only add value validation in a structural schema: no pruning below them. */
 function checkJunctors(value: unknown, s: SchemaNode, loc: Location, ctx: Collector) {
   const tryBranch = (branch: SchemaNode) => {
-    const scratch: Collector = { causes: [], unknown: [] };
+    const scratch: Collector = { causes: [], unknown: [], builtin: ctx.builtin };
     walk(value, { ...branch, 'x-kubernetes-preserve-unknown-fields': true }, loc, scratch, false);
     return scratch.causes;
   };

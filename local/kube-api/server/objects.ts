@@ -25,7 +25,7 @@ export function present(info: ResourceInfo, value: KubeObject, modRevision: numb
 
 /** The object as stored: storage version, no resourceVersion (that is the key's revision). */
 export function toStored(info: ResourceInfo, obj: KubeObject): KubeObject {
-  const out = { ...obj, apiVersion: groupVersion(info.group, info.storageVersion), kind: info.kind };
+  const out: KubeObject = { ...obj, apiVersion: groupVersion(info.group, info.storageVersion), kind: info.kind };
   const m = { ...meta(obj) };
   delete m.resourceVersion;
   delete m.selfLink;

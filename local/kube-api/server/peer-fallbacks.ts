@@ -26,6 +26,8 @@ const schema: SchemaModule = {
   crdVersionSchema: (crd, version) =>
     (crd.spec?.versions ?? []).find((v: KubeObject) => v.name === version)?.schema?.openAPIV3Schema,
   validateCrd: () => [],
+  withCrdDefaults: (crd) => crd,
+  strictDecodingError: (_kind, fields) => `strict decoding error: ${fields.map((f) => `unknown field ${JSON.stringify(f)}`).join(', ')}`,
   validateAgainstSchema: (obj) => ({ causes: [], unknownFields: [], pruned: obj }),
   openApiV3Index: () => ({ paths: {} }),
   openApiV3Document: () => ({ openapi: '3.0.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths: {}, components: { schemas: {} } }),

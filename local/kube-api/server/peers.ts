@@ -21,12 +21,14 @@ export interface SchemaModule {
   builtinSchema(group: string, version: string, kind: string): SchemaNode | undefined;
   crdVersionSchema(crd: KubeObject, version: string): SchemaNode | undefined;
   validateCrd(crd: KubeObject): StatusCause[];
+  withCrdDefaults<T extends object>(crd: T): T;
+  strictDecodingError(kind: string, unknownFields: string[], version?: string): string;
   validateAgainstSchema(
     obj: KubeObject,
     schema: SchemaNode,
     opts: { fieldValidation: FieldValidation },
   ): { causes: StatusCause[]; unknownFields: string[]; pruned: KubeObject };
-  openApiV3Index(resources: unknown[]): unknown;
+  openApiV3Index(groupVersions: Array<string | { group: string; version: string }>, documents?: Record<string, unknown>): unknown;
   openApiV3Document(groupVersion: string, resources: unknown[]): unknown;
 }
 

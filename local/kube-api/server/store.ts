@@ -11,7 +11,7 @@ import { groupVersion, type ResourceInfo } from '../registry.ts';
 import type { ApiContext } from './context.ts';
 import { alreadyExists, ApiError, badRequest, cause, conflict, forbidden, invalid, notFound, staleConflict } from './errors.ts';
 import { generationChanged, meta, present, randomSuffix, sameContent, timestamp, toStored, type KubeObject } from './objects.ts';
-import { patchModule, type FieldValidation } from './peers.ts';
+import { patchModule, schemaModule, type FieldValidation } from './peers.ts';
 import { validateName, validateObject } from './validate.ts';
 
 export interface WriteOptions {
@@ -22,6 +22,8 @@ export interface WriteOptions {
   warnings?: string[];
   /** Set when managedFields were already computed (server-side apply). */
   managedFieldsDone?: boolean;
+  /** The API verb, for error wording (strict decoding errors differ between bodies and patches). */
+  verb?: 'create' | 'update' | 'patch';
 }
 
 export type Propagation = 'Background' | 'Foreground' | 'Orphan';
@@ -46,6 +48,12 @@ function clone<T>(v: T): T {
   return structuredClone(v);
 }
 
+/** Defaulting kube applies before validation (only CRDs need it here). */
+function withKindDefaults(info: ResourceInfo, obj: KubeObject): KubeObject {
+  if (!info.custom && info.group === 'apiextensions.k8s.io' && info.resource === 'customresourcedefinitions') return schemaModule.withCrdDefaults(obj);
+  return obj;
+}
+
 export function objectKeyFor(info: ResourceInfo, namespace: string | undefined, name: string): string {
   return info.namespaced ? `${info.keyPrefix}/${namespace}/${name}` : `${info.keyPrefix}/${name}`;
 }
@@ -54,6 +62,9 @@ export class ObjectStore {
   private readonly ctx: ApiContext;
   /** Hooks run after a committed (non-dry-run) write of a resource, e.g. CRD registration. */
   readonly afterCommit = new Map<string, (info: ResourceInfo, obj: KubeObject | undefined, deleted: boolean) => Promise<KubeObject | void>>();
+
+  /** Finalizers the server itself adds when an object of a resource is deleted (e.g. CRD cleanup). */
+  readonly deleteFinalizers = new Map<string, string>();
 
   constructor(ctx: ApiContext) {
     this.ctx = ctx;
@@ -134,7 +145,7 @@ export class ObjectStore {
     else delete m.generation;
     this.prepareCreateForKind(info, obj);
 
-    const validated = validateObject(info, obj, opts.fieldValidation ?? 'Warn');
+    const validated = validateObject(info, withKindDefaults(info, obj), opts.fieldValidation ?? 'Warn', opts.verb ?? 'create');
     opts.warnings?.push(...validated.warnings);
     let toCreate = validated.obj;
     if (!opts.managedFieldsDone) {
@@ -299,7 +310,7 @@ export class ObjectStore {
       (m.labels ??= {})['kubernetes.io/metadata.name'] = om.name;
     }
     m.resourceVersion = old.metadata.resourceVersion;
-    const validated = validateObject(info, next, opts.fieldValidation ?? 'Warn');
+    const validated = validateObject(info, withKindDefaults(info, next), opts.fieldValidation ?? 'Warn', opts.verb ?? 'update');
     opts.warnings?.push(...validated.warnings);
     return validated.obj;
   }
@@ -327,6 +338,8 @@ export class ObjectStore {
       if (!m.deletionTimestamp) {
         if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
         if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
+        const system = this.deleteFinalizers.get(`${info.group}/${info.resource}`);
+        if (system && !finalizers.includes(system)) finalizers.push(system);
       }
       const isNamespace = !info.custom && info.group === '' && info.resource === 'namespaces';
       const pendingSpecFinalizers = isNamespace && (current.spec?.finalizers ?? []).length > 0;

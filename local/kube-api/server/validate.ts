@@ -26,7 +26,7 @@ export function validateName(info: ResourceInfo, name: string): StatusCause[] {
  * Validates `obj` for a write. Strict unknown fields → 400 BadRequest, schema violations → 422 Invalid;
  * Warn collects `unknown field "x"` warnings for the Warning header.
  */
-export function validateObject(info: ResourceInfo, obj: KubeObject, fieldValidation: FieldValidation): ValidationOutcome {
+export function validateObject(info: ResourceInfo, obj: KubeObject, fieldValidation: FieldValidation, verb: 'create' | 'update' | 'patch' = 'create'): ValidationOutcome {
   const name = String(obj.metadata?.name ?? '');
   const warnings: string[] = [];
   let result = obj;
@@ -36,7 +36,8 @@ export function validateObject(info: ResourceInfo, obj: KubeObject, fieldValidat
     const outcome = schemaModule.validateAgainstSchema(obj, schema, { fieldValidation });
     if (outcome.unknownFields.length) {
       if (fieldValidation === 'Strict') {
-        throw badRequest(`strict decoding error: ${outcome.unknownFields.map((f) => `unknown field ${goQuote(f)}`).join(', ')}`);
+        // Create/update bodies fail in the decoder, which wraps the message; patches fail after patching.
+        throw badRequest(schemaModule.strictDecodingError(info.kind, outcome.unknownFields, verb === 'patch' ? undefined : info.version));
       }
       if (fieldValidation === 'Warn') for (const f of outcome.unknownFields) warnings.push(`unknown field ${goQuote(f)}`);
     }

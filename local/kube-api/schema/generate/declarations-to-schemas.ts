@@ -11,7 +11,12 @@ import type { SchemaNode } from '../types.ts';
 import { ATOMIC_MAPS, ATOMIC_STRUCTS, FLOAT64_FIELDS, INT64_FIELDS, LIST_TAGS, SUPPLEMENTED_FIELDS } from './upstream-tags.ts';
 
 /** A schema node as stored: a SchemaNode that may instead name a definition. */
-export type StoredNode = SchemaNode & { $def?: string };
+export type StoredNode = Omit<SchemaNode, 'properties' | 'items' | 'additionalProperties'> & {
+  $def?: string;
+  properties?: Record<string, StoredNode>;
+  items?: StoredNode;
+  additionalProperties?: StoredNode | boolean;
+};
 
 export interface GeneratedSchemas {
   source: string;
@@ -130,11 +135,10 @@ class DefinitionBuilder {
       if (!member.questionToken) required.push(field);
     }
     for (const [field, extra] of Object.entries(SUPPLEMENTED_FIELDS[owner] ?? {})) {
-      const child: StoredNode =
-        extra.kind === 'boolean' ? { type: 'boolean' }
-        : extra.kind === 'string' ? { type: 'string' }
-        : extra.kind === 'string-list' ? { type: 'array', items: { type: 'string' } }
-        : { type: 'array', items: { $def: this.define(this.findSibling(decl, extra.ref)) } };
+      let child: StoredNode;
+      if (extra.kind === 'ref-list') child = { type: 'array', items: { $def: this.define(this.findSibling(decl, extra.ref)) } };
+      else if (extra.kind === 'string-list') child = { type: 'array', items: { type: 'string' } };
+      else child = { type: extra.kind };
       properties[field] = this.fieldNode({ ...child, description: extra.description }, owner, field);
     }
     if (Object.keys(properties).length > 0) node.properties = sortKeys(properties);

@@ -62,5 +62,6 @@ export function writeOptions(scope: Scope, kind: 'CreateOptions' | 'UpdateOption
   scope.record.fieldManager = fieldManager;
   const dryRun = isDryRun(q);
   scope.record.dryRun = dryRun;
-  return { dryRun, fieldManager, fieldValidation: fieldValidation(q), warnings: scope.warnings };
+  const verb = kind === 'CreateOptions' ? 'create' : kind === 'UpdateOptions' ? 'update' : 'patch';
+  return { dryRun, fieldManager, fieldValidation: fieldValidation(q), warnings: scope.warnings, verb };
 }

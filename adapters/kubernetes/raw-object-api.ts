@@ -1,0 +1,54 @@
+/**
+ * KubernetesObjectApi without the typed model layer. client-node (de)serialises known kinds through its
+ * generated models, which renames or drops keys the models do not spell the same way (a CRD's
+ * `x-kubernetes-int-or-string` is silently lost) and turns timestamps into Date objects. The reconciler
+ * compares and applies plain JSON exactly as the apiserver speaks it, so bodies go out and come back raw.
+ * Discovery (kind → resource path) and authentication are still the library's.
+ */
+import { ApiException, HttpMethod, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, ResponseContext } from '@kubernetes/client-node';
+
+export class RawObjectApi extends KubernetesObjectApi {
+  static fromKubeConfig(kc: KubeConfig): RawObjectApi {
+    const client = kc.makeApiClient(RawObjectApi);
+    client.setDefaultNamespace(kc);
+    return client;
+  }
+
+  protected override async processResponse<T extends KubernetesObject>(response: ResponseContext): Promise<T> {
+    const text = await response.body.text();
+    if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) {
+      return (text ? JSON.parse(text) : {}) as T;
+    }
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    throw new ApiException(response.httpStatusCode, 'Unsuccessful HTTP Request', body, response.headers);
+  }
+
+  /** Server-side apply of a plain JSON object. */
+  async applyJson<T extends KubernetesObject>(obj: T, fieldManager: string, force: boolean): Promise<T> {
+    const path = await this.specUriPath(obj, 'patch');
+    const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.PATCH);
+    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('Content-Type', PatchStrategy.ServerSideApply);
+    ctx.setQueryParam('fieldManager', fieldManager);
+    ctx.setQueryParam('force', String(force));
+    ctx.setBody(JSON.stringify(obj));
+    return this.requestPromise<T>(ctx);
+  }
+
+  /** Create of a plain JSON object. */
+  async createJson<T extends KubernetesObject>(obj: T, fieldManager?: string): Promise<T> {
+    const path = await this.specUriPath(obj, 'create');
+    const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.POST);
+    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('Content-Type', 'application/json');
+    if (fieldManager) ctx.setQueryParam('fieldManager', fieldManager);
+    ctx.setBody(JSON.stringify(obj));
+    return this.requestPromise<T>(ctx);
+  }
+}

@@ -1,0 +1,98 @@
+import { choiceFlag, intFlag, type Command } from '../command.ts';
+import { startLocalFleet } from '../../local/fleet/fleet.ts';
+import { progressJson, renderProgress, totals, type FleetProgress } from '../../local/fleet/progress.ts';
+
+export const localUp: Command = {
+  path: ['local', 'up'],
+  summary: 'run the whole system locally: clusters, forwarders, bus, functions, state table',
+  options: {
+    clusters: { type: 'string', default: '2', valueName: 'N', description: 'local clusters to start (1-50)' },
+    pools: { type: 'string', default: '3', valueName: 'M', description: 'edge NodePools per cluster (0-500)' },
+    'nodes-per-pool': { type: 'string', default: '2', valueName: 'K', description: 'Ready edge nodes per pool (0-100)' },
+    'cloud-pools': { type: 'string', default: '1', valueName: 'N', description: 'Cloud NodePools per cluster, which get nothing (0-100)' },
+    store: { type: 'string', default: 'memory', valueName: 'memory|etcd', description: 'storage of the local clusters' },
+    kubelet: { type: 'string', default: 'sim', valueName: 'sim', description: 'how pods run: sim (pods become Ready after a delay)' },
+    'ready-delay': { type: 'string', default: '200', valueName: 'MS', description: 'sim kubelet: ms from placement to Ready (0-60000)' },
+    'kubeconfig-dir': { type: 'string', valueName: 'DIR', description: 'where to write one kubeconfig per cluster (default .local/kubeconfigs)' },
+    'state-dir': { type: 'string', default: '.local', valueName: 'DIR', description: 'local state: dead letters, kubeconfigs' },
+    json: { type: 'boolean', description: 'print JSON progress lines instead of the live view' },
+    'exit-when-converged': { type: 'boolean', description: 'stop and exit 0 once every pool is Available (non-zero on timeout)' },
+    timeout: { type: 'string', default: '600', valueName: 'SECONDS', description: 'with --exit-when-converged: give up after this long' },
+  },
+  details: `
+Starts N local clusters seeded with NodePools and Nodes, a forwarder and a sim kubelet per cluster, the
+local EventBridge-compatible bus with the rules of serverless.yml, dynalite as the state table, and the
+reconcile function in process. Shows convergence live; Ctrl-C stops everything.
+
+Then, in another terminal:
+  kubectl --kubeconfig .local/kubeconfigs/cluster-01.kubeconfig get poolspirits
+  kubectl --kubeconfig .local/kubeconfigs/cluster-01.kubeconfig apply -f - <<EOF
+  apiVersion: apps.openyurt.io/v1beta1
+  kind: NodePool
+  metadata: { name: shop-17 }
+  spec: { type: Edge }
+  EOF`,
+  async run({ values }) {
+    const clusters = intFlag('clusters', values.clusters, 1, 50);
+    const pools = intFlag('pools', values.pools, 0, 500);
+    const nodesPerPool = intFlag('nodes-per-pool', values['nodes-per-pool'], 0, 100);
+    const cloudPools = intFlag('cloud-pools', values['cloud-pools'], 0, 100);
+    const store = choiceFlag('store', values.store, ['memory', 'etcd'] as const);
+    choiceFlag('kubelet', values.kubelet, ['sim'] as const);
+    const readyDelayMs = intFlag('ready-delay', values['ready-delay'], 0, 60_000);
+    const timeoutS = intFlag('timeout', values.timeout, 1, 86_400);
+    const json = Boolean(values.json);
+    const live = !json && process.stdout.isTTY;
+    const say = (line: string) => process.stdout.write(json ? JSON.stringify({ type: 'log', message: line }) + '\n' : line + '\n');
+
+    say(`starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${store} store, sim kubelet)`);
+    const fleet = await startLocalFleet({
+      clusters, pools, nodesPerPool, cloudPools, store, readyDelayMs,
+      kubeconfigDir: values['kubeconfig-dir'] as string | undefined,
+      stateDir: values['state-dir'] as string,
+      log: say,
+    });
+
+    let drawn = 0;
+    let lastPlain = '';
+    const show = (p: FleetProgress) => {
+      if (json) return void process.stdout.write(progressJson(p) + '\n');
+      const lines = renderProgress(p);
+      if (live) {
+        process.stdout.write((drawn ? `\x1b[${drawn}A` : '') + lines.map((l) => `\x1b[2K${l}`).join('\n') + '\n');
+        drawn = lines.length;
+      } else if (lines.at(-1)!.replace(/ · [\d.]+ s$/, '') !== lastPlain) {
+        lastPlain = lines.at(-1)!.replace(/ · [\d.]+ s$/, '');
+        process.stdout.write(lines.at(-1)! + '\n');
+      }
+    };
+
+    let stopping = false;
+    const stop = async (code: number) => {
+      if (stopping) return;
+      stopping = true;
+      say('stopping local fleet…');
+      await fleet.stop();
+      process.exit(code);
+    };
+    process.once('SIGINT', () => void stop(0));
+    process.once('SIGTERM', () => void stop(0));
+
+    try {
+      const p = await fleet.waitConverged(timeoutS * 1000, show);
+      show(p);
+      const t = totals(p);
+      say(`converged: ${t.available}/${t.wanted} pools Available in ${(p.elapsedMs / 1000).toFixed(1)} s`);
+    } catch (err) {
+      say((err as Error).message);
+      if (values['exit-when-converged']) return void (await stop(1));
+    }
+    if (values['exit-when-converged']) return void (await stop(0));
+    say(`try: kubectl --kubeconfig ${fleet.clusters[0].kubeconfigPath} get nodepools,poolspirits`);
+    say('watching for changes; Ctrl-C to stop');
+    // Keep showing progress: a NodePool added with kubectl converges here.
+    const timer = setInterval(() => void fleet.progress().then(show, () => undefined), 1000);
+    process.once('exit', () => clearInterval(timer));
+    return -1;
+  },
+};

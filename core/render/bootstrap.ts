@@ -1,0 +1,77 @@
+import { stringify } from 'yaml';
+import { stableHash } from '../hash.ts';
+import type { KubeObject } from '../kube.ts';
+import { nodePoolCrd } from '../nodepool-crd.ts';
+import type { ObjectNames } from './names.ts';
+
+export const BOOTSTRAP_HASH_ANNOTATION = 'poolspirit.io/bootstrap-hash';
+export const BOOTSTRAP_MANIFESTS_KEY = 'manifests.yaml';
+export const BOOTSTRAP_HASH_KEY = 'hash';
+
+const rbac = 'rbac.authorization.k8s.io/v1';
+const nodes = { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:nodes' };
+
+/**
+ * What must exist inside a pool-spirit apiserver from the moment it starts, in apply order. The agent
+ * applies it (again after every restart, since etcd is in memory, and whenever the hash changes).
+ *
+ * - kube-system: YurtHubs elect their leader on the Lease kube-system/yurthub.
+ * - The NodePool CRD: YurtHubs read their pool there.
+ * - system:nodes → admin: the grant the feature request (openyurt#777) asked for, instead of upstream's
+ *   system:masters. YurtHubs authenticate with their node certificates (group system:nodes).
+ * - poolspirit:yurthub: what `admin` does not cover and YurtHubs need. `admin` is a namespaced role, so even
+ *   bound cluster-wide it grants no cluster-scoped resources (Nodes, NodePools) and no Leases; EndpointSlices
+ *   are listed explicitly because they are pool-scoped data the leader copies. NodeRestriction and the
+ *   Node authorizer still confine each node to its own Node object and node Lease.
+ */
+export function bootstrapManifests(): KubeObject[] {
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } },
+    nodePoolCrd(),
+    {
+      apiVersion: rbac,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'poolspirit:nodes-admin' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [nodes],
+    },
+    {
+      apiVersion: rbac,
+      kind: 'ClusterRole',
+      metadata: { name: 'poolspirit:yurthub' },
+      rules: [
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+        { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
+        { apiGroups: ['apps.openyurt.io'], resources: ['nodepools'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+      ],
+    },
+    {
+      apiVersion: rbac,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'poolspirit:yurthub' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'poolspirit:yurthub' },
+      subjects: [nodes],
+    },
+  ];
+}
+
+export interface RenderedBootstrap {
+  configMap: KubeObject;
+  hash: string;
+}
+
+export function renderBootstrap(names: ObjectNames, namespace: string, labels: Record<string, string>): RenderedBootstrap {
+  const manifests = bootstrapManifests();
+  const hash = stableHash(manifests);
+  const yaml = manifests.map((m) => stringify(m, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+  return {
+    hash,
+    configMap: {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: names.bootstrapConfigMap, namespace, labels, annotations: { [BOOTSTRAP_HASH_ANNOTATION]: hash } },
+      data: { [BOOTSTRAP_MANIFESTS_KEY]: yaml, [BOOTSTRAP_HASH_KEY]: hash },
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import { stableHash } from '../hash.ts';
+import type { KubeObject, OwnerReference } from '../kube.ts';
+import type { NodePool } from '../nodepool.ts';
+import { API_VERSION, KIND, type ComponentVersions } from '../poolspirit/api.ts';
+import type { ResolvedPoolSpiritSpec } from '../poolspirit/resolved.ts';
+import { renderBootstrap } from './bootstrap.ts';
+import { componentChanges, type ComponentChange } from './changes.ts';
+import type { KeyFactory } from './keys.ts';
+import { managedLabels } from './labels.ts';
+import { objectNames, type ObjectNames } from './names.ts';
+import { applyOverrides } from './overrides.ts';
+import { ensurePki } from './pki.ts';
+import { DEFAULT_PKI_POLICY, leafSpecs, type PkiPolicy } from './pki-spec.ts';
+import { renderRbac } from './rbac.ts';
+import { renderSecrets } from './secrets.ts';
+import { endpointFor, renderService } from './service.ts';
+import { renderDeployment } from './workload.ts';
+
+export interface RenderInput {
+  /** The PoolSpirit: its name and uid (for owner references) and its parsed, defaulted spec. */
+  poolSpirit: { metadata: { name: string; uid: string }; spec: ResolvedPoolSpiritSpec };
+  nodePool: NodePool;
+  cluster: {
+    /** PEM bundle of the cluster CA(s) that sign node client certificates. */
+    caBundlePem: string;
+    clusterDomain: string;
+    /** Namespace the owned objects live in (the product namespace). */
+    namespace: string;
+  };
+  /** The Service's ClusterIP once it exists: then it is a SAN of the apiserver certificate. */
+  serviceClusterIP?: string;
+  /** Current PKI by file name (see existingPkiFromSecrets); absent or partial means issue what is missing. */
+  existingPki?: Record<string, string>;
+  /** The live Deployment, to report component version changes (re-seeds). */
+  liveWorkload?: KubeObject;
+  now: Date;
+  keys: KeyFactory;
+  pkiPolicy?: Partial<PkiPolicy>;
+}
+
+export interface RenderResult {
+  /** Every desired object, in apply order, each labelled and owned by the PoolSpirit. */
+  objects: KubeObject[];
+  pki: { reused: boolean; reasons: string[]; notAfter: string; caNotAfter: string };
+  /** Hash of all desired objects: equal hashes mean nothing to do. */
+  desiredHash: string;
+  /** Hash of the bootstrap content; the agent reports it back once applied. */
+  bootstrapHash: string;
+  names: ObjectNames;
+  endpoint: string;
+  versions: ComponentVersions;
+  /** Version changes against liveWorkload; an etcd change has kind 'reseed'. */
+  changes: ComponentChange[];
+}
+
+/**
+ * Renders everything a pool-spirit consists of. Pure apart from the injected key factory: the same inputs
+ * (with the PKI of a previous render as existingPki) give byte-identical objects, so a steady pool never
+ * causes a write. Throws SpecRenderError (with field issues) when an override does not apply.
+ */
+export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult> {
+  const { poolSpirit, nodePool, cluster } = input;
+  const spec = poolSpirit.spec;
+  const name = poolSpirit.metadata.name;
+  const names = objectNames(name);
+  const labels = managedLabels(spec.nodePool);
+  const clusterIP = input.serviceClusterIP && input.serviceClusterIP !== 'None' ? input.serviceClusterIP : undefined;
+
+  const pki = await ensurePki({
+    pool: spec.nodePool,
+    leaves: leafSpecs(names, cluster.namespace, cluster.clusterDomain, clusterIP),
+    existing: input.existingPki ?? {},
+    now: input.now,
+    keys: input.keys,
+    policy: { ...DEFAULT_PKI_POLICY, ...input.pkiPolicy },
+  });
+  const secrets = renderSecrets(pki, cluster.caBundlePem, names, cluster.namespace, spec.nodePool);
+  const bootstrap = renderBootstrap(names, cluster.namespace, labels);
+  const deployment = applyOverrides(
+    renderDeployment({
+      spec,
+      names,
+      nodePool,
+      labels,
+      poolSpiritName: name,
+      namespace: cluster.namespace,
+      bootstrapConfigMap: names.bootstrapConfigMap,
+      clusterDomain: cluster.clusterDomain,
+      hostNetwork: nodePool.spec?.hostNetwork === true,
+      pkiHash: secrets.mountedHash.slice(0, 16),
+    }),
+    spec.overrides,
+  );
+
+  const owner: OwnerReference = { apiVersion: API_VERSION, kind: KIND, name, uid: poolSpirit.metadata.uid, controller: true, blockOwnerDeletion: true };
+  const objects = [
+    ...secrets.objects,
+    bootstrap.configMap,
+    ...renderRbac(names, cluster.namespace, name, labels),
+    renderService(names, cluster.namespace, labels),
+    deployment,
+  ].map((obj) => ({
+    ...obj,
+    metadata: { ...obj.metadata, labels: { ...labels, ...obj.metadata.labels }, ownerReferences: [owner] },
+  }));
+
+  const versions: ComponentVersions = { bundle: spec.version, apiServer: spec.apiServer.version, etcd: spec.etcd.version, agent: spec.agent.version };
+  return {
+    objects,
+    pki: { reused: pki.reused, reasons: pki.reasons, notAfter: pki.notAfter.toISOString(), caNotAfter: pki.caNotAfter.toISOString() },
+    desiredHash: stableHash(objects),
+    bootstrapHash: bootstrap.hash,
+    names,
+    endpoint: endpointFor(names, cluster.namespace, cluster.clusterDomain),
+    versions,
+    changes: componentChanges(input.liveWorkload, versions),
+  };
+}

@@ -1,0 +1,87 @@
+import { stableHash } from '../hash.ts';
+import type { KubeObject } from '../kube.ts';
+import { kubeconfigYaml } from './kubeconfig.ts';
+import { APISERVER_PORT } from './layout.ts';
+import type { ObjectNames } from './names.ts';
+import { certFile, keyFile, PKI_FILES, type PkiResult } from './pki.ts';
+import { AGENT_USER } from './pki-spec.ts';
+
+/**
+ * Three Secrets, split by who may read them:
+ * - `<base>-ca`: the two CA keys. Never mounted into any pod; only the reconciler reads it to sign.
+ * - `<base>-pki`: what kube-apiserver and etcd mount (each container gets only its own files, by items).
+ * - `<base>-agent`: the agent's kubeconfig, mounted only into the agent container.
+ * All Opaque with file-like keys: each holds several key pairs, which kubernetes.io/tls cannot express.
+ */
+export const PKI_SECRET_KEYS = {
+  ca: [PKI_FILES.caCert, PKI_FILES.caKey, PKI_FILES.etcdCaCert, PKI_FILES.etcdCaKey],
+  pki: [
+    PKI_FILES.caCert,
+    'client-ca.crt',
+    PKI_FILES.etcdCaCert,
+    certFile('apiserver'),
+    keyFile('apiserver'),
+    certFile('apiserver-etcd-client'),
+    keyFile('apiserver-etcd-client'),
+    certFile('etcd-server'),
+    keyFile('etcd-server'),
+    certFile('etcd-peer'),
+    keyFile('etcd-peer'),
+    PKI_FILES.saPublic,
+    PKI_FILES.saPrivate,
+  ],
+  agent: [PKI_FILES.caCert, certFile('agent'), keyFile('agent'), 'kubeconfig'],
+} as const;
+
+export interface RenderedSecrets {
+  objects: KubeObject[];
+  /** Hash of the material the pod mounts: changes exactly when the pod must restart to pick it up. */
+  mountedHash: string;
+}
+
+export function renderSecrets(pki: PkiResult, clusterCaBundle: string, names: ObjectNames, namespace: string, pool: string): RenderedSecrets {
+  const files: Record<string, string> = {
+    ...pki.files,
+    // The apiserver trusts node certificates (cluster CA: YurtHubs) and the agent's certificate (pool CA).
+    'client-ca.crt': `${clusterCaBundle.trim()}\n${pki.files[PKI_FILES.caCert].trim()}\n`,
+    kubeconfig: kubeconfigYaml({
+      cluster: `poolspirit-${pool}`,
+      server: `https://127.0.0.1:${APISERVER_PORT}`,
+      caPem: pki.files[PKI_FILES.caCert],
+      certPem: pki.files[certFile('agent')],
+      keyPem: pki.files[keyFile('agent')],
+      user: AGENT_USER,
+    }),
+  };
+  const secret = (name: string, keys: readonly string[]): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace },
+    type: 'Opaque',
+    data: Object.fromEntries(keys.map((k) => [k, Buffer.from(files[k]).toString('base64')])),
+  });
+  const pkiSecret = secret(names.pkiSecret, PKI_SECRET_KEYS.pki);
+  const agentSecret = secret(names.agentSecret, PKI_SECRET_KEYS.agent);
+  return {
+    objects: [secret(names.caSecret, PKI_SECRET_KEYS.ca), pkiSecret, agentSecret],
+    mountedHash: stableHash([pkiSecret.data, agentSecret.data]),
+  };
+}
+
+/**
+ * The existingPki input of renderPoolSpirit from the live Secrets (any order, missing ones skipped):
+ * their data, base64-decoded and merged by file name.
+ */
+export function existingPkiFromSecrets(secrets: Array<KubeObject | undefined>, names: ObjectNames): Record<string, string> {
+  const out: Record<string, string> = {};
+  const ours = new Set([names.caSecret, names.pkiSecret, names.agentSecret]);
+  // The CA Secret last: after an interrupted apply its ca.crt is the one that signs, so it must win.
+  const ordered = secrets.filter((s): s is KubeObject => !!s && s.kind === 'Secret' && ours.has(s.metadata.name));
+  ordered.sort((a, b) => Number(a.metadata.name === names.caSecret) - Number(b.metadata.name === names.caSecret));
+  for (const s of ordered) {
+    for (const [k, v] of Object.entries((s.data ?? {}) as Record<string, string>)) {
+      out[k] = Buffer.from(v, 'base64').toString('utf8');
+    }
+  }
+  return out;
+}

@@ -1,0 +1,206 @@
+import { fieldDiffs } from './diff.ts';
+import type { KubeObject } from './kube.ts';
+import type { ComponentVersions, Condition, ConditionType, Phase, PoolSpiritStatus } from './poolspirit/api.ts';
+import type { FieldIssue } from './poolspirit/resolved.ts';
+import { workloadVersions } from './render/changes.ts';
+
+export interface WorkloadObservation {
+  exists: boolean;
+  /** The live Deployment has the desired template and finished rolling it out. */
+  upToDate: boolean;
+  /** Its pod is ready (all containers pass readiness). */
+  ready: boolean;
+  /** Versions the running pod has, once a rollout completed. */
+  currentVersions?: ComponentVersions;
+}
+
+type DeploymentLike = KubeObject & {
+  spec?: { replicas?: number };
+  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number; availableReplicas?: number };
+};
+
+export function observeWorkload(live: KubeObject | undefined, desired?: KubeObject): WorkloadObservation {
+  if (!live) return { exists: false, upToDate: false, ready: false };
+  const d = live as DeploymentLike;
+  const s = d.status ?? {};
+  const want = d.spec?.replicas ?? 1;
+  const rolledOut =
+    (s.observedGeneration ?? 0) >= (d.metadata.generation ?? 0) && (s.updatedReplicas ?? 0) >= want && (s.replicas ?? 0) <= want;
+  const upToDate = rolledOut && (!desired || fieldDiffs(desired.spec, live.spec).length === 0);
+  const ready = (s.readyReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want;
+  return { exists: true, upToDate, ready, currentVersions: rolledOut && ready ? workloadVersions(live) : undefined };
+}
+
+export interface StatusInputs {
+  generation: number;
+  now: Date;
+  previous?: PoolSpiritStatus;
+  /** Set when the spec failed to parse: every issue names its field. Nothing else is evaluated. */
+  invalid?: FieldIssue[];
+  paused?: boolean;
+  /** From renderPoolSpirit. */
+  render?: { endpoint: string; versions: ComponentVersions; bootstrapHash: string; pki: { notAfter: string; caNotAfter: string } };
+  /** Every PKI Secret exists in the cluster with the rendered content. */
+  secretsApplied?: boolean;
+  workload?: WorkloadObservation;
+  /** A leader whose Lease renewTime is older than this is stale (default 60 s: 4 lease durations). */
+  leaderStaleAfterSeconds?: number;
+}
+
+/**
+ * The status fields the reconciler owns: observedGeneration, phase, conditions, endpoint, versions and
+ * certificates. The agent owns leader, bootstrap and etcd (read here from `previous`, never returned), so
+ * each side can apply its own fields without taking the other's.
+ *
+ * Available = CertificatesReady ∧ WorkloadReady ∧ Bootstrapped. LeaderElected is reported beside it: a
+ * leader exists only once the pool's YurtHubs elect one, which a healthy pool-spirit cannot force.
+ */
+export function poolSpiritStatus(inputs: StatusInputs): PoolSpiritStatus {
+  const { previous, now, generation } = inputs;
+  const prevConditions = previous?.conditions ?? [];
+  const condition = (type: ConditionType, status: Condition['status'], reason: string, message: string): Condition => {
+    const before = prevConditions.find((c) => c.type === type);
+    const unchanged = before?.status === status;
+    return {
+      type,
+      status,
+      observedGeneration: generation,
+      lastTransitionTime: unchanged && before ? before.lastTransitionTime : now.toISOString(),
+      reason,
+      message,
+    };
+  };
+
+  if (inputs.invalid && inputs.invalid.length > 0) {
+    const message = inputs.invalid.map((i) => `${i.field}: ${i.message}`).join('; ');
+    // Nothing is applied for an invalid spec, so the other conditions keep describing what still runs.
+    const kept = prevConditions.filter((c) => c.type !== 'Available');
+    return {
+      ...owned(previous),
+      observedGeneration: generation,
+      phase: 'Invalid',
+      conditions: [...kept, condition('Available', 'False', 'Invalid', `invalid spec: ${message}`)],
+    };
+  }
+
+  const render = inputs.render;
+  const workload = inputs.workload ?? { exists: false, upToDate: false, ready: false };
+  const notAfter = render ? Date.parse(render.pki.notAfter) : NaN;
+  const certs = !inputs.secretsApplied
+    ? condition('CertificatesReady', 'False', 'Pending', 'certificates are not yet stored in the cluster')
+    : notAfter <= now.getTime()
+      ? condition('CertificatesReady', 'False', 'Expired', `a certificate expired at ${render!.pki.notAfter}`)
+      : condition('CertificatesReady', 'True', 'Issued', `valid until ${render!.pki.notAfter}`);
+  const wl = !workload.exists
+    ? condition('WorkloadReady', 'False', 'NotCreated', 'the pool-spirit Deployment does not exist yet')
+    : !workload.upToDate
+      ? condition('WorkloadReady', 'False', 'RollingOut', 'the pool-spirit pod is being replaced with the desired one')
+      : !workload.ready
+        ? condition('WorkloadReady', 'False', 'NotReady', 'the pool-spirit pod is not ready')
+        : condition('WorkloadReady', 'True', 'Ready', 'the pool-spirit pod is ready');
+  const applied = previous?.bootstrap?.appliedHash;
+  // After a pod restart etcd is empty and an old appliedHash proves nothing, so it only counts while the
+  // workload is ready (the agent re-applies and re-reports on every start).
+  const boot =
+    wl.status !== 'True'
+      ? condition('Bootstrapped', 'Unknown', 'WorkloadNotReady', 'waiting for the pool-spirit pod')
+      : render && applied === render.bootstrapHash
+        ? condition('Bootstrapped', 'True', 'Applied', 'the agent applied the current bootstrap manifests')
+        : condition('Bootstrapped', 'False', 'Pending', applied ? 'the agent has not applied the current bootstrap manifests yet' : 'the agent has not reported a bootstrap yet');
+  const leader = leaderCondition(previous, now, inputs.leaderStaleAfterSeconds ?? 60, condition);
+  const failing = [certs, wl, boot].find((c) => c.status !== 'True');
+  const available = failing
+    ? condition('Available', 'False', NOT_READY_REASON[failing.type as ConditionType], failing.message)
+    : condition('Available', 'True', 'Available', 'certificates, workload and bootstrap are ready');
+
+  const wasUp = previous?.phase === 'Running' || previous?.phase === 'Degraded';
+  const phase: Phase = inputs.paused
+    ? 'Paused'
+    : available.status === 'True'
+      ? 'Running'
+      : wasUp
+        ? 'Degraded'
+        : workload.exists
+          ? 'Provisioning'
+          : 'Pending';
+
+  return {
+    observedGeneration: generation,
+    phase,
+    conditions: [certs, wl, boot, leader, available],
+    endpoint: render?.endpoint ?? previous?.endpoint,
+    versions: { desired: render?.versions ?? previous?.versions?.desired, current: workload.currentVersions ?? previous?.versions?.current },
+    certificates: render ? { notAfter: render.pki.notAfter, caNotAfter: render.pki.caNotAfter } : previous?.certificates,
+  };
+}
+
+function leaderCondition(
+  previous: PoolSpiritStatus | undefined,
+  now: Date,
+  staleAfterSeconds: number,
+  condition: (type: ConditionType, status: Condition['status'], reason: string, message: string) => Condition,
+): Condition {
+  const holder = previous?.leader?.holder;
+  if (!holder) return condition('LeaderElected', 'False', 'NoLeader', 'no YurtHub holds the kube-system/yurthub Lease');
+  const renewed = Date.parse(previous?.leader?.renewTime ?? '');
+  const age = (now.getTime() - renewed) / 1000;
+  if (!Number.isFinite(age) || age > staleAfterSeconds) {
+    return condition('LeaderElected', 'False', 'LeaderStale', `${holder} last renewed the leader Lease ${Number.isFinite(age) ? `${Math.round(age)}s ago` : 'at an unknown time'}`);
+  }
+  return condition('LeaderElected', 'True', 'Elected', `${holder} is the leader YurtHub`);
+}
+
+function owned(status: PoolSpiritStatus | undefined): PoolSpiritStatus {
+  if (!status) return {};
+  const { endpoint, versions, certificates } = status;
+  return { endpoint, versions, certificates };
+}
+
+const NOT_READY_REASON: Record<ConditionType, string> = {
+  CertificatesReady: 'CertificatesNotReady',
+  WorkloadReady: 'WorkloadNotReady',
+  Bootstrapped: 'NotBootstrapped',
+  LeaderElected: 'LeaderLost',
+  Available: 'Unavailable',
+};
+
+export interface StatusEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/**
+ * The changes between two statuses worth a Kubernetes Event: conditions turning True or False (not the
+ * first False of a new object), a new leader, an invalid spec (or a different invalidity), a completed
+ * version change. Timestamps, renewals and generation bumps are not events.
+ */
+export function meaningfulTransitions(oldStatus: PoolSpiritStatus | undefined, newStatus: PoolSpiritStatus): StatusEvent[] {
+  const events: StatusEvent[] = [];
+  const before = new Map((oldStatus?.conditions ?? []).map((c) => [c.type, c]));
+  for (const c of newStatus.conditions ?? []) {
+    const old = before.get(c.type);
+    if (c.type === 'Available' && c.reason === 'Invalid') {
+      if (old?.reason !== 'Invalid' || old.message !== c.message) events.push({ type: 'Warning', reason: 'InvalidSpec', message: c.message });
+      continue;
+    }
+    if (old?.status === c.status) continue;
+    if (c.status === 'True') {
+      events.push({ type: 'Normal', reason: c.type, message: c.message });
+    } else if (old?.status === 'True') {
+      events.push({ type: 'Warning', reason: NOT_READY_REASON[c.type as ConditionType] ?? `${c.type}False`, message: c.message });
+    }
+  }
+  const oldHolder = oldStatus?.leader?.holder;
+  const newHolder = newStatus.leader?.holder;
+  if (oldHolder && newHolder && oldHolder !== newHolder) {
+    events.push({ type: 'Normal', reason: 'LeaderChanged', message: `leader moved from ${oldHolder} to ${newHolder}` });
+  }
+  const oldBundle = oldStatus?.versions?.current?.bundle;
+  const newBundle = newStatus.versions?.current?.bundle;
+  if (oldBundle && newBundle && oldBundle !== newBundle) {
+    events.push({ type: 'Normal', reason: 'VersionChanged', message: `now running bundle ${newBundle} (was ${oldBundle})` });
+  }
+  if (oldStatus?.phase !== 'Paused' && newStatus.phase === 'Paused') events.push({ type: 'Normal', reason: 'Paused', message: 'reconciliation paused by spec.paused' });
+  return events;
+}

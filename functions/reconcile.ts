@@ -1,0 +1,48 @@
+/**
+ * Lambda entry point of `reconcile`: converges one (cluster, NodePool) key named by an EventBridge event
+ * (a change notice or a reconcile request). Thin on purpose: parsing is in reconcile/trigger.ts, the lease
+ * and outcome in reconcile/run.ts, the cluster work in reconcile/converge.ts, wiring in reconcile/deps.ts.
+ */
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Context } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { depsFromEnvironment, reconcileDeps } from './reconcile/deps.ts';
+import type { ReconcileDeps, ReconcileDepsInput } from './reconcile/deps.ts';
+import { parseTrigger } from './reconcile/trigger.ts';
+import { reconcile } from './reconcile/run.ts';
+import type { ReconcileResult } from './reconcile/run.ts';
+
+export type { ReconcileDeps, ReconcileDepsInput } from './reconcile/deps.ts';
+export type { ReconcileResult } from './reconcile/run.ts';
+export { reconcileDeps } from './reconcile/deps.ts';
+
+/** The handler, bound to the given dependencies (the local stack and tests call this). */
+export function createReconcileHandler(input: ReconcileDeps | ReconcileDepsInput | (() => ReconcileDeps)) {
+  let resolved: ReconcileDeps | undefined;
+  const deps = () => (resolved ??= typeof input === 'function' ? input() : reconcileDeps(input));
+  const core = async (event: unknown, context: Context): Promise<ReconcileResult> => {
+    const d = deps();
+    const target = parseTrigger(event);
+    d.logger.appendKeys({ clusterId: target.clusterId, nodePool: target.nodePool, eventId: target.eventId });
+    d.metrics.addDimension('clusterId', target.clusterId);
+    // The lease owner must be unique per invocation; a local caller may pass no request id.
+    const invocationId = context?.awsRequestId || randomUUID();
+    return reconcile(d, target, invocationId);
+  };
+  // Built on first use, so importing this module never reads the environment.
+  let wrapped: ((event: unknown, context: Context) => Promise<ReconcileResult>) | undefined;
+  return (event: unknown, context: Context): Promise<ReconcileResult> => {
+    if (!wrapped) {
+      const d = deps();
+      wrapped = middy(core)
+        .use(injectLambdaContext(d.logger, { resetKeys: true }))
+        .use(logMetrics(d.metrics)) as unknown as (event: unknown, context: Context) => Promise<ReconcileResult>;
+    }
+    return wrapped(event, context);
+  };
+}
+
+/** The cloud handler: dependencies from the function's environment, built on the first invocation. */
+export const handler = createReconcileHandler(() => depsFromEnvironment());

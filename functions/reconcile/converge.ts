@@ -1,0 +1,261 @@
+/**
+ * The cluster side of one reconcile pass: read what is, render what should be (pure core), write only the
+ * difference. A converged pool costs reads only — zero writes.
+ *
+ * Order of work, and why:
+ *  1. NodePool gone → nothing to do: owner references take the PoolSpirit and everything under it.
+ *  2. Not an edge pool / opted out → delete the PoolSpirit *we* created (GC removes the rest).
+ *  3. Ensure the PoolSpirit exists (created from fleet defaults, owned by the NodePool). Its spec is the
+ *     operator's from then on: we never re-apply our defaults over it.
+ *  4. Parse the spec. Invalid → condition naming each bad field; nothing else is touched, so what runs
+ *     keeps running.
+ *  5. Read the Service (its ClusterIP is a SAN), the PKI Secrets (reused byte for byte), the cluster CA,
+ *     the rest of the owned objects; render; apply only objects that differ — the Service first, and if
+ *     its ClusterIP was only now allocated, render again so the certificate carries it.
+ *  6. Status (the reconciler's fields only) applied if it changed; an Event per meaningful transition.
+ */
+import type { KubeObject } from '../../core/kube.ts';
+import { objectKey } from '../../core/kube.ts';
+import {
+  DEFAULT_NAMESPACE,
+  existingPkiFromSecrets,
+  fieldDiffs,
+  meaningfulTransitions,
+  objectNames,
+  objectsToApply,
+  observeWorkload,
+  parsePoolSpiritSpec,
+  poolSpiritIntent,
+  poolSpiritStatus,
+  renderPoolSpirit,
+  SpecRenderError,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+} from '../../core/index.ts';
+import type { FieldIssue, NodePool, PoolSpiritStatus, RenderResult, ObjectNames } from '../../core/index.ts';
+import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
+import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
+import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
+import type { ReconcileDeps } from './deps.ts';
+import type { ReconcileTarget } from './trigger.ts';
+
+export interface ConvergeResult {
+  outcome: Exclude<ReconcileOutcome, 'error'>;
+  observedGeneration?: number;
+  desiredHash?: string;
+  /** Writes made to the cluster in this pass. */
+  clusterWrites: number;
+  /** `Kind namespace/name` of every object applied, in order. */
+  applied: string[];
+}
+
+export const CLUSTER_DOMAIN = 'cluster.local';
+
+export async function converge(deps: ReconcileDeps, target: ReconcileTarget, _fencingToken: number): Promise<ConvergeResult> {
+  const registration = await deps.cluster(target.clusterId);
+  if (!registration) throw new ClusterAccessError(target.clusterId, undefined, 'not-registered');
+  const kc = await deps.clusterAccess.kubeConfigFor(registration);
+  const client = deps.clusterClient(kc, target.clusterId);
+  const writesBefore = client.counters.writes;
+  const applied: string[] = [];
+  const done = (outcome: ConvergeResult['outcome'], extra: Partial<ConvergeResult> = {}): ConvergeResult => {
+    const clusterWrites = client.counters.writes - writesBefore;
+    // "applied" whenever anything was written (a status-only change included), "unchanged" only for zero.
+    const settled = outcome === 'unchanged' && clusterWrites > 0 ? 'applied' : outcome;
+    return { outcome: settled, clusterWrites, applied, ...extra };
+  };
+  try {
+    return await convergePool(deps, client, target.nodePool, applied, done);
+  } catch (err) {
+    // Let the outcome record count what reached the cluster before the failure.
+    if (err && typeof err === 'object') Object.assign(err, { clusterWrites: client.counters.writes - writesBefore });
+    throw err;
+  }
+}
+
+type Done = (outcome: ConvergeResult['outcome'], extra?: Partial<ConvergeResult>) => ConvergeResult;
+
+async function convergePool(
+  deps: ReconcileDeps,
+  client: ClusterClient,
+  poolName: string,
+  applied: string[],
+  done: Done,
+): Promise<ConvergeResult> {
+  const namespace = deps.namespace ?? DEFAULT_NAMESPACE;
+  const nodePool = (await client.getNodePool(poolName)) as NodePool | undefined;
+  if (!nodePool) return done('gone');
+
+  const intent = poolSpiritIntent(nodePool, deps.fleetDefaults);
+  let poolSpirit = await client.getPoolSpirit(poolName);
+  if (!intent.wanted) {
+    if (intent.reason === 'NodePoolDeleting') return done('gone');
+    if (poolSpirit && createdByUsFor(poolSpirit, nodePool) && !poolSpirit.metadata.deletionTimestamp) {
+      await client.delete(
+        { apiVersion: poolSpirit.apiVersion, kind: poolSpirit.kind, name: poolSpirit.metadata.name },
+        poolSpirit.metadata.uid,
+      );
+      applied.push(`delete ${describe(poolSpirit)}`);
+    }
+    return done('not-edge');
+  }
+
+  if (poolSpirit?.metadata.deletionTimestamp) {
+    // The previous PoolSpirit (e.g. of a deleted and re-created pool) is still being collected; the
+    // retry of this event creates the new one once it is gone.
+    throw new Error(`PoolSpirit ${poolName} is being deleted; retry once it is gone`);
+  }
+  if (!poolSpirit) {
+    poolSpirit = await client.apply(intent.spec as unknown as KubeObject);
+    applied.push(describe(poolSpirit));
+  }
+  const generation = poolSpirit.metadata.generation ?? 1;
+  const previous = poolSpirit.status as PoolSpiritStatus | undefined;
+
+  const parsed = parsePoolSpiritSpec(poolSpirit.spec);
+  if (!parsed.ok) {
+    await writeStatus(deps, client, poolSpirit, previous, poolSpiritStatus({ generation, now: deps.clock(), previous, invalid: parsed.issues }));
+    return done('invalid', { observedGeneration: generation });
+  }
+  const spec = parsed.spec;
+  const names = objectNames(poolSpirit.metadata.name);
+
+  // Everything the render needs from the cluster, read in parallel.
+  const [service, caSecret, pkiSecret, agentSecret, liveWorkload, caBundlePem] = await Promise.all([
+    client.get({ apiVersion: 'v1', kind: 'Service', namespace, name: names.base }),
+    client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.caSecret }),
+    client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.pkiSecret }),
+    client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.agentSecret }),
+    client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace, name: names.base }),
+    client.readClusterCA(),
+  ]);
+  if (!caBundlePem) {
+    throw new Error('cluster CA not found: expected ConfigMap kube-system/kube-root-ca.crt with key ca.crt');
+  }
+  const render = (serviceClusterIP: string | undefined, existingPki: Record<string, string>) =>
+    renderPoolSpirit({
+      poolSpirit: { metadata: { name: poolSpirit!.metadata.name, uid: poolSpirit!.metadata.uid! }, spec },
+      nodePool,
+      cluster: { caBundlePem, clusterDomain: CLUSTER_DOMAIN, namespace },
+      serviceClusterIP,
+      existingPki,
+      liveWorkload,
+      now: deps.clock(),
+      keys: deps.keyFactory,
+    });
+
+  let rendered: RenderResult;
+  try {
+    rendered = await render(clusterIPOf(service), existingPkiFromSecrets([caSecret, pkiSecret, agentSecret], names));
+  } catch (err) {
+    if (!(err instanceof SpecRenderError)) throw err;
+    await writeStatus(deps, client, poolSpirit, previous, poolSpiritStatus({ generation, now: deps.clock(), previous, invalid: err.issues as FieldIssue[] }));
+    return done('invalid', { observedGeneration: generation });
+  }
+
+  const live = new Map<string, KubeObject | undefined>();
+  for (const obj of [service, caSecret, pkiSecret, agentSecret, liveWorkload]) if (obj) live.set(objectKey(obj), obj);
+  await Promise.all(
+    rendered.objects
+      .filter((obj) => !live.has(objectKey(obj)) && !isPreRead(obj, names))
+      .map(async (obj) => {
+        const current = await client.get({
+          apiVersion: obj.apiVersion,
+          kind: obj.kind,
+          namespace: obj.metadata.namespace,
+          name: obj.metadata.name,
+        });
+        if (current) live.set(objectKey(current), current);
+      }),
+  );
+
+  if (!spec.paused) {
+    let pending = objectsToApply(rendered.objects, live);
+    const desiredService = pending.find((o) => o.kind === 'Service' && o.apiVersion === 'v1');
+    if (desiredService) {
+      const after = await client.apply(desiredService);
+      applied.push(describe(after));
+      live.set(objectKey(after), after);
+      const ip = clusterIPOf(after);
+      if (ip !== clusterIPOf(service)) {
+        // The certificate must name the Service IP: render again, keeping every key and cert still good.
+        const secretsSoFar = rendered.objects.filter((o) => o.kind === 'Secret');
+        rendered = await render(ip, existingPkiFromSecrets(secretsSoFar, names));
+      }
+      pending = objectsToApply(rendered.objects, live);
+    }
+    for (const obj of pending) {
+      const after = await client.apply(obj);
+      applied.push(describe(after));
+      live.set(objectKey(after), after);
+    }
+  }
+
+  const desiredWorkload = rendered.objects.find((o) => o.kind === 'Deployment');
+  const workloadNow = desiredWorkload ? live.get(objectKey(desiredWorkload)) : undefined;
+  const secretsApplied = rendered.objects
+    .filter((o) => o.kind === 'Secret')
+    .every((o) => {
+      const current = live.get(objectKey(o));
+      return current !== undefined && fieldDiffs(o, current).length === 0;
+    });
+  const status = poolSpiritStatus({
+    generation,
+    now: deps.clock(),
+    previous,
+    paused: spec.paused,
+    render: rendered,
+    secretsApplied,
+    workload: observeWorkload(workloadNow, desiredWorkload),
+  });
+  await writeStatus(deps, client, poolSpirit, previous, status);
+  const outcome = spec.paused ? 'paused' : 'unchanged';
+  return done(outcome, { observedGeneration: generation, desiredHash: rendered.desiredHash });
+}
+
+/** Applies the status only when a field the reconciler owns differs; an Event per meaningful transition. */
+async function writeStatus(
+  deps: ReconcileDeps,
+  client: ClusterClient,
+  poolSpirit: KubeObject,
+  previous: PoolSpiritStatus | undefined,
+  status: PoolSpiritStatus,
+): Promise<void> {
+  if (!statusChanged(status, previous)) return;
+  await client.patchStatus(poolSpirit, status as Record<string, unknown>);
+  for (const event of meaningfulTransitions(previous, status)) {
+    await client.createEvent({ involved: poolSpirit, ...event });
+  }
+  deps.logger.debug('status written', { phase: status.phase });
+}
+
+function statusChanged(status: PoolSpiritStatus, previous: PoolSpiritStatus | undefined): boolean {
+  if (!previous) return true;
+  if (fieldDiffs(status, previous).length > 0) return true;
+  // fieldDiffs reads `status` as a partial view; a field we stopped setting must be removed too.
+  const ownedKeys = ['observedGeneration', 'phase', 'conditions', 'endpoint', 'versions', 'certificates'] as const;
+  return ownedKeys.some((k) => status[k] === undefined && previous[k] !== undefined && k !== 'versions');
+}
+
+/** The PoolSpirit was created by this reconciler for this very NodePool (same uid), not by a person. */
+function createdByUsFor(poolSpirit: KubeObject, nodePool: NodePool): boolean {
+  const managed = poolSpirit.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY;
+  const owned = (poolSpirit.metadata.ownerReferences ?? []).some(
+    (ref) => ref.kind === 'NodePool' && ref.uid === nodePool.metadata.uid && ref.controller === true,
+  );
+  return managed && owned;
+}
+
+function isPreRead(obj: KubeObject, names: ObjectNames): boolean {
+  if (obj.kind === 'Secret') return [names.caSecret, names.pkiSecret, names.agentSecret].includes(obj.metadata.name);
+  return (obj.kind === 'Service' || obj.kind === 'Deployment') && obj.metadata.name === names.base;
+}
+
+function clusterIPOf(service: KubeObject | undefined): string | undefined {
+  const ip = (service?.spec as { clusterIP?: string } | undefined)?.clusterIP;
+  return ip && ip !== 'None' ? ip : undefined;
+}
+
+function describe(obj: KubeObject): string {
+  return `${obj.kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`;
+}

@@ -1,0 +1,83 @@
+/**
+ * Everything the reconcile function talks to, in one object. The Lambda entry point builds it from the
+ * environment once per container; the local stack, tests and benchmarks build it with local endpoints and
+ * pass it to the very same handler factory.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import type { StateTable } from '../../adapters/state-table/index.ts';
+import { createStateTable, getCluster } from '../../adapters/state-table/index.ts';
+import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
+import type { ClusterAccessResolver } from '../../adapters/cluster-access/index.ts';
+import { createClusterAccess, secretsManagerSource } from '../../adapters/cluster-access/index.ts';
+import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
+import { createClusterClient } from '../../adapters/kubernetes/index.ts';
+import type { FleetDefaults } from '../../core/nodepool.ts';
+import type { KeyFactory } from '../../core/render/keys.ts';
+import { webCryptoKeyFactory } from '../../core/render/keys.ts';
+
+export const SERVICE_NAME = 'pool-spirit-reconciler';
+export const METRICS_NAMESPACE = 'PoolSpirit';
+
+export interface ReconcileDeps {
+  table: StateTable;
+  /** The registry entry of a cluster (defaults to the state table's registry). */
+  cluster(clusterId: string): Promise<ClusterRegistration | undefined>;
+  clusterAccess: ClusterAccessResolver;
+  /** Builds the apiserver client for a resolved cluster; tests wrap it to inject faults. */
+  clusterClient(kc: KubeConfig, clusterId: string): ClusterClient;
+  clock: () => Date;
+  logger: Logger;
+  metrics: Metrics;
+  /** Spec of PoolSpirits created for new edge pools. */
+  fleetDefaults: FleetDefaults;
+  keyFactory: KeyFactory;
+  /** How long a reconcile may hold its pool's lease: longer than the function timeout. */
+  leaseTtlMs: number;
+  /** At most this many passes per invocation when other invocations asked for another (requeue). */
+  maxPasses: number;
+  /** Namespace of the rendered objects. */
+  namespace?: string;
+}
+
+export type ReconcileDepsInput = Partial<ReconcileDeps> & Pick<ReconcileDeps, 'table'>;
+
+/** Fills in defaults around what the caller provides (the table at least). */
+export function reconcileDeps(input: ReconcileDepsInput): ReconcileDeps {
+  const logger = input.logger ?? new Logger({ serviceName: SERVICE_NAME });
+  const clock = input.clock ?? (() => new Date());
+  return {
+    cluster: (id) => getCluster(input.table, id),
+    clusterAccess: createClusterAccess({ now: clock }),
+    clusterClient: (kc) => createClusterClient(kc, { now: clock }),
+    metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME }),
+    fleetDefaults: {},
+    keyFactory: webCryptoKeyFactory(),
+    leaseTtlMs: 90_000,
+    maxPasses: 3,
+    ...input,
+    logger,
+    clock,
+  };
+}
+
+/**
+ * The cloud wiring, from the function's environment: STATE_TABLE_NAME names the table; credentials come
+ * from the execution role through the SDK's default chain (never from variables we set), and the same
+ * provider signs EKS tokens.
+ */
+export function depsFromEnvironment(env: NodeJS.ProcessEnv = process.env): ReconcileDeps {
+  const tableName = env.STATE_TABLE_NAME;
+  if (!tableName) throw new Error('STATE_TABLE_NAME is not set: expected the name of the state table');
+  const dynamo = new DynamoDBClient({});
+  const table = createStateTable({ client: dynamo, tableName });
+  const credentials = dynamo.config.credentials as AwsCredentialIdentityProvider;
+  return reconcileDeps({
+    table,
+    clusterAccess: createClusterAccess({ awsCredentials: credentials, secrets: secretsManagerSource() }),
+    leaseTtlMs: Number(env.RECONCILE_LEASE_TTL_MS ?? 90_000),
+  });
+}

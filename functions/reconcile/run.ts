@@ -1,0 +1,130 @@
+/**
+ * One reconcile invocation for one (cluster, NodePool) key: take the pool's lease (which also refuses an
+ * event id already handled), converge, record the outcome (which releases the lease) — two table writes.
+ * If another invocation asked for another pass while we held the lease, run again (bounded).
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { StateTable } from '../../adapters/state-table/index.ts';
+import { beginReconcile, LeaseLostError, recordOutcome, sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
+import type { ReconcileDeps } from './deps.ts';
+import type { ReconcileTarget } from './trigger.ts';
+import { converge } from './converge.ts';
+import type { ConvergeResult } from './converge.ts';
+
+export type ReconcileResultKind = ReconcileOutcome | 'skipped-locked' | 'duplicate' | 'superseded';
+
+export interface ReconcileResult {
+  result: ReconcileResultKind;
+  clusterId: string;
+  nodePool: string;
+  passes: number;
+  /** Writes this invocation made to the cluster's apiserver. */
+  clusterWrites: number;
+  /** Write units this invocation consumed in the state table. */
+  tableWriteUnits: number;
+  /** Objects applied (kind/namespace/name), in order. */
+  applied: string[];
+}
+
+export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, invocationId: string): Promise<ReconcileResult> {
+  const { logger, metrics } = deps;
+  let tableWriteUnits = 0;
+  const table: StateTable = {
+    ...deps.table,
+    onWriteUnits: (units, op, outcome) => {
+      tableWriteUnits += units;
+      deps.table.onWriteUnits?.(units, op, outcome);
+    },
+  };
+  const key = { clusterId: target.clusterId, nodePool: target.nodePool };
+  const summary: ReconcileResult = { result: 'unchanged', ...key, passes: 0, clusterWrites: 0, tableWriteUnits: 0, applied: [] };
+  const finish = (result: ReconcileResultKind): ReconcileResult => {
+    summary.result = result;
+    summary.tableWriteUnits = tableWriteUnits;
+    metrics.addMetric('TableWriteUnits', MetricUnit.Count, tableWriteUnits);
+    metrics.addMetric('ClusterWrites', MetricUnit.Count, summary.clusterWrites);
+    return summary;
+  };
+
+  for (let pass = 1; pass <= deps.maxPasses; pass++) {
+    const begun = await beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), pass === 1 ? target.eventId : undefined);
+    if (begun.status === 'duplicate') {
+      logger.info('event already reconciled; nothing to do', { eventId: target.eventId });
+      metrics.addMetric('DuplicateEvents', MetricUnit.Count, 1);
+      return finish('duplicate');
+    }
+    if (begun.status === 'locked') {
+      // Not an error: the holder converges this pool, and has been asked to run once more for our notice.
+      logger.info('pool is being reconciled by another invocation; backing off', { heldUntil: new Date(begun.heldUntil).toISOString() });
+      metrics.addMetric('LeaseContention', MetricUnit.Count, 1);
+      return finish('skipped-locked');
+    }
+    summary.passes = pass;
+    const started = performance.now();
+    let result: ConvergeResult | undefined;
+    let failure: unknown;
+    try {
+      result = await converge(deps, target, begun.lease.token);
+    } catch (err) {
+      failure = err;
+    }
+    const durationMs = performance.now() - started;
+    metrics.addMetric('ReconcileDuration', MetricUnit.Milliseconds, durationMs);
+    if (result) {
+      summary.clusterWrites += result.clusterWrites;
+      summary.applied.push(...result.applied);
+    } else {
+      summary.clusterWrites += (failure as { clusterWrites?: number })?.clusterWrites ?? 0;
+    }
+    let requeue = false;
+    try {
+      ({ requeue } = await recordOutcome(
+        table,
+        begun.lease,
+        begun.previous,
+        {
+          outcome: result?.outcome ?? 'error',
+          observedGeneration: result?.observedGeneration ?? begun.previous.observedGeneration,
+          desiredHash: result?.desiredHash ?? begun.previous.desiredHash,
+          error: failure,
+          durationMs,
+          eventId: pass === 1 ? target.eventId : undefined,
+        },
+        deps.clock(),
+      ));
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err;
+      // Our lease lapsed and a newer invocation holds it: its view of the pool wins, ours is dropped.
+      logger.warn('lease lost before the outcome was recorded; a newer invocation owns this pool', { token: begun.lease.token });
+      if (failure) throw safeError(failure);
+      return finish('superseded');
+    }
+    if (failure) {
+      logger.error('reconcile failed', { error: sanitizeErrorMessage(failure, 500), durationMs: Math.round(durationMs) });
+      metrics.addMetric('ReconcileErrors', MetricUnit.Count, 1);
+      throw safeError(failure);
+    }
+    logger.info('reconciled', {
+      outcome: result!.outcome,
+      clusterWrites: result!.clusterWrites,
+      applied: result!.applied,
+      durationMs: Math.round(durationMs),
+      pass,
+    });
+    summary.result = result!.outcome;
+    if (!requeue) break;
+    logger.info('another invocation asked for one more pass');
+  }
+  return finish(summary.result);
+}
+
+/**
+ * What leaves the function (to Lambda, the bus's retry log and the DLQ) carries a sanitised message only:
+ * apiserver errors can echo request bodies, and those can hold key material.
+ */
+function safeError(err: unknown): Error {
+  const safe = new Error(sanitizeErrorMessage(err, 1000));
+  safe.name = err instanceof Error ? err.name : 'ReconcileError';
+  return safe;
+}

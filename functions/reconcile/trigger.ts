@@ -1,0 +1,50 @@
+/**
+ * What the reconcile function accepts: a reconcile request (from the audit, the CLI, another function) or
+ * a change notice from a cluster's forwarder. Either only *names* a (cluster, NodePool) key: the function
+ * is level-triggered and reads the current state itself.
+ */
+import { z } from 'zod';
+import {
+  CHANGE_NOTICE_DETAIL_TYPE,
+  changeNoticeEventSchema,
+  EventValidationError,
+  parseEvent,
+  RECONCILE_REQUEST_DETAIL_TYPE,
+  reconcileRequestEventSchema,
+} from '../../events/index.ts';
+
+export type ReconcileTrigger = z.infer<typeof reconcileRequestEventSchema> | z.infer<typeof changeNoticeEventSchema>;
+
+export interface ReconcileTarget {
+  clusterId: string;
+  nodePool: string;
+  /** EventBridge event id: the dedupe key. */
+  eventId: string;
+  reason: string;
+}
+
+const detailTypeOnly = z.object({ 'detail-type': z.enum([RECONCILE_REQUEST_DETAIL_TYPE, CHANGE_NOTICE_DETAIL_TYPE]) });
+
+export function parseTrigger(raw: unknown): ReconcileTarget {
+  // Pick the schema by detail-type first, so errors name the fields of the event actually sent.
+  const { 'detail-type': detailType } = parseEvent(detailTypeOnly, raw);
+  if (detailType === RECONCILE_REQUEST_DETAIL_TYPE) {
+    const event = parseEvent(reconcileRequestEventSchema, raw);
+    const { clusterId, nodePool, reason } = event.detail;
+    return { clusterId, nodePool, eventId: event.id, reason };
+  }
+  const event = parseEvent(changeNoticeEventSchema, raw);
+  const notice = event.detail;
+  const nodePool = notice.poolName ?? (notice.kind === 'NodePool' ? notice.name : undefined);
+  if (!nodePool) {
+    throw new EventValidationError([
+      { path: 'detail.poolName', message: `required for a ${notice.kind} change notice (names the NodePool to reconcile)` },
+    ]);
+  }
+  return {
+    clusterId: notice.clusterId,
+    nodePool,
+    eventId: event.id,
+    reason: `change-notice:${notice.kind}:${notice.changeType}`,
+  };
+}

@@ -1,0 +1,194 @@
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
+import { createStateTable, registerCluster, type StateTable } from '../../adapters/state-table/index.ts';
+import { Forwarder } from '../../forwarder/forwarder.ts';
+import { createReconcileHandler } from '../../functions/reconcile.ts';
+import { startLocalBus, type LocalBus } from '../bus/index.ts';
+import { loadRules } from '../bus/rules-from-serverless.ts';
+import { ensureTable, startLocalDynamo, type LocalDynamo } from '../dynamodb.ts';
+import { startLocalCluster, type LocalCluster } from '../kube-api/index.ts';
+import { SimKubelet } from '../kubelet/sim-kubelet.ts';
+import { simulateAgent } from '../kubelet/agent-sim.ts';
+import { LocalFunction } from '../lambda-runtime.ts';
+import { createClusterCa, type ClusterCa } from './cluster-ca.ts';
+import type { FleetProgress } from './progress.ts';
+import { PRODUCT_NAMESPACE, runLimited, seedCluster, type FleetShape } from './seed.ts';
+
+export interface LocalFleetOptions extends FleetShape {
+  clusters: number;
+  store?: 'memory' | 'etcd';
+  kubeconfigDir?: string;
+  stateDir?: string;
+  /** Sim kubelet: time from a pod being placed to it reporting Ready. */
+  readyDelayMs?: number;
+  /** Simulated YurtHub leader per pool (sim mode has no YurtHubs). */
+  simulateLeader?: boolean;
+  reconcileConcurrency?: number;
+  reconcileTimeoutMs?: number;
+  tableName?: string;
+  /** Bus retry base (ms); tests use a few ms. */
+  retryBaseDelayMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface FleetCluster {
+  id: string;
+  cluster: LocalCluster;
+  kubeconfigPath: string;
+  kubeConfig: KubeConfig;
+  forwarder: Forwarder;
+  kubelet: SimKubelet;
+}
+
+export interface LocalFleet {
+  clusters: FleetCluster[];
+  bus: LocalBus;
+  dynamo: LocalDynamo;
+  table: StateTable;
+  reconcile: LocalFunction;
+  clusterCa: ClusterCa;
+  progress(): Promise<FleetProgress>;
+  /** Resolves when every wanted pool is Available, or rejects after timeoutMs with what is missing. */
+  waitConverged(timeoutMs: number, onTick?: (p: FleetProgress) => void): Promise<FleetProgress>;
+  /** Adds a cluster to the running fleet (seeded, registered, forwarded, kubelet running). */
+  addCluster(): Promise<FleetCluster>;
+  stop(): Promise<void>;
+}
+
+export const clusterId = (i: number) => `cluster-${String(i + 1).padStart(2, '0')}`;
+const LOCAL_AWS = { region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+
+/**
+ * The whole system on one machine: N local clusters seeded with pools and nodes, a forwarder and a sim
+ * kubelet per cluster, the local bus routing by serverless.yml's rules to the same handlers the cloud runs
+ * (in process, with a Lambda-like context, concurrency limit and timeout), and dynalite as the state table.
+ */
+export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFleet> {
+  const started = Date.now();
+  const log = opts.log ?? (() => undefined);
+  const stateDir = resolve(opts.stateDir ?? '.local');
+  const kubeconfigDir = resolve(opts.kubeconfigDir ?? join(stateDir, 'kubeconfigs'));
+  await mkdir(kubeconfigDir, { recursive: true });
+
+  const dynamo = await startLocalDynamo();
+  const tableName = opts.tableName ?? 'pool-spirit-local-state';
+  await ensureTable(dynamo.client, tableName);
+  const table = createStateTable({ client: dynamo.client, tableName });
+  const clusterCa = await createClusterCa();
+
+  const reconcile = new LocalFunction(createReconcileHandler({ table }), {
+    name: 'reconcile',
+    timeoutMs: opts.reconcileTimeoutMs ?? 60_000,
+    concurrency: opts.reconcileConcurrency ?? 20,
+  });
+  const rules = loadRules(join(import.meta.dirname, '..', '..', 'serverless.yml'));
+  const bus = await startLocalBus({
+    rules,
+    targets: { reconcile: (event) => reconcile.invoke(event) },
+    stateDir,
+    retry: { baseDelayMs: opts.retryBaseDelayMs ?? 200, maxDelayMs: 5_000 },
+  });
+  const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, ...LOCAL_AWS });
+  log(`bus ${bus.endpoint} · ${rules.length} rules from serverless.yml · dynalite ${dynamo.endpoint}`);
+
+  const clusters: FleetCluster[] = [];
+  const addCluster = async (): Promise<FleetCluster> => {
+    const id = clusterId(clusters.length);
+    const cluster = await startLocalCluster({ port: 0, name: id, store: opts.store ?? 'memory' } as any);
+    const kubeconfigPath = join(kubeconfigDir, `${id}.kubeconfig`);
+    await cluster.writeKubeconfig(kubeconfigPath);
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(kubeconfigPath);
+    await seedCluster(kubeConfig, opts, clusterCa.certPem);
+    await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: kubeconfigPath }, labels: { environment: 'local' } }, new Date());
+    const kubelet = new SimKubelet({
+      kubeConfig,
+      readyDelayMs: opts.readyDelayMs ?? 100,
+      onPodReady: (pod) => simulateAgent(kubeConfig, pod, { simulateLeader: opts.simulateLeader ?? true }),
+    });
+    await kubelet.start();
+    const forwarder = new Forwarder({ clusterId: id, kubeConfig, bus: eventBridgePutEvents(eventBridge), namespace: PRODUCT_NAMESPACE });
+    forwarder.start();
+    const entry = { id, cluster, kubeconfigPath, kubeConfig, forwarder, kubelet };
+    clusters.push(entry);
+    log(`${id} serving at ${cluster.url} · kubectl --kubeconfig ${kubeconfigPath} get poolspirits`);
+    return entry;
+  };
+  for (let i = 0; i < opts.clusters; i++) await addCluster();
+
+  const progress = async (): Promise<FleetProgress> => {
+    const per = await Promise.all(clusters.map(async (c) => ({ id: c.id, ...(await clusterProgress(c.kubeConfig)) })));
+    const busStats = bus.stats();
+    return {
+      elapsedMs: Date.now() - started,
+      clusters: per,
+      eventsRouted: busStats.eventsMatched,
+      deadLetters: busStats.deadLettered,
+      reconciles: reconcile.stats.invocations,
+      errors: reconcile.stats.errors,
+    };
+  };
+
+  return {
+    clusters,
+    bus,
+    dynamo,
+    table,
+    reconcile,
+    clusterCa,
+    progress,
+    addCluster,
+    async waitConverged(timeoutMs, onTick) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const p = await progress();
+        onTick?.(p);
+        const done = p.clusters.every((c) => c.available === c.wanted && c.failing === 0);
+        if (done) return p;
+        if (Date.now() > deadline) {
+          const missing = p.clusters.filter((c) => c.available < c.wanted).map((c) => `${c.id} ${c.available}/${c.wanted}`);
+          throw new Error(`fleet not converged after ${timeoutMs} ms: ${missing.join(', ')}`);
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    },
+    async stop() {
+      await runLimited(clusters, 8, async (c) => {
+        await c.forwarder.stop(2_000);
+        c.kubelet.stop();
+      });
+      await bus.drain().catch(() => undefined);
+      await bus.stop();
+      for (const c of clusters) await c.cluster.stop();
+      eventBridge.destroy();
+      await dynamo.stop();
+    },
+  };
+}
+
+/** Wanted = Edge NodePools not opted out; available = PoolSpirits with condition Available=True. */
+async function clusterProgress(kc: KubeConfig): Promise<{ wanted: number; available: number; failing: number }> {
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  const [pools, spirits] = await Promise.all([
+    api.list('apps.openyurt.io/v1beta1', 'NodePool'),
+    api.list('poolspirit.io/v1alpha1', 'PoolSpirit'),
+  ]);
+  const wanted = pools.items.filter((p: any) => isEdge(p) && p.metadata?.annotations?.['poolspirit.io/disabled'] !== 'true').length;
+  let available = 0;
+  let failing = 0;
+  for (const s of spirits.items as any[]) {
+    const conditions: any[] = s.status?.conditions ?? [];
+    if (conditions.some((c) => c.type === 'Available' && c.status === 'True')) available += 1;
+    if (s.status?.phase === 'Invalid') failing += 1;
+  }
+  return { wanted, available, failing };
+}
+
+function isEdge(pool: any): boolean {
+  const labels = pool.metadata?.labels ?? {};
+  const type = pool.spec?.type ?? labels['nodepool.openyurt.io/type'] ?? labels['openyurt.io/node-pool-type'] ?? '';
+  return String(type).toLowerCase() === 'edge';
+}

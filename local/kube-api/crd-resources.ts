@@ -1,0 +1,97 @@
+/**
+ * A CustomResourceDefinition → the resources it serves (one ResourceInfo per served version) and the
+ * status kube's apiextensions controllers would give it (NamesAccepted, Established, acceptedNames).
+ */
+import { ALL_VERBS, makeResourceInfo, type PrinterColumn, type ResourceInfo } from './registry.ts';
+import type { SchemaNode } from './schema/types.ts';
+
+type Crd = Record<string, any>;
+type CrdSchemaLookup = (crd: Crd, version: string) => SchemaNode | undefined;
+
+export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+
+export function acceptedNames(crd: Crd): Record<string, unknown> {
+  const names = crd.spec?.names ?? {};
+  const out: Record<string, unknown> = {
+    plural: names.plural,
+    singular: names.singular || String(names.kind ?? '').toLowerCase(),
+    kind: names.kind,
+    listKind: names.listKind || `${names.kind}List`,
+  };
+  if (names.shortNames?.length) out.shortNames = names.shortNames;
+  if (names.categories?.length) out.categories = names.categories;
+  return out;
+}
+
+function storageVersion(crd: Crd): string {
+  const versions: Crd[] = crd.spec?.versions ?? [];
+  return (versions.find((v) => v.storage) ?? versions[0])?.name;
+}
+
+/** Default printer column kube adds when a version declares none: Age from creationTimestamp. */
+const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+export function crdResources(crd: Crd, schemaFor: CrdSchemaLookup): ResourceInfo[] {
+  const spec = crd.spec ?? {};
+  const names = acceptedNames(crd);
+  const stored = storageVersion(crd);
+  return (spec.versions ?? [])
+    .filter((v: Crd) => v.served)
+    .map((v: Crd) => {
+      let cached: SchemaNode | undefined | null = null;
+      return makeResourceInfo({
+        group: spec.group,
+        version: v.name,
+        resource: String(names.plural),
+        kind: String(names.kind),
+        listKind: String(names.listKind),
+        singular: String(names.singular),
+        namespaced: spec.scope === 'Namespaced',
+        shortNames: (names.shortNames as string[] | undefined) ?? [],
+        categories: (names.categories as string[] | undefined) ?? [],
+        verbs: ALL_VERBS,
+        subresources: { status: Boolean(v.subresources?.status), scale: Boolean(v.subresources?.scale) },
+        storageVersion: stored,
+        custom: true,
+        tracksGeneration: true,
+        printerColumns: v.additionalPrinterColumns?.length ? v.additionalPrinterColumns : [AGE_COLUMN],
+        selectableFields: (v.selectableFields ?? []).map((f: Crd) => f.jsonPath),
+        crdName: crd.metadata?.name,
+        schema: () => {
+          if (cached === null) cached = schemaFor(crd, v.name);
+          return cached;
+        },
+      });
+    });
+}
+
+function condition(type: string, reason: string, message: string, prev: Crd[] | undefined, now: string, status = 'True') {
+  const old = prev?.find((c) => c.type === type);
+  const lastTransitionTime = old && old.status === status ? old.lastTransitionTime : now;
+  return { type, status, lastTransitionTime, reason, message };
+}
+
+/** The status the apiextensions controllers converge a served CRD to. */
+export function establishedStatus(crd: Crd, now: string): Record<string, unknown> {
+  const prev: Crd[] | undefined = crd.status?.conditions;
+  const stored = new Set<string>(crd.status?.storedVersions ?? []);
+  stored.add(storageVersion(crd));
+  return {
+    conditions: [
+      condition('NamesAccepted', 'NoConflicts', 'no conflicts found', prev, now),
+      condition('Established', 'InitialNamesAccepted', 'the initial names have been accepted', prev, now),
+    ],
+    acceptedNames: acceptedNames(crd),
+    storedVersions: [...stored],
+  };
+}
+
+/** Status while a CRD's instances are being removed. */
+export function terminatingStatus(crd: Crd, now: string): Record<string, unknown> {
+  const base = establishedStatus(crd, now);
+  const prev: Crd[] | undefined = crd.status?.conditions;
+  (base.conditions as Crd[]).push(
+    condition('Terminating', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress', prev, now),
+  );
+  return base;
+}

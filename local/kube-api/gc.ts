@@ -1,0 +1,345 @@
+/**
+ * Owner-reference garbage collector with kube-controller-manager's semantics:
+ * - an object none of whose owners exists any more is deleted (with the propagation its own finalizers
+ *   ask for, background otherwise); owners that are gone are dropped from an object that still has a live
+ *   owner;
+ * - an owner being deleted in the foreground (deletionTimestamp + `foregroundDeletion` finalizer) gets
+ *   its dependents deleted first; once no dependent with `blockOwnerDeletion` is left, the finalizer is
+ *   removed (the API server then deletes the owner);
+ * - an owner being deleted with `orphan` propagation has its ownerReferences removed from its dependents,
+ *   then the `orphan` finalizer is removed;
+ * - a namespaced dependent can only be owned by an object in its own namespace or a cluster-scoped one;
+ *   a reference anywhere else counts as a missing owner, as in kube.
+ * The collector keeps a cache fed by the API's watch. An owner is treated as gone only after the watch
+ * reported its deletion or a fresh list confirmed it is absent, so a lagging watch never causes a wrong
+ * delete.
+ */
+
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  uid: string;
+}
+
+export type KubeObject = Record<string, any>;
+
+export type Propagation = 'Background' | 'Foreground' | 'Orphan';
+
+export interface GcApi {
+  listAll(): Promise<KubeObject[]>;
+  watchAll(onChange: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => void): () => void;
+  deleteObject(ref: ObjectRef, propagation: Propagation): Promise<void>;
+  /** Replaces the named metadata lists with the given ones. */
+  patchMetadata(ref: ObjectRef, patch: { finalizers?: string[]; ownerReferences?: unknown[] }): Promise<void>;
+}
+
+export interface GarbageCollector {
+  stop(): void;
+  /** Resolves once the initial list is done and no work is queued, running or waiting for a retry. */
+  idle(): Promise<void>;
+}
+
+export interface GarbageCollectorOptions {
+  /** Called with errors that will be retried (default: ignored). */
+  onError?: (err: unknown, ref: ObjectRef) => void;
+  /** First retry delay; doubles up to 5 s. */
+  retryDelayMs?: number;
+}
+
+interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export const FOREGROUND_FINALIZER = 'foregroundDeletion';
+export const ORPHAN_FINALIZER = 'orphan';
+
+/** Remembered deleted uids, enough to cover any burst of cascading deletes. */
+const ABSENT_MEMORY = 100_000;
+
+const ownerRefs = (o: KubeObject): OwnerReference[] => (Array.isArray(o.metadata?.ownerReferences) ? o.metadata.ownerReferences : []);
+const finalizers = (o: KubeObject): string[] => (Array.isArray(o.metadata?.finalizers) ? o.metadata.finalizers : []);
+const isDeleting = (o: KubeObject) => !!o.metadata?.deletionTimestamp;
+const hasFinalizer = (o: KubeObject, f: string) => finalizers(o).includes(f);
+const groupOf = (apiVersion: string | undefined) => (apiVersion && apiVersion.includes('/') ? apiVersion.split('/')[0] : '');
+
+function refOf(o: KubeObject): ObjectRef {
+  const ref: ObjectRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata?.name, uid: o.metadata?.uid };
+  if (o.metadata?.namespace) ref.namespace = o.metadata.namespace;
+  return ref;
+}
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { statusCode?: number; status?: number; code?: number; response?: { statusCode?: number } } | undefined;
+  return e?.statusCode === 404 || e?.status === 404 || e?.code === 404 || e?.response?.statusCode === 404;
+}
+
+function revision(o: KubeObject): number {
+  const rv = Number(o.metadata?.resourceVersion);
+  return Number.isFinite(rv) ? rv : NaN;
+}
+
+export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptions = {}): GarbageCollector {
+  const objects = new Map<string, KubeObject>();
+  /** owner uid → uids of objects that list it in ownerReferences. */
+  const dependents = new Map<string, Set<string>>();
+  /** Uids known to be deleted (insertion-ordered, trimmed to ABSENT_MEMORY). */
+  const absent = new Set<string>();
+  const queue = new Set<string>();
+  const retries = new Map<string, number>();
+  const retryTimers = new Set<ReturnType<typeof setTimeout>>();
+  let idleWaiters: Array<() => void> = [];
+  let synced = false;
+  let draining = false;
+  let stopped = false;
+  /** One list per drain pass confirms every "owner not seen" case found in that pass. */
+  let relist: Promise<Set<string>> | undefined;
+  let buffered: Array<['ADDED' | 'MODIFIED' | 'DELETED', KubeObject]> | undefined = [];
+
+  const rememberAbsent = (uid: string) => {
+    absent.add(uid);
+    if (absent.size > ABSENT_MEMORY) absent.delete(absent.values().next().value as string);
+  };
+
+  const link = (o: KubeObject, add: boolean) => {
+    const uid = o.metadata.uid;
+    for (const r of ownerRefs(o)) {
+      let set = dependents.get(r.uid);
+      if (add) {
+        if (!set) dependents.set(r.uid, (set = new Set()));
+        set.add(uid);
+      } else if (set) {
+        set.delete(uid);
+        if (set.size === 0) dependents.delete(r.uid);
+      }
+    }
+  };
+
+  const enqueue = (uid: string) => {
+    if (stopped) return;
+    queue.add(uid);
+    if (synced && !draining) void drain();
+  };
+
+  const enqueueDependents = (uid: string) => {
+    for (const d of dependents.get(uid) ?? []) enqueue(d);
+  };
+
+  const observe = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => {
+    const uid = obj?.metadata?.uid;
+    if (!uid) return;
+    const known = objects.get(uid);
+    // Per-resource watches may deliver a list result and a watch event out of order; keep the newest.
+    if (known && type !== 'DELETED' && revision(obj) <= revision(known)) return; // stale or already seen
+    if (type === 'DELETED') {
+      if (known) {
+        link(known, false);
+        objects.delete(uid);
+        for (const r of ownerRefs(known)) enqueue(r.uid); // a foreground owner may be waiting for this one
+      }
+      rememberAbsent(uid);
+      enqueueDependents(uid);
+      return;
+    }
+    if (absent.has(uid)) return; // stale event for an object already deleted
+    if (known) link(known, false);
+    objects.set(uid, obj);
+    link(obj, true);
+    if (known) {
+      // Owners that lost this dependent may be waiting on it in the foreground.
+      const now = new Set(ownerRefs(obj).map((r) => r.uid));
+      for (const r of ownerRefs(known)) if (!now.has(r.uid)) enqueue(r.uid);
+    }
+    if (isDeleting(obj) && (hasFinalizer(obj, FOREGROUND_FINALIZER) || hasFinalizer(obj, ORPHAN_FINALIZER))) {
+      enqueue(uid);
+      enqueueDependents(uid);
+    } else if (ownerRefs(obj).length > 0) {
+      enqueue(uid);
+    }
+  };
+
+  const onChange = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => {
+    if (stopped) return;
+    if (buffered) buffered.push([type, obj]);
+    else observe(type, obj);
+  };
+
+  /** Lists everything (once per drain pass) and returns the uids that exist. */
+  const confirmAbsence = (): Promise<Set<string>> =>
+    (relist ??= api.listAll().then((items) => {
+      const seen = new Set<string>();
+      for (const o of items) {
+        if (!o?.metadata?.uid) continue;
+        seen.add(o.metadata.uid);
+        observe('MODIFIED', o);
+      }
+      return seen;
+    }));
+
+  type OwnerState = 'solid' | 'dangling' | 'waiting' | 'unknown';
+
+  const ownerState = (dep: KubeObject, r: OwnerReference): OwnerState => {
+    const owner = objects.get(r.uid);
+    if (!owner) return absent.has(r.uid) ? 'dangling' : 'unknown';
+    const ns = owner.metadata?.namespace;
+    const sameIdentity =
+      owner.metadata?.name === r.name && (!owner.kind || owner.kind === r.kind) && (!owner.apiVersion || groupOf(owner.apiVersion) === groupOf(r.apiVersion));
+    // kube looks the owner up in the dependent's namespace (or cluster scope): elsewhere it does not exist.
+    const reachable = !ns || ns === dep.metadata?.namespace;
+    if (!sameIdentity || !reachable) return 'dangling';
+    return isDeleting(owner) && hasFinalizer(owner, FOREGROUND_FINALIZER) ? 'waiting' : 'solid';
+  };
+
+  const attemptToDelete = async (obj: KubeObject): Promise<void> => {
+    const refs = ownerRefs(obj);
+    let states = refs.map((r) => ownerState(obj, r));
+    if (states.includes('unknown')) {
+      const seen = await confirmAbsence();
+      for (const [i, r] of refs.entries()) if (states[i] === 'unknown' && !seen.has(r.uid) && !objects.has(r.uid)) rememberAbsent(r.uid);
+      const current = objects.get(obj.metadata.uid);
+      if (!current || revision(current) !== revision(obj)) return void enqueue(obj.metadata.uid); // changed meanwhile
+
+      states = refs.map((r) => ownerState(obj, r));
+      if (states.includes('unknown')) return; // appeared after all; its events will bring us back
+    }
+    const solid = states.filter((s) => s === 'solid').length;
+    const dropped = new Set(refs.filter((_, i) => states[i] === 'dangling' || states[i] === 'waiting').map((r) => r.uid));
+    if (solid > 0) {
+      if (dropped.size === 0) return;
+      await api.patchMetadata(refOf(obj), { ownerReferences: refs.filter((r) => !dropped.has(r.uid)) });
+      return;
+    }
+    if (states.includes('waiting') && (dependents.get(obj.metadata.uid)?.size ?? 0) > 0) {
+      // An owner waits for us and we have dependents of our own: they must go first, so foreground.
+      await api.deleteObject(refOf(obj), 'Foreground');
+      return;
+    }
+    const policy: Propagation = hasFinalizer(obj, ORPHAN_FINALIZER) ? 'Orphan' : hasFinalizer(obj, FOREGROUND_FINALIZER) ? 'Foreground' : 'Background';
+    await api.deleteObject(refOf(obj), policy);
+  };
+
+  const removeFinalizer = (obj: KubeObject, f: string) =>
+    api.patchMetadata(refOf(obj), { finalizers: finalizers(obj).filter((x) => x !== f) });
+
+  const processDeletingDependents = async (owner: KubeObject): Promise<void> => {
+    const blocking = [...(dependents.get(owner.metadata.uid) ?? [])]
+      .map((uid) => objects.get(uid))
+      .filter((d): d is KubeObject => !!d && ownerRefs(d).some((r) => r.uid === owner.metadata.uid && r.blockOwnerDeletion === true));
+    if (blocking.length === 0) await removeFinalizer(owner, FOREGROUND_FINALIZER);
+    // Otherwise the dependents' deletions (queued when the owner's state was observed) bring us back here.
+  };
+
+  const orphanDependents = async (owner: KubeObject): Promise<void> => {
+    for (const uid of [...(dependents.get(owner.metadata.uid) ?? [])]) {
+      const dep = objects.get(uid);
+      if (!dep) continue;
+      try {
+        await api.patchMetadata(refOf(dep), { ownerReferences: ownerRefs(dep).filter((r) => r.uid !== owner.metadata.uid) });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    await removeFinalizer(owner, ORPHAN_FINALIZER);
+  };
+
+  const process = async (uid: string): Promise<void> => {
+    const obj = objects.get(uid);
+    if (!obj) return;
+    if (isDeleting(obj)) {
+      // "Being deleted" is one-way: only the foreground and orphan finalizers are ours to act on.
+      if (hasFinalizer(obj, FOREGROUND_FINALIZER)) await processDeletingDependents(obj);
+      else if (hasFinalizer(obj, ORPHAN_FINALIZER)) await orphanDependents(obj);
+      return;
+    }
+    if (ownerRefs(obj).length > 0) await attemptToDelete(obj);
+  };
+
+  const notifyIfIdle = () => {
+    if (synced && queue.size === 0 && !draining && retryTimers.size === 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  };
+
+  const drain = async () => {
+    draining = true;
+    try {
+      while (queue.size > 0 && !stopped) {
+        const uid = queue.values().next().value as string;
+        queue.delete(uid);
+        try {
+          await process(uid);
+          retries.delete(uid);
+        } catch (err) {
+          if (isNotFound(err)) continue;
+          const obj = objects.get(uid);
+          if (obj) options.onError?.(err, refOf(obj));
+          const attempt = (retries.get(uid) ?? 0) + 1;
+          retries.set(uid, attempt);
+          const timer = setTimeout(() => {
+            retryTimers.delete(timer);
+            enqueue(uid);
+            notifyIfIdle();
+          }, Math.min(5000, (options.retryDelayMs ?? 50) * 2 ** (attempt - 1)));
+          retryTimers.add(timer);
+        }
+      }
+    } finally {
+      draining = false;
+      relist = undefined;
+      notifyIfIdle();
+    }
+  };
+
+  const unwatch = api.watchAll(onChange);
+  const initialSync = (attempt: number) => {
+    api
+      .listAll()
+      .then((items) => {
+        if (stopped) return;
+        for (const o of items) observe('ADDED', o);
+        const pending = buffered ?? [];
+        buffered = undefined;
+        for (const [type, o] of pending) observe(type, o);
+        synced = true;
+        void drain();
+      })
+      .catch((err) => {
+        if (stopped) return;
+        options.onError?.(err, { apiVersion: '', kind: '', name: '', uid: '' });
+        const timer = setTimeout(() => {
+          retryTimers.delete(timer);
+          initialSync(attempt + 1);
+        }, Math.min(5000, (options.retryDelayMs ?? 50) * 2 ** attempt));
+        retryTimers.add(timer);
+      });
+  };
+  initialSync(0);
+
+  return {
+    stop() {
+      stopped = true;
+      unwatch();
+      for (const t of retryTimers) clearTimeout(t);
+      retryTimers.clear();
+      queue.clear();
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const w of waiters) w();
+    },
+    idle() {
+      if (stopped) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        notifyIfIdle();
+      });
+    },
+  };
+}

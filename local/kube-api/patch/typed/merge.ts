@@ -1,0 +1,100 @@
+/**
+ * TypedValue.Merge for server-side apply: the applied configuration (rhs) wins at every leaf; maps merge
+ * key by key; associative lists merge item by item, keeping the live order for live items and placing new
+ * items where the configuration puts them (SMD's visitListItems ordering).
+ */
+import type { SchemaNode } from '../../schema/types.ts';
+import { encodePE } from '../fieldpath/path-element.ts';
+import { deepClone, isObject } from '../json-value.ts';
+import type { JsonObject } from '../types.ts';
+import { listItemPE } from './list-items.ts';
+import { mapChild, typeOf } from './type-of.ts';
+
+const shape = (v: unknown) => (Array.isArray(v) ? 'list' : isObject(v) ? 'map' : 'scalar');
+
+export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode | undefined): unknown {
+  if (applied === undefined) return live;
+  if (live === undefined || live === null || applied === null || shape(live) !== shape(applied)) return deepClone(applied);
+  const t = typeOf(schema, applied);
+  if (t.kind === 'scalar') return applied;
+  if (t.kind === 'list') {
+    const l = live as unknown[];
+    const r = applied as unknown[];
+    if (t.atomic || (l.length === 0 && r.length === 0)) return deepClone(applied);
+    return mergeListItems(l, r, (item) => encodePE(listItemPE(t.keys, item, t.item)), (a, b) => mergeApplied(a, b, t.item));
+  }
+  const l = live as JsonObject;
+  const r = applied as JsonObject;
+  if (t.atomic || (Object.keys(l).length === 0 && Object.keys(r).length === 0)) return deepClone(applied);
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(l)) out[k] = Object.hasOwn(r, k) ? mergeApplied(v, r[k], mapChild(t, k).schema) : v;
+  for (const [k, v] of Object.entries(r)) if (!Object.hasOwn(l, k)) out[k] = deepClone(v);
+  // An explicit null in the configuration clears the field.
+  for (const [k, v] of Object.entries(out)) if (v === null && Object.hasOwn(r, k) && r[k] === null) delete out[k];
+  return out;
+}
+
+function mergeListItems(
+  lhs: unknown[],
+  rhs: unknown[],
+  idOf: (item: unknown) => string,
+  mergeItem: (l: unknown, r: unknown) => unknown,
+): unknown[] {
+  const index = (items: unknown[]) => {
+    const order: string[] = [];
+    const byId = new Map<string, unknown>();
+    for (const item of items) {
+      const id = idOf(item);
+      if (byId.has(id)) continue;
+      byId.set(id, item);
+      order.push(id);
+    }
+    return { order, byId };
+  };
+  const L = index(lhs);
+  const R = index(rhs);
+  const shared = R.order.filter((id) => L.byId.has(id));
+  let nextShared = 0;
+  const out: unknown[] = [];
+  const merged = new Set<string>();
+  let li = 0;
+  let ri = 0;
+  while (li < L.order.length || ri < R.order.length) {
+    if (li < L.order.length && ri < R.order.length) {
+      const id = L.order[li];
+      if (id === R.order[ri]) {
+        out.push(mergeItem(L.byId.get(id), R.byId.get(id)));
+        merged.add(id);
+        li++;
+        ri++;
+        nextShared = shared.indexOf(id) + 1;
+        continue;
+      }
+      // A shared item, but not the one the configuration wants next: it comes later.
+      if (R.byId.has(id) && nextShared < shared.length && shared[nextShared] !== id) {
+        li++;
+        continue;
+      }
+    }
+    if (li < L.order.length) {
+      const id = L.order[li];
+      if (!R.byId.has(id)) {
+        out.push(L.byId.get(id));
+        li++;
+        continue;
+      }
+      if (merged.has(id)) {
+        li++;
+        continue;
+      }
+    }
+    if (ri < R.order.length) {
+      const id = R.order[ri];
+      out.push(L.byId.has(id) ? mergeItem(L.byId.get(id), R.byId.get(id)) : deepClone(R.byId.get(id)));
+      merged.add(id);
+      ri++;
+      if (shared[nextShared] === id) nextShared++;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,62 @@
+/**
+ * ToFieldSet: the fields a value sets. Scalars, atomic lists and atomic maps are members; items of
+ * associative lists are members (and so are their fields); map keys are members unless they are declared
+ * properties of a struct. With `errors`, also reports what SMD's typed conversion rejects (missing list
+ * keys, duplicates, undeclared fields) in its message form.
+ */
+import type { SchemaNode } from '../../schema/types.ts';
+import { FieldSet } from '../fieldpath/field-set.ts';
+import { displayPath, encodePE, fieldPE, type Path } from '../fieldpath/path-element.ts';
+import { isObject } from '../json-value.ts';
+import { listItemPE } from './list-items.ts';
+import { mapChild, typeOf } from './type-of.ts';
+
+export function toFieldSet(value: unknown, schema: SchemaNode | undefined, errors?: string[]): FieldSet {
+  const set = new FieldSet();
+  walk(value, schema, [], set, errors);
+  return set;
+}
+
+function walk(value: unknown, schema: SchemaNode | undefined, path: Path, set: FieldSet, errors?: string[]): void {
+  const t = typeOf(schema, value);
+  if (t.kind === 'scalar') {
+    set.insert(path);
+    return;
+  }
+  if (t.kind === 'list') {
+    if (t.atomic) {
+      set.insert(path);
+      return;
+    }
+    if (!Array.isArray(value)) return;
+    const seen = new Set<string>();
+    value.forEach((item, i) => {
+      let pe;
+      try {
+        pe = listItemPE(t.keys, item, t.item);
+      } catch (err) {
+        errors?.push(`${displayPath(path)}: element ${i}: ${(err as Error).message}`);
+        return;
+      }
+      const id = encodePE(pe);
+      if (seen.has(id)) errors?.push(`${displayPath(path)}: duplicate entries for key ${displayPath([pe])}`);
+      seen.add(id);
+      const child = [...path, pe];
+      walk(item, t.item, child, set, errors);
+      set.insert(child);
+    });
+    return;
+  }
+  if (t.atomic) {
+    set.insert(path);
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, v] of Object.entries(value)) {
+    const c = mapChild(t, key);
+    const child = [...path, fieldPE(key)];
+    if (c.undeclared) errors?.push(`${displayPath(child)}: field not declared in schema`);
+    walk(v, c.schema, child, set, errors);
+    if (!c.declared) set.insert(child);
+  }
+}

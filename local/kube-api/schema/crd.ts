@@ -1,0 +1,214 @@
+/**
+ * CustomResourceDefinitions: the defaults kube applies before validating one, what its validation
+ * checks on create and update (apiextensions' ValidateCustomResourceDefinition), and the schema a
+ * version's custom resources are validated against.
+ */
+import { builtinSchema } from './builtin.ts';
+import { validateOpenApiSchema } from './crd-schema-rules.ts';
+import { forbidden, GoLiteral, invalid, notSupported, required } from './field-errors.ts';
+import { isDns1035Label, isDns1123Subdomain } from '../validation/messages.ts';
+import type { SchemaNode, StatusCause } from './types.ts';
+
+type Json = Record<string, any>;
+
+const PRINTER_COLUMN_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];
+const PRINTER_COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 'int32', 'int64', 'password'];
+
+/** SetDefaults for a v1 CRD: singular and listKind from kind, conversion strategy None. Returns a copy. */
+export function withCrdDefaults<T extends object>(crd: T): T {
+  const out = structuredClone(crd) as Json;
+  const spec = (out.spec ??= {});
+  const names = (spec.names ??= {});
+  if (!names.singular && names.kind) names.singular = String(names.kind).toLowerCase();
+  if (!names.listKind && names.kind) names.listKind = `${names.kind}List`;
+  spec.conversion ??= { strategy: 'None' };
+  return out as T;
+}
+
+/** The causes kube-apiserver reports for an invalid CRD (defaults applied first, as kube does). */
+export function validateCrd(crd: object): StatusCause[] {
+  const obj = withCrdDefaults(crd) as Json;
+  const spec: Json = isObject(obj.spec) ? obj.spec : {};
+  return [...metadataCauses(obj.metadata ?? {}, spec), ...specCauses(spec)];
+}
+
+function metadataCauses(meta: Json, spec: Json): StatusCause[] {
+  const name: string = meta.name ?? '';
+  if (!name) {
+    return meta.generateName ? [] : [required('metadata.name', 'name or generateName is required')];
+  }
+  const problems = isDns1123Subdomain(name);
+  if (name !== `${spec.names?.plural ?? ''}.${spec.group ?? ''}`) problems.push('must be spec.names.plural+"."+spec.group');
+  return problems.map((p) => invalid('metadata.name', name, p));
+}
+
+function specCauses(spec: Json): StatusCause[] {
+  const out: StatusCause[] = [];
+  const group: string = spec.group ?? '';
+  if (!group) out.push(required('spec.group'));
+  else if (isDns1123Subdomain(group).length > 0) out.push(invalid('spec.group', group, isDns1123Subdomain(group).join(',')));
+  else if (group.split('.').length < 2) out.push(invalid('spec.group', group, 'should be a domain with at least one dot'));
+
+  if (!spec.scope) out.push(required('spec.scope'));
+  else if (spec.scope !== 'Cluster' && spec.scope !== 'Namespaced') out.push(notSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
+
+  const versions: Json[] = Array.isArray(spec.versions) ? spec.versions : [];
+  const seen = new Set<string>();
+  let uniqueNames = true;
+  let storageCount = 0;
+  versions.forEach((version, i) => {
+    const path = `spec.versions[${i}]`;
+    if (version.storage === true) storageCount++;
+    if (seen.has(version.name)) uniqueNames = false;
+    seen.add(version.name);
+    const nameProblems = isDns1035Label(String(version.name ?? ''));
+    if (nameProblems.length > 0) out.push(invalid(`${path}.name`, version.name ?? '', nameProblems.join(',')));
+    out.push(...versionCauses(version, path));
+  });
+  const versionsValue = goVersions(versions);
+  if (!uniqueNames) out.push(invalid('spec.versions', versionsValue, 'must contain unique version names'));
+  if (storageCount !== 1) out.push(invalid('spec.versions', versionsValue, 'must have exactly one version marked as storage version'));
+
+  const names: Json = spec.names ?? {};
+  for (const field of ['plural', 'singular', 'kind', 'listKind']) {
+    if (!names[field]) out.push(required(`spec.names.${field}`));
+  }
+  out.push(...nameCauses(names, 'spec.names'));
+
+  const strategy = spec.conversion?.strategy;
+  if (!strategy) out.push(required('spec.conversion.strategy'));
+  else if (strategy !== 'None' && strategy !== 'Webhook') out.push(notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
+  else if (strategy === 'Webhook' && !spec.conversion.webhook?.clientConfig) {
+    out.push(required('spec.conversion.webhookClientConfig', 'required when strategy is set to Webhook'));
+  } else if (strategy === 'None' && spec.conversion.webhook) {
+    out.push(forbidden('spec.conversion.webhookClientConfig', 'should not be set when strategy is not set to Webhook'));
+  }
+  if (spec.preserveUnknownFields === true) {
+    out.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+  }
+  return out;
+}
+
+function versionCauses(version: Json, path: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  const schema = version.schema?.openAPIV3Schema;
+  if (!isObject(schema)) out.push(required(`${path}.schema.openAPIV3Schema`, 'schemas are required'));
+  else out.push(...validateOpenApiSchema(schema, `${path}.schema.openAPIV3Schema`));
+  out.push(...subresourceCauses(version.subresources, `${path}.subresources`));
+  (Array.isArray(version.additionalPrinterColumns) ? version.additionalPrinterColumns : []).forEach((col: Json, i: number) =>
+    out.push(...printerColumnCauses(col, `${path}.additionalPrinterColumns[${i}]`)),
+  );
+  return out;
+}
+
+function nameCauses(names: Json, path: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  const dns1035 = (field: string, value: unknown, lower = false, prefix = '') => {
+    if (!value) return;
+    const problems = isDns1035Label(lower ? String(value).toLowerCase() : String(value));
+    if (problems.length > 0) out.push(invalid(`${path}.${field}`, value, prefix + problems.join(',')));
+  };
+  dns1035('plural', names.plural);
+  dns1035('singular', names.singular);
+  dns1035('kind', names.kind, true, 'may have mixed case, but should otherwise match: ');
+  dns1035('listKind', names.listKind, true, 'may have mixed case, but should otherwise match: ');
+  (names.shortNames ?? []).forEach((s: string, i: number) => dns1035(`shortNames[${i}]`, s));
+  if (names.kind && names.kind === names.listKind) out.push(invalid(`${path}.listKind`, names.listKind, 'kind and listKind may not be the same'));
+  (names.categories ?? []).forEach((c: string, i: number) => dns1035(`categories[${i}]`, c));
+  return out;
+}
+
+function printerColumnCauses(col: Json, path: string): StatusCause[] {
+  const out: StatusCause[] = [];
+  if (!col.name) out.push(required(`${path}.name`));
+  const typeRule = `must be one of ${PRINTER_COLUMN_TYPES.join(',')}`;
+  if (!col.type) out.push(required(`${path}.type`, typeRule));
+  else if (!PRINTER_COLUMN_TYPES.includes(col.type)) out.push(invalid(`${path}.type`, col.type, typeRule));
+  if (col.format && !PRINTER_COLUMN_FORMATS.includes(col.format)) {
+    out.push(invalid(`${path}.format`, col.format, `must be one of ${PRINTER_COLUMN_FORMATS.join(',')}`));
+  }
+  // The internal type's field is JSONPath, so that is the path kube reports.
+  if (!col.jsonPath) out.push(required(`${path}.JSONPath`));
+  else out.push(...simpleJsonPathCauses(col.jsonPath, `${path}.JSONPath`));
+  return out;
+}
+
+function subresourceCauses(sub: Json | undefined, path: string): StatusCause[] {
+  const scale = sub?.scale;
+  if (!isObject(scale)) return [];
+  const out: StatusCause[] = [];
+  const check = (field: string, value: unknown, under: '.spec.' | '.status.', optional = false) => {
+    const p = `${path}.scale.${field}`;
+    if (!value) {
+      if (!optional) out.push(required(p));
+      return;
+    }
+    const problems = simpleJsonPathCauses(String(value), p);
+    if (problems.length > 0) out.push(...problems);
+    else if (!String(value).startsWith(under)) out.push(invalid(p, value, `should be a json path under ${under.slice(0, -1)}`));
+  };
+  check('specReplicasPath', scale.specReplicasPath, '.spec.');
+  check('statusReplicasPath', scale.statusReplicasPath, '.status.');
+  check('labelSelectorPath', scale.labelSelectorPath, '.status.', true);
+  return out;
+}
+
+function simpleJsonPathCauses(s: string, path: string): StatusCause[] {
+  if (s.length === 0) return [invalid(path, s, 'must not be empty')];
+  if (!s.startsWith('.')) return [invalid(path, s, 'must be a simple json path starting with .')];
+  return [];
+}
+
+const crdSchemaCache = new WeakMap<object, Map<string, SchemaNode | undefined>>();
+
+/**
+ * The schema a CRD version's custom resources are validated and pruned against: the version's
+ * openAPIV3Schema with apiVersion and kind as strings and metadata as the full ObjectMeta, where only
+ * name and generateName keep constraints from the CRD, as kube does.
+ */
+export function crdVersionSchema(crd: object, version: string): SchemaNode | undefined {
+  let perCrd = crdSchemaCache.get(crd);
+  if (!perCrd) crdSchemaCache.set(crd, (perCrd = new Map()));
+  if (!perCrd.has(version)) perCrd.set(version, buildCrdVersionSchema(crd as Json, version));
+  return perCrd.get(version);
+}
+
+function buildCrdVersionSchema(crd: Json, version: string): SchemaNode | undefined {
+  const v = (crd.spec?.versions ?? []).find((x: Json) => x?.name === version);
+  if (!v) return undefined;
+  const declared: SchemaNode = structuredClone(v.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
+  const objectMeta = builtinSchema('meta.k8s.io', 'v1', 'ObjectMeta')!;
+  const declaredMeta = declared.properties?.metadata?.properties ?? {};
+  const metaProps = { ...objectMeta.properties };
+  for (const field of ['name', 'generateName'] as const) {
+    if (declaredMeta[field]) metaProps[field] = { ...metaProps[field], ...declaredMeta[field], type: 'string' };
+  }
+  return {
+    ...declared,
+    type: 'object',
+    properties: {
+      ...declared.properties,
+      apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
+      kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+      metadata: { ...objectMeta, properties: metaProps, description: 'Standard object\'s metadata.' },
+    },
+  };
+}
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+
+/** Go's %#v of the internal versions slice, which kube prints as the bad value of spec.versions. */
+function goVersions(versions: Json[]): GoLiteral {
+  const type = 'apiextensions.CustomResourceDefinitionVersion';
+  if (versions.length === 0) return new GoLiteral(`[]${type}(nil)`);
+  const ptr = (t: string, set: unknown) => (set ? `(*${t})(0xc000000000)` : `(*${t})(nil)`);
+  const one = (v: Json) =>
+    `${type}{Name:${JSON.stringify(String(v.name ?? ''))}, Served:${v.served === true}, Storage:${v.storage === true}, ` +
+    `Deprecated:${v.deprecated === true}, DeprecationWarning:${ptr('string', v.deprecationWarning)}, ` +
+    `Schema:${ptr('apiextensions.CustomResourceValidation', v.schema)}, Subresources:${ptr('apiextensions.CustomResourceSubresources', v.subresources)}, ` +
+    `AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil), SelectableFields:[]apiextensions.SelectableField(nil)}`;
+  return new GoLiteral(`[]${type}{${versions.map(one).join(', ')}}`);
+}

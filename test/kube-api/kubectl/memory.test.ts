@@ -1,0 +1,3 @@
+import { defineKubectlSuite } from './suite.ts';
+
+defineKubectlSuite('memory');
