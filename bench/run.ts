@@ -8,8 +8,6 @@ import { fileURLToPath } from 'node:url';
 
 interface BenchModule {
   run(args: string[]): Promise<unknown>;
-  /** One line for `--help`. */
-  description?: string;
 }
 
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
@@ -21,12 +19,9 @@ async function available(): Promise<string[]> {
     .sort();
 }
 
+/** Lists names only: importing every benchmark just for its description would load the whole stack. */
 async function usage(): Promise<string> {
-  const lines = ['usage: npm run bench -- <name> [options]', '', 'benchmarks:'];
-  for (const name of await available()) {
-    const mod = (await import(new URL(`./${name}.ts`, import.meta.url).href)) as Partial<BenchModule>;
-    if (typeof mod.run === 'function') lines.push(`  ${name.padEnd(16)} ${mod.description ?? ''}`);
-  }
+  const lines = ['usage: npm run bench -- <name> [options]', '', 'benchmarks:', ...(await available()).map((n) => `  ${n}`)];
   lines.push('', 'Each prints one JSON document on stdout; `npm run bench -- <name> --help` shows its options.');
   return lines.join('\n');
 }

@@ -40,9 +40,24 @@ function plain<T>(obj: T): T {
   return JSON.parse(JSON.stringify(obj)) as T;
 }
 
+/**
+ * API clients per KubeConfig, reused across invocations of a warm container: KubernetesObjectApi caches
+ * discovery (kind → resource) per instance, and a fresh instance per reconcile would repeat it each time.
+ * The cluster access resolver hands out the same KubeConfig while it is cached, so this follows its TTL.
+ */
+const apiClients = new WeakMap<KubeConfig, { objects: RawObjectApi; custom: CustomObjectsApi }>();
+
+function apiClientsFor(kc: KubeConfig) {
+  let clients = apiClients.get(kc);
+  if (!clients) {
+    clients = { objects: RawObjectApi.fromKubeConfig(kc), custom: kc.makeApiClient(CustomObjectsApi) };
+    apiClients.set(kc, clients);
+  }
+  return clients;
+}
+
 export function createClusterClient(kc: KubeConfig, options: ClusterClientOptions = {}): ClusterClient {
-  const objects = RawObjectApi.fromKubeConfig(kc);
-  const custom = kc.makeApiClient(CustomObjectsApi);
+  const { objects, custom } = apiClientsFor(kc);
   const counters = { reads: 0, writes: 0, retries: 0 };
   const policy = retryPolicy(options.retry, () => counters.retries++);
   const nodePoolApiVersion = options.nodePoolApiVersion ?? NODEPOOL_API_VERSION;

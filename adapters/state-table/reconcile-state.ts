@@ -101,6 +101,9 @@ export async function beginReconcile(
 ): Promise<BeginResult> {
   const key = keys.pool(target.clusterId, target.nodePool);
   const dedupe = emptyParts();
+  // A requeue asked of an earlier holder is served by this pass: it reads the cluster after the request.
+  dedupe.names['#requeue'] = 'requeue';
+  dedupe.remove.push('#requeue');
   if (eventId) {
     dedupe.names['#recentEvents'] = 'recentEvents';
     dedupe.values[':eventId'] = eventId;

@@ -1,5 +1,4 @@
 import { stableHash } from '../hash.ts';
-import { API_VERSION } from '../poolspirit/api.ts';
 import type { KubeObject } from '../kube.ts';
 import type { NodePool } from '../nodepool.ts';
 import { NODE_POOL_LABEL } from '../nodepool.ts';
@@ -129,7 +128,6 @@ export function renderDeployment(input: WorkloadInput): KubeObject {
             [ANNOTATIONS.apiServerVersion]: spec.apiServer.version,
             [ANNOTATIONS.etcdVersion]: spec.etcd.version,
             [ANNOTATIONS.agentVersion]: spec.agent.version,
-            'poolspirit.io/owner': `${API_VERSION}/${input.poolSpiritName}`,
           },
         },
         spec: {

@@ -112,7 +112,8 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
       durationMs: Math.round(durationMs),
       pass,
     });
-    summary.result = result!.outcome;
+    // Across passes, "applied" wins over a later pass that found nothing left to do.
+    if (!(summary.result === 'applied' && result!.outcome === 'unchanged')) summary.result = result!.outcome;
     if (!requeue) break;
     logger.info('another invocation asked for one more pass');
   }

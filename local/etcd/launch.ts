@@ -4,7 +4,7 @@
  * API's etcd storage, its tests, and the process-mode kubelet of a local pool-spirit.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { constants as fsConstants, closeSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { constants as fsConstants, closeSync, fstatSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { access, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -99,6 +99,7 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<RunningEtc
       } catch (err) {
         // Another process can take a port between our probe and etcd's bind; pick new ports and retry.
         if (!(err instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw err;
+        await rm(join(dataDir, 'data'), { recursive: true, force: true });
       }
     }
   } catch (err) {
@@ -129,11 +130,15 @@ async function startOnce(name: string, dataDir: string, ownsDir: boolean, extraA
     `--initial-advertise-peer-urls=${peerUrl}`,
     `--initial-cluster=${name}=${peerUrl}`,
     '--initial-cluster-state=new',
+    // Structured JSON lines (3.4 still defaults to the deprecated capnslog text format).
+    '--logger=zap',
+    '--log-outputs=stderr',
     ...flagArgs(etcdFlags.product),
     ...extraArgs,
   ];
   const logFile = join(dataDir, LOG_FILE);
   const logFd = openSync(logFile, 'a');
+  const logStart = fstatSync(logFd).size; // a retry appends; report only this attempt's words
   let child: ChildProcess;
   try {
     child = spawnEtcd(args, logFd);
@@ -172,9 +177,11 @@ async function startOnce(name: string, dataDir: string, ownsDir: boolean, extraA
     exited.then((how) => ({ exited: how })),
   ]);
   if (outcome !== 'healthy') {
-    await stop();
-    const tail = readTail(logFile);
-    const message = `etcd exited during startup (${outcome.exited}); last log lines:\n${tail}`;
+    exitCleanups.delete(killNow);
+    child.kill('SIGKILL');
+    await exited;
+    const tail = startupErrorLines(logFile, logStart);
+    const message = `etcd exited during startup (${outcome.exited}); etcd said:\n${tail}`;
     if (/address already in use/.test(tail)) throw new PortTakenError(message);
     throw new EtcdStartError(message);
   }
@@ -248,12 +255,16 @@ async function waitHealthy(clientUrl: string): Promise<void> {
   throw new EtcdStartError(`etcd at ${clientUrl} not healthy after ${HEALTH_DEADLINE_MS} ms (${last})`);
 }
 
-function readTail(file: string, lines = 15): string {
+/** What to show when etcd dies at startup: its error lines (a bad flag is followed by the whole usage text). */
+function startupErrorLines(file: string, from: number): string {
+  let lines: string[];
   try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    lines = readFileSync(file).subarray(from).toString('utf8').trimEnd().split('\n');
   } catch {
     return '(no log)';
   }
+  const errors = lines.filter((l) => /"level":"(?:error|fatal|panic)"|^(?:invalid|error)/i.test(l));
+  return (errors.length > 0 ? errors.slice(-5) : lines.slice(-15)).join('\n');
 }
 
 /** Removes data dirs left in /dev/shm by owners that died without cleaning up (tmpfs is memory). */

@@ -188,6 +188,15 @@ describe('reconcile state', () => {
     expect((await recordOutcome(table, again.lease, again.previous, { outcome: 'unchanged', durationMs: 1 }, at(40))).requeue).toBe(false);
   });
 
+  it('does not pass a requeue asked of a lapsed holder on to the next holder (it reads the cluster afresh)', async () => {
+    const stale = await beginReconcile(table, target, 'inv-1', 1_000, T0);
+    if (stale.status !== 'acquired') throw new Error(stale.status);
+    expect((await beginReconcile(table, target, 'inv-2', 1_000, at(10))).status).toBe('locked');
+    const next = await beginReconcile(table, target, 'inv-3', 1_000, at(1_000));
+    if (next.status !== 'acquired') throw new Error(next.status);
+    expect((await recordOutcome(table, next.lease, next.previous, { outcome: 'applied', durationMs: 1 }, at(1_100))).requeue).toBe(false);
+  });
+
   it('rejects the outcome of a stale holder whose lease lapsed and was taken over', async () => {
     const stale = await beginReconcile(table, target, 'inv-1', 1_000, T0, 'ev-1');
     if (stale.status !== 'acquired') throw new Error(stale.status);

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { cachingKeyFactory, parsePoolSpiritSpec, type KeyFactory, type NodePool, type RenderInput, type ResolvedPoolSpiritSpec } from '../../core/index.ts';
+import { cachingKeyFactory, existingPkiFromSecrets, parsePoolSpiritSpec, renderPoolSpirit, type KeyFactory, type NodePool, type RenderInput, type ResolvedPoolSpiritSpec } from '../../core/index.ts';
 
 export const NOW = new Date('2026-01-15T12:00:00Z');
 export const DAY = 86_400_000;
@@ -37,9 +37,22 @@ export function clusterCaPem(): Promise<string> {
   return clusterCa;
 }
 
+let base: Promise<Record<string, string>> | undefined;
+/** The PKI of one fresh render, reused by default so most tests skip issuing certificates. */
+function basePki(): Promise<Record<string, string>> {
+  base ??= (async () => {
+    const r = await renderPoolSpirit(await renderInput({ existingPki: undefined }));
+    const secrets = r.objects.filter((o) => o.kind === 'Secret');
+    return existingPkiFromSecrets(secrets, r.names);
+  })();
+  return base;
+}
+
+/** Render input for pool hangzhou; pass `existingPki: undefined` explicitly to issue a fresh PKI. */
 export async function renderInput(overrides: Partial<RenderInput> & { raw?: Record<string, unknown> } = {}): Promise<RenderInput> {
   const { raw, ...rest } = overrides;
   return {
+    existingPki: 'existingPki' in overrides ? undefined : await basePki(),
     poolSpirit: { metadata: { name: 'hangzhou', uid: 'uid-ps-hangzhou' }, spec: spec(raw) },
     nodePool: nodePool(),
     cluster: { caBundlePem: await clusterCaPem(), clusterDomain: 'cluster.local', namespace: 'pool-spirit-system' },

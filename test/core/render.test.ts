@@ -206,7 +206,8 @@ describe('renderPoolSpirit: bootstrap', () => {
 
 describe('renderPoolSpirit: stability', () => {
   it('a second render from the first one’s PKI is identical, byte for byte', async () => {
-    const first = await renderPoolSpirit(await renderInput());
+    const first = await renderPoolSpirit(await renderInput({ existingPki: undefined }));
+    expect(first.pki.reused).toBe(false);
     const second = await renderPoolSpirit(await renderInput({ existingPki: pkiOf(first), now: new Date(Date.parse('2026-03-01T00:00:00Z')) }));
     expect(second.pki).toMatchObject({ reused: true, reasons: [] });
     expect(JSON.stringify(second.objects)).toBe(JSON.stringify(first.objects));
@@ -256,5 +257,19 @@ describe('renderPoolSpirit: stability', () => {
       expect(o.metadata.labels?.['poolspirit.io/pool']?.length).toBeLessThanOrEqual(63);
     }
     expect(parseYaml(JSON.stringify(find(r, 'Deployment')))).toBeTruthy();
+  });
+});
+
+describe('existingPkiFromSecrets', () => {
+  it('turns live Secrets back into the existingPki input, the CA Secret winning', async () => {
+    const { existingPkiFromSecrets, objectNames } = await import('../../core/index.ts');
+    const r = await renderPoolSpirit(await renderInput());
+    const secrets = r.objects.filter((o) => o.kind === 'Secret');
+    const existing = existingPkiFromSecrets([...secrets].reverse(), objectNames('hangzhou'));
+    expect(existing).toEqual(pkiOf(r));
+    const stale = structuredClone(secrets[1]) as KubeObject & { data: Record<string, string> };
+    stale.data['ca.crt'] = Buffer.from('stale').toString('base64');
+    expect(existingPkiFromSecrets([secrets[0], stale, undefined], objectNames('hangzhou'))['ca.crt']).toBe(pkiOf(r)['ca.crt']);
+    expect(existingPkiFromSecrets([stale, secrets[0]], objectNames('hangzhou'))['ca.crt']).toBe(pkiOf(r)['ca.crt']);
   });
 });

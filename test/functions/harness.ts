@@ -64,6 +64,8 @@ export interface ReconcileWorld {
   clusterCaPem: string;
   /** Milliseconds added to the reconciler's clock (lease expiry tests). */
   clockOffsetMs: number;
+  /** EMF metric documents the handler published. */
+  metricsOut: Record<string, unknown>[];
   /** Write units the table reported, in order. */
   tableWrites: number[];
   /** Wraps every ClusterClient the handler builds (fault injection). */
@@ -103,12 +105,15 @@ export async function startReconcileWorld(options: { logLevel?: 'SILENT' | 'INFO
   } as KubernetesObject);
 
   const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
-  const world = {} as ReconcileWorld;
+  const world = { metricsOut: [] } as unknown as ReconcileWorld;
+  const metrics = new Metrics({ namespace: 'PoolSpiritTest', serviceName: 'reconcile-test', logger: silent });
+  // EMF lines go to the metrics' own console: capture them instead of printing.
+  Object.assign(metrics, { console: { log: (line: string) => world.metricsOut.push(JSON.parse(line) as Record<string, unknown>) } });
   const deps = reconcileDeps({
     table,
     clock: () => new Date(Date.now() + world.clockOffsetMs),
     logger: new Logger({ serviceName: 'reconcile-test', logLevel: options.logLevel ?? 'SILENT' }),
-    metrics: new Metrics({ namespace: 'PoolSpiritTest', serviceName: 'reconcile-test', logger: silent }),
+    metrics,
     // One key pair per certificate purpose: keeps tests fast; reuse logic is exercised all the same.
     keyFactory: cachingKeyFactory(),
     clusterClient: (config) => {

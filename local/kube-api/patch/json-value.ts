@@ -66,7 +66,8 @@ const htmlEscapes: Record<string, string> = {
 
 /** JSON.stringify of a string with Go encoding/json's HTML-safe escaping. */
 export function goQuote(s: string): string {
-  return JSON.stringify(s).replace(htmlUnsafe, (c) => htmlEscapes[c]);
+  const json = JSON.stringify(s);
+  return /[<>&\u2028\u2029]/.test(json) ? json.replace(htmlUnsafe, (c) => htmlEscapes[c]) : json;
 }
 
 /** Go `json.Marshal` of a decoded value: map keys sorted, HTML characters escaped. */

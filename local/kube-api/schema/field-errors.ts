@@ -59,7 +59,8 @@ export function tooLong(field: string, maxLength: number): StatusCause {
 }
 
 export function tooMany(field: string, actual: number, max: number): StatusCause {
-  const detail = max >= 0 ? `must have at most ${max} ${max === 1 ? 'item' : 'items'}` : 'has too many items';
+  // 1.32 still says "1 items"; the singular came later.
+  const detail = max >= 0 ? `must have at most ${max} items` : 'has too many items';
   return fieldError('FieldValueTooMany', field, actual >= 0 ? actual : OMIT_VALUE, detail);
 }
 

@@ -4,6 +4,7 @@
  */
 export type { SchemaNode, StatusCause } from './types.ts';
 export { builtinSchema, isBuiltinSchema } from './builtin.ts';
+export { builtinDecodeError } from './builtin-decode.ts';
 export { crdVersionSchema, validateCrd, withCrdDefaults } from './crd.ts';
 export { validateAgainstSchema, type FieldValidation, type SchemaValidationResult } from './validate.ts';
 export { strictDecodingError, unknownFieldWarnings } from './unknown-fields.ts';

@@ -41,9 +41,9 @@ export function openApiV3Hash(document: unknown): string {
  * Without documents the hash only depends on the group-version name.
  */
 export function openApiV3Index(groupVersions: Array<string | { group: string; version: string }>, documents?: Record<string, unknown>): object {
-  const names = [...new Set(groupVersions.map((gv) => (typeof gv === 'string' ? gv : gv.group ? `${gv.group}/${gv.version}` : gv.version)))].sort();
+  const names = [...new Set(groupVersions.map((gv) => (typeof gv === 'string' ? gv : gv.group ? `${gv.group}/${gv.version}` : gv.version)))];
   const paths: Record<string, { serverRelativeURL: string }> = {};
-  for (const gv of names) {
+  for (const gv of names.sort((a, b) => (openApiV3PathKey(a) < openApiV3PathKey(b) ? -1 : 1))) {
     const key = openApiV3PathKey(gv);
     const hash = openApiV3Hash(documents?.[gv] ?? key);
     paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hash}` };

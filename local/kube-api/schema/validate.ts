@@ -28,7 +28,10 @@ export interface SchemaValidationResult {
   causes: StatusCause[];
   /** Paths of pruned unknown fields (`spec.foo`, `spec.containers[0].bar`); empty under Ignore. */
   unknownFields: string[];
-  /** The object without its unknown fields. */
+  /**
+   * The object as kube would store it: unknown fields pruned, non-nullable nulls dropped and schema
+   * defaults applied (custom resources only; built-in schemas carry no defaults).
+   */
   pruned: Record<string, unknown>;
 }
 
@@ -46,6 +49,13 @@ interface Collector {
   builtin: boolean;
 }
 
+interface Mode {
+  /** At a resource's root or an embedded resource: apiVersion, kind and metadata are implied. */
+  resource: boolean;
+  /** Decoded by Go structs upstream (built-in kinds, any resource's metadata): null means zero value. */
+  goDecoded: boolean;
+}
+
 const ROOT: Location = { name: '', path: '' };
 
 export function validateAgainstSchema(
@@ -54,13 +64,13 @@ export function validateAgainstSchema(
   opts: { fieldValidation: FieldValidation },
 ): SchemaValidationResult {
   const ctx: Collector = { causes: [], unknown: [], builtin: isBuiltinSchema(schema) };
-  const pruned = walk(obj, schema, ROOT, ctx, true) as Record<string, unknown>;
+  const pruned = walk(obj, schema, ROOT, ctx, { resource: true, goDecoded: ctx.builtin }) as Record<string, unknown>;
   return { causes: ctx.causes, unknownFields: opts.fieldValidation === 'Ignore' ? [] : ctx.unknown, pruned };
 }
 
-function walk(value: unknown, s: SchemaNode, loc: Location, ctx: Collector, resourceRoot: boolean): unknown {
+function walk(value: unknown, s: SchemaNode, loc: Location, ctx: Collector, mode: Mode): unknown {
   if (value === null || value === undefined) {
-    if (!s.nullable && (s.type || s['x-kubernetes-int-or-string'])) {
+    if (!mode.goDecoded && !s.nullable && (s.type || s['x-kubernetes-int-or-string'])) {
       ctx.causes.push(typeInvalid(loc.name, 'null', `${loc.name} in body must be of type ${typeName(s)}: "null"`));
     }
     return null;
@@ -71,8 +81,8 @@ function walk(value: unknown, s: SchemaNode, loc: Location, ctx: Collector, reso
     return value;
   }
   let out = value;
-  if (actual === 'object') out = walkObject(value as Record<string, unknown>, s, loc, ctx, resourceRoot);
-  else if (actual === 'array') out = walkArray(value as unknown[], s, loc, ctx);
+  if (actual === 'object') out = walkObject(value as Record<string, unknown>, s, loc, ctx, mode);
+  else if (actual === 'array') out = walkArray(value as unknown[], s, loc, ctx, mode);
   else if (actual === 'string') checkString(value as string, s, loc, ctx);
   else if (actual === 'integer' || actual === 'number') checkNumber(value as number, s, loc, ctx);
   checkEnum(out, s, loc, ctx);
@@ -80,22 +90,32 @@ function walk(value: unknown, s: SchemaNode, loc: Location, ctx: Collector, reso
   return out;
 }
 
-function walkObject(obj: Record<string, unknown>, s: SchemaNode, loc: Location, ctx: Collector, resourceRoot: boolean) {
-  const embedded = resourceRoot || s['x-kubernetes-embedded-resource'] === true;
-  if (embedded && !resourceRoot) checkEmbeddedTypeMeta(obj, loc, ctx);
+function walkObject(obj: Record<string, unknown>, s: SchemaNode, loc: Location, ctx: Collector, mode: Mode) {
+  const embedded = mode.resource || s['x-kubernetes-embedded-resource'] === true;
+  if (embedded && !mode.resource) checkEmbeddedTypeMeta(obj, loc, ctx);
   const props = s.properties ?? {};
   const additional = s.additionalProperties;
   const out: Record<string, unknown> = {};
+  const child = (key: string, v: unknown, schema: SchemaNode, at: Location) => {
+    if (v === null && !schema.nullable) {
+      // Non-nullable nulls are dropped (custom resources, before defaulting) or decode to the zero value
+      // (Go types), so they never fail validation themselves.
+      if (schema.default !== undefined && !mode.goDecoded) out[key] = walk(structuredClone(schema.default), schema, at, ctx, childMode);
+      return;
+    }
+    out[key] = walk(v, schema, at, ctx, { resource: false, goDecoded: mode.goDecoded || (embedded && key === 'metadata') });
+  };
+  const childMode: Mode = { resource: false, goDecoded: mode.goDecoded };
   for (const [key, v] of Object.entries(obj)) {
     const known = props[key] ?? (embedded ? implicitResourceField(key) : undefined);
-    if (known) {
-      out[key] = walk(v, known, propertyLocation(loc, key), ctx, false);
-    } else if (additional && typeof additional === 'object') {
-      out[key] = walk(v, additional, mapKeyLocation(loc, key), ctx, false);
-    } else if (additional === true || s['x-kubernetes-preserve-unknown-fields']) {
-      out[key] = v;
-    } else {
-      ctx.unknown.push(propertyLocation(loc, key).path);
+    if (known) child(key, v, known, propertyLocation(loc, key));
+    else if (additional && typeof additional === 'object') child(key, v, additional, mapKeyLocation(loc, key));
+    else if (additional === true || s['x-kubernetes-preserve-unknown-fields']) out[key] = v;
+    else ctx.unknown.push(propertyLocation(loc, key).path);
+  }
+  if (!mode.goDecoded) {
+    for (const [key, schema] of Object.entries(props)) {
+      if (!(key in out) && schema.default !== undefined) out[key] = walk(structuredClone(schema.default), schema, propertyLocation(loc, key), ctx, childMode);
     }
   }
   for (const key of s.required ?? []) {
@@ -125,8 +145,9 @@ function checkEmbeddedTypeMeta(obj: Record<string, unknown>, loc: Location, ctx:
   }
 }
 
-function walkArray(items: unknown[], s: SchemaNode, loc: Location, ctx: Collector): unknown[] {
-  const out = s.items ? items.map((v, i) => walk(v, s.items!, indexLocation(loc, i), ctx, false)) : items.slice();
+function walkArray(items: unknown[], s: SchemaNode, loc: Location, ctx: Collector, mode: Mode): unknown[] {
+  const itemMode: Mode = { resource: false, goDecoded: mode.goDecoded };
+  const out = s.items ? items.map((v, i) => walk(v, s.items!, indexLocation(loc, i), ctx, itemMode)) : items.slice();
   if (s.maxItems !== undefined && out.length > s.maxItems) ctx.causes.push(tooMany(loc.name, out.length, s.maxItems));
   if (s.minItems !== undefined && out.length < s.minItems) {
     ctx.causes.push(invalid(loc.name, out.length, `${loc.name} in body should have at least ${s.minItems} items`));
@@ -199,7 +220,7 @@ function checkEnum(value: unknown, s: SchemaNode, loc: Location, ctx: Collector)
 function checkJunctors(value: unknown, s: SchemaNode, loc: Location, ctx: Collector) {
   const tryBranch = (branch: SchemaNode) => {
     const scratch: Collector = { causes: [], unknown: [], builtin: ctx.builtin };
-    walk(value, { ...branch, 'x-kubernetes-preserve-unknown-fields': true }, loc, scratch, false);
+    walk(value, { ...branch, 'x-kubernetes-preserve-unknown-fields': true }, loc, scratch, { resource: false, goDecoded: ctx.builtin });
     return scratch.causes;
   };
   for (const branch of s.allOf ?? []) ctx.causes.push(...tryBranch(branch));

@@ -128,12 +128,9 @@ export class ObjectStore {
     if (m.resourceVersion !== undefined && m.resourceVersion !== '') {
       throw badRequest('resourceVersion should not be set on objects to be created');
     }
-    if (!m.name && m.generateName) m.name = `${m.generateName}${randomSuffix()}`;
-    if (!m.name) {
-      throw invalid(info, '', [cause('FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required')]);
-    }
-    const nameCauses = validateName(info, String(m.name));
-    if (nameCauses.length) throw invalid(info, String(m.name), nameCauses);
+    const nameCauses = validateName(info, m);
+    if (nameCauses.length) throw invalid(info, String(m.name ?? m.generateName ?? ''), nameCauses);
+    if (!m.name) m.name = `${m.generateName}${randomSuffix()}`;
     if (info.namespaced) await this.checkNamespaceForCreate(info, namespace!, m.name);
 
     m.uid = randomUUID();

@@ -2,9 +2,9 @@
  * Validation run on every write: object name, schema (structural for CRs, generated for built-ins),
  * unknown fields per fieldValidation, and the CRD's own rules for CustomResourceDefinitions.
  */
-import { ApiError, badRequest, cause, invalid } from './errors.ts';
+import { ApiError, badRequest, invalid } from './errors.ts';
 import { namesModule, schemaModule, type FieldValidation } from './peers.ts';
-import type { ResourceInfo } from '../registry.ts';
+import { qualifiedResource, type ResourceInfo } from '../registry.ts';
 import type { KubeObject } from './objects.ts';
 import type { StatusCause } from '../schema/types.ts';
 
@@ -14,12 +14,9 @@ export interface ValidationOutcome {
   warnings: string[];
 }
 
-function goQuote(s: string): string {
-  return JSON.stringify(s);
-}
-
-export function validateName(info: ResourceInfo, name: string): StatusCause[] {
-  return namesModule.validateObjectName(info.resource, name).map((msg) => cause('FieldValueInvalid', 'metadata.name', `Invalid value: ${goQuote(name)}: ${msg}`));
+/** metadata.name / generateName causes, by the resource's naming rule (`pods`, `deployments.apps`, `widgets.example.com`). */
+export function validateName(info: ResourceInfo, meta: { name?: string; generateName?: string }): StatusCause[] {
+  return namesModule.objectNameCauses(qualifiedResource(info), meta);
 }
 
 /**
@@ -42,7 +39,8 @@ export function validateObject(info: ResourceInfo, obj: KubeObject, fieldValidat
       if (fieldValidation === 'Warn') for (const f of outcome.unknownFields) warnings.push(`unknown field ${goQuote(f)}`);
     }
     causes.push(...outcome.causes);
-    if (info.custom) result = outcome.pruned as KubeObject;
+    // Like decoding into a typed object (built-ins) or pruning (CRs): unknown fields do not get stored.
+    result = outcome.pruned as KubeObject;
   }
   if (info.group === 'apiextensions.k8s.io' && info.resource === 'customresourcedefinitions') {
     causes.push(...schemaModule.validateCrd(obj));

@@ -3,7 +3,8 @@
  * values, resourceVersion = mod_revision, optimistic concurrency by transactions on mod_revision, and watch
  * on etcd's own watch so a compaction surfaces as CompactedError (410 Gone at the API).
  */
-import { Etcd3, Range, type IKeyValue, type IWatchRequest, type IWatchResponse, type IDuplexStream } from 'etcd3';
+import { createEtcdClient, isCompactedError } from '../../etcd/client.ts';
+import type { Etcd3, IKeyValue, IWatchRequest, IWatchResponse, IDuplexStream } from 'etcd3';
 import {
   CompactedError,
   ConflictError,
@@ -23,25 +24,14 @@ export interface EtcdStorageOptions {
   endpoints: string[];
 }
 
-/** grpc-js refuses messages over 4 MiB by default; a list or a watch catch-up batch of 8 KB objects exceeds it. */
-const MAX_MESSAGE_BYTES = 512 * 1024 * 1024;
 /** How long to wait for etcd to tell the compacted revision after a read hit a compacted revision. */
 const COMPACT_PROBE_TIMEOUT_MS = 2000;
-const COMPACTED_MESSAGE = 'required revision has been compacted';
+const ZERO_KEY = Buffer.from([0]);
 
 type WatchStream = IDuplexStream<IWatchRequest, IWatchResponse>;
 
 export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Storage> {
-  if (!Array.isArray(opts?.endpoints) || opts.endpoints.length === 0 || opts.endpoints.some((e) => typeof e !== 'string' || !/^https?:\/\//.test(e))) {
-    throw new TypeError(`createEtcdStorage: endpoints must be a non-empty list of http(s) URLs; got ${JSON.stringify(opts?.endpoints)}`);
-  }
-  const client = new Etcd3({
-    hosts: opts.endpoints,
-    grpcOptions: {
-      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    },
-  });
+  const client = createEtcdClient(opts?.endpoints, 'createEtcdStorage: endpoints');
   // Fail fast (and clearly) when nothing answers, instead of on the first request much later.
   try {
     await client.kv.range({ key: Buffer.from('\0'), keys_only: true, limit: 1 });
@@ -56,7 +46,7 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
     if (closed) throw new Error('etcd storage is closed');
   };
 
-  async function range(key: string, rangeEnd: Buffer | undefined, limit: number, revision: number) {
+  async function range(key: string | Buffer, rangeEnd: Buffer | undefined, limit: number, revision: number) {
     try {
       return await client.kv.range({ key: Buffer.from(key), range_end: rangeEnd, limit, revision });
     } catch (err) {
@@ -66,7 +56,7 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
   }
 
   /** Reads a key after a failed transaction, to tell a conflict from a missing key. */
-  async function failedWrite(key: string, expectedModRevision: number | undefined): Promise<never> {
+  async function failedWrite(key: string): Promise<never> {
     const res = await range(key, undefined, 1, 0);
     const kv = res.kvs[0];
     if (!kv) throw new NotFoundError(key);
@@ -92,17 +82,17 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
       if (options.startAfterKey !== undefined && typeof options.startAfterKey !== 'string') {
         throw new TypeError(`list: startAfterKey must be a string; got ${typeof options.startAfterKey}`);
       }
-      const whole = Range.prefix(prefix);
+      const whole = prefixRange(prefix);
       let start = whole.start;
       if (options.startAfterKey !== undefined) {
         // The smallest key strictly greater than startAfterKey is startAfterKey + "\0".
         const after = Buffer.concat([Buffer.from(options.startAfterKey), Buffer.from([0])]);
         if (Buffer.compare(after, start) > 0) start = after;
       }
-      if (Buffer.compare(start, whole.end) >= 0) {
+      if (whole.end.length > 0 && Buffer.compare(start, whole.end) >= 0) {
         return { items: [], revision: atRevision ?? (await storage.currentRevision()), more: false };
       }
-      const res = await range(start.toString(), whole.end, limit, atRevision ?? 0);
+      const res = await range(start, whole.end.length > 0 ? whole.end : ZERO_KEY, limit, atRevision ?? 0);
       return {
         items: res.kvs.map(toStored),
         // The header carries the current revision even for a past read; the list is as of atRevision.
@@ -136,7 +126,7 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
         ],
         success: [{ request_put: { key: Buffer.from(key), value: bytes } }],
       });
-      if (!res.succeeded) return failedWrite(key, expected);
+      if (!res.succeeded) return failedWrite(key);
       return { key, value: decode(bytes), modRevision: Number(res.header.revision) };
     },
 
@@ -154,7 +144,7 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
       });
       const prev = res.succeeded ? res.responses[0]?.response_delete_range?.prev_kvs?.[0] : undefined;
       // A concurrent delete between the compare and the delete cannot happen inside a txn, but be explicit.
-      if (!prev) return failedWrite(key, expected);
+      if (!prev) return failedWrite(key);
       return { key, value: decode(prev.value), modRevision: Number(res.header.revision) };
     },
 
@@ -250,7 +240,7 @@ function startWatch(
     }
   };
 
-  const range = Range.prefix(prefix);
+  const range = prefixRange(prefix);
   client.watchClient
     .watch()
     .then((s) => {
@@ -263,7 +253,7 @@ function startWatch(
       s.on('error', (err) => fail(new Error(`etcd watch stream on ${prefix} broke: ${err.message}`, { cause: err })));
       s.on('end', () => fail(new Error(`etcd ended the watch stream on ${prefix}`)));
       s.write({
-        create_request: { key: range.start, range_end: range.end, start_revision: afterRevision + 1, prev_kv: true },
+        create_request: { key: range.start, range_end: range.end.length > 0 ? range.end : ZERO_KEY, start_revision: afterRevision + 1, prev_kv: true },
       });
     })
     .catch((err: Error) => fail(new Error(`etcd watch on ${prefix} could not start: ${err.message}`, { cause: err })));
@@ -333,8 +323,20 @@ async function probeCompactRevision(client: Etcd3, requested: number): Promise<n
   }
 }
 
-function isCompactedError(err: unknown): boolean {
-  return err instanceof Error && err.message.includes(COMPACTED_MESSAGE);
+/**
+ * [start, end) of every key with this prefix, as bytes; an empty end means "no upper bound" (etcd spells
+ * that range_end = "\0").
+ */
+function prefixRange(prefix: string): { start: Buffer; end: Buffer } {
+  const start = Buffer.from(prefix);
+  for (let i = start.length - 1; i >= 0; i--) {
+    if (start[i] < 0xff) {
+      const end = Buffer.from(start.subarray(0, i + 1));
+      end[i]++;
+      return { start: start.length > 0 ? start : ZERO_KEY, end };
+    }
+  }
+  return { start: start.length > 0 ? start : ZERO_KEY, end: Buffer.alloc(0) };
 }
 
 function toStored(kv: IKeyValue): StoredObject {

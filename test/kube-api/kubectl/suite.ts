@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startKubectlEnv, type Backend, type KubectlEnv } from './harness.ts';
 
 const CRD_FIXTURE = new URL('./fixtures/widget-crd.yaml', import.meta.url);
+/** The OpenYurt NodePool CRD the project ships. */
+const NODEPOOL_CRD = new URL('../../../infra/crds/nodepool.yaml', import.meta.url);
 
 const configMap = (name: string, ns: string, data: Record<string, string>, extra = '') =>
   [
@@ -69,23 +71,22 @@ export function defineKubectlSuite(backend: Backend): void {
     it('kubectl apply (client-side) twice with a change, then unchanged', async () => {
       const ns = await namespace('apply');
       const path = await env.file(`cm-${ns}.yaml`, configMap('app', ns, { mode: 'one' }));
+      const read = async () => JSON.parse(await env.ok(['get', 'configmap', 'app', '-n', ns, '-o', 'json']));
       expect((await env.ok(['apply', '-f', path])).trim()).toBe('configmap/app created');
-      const rv1 = await jsonpath(['get', 'configmap', 'app', '-n', ns], '{.metadata.resourceVersion}');
+      const first = await read();
 
       await env.file(`cm-${ns}.yaml`, configMap('app', ns, { mode: 'two', extra: 'x' }));
       expect((await env.ok(['apply', '-f', path])).trim()).toBe('configmap/app configured');
-      expect(await jsonpath(['get', 'configmap', 'app', '-n', ns], '{.data.mode},{.data.extra}')).toBe('two,x');
-      const rv2 = await jsonpath(['get', 'configmap', 'app', '-n', ns], '{.metadata.resourceVersion}');
-      expect(Number(rv2)).toBeGreaterThan(Number(rv1));
-      const lastApplied = JSON.parse(
-        await jsonpath(['get', 'configmap', 'app', '-n', ns], '{.metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration}'),
-      );
-      expect(lastApplied.data).toEqual({ mode: 'two', extra: 'x' });
+      const second = await read();
+      expect(second.data).toEqual({ mode: 'two', extra: 'x' });
+      expect(second.metadata.uid).toBe(first.metadata.uid);
+      expect(Number(second.metadata.resourceVersion)).toBeGreaterThan(Number(first.metadata.resourceVersion));
+      expect(JSON.parse(second.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']).data).toEqual({ mode: 'two', extra: 'x' });
 
       // Removing a key from the file removes it from the object (three-way merge against last-applied).
       await env.file(`cm-${ns}.yaml`, configMap('app', ns, { mode: 'two' }));
       expect((await env.ok(['apply', '-f', path])).trim()).toBe('configmap/app configured');
-      expect(await jsonpath(['get', 'configmap', 'app', '-n', ns], '{.data}')).toBe('{"mode":"two"}');
+      expect((await read()).data).toEqual({ mode: 'two' });
       expect((await env.ok(['apply', '-f', path])).trim()).toBe('configmap/app unchanged');
     });
 
@@ -151,7 +152,7 @@ export function defineKubectlSuite(backend: Backend): void {
       try {
         // Not ready yet: wait must still be running once it has read the pod (it prints nothing until done).
         await eventually(async () => env.cluster.requestLog.since().some((r) => r.verb === 'watch' && r.resource === 'pods' && r.namespace === ns) || !wait.running(), 'kubectl wait to watch the pod');
-        expect(wait.running()).toBe(true);
+        expect(wait.running(), `kubectl wait ended early: ${wait.stderr()}`).toBe(true);
         await env.ok([
           'patch', 'pod', 'waiter', '-n', ns, '--subresource=status', '--type=merge',
           '-p', '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}',
@@ -165,34 +166,47 @@ export function defineKubectlSuite(backend: Backend): void {
 
     it('kubectl delete of an owner removes its dependents (background, foreground) or orphans them', async () => {
       const ns = await namespace('gc');
-      const uidOf = (name: string) => jsonpath(['get', 'configmap', name, '-n', ns], '{.metadata.uid}');
-      const dependent = async (name: string, owner: string, block = false) => {
-        const uid = await uidOf(owner);
-        const ownerRef = `  ownerReferences:\n    - apiVersion: v1\n      kind: ConfigMap\n      name: ${owner}\n      uid: ${uid}${block ? '\n      blockOwnerDeletion: true' : ''}`;
-        await env.ok(['apply', '-f', '-'], { stdin: configMap(name, ns, { d: '1' }, ownerRef) });
-      };
-      const exists = async (name: string) => (await env.kubectl(['get', 'configmap', name, '-n', ns, '-o', 'name'])).code === 0;
-
-      for (const owner of ['bg-owner', 'fg-owner', 'orphan-owner']) await env.ok(['apply', '-f', '-'], { stdin: configMap(owner, ns, { o: '1' }) });
-      await dependent('bg-dep', 'bg-owner');
-      await dependent('fg-dep', 'fg-owner', true);
-      await dependent('orphan-dep', 'orphan-owner');
+      const owners = ['bg-owner', 'fg-owner', 'orphan-owner'];
+      await env.ok(['apply', '-f', '-'], { stdin: owners.map((o) => configMap(o, ns, { o: '1' })).join('---\n') });
+      const uids = Object.fromEntries(
+        (await jsonpath(['get', 'configmaps', '-n', ns], '{range .items[*]}{.metadata.name}={.metadata.uid}{"\\n"}{end}'))
+          .trim()
+          .split('\n')
+          .map((l) => l.split('=')),
+      );
+      const dependent = (name: string, owner: string, block = false) =>
+        configMap(
+          name,
+          ns,
+          { d: '1' },
+          `  ownerReferences:\n    - apiVersion: v1\n      kind: ConfigMap\n      name: ${owner}\n      uid: ${uids[owner]}${block ? '\n      blockOwnerDeletion: true' : ''}`,
+        );
+      await env.ok(['apply', '-f', '-'], { stdin: [dependent('bg-dep', 'bg-owner'), dependent('fg-dep', 'fg-owner', true), dependent('orphan-dep', 'orphan-owner')].join('---\n') });
+      const names = async () => (await env.ok(['get', 'configmaps', '-n', ns, '-o', 'name'])).trim().split('\n').sort();
 
       expect((await env.ok(['delete', 'configmap', 'bg-owner', '-n', ns])).trim()).toBe('configmap "bg-owner" deleted');
-      await eventually(async () => !(await exists('bg-dep')), 'the background dependent to be collected');
+      await eventually(async () => !(await names()).includes('configmap/bg-dep'), 'the background dependent to be collected');
 
       // Foreground: kubectl waits for the owner to be gone, which needs the blocking dependent gone first.
       expect((await env.ok(['delete', 'configmap', 'fg-owner', '-n', ns, '--cascade=foreground'])).trim()).toBe('configmap "fg-owner" deleted');
-      expect(await exists('fg-owner')).toBe(false);
-      expect(await exists('fg-dep')).toBe(false);
+      expect(await names()).toEqual(['configmap/orphan-dep', 'configmap/orphan-owner']);
 
       expect((await env.ok(['delete', 'configmap', 'orphan-owner', '-n', ns, '--cascade=orphan'])).trim()).toBe('configmap "orphan-owner" deleted');
       await eventually(async () => (await jsonpath(['get', 'configmap', 'orphan-dep', '-n', ns], '{.metadata.ownerReferences}')) === '', 'ownerReferences to be removed');
-      expect(await exists('orphan-owner')).toBe(false);
-      expect(await exists('orphan-dep')).toBe(true);
+      expect(await names()).toEqual(['configmap/orphan-dep']);
     });
 
-    it('kubectl get of a custom resource shows its printer columns', async () => {
+    it('kubectl get nodepools shows the shipped NodePool CRD\'s printer columns', async () => {
+      await env.ok(['apply', '-f', NODEPOOL_CRD.pathname]);
+      await env.ok(['wait', '--for=condition=Established', 'crd/nodepools.apps.openyurt.io', '--timeout=30s']);
+      await env.ok(['apply', '-f', '-'], { stdin: 'apiVersion: apps.openyurt.io/v1beta2\nkind: NodePool\nmetadata:\n  name: hangzhou\nspec:\n  type: Edge\n' });
+      await env.ok(['patch', 'nodepool', 'hangzhou', '--subresource=status', '--type=merge', '-p', '{"status":{"readyNodeNum":3,"unreadyNodeNum":1}}']);
+      expect(await env.ok(['get', 'nodepools'])).toMatch(/^NAME\s+TYPE\s+READYNODES\s+NOTREADYNODES\s+AGE\nhangzhou\s+Edge\s+3\s+1\s+\d+s\n$/);
+      // The older served version prints the same columns from the same stored object.
+      expect(await env.ok(['get', 'nodepools.v1beta1.apps.openyurt.io', 'hangzhou', '--no-headers'])).toMatch(/^hangzhou\s+Edge\s+3\s+1\s+\d+s\n$/);
+    });
+
+    it('kubectl get of a custom resource shows printer columns with filters and priorities', async () => {
       const ns = await namespace('crd');
       await env.ok(['apply', '-f', CRD_FIXTURE.pathname]);
       await env.ok(['wait', '--for=condition=Established', 'crd/widgets.e2e.example.com', '--timeout=30s']);
@@ -230,6 +244,9 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(await names('--field-selector', 'spec.nodeName=node-1')).toEqual(['pod/db', 'pod/web-a']);
       expect(await names('--field-selector', 'spec.nodeName!=node-1,metadata.name!=web-a')).toEqual(['pod/web-b']);
       expect(await names('-l', 'app=web', '--field-selector', 'spec.nodeName=node-1')).toEqual(['pod/web-a']);
+      // The server-side Table for pods, as `kubectl get pods -o wide` prints it.
+      const wide = await env.ok(['get', 'pods', '-n', ns, '-o', 'wide', '--field-selector', 'metadata.name=db']);
+      expect(wide).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES\ndb\s+0\/1\s+Pending\s+0\s+\d+s\s+<none>\s+node-1\s+<none>\s+<none>\n$/);
 
       const badField = await env.kubectl(['get', 'pods', '-n', ns, '--field-selector', 'spec.bogus=1']);
       expect(badField.code).toBe(1);

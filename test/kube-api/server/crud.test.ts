@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import { backends, expectApiError, startTestCluster, uniqueName, type TestCluster } from './harness.ts';
 
 describe.each(backends)('CRUD semantics on $name storage', (backend) => {
@@ -10,7 +11,7 @@ describe.each(backends)('CRUD semantics on $name storage', (backend) => {
   });
   afterAll(() => t?.stop());
 
-  const cm = (name: string, data: Record<string, string> = { a: '1' }) => ({
+  const cm = (name: string, data: Record<string, string> = { a: '1' }): V1ConfigMap => ({
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name, namespace: ns },

@@ -19,12 +19,19 @@ export function keyPE(fields: Array<readonly [string, unknown]>): PathElement {
   return { key: [...fields].sort((a, b) => compareStrings(a[0], b[0])) };
 }
 
-/** FieldsV1 encoding of one element; also the identity used by FieldSet. */
+const encoded = new WeakMap<PathElement, string>();
+
+/** FieldsV1 encoding of one element; also the identity used by FieldSet (cached: it is hot). */
 export function encodePE(pe: PathElement): string {
   if ('field' in pe) return `f:${pe.field}`;
-  if ('key' in pe) return `k:{${pe.key.map(([n, v]) => `${goQuote(n)}:${goJsonMarshal(v)}`).join(',')}}`;
-  if ('value' in pe) return `v:${goJsonMarshal(pe.value)}`;
-  return `i:${pe.index}`;
+  let id = encoded.get(pe);
+  if (id === undefined) {
+    if ('key' in pe) id = `k:{${pe.key.map(([n, v]) => `${goQuote(n)}:${goJsonMarshal(v)}`).join(',')}}`;
+    else if ('value' in pe) id = `v:${goJsonMarshal(pe.value)}`;
+    else id = `i:${pe.index}`;
+    encoded.set(pe, id);
+  }
+  return id;
 }
 
 /** DeserializePathElement; undefined for an element type this version does not know (it is skipped). */

@@ -71,14 +71,29 @@ const FREE_FORM: Record<string, StoredNode> = {
   JSONSchemaPropsOrStringArray: { 'x-kubernetes-preserve-unknown-fields': true },
 };
 
-const SCALAR_ALIASES: Record<string, StoredNode> = {
-  Time: { type: 'string', format: 'date-time' },
-  MicroTime: { type: 'string', format: 'date-time' },
+/**
+ * Named scalar types: they keep their own definitions (kubectl explain prints `<Time>`, `<Quantity>`,
+ * `<IntOrString>`), resolved to the scalar schema wherever SchemaNodes are handed out.
+ */
+const SCALAR_DEFINITIONS: Record<string, [name: string, node: StoredNode]> = {
+  Time: [
+    'io.k8s.apimachinery.pkg.apis.meta.v1.Time',
+    { type: 'string', format: 'date-time', description: 'Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.' },
+  ],
+  MicroTime: [
+    'io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime',
+    { type: 'string', format: 'date-time', description: 'MicroTime is version of Time with microsecond level precision.' },
+  ],
   // Quantity accepts numbers too (`cpu: 0.5`), so it is int-or-string with its own format.
-  Quantity: { 'x-kubernetes-int-or-string': true, format: 'quantity' },
+  Quantity: [
+    'io.k8s.apimachinery.pkg.api.resource.Quantity',
+    { 'x-kubernetes-int-or-string': true, format: 'quantity', description: 'Quantity is a fixed-point representation of a number.' },
+  ],
+  IntOrString: [
+    'io.k8s.apimachinery.pkg.util.intstr.IntOrString',
+    { 'x-kubernetes-int-or-string': true, description: 'IntOrString is a type that can hold an int32 or a string.' },
+  ],
 };
-
-const INT_OR_STRING: StoredNode = { 'x-kubernetes-int-or-string': true };
 
 export function generateBuiltinSchemas(typesDir: string): GeneratedSchemas {
   const moduleOf = new Map<string, string>();
@@ -161,7 +176,7 @@ class DefinitionBuilder {
     if (ts.isArrayTypeNode(typeNode)) return { type: 'array', items: this.convert(typeNode.elementType, owner, field) };
     if (ts.isUnionTypeNode(typeNode)) {
       const kinds = new Set(typeNode.types.map((t) => t.kind));
-      if (kinds.has(ts.SyntaxKind.NumberKeyword) && kinds.has(ts.SyntaxKind.StringKeyword)) return { ...INT_OR_STRING };
+      if (kinds.has(ts.SyntaxKind.NumberKeyword) && kinds.has(ts.SyntaxKind.StringKeyword)) return this.scalar('IntOrString');
       return { 'x-kubernetes-preserve-unknown-fields': true };
     }
     if (ts.isTypeLiteralNode(typeNode)) {
@@ -174,13 +189,19 @@ class DefinitionBuilder {
       if (refName === 'Array' && typeNode.typeArguments?.length === 1) {
         return { type: 'array', items: this.convert(typeNode.typeArguments[0], owner, field) };
       }
-      if (refName in SCALAR_ALIASES) return { ...SCALAR_ALIASES[refName] };
+      if (refName in SCALAR_DEFINITIONS) return this.scalar(refName);
       if (refName in FREE_FORM) return { ...FREE_FORM[refName] };
       const decl = this.resolve(typeNode.typeName);
       if (ts.isTypeAliasDeclaration(decl)) return this.convert(decl.type, owner, field);
       if (ts.isInterfaceDeclaration(decl)) return { $def: this.define(decl) };
     }
     throw new Error(`${owner}.${field}: unsupported type ${ts.SyntaxKind[typeNode.kind]} (${typeNode.getText()})`);
+  }
+
+  private scalar(alias: string): StoredNode {
+    const [name, node] = SCALAR_DEFINITIONS[alias];
+    this.definitions[name] ??= { ...node };
+    return { $def: name };
   }
 
   /** List and map semantics of the field, from the upstream struct tags. */

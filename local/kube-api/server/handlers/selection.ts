@@ -3,6 +3,7 @@ import { qualifiedResource, type ResourceInfo } from '../../registry.ts';
 import { badRequest } from '../errors.ts';
 import type { KubeObject } from '../objects.ts';
 import { selectorsModule } from '../peers.ts';
+import type { FieldSelector, LabelSelector } from '../../selectors.ts';
 
 export type ObjectFilter = ((obj: KubeObject) => boolean) | undefined;
 
@@ -10,8 +11,8 @@ export function selectionFilter(info: ResourceInfo, query: URLSearchParams): Obj
   const labelText = query.get('labelSelector') ?? '';
   const fieldText = query.get('fieldSelector') ?? '';
   if (!labelText && !fieldText) return undefined;
-  let labelSel: unknown;
-  let fieldSel: unknown;
+  let labelSel: LabelSelector | undefined;
+  let fieldSel: FieldSelector | undefined;
   try {
     if (labelText) labelSel = selectorsModule.parseLabelSelector(labelText);
     if (fieldText) {

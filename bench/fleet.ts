@@ -1,0 +1,113 @@
+/**
+ * Local fleet benchmark (issue 4): how fast the whole system converges a fleet from empty, against the local
+ * API's own write throughput measured in the same run; event-to-Available latency of a new pool; how many
+ * bus events one change costs. `npm run bench -- fleet [--clusters 20] [--pools 50] [--latency-samples 20]`
+ */
+import { KubernetesObjectApi, Watch } from '@kubernetes/client-node';
+import { parseArgs } from 'node:util';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalFleet, type FleetCluster } from '../local/fleet/fleet.ts';
+import { createIfMissing, edgeNode, nodeName, nodePool, poolName, runLimited } from '../local/fleet/seed.ts';
+import { measureWriteFloor } from './local-api.ts';
+import { median, percentile, round } from './lib/stats.ts';
+
+const log = (line: string) => process.stderr.write(`[fleet] ${line}\n`);
+
+function available(obj: any): boolean {
+  return (obj?.status?.conditions ?? []).some((c: any) => c.type === 'Available' && c.status === 'True');
+}
+
+/** Resolves with the time the named PoolSpirit first reports Available (watching, not polling). */
+function whenAvailable(c: FleetCluster, name: string): { ready: Promise<number>; stop(): void } {
+  let controller: AbortController | undefined;
+  const ready = new Promise<number>((resolve, reject) => {
+    new Watch(c.kubeConfig)
+      .watch('/apis/poolspirit.io/v1alpha1/poolspirits', { fieldSelector: `metadata.name=${name}` }, (_type, obj) => {
+        if (available(obj)) resolve(performance.now());
+      }, (err) => (err ? reject(err) : undefined))
+      .then((ac) => (controller = ac), reject);
+  });
+  return { ready, stop: () => controller?.abort() };
+}
+
+export async function run(args: string[]): Promise<unknown> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      clusters: { type: 'string', default: '20' },
+      pools: { type: 'string', default: '50' },
+      'latency-samples': { type: 'string', default: '20' },
+      'floor-repeats': { type: 'string', default: '3' },
+    },
+  });
+  const clusters = Number(values.clusters);
+  const pools = Number(values.pools);
+  const samples = Number(values['latency-samples']);
+
+  log('measuring the local API write floor (memory backend)…');
+  const floor = await measureWriteFloor({ backends: ['memory'], repeats: Number(values['floor-repeats']), log });
+  const floorCreates = floor.backends.memory!.createsPerSec;
+  const floorBest = Math.max(...Object.values(floorCreates));
+
+  const dir = await mkdtemp(join(tmpdir(), 'ps-bench-fleet-'));
+  log(`starting ${clusters} empty clusters…`);
+  const fleet = await startLocalFleet({ clusters, pools: 0, nodesPerPool: 0, stateDir: dir, readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32 });
+  try {
+    const writesBefore = fleet.clusters.reduce((n, c) => n + c.cluster.requestLog.countWritesSince(0), 0);
+    const entriesBefore = fleet.bus.stats().entriesAccepted;
+    log(`creating ${clusters} × ${pools} pools (1 node each)…`);
+    const t0 = performance.now();
+    await runLimited(fleet.clusters, clusters, async (c) => {
+      const api = KubernetesObjectApi.makeApiClient(c.kubeConfig);
+      const objects = [];
+      for (let i = 0; i < pools; i++) objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
+      await runLimited(objects, 4, (o) => createIfMissing(api, o));
+    });
+    const converged = await fleet.waitConverged(30 * 60_000, (p) => {
+      const a = p.clusters.reduce((n, c) => n + c.available, 0);
+      log(`${a}/${clusters * pools} Available after ${round((performance.now() - t0) / 1000, 1)} s`);
+    });
+    const seconds = (performance.now() - t0) / 1000;
+    const writes = fleet.clusters.reduce((n, c) => n + c.cluster.requestLog.countWritesSince(0), 0) - writesBefore;
+    const changes = clusters * pools * 2;
+    const busEntries = fleet.bus.stats().entriesAccepted - entriesBefore;
+
+    log(`measuring event-to-Available latency over ${samples} new pools…`);
+    const latencies: number[] = [];
+    const c = fleet.clusters[0];
+    const api = KubernetesObjectApi.makeApiClient(c.kubeConfig);
+    for (let i = 0; i < samples; i++) {
+      const name = `latency-${i}`;
+      await createIfMissing(api, edgeNode(`${name}-node`, name));
+      const watcher = whenAvailable(c, name);
+      const start = performance.now();
+      await createIfMissing(api, nodePool(name, 'Edge'));
+      latencies.push((await watcher.ready) - start);
+      watcher.stop();
+    }
+
+    return {
+      benchmark: 'fleet',
+      fleet: { clusters, poolsPerCluster: pools, pools: clusters * pools, kubelet: 'sim', readyDelayMs: 0 },
+      convergeFromEmpty: {
+        seconds: round(seconds, 2),
+        poolsPerSec: round((clusters * pools) / seconds, 1),
+        apiWrites: writes,
+        apiWritesPerSec: round(writes / seconds, 1),
+        writesPerPool: round(writes / (clusters * pools), 2),
+        reconciles: fleet.reconcile.stats.invocations,
+        deadLetters: converged.deadLetters,
+      },
+      floor: { createsPerSec: floorCreates, best: floorBest },
+      /** Achieved API writes/s while converging, as a fraction of the same API's raw create throughput. */
+      throughputVsFloor: round(writes / seconds / floorBest, 3),
+      eventToAvailableMs: { p50: round(median(latencies), 1), p99: round(percentile(latencies, 99), 1), samples },
+      eventsPerChange: round(busEntries / changes, 2),
+    };
+  } finally {
+    await fleet.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

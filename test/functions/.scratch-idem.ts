@@ -1,0 +1,13 @@
+import { startLocalDynamo, ensureTable } from '../../local/dynamodb.ts';
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import { makeIdempotent, IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
+const d = await startLocalDynamo();
+await ensureTable(d.client, 'idem');
+const units: number[] = [];
+d.client.middlewareStack.add((next) => async (args: any) => { args.input.ReturnConsumedCapacity = 'TOTAL'; const r: any = await next(args); if (r.output?.ConsumedCapacity) units.push(r.output.ConsumedCapacity.CapacityUnits); return r; }, { step: 'initialize' });
+const persistenceStore = new DynamoDBPersistenceLayer({ tableName: 'idem', awsSdkV3Client: d.client as any, keyAttr: 'pk', sortKeyAttr: 'sk', staticPkValue: 'IDEMPOTENCY' });
+let runs = 0;
+const fn = makeIdempotent(async (event: any) => { runs++; return { ok: event.id }; }, { persistenceStore, config: new IdempotencyConfig({ eventKeyJmesPath: 'id' }) });
+const ctx: any = { getRemainingTimeInMillis: () => 60000, awsRequestId: 'r' };
+console.log(await fn({ id: 'e1' }, ctx), await fn({ id: 'e1' }, ctx), 'runs', runs, 'units', units);
+await d.stop();

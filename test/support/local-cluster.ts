@@ -1,0 +1,60 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { startLocalCluster, type LocalCluster, type LocalClusterOptions } from '../../local/kube-api/index.ts';
+import { createIfMissing, infraManifests } from '../../local/fleet/seed.ts';
+
+export interface TestCluster {
+  cluster: LocalCluster;
+  kubeconfigPath: string;
+  kc: KubeConfig;
+  api: KubernetesObjectApi;
+  stop(): Promise<void>;
+}
+
+/** A local cluster with a kubeconfig on disk and a client-node client, for end-to-end tests. */
+export async function startTestCluster(opts: LocalClusterOptions & { crds?: boolean } = {}): Promise<TestCluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'ps-cluster-'));
+  const cluster = await startLocalCluster({ port: 0, ...opts });
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  await cluster.writeKubeconfig(kubeconfigPath);
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  if (opts.crds !== false) {
+    for (const crd of [...(await infraManifests('crds/nodepool.yaml')), ...(await infraManifests('crds/poolspirit.yaml'))]) {
+      await createIfMissing(api, crd);
+    }
+    await waitFor(async () => {
+      await api.list('apps.openyurt.io/v1beta1', 'NodePool');
+      await api.list('poolspirit.io/v1alpha1', 'PoolSpirit');
+      return true;
+    }, 10_000, 'CRDs served');
+  }
+  return {
+    cluster, kubeconfigPath, kc, api,
+    async stop() {
+      await cluster.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls a condition until it returns a truthy value (errors count as "not yet"), or fails with a message. */
+export async function waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value as T;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export type { KubernetesObject };
