@@ -1,6 +1,5 @@
 import { choiceFlag, intFlag, type Command } from '../command.ts';
-import { startLocalFleet } from '../../local/fleet/fleet.ts';
-import { progressJson, renderProgress, totals, type FleetProgress } from '../../local/fleet/progress.ts';
+import type { FleetProgress } from '../../local/fleet/progress.ts';
 
 export const localUp: Command = {
   path: ['local', 'up'],
@@ -45,6 +44,9 @@ Then, in another terminal:
     const live = !json && process.stdout.isTTY;
     const say = (line: string) => process.stdout.write(json ? JSON.stringify({ type: 'log', message: line }) + '\n' : line + '\n');
 
+    // Imported here so `spiritctl <other command>` does not pay for loading the whole local stack.
+    const { startLocalFleet } = await import('../../local/fleet/fleet.ts');
+    const { progressJson, renderProgress, totals } = await import('../../local/fleet/progress.ts');
     say(`starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${store} store, sim kubelet)`);
     const fleet = await startLocalFleet({
       clusters, pools, nodesPerPool, cloudPools, store, readyDelayMs,

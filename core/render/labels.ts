@@ -20,3 +20,8 @@ export function labelValue(value: string): string {
 export function managedLabels(pool: string): Record<string, string> {
   return { [MANAGED_BY_LABEL]: MANAGED_BY, [POOL_LABEL]: labelValue(pool) };
 }
+
+/** Label selector for everything pool-spirit rendered for one pool (audits, orphan sweeps, live reads). */
+export function managedSelector(pool: string): string {
+  return `${MANAGED_BY_LABEL}=${MANAGED_BY},${POOL_LABEL}=${labelValue(pool)}`;
+}

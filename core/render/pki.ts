@@ -1,8 +1,10 @@
 // @peculiar/x509 resolves its algorithm providers through tsyringe, which needs the Reflect metadata API.
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { sha256Hex, stableHash } from '../hash.ts';
-import { KEY_ALGORITHM, SIGNING_ALGORITHM, type KeyFactory } from './keys.ts';
+import { stableHash } from '../hash.ts';
+import type { KeyFactory } from './keys.ts';
+import { DAY_MS, issueCa, issueLeaf, type Issued } from './pki-issue.ts';
+import { bytesEqual, importPrivateKey, privateKeyPem, publicKeyOf } from './pki-keys.ts';
 import type { Crypto, CryptoKey } from './webcrypto.ts';
 import { caSubject, type CaId, type LeafId, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
 
@@ -29,17 +31,6 @@ export interface PkiResult {
   notAfter: Date;
   caNotAfter: Date;
 }
-
-interface Issued {
-  cert: x509.X509Certificate;
-  certPem: string;
-  keyPem: string;
-  privateKey: CryptoKey;
-}
-
-const DAY_MS = 86_400_000;
-/** Backdating absorbs clock skew between the reconciler and the nodes. */
-const BACKDATE_MS = 5 * 60_000;
 
 export interface PkiInput {
   pool: string;
@@ -163,64 +154,6 @@ function diffSans(cert: x509.X509Certificate, leaf: LeafSpec): string | undefine
   return added.length + removed.length > 0 ? [...added, ...removed].join(' ') : undefined;
 }
 
-async function issueCa(id: CaId, subject: string, now: Date, policy: PkiPolicy, keys: KeyFactory): Promise<Issued> {
-  const pair = await keys.generateKeyPair(id);
-  const crypto = keys.crypto;
-  const cert = await x509.X509CertificateGenerator.createSelfSigned(
-    {
-      serialNumber: await serialFor(id, now, pair.publicKey, crypto),
-      name: subject,
-      notBefore: new Date(now.getTime() - BACKDATE_MS),
-      notAfter: new Date(now.getTime() + policy.caValidityDays * DAY_MS),
-      signingAlgorithm: SIGNING_ALGORITHM,
-      keys: pair,
-      extensions: [
-        new x509.BasicConstraintsExtension(true, 0, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
-        await x509.SubjectKeyIdentifierExtension.create(pair.publicKey, false, crypto),
-      ],
-    },
-    crypto,
-  );
-  return { cert, certPem: cert.toString('pem'), keyPem: await privateKeyPem(pair.privateKey, crypto), privateKey: pair.privateKey };
-}
-
-async function issueLeaf(leaf: LeafSpec, ca: Issued, now: Date, policy: PkiPolicy, keys: KeyFactory): Promise<Issued> {
-  const pair = await keys.generateKeyPair(leaf.id);
-  const crypto = keys.crypto;
-  const notAfter = Math.min(now.getTime() + policy.leafValidityDays * DAY_MS, ca.cert.notAfter.getTime());
-  const extensions: x509.Extension[] = [
-    new x509.BasicConstraintsExtension(false, undefined, true),
-    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-    new x509.ExtendedKeyUsageExtension(leaf.usages.map((u) => x509.ExtendedKeyUsage[u]), false),
-    await x509.AuthorityKeyIdentifierExtension.create(ca.cert.publicKey, false, crypto),
-    await x509.SubjectKeyIdentifierExtension.create(pair.publicKey, false, crypto),
-  ];
-  if (leaf.dns.length + leaf.ips.length > 0) {
-    extensions.push(
-      new x509.SubjectAlternativeNameExtension([
-        ...leaf.dns.map((value) => ({ type: 'dns' as const, value })),
-        ...leaf.ips.map((value) => ({ type: 'ip' as const, value })),
-      ]),
-    );
-  }
-  const cert = await x509.X509CertificateGenerator.create(
-    {
-      serialNumber: await serialFor(leaf.id, now, pair.publicKey, crypto),
-      subject: leaf.subject,
-      issuer: ca.cert.subject,
-      notBefore: new Date(now.getTime() - BACKDATE_MS),
-      notAfter: new Date(notAfter),
-      signingAlgorithm: SIGNING_ALGORITHM,
-      publicKey: pair.publicKey,
-      signingKey: ca.privateKey,
-      extensions,
-    },
-    crypto,
-  );
-  return { cert, certPem: cert.toString('pem'), keyPem: await privateKeyPem(pair.privateKey, crypto), privateKey: pair.privateKey };
-}
-
 async function serviceAccountKeys(existing: Record<string, string>, keys: KeyFactory): Promise<{ privatePem: string; publicPem: string; reason?: string }> {
   const crypto = keys.crypto;
   const privatePem = existing[PKI_FILES.saPrivate];
@@ -241,34 +174,4 @@ async function serviceAccountKeys(existing: Record<string, string>, keys: KeyFac
     publicPem: x509.PemConverter.encode(await crypto.subtle.exportKey('spki', pair.publicKey), 'PUBLIC KEY'),
     reason,
   };
-}
-
-async function importPrivateKey(pem: string, crypto: Crypto): Promise<CryptoKey> {
-  return crypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(pem), KEY_ALGORITHM, true, ['sign']);
-}
-
-async function privateKeyPem(key: CryptoKey, crypto: Crypto): Promise<string> {
-  return x509.PemConverter.encode(await crypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
-}
-
-/** SPKI bytes of the public half of a private key (WebCrypto has no direct derivation; JWK carries x, y). */
-async function publicKeyOf(privateKey: CryptoKey, crypto: Crypto): Promise<ArrayBuffer> {
-  const { kty, crv, x, y } = await crypto.subtle.exportKey('jwk', privateKey);
-  const pub = await crypto.subtle.importKey('jwk', { kty, crv, x, y }, KEY_ALGORITHM, true, ['verify']);
-  return crypto.subtle.exportKey('spki', pub);
-}
-
-/** A positive, unique-enough serial derived from the key: no hidden randomness in the core. */
-async function serialFor(id: string, now: Date, publicKey: CryptoKey, crypto: Crypto): Promise<string> {
-  const spki = Buffer.from(await crypto.subtle.exportKey('spki', publicKey)).toString('hex');
-  const hex = sha256Hex(`${id}|${now.toISOString()}|${spki}`).slice(0, 32);
-  return ((parseInt(hex[0], 16) & 7) | 1).toString(16) + hex.slice(1);
-}
-
-function bytesEqual(a: ArrayBuffer | ArrayBufferView, b: ArrayBuffer | ArrayBufferView): boolean {
-  return Buffer.compare(toBuffer(a), toBuffer(b)) === 0;
-}
-
-function toBuffer(v: ArrayBuffer | ArrayBufferView): Buffer {
-  return ArrayBuffer.isView(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : Buffer.from(v);
 }

@@ -34,6 +34,7 @@ import {
 } from '../../core/index.ts';
 import type { FieldIssue, NodePool, PoolSpiritStatus, RenderResult, ObjectNames } from '../../core/index.ts';
 import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
+import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
 import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import type { ReconcileDeps } from './deps.ts';
@@ -223,15 +224,32 @@ async function writeStatus(
 ): Promise<void> {
   if (!statusChanged(status, previous)) return;
   await client.patchStatus(poolSpirit, status as Record<string, unknown>);
-  for (const event of meaningfulTransitions(previous, status)) {
-    await client.createEvent({ involved: poolSpirit, ...event });
+  // A PoolSpirit's first status is not a transition: its creation is the news. Only warnings are worth an
+  // Event then (e.g. fleet defaults that do not parse); this keeps a new pool at objects + 1 status write.
+  const events = meaningfulTransitions(previous, status).filter((e) => previous !== undefined || e.type === 'Warning');
+  for (const event of events) {
+    // Events are best effort: the status already says it, and a retry would write the status again.
+    await client.createEvent({ involved: poolSpirit, ...event }).catch((err: unknown) =>
+      deps.logger.warn('could not record an Event', { reason: event.reason, error: sanitizeErrorMessage(err) }),
+    );
   }
   deps.logger.debug('status written', { phase: status.phase });
 }
 
+/**
+ * Whether the status needs a write. A condition whose message alone changed does not count: messages may
+ * carry moving figures (e.g. how long ago a leader renewed), and our own status write comes back to us
+ * as a PoolSpirit change notice — writing for a message alone would keep a pool reconciling forever.
+ * The new message goes out with the next real change (status, reason, generation or any other field).
+ */
 function statusChanged(status: PoolSpiritStatus, previous: PoolSpiritStatus | undefined): boolean {
   if (!previous) return true;
-  if (fieldDiffs(status, previous).length > 0) return true;
+  const significant = (s: PoolSpiritStatus) => ({
+    ...s,
+    conditions: s.conditions?.map(({ type, status: value, reason, observedGeneration }) => ({ type, status: value, reason, observedGeneration })),
+  });
+  const previousSignificant = significant(previous);
+  if (fieldDiffs(significant(status), previousSignificant).length > 0) return true;
   // fieldDiffs reads `status` as a partial view; a field we stopped setting must be removed too.
   const ownedKeys = ['observedGeneration', 'phase', 'conditions', 'endpoint', 'versions', 'certificates'] as const;
   return ownedKeys.some((k) => status[k] === undefined && previous[k] !== undefined && k !== 'versions');

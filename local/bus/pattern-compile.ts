@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { type Cidr, parseCidr, parseWildcard, type Wildcard } from './pattern-values.ts';
 
 /**
@@ -25,7 +26,7 @@ export const NUMERIC_LIMIT = 5e9;
 export type Primitive = string | number | boolean | null;
 
 export type ValueMatcher =
-  | { op: 'exact'; value: Primitive }
+  | { op: 'exact'; value: Primitive; ip?: Cidr }
   | { op: 'prefix'; value: string; ignoreCase: boolean }
   | { op: 'suffix'; value: string; ignoreCase: boolean }
   | { op: 'equals-ignore-case'; value: string }
@@ -42,8 +43,8 @@ export interface Bound {
 
 export type AnythingBut =
   | { kind: 'values'; strings: Set<string>; numbers: number[] }
-  | { kind: 'prefix'; value: string }
-  | { kind: 'suffix'; value: string }
+  | { kind: 'prefix'; values: string[] }
+  | { kind: 'suffix'; values: string[] }
   | { kind: 'equals-ignore-case'; values: string[] }
   | { kind: 'wildcard'; wildcards: Wildcard[] };
 
@@ -65,7 +66,14 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
-export function compileObject(obj: Json, path: string): CompiledPattern {
+/** Operator names Event Ruler reserves; they cannot be field names inside `$or` alternatives. */
+const RESERVED_IN_OR = new Set([
+  'exactly', 'equals-ignore-case', 'prefix', 'suffix', 'anything-but', 'exists', 'wildcard', 'numeric', 'cidr',
+  '=', '<', '<=', '>', '>=', 'regex', 'not-wildcard', 'not-equals-ignore-case', 'date-after', 'date-on-or-after',
+  'date-before', 'date-on-or-before', 'in-date-range', 'ip-address-in-range', 'ip-address-not-in-range',
+]);
+
+export function compileObject(obj: Json, path: string, insideOr = false): CompiledPattern {
   if (!isPlainObject(obj)) throw new InvalidPatternError(path, `expected a JSON object, got ${describe(obj)}`);
   const keys = Object.keys(obj);
   if (keys.length === 0) throw new InvalidPatternError(path, 'empty objects are not allowed');
@@ -75,10 +83,12 @@ export function compileObject(obj: Json, path: string): CompiledPattern {
     const here = join(path, key);
     if (key === '$or') {
       compiled.ors.push(compileOr(value, here));
+    } else if (insideOr && RESERVED_IN_OR.has(key)) {
+      throw new InvalidPatternError(here, `"${key}" is a reserved operator name and cannot be a field name inside $or`);
     } else if (Array.isArray(value)) {
       compiled.fields.push({ key, node: { type: 'leaf', matchers: compileLeaf(value, here) } });
     } else if (isPlainObject(value)) {
-      compiled.fields.push({ key, node: { type: 'object', pattern: compileObject(value, here) } });
+      compiled.fields.push({ key, node: { type: 'object', pattern: compileObject(value, here, insideOr) } });
     } else {
       throw new InvalidPatternError(
         here,
@@ -95,7 +105,7 @@ function compileOr(value: Json, path: string): CompiledPattern[] {
   }
   return value.map((alt, i) => {
     if (!isPlainObject(alt)) throw new InvalidPatternError(`${path}[${i}]`, `each $or alternative must be a pattern object, got ${describe(alt)}`);
-    return compileObject(alt, `${path}[${i}]`);
+    return compileObject(alt, `${path}[${i}]`, true);
   });
 }
 
@@ -105,7 +115,13 @@ function compileLeaf(values: Json[], path: string): ValueMatcher[] {
 }
 
 function compileValue(v: Json, path: string): ValueMatcher {
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return { op: 'exact', value: v };
+  if (typeof v === 'string') {
+    // Event Ruler compares IP address literals as addresses, so 2001:db8::1 equals 2001:0db8:0:0:0:0:0:1.
+    const version = isIP(v);
+    const ip = version ? parseCidr(`${v}/${version === 4 ? 32 : 128}`, { singleAddress: true }) : null;
+    return ip !== null && typeof ip === 'object' ? { op: 'exact', value: v, ip } : { op: 'exact', value: v };
+  }
+  if (v === null || typeof v === 'boolean') return { op: 'exact', value: v };
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) throw new InvalidPatternError(path, 'numbers must be finite');
     return { op: 'exact', value: v };
@@ -193,6 +209,7 @@ function compileNumeric(arg: Json, path: string): { lower?: Bound; upper?: Bound
     }
     if (LOWER_OPS.has(op)) {
       if (lower) throw new InvalidPatternError(`${path}[${i}]`, 'only one lower bound (> or >=) is allowed');
+      if (upper) throw new InvalidPatternError(`${path}[${i}]`, 'a numeric range gives its lower bound (> or >=) first, then its upper bound (< or <=)');
       lower = { value: n, inclusive: op === '>=' };
     } else if (UPPER_OPS.has(op)) {
       if (upper) throw new InvalidPatternError(`${path}[${i}]`, 'only one upper bound (< or <=) is allowed');
@@ -241,11 +258,11 @@ function compileAnythingBut(arg: Json, path: string): AnythingBut {
   };
   switch (op) {
     case 'prefix':
-    case 'suffix':
-      if (typeof inner !== 'string' || inner === '') {
-        throw new InvalidPatternError(here, `anything-but ${op} takes a non-empty string, got ${describe(inner)}`);
-      }
-      return { kind: op, value: inner };
+    case 'suffix': {
+      const values = stringList(op);
+      if (values.includes('')) throw new InvalidPatternError(here, `anything-but ${op} values must not be empty strings`);
+      return { kind: op, values };
+    }
     case 'equals-ignore-case':
       return { kind: op, values: stringList(op) };
     case 'wildcard':

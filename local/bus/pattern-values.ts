@@ -61,15 +61,20 @@ export interface Cidr {
   list: BlockList;
 }
 
-/** Parses `10.0.0.0/24` or `2001:db8::/32`; returns an error message when it is not a valid CIDR block. */
-export function parseCidr(source: string): Cidr | string {
+/**
+ * Parses `10.0.0.0/24` or `2001:db8::/32`; returns an error message when it is not a valid CIDR block.
+ * Host bits set in the address are ignored (10.0.0.5/24 is 10.0.0.0/24); Event Ruler would start that
+ * range at 10.0.0.5 instead.
+ */
+export function parseCidr(source: string, opts: { singleAddress?: boolean } = {}): Cidr | string {
   const slash = source.indexOf('/');
   if (slash < 0) return `"${source}" is not a CIDR block (expected address/prefix-length, e.g. 10.0.0.0/24)`;
   const address = source.slice(0, slash);
   const lengthText = source.slice(slash + 1);
   const version = isIP(address);
   if (version === 0) return `"${address}" is not an IPv4 or IPv6 address`;
-  const max = version === 4 ? 32 : 128;
+  // Event Ruler refuses /32 and /128 as CIDR blocks: a single address is written as a plain value.
+  const max = (version === 4 ? 32 : 128) - (opts.singleAddress ? 0 : 1);
   if (!/^\d{1,3}$/.test(lengthText) || Number(lengthText) > max) {
     return `prefix length "${lengthText}" must be a whole number from 0 to ${max}`;
   }

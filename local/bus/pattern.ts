@@ -22,10 +22,9 @@ export type { CompiledPattern } from './pattern-compile.ts';
  * - strings compare exactly, null only matches null, "" only matches "";
  * - `exists` looks at leaf values only: a field holding an object does not "exist" for `exists: true`
  *   and satisfies `exists: false`;
- * - `anything-but` needs the field to be present.
- *
- * Known difference: EventBridge compares exact numbers by their JSON text (300 ≠ 300.0); once JSON is
- * parsed that distinction is gone, so here 300 and 300.0 are equal.
+ * - `anything-but` needs the field to be present;
+ * - numbers compare by value (Event Ruler adds a numeric-equals matcher to every number in a pattern, so
+ *   300 matches 3.0e2), and IP address literals compare as addresses.
  */
 
 /** Validates `pattern` (an object or its JSON text) and compiles it; throws InvalidPatternError naming the path. */
@@ -95,7 +94,7 @@ function matchLeaf(m: ValueMatcher, leaves: unknown[]): boolean {
 function matchScalar(m: ValueMatcher, v: unknown): boolean {
   switch (m.op) {
     case 'exact':
-      return v === m.value;
+      return v === m.value || (m.ip !== undefined && typeof v === 'string' && cidrContains(m.ip, v));
     case 'prefix':
       return typeof v === 'string' && (m.ignoreCase ? lower(v).startsWith(lower(m.value)) : v.startsWith(m.value));
     case 'suffix':
@@ -125,9 +124,9 @@ function excludedBy(but: AnythingBut, v: unknown): boolean {
     case 'values':
       return typeof v === 'string' ? but.strings.has(v) : typeof v === 'number' && but.numbers.includes(v);
     case 'prefix':
-      return typeof v === 'string' && v.startsWith(but.value);
+      return typeof v === 'string' && but.values.some((p) => v.startsWith(p));
     case 'suffix':
-      return typeof v === 'string' && v.endsWith(but.value);
+      return typeof v === 'string' && but.values.some((p) => v.endsWith(p));
     case 'equals-ignore-case':
       return typeof v === 'string' && but.values.some((x) => lower(x) === lower(v));
     case 'wildcard':

@@ -35,7 +35,7 @@ export interface LocalBusOptions {
   };
   /** Probability 0-1 that a delivery is duplicated (1 = every delivery twice). */
   injectDuplicates?: number;
-  /** Hold routed events in a window and deliver them shuffled; `true` = 10 ms window. */
+  /** Hold routed events in a window and deliver them shuffled; `true` = 10 ms window (timed on `clock`). */
   injectReorder?: boolean | { windowMs: number };
   /** Fail chosen PutEvents entries (e.g. with ThrottlingException) to test senders' resend logic. */
   injectEntryFailure?: (entry: PutEventsRequestEntry, index: number) => EntryFailure | null | undefined;
@@ -68,7 +68,10 @@ export interface LocalBus {
   injectEvent(event: Partial<BusEvent> & Pick<BusEvent, 'source' | 'detail-type' | 'detail'>, eventBus?: string): BusEvent;
   deadLetters(): DeadLetter[];
   stats(): BusStats;
-  /** Resolves when nothing is queued, in flight or waiting for a retry. Schedules do not count. */
+  /**
+   * Resolves when nothing is queued, in flight, waiting for a retry or held for reordering. Schedules do not
+   * count. With a FakeClock, pending retries only progress when the test advances the clock.
+   */
   drain(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -159,24 +162,26 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
     const body = await readBody(req);
     if (body === null) return sendError(res, 413, 'ValidationException', `request body over ${MAX_BODY_BYTES} bytes`);
     const operation = String(req.headers['x-amz-target'] ?? '');
-    let parsed: unknown;
+    let parsed: Record<string, unknown>;
     try {
-      parsed = body.length ? JSON.parse(body) : {};
+      const value: unknown = body.length ? JSON.parse(body) : {};
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
+      parsed = value as Record<string, unknown>;
     } catch {
-      return sendError(res, 400, 'SerializationException', 'request body is not valid JSON');
+      return sendError(res, 400, 'SerializationException', 'request body is not a JSON object');
     }
     if (operation === 'AWSEvents.PutEvents') {
       const injected = opts.injectCallFailure?.();
       if (injected) return sendError(res, injected.status, injected.type, injected.message);
       try {
-        return sendJson(res, 200, putEvents((parsed as { Entries?: unknown }).Entries, regionOf(req) ?? defaultRegion));
+        return sendJson(res, 200, putEvents(parsed.Entries, regionOf(req) ?? defaultRegion));
       } catch (err) {
         if (err instanceof PutEventsCallError) return sendError(res, err.status, err.type, err.message);
         throw err;
       }
     }
     if (operation === 'AWSEvents.TestEventPattern') {
-      const { EventPattern, Event } = parsed as { EventPattern?: unknown; Event?: unknown };
+      const { EventPattern, Event } = parsed;
       try {
         if (typeof Event !== 'string') throw new PutEventsCallError('ValidationException', 'Event is required');
         let event: unknown;

@@ -71,6 +71,8 @@ export interface RunningEtcd {
   dataDir: string;
   /** Path of the file etcd's stdout and stderr go to. */
   logFile: string;
+  /** Settles when etcd ends, saying how (`code 0`, `signal SIGKILL`): a crash is visible to the owner. */
+  exited: Promise<string>;
   /** Kills etcd and removes the data dir it created; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -130,6 +132,9 @@ async function startOnce(name: string, dataDir: string, ownsDir: boolean, extraA
     `--initial-advertise-peer-urls=${peerUrl}`,
     `--initial-cluster=${name}=${peerUrl}`,
     '--initial-cluster-state=new',
+    // A single member elects itself after one election timeout; the 1 s default is pure startup delay.
+    '--heartbeat-interval=25',
+    '--election-timeout=250',
     // Structured JSON lines (3.4 still defaults to the deprecated capnslog text format).
     '--logger=zap',
     '--log-outputs=stderr',
@@ -172,20 +177,30 @@ async function startOnce(name: string, dataDir: string, ownsDir: boolean, extraA
     return stopped;
   };
 
-  const outcome = await Promise.race([
-    waitHealthy(clientUrl).then(() => 'healthy' as const),
-    exited.then((how) => ({ exited: how })),
-  ]);
+  const polling = new AbortController();
+  let outcome: 'healthy' | { exited: string } | { unhealthy: Error };
+  try {
+    outcome = await Promise.race([
+      waitHealthy(clientUrl, polling.signal).then(() => 'healthy' as const),
+      exited.then((how) => ({ exited: how })),
+    ]);
+  } catch (err) {
+    outcome = { unhealthy: err as Error };
+  } finally {
+    polling.abort();
+  }
   if (outcome !== 'healthy') {
+    // Leave the data dir to the caller: a retry reuses it.
     exitCleanups.delete(killNow);
     child.kill('SIGKILL');
     await exited;
-    const tail = startupErrorLines(logFile, logStart);
-    const message = `etcd exited during startup (${outcome.exited}); etcd said:\n${tail}`;
-    if (/address already in use/.test(tail)) throw new PortTakenError(message);
+    if ('unhealthy' in outcome) throw outcome.unhealthy;
+    const said = startupErrorLines(logFile, logStart);
+    const message = `etcd exited during startup (${outcome.exited}); etcd said:\n${said}`;
+    if (/address already in use/.test(said)) throw new PortTakenError(message);
     throw new EtcdStartError(message);
   }
-  return { endpoint: clientUrl, clientPort, pid: child.pid!, dataDir, logFile, stop };
+  return { endpoint: clientUrl, clientPort, pid: child.pid!, dataDir, logFile, exited, stop };
 }
 
 function spawnEtcd(args: string[], logFd: number): ChildProcess {
@@ -238,10 +253,10 @@ async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
-async function waitHealthy(clientUrl: string): Promise<void> {
+async function waitHealthy(clientUrl: string, cancelled: AbortSignal): Promise<void> {
   const deadline = Date.now() + HEALTH_DEADLINE_MS;
   let last = 'no answer yet';
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !cancelled.aborted) {
     try {
       const res = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(1000) });
       const body = (await res.json()) as { health?: string };

@@ -42,8 +42,8 @@ export interface GarbageCollector {
 }
 
 export interface GarbageCollectorOptions {
-  /** Called with errors that will be retried (default: ignored). */
-  onError?: (err: unknown, ref: ObjectRef) => void;
+  /** Called with errors that will be retried (default: ignored); `ref` is absent for the initial list. */
+  onError?: (err: unknown, ref?: ObjectRef) => void;
   /** First retry delay; doubles up to 5 s. */
   retryDelayMs?: number;
 }
@@ -215,7 +215,13 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
       await api.patchMetadata(refOf(obj), { ownerReferences: refs.filter((r) => !dropped.has(r.uid)) });
       return;
     }
-    if (states.includes('waiting') && (dependents.get(obj.metadata.uid)?.size ?? 0) > 0) {
+    const ownDependents = [...(dependents.get(obj.metadata.uid) ?? [])].map((uid) => objects.get(uid)).filter((d): d is KubeObject => !!d);
+    if (states.includes('waiting') && ownDependents.length > 0) {
+      // A dependent of ours already waits in the foreground: possibly a cycle (it owns one of our owners).
+      // Like kube, stop blocking our owners so neither side waits for the other forever.
+      if (ownDependents.some((d) => isDeleting(d) && hasFinalizer(d, FOREGROUND_FINALIZER)) && refs.some((r) => r.blockOwnerDeletion)) {
+        await api.patchMetadata(refOf(obj), { ownerReferences: refs.map((r) => (r.blockOwnerDeletion ? { ...r, blockOwnerDeletion: false } : r)) });
+      }
       // An owner waits for us and we have dependents of our own: they must go first, so foreground.
       await api.deleteObject(refOf(obj), 'Foreground');
       return;
@@ -313,7 +319,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
       })
       .catch((err) => {
         if (stopped) return;
-        options.onError?.(err, { apiVersion: '', kind: '', name: '', uid: '' });
+        options.onError?.(err);
         const timer = setTimeout(() => {
           retryTimers.delete(timer);
           initialSync(attempt + 1);

@@ -23,8 +23,8 @@ export type { Storage } from './storage/types.ts';
 export { createMemoryStorage } from './storage/memory.ts';
 export type { ResourceInfo } from './registry.ts';
 
-/** Fault configuration, as the faults module defines it. */
-export type FaultConfig = Parameters<typeof faultsModule.createFaultInjector>[0];
+export type { FaultConfig } from './faults.ts';
+import type { FaultConfig } from './faults.ts';
 
 export interface LocalClusterOptions {
   /** TCP port; 0 (default) lets the OS pick. */
@@ -51,6 +51,8 @@ export interface LocalCluster {
   requestLog: RequestLog;
   /** Writes a kubeconfig (one cluster, context and user, no credentials) pointing at this cluster. */
   writeKubeconfig(path: string): Promise<void>;
+  /** Replaces the fault injection rules (an empty rule list turns faults off). */
+  setFaults(cfg: FaultConfig): void;
   /** Stops serving, ends open watches, stops controllers; closes the storage if it was created here. */
   stop(): Promise<void>;
 }
@@ -137,7 +139,8 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
       if (ownsStorage) await storage.close();
     })());
 
-  return { url, name, storage, requestLog, writeKubeconfig, stop };
+  const setFaults = (cfg: FaultConfig) => ctx.faults.setConfig(cfg);
+  return { url, name, storage, requestLog, writeKubeconfig, setFaults, stop };
 }
 
 /** kube-apiserver creates these on start; clients assume `default` exists. */

@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClusterAccess, ClusterAccessError, EKS_TOKEN_PREFIX } from '../../adapters/cluster-access/index.ts';
+import { createClusterAccess, ClusterAccessError, EKS_TOKEN_PREFIX, secretsManagerSource } from '../../adapters/cluster-access/index.ts';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SecretSource } from '../../adapters/cluster-access/index.ts';
 import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
 
@@ -109,5 +110,24 @@ describe('cluster access', () => {
       access.kubeConfigFor(reg('c6', { kind: 'eks', clusterName: 'p', region: 'eu-west-1', endpoint: 'https://x', caData: 'QQ==' })),
       'unavailable', 'c6',
     );
+  });
+
+  it('reads Secrets Manager through one client per region, and refuses a binary-only secret', async () => {
+    const calls: { region?: string; secretId: unknown }[] = [];
+    const made: (string | undefined)[] = [];
+    const source = secretsManagerSource((region) => {
+      made.push(region);
+      return {
+        send: async (command: { input: { SecretId: string } }) => {
+          calls.push({ region, secretId: command.input.SecretId });
+          return command.input.SecretId === 'binary' ? { SecretBinary: new Uint8Array([1]) } : { SecretString: 'kubeconfig text' };
+        },
+      } as unknown as SecretsManagerClient;
+    });
+    expect(await source.getSecretString('a', 'eu-west-1')).toBe('kubeconfig text');
+    expect(await source.getSecretString('b', 'eu-west-1')).toBe('kubeconfig text');
+    expect(made).toEqual(['eu-west-1']);
+    expect(calls.map((c) => c.secretId)).toEqual(['a', 'b']);
+    await expect(source.getSecretString('binary')).rejects.toMatchObject({ name: 'InvalidSecretValue' });
   });
 });

@@ -47,12 +47,13 @@ afterEach(async () => {
 });
 
 const caConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' }, data: { 'ca.crt': 'PEM' } };
-const fast = { retry: { initialDelayMs: 1, maxDelayMs: 5, attemptTimeoutMs: 300 } };
+const fast = { retry: { initialDelayMs: 1, maxDelayMs: 5, attemptTimeoutMs: 10_000 } };
 
 describe('kubernetes client', () => {
   it('retries 429, 500 and a timed-out attempt, then succeeds', async () => {
     const kc = await startFake([{ status: 429 }, 'hang', { status: 503 }, { status: 200, body: caConfigMap }]);
-    const client = createClusterClient(kc, { retry: { ...fast.retry, maxAttempts: 4 } });
+    // A short attempt timeout so the hanging attempt is abandoned quickly.
+    const client = createClusterClient(kc, { retry: { ...fast.retry, attemptTimeoutMs: 1_000, maxAttempts: 4 } });
     expect(await client.readClusterCA()).toBe('PEM');
     expect(seen).toHaveLength(4);
     expect(client.counters).toMatchObject({ reads: 1, retries: 3 });

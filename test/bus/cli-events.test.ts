@@ -20,7 +20,9 @@ function file(name: string, content: string): string {
   return path;
 }
 
-// Each spawn pays spiritctl's whole start-up (every command module is imported), so the cases are few and run in parallel.
+// Each spawn pays spiritctl's whole start-up (every command module is imported), so the cases are few, run in
+// parallel, and get room for a loaded machine.
+const SPAWN_TIMEOUT_MS = 150_000;
 async function spiritctl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run('npx', ['node', 'cli/main.ts', ...args], { cwd: ROOT });
@@ -45,7 +47,7 @@ describe('spiritctl events test-pattern', () => {
     expect(bad.code).toBe(2);
     expect(bad.stdout).toBe('');
     expect(bad.stderr).toMatch(/invalid\.json: invalid event pattern at detail\.generation\[0\]\.numeric\[1\]: the value after ">" must be a number/);
-  });
+  }, SPAWN_TIMEOUT_MS);
 });
 
 const sampleDeadLetter: DeadLetter = {
@@ -84,7 +86,7 @@ describe('spiritctl events dlq', () => {
     const json = await spiritctl('events', 'dlq', '--json', '--state-dir', stateDir);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual({ deadLetters: [dl], count: 1 });
-  });
+  }, SPAWN_TIMEOUT_MS);
 });
 
 describe('events commands in process', () => {

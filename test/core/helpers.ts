@@ -27,7 +27,6 @@ export function sans(pem: string): string[] {
   return (cert(pem).getExtension(x509.SubjectAlternativeNameExtension)?.names.toJSON() ?? []).map((n) => `${n.type}:${n.value}`).sort();
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Any = any;
 
 export function podSpec(result: RenderResult): Any {

@@ -35,7 +35,7 @@ describe('startEtcd', () => {
     expect(a.dataDir).not.toBe(b.dataDir);
     expect(await (await fetch(`${a.endpoint}/health`)).json()).toMatchObject({ health: 'true' });
     expect(existsSync(join(a.dataDir, 'data', 'member'))).toBe(true);
-    expect(readFileSync(a.logFile, 'utf8')).toMatch(/ready to serve client requests/);
+    expect(readFileSync(a.logFile, 'utf8')).toMatch(/serving client traffic/);
     expect(a.logFile.startsWith(a.dataDir)).toBe(true);
     expect(isRunning(a.pid)).toBe(true);
 

@@ -190,7 +190,8 @@ function allocatingClusterIPs(client: ClusterClient, admin: RawObjectApi): Clust
       const after = await client.apply(obj);
       const spec = after.spec as { clusterIP?: string } | undefined;
       if (after.kind !== 'Service' || spec?.clusterIP) return after;
-      const ip = `10.96.0.${nextIp++}`;
+      const n = nextIp++;
+      const ip = `10.96.${Math.floor(n / 250)}.${(n % 250) + 1}`;
       const patched = await admin.applyJson(
         { apiVersion: 'v1', kind: 'Service', metadata: { name: after.metadata.name, namespace: after.metadata.namespace }, spec: { clusterIP: ip } } as KubernetesObject,
         IP_ALLOCATOR, true,

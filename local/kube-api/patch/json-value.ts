@@ -23,11 +23,20 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
+/**
+ * `obj[key] = value`, except that a `__proto__` key from decoded JSON stays an ordinary own property
+ * instead of replacing the object's prototype.
+ */
+export function setKey(obj: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
 export function deepClone<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map(deepClone) as T;
   const out: JsonObject = {};
-  for (const [k, v] of Object.entries(value)) out[k] = deepClone(v);
+  for (const [k, v] of Object.entries(value)) setKey(out, k, deepClone(v));
   return out as T;
 }
 

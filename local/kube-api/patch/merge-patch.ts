@@ -1,5 +1,5 @@
 /** RFC 7386 JSON merge patch (`application/merge-patch+json`), as evanphx/json-patch applies it for kube. */
-import { deepClone, isObject } from './json-value.ts';
+import { deepClone, isObject, setKey } from './json-value.ts';
 import { PatchError, type JsonObject } from './types.ts';
 
 export function applyMergePatch(target: JsonObject, patch: unknown): JsonObject {
@@ -10,11 +10,12 @@ export function applyMergePatch(target: JsonObject, patch: unknown): JsonObject 
 }
 
 function mergeObject(target: unknown, patch: JsonObject): JsonObject {
-  const out: JsonObject = isObject(target) ? { ...target } : {};
+  const out: JsonObject = {};
+  if (isObject(target)) for (const [k, v] of Object.entries(target)) setKey(out, k, v);
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete out[key];
-    else if (isObject(value)) out[key] = mergeObject(out[key], value);
-    else out[key] = deepClone(value);
+    else if (isObject(value)) setKey(out, key, mergeObject(Object.hasOwn(out, key) ? out[key] : undefined, value));
+    else setKey(out, key, deepClone(value));
   }
   return out;
 }

@@ -6,6 +6,7 @@
  */
 import { decodeManagedFields, encodeManagedFields, keepTimestampsIfUnchanged, kubeTime, managerId } from './managed/entries.ts';
 import type { Managers } from './managed/entries.ts';
+import { capUpdateManagers } from './managed/cap-managers.ts';
 import { managedFieldsOf, withoutManagedFields } from './managed/object-parts.ts';
 import { resetFieldSet, stripMeta } from './managed/strip.ts';
 import { updateComparison, writerFields } from './managed/updater-changes.ts';
@@ -44,6 +45,7 @@ export function updateManagedFields(input: ManagedFieldsUpdateOptions): ManagedF
       set: previous ? previous.set.union(gained) : gained,
     });
   }
+  capUpdateManagers(managers);
   const entries = encodeManagedFields(managers);
   return keepTimestampsIfUnchanged(managedFieldsOf(before), entries, before !== undefined && deepEqual(liveObj, newObj));
 }

@@ -22,11 +22,13 @@ export function builtinDecodeError(group: string, version: string, kind: string,
   return error && `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: ${error}`;
 }
 
-function check(value: unknown, node: StoredNode, ctx: Context): string | undefined {
+function check(value: unknown, node: StoredNode, ctx: Context, typeName = goType(node)): string | undefined {
   if (value === null || value === undefined) return undefined; // null decodes to the zero value
   if (node.$def) {
     const def = builtinDefinitions().definitions[node.$def];
-    if (jsonKind(value) !== 'object') return mismatch(value, goType(node), ctx);
+    // Named scalars (Time, Quantity, IntOrString) decode like their underlying schema.
+    if (def.type !== 'object') return check(value, def, ctx, typeName);
+    if (jsonKind(value) !== 'object') return mismatch(value, typeName, ctx);
     if (!def.properties) return undefined; // free-form (RawExtension, FieldsV1)
     const struct = node.$def.slice(node.$def.lastIndexOf('.') + 1);
     for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
@@ -41,17 +43,17 @@ function check(value: unknown, node: StoredNode, ctx: Context): string | undefin
   if (node['x-kubernetes-int-or-string']) {
     const kind = jsonKind(value);
     const ok = kind === 'string' || (kind === 'number' && (node.format === 'quantity' || Number.isInteger(value)));
-    return ok ? undefined : mismatch(value, goType(node), ctx);
+    return ok ? undefined : mismatch(value, typeName, ctx);
   }
   switch (node.type) {
     case 'string':
     case 'boolean':
-      return jsonKind(value) === (node.type === 'boolean' ? 'bool' : 'string') ? undefined : mismatch(value, goType(node), ctx);
+      return jsonKind(value) === (node.type === 'boolean' ? 'bool' : 'string') ? undefined : mismatch(value, typeName, ctx);
     case 'integer':
     case 'number':
-      return numberError(value, node, ctx);
+      return numberError(value, node, ctx, typeName);
     case 'array': {
-      if (jsonKind(value) !== 'array') return mismatch(value, goType(node), ctx);
+      if (jsonKind(value) !== 'array') return mismatch(value, typeName, ctx);
       for (const item of value as unknown[]) {
         const err = node.items && check(item, node.items, ctx);
         if (err) return err;
@@ -59,7 +61,7 @@ function check(value: unknown, node: StoredNode, ctx: Context): string | undefin
       return undefined;
     }
     case 'object': {
-      if (jsonKind(value) !== 'object') return mismatch(value, goType(node), ctx);
+      if (jsonKind(value) !== 'object') return mismatch(value, typeName, ctx);
       const additional = node.additionalProperties;
       if (!additional || typeof additional !== 'object') return undefined;
       for (const v of Object.values(value as Record<string, unknown>)) {
@@ -72,11 +74,11 @@ function check(value: unknown, node: StoredNode, ctx: Context): string | undefin
   return undefined;
 }
 
-function numberError(value: unknown, node: StoredNode, ctx: Context): string | undefined {
-  if (typeof value !== 'number') return mismatch(value, goType(node), ctx);
+function numberError(value: unknown, node: StoredNode, ctx: Context, typeName: string): string | undefined {
+  if (typeof value !== 'number') return mismatch(value, typeName, ctx);
   if (node.type === 'number') return undefined;
   const limit = node.format === 'int64' ? 2 ** 63 : 2 ** 31;
-  if (!Number.isInteger(value) || value >= limit || value < -limit) return mismatch(value, goType(node), ctx, `number ${value}`);
+  if (!Number.isInteger(value) || value >= limit || value < -limit) return mismatch(value, typeName, ctx, `number ${value}`);
   return undefined;
 }
 
@@ -99,10 +101,9 @@ function goType(node: StoredNode): string {
     const parts = node.$def.split('.');
     return `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
   }
-  if (node['x-kubernetes-int-or-string']) return node.format === 'quantity' ? 'resource.Quantity' : 'intstr.IntOrString';
   switch (node.type) {
     case 'string':
-      return node.format === 'date-time' ? 'v1.Time' : 'string';
+      return 'string';
     case 'boolean':
       return 'bool';
     case 'integer':

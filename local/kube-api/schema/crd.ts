@@ -25,11 +25,30 @@ export function withCrdDefaults<T extends object>(crd: T): T {
   return out as T;
 }
 
-/** The causes kube-apiserver reports for an invalid CRD (defaults applied first, as kube does). */
-export function validateCrd(crd: object): StatusCause[] {
+/**
+ * The causes kube-apiserver reports for an invalid CRD (defaults applied first, as kube does). Pass the
+ * stored object on update: group and plural never change, scope and kind not once it is Established.
+ */
+export function validateCrd(crd: object, old?: object): StatusCause[] {
   const obj = withCrdDefaults(crd) as Json;
   const spec: Json = isObject(obj.spec) ? obj.spec : {};
-  return [...metadataCauses(obj.metadata ?? {}, spec), ...specCauses(spec)];
+  const causes = [...metadataCauses(obj.metadata ?? {}, spec), ...specCauses(spec)];
+  if (old) causes.push(...immutableCauses(spec, (withCrdDefaults(old) as Json).spec ?? {}, isEstablished(old as Json)));
+  return causes;
+}
+
+function immutableCauses(spec: Json, oldSpec: Json, established: boolean): StatusCause[] {
+  const checks: Array<[string, unknown, unknown]> = [];
+  if (established) {
+    checks.push(['spec.scope', spec.scope, oldSpec.scope], ['spec.names.kind', spec.names?.kind, oldSpec.names?.kind]);
+  }
+  checks.push(['spec.group', spec.group, oldSpec.group], ['spec.names.plural', spec.names?.plural, oldSpec.names?.plural]);
+  return checks.filter(([, now, before]) => now !== before).map(([field, now]) => invalid(field, now ?? '', 'field is immutable'));
+}
+
+function isEstablished(crd: Json): boolean {
+  const conditions: Json[] = Array.isArray(crd.status?.conditions) ? crd.status.conditions : [];
+  return conditions.some((c) => c?.type === 'Established' && c?.status === 'True');
 }
 
 function metadataCauses(meta: Json, spec: Json): StatusCause[] {

@@ -96,6 +96,7 @@ function walkObject(obj: Record<string, unknown>, s: SchemaNode, loc: Location, 
   const props = s.properties ?? {};
   const additional = s.additionalProperties;
   const out: Record<string, unknown> = {};
+  const childMode: Mode = { resource: false, goDecoded: mode.goDecoded };
   const child = (key: string, v: unknown, schema: SchemaNode, at: Location) => {
     if (v === null && !schema.nullable) {
       // Non-nullable nulls are dropped (custom resources, before defaulting) or decode to the zero value
@@ -103,9 +104,9 @@ function walkObject(obj: Record<string, unknown>, s: SchemaNode, loc: Location, 
       if (schema.default !== undefined && !mode.goDecoded) out[key] = walk(structuredClone(schema.default), schema, at, ctx, childMode);
       return;
     }
-    out[key] = walk(v, schema, at, ctx, { resource: false, goDecoded: mode.goDecoded || (embedded && key === 'metadata') });
+    // A resource's metadata is decoded into the ObjectMeta Go struct even for custom resources.
+    out[key] = walk(v, schema, at, ctx, embedded && key === 'metadata' ? { resource: false, goDecoded: true } : childMode);
   };
-  const childMode: Mode = { resource: false, goDecoded: mode.goDecoded };
   for (const [key, v] of Object.entries(obj)) {
     const known = props[key] ?? (embedded ? implicitResourceField(key) : undefined);
     if (known) child(key, v, known, propertyLocation(loc, key));

@@ -7,6 +7,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ApiError, badRequest, unsupportedMediaType } from './errors.ts';
 import { groupVersion, type ResourceInfo } from '../registry.ts';
 import { isPlainObject, type KubeObject } from './objects.ts';
+import { decodeKubernetesProtobuf, ProtobufDecodeError } from './protobuf/decode.ts';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -36,13 +37,27 @@ export function mediaType(contentType: string | undefined): string {
 }
 
 export type BodyFormat = 'json' | 'yaml';
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
-/** Body format from Content-Type for create/update: JSON (default) or YAML; protobuf and others get 415. */
+/** Body format from Content-Type: JSON (default) or YAML; others get 415. */
 export function bodyFormat(contentType: string | undefined): BodyFormat {
   const mt = mediaType(contentType);
   if (mt === '' || mt === 'application/json' || mt === '*/*') return 'json';
   if (mt === 'application/yaml' || mt === 'application/x-yaml' || mt === 'text/yaml') return 'yaml';
   throw unsupportedMediaType(contentType ?? '');
+}
+
+/** Object bodies may also be protobuf (built-in kinds only), as kubectl's typed clients send them. */
+function decodeProtobufObject(body: Buffer, info: ResourceInfo): unknown {
+  if (info.custom) throw unsupportedMediaType(PROTOBUF);
+  try {
+    return decodeKubernetesProtobuf(body).object;
+  } catch (err) {
+    if (err instanceof ProtobufDecodeError || err instanceof RangeError || err instanceof SyntaxError) {
+      throw badRequest(`the object provided is unrecognized (must be of type ${info.kind}): ${err.message} (${summarize(body)})`);
+    }
+    throw err;
+  }
 }
 
 /** Parses JSON or YAML text; the error text is what follows "couldn't get version/kind;" in kube's message. */
@@ -70,10 +85,9 @@ class DecodeError extends Error {}
  * rejects a body of another kind or version with kube's "cannot be handled as a" BadRequest.
  */
 export function decodeObject(body: Buffer, contentType: string | undefined, info: ResourceInfo): KubeObject {
-  const format = bodyFormat(contentType);
   let parsed: unknown;
   try {
-    parsed = parseText(body, format);
+    parsed = mediaType(contentType) === PROTOBUF ? decodeProtobufObject(body, info) : parseText(body, bodyFormat(contentType));
   } catch (err) {
     if (err instanceof DecodeError) {
       throw badRequest(`the object provided is unrecognized (must be of type ${info.kind}): ${err.message} (${summarize(body)})`);

@@ -1,7 +1,7 @@
 import type { Storage } from '../storage/types.ts';
 import type { ResourceRegistry } from '../registry.ts';
 import type { RequestLog } from './request-log.ts';
-import type { FaultDecision } from './peers.ts';
+import type { FaultInjector } from '../faults.ts';
 
 /** Everything a request handler needs, one per local cluster (many clusters can share a process). */
 export interface ApiContext {
@@ -9,7 +9,7 @@ export interface ApiContext {
   storage: Storage;
   registry: ResourceRegistry;
   requestLog: RequestLog;
-  faults: { decide(verb: string, resource: string): FaultDecision };
+  faults: FaultInjector;
   /** How often a watch with allowWatchBookmarks sends a BOOKMARK. */
   bookmarkIntervalMs: number;
   /** Open watch responses, ended on stop(). */

@@ -5,7 +5,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ApiContext } from './context.ts';
-import { ApiError, internalError, methodNotAllowed, notFoundPath, tooManyRequests } from './errors.ts';
+import { ApiError, badRequest, internalError, methodNotAllowed, notFoundPath, tooManyRequests } from './errors.ts';
+import { TableError } from '../table.ts';
 import { parseRoute, type ResourceRequest } from './routes.ts';
 import { sendError, sendJson, sendText } from './respond.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.ts';
@@ -73,7 +74,7 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
   try {
     let dropWatchAfterMs: number | undefined;
     if (route.type === 'resource') {
-      const fault = ctx.faults.decide(route.verb, route.resource);
+      const fault = ctx.faults.decide(route.verb, route.subresource ? `${route.resource}/${route.subresource}` : route.resource);
       if (fault.delayMs > 0) await new Promise((r) => setTimeout(r, fault.delayMs));
       if (fault.failStatus === 429) throw tooManyRequests(1);
       if (fault.failStatus === 500) throw internalError(new Error('injected fault'));
@@ -97,8 +98,8 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
       await serveResource(ctx, store, req, res, url, route, record, warnings, dropWatchAfterMs);
     }
   } catch (err) {
-    const apiErr = err instanceof ApiError ? err : internalError(err);
-    if (!(err instanceof ApiError)) console.error(`local kube-api ${ctx.name}: ${method} ${url.pathname}:`, err);
+    const apiErr = toApiError(err);
+    if (apiErr.code >= 500 && !(err instanceof ApiError)) console.error(`local kube-api ${ctx.name}: ${method} ${url.pathname}:`, err);
     sendError(res, apiErr, warnings);
   } finally {
     record.status = res.statusCode;
@@ -154,4 +155,11 @@ async function serveNonResource(ctx: ApiContext, req: IncomingMessage, res: Serv
     return;
   }
   throw notFoundPath();
+}
+
+/** Errors from peer modules that carry an HTTP status (Table printing) map to their Status; others are 500s. */
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof TableError) return err.status === 400 ? badRequest(err.message) : internalError(err);
+  return internalError(err);
 }

@@ -54,6 +54,12 @@ function withKindDefaults(info: ResourceInfo, obj: KubeObject): KubeObject {
   return obj;
 }
 
+/** Fields a write through this endpoint never changes (kube's GetResetFields): status on the main resource. */
+export function resetFields(info: ResourceInfo, subresource: string | undefined): string[][] | undefined {
+  if (subresource === 'status') return undefined;
+  return info.subresources.status ? [['status']] : undefined;
+}
+
 export function objectKeyFor(info: ResourceInfo, namespace: string | undefined, name: string): string {
   return info.namespaced ? `${info.keyPrefix}/${namespace}/${name}` : `${info.keyPrefix}/${name}`;
 }
@@ -219,6 +225,7 @@ export class ObjectStore {
           manager: opts.fieldManager,
           schema: info.schema(),
           subresource,
+          resetFields: resetFields(info, subresource),
           now: this.now(),
         });
         if (managed.length) meta(next).managedFields = managed;

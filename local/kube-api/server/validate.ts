@@ -36,7 +36,7 @@ export function validateObject(info: ResourceInfo, obj: KubeObject, fieldValidat
         // Create/update bodies fail in the decoder, which wraps the message; patches fail after patching.
         throw badRequest(schemaModule.strictDecodingError(info.kind, outcome.unknownFields, verb === 'patch' ? undefined : info.version));
       }
-      if (fieldValidation === 'Warn') for (const f of outcome.unknownFields) warnings.push(`unknown field ${goQuote(f)}`);
+      if (fieldValidation === 'Warn') warnings.push(...schemaModule.unknownFieldWarnings(outcome.unknownFields));
     }
     causes.push(...outcome.causes);
     // Like decoding into a typed object (built-ins) or pruning (CRs): unknown fields do not get stored.

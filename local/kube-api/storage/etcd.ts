@@ -40,7 +40,7 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
     throw new Error(`etcd at ${opts.endpoints.join(',')} is not reachable: ${(err as Error).message}`, { cause: err });
   }
 
-  const watches = new Set<() => void>();
+  const watches = new Set<ActiveWatch>();
   let closed = false;
   const assertOpen = () => {
     if (closed) throw new Error('etcd storage is closed');
@@ -90,7 +90,9 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
         if (Buffer.compare(after, start) > 0) start = after;
       }
       if (whole.end.length > 0 && Buffer.compare(start, whole.end) >= 0) {
-        return { items: [], revision: atRevision ?? (await storage.currentRevision()), more: false };
+        // Nothing can match, but a compacted atRevision must still fail: read a key no one writes.
+        const res = await range(ZERO_KEY, undefined, 1, atRevision ?? 0);
+        return { items: [], revision: atRevision ?? Number(res.header.revision), more: false };
       }
       const res = await range(start, whole.end.length > 0 ? whole.end : ZERO_KEY, limit, atRevision ?? 0);
       return {
@@ -143,8 +145,7 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
         success: [{ request_delete_range: { key: Buffer.from(key), prev_kv: true } }],
       });
       const prev = res.succeeded ? res.responses[0]?.response_delete_range?.prev_kvs?.[0] : undefined;
-      // A concurrent delete between the compare and the delete cannot happen inside a txn, but be explicit.
-      if (!prev) return failedWrite(key);
+      if (!prev) return failedWrite(key); // gone, or (with a CAS) moved on
       return { key, value: decode(prev.value), modRevision: Number(res.header.revision) };
     },
 
@@ -155,9 +156,9 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
         queueMicrotask(() => onError(new Error('etcd storage is closed')));
         return { stop() {} };
       }
-      const w = startWatch(client, prefix, afterRevision, onEvent, onError, () => watches.delete(w.stop));
-      watches.add(w.stop);
-      return w;
+      const w: ActiveWatch = startWatch(client, prefix, afterRevision, onEvent, onError, () => watches.delete(w));
+      watches.add(w);
+      return { stop: w.stop };
     },
 
     async currentRevision() {
@@ -182,7 +183,8 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
     async close() {
       if (closed) return;
       closed = true;
-      for (const stop of [...watches]) stop();
+      // Like the memory backend: open watches hear about it, so the API layer ends their HTTP watches.
+      for (const w of [...watches]) w.fail(new Error('etcd storage is closed'));
       client.close();
     },
   };
@@ -194,6 +196,11 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
  * compacted watch and silently re-subscribe after a broken stream, while the API layer needs to end the
  * HTTP watch instead so its client relists and rewatches (kube-apiserver's behaviour).
  */
+interface ActiveWatch extends WatchHandle {
+  /** Ends the watch and reports err to its onError (once). */
+  fail(err: Error): void;
+}
+
 function startWatch(
   client: Etcd3,
   prefix: string,
@@ -201,7 +208,7 @@ function startWatch(
   onEvent: (e: StorageWatchEvent) => void,
   onError: (err: Error) => void,
   onDone: () => void,
-): WatchHandle {
+): ActiveWatch {
   let stream: WatchStream | undefined;
   let done = false;
 
@@ -253,7 +260,12 @@ function startWatch(
       s.on('error', (err) => fail(new Error(`etcd watch stream on ${prefix} broke: ${err.message}`, { cause: err })));
       s.on('end', () => fail(new Error(`etcd ended the watch stream on ${prefix}`)));
       s.write({
-        create_request: { key: range.start, range_end: range.end.length > 0 ? range.end : ZERO_KEY, start_revision: afterRevision + 1, prev_kv: true },
+        create_request: {
+          key: range.start,
+          range_end: range.end.length > 0 ? range.end : ZERO_KEY,
+          start_revision: afterRevision + 1,
+          prev_kv: true,
+        },
       });
     })
     .catch((err: Error) => fail(new Error(`etcd watch on ${prefix} could not start: ${err.message}`, { cause: err })));
@@ -264,6 +276,7 @@ function startWatch(
       done = true;
       close();
     },
+    fail,
   };
 }
 

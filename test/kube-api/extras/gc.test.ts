@@ -54,6 +54,19 @@ describe('garbage collector', () => {
     expect(api.calls).toContain('delete child Foreground');
   });
 
+  it('foreground: a cycle of blocking owner references does not deadlock', async () => {
+    const api = new FakeGcApi();
+    const a = obj('ConfigMap', 'a', { namespace: 'n' });
+    const b = obj('ConfigMap', 'b', { namespace: 'n', owners: [{ obj: a, block: true }] });
+    a.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: b.metadata.uid, blockOwnerDeletion: true }];
+    api.create(a);
+    api.create(b);
+    start(api);
+    await gc!.idle();
+    await api.userDelete('a', 'Foreground');
+    await vi.waitFor(() => expect(api.names()).toEqual([]));
+  });
+
   it('foreground: an owner whose dependents do not block is released right away', async () => {
     const api = new FakeGcApi();
     const owner = api.create(obj('Deployment', 'web', { namespace: 'a' }));

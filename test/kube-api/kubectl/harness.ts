@@ -82,8 +82,15 @@ async function startStorage(backend: Backend): Promise<{ storage?: Storage; clos
 export async function startKubectlEnv(backend: Backend): Promise<KubectlEnv> {
   requireKubectl();
   const dir = await mkdtemp(join(tmpdir(), `kubectl-e2e-${backend}-`));
-  const backing = await startStorage(backend);
-  const cluster = await startLocalCluster({ storage: backing.storage, name: `e2e-${backend}`, bookmarkIntervalMs: 1000 });
+  const backing = await startStorage(backend).catch(async (err) => {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  });
+  const cluster = await startLocalCluster({ storage: backing.storage, name: `e2e-${backend}`, bookmarkIntervalMs: 1000 }).catch(async (err) => {
+    await backing.close();
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  });
   const kubeconfig = join(dir, 'kubeconfig');
   await cluster.writeKubeconfig(kubeconfig);
   // Keep kubectl's discovery cache and config lookups inside the temp dir.

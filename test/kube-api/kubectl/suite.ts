@@ -42,7 +42,7 @@ export function defineKubectlSuite(backend: Backend): void {
   describe(`kubectl against the local API (${backend} storage)`, () => {
     let env: KubectlEnv;
     let nsCounter = 0;
-    /** A fresh namespace, created through the API the way kubectl would find it. */
+    /** A fresh namespace per case, applied with kubectl. */
     const namespace = async (prefix: string) => {
       const ns = `${prefix}-${++nsCounter}`;
       await env.ok(['apply', '-f', '-'], { stdin: `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n` });
@@ -50,14 +50,26 @@ export function defineKubectlSuite(backend: Backend): void {
     };
     const jsonpath = (args: string[], path: string) => env.ok([...args, '-o', `jsonpath=${path}`]);
 
+    // A setup failure (kubectl missing, etcd not starting) fails every case with its message: the
+    // runner's summary counts failed cases, and a suite that cannot run must not look green or skipped.
+    let setupError: unknown;
     beforeAll(async () => {
-      env = await startKubectlEnv(backend);
+      try {
+        env = await startKubectlEnv(backend);
+      } catch (err) {
+        setupError = err;
+      }
     }, 60_000);
+    const check = (name: string, fn: () => Promise<void>) =>
+      it(name, async () => {
+        if (setupError) throw setupError;
+        await fn();
+      });
     afterAll(async () => {
       await env?.stop();
     });
 
-    it('kubectl create namespace', async () => {
+    check('kubectl create namespace', async () => {
       const out = await env.kubectl(['create', 'namespace', 'created-by-kubectl']);
       expect(out.stderr).toBe('');
       expect(out.stdout.trim()).toBe('namespace/created-by-kubectl created');
@@ -68,7 +80,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(again.stderr).toContain('Error from server (AlreadyExists): namespaces "created-by-kubectl" already exists');
     });
 
-    it('kubectl apply (client-side) twice with a change, then unchanged', async () => {
+    check('kubectl apply (client-side) twice with a change, then unchanged', async () => {
       const ns = await namespace('apply');
       const path = await env.file(`cm-${ns}.yaml`, configMap('app', ns, { mode: 'one' }));
       const read = async () => JSON.parse(await env.ok(['get', 'configmap', 'app', '-n', ns, '-o', 'json']));
@@ -90,7 +102,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect((await env.ok(['apply', '-f', path])).trim()).toBe('configmap/app unchanged');
     });
 
-    it('kubectl apply --server-side: conflict between two field managers, then --force-conflicts', async () => {
+    check('kubectl apply --server-side: conflict between two field managers, then --force-conflicts', async () => {
       const ns = await namespace('ssa');
       const alice = await env.file(`alice-${ns}.yaml`, configMap('shared', ns, { key: 'alice' }));
       const bob = await env.file(`bob-${ns}.yaml`, configMap('shared', ns, { key: 'bob' }));
@@ -114,7 +126,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(owners).toEqual(['bob/Apply']);
     });
 
-    it('kubectl get -w sees changes as they happen', async () => {
+    check('kubectl get -w sees changes as they happen', async () => {
       const ns = await namespace('watch');
       await env.ok(['apply', '-f', '-'], { stdin: configMap('w1', ns, { v: '1' }) });
       const watch = env.stream(['get', 'configmaps', '-n', ns, '-w', '-o', 'jsonpath={.metadata.name}={.data.v}{"\\n"}']);
@@ -130,7 +142,7 @@ export function defineKubectlSuite(backend: Backend): void {
       }
     });
 
-    it('kubectl get -w --output-watch-events reports ADDED, MODIFIED and DELETED', async () => {
+    check('kubectl get -w --output-watch-events reports ADDED, MODIFIED and DELETED', async () => {
       const ns = await namespace('watchev');
       const watch = env.stream(['get', 'configmaps', '-n', ns, '-w', '--output-watch-events']);
       try {
@@ -145,7 +157,7 @@ export function defineKubectlSuite(backend: Backend): void {
       }
     });
 
-    it('kubectl wait --for=condition=Ready completes after a status update', async () => {
+    check('kubectl wait --for=condition=Ready completes after a status update', async () => {
       const ns = await namespace('wait');
       await env.ok(['apply', '-f', '-'], { stdin: pod('waiter', ns, { app: 'wait' }) });
       const wait = env.stream(['wait', '-n', ns, '--for=condition=Ready', 'pod/waiter', '--timeout=30s']);
@@ -164,7 +176,7 @@ export function defineKubectlSuite(backend: Backend): void {
       }
     });
 
-    it('kubectl delete of an owner removes its dependents (background, foreground) or orphans them', async () => {
+    check('kubectl delete of an owner removes its dependents (background, foreground) or orphans them', async () => {
       const ns = await namespace('gc');
       const owners = ['bg-owner', 'fg-owner', 'orphan-owner'];
       await env.ok(['apply', '-f', '-'], { stdin: owners.map((o) => configMap(o, ns, { o: '1' })).join('---\n') });
@@ -196,7 +208,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(await names()).toEqual(['configmap/orphan-dep']);
     });
 
-    it('kubectl get nodepools shows the shipped NodePool CRD\'s printer columns', async () => {
+    check('kubectl get nodepools shows the shipped NodePool CRD\'s printer columns', async () => {
       await env.ok(['apply', '-f', NODEPOOL_CRD.pathname]);
       await env.ok(['wait', '--for=condition=Established', 'crd/nodepools.apps.openyurt.io', '--timeout=30s']);
       await env.ok(['apply', '-f', '-'], { stdin: 'apiVersion: apps.openyurt.io/v1beta2\nkind: NodePool\nmetadata:\n  name: hangzhou\nspec:\n  type: Edge\n' });
@@ -206,7 +218,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(await env.ok(['get', 'nodepools.v1beta1.apps.openyurt.io', 'hangzhou', '--no-headers'])).toMatch(/^hangzhou\s+Edge\s+3\s+1\s+\d+s\n$/);
     });
 
-    it('kubectl get of a custom resource shows printer columns with filters and priorities', async () => {
+    check('kubectl get of a custom resource shows printer columns with filters and priorities', async () => {
       const ns = await namespace('crd');
       await env.ok(['apply', '-f', CRD_FIXTURE.pathname]);
       await env.ok(['wait', '--for=condition=Established', 'crd/widgets.e2e.example.com', '--timeout=30s']);
@@ -226,7 +238,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(all).toMatch(new RegExp(`^NAMESPACE\\s+NAME\\s+COLOR[^\\n]*\\n${ns}\\s+gizmo\\s+blue`));
     });
 
-    it('kubectl get pods -l and --field-selector filter on the server', async () => {
+    check('kubectl get pods -l and --field-selector filter on the server', async () => {
       const ns = await namespace('sel');
       const pods = [
         pod('web-a', ns, { app: 'web', tier: 'front' }, 'node-1'),
@@ -256,7 +268,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(badLabel.stderr).toContain("unable to parse requirement: found 'web' expected: '('");
     });
 
-    it('kubectl get --chunk-size pages through a list with limit/continue', async () => {
+    check('kubectl get --chunk-size pages through a list with limit/continue', async () => {
       const ns = await namespace('page');
       const cms = Array.from({ length: 7 }, (_, i) => configMap(`page-${i}`, ns, { i: String(i) }));
       await env.ok(['apply', '-f', '-'], { stdin: cms.join('---\n') });
@@ -270,7 +282,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(requests.filter((l) => l.includes('continue='))).toHaveLength(2);
     });
 
-    it('kubectl explain reads the served OpenAPI', async () => {
+    check('kubectl explain reads the served OpenAPI', async () => {
       const cm = await env.ok(['explain', 'configmap.data']);
       expect(cm).toContain('KIND:       ConfigMap');
       expect(cm).toContain('FIELD: data <map[string]string>');
@@ -285,7 +297,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(widget).toMatch(/color\s+<string> -required-/);
     });
 
-    it('kubectl api-resources lists built-in and custom resources', async () => {
+    check('kubectl api-resources lists built-in and custom resources', async () => {
       await env.ok(['apply', '-f', CRD_FIXTURE.pathname]);
       await env.ok(['wait', '--for=condition=Established', 'crd/widgets.e2e.example.com', '--timeout=30s']);
       const out = await env.ok(['api-resources']);
@@ -306,14 +318,14 @@ export function defineKubectlSuite(backend: Backend): void {
     });
 
     describe('bad input gets kube-apiserver\'s answer', () => {
-      it('malformed YAML', async () => {
+      check('malformed YAML', async () => {
         const path = await env.file('bad.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n');
         const r = await env.kubectl(['apply', '-f', path]);
         expect(r.code).toBe(1);
         expect(r.stderr).toContain(`error: error parsing ${path}: error converting YAML to JSON: yaml: line`);
       });
 
-      it('an unknown field under the default strict validation', async () => {
+      check('an unknown field under the default strict validation', async () => {
         const ns = await namespace('strict');
         const r = await env.kubectl(['apply', '-f', '-'], { stdin: configMap('strict', ns, { a: 'b' }) + 'spec:\n  replicas: 2\n' });
         expect(r.code).toBe(1);
@@ -336,7 +348,7 @@ export function defineKubectlSuite(backend: Backend): void {
         expect(invalid.stderr).toContain('The Widget "w" is invalid: spec.color: Unsupported value: "purple": supported values: "red", "green", "blue"');
       });
 
-      it('an invalid name', async () => {
+      check('an invalid name', async () => {
         const ns = await namespace('names');
         const r = await env.kubectl(['apply', '-f', '-'], { stdin: configMap('Bad_Name', ns, { a: 'b' }) });
         expect(r.code).toBe(1);
@@ -348,7 +360,7 @@ export function defineKubectlSuite(backend: Backend): void {
         expect(nsr.stderr).toContain('The Namespace "has.dots" is invalid: metadata.name: Invalid value: "has.dots": must not contain dots');
       });
 
-      it('a missing namespace', async () => {
+      check('a missing namespace', async () => {
         const r = await env.kubectl(['apply', '-f', '-'], { stdin: configMap('x', 'does-not-exist', { a: 'b' }) });
         expect(r.code).toBe(1);
         expect(r.stderr).toContain('namespaces "does-not-exist" not found');

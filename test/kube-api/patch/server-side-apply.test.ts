@@ -19,7 +19,9 @@ const T2 = '2026-01-01T00:02:00Z';
 type Obj = Record<string, any>;
 
 function deployment(spec: Obj = {}, metadata: Obj = {}): JsonObject {
-  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default', ...metadata }, spec };
+  const obj: JsonObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default', ...metadata } };
+  if (Object.keys(spec).length > 0) obj.spec = spec;
+  return obj;
 }
 const containers = (...cs: Obj[]) => ({ template: { spec: { containers: cs } } });
 
@@ -92,6 +94,12 @@ describe('server-side apply: ownership encoding', () => {
       },
     });
     expect(out.spec).toEqual({ replicas: 1, selector: { matchLabels: { app: 'web' } }, ...containers({ name: 'etcd', image: 'etcd:1', args: ['--x'], ports: [{ containerPort: 2379 }] }) });
+  });
+
+  it('an empty map or a null in the configuration is owned as a leaf', () => {
+    const out = apply(undefined, { ...deployment(), spec: { paused: null, strategy: {} } }, 'm');
+    expect(pathsOf(out, 'm')).toEqual(['.spec.paused', '.spec.strategy']);
+    expect(out.spec).toEqual({ strategy: {} });
   });
 
   it('without type info lists are atomic and maps granular', () => {

@@ -116,3 +116,19 @@ describe('managedFields for create/update/patch', () => {
     expect(paths(list, 'creator')).toEqual(['.spec.replicas']);
   });
 });
+
+describe('managedFields growth', () => {
+  it('folds the oldest Update entries into "ancient-changes" beyond 10 updaters', () => {
+    let obj = deployment({});
+    let list: ManagedFieldsEntry[] = [];
+    for (let i = 0; i < 12; i++) {
+      const after = withEntries(deployment({ ...(obj.spec as Obj), [`f${i}`]: i }), list);
+      list = updateManagedFields({ before: i === 0 ? undefined : withEntries(obj, list), after, manager: `m${String(i).padStart(2, '0')}`, schema: undefined, now: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z` });
+      obj = after;
+    }
+    expect(list).toHaveLength(10);
+    expect(list[0]).toMatchObject({ manager: 'ancient-changes', operation: 'Update', time: '2026-01-01T00:00:02Z' });
+    expect(fieldsV1Paths(list[0].fieldsV1)).toEqual(['.spec', '.spec.f0', '.spec.f1', '.spec.f2']);
+    expect(list.slice(1).map((e) => e.manager)).toEqual(['m03', 'm04', 'm05', 'm06', 'm07', 'm08', 'm09', 'm10', 'm11']);
+  });
+});

@@ -193,6 +193,16 @@ describe('validateCrd', () => {
     expect(validateCrd(crd({ version: { subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } } } }))).toEqual([]);
   });
 
+  it('keeps group and plural immutable on update, and scope and kind once established', () => {
+    const old = crd();
+    const changed = crd({ spec: { scope: 'Cluster', group: 'example.org', names: { plural: 'widgets', kind: 'Gadget' } }, metadata: { name: 'widgets.example.org' } });
+    expect(validateCrd(changed, old)).toEqual([
+      { reason: 'FieldValueInvalid', field: 'spec.group', message: 'Invalid value: "example.org": field is immutable' },
+    ]);
+    const established = { ...old, status: { conditions: [{ type: 'Established', status: 'True' }] } };
+    expect(validateCrd(changed, established).map((c) => c.field)).toEqual(['spec.scope', 'spec.names.kind', 'spec.group']);
+  });
+
   it('checks the conversion strategy', () => {
     expect(validateCrd(crd({ spec: { conversion: { strategy: 'Magic' } } }))).toEqual([
       { reason: 'FieldValueNotSupported', field: 'spec.conversion.strategy', message: 'Unsupported value: "Magic": supported values: "None", "Webhook"' },

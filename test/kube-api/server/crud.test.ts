@@ -170,8 +170,7 @@ describe.each(backends)('namespaces on $name storage', (backend) => {
 
     // The secret goes; the held configmap waits for its finalizer, and so does the namespace.
     await waitUntil(async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/secrets/s`)).status === 404);
-    const held = await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/keep`);
-    expect(held.json.metadata.deletionTimestamp).toBeTruthy();
+    await waitUntil(async () => Boolean((await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/keep`)).json.metadata.deletionTimestamp));
     expect((await t.raw('GET', `/api/v1/namespaces/${ns}`)).status).toBe(200);
 
     await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/keep`, { metadata: { finalizers: null } }, { 'Content-Type': 'application/merge-patch+json' });

@@ -354,6 +354,22 @@ describe.each(backends)('Storage conformance: $name', ({ name, open }) => {
     later.stop();
   });
 
+  it('close() ends open watches through onError and refuses later calls', async () => {
+    const own = await open();
+    const p = fresh();
+    const a = await own.create(`${p}a`, {});
+    const w = collect(own, p, a.modRevision - 1);
+    await vi.waitFor(() => expect(w.events.length).toBeGreaterThan(0), WAIT);
+    await own.close();
+    await own.close(); // twice is fine
+    expect(w.errors).toHaveLength(1);
+    await expect(own.get(`${p}a`)).rejects.toThrow(/closed/);
+    await expect(own.create(`${p}b`, {})).rejects.toThrow(/closed/);
+    const late = collect(own, p, a.modRevision - 1);
+    await vi.waitFor(() => expect(late.errors).toHaveLength(1), WAIT);
+    expect(late.events).toEqual([]);
+  });
+
   it('handles lists and watch replays larger than a 4 MiB gRPC message', async () => {
     const p = fresh();
     const from = await s.currentRevision();

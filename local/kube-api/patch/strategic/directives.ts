@@ -1,5 +1,5 @@
 /** Strategic merge patch directive keys and the clean-up of patch values that land in the object as is. */
-import { isObject } from '../json-value.ts';
+import { isObject, setKey } from '../json-value.ts';
 
 export const directiveMarker = '$patch';
 export const retainKeysDirective = '$retainKeys';
@@ -20,7 +20,7 @@ export function removeDirectives(value: unknown): { value: unknown; keep: boolea
     if (Object.hasOwn(value, directiveMarker)) return { value: undefined, keep: false };
     for (const [k, v] of Object.entries(value)) {
       const r = removeDirectives(v);
-      if (r.keep) value[k] = r.value;
+      if (r.keep) setKey(value, k, r.value);
       else delete value[k];
     }
   }

@@ -1,6 +1,6 @@
 /** mergeMap from apimachinery's strategicpatch (server side: parallel lists merged, unmatched nulls ignored). */
 import type { SchemaNode } from '../../schema/types.ts';
-import { isObject } from '../json-value.ts';
+import { isObject, setKey } from '../json-value.ts';
 import type { JsonObject } from '../types.ts';
 import {
   deleteFromPrimitiveListPrefix,
@@ -47,12 +47,12 @@ export function mergeMap(original: JsonObject | undefined, patch: JsonObject, sc
     switch (kindOf(patchV)) {
       case 'map': {
         const { schema: sub, meta } = lookupMapField(schema, key);
-        target[key] = meta.strategy === 'replace' ? patchV : mergeMap(target[key] as JsonObject, patchV as JsonObject, sub);
+        setKey(target, key, meta.strategy === 'replace' ? patchV : mergeMap(target[key] as JsonObject, patchV as JsonObject, sub));
         break;
       }
       case 'slice': {
         const { schema: sub, meta } = lookupListField(schema, key);
-        target[key] = mergeSliceHandler(target[key], patchV, sub, meta.strategy, meta.mergeKey, isDeleteList);
+        setKey(target, key, mergeSliceHandler(target[key], patchV, sub, meta.strategy, meta.mergeKey, isDeleteList));
         break;
       }
       default:
@@ -66,7 +66,7 @@ export function mergeMap(original: JsonObject | undefined, patch: JsonObject, sc
 function setCleaned(target: JsonObject, key: string, value: unknown): void {
   discardNulls(value);
   const r = removeDirectives(value);
-  if (r.keep) target[key] = r.value;
+  if (r.keep) setKey(target, key, r.value);
   else delete target[key];
 }
 

@@ -65,7 +65,7 @@ function walk(l: unknown, r: unknown, schema: SchemaNode | undefined, path: Path
     const rEmpty = !rm || Object.keys(rm).length === 0;
     if (t.atomic || (lEmpty && rEmpty)) return leaf();
     for (const key of lm ? Object.keys(lm) : []) {
-      walk(lm![key], rm?.[key], mapChild(t, key).schema, [...path, fieldPE(key)], out, zero);
+      walk(lm![key], rm && Object.hasOwn(rm, key) ? rm[key] : undefined, mapChild(t, key).schema, [...path, fieldPE(key)], out, zero);
     }
     for (const key of rm ? Object.keys(rm) : []) {
       if (lm && Object.hasOwn(lm, key)) continue;

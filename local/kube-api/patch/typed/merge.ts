@@ -5,7 +5,7 @@
  */
 import type { SchemaNode } from '../../schema/types.ts';
 import { encodePE } from '../fieldpath/path-element.ts';
-import { deepClone, isObject } from '../json-value.ts';
+import { isObject, setKey } from '../json-value.ts';
 import type { JsonObject } from '../types.ts';
 import { listItemPE } from './list-items.ts';
 import { mapChild, typeOf } from './type-of.ts';
@@ -14,23 +14,46 @@ const shape = (v: unknown) => (Array.isArray(v) ? 'list' : isObject(v) ? 'map' :
 
 export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode | undefined): unknown {
   if (applied === undefined) return live;
-  if (live === undefined || live === null || applied === null || shape(live) !== shape(applied)) return deepClone(applied);
+  if (applied === null) {
+    // A null map or list in the configuration merges as an empty one: granular live content stays
+    // (SMD walks the live items with no counterpart); scalars and atomic values become null.
+    const t = typeOf(schema, live);
+    return t.kind === 'scalar' || t.atomic ? null : live;
+  }
+  if (live === undefined || live === null || shape(live) !== shape(applied)) return withoutNulls(applied);
   const t = typeOf(schema, applied);
   if (t.kind === 'scalar') return applied;
   if (t.kind === 'list') {
     const l = live as unknown[];
     const r = applied as unknown[];
-    if (t.atomic || (l.length === 0 && r.length === 0)) return deepClone(applied);
-    return mergeListItems(l, r, (item) => encodePE(listItemPE(t.keys, item, t.item)), (a, b) => mergeApplied(a, b, t.item));
+    if (t.atomic || (l.length === 0 && r.length === 0)) return withoutNulls(applied);
+    let invalid = 0;
+    const idOf = (item: unknown) => {
+      try {
+        return encodePE(listItemPE(t.keys, item, t.item));
+      } catch {
+        return `#invalid-${invalid++}`; // a live item SMD cannot key is carried along untouched
+      }
+    };
+    return mergeListItems(l, r, idOf, (a, b) => mergeApplied(a, b, t.item));
   }
   const l = live as JsonObject;
   const r = applied as JsonObject;
-  if (t.atomic || (Object.keys(l).length === 0 && Object.keys(r).length === 0)) return deepClone(applied);
+  if (t.atomic || (Object.keys(l).length === 0 && Object.keys(r).length === 0)) return withoutNulls(applied);
   const out: JsonObject = {};
-  for (const [k, v] of Object.entries(l)) out[k] = Object.hasOwn(r, k) ? mergeApplied(v, r[k], mapChild(t, k).schema) : v;
-  for (const [k, v] of Object.entries(r)) if (!Object.hasOwn(l, k)) out[k] = deepClone(v);
+  for (const [k, v] of Object.entries(l)) setKey(out, k, Object.hasOwn(r, k) ? mergeApplied(v, r[k], mapChild(t, k).schema) : v);
+  for (const [k, v] of Object.entries(r)) if (!Object.hasOwn(l, k)) setKey(out, k, withoutNulls(v));
   // An explicit null in the configuration clears the field.
   for (const [k, v] of Object.entries(out)) if (v === null && Object.hasOwn(r, k) && r[k] === null) delete out[k];
+  return out;
+}
+
+/** A configuration value taken as is, minus map keys set to null (they mean "unset"). */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (!isObject(value)) return value;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) setKey(out, k, withoutNulls(v));
   return out;
 }
 
@@ -90,7 +113,7 @@ function mergeListItems(
     }
     if (ri < R.order.length) {
       const id = R.order[ri];
-      out.push(L.byId.has(id) ? mergeItem(L.byId.get(id), R.byId.get(id)) : deepClone(R.byId.get(id)));
+      out.push(L.byId.has(id) ? mergeItem(L.byId.get(id), R.byId.get(id)) : withoutNulls(R.byId.get(id)));
       merged.add(id);
       ri++;
       if (shared[nextShared] === id) nextShared++;

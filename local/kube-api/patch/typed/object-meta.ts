@@ -54,8 +54,9 @@ export function rootSchema(schema: SchemaNode | undefined): SchemaNode {
   let root = roots.get(schema);
   if (!root) {
     const s = effectiveSchema(schema) ?? {};
+    // A CRD's metadata schema only constrains name/generateName; a full ObjectMeta declares labels.
     const meta = effectiveSchema(s.properties?.metadata);
-    const hasMeta = meta?.properties && Object.keys(meta.properties).length > 1;
+    const hasMeta = meta?.properties?.labels !== undefined;
     root = {
       ...s,
       properties: {

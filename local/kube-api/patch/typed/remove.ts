@@ -6,7 +6,7 @@
 import type { SchemaNode } from '../../schema/types.ts';
 import type { FieldSet } from '../fieldpath/field-set.ts';
 import { fieldPE, type PathElement } from '../fieldpath/path-element.ts';
-import { isObject } from '../json-value.ts';
+import { isObject, setKey } from '../json-value.ts';
 import type { JsonObject } from '../types.ts';
 import { listItemPE } from './list-items.ts';
 import { mapChild, typeOf } from './type-of.ts';
@@ -57,10 +57,10 @@ export function removeWith<S>(
     const pe = fieldPE(k);
     const verdict = rule(state, pe);
     if (verdict === 'remove') continue;
-    if (verdict === 'keep') out[k] = v;
+    if (verdict === 'keep') setKey(out, k, v);
     else {
       const r = removeWith(v, descend(state, pe), mapChild(t, k).schema, rule, descend);
-      if (r !== undefined) out[k] = r;
+      if (r !== undefined) setKey(out, k, r);
     }
   }
   return Object.keys(out).length > 0 ? out : undefined;

@@ -1,7 +1,7 @@
 /**
  * ToFieldSet: the fields a value sets. Scalars, atomic lists and atomic maps are members; items of
  * associative lists are members (and so are their fields); map keys are members unless they are declared
- * properties of a struct. With `errors`, also reports what SMD's typed conversion rejects (missing list
+ * properties of a struct holding a non-empty value. With `errors`, also reports what SMD's typed conversion rejects (missing list
  * keys, duplicates, undeclared fields) in its message form.
  */
 import type { SchemaNode } from '../../schema/types.ts';
@@ -57,6 +57,7 @@ function walk(value: unknown, schema: SchemaNode | undefined, path: Path, set: F
     const child = [...path, fieldPE(key)];
     if (c.undeclared) errors?.push(`${displayPath(child)}: field not declared in schema`);
     walk(v, c.schema, child, set, errors);
-    if (!c.declared) set.insert(child);
+    // Undeclared keys are always members; declared fields only when null or an empty map (a leaf).
+    if (!c.declared || v === null || (isObject(v) && Object.keys(v).length === 0)) set.insert(child);
   }
 }

@@ -262,7 +262,8 @@ function propName(member: ts.PropertySignature): string {
 export function firstSentence(text: string): string | undefined {
   const flat = text.replace(/\s+/g, ' ').trim();
   if (!flat) return undefined;
-  const m = /^(.*?[.!?])(?=\s+[A-Z(`"'])/.exec(flat);
+  // A sentence ends at . ! ? followed by a capitalised word, but not after an abbreviation like "e.g.".
+  const m = /^(.*?(?<!\b(?:e\.g|i\.e|etc|vs))[.!?])(?=\s+[A-Z(`"'])/.exec(flat);
   const sentence = m ? m[1] : flat;
   return sentence.length > 400 ? `${sentence.slice(0, 397)}...` : sentence;
 }

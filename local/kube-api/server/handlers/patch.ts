@@ -7,7 +7,8 @@ import { ApiError, badRequest } from '../errors.ts';
 import { groupVersion } from '../../registry.ts';
 import { isPlainObject, timestamp, type KubeObject } from '../objects.ts';
 import { patchModule } from '../peers.ts';
-import { ApplyConflictError, PatchError, type ApplyConflict } from '../../patch/types.ts';
+import { ApplyConflictError, PatchError, PatchInternalError } from '../../patch/types.ts';
+import { resetFields } from '../store.ts';
 import { negotiate, sendJson } from '../respond.ts';
 import { renderObject } from './render.ts';
 import { writeOptions, type Scope } from './scope.ts';
@@ -37,34 +38,14 @@ function patchFailure(err: unknown): never {
   if (err instanceof PatchError) {
     throw new ApiError(err.status, err.status === 400 ? 'BadRequest' : 'Invalid', err.message);
   }
+  if (err instanceof PatchInternalError) throw new ApiError(500, err.reason, err.message);
   throw err;
 }
 
-/** The Apply conflict Status kube sends: one cause per field, managers printed like kube's printManager. */
-export function applyConflictError(conflicts: ApplyConflict[], live: KubeObject | undefined): ApiError {
-  const entries: KubeObject[] = live?.metadata?.managedFields ?? [];
-  const printManager = (manager: string) => {
-    const entry = entries.find((e) => e.manager === manager && e.operation === 'Apply') ?? entries.find((e) => e.manager === manager);
-    let out = JSON.stringify(manager);
-    if (entry?.subresource) out += ` with subresource ${JSON.stringify(entry.subresource)}`;
-    if (entry?.operation === 'Update') out += entry.time ? ` using ${entry.apiVersion} at ${entry.time}` : ` using ${entry.apiVersion}`;
-    return out;
-  };
-  const causes = conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${printManager(c.manager)}`, field: c.field }));
-  let message: string;
-  if (conflicts.length === 1) {
-    message = `Apply failed with 1 conflict: conflict with ${printManager(conflicts[0].manager)}: ${conflicts[0].field}`;
-  } else {
-    const byManager = new Map<string, string[]>();
-    for (const c of conflicts) byManager.set(c.manager, [...(byManager.get(c.manager) ?? []), c.field]);
-    const lines: string[] = [];
-    for (const m of [...byManager.keys()].sort()) {
-      lines.push(`conflicts with ${printManager(m)}:`);
-      for (const f of byManager.get(m)!) lines.push(`- ${f}`);
-    }
-    message = `Apply failed with ${conflicts.length} conflicts: ${lines.join('\n')}`;
-  }
-  return new ApiError(409, 'Conflict', message, { causes });
+/** The 409 Conflict kube sends for apply conflicts; the patch module words message and causes. */
+export function applyConflictError(err: ApplyConflictError): ApiError {
+  const status = patchModule.applyConflictStatus(err);
+  return new ApiError(409, 'Conflict', status.message, status.details);
 }
 
 export async function handlePatch(s: Scope): Promise<void> {
@@ -120,10 +101,11 @@ export async function handlePatch(s: Scope): Promise<void> {
         force,
         schema: info.schema(),
         subresource: route.subresource,
+        resetFields: resetFields(info, route.subresource),
         now: timestamp(s.ctx.now()),
       }) as KubeObject;
     } catch (err) {
-      if (err instanceof ApplyConflictError) throw applyConflictError(err.conflicts, live);
+      if (err instanceof ApplyConflictError) throw applyConflictError(err);
       return patchFailure(err);
     }
   };
