@@ -3,7 +3,8 @@
  * API's own write throughput measured in the same run; event-to-Available latency of a new pool; how many
  * bus events one change costs. `npm run bench -- fleet [--clusters 20] [--pools 50] [--latency-samples 20]`
  */
-import { KubernetesObjectApi, Watch } from '@kubernetes/client-node';
+import { Watch } from '@kubernetes/client-node';
+import { RawObjectApi } from '../adapters/kubernetes/raw-object-api.ts';
 import { parseArgs } from 'node:util';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -60,7 +61,7 @@ export async function run(args: string[]): Promise<unknown> {
     log(`creating ${clusters} × ${pools} pools (1 node each)…`);
     const t0 = performance.now();
     await runLimited(fleet.clusters, clusters, async (c) => {
-      const api = KubernetesObjectApi.makeApiClient(c.kubeConfig);
+      const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
       const objects = [];
       for (let i = 0; i < pools; i++) objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
       await runLimited(objects, 4, (o) => createIfMissing(api, o));
@@ -77,7 +78,7 @@ export async function run(args: string[]): Promise<unknown> {
     log(`measuring event-to-Available latency over ${samples} new pools…`);
     const latencies: number[] = [];
     const c = fleet.clusters[0];
-    const api = KubernetesObjectApi.makeApiClient(c.kubeConfig);
+    const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
     for (let i = 0; i < samples; i++) {
       const name = `latency-${i}`;
       await createIfMissing(api, edgeNode(`${name}-node`, name));

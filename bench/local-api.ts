@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
 import { startLocalCluster, type LocalCluster, type Storage } from '../local/kube-api/index.ts';
-import { median, mib, percentile, processRss, round } from './lib/stats.ts';
+import { collectGarbage, median, mib, percentile, processRss, round } from './lib/stats.ts';
 
 export type Backend = 'memory' | 'etcd';
 
@@ -30,7 +30,19 @@ export interface BackendFloor {
   createsPerSec: Record<string, number>;
   updatesPerSec: Record<string, number>;
   watchLatencyMs: { p50: number; p99: number; samplesPerRun: number };
-  memory: { apiProcessRssMb: number; apiProcessPeakRssMb: number; apiHeapUsedMb: number; etcdRssMb?: number; objectsStored: number };
+  /**
+   * After a full GC with every written object still stored. The API server shares this process with the
+   * benchmark's client, so `apiProcessRssGrowthMb` (RSS now minus RSS before this backend started) is the
+   * figure attributable to the backend and its data.
+   */
+  memory: {
+    apiProcessRssMb: number;
+    apiProcessRssGrowthMb: number;
+    apiProcessPeakRssMb: number;
+    apiHeapUsedMb: number;
+    etcdRssMb?: number;
+    objectsStored: number;
+  };
   runs: Array<{ createsPerSec: Record<string, number>; updatesPerSec: Record<string, number>; watchP50Ms: number; watchP99Ms: number }>;
 }
 
@@ -151,6 +163,8 @@ async function measureWatchLatency(t: Target, ns: string, samples: number, paylo
 }
 
 async function measureBackend(backend: Backend, cfg: WriteFloor['config'], log: (s: string) => void): Promise<BackendFloor> {
+  await collectGarbage();
+  const baselineRss = process.memoryUsage().rss;
   const t = await startTarget(backend);
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
@@ -177,6 +191,7 @@ async function measureBackend(backend: Backend, cfg: WriteFloor['config'], log: 
     }
     const perConcurrency = (pick: (run: BackendFloor['runs'][number]) => Record<string, number>) =>
       Object.fromEntries(cfg.concurrency.map((c) => [String(c), round(median(runs.map((run) => pick(run)[c])), 1)]));
+    await collectGarbage();
     const mem = process.memoryUsage();
     const etcdRss = t.etcdPid ? await processRss(t.etcdPid) : undefined;
     return {
@@ -185,6 +200,7 @@ async function measureBackend(backend: Backend, cfg: WriteFloor['config'], log: 
       watchLatencyMs: { p50: round(median(runs.map((r) => r.watchP50Ms)), 3), p99: round(median(runs.map((r) => r.watchP99Ms)), 3), samplesPerRun: cfg.watchSamples },
       memory: {
         apiProcessRssMb: mib(mem.rss),
+        apiProcessRssGrowthMb: mib(mem.rss - baselineRss),
         apiProcessPeakRssMb: mib(Math.max(peakRss, mem.rss)),
         apiHeapUsedMb: mib(mem.heapUsed),
         ...(etcdRss !== undefined ? { etcdRssMb: mib(etcdRss) } : {}),
@@ -209,11 +225,7 @@ export async function measureWriteFloor(opts: WriteFloorOptions = {}): Promise<W
   };
   const log = opts.log ?? ((line: string) => process.stderr.write(`[local-api] ${line}\n`));
   const backends: WriteFloor['backends'] = {};
-  for (const b of config.backends) {
-    // Each backend starts from a collected heap so its memory figure is its own.
-    (globalThis as { gc?: () => void }).gc?.();
-    backends[b] = await measureBackend(b, config, log);
-  }
+  for (const b of config.backends) backends[b] = await measureBackend(b, config, log);
   return { config, backends };
 }
 

@@ -87,7 +87,7 @@ export async function run(args: string[] = []): Promise<object> {
         clusterWritesPerPool: round(writesPerNewPool),
         minimumPerPool: round(minimumPerNewPool),
         overMinimum: round(writesPerNewPool - minimumPerNewPool),
-        note: 'minimum = objects the pool needs (PoolSpirit + rendered objects) + 1 status write; the excess is core/v1 Events for condition transitions',
+        note: 'minimum = objects the pool needs (PoolSpirit + rendered objects) + 1 status write; a new pool records no Event unless a warning (its creation is not a transition)',
         eventsPerPool: round(eventsPerNewPool),
         writesByResource: Object.fromEntries(Object.entries(byResource).map(([k, v]) => [k, round(v / pools)])),
         tableWriteUnitsPerReconcile: round(sum(newPool.tableUnits) / pools),

@@ -2,3 +2,6 @@ export * from './source.ts';
 export * from './change-notice.ts';
 export * from './reconcile-request.ts';
 export * from './envelope.ts';
+export * from './audit-request.ts';
+export * from './ec2.ts';
+export * from './rollout.ts';

@@ -1,18 +1,7 @@
-import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { entrySize, MAX_ENTRIES_PER_CALL, MAX_ENTRIES_SIZE_BYTES } from '../events/put-events-limits.ts';
 
-/** PutEvents limits (EventBridge quotas): entries per call and bytes per call/entry. */
-export const MAX_ENTRIES_PER_CALL = 10;
-export const MAX_BYTES_PER_CALL = 256 * 1024;
-
-const utf8 = (s: string | undefined) => (s ? Buffer.byteLength(s, 'utf8') : 0);
-
-/** Size of one entry as EventBridge counts it (Time 14 bytes, then the UTF-8 bytes of each field). */
-export function entrySize(entry: PutEventsRequestEntry): number {
-  let size = entry.Time ? 14 : 0;
-  size += utf8(entry.Source) + utf8(entry.DetailType) + utf8(entry.Detail) + utf8(entry.EventBusName);
-  for (const r of entry.Resources ?? []) size += utf8(r);
-  return size;
-}
+export { entrySize, MAX_ENTRIES_PER_CALL };
+export const MAX_BYTES_PER_CALL = MAX_ENTRIES_SIZE_BYTES;
 
 /** Splits entries, in order, into PutEvents calls that respect both limits. */
 export function toBatches<T>(items: T[], sizeOf: (item: T) => number): T[][] {

@@ -12,6 +12,8 @@ export interface LocalFunctionOptions {
 }
 
 export interface LocalFunctionStats {
+  /** Execution environments created (at most one per concurrent invocation, then reused warm). */
+  containers: number;
   invocations: number;
   errors: number;
   timeouts: number;
@@ -35,14 +37,28 @@ export class FunctionTimeoutError extends Error {
  */
 export class LocalFunction<E = unknown, R = unknown> {
   readonly options: LocalFunctionOptions;
-  private readonly handler: Handler<E, R>;
+  private readonly newContainer: () => Handler<E, R>;
+  /** Warm containers not running an invocation; like Lambda, one invocation per container at a time. */
+  private readonly idle: Handler<E, R>[] = [];
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  readonly stats: LocalFunctionStats = { invocations: 0, errors: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0 };
+  readonly stats: LocalFunctionStats = { containers: 0, invocations: 0, errors: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0 };
 
+  /** One handler shared by every invocation (fine for handlers that keep no per-invocation state). */
   constructor(handler: Handler<E, R>, options: LocalFunctionOptions) {
-    this.handler = handler;
+    this.newContainer = () => handler;
     this.options = options;
+  }
+
+  /**
+   * A function whose handler is built once per execution environment, as Lambda does: module-level state
+   * (loggers with per-invocation keys, metrics dimensions, caches) is never shared by two concurrent
+   * invocations.
+   */
+  static perContainer<E, R>(newHandler: () => Handler<E, R>, options: LocalFunctionOptions): LocalFunction<E, R> {
+    const fn = new LocalFunction<E, R>(undefined as unknown as Handler<E, R>, options);
+    (fn as unknown as { newContainer: () => Handler<E, R> }).newContainer = newHandler;
+    return fn;
   }
 
   async invoke(event: E): Promise<R> {
@@ -58,19 +74,29 @@ export class LocalFunction<E = unknown, R = unknown> {
     const deadline = Date.now() + this.options.timeoutMs;
     const context = this.context(deadline);
     let timer: NodeJS.Timeout | undefined;
+    let container = this.idle.pop();
+    if (!container) {
+      container = this.newContainer();
+      this.stats.containers += 1;
+    }
+    const handler = container;
+    let timedOut = false;
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           this.stats.timeouts += 1;
+          timedOut = true;
           reject(new FunctionTimeoutError(this.options.name, this.options.timeoutMs));
         }, this.options.timeoutMs);
       });
-      return await Promise.race([this.handler(event, context), timeout]);
+      return await Promise.race([handler(event, context), timeout]);
     } catch (err) {
       this.stats.errors += 1;
       throw err;
     } finally {
       clearTimeout(timer);
+      // A timed-out invocation may still be running inside its container: that container is not reused.
+      if (!timedOut) this.idle.push(handler);
       this.running -= 1;
       this.stats.running = this.running;
       this.waiting.shift()?.();

@@ -50,10 +50,31 @@ const apiClients = new WeakMap<KubeConfig, { objects: RawObjectApi; custom: Cust
 function apiClientsFor(kc: KubeConfig) {
   let clients = apiClients.get(kc);
   if (!clients) {
+    reuseConnections(kc);
     clients = { objects: RawObjectApi.fromKubeConfig(kc), custom: kc.makeApiClient(CustomObjectsApi) };
     apiClients.set(kc, clients);
   }
   return clients;
+}
+
+type AgentFactory = (cluster: unknown, options: Record<string, unknown>) => unknown;
+
+/**
+ * client-node 1.4 builds a new http(s) Agent for every request, so each call opens a new connection — a
+ * TLS handshake per request against a real apiserver (a reconcile makes ~25 calls). Keep one keep-alive
+ * agent per KubeConfig instead, rebuilt only if the TLS material changes. Bearer tokens travel in headers,
+ * not in the agent, so a re-signed EKS token does not need a new one. A socket that went stale while the
+ * function was frozen fails with ECONNRESET, which the retry policy treats as transient.
+ */
+function reuseConnections(kc: KubeConfig): void {
+  const target = kc as unknown as { createAgent: AgentFactory };
+  const original = target.createAgent.bind(kc);
+  let cached: { key: string; agent: unknown } | undefined;
+  target.createAgent = (cluster, options) => {
+    const key = JSON.stringify([options.ca, options.cert, options.key, options.pfx, options.rejectUnauthorized, options.servername].map(String));
+    if (cached?.key !== key) cached = { key, agent: original(cluster, { ...options, keepAlive: true }) };
+    return cached.agent;
+  };
 }
 
 export function createClusterClient(kc: KubeConfig, options: ClusterClientOptions = {}): ClusterClient {
@@ -99,7 +120,8 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
         objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector, 500, continueToken),
       );
       for (const item of page.items) items.push({ ...(item as KubeObject), apiVersion, kind });
-      continueToken = page.metadata?._continue || undefined;
+      // Raw JSON carries `continue`; the typed models call it `_continue`.
+      continueToken = (page.metadata as { continue?: string } | undefined)?.continue || page.metadata?._continue || undefined;
     } while (continueToken);
     return items;
   }

@@ -1,4 +1,5 @@
-import { ApiException, KubernetesObjectApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { ApiException, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { RawObjectApi } from './raw-object-api.ts';
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 
 type Obj = Record<string, any>;
@@ -51,7 +52,7 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
   private readonly handlers: InformerHandlers<S>;
   private readonly watchTimeoutSeconds: number;
   private abort: AbortController | undefined;
-  private objects: KubernetesObjectApi | undefined;
+  private objects: RawObjectApi | undefined;
   private stopped = false;
   private backoff: IBackoff<unknown> | undefined;
   private readonly backoffFactory = new ExponentialBackoff({ initialDelay: 100, maxDelay: 10_000 });
@@ -203,7 +204,7 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
   private async listPage(cont: string | undefined): Promise<Obj> {
     const r = this.resource;
     try {
-      this.objects ??= KubernetesObjectApi.makeApiClient(this.kc);
+      this.objects ??= RawObjectApi.fromKubeConfig(this.kc);
       return await this.objects.list(r.apiVersion, r.kind, r.namespace, undefined, undefined, undefined, undefined, r.labelSelector, 500, cont);
     } catch (err) {
       if (err instanceof ApiException && err.code === 410) throw new GoneError('list continue token expired');

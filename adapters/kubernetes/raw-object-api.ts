@@ -51,4 +51,16 @@ export class RawObjectApi extends KubernetesObjectApi {
     ctx.setBody(JSON.stringify(obj));
     return this.requestPromise<T>(ctx);
   }
+
+  /** Any request with a plain JSON body and answer, e.g. to a subresource the typed methods do not cover. */
+  async requestJson<T>(method: HttpMethod, path: string, opts: { body?: unknown; contentType?: string; query?: Record<string, string> } = {}): Promise<T> {
+    const ctx = this.configuration.baseServer.makeRequestContext(path, method);
+    ctx.setHeaderParam('Accept', 'application/json');
+    for (const [k, v] of Object.entries(opts.query ?? {})) ctx.setQueryParam(k, v);
+    if (opts.body !== undefined) {
+      ctx.setHeaderParam('Content-Type', opts.contentType ?? 'application/json');
+      ctx.setBody(JSON.stringify(opts.body));
+    }
+    return this.requestPromise<KubernetesObject>(ctx) as unknown as Promise<T>;
+  }
 }

@@ -7,3 +7,6 @@ export * from './event-dedupe.ts';
 export { sanitizeErrorMessage, MAX_ERROR_LENGTH } from './sanitize.ts';
 export { renderUpdate, setAttributes, mergeParts, emptyParts } from './expression.ts';
 export type { UpdateParts } from './expression.ts';
+export * from './probe-records.ts';
+export * from './audit-records.ts';
+export * from './rollout-state.ts';

@@ -8,9 +8,13 @@
  * | cluster registry          | `REGISTRY`               | `CLUSTER#<cluster>`              | never                    |
  * | pool reconcile state+lease| `CLUSTER#<cluster>`      | `POOL#<pool>`                    | 7 days after pool is gone|
  * | probe observation         | `CLUSTER#<cluster>`      | `PROBE#<pool>#<iso time>`        | retention window         |
- * | audit record (per cluster)| `CLUSTER#<cluster>`      | `AUDIT#<iso time>`               | retention window         |
- * | audit run (fleet report)  | `AUDIT#<run id>`         | `RUN` / `CLUSTER#<cluster>`      | retention window         |
- * | rollout state             | `ROLLOUT#<rollout id>`   | `STATE` / `CLUSTER#<cluster>`    | never                    |
+| latest probe of a pool    | `CLUSTER#<cluster>`      | `PROBE-LATEST#<pool>`            | retention window         |
+| capacity probe result     | `CAPACITY#<target>`      | `RUN#<iso time>`                 | retention window         |
+ * | audit record (per cluster)| `CLUSTER#<cluster>`      | `AUDIT#<iso time of the run>`    | 30 days (audit-records)  |
+ * | audit run (fleet report)  | `AUDIT#<run id>`         | `RUN` / `CLUSTER#<cluster>`      | 30 days (audit-records)  |
+ * | rollout state             | `ROLLOUT#<rollout id>`   | `STATE`                          | never                    |
+ * | rollout snapshot (cluster)| `ROLLOUT#<rollout id>`   | `CLUSTER#<cluster>`              | never                    |
+ * | rollout index             | `ROLLOUTS`               | `ROLLOUT#<rollout id>`           | never                    |
  * | standalone lease          | `LEASE#<name>`           | `LEASE`                          | 1 day after last expiry  |
  * | event dedupe record       | `EVENT#<event id>`       | `EVENT`                          | dedupe window            |
  *
@@ -19,7 +23,18 @@
  * A cluster's pools share a partition; at 2 write units per reconcile that is far below a partition's limit.
  * The registry shares one partition for the same reason (one Query lists the fleet).
  *
- * No GSI is needed: every access path is a GetItem or a Query on a known partition.
+ * The latest probe of each pool is kept beside the observation history so "the fleet's leaders now" is one
+Query per cluster (`begins_with(sk, 'PROBE-LATEST#')`) rather than a read of days of history; the history
+(`PROBE#<pool>#…`, newest last) is what classification reads (transitions in the last hour, how long
+without a holder). Capacity probe results get their own partition per target (a cluster id, `local`, a
+kubeconfig context), newest read with a reverse Query.
+
+A rollout's whole state machine is its one `STATE` item (conditional writes on its version attribute). The
+per-cluster snapshot items hold the pre-rollout spec fields a rollback restores — written once, before the
+first change, and kept out of the state item so a 20 × 50 fleet stays far below 400 KB. The index
+partition lists the fleet's rollouts with one Query (the schedule tick finds the active ones there).
+
+No GSI is needed: every access path is a GetItem or a Query on a known partition.
  */
 import type { AttributeDefinition, KeySchemaElement } from '@aws-sdk/client-dynamodb';
 
@@ -61,6 +76,11 @@ export const CLUSTER_PREFIX = 'CLUSTER#';
 export const POOL_PREFIX = 'POOL#';
 export const PROBE_PREFIX = 'PROBE#';
 export const AUDIT_PREFIX = 'AUDIT#';
+export const ROLLOUT_PREFIX = 'ROLLOUT#';
+export const ROLLOUT_INDEX_PK = 'ROLLOUTS';
+export const PROBE_LATEST_PREFIX = 'PROBE-LATEST#';
+export const CAPACITY_PREFIX = 'CAPACITY#';
+export const RUN_PREFIX = 'RUN#';
 
 export const keys = {
   cluster: (clusterId: string): ItemKey => ({ pk: REGISTRY_PK, sk: CLUSTER_PREFIX + part(clusterId, 'clusterId') }),
@@ -72,6 +92,14 @@ export const keys = {
     pk: CLUSTER_PREFIX + part(clusterId, 'clusterId'),
     sk: `${PROBE_PREFIX}${part(pool, 'nodePool')}#${at.toISOString()}`,
   }),
+  probeLatest: (clusterId: string, pool: string): ItemKey => ({
+    pk: CLUSTER_PREFIX + part(clusterId, 'clusterId'),
+    sk: PROBE_LATEST_PREFIX + part(pool, 'nodePool'),
+  }),
+  capacityProbe: (target: string, at: Date): ItemKey => ({
+    pk: CAPACITY_PREFIX + part(target, 'capacity probe target'),
+    sk: RUN_PREFIX + at.toISOString(),
+  }),
   clusterAudit: (clusterId: string, at: Date): ItemKey => ({
     pk: CLUSTER_PREFIX + part(clusterId, 'clusterId'),
     sk: AUDIT_PREFIX + at.toISOString(),
@@ -81,11 +109,12 @@ export const keys = {
     pk: AUDIT_PREFIX + part(runId, 'runId', OPAQUE_PART),
     sk: CLUSTER_PREFIX + part(clusterId, 'clusterId'),
   }),
-  rollout: (rolloutId: string): ItemKey => ({ pk: 'ROLLOUT#' + part(rolloutId, 'rolloutId'), sk: 'STATE' }),
+  rollout: (rolloutId: string): ItemKey => ({ pk: ROLLOUT_PREFIX + part(rolloutId, 'rolloutId'), sk: 'STATE' }),
   rolloutCluster: (rolloutId: string, clusterId: string): ItemKey => ({
-    pk: 'ROLLOUT#' + part(rolloutId, 'rolloutId'),
+    pk: ROLLOUT_PREFIX + part(rolloutId, 'rolloutId'),
     sk: CLUSTER_PREFIX + part(clusterId, 'clusterId'),
   }),
+  rolloutIndex: (rolloutId: string): ItemKey => ({ pk: ROLLOUT_INDEX_PK, sk: ROLLOUT_PREFIX + part(rolloutId, 'rolloutId') }),
   lease: (name: string): ItemKey => ({ pk: 'LEASE#' + part(name, 'lease name', OPAQUE_PART), sk: 'LEASE' }),
   event: (eventId: string): ItemKey => ({ pk: 'EVENT#' + part(eventId, 'event id', OPAQUE_PART), sk: 'EVENT' }),
 };
@@ -94,7 +123,13 @@ export const keys = {
 export const prefixes = {
   pools: POOL_PREFIX,
   probes: (pool: string): string => `${PROBE_PREFIX}${part(pool, 'nodePool')}#`,
+  probeLatest: PROBE_LATEST_PREFIX,
+  capacityRuns: RUN_PREFIX,
   audits: AUDIT_PREFIX,
+  /** Under ROLLOUT_INDEX_PK: every rollout of the fleet. */
+  rollouts: ROLLOUT_PREFIX,
+  /** Every probe observation of a cluster, all pools (the audit's leader history). */
+  allProbes: PROBE_PREFIX,
 };
 
 /** TTL value (epoch seconds) for `ms` milliseconds after `now`. */

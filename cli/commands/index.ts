@@ -3,8 +3,14 @@ import { eventsCommands } from './events.ts';
 import { localClusterCommand } from './local-cluster.ts';
 import { localUp } from './local-up.ts';
 import { forwarderCommand } from './forwarder.ts';
+import { probeCapacityCommand } from './probe-capacity.ts';
+import { probeLeadersCommand } from './probe-leaders.ts';
 
 /** Every subcommand of spiritctl. Add new commands here. */
 export const commands: Command[] = [localClusterCommand];
 commands.push(...eventsCommands);
 commands.push(localUp, forwarderCommand);
+import { clustersCommands } from './clusters.ts';
+import { auditCommand } from './audit.ts';
+commands.push(...clustersCommands, auditCommand);
+commands.push(probeCapacityCommand, probeLeadersCommand);

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { DEFAULT_EVENT_BUS } from '../../events/source.ts';
 import type { BusEvent } from './types.ts';
 
-/** PutEvents limits (EventBridge quotas; "Calculating PutEvents event entry size"). */
-export const MAX_ENTRIES_PER_CALL = 10;
-export const MAX_ENTRIES_SIZE_BYTES = 256 * 1024;
+import { entrySize, MAX_ENTRIES_PER_CALL, MAX_ENTRIES_SIZE_BYTES } from '../../events/put-events-limits.ts';
+
+export { entrySize, MAX_ENTRIES_PER_CALL, MAX_ENTRIES_SIZE_BYTES };
 
 /** A PutEvents entry as it arrives on the wire (AWS JSON 1.1). */
 export interface PutEventsRequestEntry {
@@ -52,16 +52,6 @@ export interface PutEventsContext {
 export interface AcceptedEvent {
   eventBus: string;
   event: BusEvent;
-}
-
-const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
-
-/** Entry size as EventBridge computes it: Time counts 14 bytes; Source, DetailType, Detail, Resources their UTF-8 bytes. */
-export function entrySize(entry: PutEventsRequestEntry): number {
-  let size = entry.Time !== undefined && entry.Time !== null ? 14 : 0;
-  for (const field of [entry.Source, entry.DetailType, entry.Detail]) if (typeof field === 'string') size += utf8(field);
-  if (Array.isArray(entry.Resources)) for (const r of entry.Resources) if (typeof r === 'string') size += utf8(r);
-  return size;
 }
 
 /** Bus names arrive as names or ARNs (`arn:aws:events:region:account:event-bus/name`). */

@@ -1,11 +1,17 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
+import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
 import { createStateTable, registerCluster, type StateTable } from '../../adapters/state-table/index.ts';
 import { Forwarder } from '../../forwarder/forwarder.ts';
+import { poolSpiritIntent } from '../../core/nodepool.ts';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { createReconcileHandler } from '../../functions/reconcile.ts';
+import { createRolloutHandler } from '../../functions/rollout.ts';
+import { createAuditHandler } from '../../functions/audit.ts';
+import { createCloudEventsHandler } from '../../functions/cloud-events.ts';
 import { startLocalBus, type LocalBus } from '../bus/index.ts';
 import { loadRules } from '../bus/rules-from-serverless.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../dynamodb.ts';
@@ -32,6 +38,8 @@ export interface LocalFleetOptions extends FleetShape {
   /** Bus retry base (ms); tests use a few ms. */
   retryBaseDelayMs?: number;
   log?: (line: string) => void;
+  /** Sim kubelet, per cluster id: image tags whose pods never become Ready (a rollout's bad version). */
+  unhealthyVersions?: Record<string, string[]>;
 }
 
 export interface FleetCluster {
@@ -49,6 +57,14 @@ export interface LocalFleet {
   dynamo: LocalDynamo;
   table: StateTable;
   reconcile: LocalFunction;
+  /** The rollout function: the schedule rule's tick (every minute) and spiritctl's commands. */
+  rollout: LocalFunction;
+  /** The audit function (schedule fan-out and per-cluster audits), routed by serverless.yml's rules. */
+  audit: LocalFunction;
+  /** The cloud-events function (EC2 state changes, Spot warnings); inject them with bus.injectEvent. */
+  cloudEvents: LocalFunction;
+  /** The bus the functions send follow-up events (reconcile and audit requests) to. */
+  eventBusName: string;
   clusterCa: ClusterCa;
   progress(): Promise<FleetProgress>;
   /** Resolves when every wanted pool is Available, or rejects after timeoutMs with what is missing. */
@@ -79,15 +95,30 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   const table = createStateTable({ client: dynamo.client, tableName });
   const clusterCa = await createClusterCa();
 
-  const reconcile = new LocalFunction(createReconcileHandler({ table }), {
+  // The local stack has no CloudWatch to read EMF metrics, and JSON logs would drown the progress view:
+  // metrics are off and logs show errors only, unless the environment asks for more.
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  const newLogger = () => new Logger({ serviceName: 'pool-spirit-reconciler', logLevel: (process.env.POWERTOOLS_LOG_LEVEL as any) ?? 'ERROR' });
+  const reconcile = LocalFunction.perContainer(() => createReconcileHandler({ table, logger: newLogger() }), {
     name: 'reconcile',
     timeoutMs: opts.reconcileTimeoutMs ?? 60_000,
     concurrency: opts.reconcileConcurrency ?? 20,
   });
   const rules = loadRules(join(import.meta.dirname, '..', '..', 'serverless.yml'));
+  const eventBusName = rules.find((r) => r.target === 'reconcile' && r.pattern)?.eventBus ?? 'default';
+  // The functions' follow-up events go through the bus's PutEvents, as in the cloud.
+  const events = { putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries) };
+  const audit = new LocalFunction(createAuditHandler({ table, events, eventBusName }), { name: 'audit', timeoutMs: 300_000, concurrency: 10 });
+  const cloudEvents = new LocalFunction(createCloudEventsHandler({ table, events, eventBusName }), { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 });
+  const rollout = new LocalFunction(createRolloutHandler({ table }), { name: 'rollout', timeoutMs: 300_000, concurrency: 2 });
   const bus = await startLocalBus({
     rules,
-    targets: { reconcile: (event) => reconcile.invoke(event) },
+    targets: {
+      reconcile: (event) => reconcile.invoke(event),
+      rollout: (event) => rollout.invoke(event),
+      audit: (event) => audit.invoke(event),
+      cloudEvents: (event) => cloudEvents.invoke(event),
+    },
     stateDir,
     retry: { baseDelayMs: opts.retryBaseDelayMs ?? 200, maxDelayMs: 5_000 },
   });
@@ -95,6 +126,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   log(`bus ${bus.endpoint} · ${rules.length} rules from serverless.yml · dynalite ${dynamo.endpoint}`);
 
   const clusters: FleetCluster[] = [];
+  const kubeletErrors = firstErrorsOnly(log);
   const addCluster = async (): Promise<FleetCluster> => {
     const id = clusterId(clusters.length);
     const cluster = await startLocalCluster({ port: 0, name: id, store: opts.store ?? 'memory' } as any);
@@ -107,10 +139,12 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     const kubelet = new SimKubelet({
       kubeConfig,
       readyDelayMs: opts.readyDelayMs ?? 100,
+      unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
       onPodReady: (pod) => simulateAgent(kubeConfig, pod, { simulateLeader: opts.simulateLeader ?? true }),
+      onError: (err) => kubeletErrors.report(id, err),
     });
     await kubelet.start();
-    const forwarder = new Forwarder({ clusterId: id, kubeConfig, bus: eventBridgePutEvents(eventBridge), namespace: PRODUCT_NAMESPACE });
+    const forwarder = new Forwarder({ clusterId: id, kubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
     forwarder.start();
     const entry = { id, cluster, kubeconfigPath, kubeConfig, forwarder, kubelet };
     clusters.push(entry);
@@ -138,6 +172,10 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     dynamo,
     table,
     reconcile,
+    rollout,
+    audit,
+    cloudEvents,
+    eventBusName,
     clusterCa,
     progress,
     addCluster,
@@ -171,12 +209,12 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
 
 /** Wanted = Edge NodePools not opted out; available = PoolSpirits with condition Available=True. */
 async function clusterProgress(kc: KubeConfig): Promise<{ wanted: number; available: number; failing: number }> {
-  const api = KubernetesObjectApi.makeApiClient(kc);
+  const api = RawObjectApi.fromKubeConfig(kc);
   const [pools, spirits] = await Promise.all([
     api.list('apps.openyurt.io/v1beta1', 'NodePool'),
     api.list('poolspirit.io/v1alpha1', 'PoolSpirit'),
   ]);
-  const wanted = pools.items.filter((p: any) => isEdge(p) && p.metadata?.annotations?.['poolspirit.io/disabled'] !== 'true').length;
+  const wanted = pools.items.filter((p: any) => poolSpiritIntent(p, {}).wanted).length;
   let available = 0;
   let failing = 0;
   for (const s of spirits.items as any[]) {
@@ -187,8 +225,15 @@ async function clusterProgress(kc: KubeConfig): Promise<{ wanted: number; availa
   return { wanted, available, failing };
 }
 
-function isEdge(pool: any): boolean {
-  const labels = pool.metadata?.labels ?? {};
-  const type = pool.spec?.type ?? labels['nodepool.openyurt.io/type'] ?? labels['openyurt.io/node-pool-type'] ?? '';
-  return String(type).toLowerCase() === 'edge';
+/** Logs the first occurrences of each distinct error (the kubelet retries, so one fault repeats often). */
+function firstErrorsOnly(log: (line: string) => void, perMessage = 3) {
+  const seen = new Map<string, number>();
+  return {
+    report(clusterId: string, err: Error) {
+      const message = (err as any)?.body?.message ?? err.message;
+      const n = (seen.get(message) ?? 0) + 1;
+      seen.set(message, n);
+      if (n <= perMessage) log(`${clusterId} kubelet: ${message}${n === perMessage ? ' (further repeats not shown)' : ''}${process.env.PS_DEBUG ? '\n' + err.stack : ''}`);
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { parseAllDocuments } from 'yaml';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -34,7 +35,12 @@ export function edgeNode(name: string, pool: string, ready = true): KubernetesOb
     spec: { providerID: `local://${name}` },
     status: {
       conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'KubeletReady' : 'KubeletNotReady', lastTransitionTime: new Date().toISOString() }],
-      nodeInfo: { kubeletVersion: 'v1.32.0-local' },
+      // What a kubelet reports when it registers (every field, as a real node has them).
+      nodeInfo: {
+        architecture: 'amd64', bootID: `${name}-boot`, containerRuntimeVersion: 'containerd://1.7.0', kernelVersion: '6.1.0',
+        kubeProxyVersion: 'v1.32.0', kubeletVersion: 'v1.32.0', machineID: `${name}-machine`, operatingSystem: 'linux',
+        osImage: 'Debian GNU/Linux 12 (bookworm)', systemUUID: `${name}-uuid`,
+      },
     },
   };
 }
@@ -43,13 +49,13 @@ export const poolName = (i: number) => `pool-${String(i).padStart(2, '0')}`;
 export const nodeName = (pool: string, j: number) => `${pool}-node-${j}`;
 
 /** Creates an object, tolerating one that already exists (seeding is re-runnable). */
-export async function createIfMissing(api: KubernetesObjectApi, obj: KubernetesObject): Promise<boolean> {
+export async function createIfMissing(api: RawObjectApi, obj: KubernetesObject): Promise<boolean> {
   try {
-    await api.create(obj);
+    await api.createJson(obj);
     return true;
   } catch (err: any) {
     if (err?.code === 409) return false;
-    throw new Error(`seeding ${obj.kind} ${obj.metadata?.name}: ${err?.body ? JSON.parse(err.body).message : err.message}`);
+    throw new Error(`seeding ${obj.kind} ${obj.metadata?.name}: ${err?.body?.message ?? err.message}`);
   }
 }
 
@@ -58,7 +64,7 @@ export async function createIfMissing(api: KubernetesObjectApi, obj: KubernetesO
  * the product namespace, the cluster CA published as kube-root-ca.crt, and NodePools with their Nodes.
  */
 export async function seedCluster(kc: KubeConfig, shape: FleetShape, clusterCaPem: string): Promise<void> {
-  const api = KubernetesObjectApi.makeApiClient(kc);
+  const api = RawObjectApi.fromKubeConfig(kc);
   for (const crd of [...(await infraManifests('crds/nodepool.yaml')), ...(await infraManifests('crds/poolspirit.yaml'))]) {
     await createIfMissing(api, crd);
   }
@@ -83,7 +89,7 @@ export async function seedCluster(kc: KubeConfig, shape: FleetShape, clusterCaPe
 }
 
 async function waitForCrds(kc: KubeConfig, names: string[], timeoutMs = 10_000): Promise<void> {
-  const api = KubernetesObjectApi.makeApiClient(kc);
+  const api = RawObjectApi.fromKubeConfig(kc);
   const deadline = Date.now() + timeoutMs;
   for (const name of names) {
     for (;;) {

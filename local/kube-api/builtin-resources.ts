@@ -2,7 +2,7 @@
  * The built-in kinds the local API serves, as data. Names, short names, categories and verbs are the ones
  * kube-apiserver 1.32 advertises in discovery, so kubectl resolves `po`, `deploy`, `crd`, `all` the same way.
  */
-import { ALL_VERBS, makeResourceInfo, type ResourceInfo } from './registry.ts';
+import { ALL_VERBS, makeResourceInfo, type ResourceInfo, type ScalePaths } from './registry.ts';
 import type { SchemaNode } from './schema/types.ts';
 
 type SchemaLookup = (group: string, version: string, kind: string) => SchemaNode | undefined;
@@ -17,7 +17,7 @@ interface BuiltinSpec {
   categories?: string[];
   verbs?: string[];
   status?: boolean;
-  scale?: boolean;
+  scale?: ScalePaths;
   tracksGeneration?: boolean;
 }
 
@@ -32,7 +32,7 @@ const BUILTINS: BuiltinSpec[] = [
   { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'] },
   { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] },
   { group: '', version: 'v1', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'] },
-  { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true, shortNames: ['deploy'], categories: ['all'], status: true, scale: true, tracksGeneration: true },
+  { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true, shortNames: ['deploy'], categories: ['all'], status: true, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' }, tracksGeneration: true },
   { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', kind: 'Role', namespaced: true },
   { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', kind: 'RoleBinding', namespaced: true },
   { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false },

@@ -50,7 +50,7 @@ export function crdResources(crd: Crd, schemaFor: CrdSchemaLookup): ResourceInfo
         shortNames: (names.shortNames as string[] | undefined) ?? [],
         categories: (names.categories as string[] | undefined) ?? [],
         verbs: ALL_VERBS,
-        subresources: { status: Boolean(v.subresources?.status), scale: Boolean(v.subresources?.scale) },
+        subresources: { status: Boolean(v.subresources?.status), scale: v.subresources?.scale ?? undefined },
         storageVersion: stored,
         custom: true,
         tracksGeneration: true,

@@ -98,8 +98,14 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
   let synced = false;
   let draining = false;
   let stopped = false;
-  /** One list per drain pass confirms every "owner not seen" case found in that pass. */
-  let relist: Promise<Set<string>> | undefined;
+  /**
+   * A list confirms "owner not seen" cases; one list serves every case observed before it started (an
+   * owner exists before its dependent, so a list begun after the dependent arrived must show the owner).
+   */
+  let relist: { startSeq: number; seen: Promise<Set<string>> } | undefined;
+  /** Observation counter, and when each object's current version was observed. */
+  let seq = 0;
+  const observedSeq = new Map<string, number>();
   let buffered: Array<['ADDED' | 'MODIFIED' | 'DELETED', KubeObject]> | undefined = [];
 
   const rememberAbsent = (uid: string) => {
@@ -138,6 +144,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     // Per-resource watches may deliver a list result and a watch event out of order; keep the newest.
     if (known && type !== 'DELETED' && revision(obj) <= revision(known)) return; // stale or already seen
     if (type === 'DELETED') {
+      observedSeq.delete(uid);
       if (known) {
         link(known, false);
         objects.delete(uid);
@@ -150,6 +157,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     if (absent.has(uid)) return; // stale event for an object already deleted
     if (known) link(known, false);
     objects.set(uid, obj);
+    observedSeq.set(uid, ++seq);
     link(obj, true);
     if (known) {
       // Owners that lost this dependent may be waiting on it in the foreground.
@@ -170,17 +178,31 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     else observe(type, obj);
   };
 
-  /** Lists everything (once per drain pass) and returns the uids that exist. */
-  const confirmAbsence = (): Promise<Set<string>> =>
-    (relist ??= api.listAll().then((items) => {
-      const seen = new Set<string>();
-      for (const o of items) {
-        if (!o?.metadata?.uid) continue;
-        seen.add(o.metadata.uid);
-        observe('MODIFIED', o);
-      }
-      return seen;
-    }));
+  /** The uids that exist according to a list started after `dependentSeq`. */
+  const confirmAbsence = (dependentSeq: number): Promise<Set<string>> => {
+    if (!relist || relist.startSeq < dependentSeq) {
+      const attempt: NonNullable<typeof relist> = {
+        startSeq: seq,
+        seen: api.listAll().then(
+          (items) => {
+            const seen = new Set<string>();
+            for (const o of items) {
+              if (!o?.metadata?.uid) continue;
+              seen.add(o.metadata.uid);
+              observe('MODIFIED', o);
+            }
+            return seen;
+          },
+          (err) => {
+            if (relist === attempt) relist = undefined; // let the retry list again
+            throw err;
+          },
+        ),
+      };
+      relist = attempt;
+    }
+    return relist.seen;
+  };
 
   type OwnerState = 'solid' | 'dangling' | 'waiting' | 'unknown';
 
@@ -200,7 +222,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     const refs = ownerRefs(obj);
     let states = refs.map((r) => ownerState(obj, r));
     if (states.includes('unknown')) {
-      const seen = await confirmAbsence();
+      const seen = await confirmAbsence(observedSeq.get(obj.metadata.uid) ?? seq);
       for (const [i, r] of refs.entries()) if (states[i] === 'unknown' && !seen.has(r.uid) && !objects.has(r.uid)) rememberAbsent(r.uid);
       const current = objects.get(obj.metadata.uid);
       if (!current || revision(current) !== revision(obj)) return void enqueue(obj.metadata.uid); // changed meanwhile

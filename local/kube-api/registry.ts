@@ -16,6 +16,14 @@ export interface PrinterColumn {
   priority?: number;
 }
 
+/** Where the scale subresource reads and writes (a CRD's subresources.scale; fixed for Deployments). */
+export interface ScalePaths {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  /** `.spec.selector` of a Deployment is a LabelSelector; a CR's labelSelectorPath holds a string. */
+  labelSelectorPath?: string;
+}
+
 export interface ResourceInfo {
   group: string;
   version: string;
@@ -27,8 +35,8 @@ export interface ResourceInfo {
   shortNames: string[];
   categories: string[];
   verbs: string[];
-  /** Subresources served besides the object itself; only `status` has generic semantics here. */
-  subresources: { status: boolean; scale?: boolean };
+  /** Subresources served besides the object itself: status, and scale with the paths it maps. */
+  subresources: { status: boolean; scale?: ScalePaths };
   /** etcd key prefix without trailing slash, e.g. `/registry/minions`. */
   keyPrefix: string;
   /** Version objects are stored in; other served versions are views (conversion strategy None). */

@@ -1,4 +1,5 @@
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { HttpMethod, PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
+import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { BOOTSTRAP_HASH_ANNOTATION } from '../../core/render/bootstrap.ts';
 import { NAME_LABEL } from '../../core/render/labels.ts';
 import { objectNames } from '../../core/render/names.ts';
@@ -21,20 +22,20 @@ export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOpti
   const namespace = pod.metadata.namespace;
   const deploymentName = (pod.metadata.ownerReferences ?? []).find((o: Obj) => o.kind === 'Deployment')?.name;
   if (!deploymentName) return;
-  const deployment: Obj = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: deploymentName, namespace });
+  const api = RawObjectApi.fromKubeConfig(kc);
+  const deployment: Obj = await api.requestJson(HttpMethod.GET, `/apis/apps/v1/namespaces/${namespace}/deployments/${deploymentName}`);
   const poolSpirit = (deployment.metadata?.ownerReferences ?? []).find((o: Obj) => o.kind === 'PoolSpirit')?.name;
   if (!poolSpirit) return;
-  const configMap: Obj = await kc
-    .makeApiClient(CoreV1Api)
-    .readNamespacedConfigMap({ name: objectNames(poolSpirit).bootstrapConfigMap, namespace });
+  const configMap: Obj = await api.requestJson(HttpMethod.GET, `/api/v1/namespaces/${namespace}/configmaps/${objectNames(poolSpirit).bootstrapConfigMap}`);
   const now = (opts.now?.() ?? new Date()).toISOString();
   const status: Obj = {
     bootstrap: { appliedHash: configMap.metadata?.annotations?.[BOOTSTRAP_HASH_ANNOTATION], appliedTime: now },
     etcd: { healthy: true, alarms: [], observedTime: now },
   };
   if (opts.simulateLeader) status.leader = { holder: pod.spec?.nodeName, renewTime: now, transitions: 0 };
-  await kc.makeApiClient(CustomObjectsApi).patchClusterCustomObjectStatus(
-    { group: 'poolspirit.io', version: 'v1alpha1', plural: 'poolspirits', name: poolSpirit, body: { status }, fieldManager: 'pool-spirit-agent' },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  await api.requestJson(HttpMethod.PATCH, `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
+    body: { status },
+    contentType: PatchStrategy.MergePatch,
+    query: { fieldManager: 'pool-spirit-agent' },
+  });
 }

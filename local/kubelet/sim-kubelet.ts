@@ -1,4 +1,5 @@
-import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
+import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { stableHash } from '../../core/hash.ts';
 import { Informer, keyOf } from '../../adapters/kubernetes/informer.ts';
 import { evictionGraceSeconds, nodeReady, placePod } from './scheduling.ts';
@@ -13,6 +14,11 @@ export interface SimKubeletOptions {
   /** Called for every pod that became Ready (the agent simulation hooks in here). */
   onPodReady?: (pod: Obj) => Promise<void>;
   onError?: (err: Error) => void;
+  /**
+   * Image tags whose pods never become Ready (they run, but fail readiness): how tests make a rollout's
+   * new version unhealthy in sim mode.
+   */
+  unhealthyVersions?: string[];
 }
 
 const identity = <T,>(o: T) => o;
@@ -26,8 +32,7 @@ const always = () => true;
  */
 export class SimKubelet {
   private readonly opts: Required<Omit<SimKubeletOptions, 'onPodReady' | 'onError'>> & Pick<SimKubeletOptions, 'onPodReady' | 'onError'>;
-  private readonly core: CoreV1Api;
-  private readonly apps: AppsV1Api;
+  private readonly api: RawObjectApi;
   readonly nodes: Informer<Obj>;
   readonly pods: Informer<Obj>;
   readonly deployments: Informer<Obj>;
@@ -39,9 +44,8 @@ export class SimKubelet {
   readonly stats = { podsCreated: 0, podsDeleted: 0, podsScheduled: 0, podsReady: 0, evictions: 0, statusWrites: 0, errors: 0 };
 
   constructor(options: SimKubeletOptions) {
-    this.opts = { readyDelayMs: 100, now: Date.now, ...options };
-    this.core = options.kubeConfig.makeApiClient(CoreV1Api);
-    this.apps = options.kubeConfig.makeApiClient(AppsV1Api);
+    this.opts = { readyDelayMs: 100, now: Date.now, unhealthyVersions: [], ...options };
+    this.api = RawObjectApi.fromKubeConfig(options.kubeConfig);
     const informer = (apiVersion: string, kind: string, path: string, onChange: (o: Obj, type: string) => void) =>
       new Informer<Obj>(options.kubeConfig, { apiVersion, kind, path, summarize: identity, isRelevant: always }, {
         onChange: async (type, _key, obj) => onChange(obj, type),
@@ -158,7 +162,7 @@ export class SimKubelet {
     const comparable = (s: Obj) => JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map((c: Obj) => [c.type, c.status, c.reason]) });
     if (comparable(status) === comparable(d.status ?? {})) return;
     this.stats.statusWrites += 1;
-    await this.apps.replaceNamespacedDeploymentStatus({ name: d.metadata.name, namespace: d.metadata.namespace, body: { ...d, status } });
+    await this.api.requestJson(HttpMethod.PUT, `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`, { body: { ...d, status } });
   }
 
   private async createPod(d: Obj, hash: string): Promise<void> {
@@ -177,13 +181,13 @@ export class SimKubelet {
       spec: template.spec,
     };
     this.stats.podsCreated += 1;
-    await this.core.createNamespacedPod({ namespace: d.metadata.namespace, body: pod as any });
+    await this.api.requestJson(HttpMethod.POST, `/api/v1/namespaces/${d.metadata.namespace}/pods`, { body: pod });
   }
 
   private async deletePod(p: Obj): Promise<void> {
     this.stats.podsDeleted += 1;
     try {
-      await this.core.deleteNamespacedPod({ name: p.metadata.name, namespace: p.metadata.namespace });
+      await this.api.requestJson(HttpMethod.DELETE, podPath(p));
     } catch (err: any) {
       if (err?.code !== 404) throw err;
     }
@@ -203,7 +207,13 @@ export class SimKubelet {
         return;
       }
       this.stats.podsScheduled += 1;
-      await this.core.replaceNamespacedPod({ name: pod.metadata.name, namespace: pod.metadata.namespace, body: { ...pod, spec: { ...pod.spec, nodeName: placement.nodeName } } });
+      // kube-scheduler binds through pods/binding; the effect (spec.nodeName set once) is the same.
+      await this.api.requestJson(HttpMethod.POST, `${podPath(pod)}/binding`, {
+        body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace }, target: { apiVersion: 'v1', kind: 'Node', name: placement.nodeName } },
+      }).catch(async (err) => {
+        if (err?.code !== 404 && err?.code !== 405) throw err;
+        await this.api.requestJson(HttpMethod.PUT, podPath(pod), { body: { ...pod, spec: { ...pod.spec, nodeName: placement.nodeName } } });
+      });
       this.later(this.opts.readyDelayMs, `pod:${key}`);
       return;
     }
@@ -228,6 +238,14 @@ export class SimKubelet {
       return;
     }
     const startedAt = new Date(now).toISOString();
+    const badTag = unhealthyTag(pod, this.opts.unhealthyVersions);
+    if (badTag) {
+      await this.writePodStatus(pod, {
+        phase: 'Running',
+        conditions: [condition('PodScheduled', true, '', '', now), condition('Ready', false, 'UnhealthyVersion', `image tag ${badTag} never passes readiness (sim unhealthyVersions)`, now)],
+      });
+      return;
+    }
     await this.writePodStatus(pod, {
       phase: 'Running',
       hostIP: '127.0.0.1',
@@ -246,8 +264,21 @@ export class SimKubelet {
     const same = JSON.stringify(conditionSummary(status)) === JSON.stringify(conditionSummary(pod.status ?? {})) && status.phase === pod.status?.phase;
     if (same) return;
     this.stats.statusWrites += 1;
-    await this.core.replaceNamespacedPodStatus({ name: pod.metadata.name, namespace: pod.metadata.namespace, body: { ...pod, status } });
+    await this.api.requestJson(HttpMethod.PUT, `${podPath(pod)}/status`, { body: { ...pod, status } });
   }
+}
+
+const podPath = (p: Obj) => `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`;
+
+/** The first container image tag listed in `unhealthy`, if any. */
+function unhealthyTag(pod: Obj, unhealthy: string[]): string | undefined {
+  if (unhealthy.length === 0) return undefined;
+  for (const c of pod.spec?.containers ?? []) {
+    const image = String(c.image ?? '');
+    const tag = image.includes('@') ? undefined : image.slice(image.lastIndexOf(':') + 1);
+    if (tag && image.includes(':') && unhealthy.includes(tag)) return tag;
+  }
+  return undefined;
 }
 
 function controllerOf(pod: Obj): string | undefined {

@@ -30,3 +30,26 @@ describe('LocalFunction', () => {
     expect(fn.stats).toMatchObject({ timeouts: 1, errors: 1, running: 0 });
   });
 });
+
+describe('LocalFunction.perContainer', () => {
+  it('never gives one container two invocations at once, and reuses warm ones', async () => {
+    const busy = new Set<number>();
+    let overlap = false;
+    let made = 0;
+    const fn = LocalFunction.perContainer(() => {
+      const id = made++;
+      return async () => {
+        if (busy.has(id)) overlap = true;
+        busy.add(id);
+        await new Promise((r) => setImmediate(r));
+        busy.delete(id);
+        return id;
+      };
+    }, { name: 'c', timeoutMs: 1000, concurrency: 4 });
+    await Promise.all([...Array(40).keys()].map(() => fn.invoke({})));
+    expect(overlap).toBe(false);
+    expect(fn.stats.containers).toBe(4);
+    await fn.invoke({});
+    expect(fn.stats.containers).toBe(4);
+  });
+});

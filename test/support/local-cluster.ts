@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { startLocalCluster, type LocalCluster, type LocalClusterOptions } from '../../local/kube-api/index.ts';
 import { createIfMissing, infraManifests } from '../../local/fleet/seed.ts';
 
@@ -9,7 +10,7 @@ export interface TestCluster {
   cluster: LocalCluster;
   kubeconfigPath: string;
   kc: KubeConfig;
-  api: KubernetesObjectApi;
+  api: RawObjectApi;
   stop(): Promise<void>;
 }
 
@@ -21,7 +22,7 @@ export async function startTestCluster(opts: LocalClusterOptions & { crds?: bool
   await cluster.writeKubeconfig(kubeconfigPath);
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
-  const api = KubernetesObjectApi.makeApiClient(kc);
+  const api = RawObjectApi.fromKubeConfig(kc);
   if (opts.crds !== false) {
     for (const crd of [...(await infraManifests('crds/nodepool.yaml')), ...(await infraManifests('crds/poolspirit.yaml'))]) {
       await createIfMissing(api, crd);

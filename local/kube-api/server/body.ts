@@ -7,7 +7,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ApiError, badRequest, unsupportedMediaType } from './errors.ts';
 import { groupVersion, type ResourceInfo } from '../registry.ts';
 import { isPlainObject, type KubeObject } from './objects.ts';
-import { decodeKubernetesProtobuf, ProtobufDecodeError } from './protobuf/decode.ts';
+import { decodeKubeProtobuf, ProtobufDecodeError } from '../protobuf/decode.ts';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -36,14 +36,15 @@ export function mediaType(contentType: string | undefined): string {
   return (contentType ?? '').split(';')[0].trim().toLowerCase();
 }
 
-export type BodyFormat = 'json' | 'yaml';
-const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+export type BodyFormat = 'json' | 'yaml' | 'protobuf';
+export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
 /** Body format from Content-Type: JSON (default) or YAML; others get 415. */
 export function bodyFormat(contentType: string | undefined): BodyFormat {
   const mt = mediaType(contentType);
   if (mt === '' || mt === 'application/json' || mt === '*/*') return 'json';
   if (mt === 'application/yaml' || mt === 'application/x-yaml' || mt === 'text/yaml') return 'yaml';
+  if (mt === PROTOBUF) return 'protobuf'; // protobuf helper: typed clients' DeleteOptions (kubectl drain)
   throw unsupportedMediaType(contentType ?? '');
 }
 
@@ -51,7 +52,7 @@ export function bodyFormat(contentType: string | undefined): BodyFormat {
 function decodeProtobufObject(body: Buffer, info: ResourceInfo): unknown {
   if (info.custom) throw unsupportedMediaType(PROTOBUF);
   try {
-    return decodeKubernetesProtobuf(body).object;
+    return decodeKubeProtobuf(body).object;
   } catch (err) {
     if (err instanceof ProtobufDecodeError || err instanceof RangeError || err instanceof SyntaxError) {
       throw badRequest(`the object provided is unrecognized (must be of type ${info.kind}): ${err.message} (${summarize(body)})`);
@@ -62,6 +63,7 @@ function decodeProtobufObject(body: Buffer, info: ResourceInfo): unknown {
 
 /** Parses JSON or YAML text; the error text is what follows "couldn't get version/kind;" in kube's message. */
 export function parseText(body: Buffer, format: BodyFormat): unknown {
+  if (format === 'protobuf') return decodeKubeProtobuf(body).object; // protobuf helper: see ../protobuf/decode.ts
   const text = body.toString('utf8');
   if (format === 'yaml') {
     try {

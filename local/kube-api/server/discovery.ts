@@ -55,6 +55,9 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
     if (info.subresources.status) {
       resources.push({ name: `${info.resource}/status`, singularName: '', namespaced: info.namespaced, kind: info.kind, verbs: ['get', 'patch', 'update'] });
     }
+    if (info.subresources.scale) {
+      resources.push({ name: `${info.resource}/scale`, singularName: '', namespaced: info.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+    }
     if (info.group === '' && info.resource === 'namespaces') {
       resources.push({ name: 'namespaces/finalize', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['update'] });
     }

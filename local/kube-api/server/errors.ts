@@ -101,10 +101,6 @@ export function notFoundPath(): ApiError {
   return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 }
 
-export function gone(message: string): ApiError {
-  return new ApiError(410, 'Expired', message);
-}
-
 export function unsupportedMediaType(contentType: string): ApiError {
   return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/merge-patch+json, application/json-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got "${contentType}")`);
 }

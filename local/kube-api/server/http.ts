@@ -21,6 +21,7 @@ import { handleUpdate } from './handlers/update.ts';
 import { handlePatch } from './handlers/patch.ts';
 import { handleDelete, handleDeleteCollection } from './handlers/delete.ts';
 import { handleWatch } from './handlers/watch.ts';
+import { handleScale } from './handlers/scale.ts';
 
 const HANDLERS: Record<string, Handler> = {
   get: handleGet,
@@ -129,12 +130,13 @@ async function serveResource(
   if (route.subresource !== undefined) {
     const known =
       (route.subresource === 'status' && info.subresources.status) ||
+      (route.subresource === 'scale' && info.subresources.scale !== undefined) ||
       (route.subresource === 'finalize' && !info.custom && info.group === '' && info.resource === 'namespaces' && route.verb === 'update');
     if (!known) throw notFoundPath();
     if (!STATUS_VERBS.has(route.verb)) throw methodNotAllowed();
   }
   if (!info.verbs.includes(route.verb) && !(route.subresource && STATUS_VERBS.has(route.verb))) throw methodNotAllowed();
-  const handler = HANDLERS[route.verb];
+  const handler = route.subresource === 'scale' ? handleScale : HANDLERS[route.verb];
   if (!handler) throw methodNotAllowed();
   const scope: Scope = { ctx, store, req, res, query: url.searchParams, route, info, record, warnings, dropWatchAfterMs };
   await handler(scope);

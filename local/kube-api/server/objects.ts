@@ -35,12 +35,15 @@ export function toStored(info: ResourceInfo, obj: KubeObject): KubeObject {
   return { apiVersion, kind, metadata, ...rest };
 }
 
-/** Equality for no-op detection: resourceVersion and managedFields timestamps do not count. */
-export function sameContent(a: KubeObject, b: KubeObject): boolean {
+/**
+ * Equality for no-op detection: resourceVersion never counts; managedFields only when asked (an apply
+ * that makes a new manager co-own unchanged values is still a write, as in kube).
+ */
+export function sameContent(a: KubeObject, b: KubeObject, includeManagedFields = false): boolean {
   const strip = (o: KubeObject) => {
     const m = { ...(o.metadata ?? {}) };
     delete m.resourceVersion;
-    delete m.managedFields;
+    if (!includeManagedFields) delete m.managedFields;
     return { ...o, apiVersion: undefined, metadata: m };
   };
   return isDeepStrictEqual(strip(a), strip(b));

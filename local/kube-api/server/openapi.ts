@@ -56,7 +56,10 @@ export async function serveOpenApi(ctx: ApiContext, _req: IncomingMessage, res: 
 function documentFor(ctx: ApiContext, cache: Cache, gv: string): unknown {
   let doc = cache.docs.get(gv);
   if (!doc) {
-    const resources = ctx.registry.all().filter((i) => groupVersion(i.group, i.version) === gv);
+    const resources = ctx.registry
+      .all()
+      .filter((i) => groupVersion(i.group, i.version) === gv)
+      .map((i) => ({ ...i, subresources: { status: i.subresources.status, scale: Boolean(i.subresources.scale) } }));
     doc = schemaModule.openApiV3Document(gv, resources);
     cache.docs.set(gv, doc);
   }

@@ -2,7 +2,7 @@
  * Validation run on every write: object name, schema (structural for CRs, generated for built-ins),
  * unknown fields per fieldValidation, and the CRD's own rules for CustomResourceDefinitions.
  */
-import { ApiError, badRequest, invalid } from './errors.ts';
+import { badRequest, invalid } from './errors.ts';
 import { namesModule, schemaModule, type FieldValidation } from './peers.ts';
 import { qualifiedResource, type ResourceInfo } from '../registry.ts';
 import type { KubeObject } from './objects.ts';
@@ -57,8 +57,4 @@ function dedupe(causes: StatusCause[]): StatusCause[] {
     seen.add(k);
     return true;
   });
-}
-
-export function isApiError(err: unknown): err is ApiError {
-  return err instanceof ApiError;
 }

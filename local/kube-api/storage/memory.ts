@@ -245,7 +245,8 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       data.set(key, e);
       keys.insert(key);
       record({ revision: rev, key, type: 'put', json });
-      return stored(key, e);
+      // The caller's object is handed back: storage keeps its own JSON text, so sharing is safe.
+      return { key, value, modRevision: rev };
     },
 
     async update(key, value, expectedModRevision) {
@@ -258,7 +259,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       const e: Entry = { json, modRevision: rev };
       data.set(key, e);
       record({ revision: rev, key, type: 'put', json, prevJson: prev.json, prevModRevision: prev.modRevision });
-      return stored(key, e);
+      return { key, value, modRevision: rev };
     },
 
     async delete(key, expectedModRevision) {

@@ -126,6 +126,30 @@ describe('garbage collector', () => {
     expect(api.calls).toEqual([]);
   });
 
+  it('does not trust a list taken before a dependent arrived to judge that dependent\'s owner', async () => {
+    const api = new FakeGcApi();
+    start(api);
+    await gc!.idle();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const realList = api.listAll.bind(api);
+    api.listAll = async () => {
+      const snapshot = await realList();
+      if (api.listCalls === 2) await gate; // hold the first confirmation list open
+      return snapshot;
+    };
+    api.create(obj('Pod', 'd1', { namespace: 'a', owners: [obj('Deployment', 'ghost', { namespace: 'a' })] }));
+    await vi.waitFor(() => expect(api.listCalls).toBe(2));
+    // While that list is in flight: an owner the watch has not shown yet, and a dependent of it.
+    const owner = api.create(obj('Deployment', 'late', { namespace: 'a' }), true);
+    api.create(obj('Pod', 'd2', { namespace: 'a', owners: [owner] }));
+    await new Promise((r) => setImmediate(r)); // one event-loop turn: the fake watch delivers d2
+    release();
+    await vi.waitFor(() => expect(api.get('d1')).toBeUndefined());
+    await gc!.idle();
+    expect(api.names()).toEqual(['d2', 'late']);
+  });
+
   it('retries failed API calls', async () => {
     const api = new FakeGcApi();
     const owner = api.create(obj('Deployment', 'web', { namespace: 'a' }));

@@ -256,9 +256,6 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(await names('--field-selector', 'spec.nodeName=node-1')).toEqual(['pod/db', 'pod/web-a']);
       expect(await names('--field-selector', 'spec.nodeName!=node-1,metadata.name!=web-a')).toEqual(['pod/web-b']);
       expect(await names('-l', 'app=web', '--field-selector', 'spec.nodeName=node-1')).toEqual(['pod/web-a']);
-      // The server-side Table for pods, as `kubectl get pods -o wide` prints it.
-      const wide = await env.ok(['get', 'pods', '-n', ns, '-o', 'wide', '--field-selector', 'metadata.name=db']);
-      expect(wide).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES\ndb\s+0\/1\s+Pending\s+0\s+\d+s\s+<none>\s+node-1\s+<none>\s+<none>\n$/);
 
       const badField = await env.kubectl(['get', 'pods', '-n', ns, '--field-selector', 'spec.bogus=1']);
       expect(badField.code).toBe(1);
@@ -266,6 +263,15 @@ export function defineKubectlSuite(backend: Backend): void {
       const badLabel = await env.kubectl(['get', 'pods', '-n', ns, '-l', 'app in web']);
       expect(badLabel.code).toBe(1);
       expect(badLabel.stderr).toContain("unable to parse requirement: found 'web' expected: '('");
+    });
+
+    check('kubectl get pods -o wide prints kube\'s pod columns; a new pod is Pending', async () => {
+      const ns = await namespace('podtable');
+      await env.ok(['apply', '-f', '-'], { stdin: pod('db', ns, { app: 'db' }, 'node-1') });
+      const wide = await env.ok(['get', 'pods', '-n', ns, '-o', 'wide']);
+      expect(wide).toMatch(
+        /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES\ndb\s+0\/1\s+Pending\s+0\s+\d+s\s+<none>\s+node-1\s+<none>\s+<none>\n$/,
+      );
     });
 
     check('kubectl get --chunk-size pages through a list with limit/continue', async () => {

@@ -125,3 +125,30 @@ describe.each(backends)('CRDs and the status subresource on $name storage', (bac
     expect((stored?.value as any).metadata.resourceVersion).toBeUndefined();
   });
 });
+
+describe.each(backends)('CRDs across restarts on $name storage', (backend) => {
+  it('re-registers the CRDs found in storage when a cluster starts on it', async () => {
+    const { startLocalCluster } = await import('../../../local/kube-api/index.ts');
+    const { storage, dispose } = await backend.create();
+    try {
+      const first = await startLocalCluster({ storage });
+      const post = (url: string, path: string, body: unknown) =>
+        fetch(url + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      expect((await post(first.url, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', WIDGET_CRD)).status).toBe(201);
+      expect((await post(first.url, '/apis/example.com/v1/namespaces/default/widgets', { metadata: { name: 'kept' }, spec: { color: 'red' } })).status).toBe(201);
+      await first.stop();
+
+      const second = await startLocalCluster({ storage });
+      try {
+        const res = await fetch(`${second.url}/apis/example.com/v1/namespaces/default/widgets/kept`);
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as any).spec.color).toBe('red');
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await dispose();
+    }
+  });
+});
+

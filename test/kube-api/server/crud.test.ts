@@ -148,6 +148,43 @@ describe.each(backends)('CRUD semantics on $name storage', (backend) => {
   });
 });
 
+describe('defaults for built-in kinds', () => {
+  let t: TestCluster;
+  beforeAll(async () => {
+    t = await startTestCluster(backends[0]);
+  });
+  afterAll(() => t?.stop());
+
+  it('fills pod, deployment and service defaults like kube-apiserver', async () => {
+    const pod = await t.raw('POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    expect(pod.json.status).toEqual({ phase: 'Pending', qosClass: 'BestEffort' });
+    expect(pod.json.spec).toMatchObject({ restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', terminationGracePeriodSeconds: 30, schedulerName: 'default-scheduler' });
+    expect(pod.json.spec.containers[0]).toMatchObject({ imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' });
+
+    const deploy = await t.raw('POST', '/apis/apps/v1/namespaces/default/deployments', {
+      metadata: { name: 'd' },
+      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } },
+    });
+    expect(deploy.json.spec).toMatchObject({
+      replicas: 1,
+      revisionHistoryLimit: 10,
+      progressDeadlineSeconds: 600,
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } },
+    });
+    expect(deploy.json.spec.template.spec.containers[0].imagePullPolicy).toBe('IfNotPresent');
+
+    const svc = await t.raw('POST', '/api/v1/namespaces/default/services', { metadata: { name: 's' }, spec: { ports: [{ port: 80 }] } });
+    expect(svc.json.spec).toMatchObject({ type: 'ClusterIP', sessionAffinity: 'None', ipFamilies: ['IPv4'], ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }] });
+    expect(svc.json.spec.clusterIP).toMatch(/^10\.(9[6-9]|10[0-9]|11[01])\.\d+\.\d+$/);
+    // An update that leaves the allocated cluster IP out keeps it.
+    const { clusterIP, clusterIPs, ...rest } = svc.json.spec;
+    const updated = await t.raw('PUT', '/api/v1/namespaces/default/services/s', { ...svc.json, spec: rest });
+    expect(updated.json.spec.clusterIP).toBe(clusterIP);
+    expect(updated.json.metadata.resourceVersion).toBe(svc.json.metadata.resourceVersion);
+    expect(clusterIPs).toEqual([clusterIP]);
+  });
+});
+
 describe.each(backends)('namespaces on $name storage', (backend) => {
   let t: TestCluster;
   beforeAll(async () => {

@@ -110,6 +110,24 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
     expect(res.json.message).toBe('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
   });
 
+  it('injects faults at request entry: 429 with Retry-After, and 500', async () => {
+    t.cluster.setFaults({ rules: [{ verbs: ['get'], resources: ['secrets'], errorRate: 1, errorStatus: 429 }] });
+    try {
+      const busy = await t.raw('GET', `/api/v1/namespaces/${ns}/secrets/any`);
+      expect(busy.status).toBe(429);
+      expect(busy.headers.get('retry-after')).toBe('1');
+      expect(busy.json).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', code: 429, details: { retryAfterSeconds: 1 } });
+      expect((await t.raw('GET', cms())).status).toBe(200);
+      t.cluster.setFaults({ rules: [{ verbs: ['create'], errorRate: 1, errorStatus: 500 }] });
+      const failed = await t.raw('POST', cms(), { metadata: { name: 'fault' } });
+      expect(failed.status).toBe(500);
+      expect(failed.json.reason).toBe('InternalError');
+    } finally {
+      t.cluster.setFaults({ rules: [] });
+    }
+    expect((await t.raw('POST', cms(), { metadata: { name: 'fault' } })).status).toBe(201);
+  });
+
   it('serves Table responses when asked', async () => {
     const res = await t.raw('GET', cms(), undefined, { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
     expect(res.json.kind).toBe('Table');

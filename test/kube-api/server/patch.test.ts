@@ -52,9 +52,9 @@ describe.each(backends)('patches and server-side apply on $name storage', (backe
       { 'Content-Type': 'application/strategic-merge-patch+json' },
     );
     expect(res.status).toBe(200);
-    expect(res.json.spec.template.spec.containers).toEqual([
-      { name: 'a', image: 'a:1' },
-      { name: 'b', image: 'b:2' },
+    expect(res.json.spec.template.spec.containers.map((c: any) => [c.name, c.image])).toEqual([
+      ['a', 'a:1'],
+      ['b', 'b:2'],
     ]);
     expect(res.json.metadata.generation).toBe(2);
   });
@@ -119,5 +119,51 @@ describe.each(backends)('patches and server-side apply on $name storage', (backe
   it('non-apply writes update managedFields too', async () => {
     const res = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps?fieldManager=writer`, { metadata: { name: 'mf' }, data: { a: '1' } });
     expect(res.json.metadata.managedFields).toEqual([expect.objectContaining({ manager: 'writer', operation: 'Update' })]);
+  });
+});
+
+describe('the scale subresource', () => {
+  let t: TestCluster;
+  beforeAll(async () => {
+    t = await startTestCluster(backends[0]);
+  });
+  afterAll(() => t?.stop());
+
+  it('reads and changes a Deployment\'s replicas through /scale', async () => {
+    await t.raw('POST', '/apis/apps/v1/namespaces/default/deployments', {
+      metadata: { name: 'sc' },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'sc' } }, template: { metadata: { labels: { app: 'sc' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+    });
+    const scale = await t.raw('GET', '/apis/apps/v1/namespaces/default/deployments/sc/scale');
+    expect(scale.json).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 1 }, status: { replicas: 0, selector: 'app=sc' } });
+    const patched = await t.raw('PATCH', '/apis/apps/v1/namespaces/default/deployments/sc/scale', { spec: { replicas: 4 } }, { 'Content-Type': 'application/merge-patch+json' });
+    expect(patched.json.spec.replicas).toBe(4);
+    const deploy = await t.raw('GET', '/apis/apps/v1/namespaces/default/deployments/sc');
+    expect(deploy.json.spec.replicas).toBe(4);
+    expect(deploy.json.metadata.generation).toBe(2);
+    const bad = await t.raw('PUT', '/apis/apps/v1/namespaces/default/deployments/sc/scale', { ...patched.json, spec: { replicas: -1 } });
+    expect(bad.status).toBe(422);
+    const stale = await t.raw('PUT', '/apis/apps/v1/namespaces/default/deployments/sc/scale', { ...scale.json, spec: { replicas: 2 } });
+    expect(stale.status).toBe(409);
+  });
+});
+
+describe('server-side apply ownership writes', () => {
+  let t: TestCluster;
+  beforeAll(async () => {
+    t = await startTestCluster(backends[0]);
+  });
+  afterAll(() => t?.stop());
+
+  it('a second manager applying the same value becomes a co-owner (a write), then re-applies are no-ops', async () => {
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'co', namespace: 'default' }, data: { k: 'v' } };
+    const first: any = await t.objects.patch(body, undefined, undefined, 'one', false, PatchStrategy.ServerSideApply);
+    const shared: any = await t.objects.patch(body, undefined, undefined, 'two', false, PatchStrategy.ServerSideApply);
+    expect(Number(shared.metadata.resourceVersion)).toBeGreaterThan(Number(first.metadata.resourceVersion));
+    expect(shared.metadata.managedFields.map((m: any) => m.manager).sort()).toEqual(['one', 'two']);
+    const mark = t.cluster.storage;
+    const before = await mark.currentRevision();
+    await t.objects.patch(body, undefined, undefined, 'two', false, PatchStrategy.ServerSideApply);
+    expect(await mark.currentRevision()).toBe(before);
   });
 });

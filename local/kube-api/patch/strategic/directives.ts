@@ -27,16 +27,23 @@ export function removeDirectives(value: unknown): { value: unknown; keep: boolea
   return { value, keep: true };
 }
 
-/** discardNullValuesFromPatch: a null in a value that is new to the object means nothing. Mutates. */
+/**
+ * discardNullValuesFromPatch: a null in a value that is new to the object means nothing. Also drops
+ * parallel-list and retainKeys directive keys left inside such a value, which kube's conversion to the
+ * Go type would drop as unknown fields. Mutates.
+ */
 export function discardNulls(value: unknown): void {
   if (Array.isArray(value)) value.forEach(discardNulls);
   else if (isObject(value)) {
     for (const [k, v] of Object.entries(value)) {
-      if (v === null) delete value[k];
+      if (v === null || isParallelDirective(k)) delete value[k];
       else discardNulls(v);
     }
   }
 }
+
+const isParallelDirective = (key: string) =>
+  key === retainKeysDirective || key.startsWith(`${setElementOrderPrefix}/`) || key.startsWith(`${deleteFromPrimitiveListPrefix}/`);
 
 /** `$setElementOrder/containers` → `containers`; a key without the `/` is malformed. */
 export function directiveTarget(key: string, prefix: string): string | undefined {

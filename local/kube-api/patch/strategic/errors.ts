@@ -6,8 +6,12 @@ import { PatchError, PatchInternalError } from '../types.ts';
 export const badRetainKeys = () => new PatchError('invalid patch format of retainKeys', 400);
 export const badPrimitiveList = () => new PatchError('invalid patch format of primitive list', 400);
 export const badSetElementOrder = () => new PatchError('invalid patch format of setElementOrder list', 400);
-// ... this one 422 ...
-export const noListOfLists = () => new PatchError('lists of lists are not supported', 422);
+// ... this one 422, whose Status message kube replaces with its generic one ...
+export function noListOfLists(): PatchError {
+  const err = new PatchError('the server rejected our request due to an error in our request', 422);
+  err.cause = new Error('lists of lists are not supported');
+  return err;
+}
 
 // ... and everything else is a bare Go error: 500 with the text as is.
 export const noMergeKey = (item: unknown, key: string) =>

@@ -1,27 +1,18 @@
 /**
- * RemoveItems: drop every field, map key and list item that is a member of `set` (with everything
- * below it). A map or list that ends up empty is dropped too (SMD leaves null, which kube's conversion
- * then omits).
+ * RemoveItems-style removal of fields, map keys and list items (with everything below them). A map or
+ * list that ends up empty is dropped too (SMD leaves null, which kube's conversion then omits).
  */
 import type { SchemaNode } from '../../schema/types.ts';
-import type { FieldSet } from '../fieldpath/field-set.ts';
 import { fieldPE, type PathElement } from '../fieldpath/path-element.ts';
 import { isObject, setKey } from '../json-value.ts';
 import type { JsonObject } from '../types.ts';
 import { listItemPE } from './list-items.ts';
 import { mapChild, typeOf } from './type-of.ts';
 
-/** Decides, node by node, whether to remove; `true` removes the node, `false` keeps it whole. */
-export type RemovalRule = (set: FieldSet, pe: PathElement) => 'remove' | 'keep' | 'descend';
-
-const byMembership: RemovalRule = (set, pe) =>
-  set.has([pe]) ? 'remove' : set.withPrefix(pe).isEmpty() ? 'keep' : 'descend';
-
-export function removeItems(value: unknown, set: FieldSet, schema: SchemaNode | undefined): unknown {
-  return removeWith(value, set, schema, byMembership, (s, pe) => s.withPrefix(pe));
-}
-
-/** Generic walk shared with pruning, where "remove" depends on two sets at once. */
+/**
+ * Walk `value` alongside some state (e.g. field sets narrowed to the current node): `rule` says whether
+ * a child is removed, kept whole, or descended into with the state `descend` narrows for it.
+ */
 export function removeWith<S>(
   value: unknown,
   state: S,

@@ -17,6 +17,7 @@ async function deleteOptions(s: Scope): Promise<DeleteOptions> {
   if (raw.length) {
     let parsed: unknown;
     try {
+      // JSON, YAML or (client-go's typed Delete) protobuf DeleteOptions.
       parsed = parseText(raw, bodyFormat(s.req.headers['content-type']));
     } catch (err) {
       if (err instanceof ApiError) throw err;

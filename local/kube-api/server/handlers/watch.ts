@@ -76,8 +76,12 @@ export async function handleWatch(s: Scope): Promise<void> {
   /** Revision safe to announce in a BOOKMARK: no later event can carry a smaller one. */
   const progressRevision = async () => {
     // Memory storage delivers events synchronously with the write, so its current revision is safe.
-    if (ctx.storage.backend === 'memory') return Math.max(lastRev, await ctx.storage.currentRevision());
-    return lastRev;
+    if (ctx.storage.backend !== 'memory') return lastRev;
+    try {
+      return Math.max(lastRev, await ctx.storage.currentRevision());
+    } catch {
+      return lastRev; // storage closing under us: the watch is about to end anyway
+    }
   };
 
   const onEvent = (e: StorageWatchEvent) => {

@@ -1,0 +1,94 @@
+/** `spiritctl probe capacity`: the 500-node / 1k-pod capacity probe against a local or any pool-spirit apiserver. */
+import { resolve } from 'node:path';
+import { intFlag, UsageError, type Command } from '../command.ts';
+import { tableFromFlags, tableOptions } from './probe-table.ts';
+
+const TARGET_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+function numberFlag(name: string, raw: unknown, min: number, max: number): number {
+  const text = String(raw);
+  const n = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(n >= min && n <= max)) throw new UsageError(`--${name} must be a number from ${min} to ${max}, got "${text}"`);
+  return n;
+}
+
+export const probeCapacityCommand: Command = {
+  path: ['probe', 'capacity'],
+  summary: 'measure etcd memory, write latency and YurtHub leader election of a pool-spirit under load',
+  options: {
+    local: { type: 'boolean', description: 'start a real etcd (data in /dev/shm) + the local API, once with product and once with upstream etcd settings' },
+    kubeconfig: { type: 'string', description: 'probe the apiserver of this kubeconfig instead (its current context)', valueName: 'FILE' },
+    context: { type: 'string', description: 'kubeconfig context to use', valueName: 'NAME' },
+    'etcd-metrics': { type: 'string', description: "with --kubeconfig: etcd's metrics URL (--listen-metrics-urls), for RSS and db size", valueName: 'URL' },
+    nodes: { type: 'string', description: 'Nodes to write', default: '500', valueName: 'N' },
+    pods: { type: 'string', description: 'Pods to write', default: '1000', valueName: 'N' },
+    'object-bytes': { type: 'string', description: 'JSON size of each Node and Pod', default: '8192', valueName: 'BYTES' },
+    concurrency: { type: 'string', description: 'concurrent writers while loading', default: '16', valueName: 'N' },
+    contenders: { type: 'string', description: 'YurtHub-like leader-election contenders (identity node-<i>)', default: '500', valueName: 'N' },
+    kills: { type: 'string', description: 'times the leader is killed (alternating crash and hang)', default: '10', valueName: 'N' },
+    'patch-storm': { type: 'string', description: 'seconds of random read-modify-write updates (per etcd setting)', default: '120', valueName: 'SECONDS' },
+    'storm-concurrency': { type: 'string', description: 'concurrent updaters in the patch storm', default: '16', valueName: 'N' },
+    'time-scale': { type: 'string', description: 'divide the 15 s / 10 s / 2 s election durations by this (quick runs)', default: '1', valueName: 'X' },
+    'tolerance-percent': { type: 'string', description: "growth of the storm's last third over its middle third still called bounded", default: '10', valueName: 'PCT' },
+    target: { type: 'string', description: 'name the result is stored under (default: local, or the kubeconfig context)', valueName: 'NAME' },
+    json: { type: 'boolean', description: 'print one JSON document instead of the report' },
+    ...tableOptions,
+  },
+  details: `
+Memory means the etcd process's RSS plus what its data dir holds in tmpfs (an emptyDir with medium
+Memory is charged to the pod). Against --kubeconfig only what etcd's metrics show is reported (RSS, db
+size); tmpfs is then unavailable. A remote probe elects over Lease kube-system/yurthub-capacity-probe,
+never YurtHub's own, and deletes what it wrote.
+
+Exit code: 0 when every target is met, 3 when the probe ran but missed one, 1 on error.
+
+Examples:
+  spiritctl probe capacity --local --nodes 20 --pods 40 --contenders 10 --patch-storm 5 --time-scale 10
+  spiritctl probe capacity --local --json > capacity.json
+  spiritctl probe capacity --kubeconfig pool.kubeconfig --etcd-metrics http://10.0.0.5:12381`,
+
+  async run({ values }) {
+    const local = values.local === true;
+    if (local === (values.kubeconfig !== undefined)) throw new UsageError('give exactly one of --local or --kubeconfig FILE');
+    if (local && (values.context !== undefined || values['etcd-metrics'] !== undefined)) {
+      throw new UsageError('--context and --etcd-metrics go with --kubeconfig, not --local');
+    }
+    const etcdMetricsUrl = values['etcd-metrics'] === undefined ? undefined : String(values['etcd-metrics']);
+    if (etcdMetricsUrl !== undefined && !/^https?:\/\/[^/\s]+/.test(etcdMetricsUrl)) throw new UsageError(`--etcd-metrics must be an http(s) URL, got "${etcdMetricsUrl}"`);
+    const file = local ? undefined : resolve(String(values.kubeconfig));
+    const context = values.context === undefined ? undefined : String(values.context);
+    const derived = (local ? 'local' : (context ?? 'kubeconfig')).toLowerCase().replace(/[^-a-z0-9.]+/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
+    const targetName = values.target === undefined ? derived || 'kubeconfig' : String(values.target);
+    if (!TARGET_NAME.test(targetName)) throw new UsageError(`--target must be a lowercase DNS name, got "${targetName}"`);
+
+    const { DEFAULT_CAPACITY_OPTIONS, runCapacityProbe, formatCapacityReport } = await import('../../probe/capacity/index.ts');
+    const options = {
+      ...DEFAULT_CAPACITY_OPTIONS,
+      target: local ? ({ kind: 'local' } as const) : ({ kind: 'kubeconfig', file: file!, context, etcdMetricsUrl } as const),
+      nodes: intFlag('nodes', values.nodes, 1, 100_000),
+      pods: intFlag('pods', values.pods, 0, 100_000),
+      objectBytes: intFlag('object-bytes', values['object-bytes'], 512, 1_000_000),
+      concurrency: intFlag('concurrency', values.concurrency, 1, 1024),
+      contenders: intFlag('contenders', values.contenders, 1, 10_000),
+      kills: intFlag('kills', values.kills, 0, 1000),
+      patchStormSeconds: numberFlag('patch-storm', values['patch-storm'], 1, 86_400),
+      stormConcurrency: intFlag('storm-concurrency', values['storm-concurrency'], 1, 1024),
+      timeScale: numberFlag('time-scale', values['time-scale'], 0.01, 1000),
+      tolerance: numberFlag('tolerance-percent', values['tolerance-percent'], 0, 1000) / 100,
+      log: (line: string) => process.stderr.write(`probe: ${line}\n`),
+    };
+    const stored = await tableFromFlags(values, { create: true });
+    try {
+      const report = await runCapacityProbe(options);
+      if (stored) {
+        const { recordCapacityProbe } = await import('../../adapters/state-table/probe-records.ts');
+        await recordCapacityProbe(stored.table, targetName, report, new Date());
+        process.stderr.write(`probe: stored as capacity probe ${targetName} in table ${String(values.table)}\n`);
+      }
+      process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatCapacityReport(report));
+      return report.verdict.pass ? 0 : 3;
+    } finally {
+      stored?.close();
+    }
+  },
+};

@@ -1,0 +1,68 @@
+/**
+ * Lambda entry point of `audit`. Two triggers, told apart by detail-type:
+ *  - the schedule rule (`Scheduled Event` from aws.events): fan out one audit request per registered cluster;
+ *  - an audit request: audit that cluster, store the record (30-day TTL), request reconciles for fixable
+ *    findings.
+ * The work is in audit/*.ts; `spiritctl audit` and tests call the same functions through this factory.
+ */
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Context } from 'aws-lambda';
+import { z } from 'zod';
+import {
+  AUDIT_REQUEST_DETAIL_TYPE,
+  anyEventEnvelopeSchema,
+  auditRequestEventSchema,
+  parseEvent,
+  SCHEDULED_EVENT_DETAIL_TYPE,
+  SCHEDULED_EVENT_SOURCE,
+} from '../events/index.ts';
+import { auditDeps, auditDepsFromEnvironment } from './audit/deps.ts';
+import type { AuditDeps, AuditDepsInput } from './audit/deps.ts';
+import { auditOneCluster } from './audit/cluster-audit.ts';
+import type { ClusterAuditResult } from './audit/cluster-audit.ts';
+import { fanOutAudit } from './audit/fan-out.ts';
+import type { FanOutResult } from './audit/fan-out.ts';
+
+export type { AuditDeps, AuditDepsInput } from './audit/deps.ts';
+export { auditDeps } from './audit/deps.ts';
+export { auditNow, fleetReportFromTable } from './audit/report.ts';
+export type { ClusterAuditResult } from './audit/cluster-audit.ts';
+export type { FanOutResult } from './audit/fan-out.ts';
+
+export type AuditResult = ({ kind: 'fan-out' } & FanOutResult) | ({ kind: 'cluster' } & ClusterAuditResult);
+
+const triggerSchema = anyEventEnvelopeSchema.extend({
+  'detail-type': z.enum([SCHEDULED_EVENT_DETAIL_TYPE, AUDIT_REQUEST_DETAIL_TYPE]),
+});
+
+export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => AuditDeps)) {
+  let resolved: AuditDeps | undefined;
+  const deps = () => (resolved ??= typeof input === 'function' ? input() : auditDeps(input));
+  const core = async (event: unknown): Promise<AuditResult> => {
+    const d = deps();
+    const trigger = parseEvent(triggerSchema, event);
+    if (trigger['detail-type'] === SCHEDULED_EVENT_DETAIL_TYPE) {
+      if (trigger.source !== SCHEDULED_EVENT_SOURCE) throw new Error(`a Scheduled Event must come from ${SCHEDULED_EVENT_SOURCE}, got ${trigger.source}`);
+      return { kind: 'fan-out', ...(await fanOutAudit(d, { runId: trigger.id, at: new Date(trigger.time), requestedBy: 'schedule' })) };
+    }
+    const request = parseEvent(auditRequestEventSchema, event).detail;
+    d.logger.appendKeys({ clusterId: request.clusterId, runId: request.runId });
+    d.metrics.addDimension('clusterId', request.clusterId);
+    return { kind: 'cluster', ...(await auditOneCluster(d, request)) };
+  };
+  let wrapped: ((event: unknown, context: Context) => Promise<AuditResult>) | undefined;
+  return (event: unknown, context: Context): Promise<AuditResult> => {
+    if (!wrapped) {
+      const d = deps();
+      wrapped = middy(core)
+        .use(injectLambdaContext(d.logger, { resetKeys: true }))
+        .use(logMetrics(d.metrics)) as unknown as (event: unknown, context: Context) => Promise<AuditResult>;
+    }
+    return wrapped(event, context);
+  };
+}
+
+/** The cloud handler: dependencies from the function's environment, built on the first invocation. */
+export const handler = createAuditHandler(() => auditDepsFromEnvironment());

@@ -1,0 +1,117 @@
+/**
+ * One cluster's audit: observe, judge (core/audit), store the record, and ask for a reconcile of every pool
+ * with a fixable finding. An unreachable cluster is a finding too (recorded, not thrown: the next scheduled
+ * run tries again, and a retry storm against a cluster that is down helps nobody).
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { auditCluster, unreachableAudit } from '../../core/audit/index.ts';
+import type { AuditRecord, ClusterAudit } from '../../core/audit/index.ts';
+import {
+  clusterAuditHistory,
+  clusterProbes,
+  latestLeaderProbes,
+  leaderHistory,
+  putClusterAudit,
+  sanitizeErrorMessage,
+} from '../../adapters/state-table/index.ts';
+import type { StateTable } from '../../adapters/state-table/index.ts';
+import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
+import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../../events/index.ts';
+import type { AuditRequest } from '../../events/index.ts';
+import type { AuditDeps } from './deps.ts';
+import { observeCluster } from './observe.ts';
+import { sendEntries } from './send-events.ts';
+
+export const AUDIT_REQUESTER = 'audit';
+
+export interface ClusterAuditResult {
+  record: AuditRecord;
+  /** Reads made against the cluster's apiserver. */
+  clusterReads: number;
+  tableWriteUnits: number;
+  reconcileRequests: number;
+}
+
+export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): Promise<ClusterAuditResult> {
+  const started = performance.now();
+  const now = deps.clock();
+  let tableWriteUnits = 0;
+  const table: StateTable = {
+    ...deps.table,
+    onWriteUnits: (units, op, outcome) => {
+      tableWriteUnits += units;
+      deps.table.onWriteUnits?.(units, op, outcome);
+    },
+  };
+  let clusterReads = 0;
+  let audit: ClusterAudit;
+  let error: string | undefined;
+  const since = new Date(now.getTime() - deps.historyWindowMs);
+  try {
+    const registration = await deps.cluster(request.clusterId);
+    if (!registration) throw new ClusterAccessError(request.clusterId, undefined, 'not-registered');
+    const kc = await deps.clusterAccess.kubeConfigFor(registration);
+    const client = deps.clusterClient(kc, request.clusterId);
+    const [observation, history, probes, latestProbes] = await Promise.all([
+      observeCluster(deps, request.clusterId, client).finally(() => (clusterReads = client.counters.reads)),
+      clusterAuditHistory(table, request.clusterId, since, now),
+      clusterProbes(table, request.clusterId, since, now),
+      latestLeaderProbes(table, request.clusterId, now),
+    ]);
+    observation.leaderHistory = leaderHistory(history.filter((r) => r.at !== request.requestedAt), probes);
+    // The probe function's verdict per pool (functions/probe), when it runs.
+    observation.probes = Object.fromEntries(
+      latestProbes.map((p) => [
+        p.nodePool,
+        { ...p.observation, classification: p.classification?.state, reason: p.classification?.reason },
+      ]),
+    );
+    audit = auditCluster(observation, { now, fleetDefaults: deps.fleetDefaults, thresholds: deps.thresholds });
+  } catch (err) {
+    error = sanitizeErrorMessage(err, 300);
+    deps.logger.warn('cluster could not be audited', { clusterId: request.clusterId, error });
+    audit = unreachableAudit(request.clusterId, error);
+  }
+
+  const fixable = new Map<string, string[]>();
+  for (const f of audit.findings) if (f.fixable && f.pool) fixable.set(f.pool, [...new Set([...(fixable.get(f.pool) ?? []), f.kind])]);
+  const requested = deps.events ? [...fixable.keys()].sort() : [];
+  const record: AuditRecord = {
+    cluster: request.clusterId,
+    runId: request.runId,
+    at: request.requestedAt,
+    durationMs: Math.round(performance.now() - started),
+    findings: audit.findings,
+    pools: audit.pools,
+    requested,
+    ...(error ? { error } : {}),
+  };
+  // The record first: if sending fails and the bus retries, the retry overwrites this same item.
+  await putClusterAudit(table, record, now);
+  if (deps.events && requested.length) {
+    const entries = requested.map((pool) =>
+      toPutEventsEntry(
+        reconcileRequestRouting,
+        reconcileRequestDetailSchema,
+        { clusterId: request.clusterId, nodePool: pool, reason: `audit:${fixable.get(pool)!.join(',')}`.slice(0, 256), requestedBy: AUDIT_REQUESTER },
+        { eventBusName: deps.eventBusName },
+      ),
+    );
+    await sendEntries(deps.events, entries);
+  }
+
+  const { metrics } = deps;
+  metrics.addMetric('AuditFindings', MetricUnit.Count, audit.findings.length);
+  metrics.addMetric('AuditCriticalFindings', MetricUnit.Count, audit.findings.filter((f) => f.severity === 'critical').length);
+  metrics.addMetric('AuditReconcileRequests', MetricUnit.Count, requested.length);
+  metrics.addMetric('AuditDuration', MetricUnit.Milliseconds, record.durationMs ?? 0);
+  deps.logger.info('cluster audited', {
+    clusterId: request.clusterId,
+    runId: request.runId,
+    findings: audit.findings.length,
+    pools: audit.pools.length,
+    reconcileRequests: requested.length,
+    durationMs: record.durationMs,
+  });
+  return { record, clusterReads, tableWriteUnits, reconcileRequests: requested.length };
+}

@@ -1,0 +1,103 @@
+/**
+ * Lambda entry point of `cloud-events`: EC2 instance state changes (stopping, shutting-down, stopped,
+ * terminated) and Spot interruption warnings. Finds the Node whose spec.providerID names the instance — in
+ * the cluster named on the event, else in every registered cluster — and when it hosts pool-spirit pods,
+ * moves them to another Ready node of their pool and requests a reconcile of each pool (see
+ * cloud-events/move.ts for why the function moves the pod itself).
+ */
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
+import { sanitizeErrorMessage } from '../adapters/state-table/index.ts';
+import { ClusterAccessError } from '../adapters/cluster-access/index.ts';
+import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../events/index.ts';
+import { cloudEventsDeps, cloudEventsDepsFromEnvironment } from './cloud-events/deps.ts';
+import type { CloudEventsDeps, CloudEventsDepsInput } from './cloud-events/deps.ts';
+import { moveOffLeavingNode } from './cloud-events/move.ts';
+import type { ClusterMatch } from './cloud-events/move.ts';
+import { parseCloudEvent } from './cloud-events/parse.ts';
+import { sendEntries } from './audit/send-events.ts';
+
+export type { CloudEventsDeps, CloudEventsDepsInput } from './cloud-events/deps.ts';
+export { cloudEventsDeps } from './cloud-events/deps.ts';
+export { LEAVING_ANNOTATION } from './cloud-events/move.ts';
+export type { ClusterMatch, PoolMove } from './cloud-events/move.ts';
+
+export const CLOUD_EVENTS_REQUESTER = 'cloud-events';
+
+export interface CloudEventResult {
+  result: 'ignored' | 'no-node' | 'handled';
+  instanceId?: string;
+  why?: string;
+  matches: ClusterMatch[];
+  reconcileRequests: number;
+}
+
+async function handle(deps: CloudEventsDeps, event: unknown): Promise<CloudEventResult> {
+  const leaving = parseCloudEvent(event);
+  if (!leaving) return { result: 'ignored', matches: [], reconcileRequests: 0 };
+  const { instanceId, why } = leaving;
+  deps.logger.appendKeys({ instanceId, why });
+  const candidates = leaving.clusterId
+    ? [await deps.cluster(leaving.clusterId)].filter((c) => c !== undefined)
+    : await deps.clusters();
+  if (leaving.clusterId && candidates.length === 0) throw new ClusterAccessError(leaving.clusterId, undefined, 'not-registered');
+
+  const matches: ClusterMatch[] = [];
+  const failures: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(deps.concurrency, candidates.length) }, async () => {
+      while (next < candidates.length) {
+        const cluster = candidates[next++];
+        try {
+          const kc = await deps.clusterAccess.kubeConfigFor(cluster);
+          const match = await moveOffLeavingNode(deps.clusterClient(kc, cluster.id), cluster.id, leaving, deps.clock(), deps.namespace);
+          if (match) matches.push(match);
+        } catch (err) {
+          failures.push(cluster.id);
+          deps.logger.warn('could not search a cluster for the instance', { clusterId: cluster.id, error: sanitizeErrorMessage(err, 300) });
+        }
+      }
+    }),
+  );
+  // The node may be in a cluster we could not read: fail so the bus retries (a repeat is harmless).
+  if (matches.length === 0 && failures.length > 0) {
+    throw new Error(`instance ${instanceId}: no matching Node found and ${failures.length} cluster(s) could not be searched (${failures.join(', ')})`);
+  }
+  const entries = matches.flatMap((m) =>
+    [...new Set(m.moves.map((move) => move.pool))].map((pool) =>
+      toPutEventsEntry(
+        reconcileRequestRouting,
+        reconcileRequestDetailSchema,
+        { clusterId: m.clusterId, nodePool: pool, reason: `cloud-event:${why}:${instanceId}:node/${m.node}`, requestedBy: CLOUD_EVENTS_REQUESTER },
+        { eventBusName: deps.eventBusName },
+      ),
+    ),
+  );
+  if (entries.length) await sendEntries(deps.events, entries);
+  const moved = matches.flatMap((m) => m.moves);
+  deps.metrics.addMetric('CloudEventPoolSpiritsMoved', MetricUnit.Count, moved.filter((m) => m.action === 'rescheduled').length);
+  deps.metrics.addMetric('CloudEventReconcileRequests', MetricUnit.Count, entries.length);
+  deps.logger.info('cloud event handled', { matches: matches.map((m) => ({ clusterId: m.clusterId, node: m.node, moves: m.moves })) });
+  return { result: matches.length ? 'handled' : 'no-node', instanceId, why, matches, reconcileRequests: entries.length };
+}
+
+export function createCloudEventsHandler(input: CloudEventsDepsInput | (() => CloudEventsDeps)) {
+  let resolved: CloudEventsDeps | undefined;
+  const deps = () => (resolved ??= typeof input === 'function' ? input() : cloudEventsDeps(input));
+  let wrapped: ((event: unknown, context: Context) => Promise<CloudEventResult>) | undefined;
+  return (event: unknown, context: Context): Promise<CloudEventResult> => {
+    if (!wrapped) {
+      const d = deps();
+      wrapped = middy((e: unknown) => handle(d, e))
+        .use(injectLambdaContext(d.logger, { resetKeys: true }))
+        .use(logMetrics(d.metrics)) as unknown as (event: unknown, context: Context) => Promise<CloudEventResult>;
+    }
+    return wrapped(event, context);
+  };
+}
+
+export const handler = createCloudEventsHandler(() => cloudEventsDepsFromEnvironment());

@@ -1,0 +1,97 @@
+/**
+ * One probe of one cluster: read every PoolSpirit's `status.leader` (what the agent reported from the
+ * pool-spirit's kube-system/yurthub Lease), classify each pool against its recent history, and record the
+ * observation. The function never reaches into a pool-spirit: it only reads the cluster's apiserver.
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { leaderObservationsSince, recordLeaderProbe, sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import type { LeaderClassification, LeaderObservation, LeaderState } from '../../core/leader/index.ts';
+import { classifyLeader, LEADER_STATES } from '../../core/leader/index.ts';
+import { API_VERSION, KIND } from '../../core/poolspirit/api.ts';
+import type { KubeObject } from '../../core/kube.ts';
+import type { ProbeDeps } from './deps.ts';
+import type { ProbeTarget } from './trigger.ts';
+
+/** How much history classification reads: flapping counts transitions in the last hour. */
+const HISTORY_MS = 3_600_000;
+
+export interface PoolProbeResult extends LeaderClassification {
+  nodePool: string;
+  poolSpirit: string;
+}
+
+export interface ClusterProbeResult {
+  clusterId: string;
+  pools: PoolProbeResult[];
+  /** Set when the cluster could not be probed (unregistered, unreachable); sanitised. */
+  error?: string;
+}
+
+export interface ProbeResult {
+  clusters: ClusterProbeResult[];
+  /** Pools per state across all clusters probed. */
+  counts: Record<LeaderState, number>;
+}
+
+export async function runProbe(deps: ProbeDeps, target: ProbeTarget): Promise<ProbeResult> {
+  const ids = target.scope === 'cluster' ? [target.clusterId] : (await deps.clusters()).map((c) => c.id);
+  const clusters: ClusterProbeResult[] = new Array(ids.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const i = next++;
+      clusters[i] = await probeCluster(deps, ids[i]).catch((err) => {
+        deps.logger.error('cluster probe failed', { clusterId: ids[i], error: sanitizeErrorMessage(err, 500) });
+        deps.metrics.addMetric('ProbeErrors', MetricUnit.Count, 1);
+        return { clusterId: ids[i], pools: [], error: sanitizeErrorMessage(err, 500) };
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(deps.clusterConcurrency, ids.length) }, worker));
+
+  const counts = Object.fromEntries(LEADER_STATES.map((s) => [s, 0])) as Record<LeaderState, number>;
+  for (const c of clusters) for (const p of c.pools) counts[p.state]++;
+  for (const s of LEADER_STATES) deps.metrics.addMetric(`LeaderPools_${s}`, MetricUnit.Count, counts[s]);
+  // A single-cluster request that could not be done is retried by the bus; a scheduled run is not (the
+  // next tick probes again, and one unreachable cluster must not hide the others' results).
+  if (target.scope === 'cluster' && clusters[0].error) throw new Error(`probe of cluster ${target.clusterId} failed: ${clusters[0].error}`);
+  return { clusters, counts };
+}
+
+export async function probeCluster(deps: ProbeDeps, clusterId: string): Promise<ClusterProbeResult> {
+  const registration = await deps.cluster(clusterId);
+  if (!registration) throw new Error(`cluster ${clusterId} is not registered`);
+  const kc = await deps.clusterAccess.kubeConfigFor(registration);
+  const client = deps.clusterClient(kc, clusterId);
+  const spirits = await client.listByLabel(API_VERSION, KIND, undefined, {});
+  const pools: PoolProbeResult[] = [];
+  for (const spirit of spirits) {
+    const now = deps.clock();
+    const nodePool = poolOf(spirit);
+    const observation = observe(spirit, now);
+    const history = await leaderObservationsSince(deps.table, clusterId, nodePool, new Date(now.getTime() - HISTORY_MS), now);
+    const classification = classifyLeader([...history, observation], now, deps.thresholds);
+    await recordLeaderProbe(deps.table, { clusterId, nodePool, observation, classification }, now, deps.retentionMs);
+    pools.push({ nodePool, poolSpirit: spirit.metadata.name, ...classification });
+    if (classification.state !== 'healthy') {
+      deps.logger.warn('leader election unhealthy', { clusterId, nodePool, state: classification.state, reason: classification.reason });
+    }
+  }
+  deps.logger.info('cluster probed', { clusterId, pools: pools.length });
+  return { clusterId, pools };
+}
+
+function poolOf(spirit: KubeObject): string {
+  const spec = spirit.spec as { nodePool?: unknown } | undefined;
+  return typeof spec?.nodePool === 'string' && spec.nodePool ? spec.nodePool : spirit.metadata.name;
+}
+
+/** The agent's report, as an observation taken now. A missing report is an observation without holder. */
+function observe(spirit: KubeObject, now: Date): LeaderObservation {
+  const leader = (spirit.status as { leader?: { holder?: unknown; renewTime?: unknown; transitions?: unknown } } | undefined)?.leader;
+  const observation: LeaderObservation = { observedAt: now.toISOString() };
+  if (typeof leader?.holder === 'string' && leader.holder) observation.holder = leader.holder;
+  if (typeof leader?.renewTime === 'string') observation.renewTime = leader.renewTime;
+  if (typeof leader?.transitions === 'number') observation.transitions = leader.transitions;
+  return observation;
+}

@@ -1,0 +1,49 @@
+/**
+ * What the `probe` function accepts: the schedule's tick (probe every registered cluster), a probe request
+ * naming one cluster (from the CLI or another function), or — for a direct invoke — `{ "clusterId": … }`.
+ */
+import { z } from 'zod';
+import { eventEnvelopeSchema, EventValidationError, parseEvent } from '../../events/envelope.ts';
+import { RECONCILER_SOURCE, SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../../events/source.ts';
+
+/** `detail-type` of a request to probe one cluster's leader elections now. */
+export const LEADER_PROBE_REQUEST_DETAIL_TYPE = 'Leader Probe Request';
+
+const clusterId = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a registered cluster id (a DNS label)');
+
+export const leaderProbeRequestDetailSchema = z.object({ clusterId });
+
+const scheduledEventSchema = eventEnvelopeSchema(z.record(z.string(), z.unknown())).extend({
+  source: z.literal(SCHEDULED_EVENT_SOURCE),
+  'detail-type': z.literal(SCHEDULED_EVENT_DETAIL_TYPE),
+});
+const probeRequestEventSchema = eventEnvelopeSchema(leaderProbeRequestDetailSchema).extend({
+  source: z.literal(RECONCILER_SOURCE),
+  'detail-type': z.literal(LEADER_PROBE_REQUEST_DETAIL_TYPE),
+});
+const directSchema = z.strictObject({ clusterId });
+
+/** `all`: every registered cluster; otherwise the one named. */
+export type ProbeTarget = { scope: 'all' } | { scope: 'cluster'; clusterId: string };
+
+const routing = z.object({ 'detail-type': z.string() }).partial();
+
+export function parseProbeTrigger(raw: unknown): ProbeTarget {
+  const value = typeof raw === 'string' ? parseEvent(z.unknown(), raw) : raw;
+  const { 'detail-type': detailType } = parseEvent(routing.passthrough(), value ?? {});
+  if (detailType === SCHEDULED_EVENT_DETAIL_TYPE) {
+    parseEvent(scheduledEventSchema, value);
+    return { scope: 'all' };
+  }
+  if (detailType === LEADER_PROBE_REQUEST_DETAIL_TYPE) {
+    return { scope: 'cluster', clusterId: parseEvent(probeRequestEventSchema, value).detail.clusterId };
+  }
+  if (detailType !== undefined) {
+    throw new EventValidationError([
+      { path: 'detail-type', message: `expected "${SCHEDULED_EVENT_DETAIL_TYPE}" or "${LEADER_PROBE_REQUEST_DETAIL_TYPE}", got ${JSON.stringify(detailType)}` },
+    ]);
+  }
+  return { scope: 'cluster', clusterId: parseEvent(directSchema, value).clusterId };
+}

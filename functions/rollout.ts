@@ -1,0 +1,68 @@
+/**
+ * Lambda entry point of `rollout`: drives fleet rollouts. Input: an operator command (start, pause,
+ * resume, abort, rollback) invoked directly or routed as a `Rollout Command` event, or the schedule rule's
+ * tick (every active rollout takes one step). Thin on purpose: the state machine is core/rollout, the
+ * stored state adapters/state-table/rollout-state.ts, the steps rollout/run.ts, wiring rollout/deps.ts.
+ */
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Context } from 'aws-lambda';
+import { parseEvent } from '../events/envelope.ts';
+import { SCHEDULED_EVENT_SOURCE } from '../events/source.ts';
+import {
+  ROLLOUT_COMMAND_DETAIL_TYPE,
+  rolloutCommandDetailSchema,
+  rolloutCommandEventSchema,
+  rolloutScheduleEventSchema,
+} from '../events/rollout.ts';
+import type { RolloutCommandDetail } from '../events/rollout.ts';
+import { rolloutDeps, rolloutDepsFromEnvironment } from './rollout/deps.ts';
+import type { RolloutDeps, RolloutDepsInput } from './rollout/deps.ts';
+import { runRollout } from './rollout/run.ts';
+import type { RolloutResult } from './rollout/run.ts';
+
+export type { RolloutDeps, RolloutDepsInput } from './rollout/deps.ts';
+export type { RolloutResult, RolloutSummary, ActionOutcome } from './rollout/run.ts';
+export { rolloutDeps, defaultRolloutId } from './rollout/deps.ts';
+export { ROLLOUT_FIELD_MANAGER } from './rollout/cluster-ops.ts';
+
+/** A schedule event, a `Rollout Command` event, or a bare command → the command (fields named on error). */
+export function parseRolloutInput(event: unknown): RolloutCommandDetail {
+  const e = event as { source?: unknown; 'detail-type'?: unknown } | null;
+  if (e && typeof e === 'object' && 'detail-type' in e) {
+    if (e.source === SCHEDULED_EVENT_SOURCE) {
+      parseEvent(rolloutScheduleEventSchema, event);
+      return { command: 'tick' };
+    }
+    if (e['detail-type'] === ROLLOUT_COMMAND_DETAIL_TYPE) return parseEvent(rolloutCommandEventSchema, event).detail;
+  }
+  return parseEvent(rolloutCommandDetailSchema, event);
+}
+
+export type RolloutHandler = (event: unknown, context?: Context) => Promise<RolloutResult>;
+
+/** The handler bound to dependencies (the local stack, the CLI and tests call this). */
+export function createRolloutHandler(input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps)): RolloutHandler {
+  let resolved: RolloutDeps | undefined;
+  const deps = () => (resolved ??= typeof input === 'function' ? input() : rolloutDeps(input));
+  const core = async (event: unknown): Promise<RolloutResult> => {
+    const detail = parseRolloutInput(event);
+    const d = deps();
+    d.logger.appendKeys({ rolloutCommand: detail.command, ...('rolloutId' in detail && detail.rolloutId ? { rolloutId: detail.rolloutId } : {}) });
+    return runRollout(d, detail);
+  };
+  let wrapped: ((event: unknown, context: Context) => Promise<RolloutResult>) | undefined;
+  return (event, context) => {
+    if (!wrapped) {
+      const d = deps();
+      wrapped = middy(core)
+        .use(injectLambdaContext(d.logger, { resetKeys: true }))
+        .use(logMetrics(d.metrics)) as unknown as (event: unknown, context: Context) => Promise<RolloutResult>;
+    }
+    return wrapped(event, context ?? ({} as Context));
+  };
+}
+
+/** The cloud handler: dependencies from the function's environment, built on the first invocation. */
+export const handler = createRolloutHandler(() => rolloutDepsFromEnvironment());

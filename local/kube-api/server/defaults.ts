@@ -1,0 +1,147 @@
+/**
+ * kube-apiserver's defaulting for the built-in kinds (SetDefaults_* of k8s.io/api, plus what the pod and
+ * service strategies fill in on create), applied on every write the way decoding applies it. Only the
+ * fields clients read back commonly are covered: pod/template spec and container defaults, Deployment
+ * strategy and limits, Service type/ports/cluster IP, Secret type, RBAC subject groups.
+ */
+import { randomInt } from 'node:crypto';
+import type { ResourceInfo } from '../registry.ts';
+import { isPlainObject, type KubeObject } from './objects.ts';
+
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+function setDefault(obj: KubeObject, key: string, value: unknown): void {
+  if (obj[key] === undefined || obj[key] === null) obj[key] = value;
+}
+
+function imagePullPolicy(image: unknown): string {
+  if (typeof image !== 'string') return 'IfNotPresent';
+  const withoutDigest = image.split('@')[0];
+  const lastSlash = withoutDigest.lastIndexOf('/');
+  const tagAt = withoutDigest.indexOf(':', lastSlash + 1);
+  if (image.includes('@')) return 'IfNotPresent';
+  const tag = tagAt < 0 ? '' : withoutDigest.slice(tagAt + 1);
+  return tag === '' || tag === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
+function defaultContainer(c: KubeObject): void {
+  setDefault(c, 'terminationMessagePath', '/dev/termination-log');
+  setDefault(c, 'terminationMessagePolicy', 'File');
+  setDefault(c, 'imagePullPolicy', imagePullPolicy(c.image));
+  setDefault(c, 'resources', {});
+  if (Array.isArray(c.ports)) for (const p of c.ports) if (isPlainObject(p)) setDefault(p, 'protocol', 'TCP');
+}
+
+export function defaultPodSpec(spec: unknown): void {
+  if (!isPlainObject(spec)) return;
+  setDefault(spec, 'restartPolicy', 'Always');
+  setDefault(spec, 'dnsPolicy', 'ClusterFirst');
+  setDefault(spec, 'terminationGracePeriodSeconds', 30);
+  setDefault(spec, 'securityContext', {});
+  setDefault(spec, 'schedulerName', 'default-scheduler');
+  for (const list of ['initContainers', 'containers']) {
+    if (Array.isArray(spec[list])) for (const c of spec[list]) if (isPlainObject(c)) defaultContainer(c);
+  }
+}
+
+/** QoS class as kube computes it for a new pod's status. */
+function qosClass(spec: KubeObject): string {
+  const containers: KubeObject[] = [...(spec.initContainers ?? []), ...(spec.containers ?? [])].filter(isPlainObject);
+  let anySet = false;
+  let guaranteed = containers.length > 0;
+  for (const c of containers) {
+    const req: KubeObject = c.resources?.requests ?? {};
+    const lim: KubeObject = c.resources?.limits ?? {};
+    if (Object.keys(req).length || Object.keys(lim).length) anySet = true;
+    for (const r of ['cpu', 'memory']) {
+      if (lim[r] === undefined) guaranteed = false;
+      else if (req[r] !== undefined && String(req[r]) !== String(lim[r])) guaranteed = false;
+    }
+  }
+  if (!anySet) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+function randomClusterIp(): string {
+  // 10.96.0.0/12, skipping the network address and 10.96.0.1 (the kubernetes Service).
+  const n = randomInt(2, 1 << 20);
+  return `10.${96 + (n >> 16)}.${(n >> 8) & 0xff}.${n & 0xff}`;
+}
+
+function defaultService(obj: KubeObject, old: KubeObject | undefined): void {
+  const spec = (obj.spec ??= {});
+  if (!isPlainObject(spec)) return;
+  setDefault(spec, 'type', 'ClusterIP');
+  setDefault(spec, 'sessionAffinity', 'None');
+  if (spec.type === 'ExternalName') return;
+  const oldSpec: KubeObject = old?.spec ?? {};
+  if (!spec.clusterIP && oldSpec.clusterIP) {
+    spec.clusterIP = oldSpec.clusterIP;
+    spec.clusterIPs = oldSpec.clusterIPs;
+  }
+  if (!spec.clusterIP) spec.clusterIP = randomClusterIp();
+  if (!Array.isArray(spec.clusterIPs) || !spec.clusterIPs.length) spec.clusterIPs = [spec.clusterIP];
+  if (spec.clusterIP !== 'None') {
+    setDefault(spec, 'ipFamilies', ['IPv4']);
+    setDefault(spec, 'ipFamilyPolicy', 'SingleStack');
+  }
+  setDefault(spec, 'internalTrafficPolicy', 'Cluster');
+  const needsNodePort = spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+  if (needsNodePort) setDefault(spec, 'externalTrafficPolicy', 'Cluster');
+  if (Array.isArray(spec.ports)) {
+    for (const p of spec.ports) {
+      if (!isPlainObject(p)) continue;
+      setDefault(p, 'protocol', 'TCP');
+      setDefault(p, 'targetPort', p.port);
+      if (needsNodePort && !p.nodePort) {
+        const prev = (oldSpec.ports ?? []).find((o: KubeObject) => o.port === p.port && (o.protocol ?? 'TCP') === p.protocol);
+        p.nodePort = prev?.nodePort ?? randomInt(30000, 32768);
+      }
+    }
+  }
+  if (obj.status === undefined) obj.status = { loadBalancer: {} };
+}
+
+/** Applies defaults in place; `old` is the stored object on updates (allocated values carry over). */
+export function applyBuiltinDefaults(info: ResourceInfo, obj: KubeObject, old: KubeObject | undefined): void {
+  if (info.custom) return;
+  const gr = `${info.group}/${info.resource}`;
+  switch (gr) {
+    case '/pods':
+      defaultPodSpec(obj.spec);
+      if (!old && isPlainObject(obj.spec)) obj.status = { phase: 'Pending', qosClass: qosClass(obj.spec) };
+      break;
+    case '/services':
+      defaultService(obj, old);
+      break;
+    case '/secrets':
+      setDefault(obj, 'type', 'Opaque');
+      break;
+    case 'apps/deployments': {
+      const spec = obj.spec;
+      if (!isPlainObject(spec)) break;
+      setDefault(spec, 'replicas', 1);
+      setDefault(spec, 'revisionHistoryLimit', 10);
+      setDefault(spec, 'progressDeadlineSeconds', 600);
+      const strategy = (spec.strategy = isPlainObject(spec.strategy) ? spec.strategy : {});
+      setDefault(strategy, 'type', 'RollingUpdate');
+      if (strategy.type === 'RollingUpdate') {
+        const ru = (strategy.rollingUpdate = isPlainObject(strategy.rollingUpdate) ? strategy.rollingUpdate : {});
+        setDefault(ru, 'maxUnavailable', '25%');
+        setDefault(ru, 'maxSurge', '25%');
+      }
+      defaultPodSpec(spec.template?.spec);
+      break;
+    }
+    case `${RBAC_GROUP}/rolebindings`:
+    case `${RBAC_GROUP}/clusterrolebindings`:
+      if (Array.isArray(obj.subjects)) {
+        for (const s of obj.subjects) {
+          if (!isPlainObject(s)) continue;
+          if (s.kind === 'User' || s.kind === 'Group') setDefault(s, 'apiGroup', RBAC_GROUP);
+        }
+      }
+      break;
+    default:
+  }
+}

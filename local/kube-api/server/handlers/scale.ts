@@ -1,0 +1,98 @@
+/**
+ * The scale subresource (autoscaling/v1 Scale) of Deployments and of custom resources whose CRD
+ * declares one: GET reads replicas and selector through the resource's paths; PUT and PATCH change only
+ * the replicas of the underlying object (what `kubectl scale` does).
+ */
+import { readBody, decodePatchBody, mediaType, parseText, bodyFormat } from '../body.ts';
+import { ApiError, badRequest, cause, invalid } from '../errors.ts';
+import { isPlainObject, type KubeObject } from '../objects.ts';
+import { patchModule } from '../peers.ts';
+import { labelSelectorFromMeta, labelSelectorToString } from '../../selectors.ts';
+import type { ResourceInfo, ScalePaths } from '../../registry.ts';
+import { sendJson } from '../respond.ts';
+import { writeOptions, type Scope } from './scope.ts';
+
+function pathKeys(path: string): string[] {
+  return path.replace(/^\./, '').split('.');
+}
+
+function readPath(obj: KubeObject, path: string): unknown {
+  return pathKeys(path).reduce<any>((acc, k) => (acc == null ? undefined : acc[k]), obj);
+}
+
+function writePath(obj: KubeObject, path: string, value: unknown): void {
+  const keys = pathKeys(path);
+  let cur: KubeObject = obj;
+  for (const k of keys.slice(0, -1)) {
+    if (!isPlainObject(cur[k])) cur[k] = {};
+    cur = cur[k];
+  }
+  cur[keys[keys.length - 1]] = value;
+}
+
+function selectorString(info: ResourceInfo, obj: KubeObject, paths: ScalePaths): string | undefined {
+  if (!paths.labelSelectorPath) return undefined;
+  const raw = readPath(obj, paths.labelSelectorPath);
+  if (typeof raw === 'string') return raw;
+  if (!info.custom && isPlainObject(raw)) {
+    const sel = labelSelectorFromMeta(raw as never);
+    return sel ? labelSelectorToString(sel) : undefined;
+  }
+  return undefined;
+}
+
+export function toScale(info: ResourceInfo, obj: KubeObject): KubeObject {
+  const paths = info.subresources.scale!;
+  const m = obj.metadata;
+  const status: KubeObject = { replicas: Number(readPath(obj, paths.statusReplicasPath) ?? 0) };
+  const selector = selectorString(info, obj, paths);
+  if (selector) status.selector = selector;
+  const metadata: KubeObject = { name: m.name, uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp };
+  if (m.namespace) metadata.namespace = m.namespace;
+  return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata, spec: { replicas: Number(readPath(obj, paths.specReplicasPath) ?? 0) }, status };
+}
+
+function replicasOf(scale: unknown, name: string): number {
+  const replicas = (scale as KubeObject)?.spec?.replicas ?? 0;
+  if (!Number.isInteger(replicas) || replicas < 0) {
+    throw invalid({ group: 'autoscaling', kind: 'Scale' }, name, [
+      cause('FieldValueInvalid', 'spec.replicas', `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`),
+    ]);
+  }
+  return replicas;
+}
+
+export async function handleScale(s: Scope): Promise<void> {
+  const { info, route } = s;
+  const name = route.name!;
+  if (route.verb === 'get') {
+    sendJson(s.res, 200, toScale(info, await s.store.mustGet(info, route.namespace, name)));
+    return;
+  }
+  const opts = writeOptions(s, route.verb === 'update' ? 'UpdateOptions' : 'PatchOptions');
+  const raw = await readBody(s.req);
+  const type = mediaType(s.req.headers['content-type']);
+  let change: (scale: KubeObject) => KubeObject;
+  if (route.verb === 'update') {
+    const body = parseText(raw, bodyFormat(s.req.headers['content-type']));
+    if (!isPlainObject(body)) throw badRequest('the object provided is unrecognized (must be of type Scale)');
+    change = () => body;
+  } else {
+    const patch = decodePatchBody(raw, type === 'application/apply-patch+yaml' ? 'yaml' : 'json');
+    change = (scale) => {
+      if (type === 'application/json-patch+json') return patchModule.applyJsonPatch(scale, patch as never) as KubeObject;
+      if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json' || type === 'application/apply-patch+yaml') {
+        return patchModule.applyMergePatch(scale, patch as never) as KubeObject;
+      }
+      throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+    };
+  }
+  const updated = await s.store.update(info, route.namespace, name, undefined, opts, (current) => {
+    const desired = change(toScale(info, current));
+    const rv = desired.metadata?.resourceVersion;
+    if (rv && rv !== current.metadata.resourceVersion) current.metadata.resourceVersion = rv; // store reports the conflict
+    writePath(current, info.subresources.scale!.specReplicasPath, replicasOf(desired, name));
+    return current;
+  });
+  sendJson(s.res, 200, toScale(info, updated), s.warnings);
+}
