@@ -83,8 +83,9 @@ export async function clusterAuditHistory(table: StateTable, clusterId: string, 
       // '~' sorts after every ISO timestamp character.
       ':to': `${AUDIT_PREFIX}~`,
     },
-    ProjectionExpression: 'cluster, runId, #at, pools, requested, #error, expiresAt',
-    ExpressionAttributeNames: { '#at': 'at', '#error': 'error' },
+    // The history needs no findings (the bulk of an item); every name is aliased (several are reserved words).
+    ProjectionExpression: '#cluster, #runId, #at, #pools, #requested, #error, #ttl',
+    ExpressionAttributeNames: { '#cluster': 'cluster', '#runId': 'runId', '#at': 'at', '#pools': 'pools', '#requested': 'requested', '#error': 'error', '#ttl': TTL_ATTRIBUTE },
   });
   return items.filter((i) => !isExpired(i, now)).map(toRecord);
 }

@@ -47,17 +47,18 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
   let audit: ClusterAudit;
   let error: string | undefined;
   const since = new Date(now.getTime() - deps.historyWindowMs);
+  // Table reads fail the invocation (the bus retries it); only the cluster's own failures become a finding.
+  const [history, probes, latestProbes] = await Promise.all([
+    clusterAuditHistory(table, request.clusterId, since, now),
+    clusterProbes(table, request.clusterId, since, now),
+    latestLeaderProbes(table, request.clusterId, now),
+  ]);
   try {
     const registration = await deps.cluster(request.clusterId);
     if (!registration) throw new ClusterAccessError(request.clusterId, undefined, 'not-registered');
     const kc = await deps.clusterAccess.kubeConfigFor(registration);
     const client = deps.clusterClient(kc, request.clusterId);
-    const [observation, history, probes, latestProbes] = await Promise.all([
-      observeCluster(deps, request.clusterId, client).finally(() => (clusterReads = client.counters.reads)),
-      clusterAuditHistory(table, request.clusterId, since, now),
-      clusterProbes(table, request.clusterId, since, now),
-      latestLeaderProbes(table, request.clusterId, now),
-    ]);
+    const observation = await observeCluster(deps, request.clusterId, client).finally(() => (clusterReads = client.counters.reads));
     observation.leaderHistory = leaderHistory(history.filter((r) => r.at !== request.requestedAt), probes);
     // The probe function's verdict per pool (functions/probe), when it runs.
     observation.probes = Object.fromEntries(

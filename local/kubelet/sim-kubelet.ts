@@ -44,7 +44,7 @@ export class SimKubelet {
   readonly stats = { podsCreated: 0, podsDeleted: 0, podsScheduled: 0, podsReady: 0, evictions: 0, statusWrites: 0, errors: 0 };
 
   constructor(options: SimKubeletOptions) {
-    this.opts = { readyDelayMs: 100, now: Date.now, unhealthyVersions: [], ...options };
+    this.opts = { readyDelayMs: 100, now: Date.now, ...options, unhealthyVersions: options.unhealthyVersions ?? [] };
     this.api = RawObjectApi.fromKubeConfig(options.kubeConfig);
     const informer = (apiVersion: string, kind: string, path: string, onChange: (o: Obj, type: string) => void) =>
       new Informer<Obj>(options.kubeConfig, { apiVersion, kind, path, summarize: identity, isRelevant: always }, {

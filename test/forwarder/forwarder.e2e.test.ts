@@ -70,7 +70,9 @@ describe('forwarder under faults', () => {
     for (const p of pools.slice(0, 8)) await t.api.patch({ ...p, metadata: { name: p.metadata!.name, labels: { touched: 'yes' } } } as any, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch);
     for (const p of pools.slice(20)) await t.api.delete(p);
 
-    // Force a 410: compact away the history the forwarder would resume from.
+    // Force a 410: writes the forwarder does not watch move the revision on (as in any busy cluster), then
+    // a compaction drops the history its NodePool watch would resume from.
+    for (let i = 0; i < 5; i++) await t.api.createJson({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `noise-${i}`, namespace: 'default' } } as any);
     await t.cluster.storage.compact(await t.cluster.storage.currentRevision());
 
     const live = await Promise.all(pools.slice(0, 20).map((p) => t.api.read(p as any)));
@@ -90,6 +92,7 @@ describe('forwarder under faults', () => {
 
   it('sends a resync notice for every pool after a relist', async () => {
     await waitFor(() => forwarder.stats().informers.NodePool.lists >= 2, 30_000, 'a relist after 410');
+    expect(forwarder.stats().informers.NodePool.gone410).toBeGreaterThan(0);
     const remaining = (await t.api.list('apps.openyurt.io/v1beta1', 'NodePool')).items.map((p) => p.metadata!.name!);
     await waitFor(() => remaining.every((name) => received.some((n) => n.name === name && n.changeType === 'RESYNC')), 30_000, 'RESYNC notices');
   });

@@ -84,6 +84,15 @@ describe.each(backends)('CRDs and the status subresource on $name storage', (bac
     expect(err.details.causes).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'spec.size' })]));
   });
 
+  it('refuses an update without resourceVersion, as kube does for custom resources', async () => {
+    const created: any = await t.objects.create(widget('unconditional'));
+    const { resourceVersion, ...meta } = created.metadata;
+    const res = await t.raw('PUT', `/apis/example.com/v1/namespaces/${ns}/widgets/unconditional`, { ...created, metadata: meta });
+    expect(resourceVersion).toBeTruthy();
+    expect(res.status).toBe(422);
+    expect(res.json.message).toBe('widgets.example.com "unconditional" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
+  });
+
   it('refuses strategic merge patches for custom resources with 415', async () => {
     await t.objects.create(widget('w3'));
     const res = await t.raw('PATCH', `/apis/example.com/v1/namespaces/${ns}/widgets/w3`, { spec: { size: 2 } }, {

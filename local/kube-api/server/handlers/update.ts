@@ -1,5 +1,6 @@
 import { decodeObject, readBody } from '../body.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest, cause, invalid } from '../errors.ts';
+import type { ResourceInfo } from '../../registry.ts';
 import { negotiate, sendJson } from '../respond.ts';
 import { renderObject } from './render.ts';
 import { writeOptions, type Scope } from './scope.ts';
@@ -12,6 +13,17 @@ export async function handleUpdate(s: Scope): Promise<void> {
   const name = s.route.name!;
   const bodyName = body.metadata?.name ?? '';
   if (bodyName !== name) throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
+  if (!body.metadata?.resourceVersion && requiresResourceVersion(s.info)) {
+    // kube's Store.Update names the resource (not the kind) here.
+    throw invalid({ group: s.info.group, kind: s.info.resource }, name, [
+      cause('FieldValueInvalid', 'metadata.resourceVersion', 'Invalid value: 0x0: must be specified for an update'),
+    ]);
+  }
   const updated = await s.store.update(s.info, s.route.namespace, name, s.route.subresource, opts, () => body);
   sendJson(s.res, 200, renderObject(s.info, form, updated), s.warnings);
+}
+
+/** Custom resources and CRDs refuse unconditional updates (their strategies' AllowUnconditionalUpdate is false). */
+function requiresResourceVersion(info: ResourceInfo): boolean {
+  return info.custom || (info.group === 'apiextensions.k8s.io' && info.resource === 'customresourcedefinitions');
 }
