@@ -4,9 +4,9 @@
  * `kubectl drain`): the `k8s\0` magic, then a runtime.Unknown {typeMeta{apiVersion=1, kind=2}=1, raw=2,
  * contentEncoding=3, contentType=4} around the object's own encoding. Decoded into the JSON object the
  * server works on; message definitions are the ones gogo-protobuf embeds in kubectl 1.32
- * (server/protobuf/descriptors.json).
+ * (descriptors.json).
  */
-import { ProtoReader, ProtobufDecodeError, utf8String, WIRE_LEN } from '../server/protobuf/wire.ts';
+import { ProtoReader, ProtobufDecodeError, utf8String, WIRE_LEN } from './wire.ts';
 import { decodeMessage, messageDef } from './message.ts';
 
 export { ProtobufDecodeError };

@@ -11,7 +11,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { ProtoReader, utf8String, WIRE_LEN, WIRE_VARINT } from '../server/protobuf/wire.ts';
+import { ProtoReader, utf8String, WIRE_LEN, WIRE_VARINT } from './wire.ts';
 
 const FILES = [
   'k8s.io/api/core/v1/generated.proto',

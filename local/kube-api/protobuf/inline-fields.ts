@@ -5,7 +5,7 @@
  *
  * The list is the proto message fields of the served kinds that have no property of that name in the
  * OpenAPI schema while the embedded message's fields are there (schema/builtin-schemas.json against
- * server/protobuf/descriptors.json); it matches the `json:",inline"` embeddings of k8s.io/api core/v1
+ * descriptors.json); it matches the `json:",inline"` embeddings of k8s.io/api core/v1
  * (apps, rbac and coordination have none).
  */
 export const INLINE_FIELDS: ReadonlySet<string> = new Set(

@@ -8,8 +8,8 @@
  * - structs embedded with `json:",inline"` are spread into their parent (inline-fields.ts).
  */
 import { readFileSync } from 'node:fs';
-import { descriptors, type Descriptors, type FieldDef, type MessageDef } from '../server/protobuf/descriptors.ts';
-import { ProtoReader, ProtobufDecodeError, utf8String, WIRE_LEN, WIRE_VARINT } from '../server/protobuf/wire.ts';
+import { descriptors, type Descriptors, type FieldDef, type MessageDef } from './descriptors.ts';
+import { ProtoReader, ProtobufDecodeError, utf8String, WIRE_LEN, WIRE_VARINT } from './wire.ts';
 import { INLINE_FIELDS } from './inline-fields.ts';
 import { decodeWellKnown } from './well-known.ts';
 

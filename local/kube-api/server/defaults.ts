@@ -62,13 +62,41 @@ function qosClass(spec: KubeObject): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
-function randomClusterIp(): string {
-  // 10.96.0.0/12, skipping the network address and 10.96.0.1 (the kubernetes Service).
-  const n = randomInt(2, 1 << 20);
-  return `10.${96 + (n >> 16)}.${(n >> 8) & 0xff}.${n & 0xff}`;
+/**
+ * Hands out Service cluster IPs from 10.96.0.0/12 in order, after the ones already taken (kube picks at
+ * random; ordered addresses are easier to read and stay inside 10.96.x for a long while).
+ */
+export class ClusterIpAllocator {
+  private readonly used = new Set<number>();
+  private next = 11; // 10.96.0.1 is the kubernetes Service, 10.96.0.10 conventionally cluster DNS
+
+  reserve(ip: unknown): void {
+    const n = ipOffset(ip);
+    if (n !== undefined) this.used.add(n);
+  }
+
+  allocate(): string {
+    for (let tries = 0; tries < 1 << 20; tries++) {
+      const n = this.next;
+      this.next = this.next + 1 >= 1 << 20 ? 2 : this.next + 1;
+      if (!this.used.has(n)) {
+        this.used.add(n);
+        return `10.${96 + (n >> 16)}.${(n >> 8) & 0xff}.${n & 0xff}`;
+      }
+    }
+    throw new Error('the service cluster IP range 10.96.0.0/12 is full');
+  }
 }
 
-function defaultService(obj: KubeObject, old: KubeObject | undefined): void {
+function ipOffset(ip: unknown): number | undefined {
+  const m = typeof ip === 'string' ? /^10\.(\d+)\.(\d+)\.(\d+)$/.exec(ip) : null;
+  if (!m) return undefined;
+  const [a, b, c] = [Number(m[1]) - 96, Number(m[2]), Number(m[3])];
+  if (a < 0 || a > 15 || b > 255 || c > 255) return undefined;
+  return (a << 16) | (b << 8) | c;
+}
+
+function defaultService(obj: KubeObject, old: KubeObject | undefined, ips: ClusterIpAllocator | undefined): void {
   const spec = (obj.spec ??= {});
   if (!isPlainObject(spec)) return;
   setDefault(spec, 'type', 'ClusterIP');
@@ -79,7 +107,12 @@ function defaultService(obj: KubeObject, old: KubeObject | undefined): void {
     spec.clusterIP = oldSpec.clusterIP;
     spec.clusterIPs = oldSpec.clusterIPs;
   }
-  if (!spec.clusterIP) spec.clusterIP = randomClusterIp();
+  if (!spec.clusterIP) {
+    if (!ips) throw new Error('no cluster IP allocator for a new Service');
+    spec.clusterIP = ips.allocate();
+  } else if (!old) {
+    ips?.reserve(spec.clusterIP);
+  }
   if (!Array.isArray(spec.clusterIPs) || !spec.clusterIPs.length) spec.clusterIPs = [spec.clusterIP];
   if (spec.clusterIP !== 'None') {
     setDefault(spec, 'ipFamilies', ['IPv4']);
@@ -103,7 +136,7 @@ function defaultService(obj: KubeObject, old: KubeObject | undefined): void {
 }
 
 /** Applies defaults in place; `old` is the stored object on updates (allocated values carry over). */
-export function applyBuiltinDefaults(info: ResourceInfo, obj: KubeObject, old: KubeObject | undefined): void {
+export function applyBuiltinDefaults(info: ResourceInfo, obj: KubeObject, old: KubeObject | undefined, ips?: ClusterIpAllocator): void {
   if (info.custom) return;
   const gr = `${info.group}/${info.resource}`;
   switch (gr) {
@@ -112,7 +145,7 @@ export function applyBuiltinDefaults(info: ResourceInfo, obj: KubeObject, old: K
       if (!old && isPlainObject(obj.spec)) obj.status = { phase: 'Pending', qosClass: qosClass(obj.spec) };
       break;
     case '/services':
-      defaultService(obj, old);
+      defaultService(obj, old, ips);
       break;
     case '/secrets':
       setDefault(obj, 'type', 'Opaque');

@@ -13,7 +13,7 @@ import { alreadyExists, badRequest, cause, conflict, forbidden, invalid, notFoun
 import { generationChanged, meta, present, randomSuffix, sameContent, timestamp, toStored, type KubeObject } from './objects.ts';
 import { patchModule, schemaModule, type FieldValidation } from './peers.ts';
 import { validateName, validateObject } from './validate.ts';
-import { applyBuiltinDefaults } from './defaults.ts';
+import { applyBuiltinDefaults, ClusterIpAllocator } from './defaults.ts';
 
 export interface WriteOptions {
   dryRun?: boolean;
@@ -71,6 +71,7 @@ export class ObjectStore {
   readonly afterCommit = new Map<string, (info: ResourceInfo, obj: KubeObject | undefined, deleted: boolean) => Promise<KubeObject | void>>();
 
   private readonly activeNamespaces = new Set<string>();
+  private ipAllocator: ClusterIpAllocator | undefined;
   /** Finalizers the server itself adds when an object of a resource is deleted (e.g. CRD cleanup). */
   readonly deleteFinalizers = new Map<string, string>();
 
@@ -91,6 +92,17 @@ export class ObjectStore {
     const obj = await this.get(info, namespace, name);
     if (!obj) throw notFound(info, name);
     return obj;
+  }
+
+  /** The Service IP allocator, primed with the addresses of the Services already stored. */
+  private async clusterIps(): Promise<ClusterIpAllocator> {
+    if (!this.ipAllocator) {
+      const allocator = new ClusterIpAllocator();
+      const services = this.ctx.registry.get('', 'v1', 'services')!;
+      for (const svc of (await this.listAll(services)).items) for (const ip of svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) allocator.reserve(ip);
+      this.ipAllocator ??= allocator;
+    }
+    return this.ipAllocator;
   }
 
   private isNamespace(info: ResourceInfo): boolean {
@@ -146,6 +158,7 @@ export class ObjectStore {
     if (nameCauses.length) throw invalid(info, String(m.name ?? m.generateName ?? ''), nameCauses);
     if (!m.name) m.name = `${m.generateName}${randomSuffix()}`;
     if (info.namespaced) await this.checkNamespaceForCreate(info, namespace!, m.name);
+    if (!info.custom && info.group === '' && info.resource === 'services') await this.clusterIps();
 
     m.uid = randomUUID();
     m.creationTimestamp = this.now();
@@ -190,7 +203,7 @@ export class ObjectStore {
     // the other kinds with a status subresource start from an empty status.
     const keepsStatus = !info.custom && info.group === '' && info.resource === 'nodes';
     if (info.subresources.status && !keepsStatus) delete obj.status;
-    applyBuiltinDefaults(info, obj, undefined);
+    applyBuiltinDefaults(info, obj, undefined, this.ipAllocator);
     if (!info.custom && info.group === '' && info.resource === 'namespaces') {
       obj.spec = { ...(obj.spec ?? {}), finalizers: [NAMESPACE_FINALIZER] };
       obj.status = { phase: 'Active' };
@@ -213,6 +226,7 @@ export class ObjectStore {
     mutate: (current: KubeObject) => KubeObject | Promise<KubeObject>,
   ): Promise<KubeObject> {
     const key = objectKeyFor(info, namespace, name);
+    if (!info.custom && info.group === '' && info.resource === 'services') await this.clusterIps();
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const stored = await this.storage.get(key);
       if (!stored) throw notFound(info, name);
@@ -288,7 +302,7 @@ export class ObjectStore {
         if (old.status === undefined) delete next.status;
         else next.status = clone(old.status);
       }
-      applyBuiltinDefaults(info, next, old);
+      applyBuiltinDefaults(info, next, old, this.ipAllocator);
     }
     const m = meta(next);
     const om = old.metadata;

@@ -5,7 +5,7 @@
  * RawExtension, FieldsV1) in their message form and maps as repeated key/value entries.
  */
 import protobuf from 'protobufjs';
-import { descriptors } from '../../../local/kube-api/server/protobuf/descriptors.ts';
+import { descriptors } from '../../../local/kube-api/protobuf/descriptors.ts';
 import { INLINE_FIELDS } from '../../../local/kube-api/protobuf/inline-fields.ts';
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeKubernetesProtobuf } from '../../../local/kube-api/server/protobuf/decode.ts';
+import { decodeKubeProtobuf as decodeKubernetesProtobuf } from '../../../local/kube-api/protobuf/decode.ts';
 import { backends, startTestCluster, type TestCluster } from './harness.ts';
 
 // Request bodies captured from kubectl 1.32 (`kubectl create configmap foo --from-literal=a=b`,

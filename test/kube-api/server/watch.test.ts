@@ -134,6 +134,17 @@ describe.each(backends)('watch on $name storage', (backend) => {
     await vi_waitEnded(w);
   });
 
+  it('drops watch connections when fault injection says so', async () => {
+    t.cluster.setFaults({ rules: [{ verbs: ['watch'], resources: ['configmaps'], watchDropAfterMs: 100 }] });
+    try {
+      const start = await t.raw('GET', cmPath());
+      const w = openWatch(t, `${cmPath()}?watch=1&resourceVersion=${start.json.metadata.resourceVersion}`);
+      await vi_waitEnded(w);
+    } finally {
+      t.cluster.setFaults({ rules: [] });
+    }
+  });
+
   it('works with client-node Watch', async () => {
     const start = await t.raw('GET', cmPath());
     const seen: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * Dev tool: extracts the protobuf message definitions of the kinds the local API serves from the
  * kubectl binary (gogo-protobuf embeds each generated.proto as a gzipped FileDescriptorProto) and writes
- * descriptors.json. Run: `npx node local/kube-api/server/protobuf/generate-descriptors.ts [/usr/bin/kubectl]`.
+ * descriptors.json. Run: `npx node local/kube-api/protobuf/generate-descriptors.ts [/usr/bin/kubectl]`.
  * The JSON is committed; the server never needs kubectl at run time.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
