@@ -7,16 +7,16 @@ export default class SummaryReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     for (const mod of testModules) {
-      let casesInModule = 0;
       for (const test of mod.children.allTests()) {
-        casesInModule += 1;
         const state = test.result().state;
         if (state === 'passed') passed += 1;
         else if (state === 'failed') failed += 1;
         else skipped += 1;
       }
-      // A file that fails to load has no test cases; it must still count as a failure.
-      if (casesInModule === 0 && mod.state() === 'failed') failed += 1;
+      // A file that fails to load, or whose beforeAll fails (vitest then reports its cases as skipped),
+      // must still count as a failure.
+      const anyCaseFailed = [...mod.children.allTests()].some((t) => t.result().state === 'failed');
+      if (mod.state() === 'failed' && !anyCaseFailed) failed += 1;
     }
     failed += unhandledErrors.length;
     process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
