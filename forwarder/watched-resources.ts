@@ -28,6 +28,12 @@ const base = (obj: Obj) => ({
 
 const always = () => true;
 
+/** What of a PoolSpirit someone other than the reconciler changes: deletion and the agent's reports. */
+function poolSpiritState(obj: Obj): string {
+  const st = obj.status ?? {};
+  return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, st.bootstrap?.appliedHash ?? null, st.leader?.holder ?? null, st.etcd?.healthy ?? null, st.etcd?.alarms ?? null]);
+}
+
 function nodeReady(obj: Obj): string {
   const ready = (obj.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
   return String(ready?.status ?? 'Unknown');
@@ -46,8 +52,11 @@ export function watchedResources(namespace: string): WatchedResource[] {
       kind: 'PoolSpirit',
       apiVersion: 'poolspirit.io/v1alpha1',
       path: '/apis/poolspirit.io/v1alpha1/poolspirits',
-      summarize: (o) => ({ ...base(o), poolName: o.spec?.nodePool ?? o.metadata?.name }),
-      isRelevant: always,
+      summarize: (o) => ({ ...base(o), poolName: o.spec?.nodePool ?? o.metadata?.name, state: poolSpiritState(o) }),
+      // The reconciler's own status writes come back as changes; only a spec change (generation), a
+      // deletion or what the agent reports needs another reconcile.
+      isRelevant: (before, after) =>
+        !before || !after || before.generation !== after.generation || before.state !== after.state,
     },
     {
       kind: 'Deployment',

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Brings a fresh machine of this kind (Debian, root, npm registry + Debian mirrors reachable) to what the
-# project needs: npm packages (which include Node 22 as the `node` dev dependency), etcd, kubectl and
-# Chromium (headless, for the HTML report tests).
+# project needs: npm packages (which include Node 22 as the `node` dev dependency), etcd, kubectl and,
+# with `--tests`, Chromium (headless, for the HTML report tests).
 # Idempotent and quick when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,8 +9,10 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
-# Headless Chromium renders the audit's HTML fleet report in its tests (test/audit).
-[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# Headless Chromium renders the audit's HTML fleet report in its tests (test/audit); only `--tests` needs it.
+if [ "${1:-}" = "--tests" ]; then
+  [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "ensure-env: missing ${need_apt[*]}; install them with: sudo apt-get install -y ${need_apt[*]}" >&2
