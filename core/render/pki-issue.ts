@@ -1,6 +1,4 @@
-// @peculiar/x509 resolves its algorithm providers through tsyringe, which needs the Reflect metadata API.
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import * as x509 from '../../shared/x509.ts';
 import { SIGNING_ALGORITHM, type KeyFactory } from './keys.ts';
 import type { CaId, LeafSpec, PkiPolicy } from './pki-spec.ts';
 import { privateKeyPem, serialFor } from './pki-keys.ts';

@@ -1,5 +1,4 @@
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import * as x509 from '../../shared/x509.ts';
 import { sha256Hex } from '../hash.ts';
 import { KEY_ALGORITHM } from './keys.ts';
 import type { Crypto, CryptoKey } from './webcrypto.ts';

@@ -1,5 +1,4 @@
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import * as x509 from '../../shared/x509.ts';
 import { cachingKeyFactory, existingPkiFromSecrets, parsePoolSpiritSpec, renderPoolSpirit, type KeyFactory, type NodePool, type RenderInput, type ResolvedPoolSpiritSpec } from '../../core/index.ts';
 
 export const NOW = new Date('2026-01-15T12:00:00Z');

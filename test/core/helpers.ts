@@ -1,5 +1,4 @@
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import * as x509 from '../../shared/x509.ts';
 import type { KubeObject, RenderResult } from '../../core/index.ts';
 
 export function find(result: RenderResult | KubeObject[], kind: string, name?: string): KubeObject {

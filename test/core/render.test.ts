@@ -59,7 +59,7 @@ describe('renderPoolSpirit: workload', () => {
       'data-dir': '/var/lib/etcd/data',
       'quota-backend-bytes': String(512 * 2 ** 20),
       'auto-compaction-mode': 'periodic',
-      'auto-compaction-retention': '1m',
+      'auto-compaction-retention': '10s',
       'snapshot-count': '5000',
       'max-wals': '1',
       'max-snapshots': '1',

@@ -26,7 +26,7 @@ describe('parsePoolSpiritSpec', () => {
       medium: 'Memory',
       sizeLimit: '1Gi',
       quotaBackendBytes: 512 * 2 ** 20,
-      autoCompaction: { mode: 'periodic', retention: '1m' },
+      autoCompaction: { mode: 'periodic', retention: '10s' },
       snapshotCount: 5000,
       maxWals: 1,
       maxSnapshots: 1,

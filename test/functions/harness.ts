@@ -3,8 +3,6 @@
  * product namespace and a cluster CA; dynalite with the state table and the cluster registered; the real
  * reconcile handler wired to both. No vitest import: bench/reconcile.ts uses it too.
  */
-// @peculiar/x509 resolves its algorithm providers through tsyringe, which needs the Reflect metadata API.
-import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import * as x509 from '@peculiar/x509';
+import * as x509 from '../../shared/x509.ts';
 import { parseAllDocuments } from 'yaml';
 import type { Context } from 'aws-lambda';
 import { startLocalCluster } from '../../local/kube-api/index.ts';

@@ -1,6 +1,4 @@
-// @peculiar/x509 resolves its algorithm providers through tsyringe, which needs the Reflect metadata API.
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import * as x509 from '../../shared/x509.ts';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
