@@ -5,7 +5,7 @@
  * objects at the same concurrency (no apiserver), so the API's write figures read against etcd's own.
  *
  *   npm run bench -- capacity [--nodes N] [--pods N] [--object-bytes B] [--contenders N] [--patch-storm S]
- *                             [--time-scale X] [--kills N]
+ *                             [--time-scale X] [--kills N] [--etcd-flag NAME=VALUE ...]
  */
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
@@ -26,6 +26,7 @@ export async function run(args: string[]): Promise<unknown> {
       'patch-storm': { type: 'string', default: String(DEFAULT_CAPACITY_OPTIONS.patchStormSeconds) },
       'time-scale': { type: 'string', default: String(DEFAULT_CAPACITY_OPTIONS.timeScale) },
       kills: { type: 'string', default: String(DEFAULT_CAPACITY_OPTIONS.kills) },
+      'etcd-flag': { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
   });
@@ -43,6 +44,11 @@ export async function run(args: string[]): Promise<unknown> {
     patchStormSeconds: Number(values['patch-storm']),
     timeScale: Number(values['time-scale']),
     kills: Number(values.kills),
+    productEtcdOverrides: Object.fromEntries((values['etcd-flag'] ?? []).map((f) => {
+      const at = f.indexOf('=');
+      if (at < 1) throw new TypeError(`--etcd-flag must be NAME=VALUE, got "${f}"`);
+      return [f.slice(0, at).replace(/^--/, ''), f.slice(at + 1)];
+    })),
     log,
   };
   log('floor: raw etcd puts of the same objects at the same concurrency');

@@ -14,3 +14,5 @@ import { clustersCommands } from './clusters.ts';
 import { auditCommand } from './audit.ts';
 commands.push(...clustersCommands, auditCommand);
 commands.push(probeCapacityCommand, probeLeadersCommand);
+import { rolloutCommands } from './rollout.ts';
+commands.push(...rolloutCommands);

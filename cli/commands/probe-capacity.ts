@@ -12,6 +12,19 @@ function numberFlag(name: string, raw: unknown, min: number, max: number): numbe
   return n;
 }
 
+/** `--etcd-flag quota-backend-bytes=1073741824` (repeatable) → `{ 'quota-backend-bytes': '1073741824' }`. */
+export function parseEtcdFlags(raw: unknown, local: boolean): Record<string, string> {
+  const list = raw === undefined ? [] : (raw as string[]);
+  if (list.length && !local) throw new UsageError('--etcd-flag needs --local (a remote target runs etcd with its own flags)');
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const m = /^(?:--)?([a-z][a-z0-9-]*)=(.+)$/.exec(item);
+    if (!m) throw new UsageError(`--etcd-flag must be NAME=VALUE such as auto-compaction-retention=10s, got "${item}"`);
+    out[m[1]] = m[2];
+  }
+  return out;
+}
+
 export const probeCapacityCommand: Command = {
   path: ['probe', 'capacity'],
   summary: 'measure etcd memory, write latency and YurtHub leader election of a pool-spirit under load',
@@ -29,6 +42,7 @@ export const probeCapacityCommand: Command = {
     'patch-storm': { type: 'string', description: 'seconds of random read-modify-write updates (per etcd setting)', default: '120', valueName: 'SECONDS' },
     'storm-concurrency': { type: 'string', description: 'concurrent updaters in the patch storm', default: '16', valueName: 'N' },
     'time-scale': { type: 'string', description: 'divide the 15 s / 10 s / 2 s election durations by this (quick runs)', default: '1', valueName: 'X' },
+    'etcd-flag': { type: 'string', multiple: true, description: 'with --local: an etcd flag laid over the product settings, e.g. auto-compaction-retention=10s (repeatable)', valueName: 'NAME=VALUE' },
     'tolerance-percent': { type: 'string', description: "growth of the storm's last third over its middle third still called bounded", default: '10', valueName: 'PCT' },
     target: { type: 'string', description: 'name the result is stored under (default: local, or the kubeconfig context)', valueName: 'NAME' },
     json: { type: 'boolean', description: 'print one JSON document instead of the report' },
@@ -36,7 +50,7 @@ export const probeCapacityCommand: Command = {
   },
   details: `
 Memory means the etcd process's RSS plus what its data dir holds in tmpfs (an emptyDir with medium
-Memory is charged to the pod). Against --kubeconfig only what etcd's metrics show is reported (RSS, db
+Memory is charged to the pod), the mmapped db file counted once. Against --kubeconfig only what etcd's metrics show is reported (RSS, db
 size); tmpfs is then unavailable. A remote probe elects over Lease kube-system/yurthub-capacity-probe,
 never YurtHub's own, and deletes what it wrote.
 
@@ -61,6 +75,7 @@ Examples:
     const targetName = values.target === undefined ? derived || 'kubeconfig' : String(values.target);
     if (!TARGET_NAME.test(targetName)) throw new UsageError(`--target must be a lowercase DNS name, got "${targetName}"`);
 
+    const productEtcdOverrides = parseEtcdFlags(values['etcd-flag'], local);
     const { DEFAULT_CAPACITY_OPTIONS, runCapacityProbe, formatCapacityReport } = await import('../../probe/capacity/index.ts');
     const options = {
       ...DEFAULT_CAPACITY_OPTIONS,
@@ -75,6 +90,7 @@ Examples:
       stormConcurrency: intFlag('storm-concurrency', values['storm-concurrency'], 1, 1024),
       timeScale: numberFlag('time-scale', values['time-scale'], 0.01, 1000),
       tolerance: numberFlag('tolerance-percent', values['tolerance-percent'], 0, 1000) / 100,
+      productEtcdOverrides,
       log: (line: string) => process.stderr.write(`probe: ${line}\n`),
     };
     const stored = await tableFromFlags(values, { create: true });

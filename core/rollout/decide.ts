@@ -69,9 +69,16 @@ export function decide(input: RolloutState, observations: ClusterObservation[], 
     state.reason = `${state.reason ?? 'rolled back'}; every changed cluster has its previous spec back`;
   }
 
-  const changed = JSON.stringify(state) !== JSON.stringify(input);
+  // A newer observation that changes nothing else is not worth a write: the stored version guards against
+  // stale writers, and every step observes afresh anyway.
+  const changed = comparable(state) !== comparable(input);
   if (changed) state.updatedAt = at;
+  else state.clusters.forEach((c, i) => (c.observedAt = input.clusters[i].observedAt));
   return { state, actions, changed };
+}
+
+function comparable(state: RolloutState): string {
+  return JSON.stringify({ ...state, updatedAt: undefined, clusters: state.clusters.map((c) => ({ ...c, observedAt: undefined })) });
 }
 
 /** Duplicated or reordered deliveries: only the newest observation of each cluster counts. */
@@ -88,7 +95,10 @@ function fold(cluster: ClusterProgress, obs: ClusterObservation): void {
   cluster.observedAt = obs.observedAt;
   if (obs.error) return; // keep the last known pools; the reason says why they are stale
   const pools: Record<string, PoolProgress> = {};
+  cluster.poolCount = obs.pools.length;
+  cluster.healthyPools = obs.pools.filter(healthy).length;
   for (const p of [...obs.pools].sort((a, b) => a.name.localeCompare(b.name))) {
+    if (healthy(p)) continue;
     pools[p.name] = {
       available: p.available,
       atVersion: p.atVersion,

@@ -65,6 +65,13 @@ export interface ClusterProgress {
   reason?: string;
   /** Time of the newest observation folded in; older ones (reordered deliveries) are ignored. */
   observedAt?: string;
+  /** PoolSpirits in the cluster at the last observation, and how many were healthy at the target. */
+  poolCount?: number;
+  healthyPools?: number;
+  /**
+   * The pools that are not healthy at the target, with why. Healthy pools are only counted: the state is
+   * one item, and a 20 × 50 fleet's steady pools would otherwise be most of its size (and write units).
+   */
   pools: Record<string, PoolProgress>;
 }
 

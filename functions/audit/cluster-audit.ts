@@ -4,7 +4,7 @@
  * run tries again, and a retry storm against a cluster that is down helps nobody).
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { auditCluster, unreachableAudit } from '../../core/audit/index.ts';
+import { auditCluster, DEFAULT_AUDIT_THRESHOLDS, unreachableAudit } from '../../core/audit/index.ts';
 import type { AuditRecord, ClusterAudit } from '../../core/audit/index.ts';
 import {
   clusterAuditHistory,
@@ -46,7 +46,8 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
   let clusterReads = 0;
   let audit: ClusterAudit;
   let error: string | undefined;
-  const since = new Date(now.getTime() - deps.historyWindowMs);
+  // The audit itself only looks back over the flapping window; the report's charts read the longer history.
+  const since = new Date(now.getTime() - (deps.thresholds?.flappingWindowMs ?? DEFAULT_AUDIT_THRESHOLDS.flappingWindowMs));
   // Table reads fail the invocation (the bus retries it); only the cluster's own failures become a finding.
   const [history, probes, latestProbes] = await Promise.all([
     clusterAuditHistory(table, request.clusterId, since, now),

@@ -42,7 +42,7 @@ export interface AuditDeps {
   /** Renders the desired PKI when a Secret is missing (the drift check needs something to compare). */
   keyFactory: KeyFactory;
   thresholds?: Partial<AuditThresholds>;
-  /** How far back the history for flapping detection and charts reaches. */
+  /** How far back the fleet report's charts reach (the audit itself reads back over the flapping window). */
   historyWindowMs: number;
   namespace?: string;
   /** Clusters audited at once by `auditNow` (the CLI). */

@@ -210,7 +210,7 @@ async function stepWithState(inv: Invocation, rolloutId: string, command?: Rollo
     const n = out.state.clusters.filter((c) => c.phase === p).length;
     if (n) clusters[p] = n;
   }
-  if (out.written) deps.logger.info('rollout step', { rolloutId, phase: out.state.phase, wave: out.state.wave, version: out.state.version, actions: out.result.length });
+  if (out.result.length) deps.logger.info('rollout step', { rolloutId, phase: out.state.phase, wave: out.state.wave, version: out.state.version, actions: out.result });
   const summary: RolloutSummary = {
     rolloutId,
     phase: out.state.phase,
@@ -259,14 +259,23 @@ export async function runRollout(deps: RolloutDeps, detail: RolloutCommandDetail
         ? [{ id: detail.rolloutId }]
         : await listRollouts(inv.table, { activeOnly: true });
       rollouts = [];
+      const failures: string[] = [];
       for (const entry of entries) {
-        const { summary, state } = await stepWithState(inv, entry.id);
-        // An index entry left behind by a crash between the state write and the index write.
-        if (entry.phase !== undefined && (entry.phase !== state.phase || (entry.reason ?? '') !== (state.reason ?? ''))) {
-          await updateRolloutIndex(inv.table, state);
+        // One rollout's trouble must not hold the others back; the failure still fails the tick (retried).
+        try {
+          const { summary, state } = await stepWithState(inv, entry.id);
+          // An index entry left behind by a crash between the state write and the index write.
+          if (entry.phase !== undefined && (entry.phase !== state.phase || (entry.reason ?? '') !== (state.reason ?? ''))) {
+            await updateRolloutIndex(inv.table, state);
+          }
+          rollouts.push(summary);
+        } catch (err) {
+          if (detail.rolloutId) throw err;
+          deps.logger.error('rollout step failed', { rolloutId: entry.id, error: errorText(err) });
+          failures.push(`${entry.id}: ${errorText(err)}`);
         }
-        rollouts.push(summary);
       }
+      if (failures.length) throw new Error(`tick failed for ${failures.length} rollout(s): ${failures.join('; ')}`);
       break;
     }
     default:

@@ -8,6 +8,8 @@ import { constants as fsConstants, closeSync, fstatSync, openSync, readFileSync,
 import { access, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { DEFAULT_ETCD_STORAGE } from '../../core/poolspirit/defaults.ts';
+import { quantityBytes } from '../../core/quantity.ts';
 
 export const ETCD_BINARY = '/usr/bin/etcd';
 const SETPRIV = '/usr/bin/setpriv';
@@ -22,22 +24,19 @@ const PORT_ATTEMPTS = 5;
  * etcd flag presets, without the leading `--`. `product` is what a pool-spirit runs with; `upstream` is the
  * OpenYurt pool-coordinator's etcd, kept so the capacity probe can show both side by side.
  *
- * Why these product values (REFERENCE.md, "Measured on this kind of machine"): under a patch storm the raft
- * log is held in memory until a snapshot and WAL segments pile up in tmpfs, so a small `snapshot-count` and
- * `max-wals=1` (plus `max-snapshots=1`) are what bound RSS + tmpfs; history is bounded by client-driven
- * compaction + defragmentation (the agent), because etcd 3.4's own revision compaction only checks every 5
- * minutes. Periodic auto-compaction stays on as a backstop with kube-apiserver's 5-minute cadence. The quota
- * sits well under the pod's 512 MiB limit so etcd raises NOSPACE before the kernel OOM-kills it; NOSPACE
- * stays set until disarmed (see metrics.ts disarmAlarms). Issue 5 re-tunes these from its measurements.
+ * `product` is derived from the core's storage defaults (core/poolspirit/defaults.ts DEFAULT_ETCD_STORAGE,
+ * the values the pool-spirit workload is rendered with), so a local pool-spirit and the capacity probe
+ * run exactly what the edge runs; the reasons for each value are documented there. (It used to carry its
+ * own copy, which had drifted: a 256 MiB quota and 5-minute compaction against the rendered 512Mi / 1m.)
  */
 export const etcdFlags = {
   product: {
-    'snapshot-count': '5000',
-    'max-wals': '1',
-    'max-snapshots': '1',
-    'quota-backend-bytes': String(256 * 1024 * 1024),
-    'auto-compaction-mode': 'periodic',
-    'auto-compaction-retention': '5m',
+    'snapshot-count': String(DEFAULT_ETCD_STORAGE.snapshotCount),
+    'max-wals': String(DEFAULT_ETCD_STORAGE.maxWals),
+    'max-snapshots': String(DEFAULT_ETCD_STORAGE.maxSnapshots),
+    'quota-backend-bytes': String(quantityBytes(DEFAULT_ETCD_STORAGE.quotaBackendBytes)),
+    'auto-compaction-mode': DEFAULT_ETCD_STORAGE.autoCompaction.mode,
+    'auto-compaction-retention': DEFAULT_ETCD_STORAGE.autoCompaction.retention,
   },
   upstream: {
     'snapshot-count': '10000',

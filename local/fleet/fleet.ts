@@ -108,9 +108,9 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   const eventBusName = rules.find((r) => r.target === 'reconcile' && r.pattern)?.eventBus ?? 'default';
   // The functions' follow-up events go through the bus's PutEvents, as in the cloud.
   const events = { putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries) };
-  const audit = new LocalFunction(createAuditHandler({ table, events, eventBusName }), { name: 'audit', timeoutMs: 300_000, concurrency: 10 });
-  const cloudEvents = new LocalFunction(createCloudEventsHandler({ table, events, eventBusName }), { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 });
-  const rollout = new LocalFunction(createRolloutHandler({ table }), { name: 'rollout', timeoutMs: 300_000, concurrency: 2 });
+  const audit = new LocalFunction(createAuditHandler({ table, events, eventBusName, logger: newLogger() }), { name: 'audit', timeoutMs: 300_000, concurrency: 10 });
+  const cloudEvents = new LocalFunction(createCloudEventsHandler({ table, events, eventBusName, logger: newLogger() }), { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 });
+  const rollout = new LocalFunction(createRolloutHandler({ table, logger: newLogger() }), { name: 'rollout', timeoutMs: 300_000, concurrency: 2 });
   const bus = await startLocalBus({
     rules,
     targets: {

@@ -102,6 +102,10 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
   );
   if (e.errorSamples.length) out.push(`  errors: ${e.errorSamples.join(' | ')}`);
 
+  const overridden = Object.entries(r.etcdSettings.productOverrides);
+  if (overridden.length) {
+    out.push('', `Note: product etcd flags overridden for this run: ${overridden.map(([k, val]) => `--${k}=${val}`).join(' ')}`);
+  }
   if (r.etcdSettings.launchPresetDiffers.length) {
     out.push('', 'Note: local/etcd etcdFlags.product differs from the rendered product defaults (the probe used the rendered ones):');
     for (const d of r.etcdSettings.launchPresetDiffers) out.push(`  --${d.flag}: rendered ${d.rendered}, launch preset ${d.launchPreset ?? '(unset)'}`);

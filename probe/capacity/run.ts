@@ -18,6 +18,7 @@ import type { KubeHttp } from './kube-http.ts';
 import { kubeHttpForKubeconfig, kubeHttpForUrl } from './kube-http.ts';
 import { deleteObjects, probePaths, removeLeftovers, writeObjects, type LoadShape, type PhaseFigures, type WriteFigures } from './load.ts';
 import { startLocalTarget } from './local-target.ts';
+import { PROBE_NAMESPACE } from './objects.ts';
 import { patchStorm, type StormResult } from './storm.ts';
 
 export type ProbeTarget = { kind: 'local' } | { kind: 'kubeconfig'; file: string; context?: string; etcdMetricsUrl?: string };
@@ -40,6 +41,11 @@ export interface CapacityProbeOptions {
   maintenanceIntervalMs: number;
   /** Allowed growth of the storm's last third over its middle third (0.1 = 10 %). */
   tolerance: number;
+  /**
+   * etcd flags (without `--`) laid over the rendered product settings of the local product stack: to
+   * measure a candidate default before changing it (reported as `etcdSettings.productOverrides`).
+   */
+  productEtcdOverrides?: Record<string, string>;
   /** The Lease contenders elect over; a remote target gets its own so a real pool's election is not disturbed. */
   lease?: { namespace: string; name: string };
   log?: (line: string) => void;
@@ -87,6 +93,8 @@ export interface CapacityProbeReport {
   parameters: Omit<CapacityProbeOptions, 'target' | 'log' | 'lease'> & { leaderElection: { unscaled: LeaderElectionConfig; asRun: LeaderElectionConfig } };
   etcdSettings: {
     product: Record<string, string>;
+    /** Flags of `product` that were overridden for this run (not the rendered defaults). */
+    productOverrides: Record<string, string>;
     upstream: Record<string, string>;
     /** Where local/etcd's launch preset differs from what a pool-spirit is rendered with. */
     launchPresetDiffers: Array<{ flag: string; rendered: string; launchPreset: string | undefined }>;
@@ -121,6 +129,13 @@ export function validateOptions(o: CapacityProbeOptions): CapacityProbeOptions {
   if (!(o.sampleIntervalMs >= 50)) throw new TypeError(`sampleIntervalMs: expected at least 50, got ${o.sampleIntervalMs}`);
   if (!(o.maintenanceIntervalMs >= 50)) throw new TypeError(`maintenanceIntervalMs: expected at least 50, got ${o.maintenanceIntervalMs}`);
   if (!(o.tolerance >= 0 && o.tolerance <= 10)) throw new TypeError(`tolerance: expected a fraction such as 0.1, got ${o.tolerance}`);
+  for (const [flag, value] of Object.entries(o.productEtcdOverrides ?? {})) {
+    if (!/^[a-z][a-z0-9-]*$/.test(flag)) throw new TypeError(`productEtcdOverrides: "${flag}" is not an etcd flag name (lowercase, without --)`);
+    if (typeof value !== 'string' || value === '') throw new TypeError(`productEtcdOverrides.${flag}: expected a non-empty string value`);
+  }
+  if (o.productEtcdOverrides && Object.keys(o.productEtcdOverrides).length && o.target.kind !== 'local') {
+    throw new TypeError('productEtcdOverrides: only a local target starts etcd; a remote one runs with its own flags');
+  }
   return o;
 }
 
@@ -130,7 +145,9 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
   const started = new Date();
   const shape: LoadShape = { nodes: o.nodes, pods: o.pods, objectBytes: o.objectBytes, concurrency: o.concurrency };
   const election = validateLeaderElectionConfig(scaleLeaderElection(YURTHUB_LEADER_ELECTION, o.timeScale));
-  const product = productEtcdSettings();
+  const overrides = o.productEtcdOverrides ?? {};
+  const rendered = productEtcdSettings();
+  const product: EtcdSettings = { ...rendered, flags: { ...rendered.flags, ...overrides } };
   const upstream = upstreamEtcdSettings();
   const electionOptions = (lease: { namespace: string; name: string }) => ({
     contenders: o.contenders, config: election, timeScale: o.timeScale, kills: o.kills, lease, log,
@@ -138,6 +155,7 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
   const stormOptions = (observer: EtcdObserver, settings: EtcdSettings, paths: string[]) => ({
     seconds: o.patchStormSeconds, concurrency: o.stormConcurrency, paths, sampleIntervalMs: o.sampleIntervalMs,
     maintenanceIntervalMs: o.maintenanceIntervalMs, observer, limitBytes: settings.memoryLimitBytes, tolerance: o.tolerance,
+    warmupUpdates: raftWarmupUpdates(settings.flags),
   });
   const maxSockets = Math.max(o.concurrency, o.stormConcurrency, Math.min(o.contenders, 512));
 
@@ -195,11 +213,14 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
       const afterWrite = await observer.snapshot();
       leaderElection = await runElection(api, electionOptions(o.lease ?? REMOTE_PROBE_LEASE));
       log(`patch storm for ${o.patchStormSeconds} s`);
-      const storm = await patchStorm(api, stormOptions(observer, product, probePaths(shape)));
+      // The target's etcd flags are unknown: no warm-up allowance.
+      const storm = await patchStorm(api, stormOptions(observer, { ...product, flags: {} }, probePaths(shape)));
       storms.target = { settings: { ...product, flags: {} }, write, storm };
       log('deleting everything');
       const del = await deleteObjects(api, shape);
-      await api.request('DELETE', `/apis/coordination.k8s.io/v1/namespaces/${REMOTE_PROBE_LEASE.namespace}/leases/${REMOTE_PROBE_LEASE.name}`);
+      const lease = o.lease ?? REMOTE_PROBE_LEASE;
+      await api.request('DELETE', `/apis/coordination.k8s.io/v1/namespaces/${lease.namespace}/leases/${lease.name}`);
+      await api.request('DELETE', `/api/v1/namespaces/${PROBE_NAMESPACE}`);
       load = { write, delete: del, etcd: { before, afterWrite, afterDelete: await observer.snapshot(), afterCompactAndDefrag: null } };
     } finally {
       api.close();
@@ -208,7 +229,7 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
 
   const main = storms.product ?? storms.target!;
   const finished = new Date();
-  const { log: _log, target: _target, lease: _lease, ...parameters } = o;
+  const { log: _log, target: _target, lease: _lease, productEtcdOverrides: _overrides, ...parameters } = o;
   return {
     kind: 'CapacityProbeReport',
     version: 1,
@@ -217,7 +238,7 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
     durationSeconds: Math.round((finished.getTime() - started.getTime()) / 100) / 10,
     target: { kind: o.target.kind, server: server!, etcdFiguresFrom: source! },
     parameters: { ...parameters, leaderElection: { unscaled: YURTHUB_LEADER_ELECTION, asRun: election } },
-    etcdSettings: { product: product.flags, upstream: upstream.flags, launchPresetDiffers: diffFromLaunchPreset() },
+    etcdSettings: { product: product.flags, productOverrides: overrides, upstream: upstream.flags, launchPresetDiffers: diffFromLaunchPreset() },
     load: load!,
     patchStorm: storms,
     leaderElection: leaderElection!,
@@ -234,6 +255,17 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
         leaderElection!.targets.zeroOverlaps,
     },
   };
+}
+
+/** etcd 3.4's default snapshot-count and its fixed SnapshotCatchUpEntries. */
+const ETCD_DEFAULT_SNAPSHOT_COUNT = 100_000;
+const SNAPSHOT_CATCH_UP_ENTRIES = 5000;
+
+/** Updates until the raft log held in memory is at its largest (0 when the flags are not known). */
+function raftWarmupUpdates(flags: Record<string, string>): number {
+  if (!Object.keys(flags).length) return 0;
+  const count = Number(flags['snapshot-count'] ?? ETCD_DEFAULT_SNAPSHOT_COUNT);
+  return (Number.isFinite(count) && count > 0 ? count : ETCD_DEFAULT_SNAPSHOT_COUNT) + SNAPSHOT_CATCH_UP_ENTRIES;
 }
 
 async function loadPhases(api: KubeHttp, observer: EtcdObserver, shape: LoadShape, log: (line: string) => void) {

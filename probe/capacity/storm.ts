@@ -22,6 +22,8 @@ export interface StormOptions {
   observer: EtcdObserver;
   limitBytes: number;
   tolerance: number;
+  /** Updates before memory can be steady (see verdict.ts); 0 when etcd's flags are unknown. */
+  warmupUpdates: number;
   /** Conflicts retried per update before giving up on it. */
   maxConflictRetries?: number;
 }
@@ -122,9 +124,10 @@ export async function patchStorm(api: KubeHttp, o: StormOptions): Promise<StormR
 
   const basis = samples.some((s) => s.memoryBytes !== null) ? 'rss+tmpfs' : samples.some((s) => s.rssBytes !== null) ? 'rss' : 'none';
   const verdict = memoryVerdict({
-    samples: samples.map((s) => ({ t: s.t, bytes: basis === 'rss+tmpfs' ? s.memoryBytes : s.rssBytes })),
+    samples: samples.map((s) => ({ t: s.t, updates: s.updates, bytes: basis === 'rss+tmpfs' ? s.memoryBytes : s.rssBytes })),
     limitBytes: o.limitBytes,
     tolerance: o.tolerance,
+    warmupUpdates: o.warmupUpdates,
   });
   return {
     seconds: round(seconds),

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { auditCluster, type ClusterObservation, type Finding } from '../../core/audit/index.ts';
-import type { KubeObject } from '../../core/index.ts';
 import { CLUSTER, DAY, healthyCluster, node, NOW, pod, poolSpirit } from './world.ts';
 
 const audit = (obs: ClusterObservation) => auditCluster(obs, { now: NOW });
@@ -229,5 +228,3 @@ describe('health rolls up', () => {
   });
 });
 
-// Keeps the helper import used for type-only reasons out of the way of the linter.
-export type { KubeObject };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditCluster, buildFleetReport, renderFleetReportHtml, type AuditRecord, type FleetReport } from '../../core/audit/index.ts';
 import { chromium, haveChromium, visibleText } from './chromium.ts';
+import { reportText } from '../../cli/commands/audit.ts';
 import { healthyCluster, NOW } from './world.ts';
 
 const MI = 2 ** 20;
@@ -100,6 +101,14 @@ describe('fleet report', () => {
     await chromium(join(dir, 'fleet.html'), { screenshot: png, width: 1280, height: 1600 });
     const { stat } = await import('node:fs/promises');
     expect((await stat(png)).size).toBeGreaterThan(10_000);
+  });
+
+  it('prints a terminal summary: one line per cluster, then each finding with what fixes it', () => {
+    const text = reportText(report);
+    expect(text).toMatch(/^fleet: 3 cluster\(s\), 4 pool\(s\): 3 healthy, 1 degraded, 0 critical\n/);
+    expect(text).toMatch(/edge-ap-1\s+not audited\s+0\/0\s+0\s+-/);
+    expect(text).toMatch(/edge-eu-1\s+DEGRADED\s+1\/2\s+2/);
+    expect(text).toMatch(/WARNING\s+spec-drift\s+hangzhou\s+Service pool-spirit-system\/ps-hangzhou is missing .* \[reconcile requested\]/);
   });
 
   it('escapes names that come from clusters', () => {

@@ -34,7 +34,7 @@ function variant(from: string, to: string): string {
 
 /** Source and detail-type literals a pattern names, so they can be checked against events/. */
 function literals(pattern: unknown, field: 'source' | 'detail-type'): string[] {
-  const values = (pattern as Record<string, unknown>)[field];
+  const values = (pattern as Record<string, unknown> | undefined)?.[field]; // schedule rules have no pattern
   return Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string') : [];
 }
 

@@ -76,14 +76,15 @@ describe('rollout on the local fleet: 3 clusters × 2 pools', () => {
   it('stops and rolls back by itself when the new version never becomes healthy in one cluster', async () => {
     await fleet.rollout.invoke({
       command: 'start',
-      rollout: { id: 'agent-030', patch: { agent: { version: '0.3.0' } }, canary: 1, maxConcurrency: '2', soak: '1s', progressDeadline: '6s', autoRollback: true },
+      rollout: { id: 'agent-030', patch: { agent: { version: '0.3.0' } }, canary: 1, maxConcurrency: '2', soak: '1s', progressDeadline: '15s', autoRollback: true },
     });
     const state = await tickToEnd('agent-030', 60_000);
     expect(state.phase, state.reason).toBe('RolledBack');
     expect(state.reason).toMatch(/cluster-03/);
     const bad = state.clusters.find((c) => c.id === 'cluster-03')!;
-    expect(bad).toMatchObject({ phase: 'RolledBack', failed: true });
-    expect(bad.reason).toMatch(/progress deadline \(6s\) passed: .*not available/);
+    const clusters = JSON.stringify(state.clusters.map(({ id, phase, failed, reason }) => ({ id, phase, failed, reason })));
+    expect(bad, clusters).toMatchObject({ phase: 'RolledBack', failed: true });
+    expect(bad.reason, clusters).toMatch(/progress deadline \(15s\) passed: .*not available/);
     expect(state.clusters.filter((c) => c.id !== 'cluster-03').every((c) => c.phase === 'RolledBack')).toBe(true);
     // The previous version is back everywhere it was applied, and the pools are healthy again on it.
     await fleet.waitConverged(30_000);

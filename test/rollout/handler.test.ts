@@ -49,7 +49,8 @@ async function runToEnd(id: string, stepMs = 1000, maxTicks = 80): Promise<Rollo
     try {
       results.push(await fleet.invoke({ command: 'tick' }));
     } catch (err) {
-      if (!(err instanceof CrashError)) throw err;
+      // A crashed step fails the tick (the bus would retry it); the next tick carries on.
+      if (!/crash at side effect/.test((err as Error).message)) throw err;
     }
     const state = await readRollout(fleet.table, id);
     if (state && TERMINAL.includes(state.phase)) return results;
@@ -80,7 +81,7 @@ describe('rollout handler', () => {
       ['c1', 'Succeeded', 2],
       ['c3', 'Succeeded', 2],
     ]);
-    expect(state.clusters[0].pools['pool-0']).toEqual({ available: true, atVersion: true, leaderHealthy: true, specApplied: true });
+    expect(state.clusters[0]).toMatchObject({ poolCount: 2, healthyPools: 2, pools: {} });
     const specs = await fleet.specs();
     for (const spec of Object.values(specs)) expect(spec).toMatchObject({ version: '0.1.0', agent: { version: '0.2.0' } });
   });
@@ -224,7 +225,6 @@ describe('crash at any step', () => {
     expect(clean.state.phase).toBe(bad ? 'RolledBack' : 'Succeeded');
     const total = clean.sideEffects;
     expect(total).toBeGreaterThan(5);
-    console.log(`crash scenario (bad version: ${bad}): ${total} side effects`);
     for (let n = 1; n <= total; n++) {
       await resetSpecs();
       fleet.bad = bad ? { c2: ['0.4.0'] } : {};
