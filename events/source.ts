@@ -22,10 +22,14 @@ export const RECONCILE_REQUEST_DETAIL_TYPE = 'Reconcile Request';
 /** `detail-type` of a request to audit one registered cluster (the scheduled audit fans these out). */
 export const AUDIT_REQUEST_DETAIL_TYPE = 'Cluster Audit Request';
 
+/** `detail-type` of a request to probe the YurtHub leader election of one cluster's pools now. */
+export const LEADER_PROBE_REQUEST_DETAIL_TYPE = 'Leader Probe Request';
+
 export const DETAIL_TYPES = {
   changeNotice: CHANGE_NOTICE_DETAIL_TYPE,
   reconcileRequest: RECONCILE_REQUEST_DETAIL_TYPE,
   auditRequest: AUDIT_REQUEST_DETAIL_TYPE,
+  leaderProbeRequest: LEADER_PROBE_REQUEST_DETAIL_TYPE,
 } as const;
 export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
 

@@ -4,10 +4,10 @@
  */
 import { z } from 'zod';
 import { eventEnvelopeSchema, EventValidationError, parseEvent } from '../../events/envelope.ts';
-import { RECONCILER_SOURCE, SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../../events/source.ts';
+import { LEADER_PROBE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE, SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../../events/source.ts';
 
 /** `detail-type` of a request to probe one cluster's leader elections now. */
-export const LEADER_PROBE_REQUEST_DETAIL_TYPE = 'Leader Probe Request';
+export { LEADER_PROBE_REQUEST_DETAIL_TYPE };
 
 const clusterId = z
   .string()

@@ -10,6 +10,7 @@ import { poolSpiritIntent } from '../../core/nodepool.ts';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { createReconcileHandler } from '../../functions/reconcile.ts';
 import { createRolloutHandler } from '../../functions/rollout.ts';
+import { createProbeHandler } from '../../functions/probe.ts';
 import { createAuditHandler } from '../../functions/audit.ts';
 import { createCloudEventsHandler } from '../../functions/cloud-events.ts';
 import { startLocalBus, type LocalBus } from '../bus/index.ts';
@@ -59,6 +60,8 @@ export interface LocalFleet {
   reconcile: LocalFunction;
   /** The rollout function: the schedule rule's tick (every minute) and spiritctl's commands. */
   rollout: LocalFunction;
+  /** The leader-election probe function (schedule and probe requests). */
+  probe: LocalFunction;
   /** The audit function (schedule fan-out and per-cluster audits), routed by serverless.yml's rules. */
   audit: LocalFunction;
   /** The cloud-events function (EC2 state changes, Spot warnings); inject them with bus.injectEvent. */
@@ -108,14 +111,16 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   const eventBusName = rules.find((r) => r.target === 'reconcile' && r.pattern)?.eventBus ?? 'default';
   // The functions' follow-up events go through the bus's PutEvents, as in the cloud.
   const events = { putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries) };
-  const audit = new LocalFunction(createAuditHandler({ table, events, eventBusName, logger: newLogger() }), { name: 'audit', timeoutMs: 300_000, concurrency: 10 });
-  const cloudEvents = new LocalFunction(createCloudEventsHandler({ table, events, eventBusName, logger: newLogger() }), { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 });
-  const rollout = new LocalFunction(createRolloutHandler({ table, logger: newLogger() }), { name: 'rollout', timeoutMs: 300_000, concurrency: 2 });
+  const audit = LocalFunction.perContainer(() => createAuditHandler({ table, events, eventBusName, logger: newLogger() }), { name: 'audit', timeoutMs: 300_000, concurrency: 10 });
+  const cloudEvents = LocalFunction.perContainer(() => createCloudEventsHandler({ table, events, eventBusName, logger: newLogger() }), { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 });
+  const rollout = LocalFunction.perContainer(() => createRolloutHandler({ table, logger: newLogger() }), { name: 'rollout', timeoutMs: 300_000, concurrency: 2 });
+  const probe = LocalFunction.perContainer(() => createProbeHandler({ table, logger: newLogger() }), { name: 'probe', timeoutMs: 120_000, concurrency: 4 });
   const bus = await startLocalBus({
     rules,
     targets: {
       reconcile: (event) => reconcile.invoke(event),
       rollout: (event) => rollout.invoke(event),
+      probe: (event) => probe.invoke(event),
       audit: (event) => audit.invoke(event),
       cloudEvents: (event) => cloudEvents.invoke(event),
     },
@@ -173,6 +178,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     table,
     reconcile,
     rollout,
+    probe,
     audit,
     cloudEvents,
     eventBusName,
