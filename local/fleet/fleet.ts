@@ -7,7 +7,6 @@ import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
 import { createStateTable, registerCluster, type StateTable } from '../../adapters/state-table/index.ts';
 import { Forwarder } from '../../forwarder/forwarder.ts';
 import { poolSpiritIntent } from '../../core/nodepool.ts';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { createReconcileHandler } from '../../functions/reconcile.ts';
 import { createRolloutHandler } from '../../functions/rollout.ts';
 import { createProbeHandler } from '../../functions/probe.ts';
@@ -20,6 +19,7 @@ import { startLocalCluster, type LocalCluster } from '../kube-api/index.ts';
 import { SimKubelet } from '../kubelet/sim-kubelet.ts';
 import { simulateAgent } from '../kubelet/agent-sim.ts';
 import { LocalFunction } from '../lambda-runtime.ts';
+import { localObservability } from './observability.ts';
 import { createClusterCa, type ClusterCa } from './cluster-ca.ts';
 import type { FleetProgress } from './progress.ts';
 import { PRODUCT_NAMESPACE, runLimited, seedCluster, type FleetShape } from './seed.ts';
@@ -98,11 +98,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   const table = createStateTable({ client: dynamo.client, tableName });
   const clusterCa = await createClusterCa();
 
-  // The local stack has no CloudWatch to read EMF metrics, and JSON logs would drown the progress view:
-  // metrics are off and logs show errors only, unless the environment asks for more.
-  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-  const newLogger = () => new Logger({ serviceName: 'pool-spirit-reconciler', logLevel: (process.env.POWERTOOLS_LOG_LEVEL as any) ?? 'ERROR' });
-  const reconcile = LocalFunction.perContainer(() => createReconcileHandler({ table, logger: newLogger() }), {
+  const reconcile = LocalFunction.perContainer(() => createReconcileHandler({ table, ...localObservability('pool-spirit-reconciler') }), {
     name: 'reconcile',
     timeoutMs: opts.reconcileTimeoutMs ?? 60_000,
     concurrency: opts.reconcileConcurrency ?? 20,
@@ -111,10 +107,10 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   const eventBusName = rules.find((r) => r.target === 'reconcile' && r.pattern)?.eventBus ?? 'default';
   // The functions' follow-up events go through the bus's PutEvents, as in the cloud.
   const events = { putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries) };
-  const audit = LocalFunction.perContainer(() => createAuditHandler({ table, events, eventBusName, logger: newLogger() }), { name: 'audit', timeoutMs: 300_000, concurrency: 10 });
-  const cloudEvents = LocalFunction.perContainer(() => createCloudEventsHandler({ table, events, eventBusName, logger: newLogger() }), { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 });
-  const rollout = LocalFunction.perContainer(() => createRolloutHandler({ table, logger: newLogger() }), { name: 'rollout', timeoutMs: 300_000, concurrency: 2 });
-  const probe = LocalFunction.perContainer(() => createProbeHandler({ table, logger: newLogger() }), { name: 'probe', timeoutMs: 120_000, concurrency: 4 });
+  const audit = LocalFunction.perContainer(() => createAuditHandler({ table, events, eventBusName, ...localObservability('pool-spirit-audit') }), { name: 'audit', timeoutMs: 300_000, concurrency: 10 });
+  const cloudEvents = LocalFunction.perContainer(() => createCloudEventsHandler({ table, events, eventBusName, ...localObservability('pool-spirit-cloud-events') }), { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 });
+  const rollout = LocalFunction.perContainer(() => createRolloutHandler({ table, ...localObservability('pool-spirit-rollout') }), { name: 'rollout', timeoutMs: 300_000, concurrency: 2 });
+  const probe = LocalFunction.perContainer(() => createProbeHandler({ table, ...localObservability('pool-spirit-probe') }), { name: 'probe', timeoutMs: 120_000, concurrency: 4 });
   const bus = await startLocalBus({
     rules,
     targets: {

@@ -82,7 +82,8 @@ describe('forwarder under faults', () => {
 
     const stats = forwarder.stats();
     expect(stats.sender.failedEntryAttempts).toBeGreaterThan(0);
-    expect(stats.informers.NodePool.watchesStarted).toBeGreaterThan(1);
+    // The injected drop ends each watch after 400 ms: the informer must have resumed at least once.
+    await waitFor(() => forwarder.stats().informers.NodePool.watchesStarted > 1, 10_000, 'a resumed watch');
     expect(received.every((n) => n.clusterId === 'flaky')).toBe(true);
     for (const batch of batches) {
       expect(batch.length).toBeLessThanOrEqual(MAX_ENTRIES_PER_CALL);
