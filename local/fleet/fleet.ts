@@ -235,7 +235,7 @@ function firstErrorsOnly(log: (line: string) => void, perMessage = 3) {
       const message = (err as any)?.body?.message ?? err.message;
       const n = (seen.get(message) ?? 0) + 1;
       seen.set(message, n);
-      if (n <= perMessage) log(`${clusterId} kubelet: ${message}${n === perMessage ? ' (further repeats not shown)' : ''}${process.env.PS_DEBUG ? '\n' + err.stack : ''}`);
+      if (n <= perMessage) log(`${clusterId} kubelet: ${message}${n === perMessage ? ' (further repeats not shown)' : ''}`);
     },
   };
 }
