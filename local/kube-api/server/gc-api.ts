@@ -10,14 +10,9 @@ import type { ResourceInfo } from '../registry.ts';
 import { ApiError } from './errors.ts';
 import { present, type KubeObject } from './objects.ts';
 import { CompactedError, type StorageWatchEvent, type WatchHandle } from '../storage/types.ts';
+import type { ObjectRef } from '../gc.ts';
 
-export interface ObjectRef {
-  apiVersion: string;
-  kind: string;
-  namespace?: string;
-  name: string;
-  uid: string;
-}
+export type { ObjectRef };
 
 export interface GcApi {
   listAll(): Promise<KubeObject[]>;
