@@ -1,9 +1,14 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MAX_ERROR_LENGTH, sanitizeError } from '../../local/bus/sanitize.ts';
 
+// A real key, made at test time (never committed): the sanitizer must redact whatever a PEM block holds.
+const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const pemBody = pem.split('\n')[1];
+
 describe('sanitizeError (what the dead-letter store keeps)', () => {
   it.each([
-    ['a PEM block', new Error('bad key -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY----- here'), 'MIIEowIBAAKCAQEA'],
+    ['a PEM block', new Error(`bad key ${pem} here`), pemBody],
     ['a bearer token', new Error('401 for Authorization: Bearer abc.def.ghi'), 'abc.def.ghi'],
     ['an access key id', 'denied for AKIAABCDEFGHIJKLMNOP', 'AKIAABCDEFGHIJKLMNOP'],
     ['a presigned URL signature', 'GET https://sts.amazonaws.com/?X-Amz-Signature=deadbeef01&X-Amz-Credential=AKID', 'deadbeef01'],

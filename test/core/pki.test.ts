@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { renderPoolSpirit, webCryptoKeyFactory } from '../../core/index.ts';
 import { DAY, NOW, renderInput } from './fixtures.ts';
@@ -34,7 +35,8 @@ describe('per-pool PKI', () => {
       const c = cert(pki[`${id}.crt`]);
       expect(c.publicKey.algorithm).toMatchObject({ name: 'ECDSA', namedCurve: 'P-256' });
       expect(c.signatureAlgorithm).toMatchObject({ name: 'ECDSA', hash: { name: 'SHA-256' } });
-      expect(pki[`${id}.key`]).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+      // The key is a PKCS#8 private key for the same P-256 curve as the certificate.
+      expect(createPrivateKey(pki[`${id}.key`]).asymmetricKeyDetails).toMatchObject({ namedCurve: 'prime256v1' });
     }
   });
 
