@@ -16,6 +16,7 @@ import { startLocalFleet, type LocalFleet } from '../local/fleet/fleet.ts';
 import { auditDeps, auditNow } from '../functions/audit.ts';
 import type { Finding } from '../core/audit/index.ts';
 import { median, round } from './lib/stats.ts';
+import { intFlag } from '../cli/command.ts';
 
 const exec = promisify(execFile);
 const log = (line: string) => process.stderr.write(`[audit] ${line}\n`);
@@ -75,8 +76,8 @@ export async function run(args: string[]): Promise<unknown> {
       'converge-timeout': { type: 'string', default: '1800' },
     },
   });
-  const clusters = Number(values.clusters);
-  const pools = Number(values.pools);
+  const clusters = intFlag('clusters', values.clusters, 1, 200);
+  const pools = intFlag('pools', values.pools, 9, 1000);
   if (pools < 9) throw new Error('--pools must be at least 9: one pool per injected drift kind');
   const dir = await mkdtemp(join(tmpdir(), 'ps-bench-audit-'));
   let fleet: LocalFleet | undefined;

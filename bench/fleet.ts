@@ -13,6 +13,7 @@ import { startLocalFleet, type FleetCluster } from '../local/fleet/fleet.ts';
 import { createIfMissing, edgeNode, nodeName, nodePool, poolName, runLimited } from '../local/fleet/seed.ts';
 import { measureWriteFloor } from './local-api.ts';
 import { median, percentile, round } from './lib/stats.ts';
+import { intFlag } from '../cli/command.ts';
 
 const log = (line: string) => process.stderr.write(`[fleet] ${line}\n`);
 
@@ -43,12 +44,12 @@ export async function run(args: string[]): Promise<unknown> {
       'floor-repeats': { type: 'string', default: '3' },
     },
   });
-  const clusters = Number(values.clusters);
-  const pools = Number(values.pools);
-  const samples = Number(values['latency-samples']);
+  const clusters = intFlag('clusters', values.clusters, 1, 200);
+  const pools = intFlag('pools', values.pools, 1, 1000);
+  const samples = intFlag('latency-samples', values['latency-samples'], 1, 1000);
 
   log('measuring the local API write floor (memory backend)…');
-  const floor = await measureWriteFloor({ backends: ['memory'], repeats: Number(values['floor-repeats']), log });
+  const floor = await measureWriteFloor({ backends: ['memory'], repeats: intFlag('floor-repeats', values['floor-repeats'], 1, 20), log });
   const floorCreates = floor.backends.memory!.createsPerSec;
   const floorBest = Math.max(...Object.values(floorCreates));
 

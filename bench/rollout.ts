@@ -15,6 +15,7 @@ import { TERMINAL_PHASES } from '../core/rollout/types.ts';
 import type { RolloutResult } from '../functions/rollout.ts';
 import { clusterId, startLocalFleet, type LocalFleet } from '../local/fleet/fleet.ts';
 import { round } from './lib/stats.ts';
+import { intFlag } from '../cli/command.ts';
 
 const log = (line: string) => process.stderr.write(`[rollout] ${line}\n`);
 
@@ -88,9 +89,9 @@ export async function run(args: string[]): Promise<unknown> {
       'bad-deadline': { type: 'string', default: '20s' },
     },
   });
-  const clusters = Number(values.clusters);
-  const pools = Number(values.pools);
-  const tickMs = Number(values.tick);
+  const clusters = intFlag('clusters', values.clusters, 2, 200);
+  const pools = intFlag('pools', values.pools, 1, 1000);
+  const tickMs = intFlag('tick', values.tick, 10, 600_000);
   const bad = clusterId(clusters - 1);
   const dir = await mkdtemp(join(tmpdir(), 'ps-bench-rollout-'));
   log(`starting ${clusters} clusters × ${pools} pools (agent 0.3.0 never gets Ready in ${bad})…`);

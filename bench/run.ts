@@ -5,6 +5,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { UsageError } from '../cli/command.ts';
 
 interface BenchModule {
   run(args: string[]): Promise<unknown>;
@@ -49,6 +50,11 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
+    // A bad flag (the same checks as spiritctl's) names the flag and what it takes.
+    if (err instanceof UsageError || (err as { code?: string })?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      process.stderr.write(`bench: ${(err as Error).message}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   },
