@@ -4,6 +4,7 @@
  * conversions). The server turns a SelectorError into a 400 BadRequest carrying its message.
  */
 import { invalidValue, isQualifiedName, isValidLabelValue } from './validation/messages.ts';
+import { isKubernetesApiGroup } from './api-groups.ts';
 
 export class SelectorError extends Error {
   constructor(message: string) {
@@ -521,9 +522,8 @@ function fieldTable(resource: string, opts: FieldSelectorOptions): { fields: Rec
   return { fields, reject: (f) => `field label not supported: ${f}` };
 }
 
-const builtinGroups = new Set(['apps', 'rbac.authorization.k8s.io', 'coordination.k8s.io', 'apiextensions.k8s.io', '']);
 function isBuiltinGroup(resource: string): boolean {
-  return builtinGroups.has(resource.slice(resource.indexOf('.') + 1));
+  return isKubernetesApiGroup(resource.includes('.') ? resource.slice(resource.indexOf('.') + 1) : '');
 }
 
 /**

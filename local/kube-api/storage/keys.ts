@@ -3,34 +3,13 @@
  * real cluster's. Built-in resources live at /registry/<resource>/[<namespace>/]<name> (with a few
  * historical renames); custom resources and CRDs at /registry/<group>/<resource>/[<namespace>/]<name>.
  */
+import { GROUPS_KEYED_WITH_GROUP, isKubernetesApiGroup } from '../api-groups.ts';
 
 export interface KeyedResource {
   group: string;
   resource: string;
 }
 
-/** Groups whose resources kube-apiserver stores without the group in the key. */
-const BUILTIN_GROUPS = new Set([
-  '',
-  'apps',
-  'batch',
-  'autoscaling',
-  'policy',
-  'rbac.authorization.k8s.io',
-  'coordination.k8s.io',
-  'networking.k8s.io',
-  'storage.k8s.io',
-  'scheduling.k8s.io',
-  'certificates.k8s.io',
-  'discovery.k8s.io',
-  'node.k8s.io',
-  'events.k8s.io',
-  'admissionregistration.k8s.io',
-  'flowcontrol.apiserver.k8s.io',
-  'resource.k8s.io',
-  'internal.apiserver.k8s.io',
-  'storagemigration.k8s.io',
-]);
 
 /** Historical key names that differ from the resource name (kube-apiserver's storage REST options). */
 const RENAMED: Record<string, string> = {
@@ -46,7 +25,7 @@ const RENAMED: Record<string, string> = {
 export function resourcePrefix(res: KeyedResource): string {
   const renamed = RENAMED[`${res.group}/${res.resource}`];
   if (renamed) return `/registry/${renamed}`;
-  if (BUILTIN_GROUPS.has(res.group)) return `/registry/${res.resource}`;
+  if (isKubernetesApiGroup(res.group) && !GROUPS_KEYED_WITH_GROUP.has(res.group)) return `/registry/${res.resource}`;
   return `/registry/${res.group}/${res.resource}`;
 }
 

@@ -5,41 +5,19 @@
  * built-in kinds this guesses which absent fields the Go zero value would carry: a schema default of
  * `{}`, the usual value-struct field names, and required fields.
  */
+import { isKubernetesApiGroup } from '../../api-groups.ts';
 import type { SchemaNode } from '../../schema/types.ts';
 import { isObject } from '../json-value.ts';
 import { effectiveSchema } from '../schema-view.ts';
 import type { ZeroPresence } from '../typed/compare.ts';
 
-const builtinGroups = new Set([
-  '',
-  'apps',
-  'batch',
-  'autoscaling',
-  'policy',
-  'rbac.authorization.k8s.io',
-  'coordination.k8s.io',
-  'apiextensions.k8s.io',
-  'events.k8s.io',
-  'networking.k8s.io',
-  'storage.k8s.io',
-  'admissionregistration.k8s.io',
-  'certificates.k8s.io',
-  'discovery.k8s.io',
-  'node.k8s.io',
-  'scheduling.k8s.io',
-  'flowcontrol.apiserver.k8s.io',
-  'apiregistration.k8s.io',
-  'authentication.k8s.io',
-  'authorization.k8s.io',
-  'resource.k8s.io',
-]);
 
 const valueStructFields = new Set(['metadata', 'spec', 'status', 'template', 'jobTemplate', 'strategy', 'updateStrategy', 'resources']);
 
 export function isBuiltinApiVersion(apiVersion: unknown): boolean {
   if (typeof apiVersion !== 'string') return false;
   const slash = apiVersion.indexOf('/');
-  return builtinGroups.has(slash < 0 ? '' : apiVersion.slice(0, slash));
+  return isKubernetesApiGroup(slash < 0 ? '' : apiVersion.slice(0, slash));
 }
 
 export function zeroPresenceFor(apiVersion: unknown): ZeroPresence {
