@@ -5,6 +5,9 @@ import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { startLocalCluster, type LocalCluster, type LocalClusterOptions } from '../../local/kube-api/index.ts';
 import { createIfMissing, infraManifests } from '../../local/fleet/seed.ts';
+import { waitFor } from './wait.ts';
+
+export { waitFor };
 
 export interface TestCluster {
   cluster: LocalCluster;
@@ -42,20 +45,5 @@ export async function startTestCluster(opts: LocalClusterOptions & { crds?: bool
   };
 }
 
-/** Polls a condition until it returns a truthy value (errors count as "not yet"), or fails with a message. */
-export async function waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as T;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 export type { KubernetesObject };

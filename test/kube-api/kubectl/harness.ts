@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalCluster, type LocalCluster, type Storage } from '../../../local/kube-api/index.ts';
+import { waitFor } from '../../support/wait.ts';
 
 export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
@@ -190,14 +191,7 @@ export async function startKubectlEnv(backend: Backend): Promise<KubectlEnv> {
   };
 }
 
-/** Polls `fn` until it returns a truthy value or the deadline passes (then throws with the last value). */
-export async function eventually<T>(fn: () => Promise<T>, what: string, timeoutMs = 15_000, intervalMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  for (;;) {
-    last = await fn();
-    if (last) return last;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+/** Polls `fn` until it returns a truthy value (see test/support/wait.ts). */
+export function eventually<T>(fn: () => Promise<T>, what: string, timeoutMs = 15_000, intervalMs = 100): Promise<T> {
+  return waitFor(fn, timeoutMs, what, intervalMs);
 }

@@ -1,15 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends, expectApiError, startTestCluster, WIDGET_CRD, type TestCluster } from './harness.ts';
-
-async function waitFor<T>(fn: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { waitFor } from '../../support/wait.ts';
 
 describe.each(backends)('CRDs and the status subresource on $name storage', (backend) => {
   let t: TestCluster;
@@ -121,7 +112,7 @@ describe.each(backends)('CRDs and the status subresource on $name storage', (bac
     await t.objects.create({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g1', namespace: ns }, spec: {} } as any);
     const del = await t.raw('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com');
     expect(del.status).toBe(200);
-    await waitFor(async () => ((await t.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')).status === 404 ? true : undefined));
+    await waitFor(async () => (await t.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')).status === 404, 10_000, 'the CRD to be gone');
     expect((await t.raw('GET', `/apis/example.com/v1/namespaces/${ns}/gadgets`)).status).toBe(404);
     const keys = await t.cluster.storage.list('/registry/example.com/gadgets/');
     expect(keys.items).toHaveLength(0);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { backends, expectApiError, startTestCluster, uniqueName, type TestCluster } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
 
 describe.each(backends)('CRUD semantics on $name storage', (backend) => {
   let t: TestCluster;
@@ -206,19 +207,11 @@ describe.each(backends)('namespaces on $name storage', (backend) => {
     expect(refused.json.message).toBe(`configmaps "late" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`);
 
     // The secret goes; the held configmap waits for its finalizer, and so does the namespace.
-    await waitUntil(async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/secrets/s`)).status === 404);
-    await waitUntil(async () => Boolean((await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/keep`)).json.metadata.deletionTimestamp));
+    await waitFor(async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/secrets/s`)).status === 404, 10_000, 'the secret in the deleted namespace to be gone');
+    await waitFor(async () => Boolean((await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/keep`)).json.metadata.deletionTimestamp), 10_000, 'the finalized configmap to be marked for deletion');
     expect((await t.raw('GET', `/api/v1/namespaces/${ns}`)).status).toBe(200);
 
     await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/keep`, { metadata: { finalizers: null } }, { 'Content-Type': 'application/merge-patch+json' });
-    await waitUntil(async () => (await t.raw('GET', `/api/v1/namespaces/${ns}`)).status === 404);
+    await waitFor(async () => (await t.raw('GET', `/api/v1/namespaces/${ns}`)).status === 404, 10_000, 'the namespace to be gone');
   });
 });
-
-async function waitUntil(cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends, startTestCluster, type TestCluster } from './harness.ts';
-
-async function waitUntil(cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { waitFor } from '../../support/wait.ts';
 
 describe.each(backends)('finalizers and owner-reference garbage collection on $name storage', (backend) => {
   let t: TestCluster;
@@ -46,7 +39,7 @@ describe.each(backends)('finalizers and owner-reference garbage collection on $n
     await owned(owner, 'bg-child');
     await t.raw('DELETE', cm('bg-owner'), { propagationPolicy: 'Background' });
     expect((await t.raw('GET', cm('bg-owner'))).status).toBe(404);
-    await waitUntil(gone(cm('bg-child')));
+    await waitFor(gone(cm('bg-child')), 10_000, 'configmap bg-child to be gone');
   });
 
   it('foreground deletion holds the owner until blocking dependents are gone', async () => {
@@ -55,8 +48,8 @@ describe.each(backends)('finalizers and owner-reference garbage collection on $n
     const del = await t.raw('DELETE', cm('fg-owner'), { propagationPolicy: 'Foreground' });
     expect(del.json.metadata.finalizers).toContain('foregroundDeletion');
     expect(del.json.metadata.deletionTimestamp).toBeTruthy();
-    await waitUntil(gone(cm('fg-child')));
-    await waitUntil(gone(cm('fg-owner')));
+    await waitFor(gone(cm('fg-child')), 10_000, 'configmap fg-child to be gone');
+    await waitFor(gone(cm('fg-owner')), 10_000, 'configmap fg-owner to be gone');
   });
 
   it('orphan deletion keeps dependents and strips their owner reference', async () => {
@@ -64,7 +57,7 @@ describe.each(backends)('finalizers and owner-reference garbage collection on $n
     await owned(owner, 'or-child');
     const del = await t.raw('DELETE', `${cm('or-owner')}?propagationPolicy=Orphan`);
     expect(del.json.metadata.finalizers).toContain('orphan');
-    await waitUntil(gone(cm('or-owner')));
+    await waitFor(gone(cm('or-owner')), 10_000, 'configmap or-owner to be gone');
     const child = await t.raw('GET', cm('or-child'));
     expect(child.status).toBe(200);
     expect(child.json.metadata.ownerReferences).toBeUndefined();

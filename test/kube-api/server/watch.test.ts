@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends, startTestCluster, type TestCluster } from './harness.ts';
+import { waitFor } from '../../support/wait.ts';
 
 interface WatchLine {
   type: string;
@@ -116,7 +117,8 @@ describe.each(backends)('watch on $name storage', (backend) => {
     const bm = evs.find((x) => x.type === 'BOOKMARK')!;
     expect(bm.object.kind).toBe('ConfigMap');
     expect(Number(bm.object.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(start.json.metadata.resourceVersion));
-    await vi_waitEnded(w);
+    await waitFor(() => w.ended(), 5_000, 'the watch to end');
+    await w.close();
   });
 
   it('answers a compacted resourceVersion with an ERROR event carrying 410 Expired', async () => {
@@ -131,7 +133,8 @@ describe.each(backends)('watch on $name storage', (backend) => {
     expect(evs[0].type).toBe('ERROR');
     expect(evs[0].object).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Expired', code: 410 });
     expect(evs[0].object.message).toMatch(/^too old resource version: \d+ \(\d+\)$/);
-    await vi_waitEnded(w);
+    await waitFor(() => w.ended(), 5_000, 'the watch to end');
+    await w.close();
   });
 
   it('drops watch connections when fault injection says so', async () => {
@@ -139,7 +142,8 @@ describe.each(backends)('watch on $name storage', (backend) => {
     try {
       const start = await t.raw('GET', cmPath());
       const w = openWatch(t, `${cmPath()}?watch=1&resourceVersion=${start.json.metadata.resourceVersion}`);
-      await vi_waitEnded(w);
+      await waitFor(() => w.ended(), 5_000, 'the watch to end');
+      await w.close();
     } finally {
       t.cluster.setFaults({ rules: [] });
     }
@@ -167,12 +171,3 @@ describe.each(backends)('watch on $name storage', (backend) => {
     expect(seen).toEqual(['ADDED:cn', 'DELETED:cn']);
   });
 });
-
-async function vi_waitEnded(w: { ended(): boolean; close(): Promise<void> }, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!w.ended()) {
-    if (Date.now() > deadline) throw new Error('watch did not end');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  await w.close();
-}
