@@ -1,7 +1,7 @@
 /** `spiritctl probe capacity`: the 500-node / 1k-pod capacity probe against a local or any pool-spirit apiserver. */
 import { resolve } from 'node:path';
 import { intFlag, UsageError, type Command } from '../command.ts';
-import { tableFromFlags, tableOptions } from './probe-table.ts';
+import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags, stateTableRequested } from './state-table-flags.ts';
 
 const TARGET_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
@@ -46,7 +46,7 @@ export const probeCapacityCommand: Command = {
     'tolerance-percent': { type: 'string', description: "growth of the storm's last third over its middle third still called bounded", default: '10', valueName: 'PCT' },
     target: { type: 'string', description: 'name the result is stored under (default: local, or the kubeconfig context)', valueName: 'NAME' },
     json: { type: 'boolean', description: 'print one JSON document instead of the report' },
-    ...tableOptions,
+    ...stateTableFlags,
   },
   details: `
 Memory means the etcd process's RSS plus what its data dir holds in tmpfs (an emptyDir with medium
@@ -59,7 +59,7 @@ Exit code: 0 when every target is met, 3 when the probe ran but missed one, 1 on
 Examples:
   spiritctl probe capacity --local --nodes 20 --pods 40 --contenders 10 --patch-storm 5 --time-scale 10
   spiritctl probe capacity --local --json > capacity.json
-  spiritctl probe capacity --kubeconfig pool.kubeconfig --etcd-metrics http://10.0.0.5:12381`,
+  spiritctl probe capacity --kubeconfig pool.kubeconfig --etcd-metrics http://10.0.0.5:12381` + STATE_TABLE_DETAILS,
 
   async run({ values }) {
     const local = values.local === true;
@@ -93,13 +93,14 @@ Examples:
       productEtcdOverrides,
       log: (line: string) => process.stderr.write(`probe: ${line}\n`),
     };
-    const stored = await tableFromFlags(values, { create: true });
+    // Stored only when a table is named: a one-off probe against a kubeconfig needs no state table.
+    const stored = stateTableRequested(values) ? await openStateTable(values, { createIfLocal: true }) : undefined;
     try {
       const report = await runCapacityProbe(options);
       if (stored) {
         const { recordCapacityProbe } = await import('../../adapters/state-table/probe-records.ts');
         await recordCapacityProbe(stored.table, targetName, report, new Date());
-        process.stderr.write(`probe: stored as capacity probe ${targetName} in table ${String(values.table)}\n`);
+        process.stderr.write(`probe: stored as capacity probe ${targetName} in table ${stored.tableName}\n`);
       }
       process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatCapacityReport(report));
       return report.verdict.pass ? 0 : 3;

@@ -1,6 +1,6 @@
 /** `spiritctl probe leaders`: the latest leader-election classification of every pool, from the state table. */
 import { UsageError, type Command } from '../command.ts';
-import { tableFromFlags, tableOptions } from './probe-table.ts';
+import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';
 
 const CLUSTER_ID = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -10,18 +10,17 @@ export const probeLeadersCommand: Command = {
   options: {
     cluster: { type: 'string', description: 'only this registered cluster (default: every registered cluster)', valueName: 'ID' },
     json: { type: 'boolean', description: 'print one JSON document' },
-    ...tableOptions,
+    ...stateTableFlags,
   },
   details: `
 Reads what the probe function stored; it does not contact any cluster. For the local stack pass its
 table, e.g. --dynamo-endpoint http://127.0.0.1:PORT --table pool-spirit-local-state.
-Exit code 0 when every pool is healthy, 3 when any is not.`,
+Exit code 0 when every pool is healthy, 3 when any is not.` + STATE_TABLE_DETAILS,
 
   async run({ values }) {
-    if (values.table === undefined) throw new UsageError('--table NAME is required (with --dynamo-endpoint URL for a local stack)');
     const cluster = values.cluster === undefined ? undefined : String(values.cluster);
     if (cluster !== undefined && !CLUSTER_ID.test(cluster)) throw new UsageError(`--cluster must be a registered cluster id (a DNS label), got "${cluster}"`);
-    const stored = (await tableFromFlags(values, { create: false }))!;
+    const stored = await openStateTable(values);
     try {
       const { latestLeaderProbes } = await import('../../adapters/state-table/probe-records.ts');
       const { listClusters } = await import('../../adapters/state-table/registry.ts');
