@@ -93,9 +93,12 @@ describe.each(backends)('watch on $name storage', (backend) => {
   it('without a resourceVersion sends current objects as ADDED, then live changes', async () => {
     await t.raw('POST', cmPath(), { metadata: { name: 'pre' } });
     const w = openWatch(t, `${cmPath()}?watch=true&fieldSelector=metadata.name%3Dpre`);
-    await w.until((e) => e.some((x) => x.type === 'ADDED' && x.object.metadata.name === 'pre'));
+    const initial = await w.until((e) => e.some((x) => x.type === 'ADDED' && x.object.metadata.name === 'pre'));
+    expect(initial[0]).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'pre' } } });
     await t.raw('PATCH', `${cmPath()}/pre`, { data: { b: '1' } }, { 'Content-Type': 'application/merge-patch+json' });
-    await w.until((e) => e.some((x) => x.type === 'MODIFIED'));
+    const all = await w.until((e) => e.some((x) => x.type === 'MODIFIED'));
+    expect(all.map((e) => e.type)).toEqual(['ADDED', 'MODIFIED']);
+    expect(all[1].object.data).toEqual({ b: '1' });
     await w.close();
   });
 
