@@ -43,6 +43,24 @@ export function createStateTable(options: {
   return { doc, name: options.tableName, onWriteUnits: options.onWriteUnits };
 }
 
+/**
+ * The same table, with a tally of the write units spent through it (still reported to the table's own
+ * listener): how a function reports the table cost of one invocation.
+ */
+export function meteredTable(table: StateTable): { table: StateTable; writeUnits(): number } {
+  let units = 0;
+  return {
+    table: {
+      ...table,
+      onWriteUnits: (n, op, outcome) => {
+        units += n;
+        table.onWriteUnits?.(n, op, outcome);
+      },
+    },
+    writeUnits: () => units,
+  };
+}
+
 export type Item = Record<string, unknown>;
 
 export function isConditionFailed(err: unknown): boolean {

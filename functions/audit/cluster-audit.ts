@@ -14,7 +14,7 @@ import {
   putClusterAudit,
   sanitizeErrorMessage,
 } from '../../adapters/state-table/index.ts';
-import type { StateTable } from '../../adapters/state-table/index.ts';
+import { meteredTable, type StateTable } from '../../adapters/state-table/index.ts';
 import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
 import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../../events/index.ts';
 import type { AuditRequest } from '../../events/index.ts';
@@ -35,14 +35,8 @@ export interface ClusterAuditResult {
 export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): Promise<ClusterAuditResult> {
   const started = performance.now();
   const now = deps.clock();
-  let tableWriteUnits = 0;
-  const table: StateTable = {
-    ...deps.table,
-    onWriteUnits: (units, op, outcome) => {
-      tableWriteUnits += units;
-      deps.table.onWriteUnits?.(units, op, outcome);
-    },
-  };
+  const metered = meteredTable(deps.table);
+  const table: StateTable = metered.table;
   let clusterReads = 0;
   let audit: ClusterAudit;
   let error: string | undefined;
@@ -115,5 +109,5 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
     reconcileRequests: requested.length,
     durationMs: record.durationMs,
   });
-  return { record, clusterReads, tableWriteUnits, reconcileRequests: requested.length };
+  return { record, clusterReads, tableWriteUnits: metered.writeUnits(), reconcileRequests: requested.length };
 }

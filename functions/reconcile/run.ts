@@ -5,7 +5,7 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { StateTable } from '../../adapters/state-table/index.ts';
-import { beginReconcile, LeaseLostError, recordOutcome, sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import { beginReconcile, LeaseLostError, meteredTable, recordOutcome, sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
 import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileTarget } from './trigger.ts';
@@ -29,20 +29,14 @@ export interface ReconcileResult {
 
 export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, invocationId: string): Promise<ReconcileResult> {
   const { logger, metrics } = deps;
-  let tableWriteUnits = 0;
-  const table: StateTable = {
-    ...deps.table,
-    onWriteUnits: (units, op, outcome) => {
-      tableWriteUnits += units;
-      deps.table.onWriteUnits?.(units, op, outcome);
-    },
-  };
+  const metered = meteredTable(deps.table);
+  const table: StateTable = metered.table;
   const key = { clusterId: target.clusterId, nodePool: target.nodePool };
   const summary: ReconcileResult = { result: 'unchanged', ...key, passes: 0, clusterWrites: 0, tableWriteUnits: 0, applied: [] };
   const finish = (result: ReconcileResultKind): ReconcileResult => {
     summary.result = result;
-    summary.tableWriteUnits = tableWriteUnits;
-    metrics.addMetric('TableWriteUnits', MetricUnit.Count, tableWriteUnits);
+    summary.tableWriteUnits = metered.writeUnits();
+    metrics.addMetric('TableWriteUnits', MetricUnit.Count, summary.tableWriteUnits);
     metrics.addMetric('ClusterWrites', MetricUnit.Count, summary.clusterWrites);
     return summary;
   };

@@ -33,7 +33,7 @@ import {
   transitionRollout,
   updateRolloutIndex,
 } from '../../adapters/state-table/index.ts';
-import type { StateTable } from '../../adapters/state-table/index.ts';
+import { meteredTable, type StateTable } from '../../adapters/state-table/index.ts';
 import type { RolloutCommandDetail } from '../../events/rollout.ts';
 import type { RolloutClusterOps } from './cluster-ops.ts';
 import type { RolloutDeps } from './deps.ts';
@@ -77,14 +77,9 @@ interface Invocation {
 }
 
 function invocation(deps: RolloutDeps): Invocation {
-  const meter = { tableWriteUnits: 0, clusterReads: 0, clusterWrites: 0 };
-  const table: StateTable = {
-    ...deps.table,
-    onWriteUnits: (units, op, outcome) => {
-      meter.tableWriteUnits += units;
-      deps.table.onWriteUnits?.(units, op, outcome);
-    },
-  };
+  const metered = meteredTable(deps.table);
+  const meter = { get tableWriteUnits() { return metered.writeUnits(); }, clusterReads: 0, clusterWrites: 0 };
+  const table: StateTable = metered.table;
   const opened = new Map<string, Promise<RolloutClusterOps>>();
   const open = async (clusterId: string): Promise<RolloutClusterOps> => {
     const registration = await deps.cluster(clusterId);
