@@ -42,11 +42,13 @@ export async function run(args: string[]): Promise<unknown> {
       pools: { type: 'string', default: '50' },
       'latency-samples': { type: 'string', default: '20' },
       'floor-repeats': { type: 'string', default: '3' },
+      'function-threads': { type: 'string', default: '1' },
     },
   });
   const clusters = intFlag('clusters', values.clusters, 1, 200);
   const pools = intFlag('pools', values.pools, 1, 1000);
   const samples = intFlag('latency-samples', values['latency-samples'], 1, 1000);
+  const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
 
   log('measuring the local API write floor (memory backend)…');
   const floor = await measureWriteFloor({ backends: ['memory'], repeats: intFlag('floor-repeats', values['floor-repeats'], 1, 20), log });
@@ -55,7 +57,7 @@ export async function run(args: string[]): Promise<unknown> {
 
   const dir = await mkdtemp(join(tmpdir(), 'ps-bench-fleet-'));
   log(`starting ${clusters} empty clusters…`);
-  const fleet = await startLocalFleet({ clusters, pools: 0, nodesPerPool: 0, stateDir: dir, readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32 });
+  const fleet = await startLocalFleet({ clusters, pools: 0, nodesPerPool: 0, stateDir: dir, readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32, functionThreads });
   try {
     const writesBefore = fleet.clusters.reduce((n, c) => n + c.cluster.requestLog.countWritesSince(0), 0);
     const entriesBefore = fleet.bus.stats().entriesAccepted;
@@ -92,7 +94,7 @@ export async function run(args: string[]): Promise<unknown> {
 
     return {
       benchmark: 'fleet',
-      fleet: { clusters, poolsPerCluster: pools, pools: clusters * pools, kubelet: 'sim', readyDelayMs: 0 },
+      fleet: { clusters, poolsPerCluster: pools, pools: clusters * pools, kubelet: 'sim', readyDelayMs: 0, functionThreads },
       convergeFromEmpty: {
         seconds: round(seconds, 2),
         poolsPerSec: round((clusters * pools) / seconds, 1),

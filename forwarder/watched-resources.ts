@@ -1,5 +1,6 @@
 import type { InformerResource } from '../adapters/kubernetes/informer.ts';
 import type { ChangeNoticeKind } from '../events/index.ts';
+import { FIELD_MANAGER } from '../adapters/kubernetes/client.ts';
 
 type Obj = Record<string, any>;
 
@@ -11,6 +12,8 @@ export interface ObjectSummary {
   poolName?: string;
   /** Kind-specific state whose change is worth a notice (e.g. a Node's Ready status). */
   state?: string;
+  /** Created by the reconciler and not touched by anyone since. */
+  reconcilerCreated?: boolean;
 }
 
 export interface WatchedResource extends InformerResource<ObjectSummary> {
@@ -28,10 +31,43 @@ const base = (obj: Obj) => ({
 
 const always = () => true;
 
+/**
+ * An object the reconciler itself just created needs no notice: the invocation that created it is still
+ * converging that pool (and if it fails, the bus retries the event that started it). Anyone else's write
+ * adds a managedFields entry, so the object stops counting as the reconciler's own.
+ */
+function createdByReconciler(obj: Obj): boolean {
+  const fields: Obj[] = obj.metadata?.managedFields ?? [];
+  return obj.metadata?.generation === 1 && fields.length === 1 && fields[0].manager === FIELD_MANAGER;
+}
+
+/** Relevance for kinds the reconciler creates: not its own creation; then a spec change or a state change. */
+const changedByOthers = (before: ObjectSummary | undefined, after: ObjectSummary | undefined) =>
+  !before ? !after?.reconcilerCreated : !after || before.generation !== after.generation || before.state !== after.state;
+
 /** What of a PoolSpirit someone other than the reconciler changes: deletion and the agent's reports. */
 function poolSpiritState(obj: Obj): string {
   const st = obj.status ?? {};
   return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, st.bootstrap?.appliedHash ?? null, st.leader?.holder ?? null, st.etcd?.healthy ?? null, st.etcd?.alarms ?? null]);
+}
+
+/**
+ * What of a pool-spirit Deployment the reconciler acts on: its rollout and readiness counts, and labels or
+ * annotations someone may have edited. Spec edits bump the generation, which `base` already carries.
+ */
+function deploymentState(obj: Obj): string {
+  const st = obj.status ?? {};
+  const md = obj.metadata ?? {};
+  return JSON.stringify([
+    md.deletionTimestamp ?? null,
+    st.observedGeneration ?? null,
+    st.replicas ?? 0,
+    st.updatedReplicas ?? 0,
+    st.readyReplicas ?? 0,
+    st.availableReplicas ?? 0,
+    md.labels ?? null,
+    md.annotations ?? null,
+  ]);
 }
 
 function nodeReady(obj: Obj): string {
@@ -52,11 +88,10 @@ export function watchedResources(namespace: string): WatchedResource[] {
       kind: 'PoolSpirit',
       apiVersion: 'poolspirit.io/v1alpha1',
       path: '/apis/poolspirit.io/v1alpha1/poolspirits',
-      summarize: (o) => ({ ...base(o), poolName: o.spec?.nodePool ?? o.metadata?.name, state: poolSpiritState(o) }),
+      summarize: (o) => ({ ...base(o), poolName: o.spec?.nodePool ?? o.metadata?.name, state: poolSpiritState(o), reconcilerCreated: createdByReconciler(o) }),
       // The reconciler's own status writes come back as changes; only a spec change (generation), a
       // deletion or what the agent reports needs another reconcile.
-      isRelevant: (before, after) =>
-        !before || !after || before.generation !== after.generation || before.state !== after.state,
+      isRelevant: changedByOthers,
     },
     {
       kind: 'Deployment',
@@ -64,8 +99,9 @@ export function watchedResources(namespace: string): WatchedResource[] {
       namespace,
       path: `/apis/apps/v1/namespaces/${namespace}/deployments`,
       labelSelector: POOL_LABEL,
-      summarize: (o) => ({ ...base(o), poolName: o.metadata?.labels?.[POOL_LABEL] }),
-      isRelevant: always,
+      summarize: (o) => ({ ...base(o), poolName: o.metadata?.labels?.[POOL_LABEL], state: deploymentState(o), reconcilerCreated: createdByReconciler(o) }),
+      // Status writes that change no count (conditions' heartbeat times, collisionCount…) need no reconcile.
+      isRelevant: changedByOthers,
     },
     {
       kind: 'Node',

@@ -14,7 +14,10 @@ export interface InformerResource<S> {
   path: string;
   labelSelector?: string;
   summarize(obj: Obj): S;
-  /** False for changes nobody acts on (e.g. Node heartbeats); the cache is still updated. */
+  /**
+   * False for changes nobody acts on (e.g. Node heartbeats); the cache is still updated. `before` is
+   * undefined for an object created while watching (a relist reports every new object regardless).
+   */
   isRelevant(before: S | undefined, after: S | undefined): boolean;
 }
 
@@ -197,8 +200,8 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
       return;
     }
     this.known.set(key, summary);
-    if (!before) await this.handlers.onChange('ADDED', key, summary, undefined);
-    else if (this.resource.isRelevant(before, summary)) await this.handlers.onChange('MODIFIED', key, summary, before);
+    if (!this.resource.isRelevant(before, summary)) return;
+    await this.handlers.onChange(before ? 'MODIFIED' : 'ADDED', key, summary, before);
   }
 
   private async listPage(cont: string | undefined): Promise<Obj> {

@@ -12,6 +12,7 @@ export const localUp: Command = {
     store: { type: 'string', default: 'memory', valueName: 'memory|etcd', description: 'storage of the local clusters' },
     kubelet: { type: 'string', default: 'sim', valueName: 'sim', description: 'how pods run: sim (pods become Ready after a delay)' },
     'ready-delay': { type: 'string', default: '200', valueName: 'MS', description: 'sim kubelet: ms from placement to Ready (0-60000)' },
+    'function-threads': { type: 'string', default: '1', valueName: 'N', description: "worker threads for the reconcile function's containers, 0 = main thread (0-8)" },
     'kubeconfig-dir': { type: 'string', valueName: 'DIR', description: 'where to write one kubeconfig per cluster (default .local/kubeconfigs)' },
     'state-dir': { type: 'string', default: '.local', valueName: 'DIR', description: 'local state: dead letters, kubeconfigs' },
     json: { type: 'boolean', description: 'print JSON progress lines instead of the live view' },
@@ -21,7 +22,7 @@ export const localUp: Command = {
   details: `
 Starts N local clusters seeded with NodePools and Nodes, a forwarder and a sim kubelet per cluster, the
 local EventBridge-compatible bus with the rules of serverless.yml, dynalite as the state table, and the
-reconcile function in process. Shows convergence live; Ctrl-C stops everything.
+reconcile function in a worker thread (--function-threads). Shows convergence live; Ctrl-C stops everything.
 
 Then, in another terminal:
   kubectl --kubeconfig .local/kubeconfigs/cluster-01.kubeconfig get poolspirits
@@ -40,6 +41,7 @@ Then, in another terminal:
     choiceFlag('kubelet', values.kubelet, ['sim'] as const);
     const readyDelayMs = intFlag('ready-delay', values['ready-delay'], 0, 60_000);
     const timeoutS = intFlag('timeout', values.timeout, 1, 86_400);
+    const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
     const json = Boolean(values.json);
     const live = !json && process.stdout.isTTY;
     const say = (line: string) => process.stdout.write(json ? JSON.stringify({ type: 'log', message: line }) + '\n' : line + '\n');
@@ -49,7 +51,7 @@ Then, in another terminal:
     const { progressJson, renderProgress, totals } = await import('../../local/fleet/progress.ts');
     say(`starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${store} store, sim kubelet)`);
     const fleet = await startLocalFleet({
-      clusters, pools, nodesPerPool, cloudPools, store, readyDelayMs,
+      clusters, pools, nodesPerPool, cloudPools, store, readyDelayMs, functionThreads,
       kubeconfigDir: values['kubeconfig-dir'] as string | undefined,
       stateDir: values['state-dir'] as string,
       log: say,

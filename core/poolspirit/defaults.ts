@@ -11,6 +11,8 @@ export type BundleCatalog = Record<string, BundleVersions>;
 
 export const DEFAULT_BUNDLES: BundleCatalog = {
   '0.1.0': { apiServer: 'v1.30.14', etcd: '3.5.21-0', agent: '0.1.0' },
+  // Same etcd: a bundle step changes one minor of kube-apiserver, as kube's version-skew policy allows.
+  '0.2.0': { apiServer: 'v1.31.10', etcd: '3.5.21-0', agent: '0.2.0' },
 };
 export const DEFAULT_BUNDLE_VERSION = '0.1.0';
 

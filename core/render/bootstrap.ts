@@ -61,10 +61,21 @@ export interface RenderedBootstrap {
   hash: string;
 }
 
+/** The manifests are the same for every pool; serialising them once saves YAML work on every reconcile. */
+let serialised: { hash: string; yaml: string } | undefined;
+function serialisedManifests(): { hash: string; yaml: string } {
+  if (!serialised) {
+    const manifests = bootstrapManifests();
+    serialised = {
+      hash: stableHash(manifests),
+      yaml: manifests.map((m) => stringify(m, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n'),
+    };
+  }
+  return serialised;
+}
+
 export function renderBootstrap(names: ObjectNames, namespace: string, labels: Record<string, string>): RenderedBootstrap {
-  const manifests = bootstrapManifests();
-  const hash = stableHash(manifests);
-  const yaml = manifests.map((m) => stringify(m, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+  const { hash, yaml } = serialisedManifests();
   return {
     hash,
     configMap: {

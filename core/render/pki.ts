@@ -50,6 +50,9 @@ export async function ensurePki(input: PkiInput): Promise<PkiResult> {
   if (memo && input.now.getTime() < memo.renewAt) return memo.result;
   const result = await checkOrIssue(input);
   if (result.reused) remember(memoKey, result, input.policy);
+  // What was just issued passes the reuse check by construction; the next reconcile reads it back from the
+  // Secrets, so answer that question now instead of re-verifying fifteen artefacts then.
+  else remember(stableHash([input.pool, input.leaves, input.policy, result.files]), { ...result, reused: true, reasons: [] }, input.policy);
   return result;
 }
 

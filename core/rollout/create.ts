@@ -2,6 +2,7 @@
 import { parseDuration, parseLimit, RolloutSpecError } from './limits.ts';
 import { validatePatch } from './spec-patch.ts';
 import type { ClusterProgress, RolloutSpec, RolloutState } from './types.ts';
+import { DEFAULT_BUNDLES, type BundleCatalog } from '../poolspirit/defaults.ts';
 
 export interface RolloutSpecInput {
   id: string;
@@ -27,12 +28,16 @@ const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.
 const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
 /** Validates every field; the error names the field and what was expected. */
-export function parseRolloutSpec(input: RolloutSpecInput): RolloutSpec {
+export function parseRolloutSpec(input: RolloutSpecInput, bundles: BundleCatalog = DEFAULT_BUNDLES): RolloutSpec {
   if (typeof input?.id !== 'string' || !ROLLOUT_ID.test(input.id)) {
     throw new RolloutSpecError('id', `expected a DNS label (a-z, 0-9, "-", at most 63 chars), got ${JSON.stringify(input?.id)}`);
   }
   if (input.version !== undefined && (typeof input.version !== 'string' || !/^[A-Za-z0-9][-A-Za-z0-9_.+]{0,127}$/.test(input.version))) {
     throw new RolloutSpecError('version', `expected a bundle version such as 0.2.0, got ${JSON.stringify(input.version)}`);
+  }
+  // Caught here, not by the first reconcile: a version no pool can render would fail every canary.
+  if (input.version !== undefined && !Object.hasOwn(bundles, input.version)) {
+    throw new RolloutSpecError('version', `unknown bundle ${JSON.stringify(input.version)}; known bundles: ${Object.keys(bundles).join(', ')}`);
   }
   if (input.version === undefined && input.patch === undefined) throw new RolloutSpecError('version', 'expected a version or a spec patch to roll out');
   const patch = validatePatch({ ...(input.patch ?? {}), ...(input.version !== undefined ? { version: input.version } : {}) });

@@ -2,26 +2,26 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { KubeConfig } from '@kubernetes/client-node';
-import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
 import { createStateTable, registerCluster, type StateTable } from '../../adapters/state-table/index.ts';
 import { Forwarder } from '../../forwarder/forwarder.ts';
-import { poolSpiritIntent } from '../../core/nodepool.ts';
-import { createReconcileHandler } from '../../functions/reconcile.ts';
 import { createRolloutHandler } from '../../functions/rollout.ts';
 import { createProbeHandler } from '../../functions/probe.ts';
 import { createAuditHandler } from '../../functions/audit.ts';
 import { createCloudEventsHandler } from '../../functions/cloud-events.ts';
-import { startLocalBus, type LocalBus } from '../bus/index.ts';
+import { startLocalBus, type BusActivity, type LocalBus } from '../bus/index.ts';
 import { loadRules } from '../bus/rules-from-serverless.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../dynamodb.ts';
 import { startLocalCluster, type LocalCluster } from '../kube-api/index.ts';
 import { SimKubelet } from '../kubelet/sim-kubelet.ts';
 import { simulateAgent } from '../kubelet/agent-sim.ts';
 import { LocalFunction } from '../lambda-runtime.ts';
+import { CONTAINER_FACTORIES } from '../functions/containers.ts';
+import { WorkerContainerHost } from '../functions/worker-host.ts';
 import { localObservability } from './observability.ts';
 import { createClusterCa, type ClusterCa } from './cluster-ca.ts';
 import type { FleetProgress } from './progress.ts';
+import { ClusterProgressTracker } from './cluster-progress.ts';
 import { PRODUCT_NAMESPACE, runLimited, seedCluster, type FleetShape } from './seed.ts';
 
 export interface LocalFleetOptions extends FleetShape {
@@ -36,11 +36,18 @@ export interface LocalFleetOptions extends FleetShape {
   reconcileConcurrency?: number;
   reconcileTimeoutMs?: number;
   tableName?: string;
+  /**
+   * Worker threads for the reconcile function's containers; 0 (default) runs them on the main thread.
+   * Large fleets use them so reconciles do not queue behind every cluster's API server on one core.
+   */
+  functionThreads?: number;
   /** Bus retry base (ms); tests use a few ms. */
   retryBaseDelayMs?: number;
   log?: (line: string) => void;
   /** Sim kubelet, per cluster id: image tags whose pods never become Ready (a rollout's bad version). */
   unhealthyVersions?: Record<string, string[]>;
+  /** Read-only tap on the bus: every accepted event, delivery, failed attempt and dead letter (tests scan them). */
+  onBusActivity?: (activity: BusActivity) => void;
 }
 
 export interface FleetCluster {
@@ -50,6 +57,7 @@ export interface FleetCluster {
   kubeConfig: KubeConfig;
   forwarder: Forwarder;
   kubelet: SimKubelet;
+  progressTracker: ClusterProgressTracker;
 }
 
 export interface LocalFleet {
@@ -98,7 +106,9 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   const table = createStateTable({ client: dynamo.client, tableName });
   const clusterCa = await createClusterCa();
 
-  const reconcile = LocalFunction.perContainer(() => createReconcileHandler({ table, ...localObservability('pool-spirit-reconciler') }), {
+  const containerSettings = { dynamoEndpoint: dynamo.endpoint, tableName };
+  const reconcileThreads = opts.functionThreads ? new WorkerContainerHost('reconcile', containerSettings, opts.functionThreads) : undefined;
+  const reconcile = LocalFunction.perContainer(() => reconcileThreads?.newContainer() ?? CONTAINER_FACTORIES.reconcile(containerSettings), {
     name: 'reconcile',
     timeoutMs: opts.reconcileTimeoutMs ?? 60_000,
     concurrency: opts.reconcileConcurrency ?? 20,
@@ -122,6 +132,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     },
     stateDir,
     retry: { baseDelayMs: opts.retryBaseDelayMs ?? 200, maxDelayMs: 5_000 },
+    onActivity: opts.onBusActivity,
   });
   const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, ...LOCAL_AWS });
   log(`bus ${bus.endpoint} · ${rules.length} rules from serverless.yml · dynalite ${dynamo.endpoint}`);
@@ -147,7 +158,9 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     await kubelet.start();
     const forwarder = new Forwarder({ clusterId: id, kubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
     forwarder.start();
-    const entry = { id, cluster, kubeconfigPath, kubeConfig, forwarder, kubelet };
+    const progressTracker = new ClusterProgressTracker(kubeConfig);
+    await progressTracker.start();
+    const entry = { id, cluster, kubeconfigPath, kubeConfig, forwarder, kubelet, progressTracker };
     clusters.push(entry);
     log(`${id} serving at ${cluster.url} · kubectl --kubeconfig ${kubeconfigPath} get poolspirits`);
     return entry;
@@ -155,7 +168,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   for (let i = 0; i < opts.clusters; i++) await addCluster();
 
   const progress = async (): Promise<FleetProgress> => {
-    const per = await Promise.all(clusters.map(async (c) => ({ id: c.id, ...(await clusterProgress(c.kubeConfig)) })));
+    const per = clusters.map((c) => ({ id: c.id, ...c.progressTracker.current() }));
     const busStats = bus.stats();
     return {
       elapsedMs: Date.now() - started,
@@ -199,32 +212,16 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
       await runLimited(clusters, 8, async (c) => {
         await c.forwarder.stop(2_000);
         c.kubelet.stop();
+        c.progressTracker.stop();
       });
       await bus.drain().catch(() => undefined);
       await bus.stop();
       for (const c of clusters) await c.cluster.stop();
       eventBridge.destroy();
+      await reconcileThreads?.stop();
       await dynamo.stop();
     },
   };
-}
-
-/** Wanted = Edge NodePools not opted out; available = PoolSpirits with condition Available=True. */
-async function clusterProgress(kc: KubeConfig): Promise<{ wanted: number; available: number; failing: number }> {
-  const api = RawObjectApi.fromKubeConfig(kc);
-  const [pools, spirits] = await Promise.all([
-    api.list('apps.openyurt.io/v1beta1', 'NodePool'),
-    api.list('poolspirit.io/v1alpha1', 'PoolSpirit'),
-  ]);
-  const wanted = pools.items.filter((p: any) => poolSpiritIntent(p, {}).wanted).length;
-  let available = 0;
-  let failing = 0;
-  for (const s of spirits.items as any[]) {
-    const conditions: any[] = s.status?.conditions ?? [];
-    if (conditions.some((c) => c.type === 'Available' && c.status === 'True')) available += 1;
-    if (s.status?.phase === 'Invalid') failing += 1;
-  }
-  return { wanted, available, failing };
 }
 
 /** Logs the first occurrences of each distinct error (the kubelet retries, so one fault repeats often). */

@@ -13,7 +13,8 @@ export function localObservability(serviceName: string): { logger: Logger; metri
   // Powertools reads the switch from the environment only, once, when the instance is built.
   process.env.POWERTOOLS_METRICS_DISABLED = process.env.PS_LOCAL_METRICS === 'true' ? 'false' : 'true';
   try {
-    return { logger, metrics: new Metrics({ namespace: 'PoolSpirit', serviceName }) };
+    // Its warnings (e.g. an invocation with no metrics) go through the function's logger and its level.
+    return { logger, metrics: new Metrics({ namespace: 'PoolSpirit', serviceName, logger }) };
   } finally {
     if (previous === undefined) delete process.env.POWERTOOLS_METRICS_DISABLED;
     else process.env.POWERTOOLS_METRICS_DISABLED = previous;

@@ -27,4 +27,30 @@ describe('which changes become notices', () => {
     expect(r.isRelevant(before, r.summarize(node('a', 'False', '3')))).toBe(true);
     expect(r.isRelevant(before, r.summarize(node('b', 'True', '4')))).toBe(true);
   });
+
+  it("skips the reconciler's own creations, not anyone else's", () => {
+    for (const kind of ['PoolSpirit', 'Deployment']) {
+      const r = byKind(kind);
+      const created = (manager: string, generation = 1) => ({
+        metadata: { name: 'p', namespace: 'pool-spirit-system', uid: 'u', resourceVersion: '1', generation, labels: { 'poolspirit.io/pool': 'p' }, managedFields: [{ manager, operation: 'Apply' }] },
+      });
+      expect(r.isRelevant(undefined, r.summarize(created('pool-spirit-reconciler'))), kind).toBe(false);
+      expect(r.isRelevant(undefined, r.summarize(created('kubectl-client-side-apply'))), kind).toBe(true);
+      // Someone wrote it since (a second manager, or a spec edit): that is a change to act on.
+      expect(r.isRelevant(undefined, r.summarize(created('pool-spirit-reconciler', 2))), kind).toBe(true);
+    }
+  });
+
+  it('forwards a Deployment whose rollout or readiness moved, not a status write that moved nothing', () => {
+    const r = byKind('Deployment');
+    const dep = (rv: string, status: Record<string, unknown>) => ({
+      metadata: { name: 'ps-p', namespace: 'pool-spirit-system', uid: 'u', resourceVersion: rv, generation: 1, labels: { 'poolspirit.io/pool': 'p' } },
+      status,
+    });
+    const before = r.summarize(dep('1', { observedGeneration: 1, replicas: 1, updatedReplicas: 1 }));
+    const heartbeat = r.summarize(dep('2', { observedGeneration: 1, replicas: 1, updatedReplicas: 1, conditions: [{ type: 'Progressing', lastUpdateTime: 'later' }] }));
+    const ready = r.summarize(dep('3', { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }));
+    expect(r.isRelevant(before, heartbeat)).toBe(false);
+    expect(r.isRelevant(before, ready)).toBe(true);
+  });
 });

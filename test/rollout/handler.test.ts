@@ -166,7 +166,7 @@ describe('rollout handler', () => {
   });
 
   it('names the bad field of a bad request', async () => {
-    await expect(fleet.invoke({ command: 'start', rollout: { id: 'x', version: '1', maxConcurrency: 'lots' } })).rejects.toThrow(/^maxConcurrency: expected a whole number/);
+    await expect(fleet.invoke({ command: 'start', rollout: { id: 'x', version: '0.2.0', maxConcurrency: 'lots' } })).rejects.toThrow(/^maxConcurrency: expected a whole number/);
     await expect(fleet.invoke({ command: 'pause' })).rejects.toThrow(/rolloutId/);
     await expect(fleet.invoke({ command: 'tick', rolloutId: 'nope' })).rejects.toThrow(/rollout nope does not exist/);
     expect(parseRolloutInput({ version: '0', id: 'e', 'detail-type': 'Scheduled Event', source: 'aws.events', account: '1', time: '2026-01-01T00:00:00Z', region: 'x', resources: [], detail: {} })).toEqual({ command: 'tick' });

@@ -42,9 +42,9 @@ describe('canary', () => {
   });
 
   it('refuses canaries outside the selection and canaries that leave no wave', () => {
-    const spec = parseRolloutSpec({ id: 'r', version: '1', canary: ['c09'] });
+    const spec = parseRolloutSpec({ id: 'r', version: '0.2.0', canary: ['c09'] });
     expect(() => newRolloutState(spec, ids(3), at(0))).toThrow(/canary: not among the selected clusters: c09/);
-    expect(() => newRolloutState(parseRolloutSpec({ id: 'r', version: '1', canary: 3 }), ids(3), at(0))).toThrow(/leaves no cluster/);
+    expect(() => newRolloutState(parseRolloutSpec({ id: 'r', version: '0.2.0', canary: 3 }), ids(3), at(0))).toThrow(/leaves no cluster/);
   });
 });
 
@@ -270,12 +270,13 @@ describe('spec validation', () => {
   it.each([
     [{ id: 'Bad_Id', version: '1' }, /^id: expected a DNS label/],
     [{ id: 'r' }, /^version: expected a version or a spec patch/],
-    [{ id: 'r', version: '1', maxConcurrency: '0' }, /^maxConcurrency: expected a whole number ≥ 1/],
-    [{ id: 'r', version: '1', maxFailures: '120%' }, /^maxFailures: expected a percentage/],
-    [{ id: 'r', version: '1', soak: '5 minutes' }, /^soak: expected a duration such as 90s/],
+    [{ id: 'r', version: '9.9.9' }, /^version: unknown bundle "9\.9\.9"; known bundles: 0\.1\.0, 0\.2\.0/],
+    [{ id: 'r', version: '0.2.0', maxConcurrency: '0' }, /^maxConcurrency: expected a whole number ≥ 1/],
+    [{ id: 'r', version: '0.2.0', maxFailures: '120%' }, /^maxFailures: expected a percentage/],
+    [{ id: 'r', version: '0.2.0', soak: '5 minutes' }, /^soak: expected a duration such as 90s/],
     [{ id: 'r', patch: { agent: { version: null } } }, /^patch\.agent\.version: null \(field removal\) is not supported/],
-    [{ id: 'r', version: '1', canary: 0 }, /^canary: expected cluster ids or a count/],
-    [{ id: 'r', version: '1', selector: { 'bad key!': 'x' } }, /^selector\.bad key!: expected a label key/],
+    [{ id: 'r', version: '0.2.0', canary: 0 }, /^canary: expected cluster ids or a count/],
+    [{ id: 'r', version: '0.2.0', selector: { 'bad key!': 'x' } }, /^selector\.bad key!: expected a label key/],
   ])('%j is refused with the field named', (input, message) => {
     expect(() => parseRolloutSpec(input as never)).toThrow(RolloutSpecError);
     expect(() => parseRolloutSpec(input as never)).toThrow(message);

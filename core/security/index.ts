@@ -1,0 +1,20 @@
+/** Pure security checks and derivations: Pod Security Standards, and the RBAC the product's code needs. */
+export { formatViolations, podSecurityViolations, podTemplateOf } from './pod-security.ts';
+export type { PodSecurityLevel, PodSecurityViolation, PodTemplate } from './pod-security.ts';
+export { allows, compactRules, compareGrants, dedupe, grantKey, grantsOf, rulesToGrants, sortVerbs } from './rbac-rules.ts';
+export type { Grant, PolicyRule, RequestAttributes, Subject, Verb } from './rbac-rules.ts';
+export {
+  FUNCTIONS,
+  functionApiUses,
+  groupOf,
+  permissionTable,
+  reconcilerGrants,
+  renderedKinds,
+  resourceOf,
+  usesToGrants,
+} from './reconciler-permissions.ts';
+export type { ApiUse, FunctionName, PermissionInputs, PermissionUser } from './reconciler-permissions.ts';
+export { collectionOf, forwarderGrants, FORWARDER_VERBS } from './forwarder-permissions.ts';
+
+/** The Kubernetes group the functions' IAM roles are mapped to (infra/cluster/reconciler/rbac.yaml binds it). */
+export const RECONCILER_GROUP = 'pool-spirit:reconciler';

@@ -1,0 +1,27 @@
+/**
+ * A worker thread hosting execution environments of one function. Each container id gets its own
+ * handler instance (as each Lambda sandbox has its own module state); invocations arrive as messages.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Context } from 'aws-lambda';
+import { CONTAINER_FACTORIES, type ContainerKind, type ContainerSettings } from './containers.ts';
+import type { Handler } from '../lambda-runtime.ts';
+import type { InvokeMessage, ResultMessage } from './worker-protocol.ts';
+
+const { kind, settings } = workerData as { kind: ContainerKind; settings: ContainerSettings };
+const containers = new Map<number, Handler>();
+
+parentPort!.on('message', (msg: InvokeMessage) => {
+  let handler = containers.get(msg.container);
+  if (!handler) containers.set(msg.container, (handler = CONTAINER_FACTORIES[kind](settings)));
+  const context = { ...msg.context, getRemainingTimeInMillis: () => Math.max(0, msg.deadline - Date.now()) } as unknown as Context;
+  handler(msg.event, context).then(
+    (result) => parentPort!.postMessage({ id: msg.id, ok: true, result } satisfies ResultMessage),
+    (err: unknown) =>
+      parentPort!.postMessage({
+        id: msg.id,
+        ok: false,
+        error: { name: (err as Error)?.name ?? 'Error', message: (err as Error)?.message ?? String(err) },
+      } satisfies ResultMessage),
+  );
+});

@@ -1,0 +1,13 @@
+/** Messages between the local stack and its function worker threads (structured-clone safe). */
+export interface InvokeMessage {
+  id: number;
+  container: number;
+  event: unknown;
+  /** The Lambda context's plain fields; the worker adds getRemainingTimeInMillis from `deadline`. */
+  context: Record<string, unknown>;
+  deadline: number;
+}
+
+export type ResultMessage =
+  | { id: number; ok: true; result: unknown }
+  | { id: number; ok: false; error: { name: string; message: string } };
