@@ -177,9 +177,14 @@ export const PoolSpiritStatusSchema = z
         holder: z.string().optional().describe('Node name holding the YurtHub leader Lease.'),
         renewTime: z.string().optional().meta({ format: 'date-time' }),
         transitions: z.int().min(0).optional(),
+        observedTime: z
+          .string()
+          .optional()
+          .meta({ format: 'date-time' })
+          .describe('When the agent last read the Lease; older than the agent staleness bound means the other fields are unknown.'),
       })
       .optional()
-      .describe('Reported by the agent from the kube-system/yurthub Lease.'),
+      .describe('Reported by the agent from the kube-system/yurthub Lease; holder absent when no one holds an unexpired lease.'),
     bootstrap: z
       .object({
         appliedHash: z.string().optional().describe('Bootstrap content hash the agent last applied.'),
@@ -194,10 +199,10 @@ export const PoolSpiritStatusSchema = z
         quotaBackendBytes: z.int().min(0).optional(),
         alarms: z.array(z.string()).optional(),
         lastDefragTime: z.string().optional().meta({ format: 'date-time' }),
-        observedTime: z.string().optional().meta({ format: 'date-time' }),
+        observedTime: z.string().optional().meta({ format: 'date-time' }).describe('When the agent last read etcd.'),
       })
       .optional()
-      .describe('Reported by the agent.'),
+      .describe('Reported by the agent; healthy and the sizes are absent while etcd could not be read for longer than the staleness bound.'),
     certificates: z
       .object({
         notAfter: z.string().optional().meta({ format: 'date-time' }).describe('Earliest expiry of the leaf certificates.'),

@@ -3,6 +3,7 @@ import { buildArgs } from './args.ts';
 import {
   AGENT_KUBECONFIG,
   AGENT_KUBECONFIG_DIR,
+  AGENT_ETCD_PKI_DIR,
   APISERVER_PORT,
   ETCD_CLIENT_PORT,
   ETCD_DATA_DIR,
@@ -21,6 +22,7 @@ export const VOLUMES = {
   etcdPki: 'etcd-pki',
   etcdData: 'etcd-data',
   agentKubeconfig: 'agent-kubeconfig',
+  agentEtcdClient: 'agent-etcd-client',
   agentToken: 'agent-token',
 } as const;
 
@@ -155,6 +157,12 @@ export function agentContainer(ctx: ContainerContext): Container {
         ['namespace', ctx.namespace],
         ['bootstrap-configmap', ctx.bootstrapConfigMap],
         ['etcd-health-url', metrics],
+        // Status, alarms and defragmentation need etcd's gRPC API; the health URL alone says only up/down.
+        ['etcd-endpoints', `https://127.0.0.1:${ETCD_CLIENT_PORT}`],
+        ['etcd-ca-file', `${AGENT_ETCD_PKI_DIR}/${PKI_FILES.etcdCaCert}`],
+        ['etcd-cert-file', `${AGENT_ETCD_PKI_DIR}/${certFile('apiserver-etcd-client')}`],
+        ['etcd-key-file', `${AGENT_ETCD_PKI_DIR}/${keyFile('apiserver-etcd-client')}`],
+        ['etcd-quota-bytes', String(ctx.spec.etcd.storage.quotaBackendBytes)],
       ],
       c.extraArgs,
     ),
@@ -169,6 +177,7 @@ export function agentContainer(ctx: ContainerContext): Container {
     securityContext,
     volumeMounts: [
       { name: VOLUMES.agentKubeconfig, mountPath: AGENT_KUBECONFIG_DIR, readOnly: true },
+      { name: VOLUMES.agentEtcdClient, mountPath: AGENT_ETCD_PKI_DIR, readOnly: true },
       { name: VOLUMES.agentToken, mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
     ],
   };

@@ -15,6 +15,8 @@ export const ETCD_DATA_MOUNT = '/var/lib/etcd';
 export const ETCD_DATA_DIR = `${ETCD_DATA_MOUNT}/data`;
 export const AGENT_KUBECONFIG_DIR = '/etc/poolspirit/kubeconfig';
 export const AGENT_KUBECONFIG = `${AGENT_KUBECONFIG_DIR}/kubeconfig`;
+/** The agent's etcd client identity (it compacts, defragments and disarms alarms: etcd admin operations). */
+export const AGENT_ETCD_PKI_DIR = '/etc/poolspirit/etcd-client';
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** Non-root identity for every container (the distroless "nonroot" user). */

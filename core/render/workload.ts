@@ -96,6 +96,14 @@ export function renderDeployment(input: WorkloadInput): KubeObject {
     { name: VOLUMES.etcdData, emptyDir: { medium: spec.etcd.storage.medium, sizeLimit: spec.etcd.storage.sizeLimit } },
     { name: VOLUMES.agentKubeconfig, secret: { secretName: names.agentSecret, defaultMode: 0o440, items: [{ key: 'kubeconfig', path: 'kubeconfig' }] } },
     {
+      name: VOLUMES.agentEtcdClient,
+      secret: {
+        secretName: names.pkiSecret,
+        defaultMode: 0o440,
+        items: [PKI_FILES.etcdCaCert, certFile('apiserver-etcd-client'), keyFile('apiserver-etcd-client')].map((key) => ({ key, path: key })),
+      },
+    },
+    {
       // The ServiceAccount token goes to the agent only (automount would give it to every container).
       name: VOLUMES.agentToken,
       projected: {

@@ -37,6 +37,7 @@ import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
 import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
 import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
+import { statusOf } from '../../adapters/kubernetes/retry.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileTarget } from './trigger.ts';
 
@@ -68,6 +69,9 @@ export async function converge(deps: ReconcileDeps, target: ReconcileTarget, _fe
   try {
     return await convergePool(deps, client, target.nodePool, applied, done);
   } catch (err) {
+    // Rejected credentials (a rotated kubeconfig secret, a revoked token): resolve them afresh on the retry
+    // instead of reusing the cached config until its TTL runs out.
+    if (statusOf(err) === 401) deps.clusterAccess.forget(target.clusterId);
     // Let the outcome record count what reached the cluster before the failure.
     if (err && typeof err === 'object') Object.assign(err, { clusterWrites: client.counters.writes - writesBefore });
     throw err;

@@ -1,8 +1,9 @@
 /**
- * Library entry of the local Kubernetes API: start one cluster (HTTP on loopback, memory or given
- * storage), many per process if wanted, each with its own registry, request log and kubeconfig.
+ * Library entry of the local Kubernetes API: start one cluster (HTTP on loopback, or HTTPS with
+ * client-certificate authentication and RBAC — see auth/README.md; memory or given storage), many per
+ * process if wanted, each with its own registry, request log and kubeconfig.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
@@ -17,6 +18,7 @@ import { Controllers } from './server/controllers.ts';
 import { createGcApi } from './server/gc-api.ts';
 import { faultsModule, gcModule, schemaModule } from './server/peers.ts';
 import type { ApiContext } from './server/context.ts';
+import { AuthGate, type AuthorizationMode, type ClusterAuthorization } from './auth/gate.ts';
 
 export { RequestLog, type RequestRecord, type WriteFilter, WRITE_VERBS } from './server/request-log.ts';
 export type { Storage } from './storage/types.ts';
@@ -24,6 +26,9 @@ export { createMemoryStorage } from './storage/memory.ts';
 export type { ResourceInfo } from './registry.ts';
 
 export type { FaultConfig } from './faults.ts';
+export type { AuthorizationMode, ClusterAuthorization } from './auth/gate.ts';
+export type { Decision, Denial, RequestAttributes, RuleReport, RuleUsage, UserInfo } from './auth/index.ts';
+export { createCertificateAuthority, issueClientCertificate, issueServingCertificate, type CertAndKey, type CertificateAuthority } from './auth/test-pki.ts';
 import type { FaultConfig } from './faults.ts';
 
 export interface LocalClusterOptions {
@@ -42,6 +47,32 @@ export interface LocalClusterOptions {
   bookmarkIntervalMs?: number;
   /** Run the owner-reference garbage collector. Default true. */
   garbageCollector?: boolean;
+  /**
+   * Serve HTTPS and authenticate clients by certificate (user = subject CN, groups = subject O values plus
+   * system:authenticated), as kube-apiserver with --client-ca-file. Requests without a valid client
+   * certificate get 401, except `anonymousPaths`. Without `tls`, plain HTTP and no authentication.
+   */
+  tls?: LocalClusterTls;
+  /** With `tls` only: `RBAC` evaluates the cluster's own Roles and bindings (bootstrap policy seeded on start); default `AlwaysAllow`. Group system:masters is always allowed. */
+  authorization?: AuthorizationMode;
+  /** With `tls` only: exact paths anonymous requests may reach (as system:anonymous, still authorized). Default /healthz, /livez, /readyz; [] refuses all. */
+  anonymousPaths?: string[];
+}
+
+export interface LocalClusterTls {
+  /** Serving certificate (PEM; may carry intermediates after the leaf) for the listen address, e.g. IP SAN 127.0.0.1. */
+  certPem: string;
+  keyPem: string;
+  /** CAs whose client certificates are accepted (e.g. the pool CA and the cluster CA). */
+  clientCaPems: string[];
+  /** CA of the serving certificate, written into kubeconfigs as certificate-authority-data. Default certPem (right only for a self-signed one). */
+  caPem?: string;
+}
+
+/** A client identity for a kubeconfig: a client certificate and its key (PEM). */
+export interface ClientIdentity {
+  certPem: string;
+  keyPem: string;
 }
 
 export interface LocalCluster {
@@ -49,15 +80,22 @@ export interface LocalCluster {
   name: string;
   storage: Storage;
   requestLog: RequestLog;
-  /** Writes a kubeconfig (one cluster, context and user, no credentials) pointing at this cluster. */
-  writeKubeconfig(path: string): Promise<void>;
+  /**
+   * Writes a kubeconfig (one cluster, context and user; mode 0600) pointing at this cluster. With TLS it
+   * carries the serving CA, and the client certificate and key when `identity` is given.
+   */
+  writeKubeconfig(path: string, identity?: ClientIdentity): Promise<void>;
+  /** Authorization decisions, RBAC rule usage and denials; present when serving TLS. */
+  authz?: ClusterAuthorization;
   /** Replaces the fault injection rules (an empty rule list turns faults off). */
   setFaults(cfg: FaultConfig): void;
   /** Stops serving, ends open watches, stops controllers; closes the storage if it was created here. */
   stop(): Promise<void>;
 }
 
-export function kubeconfigYaml(name: string, url: string): string {
+const b64 = (pem: string) => Buffer.from(pem, 'utf8').toString('base64');
+
+export function kubeconfigYaml(name: string, url: string, tls?: { caPem: string; identity?: ClientIdentity }): string {
   return [
     'apiVersion: v1',
     'kind: Config',
@@ -67,6 +105,7 @@ export function kubeconfigYaml(name: string, url: string): string {
     `    server: ${url}`,
     // client-node refuses plain http unless this is set (kubectl does not care); there is no TLS to verify.
     ...(url.startsWith('http:') ? ['    insecure-skip-tls-verify: true'] : []),
+    ...(tls ? [`    certificate-authority-data: ${b64(tls.caPem)}`] : []),
     'contexts:',
     `- name: ${name}`,
     '  context:',
@@ -77,13 +116,16 @@ export function kubeconfigYaml(name: string, url: string): string {
     'preferences: {}',
     'users:',
     `- name: ${name}`,
-    '  user: {}',
+    ...(tls?.identity
+      ? ['  user:', `    client-certificate-data: ${b64(tls.identity.certPem)}`, `    client-key-data: ${b64(tls.identity.keyPem)}`]
+      : ['  user: {}']),
     '',
   ].join('\n');
 }
 
 export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise<LocalCluster> {
   const name = opts.name ?? 'local';
+  checkAuthOptions(opts);
   const ownsStorage = !opts.storage;
   const storage = opts.storage ?? createMemoryStorage();
   const registry = new ResourceRegistry();
@@ -103,9 +145,13 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   const controllers = new Controllers(ctx, store);
   await controllers.start();
   await ensureDefaultNamespaces(store, ctx);
+  if (opts.tls) {
+    ctx.auth = new AuthGate(store, registry, { authorization: opts.authorization ?? 'AlwaysAllow', anonymousPaths: opts.anonymousPaths });
+    await ctx.auth.start();
+  }
   const gc = opts.garbageCollector === false ? undefined : gcModule.startGarbageCollector(createGcApi(ctx, store));
 
-  const server = createApiServer(ctx, store);
+  const server = createApiServer(ctx, store, opts.tls);
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
     sockets.add(s);
@@ -120,11 +166,14 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     });
   });
   const { port } = server.address() as AddressInfo;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = `${opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
-  const writeKubeconfig = async (path: string) => {
+  const writeKubeconfig = async (path: string, identity?: ClientIdentity) => {
+    if (identity && !opts.tls) throw new Error('writeKubeconfig: a client identity needs a cluster started with `tls`');
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, kubeconfigYaml(name, url), { mode: 0o600 });
+    const tls = opts.tls ? { caPem: opts.tls.caPem ?? opts.tls.certPem, identity } : undefined;
+    await writeFile(path, kubeconfigYaml(name, url, tls), { mode: 0o600 });
+    await chmod(path, 0o600);
   };
   if (opts.kubeconfigPath) await writeKubeconfig(opts.kubeconfigPath);
 
@@ -138,11 +187,30 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
       for (const s of sockets) s.destroy();
       await closed;
       await controllers.stop();
+      await ctx.auth?.stop();
       if (ownsStorage) await storage.close();
     })());
 
   const setFaults = (cfg: FaultConfig) => ctx.faults.setConfig(cfg);
-  return { url, name, storage, requestLog, writeKubeconfig, setFaults, stop };
+  return { url, name, storage, requestLog, writeKubeconfig, setFaults, stop, ...(ctx.auth ? { authz: ctx.auth } : {}) };
+}
+
+function checkAuthOptions(opts: LocalClusterOptions): void {
+  if (opts.tls) {
+    for (const field of ['certPem', 'keyPem'] as const) {
+      if (typeof opts.tls[field] !== 'string' || !opts.tls[field].includes('-----BEGIN')) throw new Error(`tls.${field}: expected a PEM string`);
+    }
+    if (!Array.isArray(opts.tls.clientCaPems) || opts.tls.clientCaPems.length === 0 || !opts.tls.clientCaPems.every((p) => typeof p === 'string' && p.includes('-----BEGIN CERTIFICATE'))) {
+      throw new Error('tls.clientCaPems: expected a non-empty list of PEM CA certificates');
+    }
+    if (opts.anonymousPaths !== undefined && (!Array.isArray(opts.anonymousPaths) || !opts.anonymousPaths.every((p) => typeof p === 'string' && p.startsWith('/')))) {
+      throw new Error('anonymousPaths: expected a list of absolute URL paths such as "/livez"');
+    }
+    return;
+  }
+  if (opts.authorization === 'RBAC') throw new Error("authorization: 'RBAC' needs `tls`: without client certificates no request has a user");
+  if (opts.authorization !== undefined && opts.authorization !== 'AlwaysAllow') throw new Error(`authorization: expected 'RBAC' or 'AlwaysAllow', got ${JSON.stringify(opts.authorization)}`);
+  if (opts.anonymousPaths) throw new Error('anonymousPaths: only meaningful with `tls`');
 }
 
 /** kube-apiserver creates these on start; clients assume `default` exists. */

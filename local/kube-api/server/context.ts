@@ -2,6 +2,7 @@ import type { Storage } from '../storage/types.ts';
 import type { ResourceRegistry } from '../registry.ts';
 import type { RequestLog } from './request-log.ts';
 import type { FaultInjector } from '../faults.ts';
+import type { AuthGate } from '../auth/gate.ts';
 
 /** Everything a request handler needs, one per local cluster (many clusters can share a process). */
 export interface ApiContext {
@@ -17,4 +18,6 @@ export interface ApiContext {
   /** Wakes background controllers (namespace cleanup, GC) after a write. */
   afterWrite?: () => void;
   now(): Date;
+  /** Authentication and authorization; absent in plain-HTTP mode, where every request is allowed. */
+  auth?: AuthGate;
 }

@@ -4,6 +4,7 @@
  * request in the RequestLog.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { ApiContext } from './context.ts';
 import { ApiError, badRequest, internalError, methodNotAllowed, notFoundPath, tooManyRequests } from './errors.ts';
 import { TableError } from '../table.ts';
@@ -37,10 +38,22 @@ const HANDLERS: Record<string, Handler> = {
 /** Verbs allowed on subresources; everything else there is 405/404. */
 const STATUS_VERBS = new Set(['get', 'update', 'patch']);
 
-export function createApiServer(ctx: ApiContext, store: ObjectStore): Server {
-  const server = createServer((req, res) => {
+/** Serving certificate and the CAs whose client certificates are accepted (PEM). */
+export interface ServerTls {
+  certPem: string;
+  keyPem: string;
+  clientCaPems: string[];
+}
+
+export function createApiServer(ctx: ApiContext, store: ObjectStore, tls?: ServerTls): Server {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     void handle(ctx, store, req, res);
-  });
+  };
+  // The certificate is requested but not required at the handshake: without one the client gets kube's
+  // 401 Status (or anonymous access to the allowed paths), not a TLS alert. ctx.auth checks the result.
+  const server: Server = tls
+    ? createTlsServer({ cert: tls.certPem, key: tls.keyPem, ca: tls.clientCaPems, requestCert: true, rejectUnauthorized: false }, onRequest)
+    : createServer(onRequest);
   server.keepAliveTimeout = 65_000;
   // Watches are long-lived; node's default request timeout would cut them.
   server.requestTimeout = 0;
@@ -73,6 +86,8 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
   ctx.requestLog.add(record);
   const warnings: string[] = [];
   try {
+    const user = ctx.auth ? await ctx.auth.admit(req, route, url) : undefined;
+    if (user && (await ctx.auth!.serve(req, res, route, user))) return;
     let dropWatchAfterMs: number | undefined;
     if (route.type === 'resource') {
       const fault = ctx.faults.decide(route.verb, route.subresource ? `${route.resource}/${route.subresource}` : route.resource);

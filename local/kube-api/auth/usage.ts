@@ -1,0 +1,123 @@
+/**
+ * What the authorizer decided, kept so a test can prove a role is the least privilege: every rule (and
+ * every verb × resource a rule grants) was needed by some request, and no request was denied.
+ * A request counts for the first rule that allowed it, the one kube's RBAC authorizer stops at.
+ */
+import type { PolicyRule, RequestAttributes, RuleRef, UserInfo } from './types.ts';
+
+export interface RuleUsage extends RuleRef {
+  /** Requests this rule allowed. */
+  allowed: number;
+  /** Distinct permissions exercised through the rule, spelled as permissionKey does. */
+  permissions: string[];
+}
+
+export interface Denial {
+  at: number;
+  user: string;
+  groups: string[];
+  attributes: RequestAttributes;
+  /** The Status message the client got. */
+  message: string;
+}
+
+/** A rule of a role with how often it was used; `unusedPermissions` lists the verb × resource pairs it grants that no request needed. */
+export interface RuleReport extends RuleRef {
+  rule: PolicyRule;
+  allowed: number;
+  permissions: string[];
+  unusedPermissions: string[];
+}
+
+const MAX_DENIALS = 10_000;
+
+/** `verb resource[.group][/subresource]` (`list pods`, `patch deployments.apps/scale`) or `verb /path`. */
+function spell(verb: string, group: string, resource: string): string {
+  const slash = resource.indexOf('/');
+  const base = slash < 0 ? resource : resource.slice(0, slash);
+  const sub = slash < 0 ? '' : resource.slice(slash);
+  return `${verb} ${base}${group ? `.${group}` : ''}${sub}`;
+}
+
+export function permissionKey(a: RequestAttributes): string {
+  if (!a.resourceRequest) return `${a.verb} ${a.path}`;
+  return spell(a.verb, a.apiGroup, a.subresource ? `${a.resource}/${a.subresource}` : a.resource);
+}
+
+/** The permissions a rule grants, spelled like permissionKey; wildcards stay as `*`. */
+export function grantedPermissions(rule: PolicyRule): string[] {
+  const out: string[] = [];
+  for (const verb of rule.verbs) {
+    for (const url of rule.nonResourceURLs ?? []) out.push(`${verb} ${url}`);
+    for (const group of rule.apiGroups ?? []) for (const resource of rule.resources ?? []) out.push(spell(verb, group, resource));
+  }
+  return out;
+}
+
+function roleKey(r: { kind: string; namespace?: string; name: string }): string {
+  return `${r.kind}/${r.namespace ?? ''}/${r.name}`;
+}
+
+export class AuthorizationRecorder {
+  private readonly used = new Map<string, { ref: RuleRef; allowed: number; permissions: Set<string> }>();
+  private denied: Denial[] = [];
+  private mastersAllowed = 0;
+
+  recordAllowed(by: RuleRef | 'masters' | 'always-allow', a: RequestAttributes): void {
+    if (by === 'masters') {
+      this.mastersAllowed++;
+      return;
+    }
+    if (by === 'always-allow') return;
+    const key = `${roleKey(by)}#${by.ruleIndex}`;
+    let entry = this.used.get(key);
+    if (!entry) this.used.set(key, (entry = { ref: { ...by }, allowed: 0, permissions: new Set() }));
+    entry.allowed++;
+    entry.permissions.add(permissionKey(a));
+  }
+
+  recordDenied(user: UserInfo, a: RequestAttributes, message: string): void {
+    if (this.denied.length >= MAX_DENIALS) this.denied.shift();
+    this.denied.push({ at: Date.now(), user: user.name, groups: [...user.groups], attributes: { ...a }, message });
+  }
+
+  /** Every rule that allowed at least one request, by role then rule index. */
+  usage(): RuleUsage[] {
+    return [...this.used.values()]
+      .map((e) => ({ ...e.ref, allowed: e.allowed, permissions: [...e.permissions].sort() }))
+      .sort((x, y) => roleKey(x).localeCompare(roleKey(y)) || x.ruleIndex - y.ruleIndex);
+  }
+
+  /** Every request refused with 403, oldest first (the last 10,000). */
+  denials(): Denial[] {
+    return this.denied.map((d) => ({ ...d, groups: [...d.groups], attributes: { ...d.attributes } }));
+  }
+
+  /** Requests allowed only because the user is in system:masters. */
+  mastersRequests(): number {
+    return this.mastersAllowed;
+  }
+
+  /** Per rule of the given role (its effective rules, aggregation included), how it was used. */
+  report(role: { kind: 'ClusterRole' | 'Role'; namespace?: string; name: string }, rules: PolicyRule[]): RuleReport[] {
+    return rules.map((rule, ruleIndex) => {
+      const ref: RuleRef = { kind: role.kind, name: role.name, ruleIndex, ...(role.kind === 'Role' ? { namespace: role.namespace } : {}) };
+      const e = this.used.get(`${roleKey(ref)}#${ruleIndex}`);
+      const permissions = e ? [...e.permissions].sort() : [];
+      const seen = new Set(permissions);
+      return {
+        ...ref,
+        rule,
+        allowed: e?.allowed ?? 0,
+        permissions,
+        unusedPermissions: grantedPermissions(rule).filter((p) => !p.includes('*') && !seen.has(p)),
+      };
+    });
+  }
+
+  reset(): void {
+    this.used.clear();
+    this.denied = [];
+    this.mastersAllowed = 0;
+  }
+}
