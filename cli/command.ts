@@ -12,7 +12,8 @@ export interface Command {
   options: Record<string, OptionSpec>;
   /** Extra text for --help (examples, notes). */
   details?: string;
-  positionals?: { name: string; description: string; required?: boolean }[];
+  /** `variadic` (last one only): takes every remaining argument. */
+  positionals?: { name: string; description: string; required?: boolean; variadic?: boolean }[];
   run(args: { values: Record<string, unknown>; positionals: string[] }): Promise<number | void>;
 }
 

@@ -14,6 +14,7 @@ import {
   AUDIT_REQUEST_DETAIL_TYPE,
   anyEventEnvelopeSchema,
   auditRequestEventSchema,
+  EventValidationError,
   parseEvent,
   SCHEDULED_EVENT_DETAIL_TYPE,
   SCHEDULED_EVENT_SOURCE,
@@ -44,7 +45,9 @@ export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => Au
     const d = deps();
     const trigger = parseEvent(triggerSchema, event);
     if (trigger['detail-type'] === SCHEDULED_EVENT_DETAIL_TYPE) {
-      if (trigger.source !== SCHEDULED_EVENT_SOURCE) throw new Error(`a Scheduled Event must come from ${SCHEDULED_EVENT_SOURCE}, got ${trigger.source}`);
+      if (trigger.source !== SCHEDULED_EVENT_SOURCE) {
+        throw new EventValidationError([{ path: 'source', message: `a Scheduled Event must come from ${SCHEDULED_EVENT_SOURCE}, got ${JSON.stringify(trigger.source)}` }]);
+      }
       return { kind: 'fan-out', ...(await fanOutAudit(d, { runId: trigger.id, at: new Date(trigger.time), requestedBy: 'schedule' })) };
     }
     const request = parseEvent(auditRequestEventSchema, event).detail;

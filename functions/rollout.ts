@@ -8,8 +8,8 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
-import { parseEvent } from '../events/envelope.ts';
-import { SCHEDULED_EVENT_SOURCE } from '../events/source.ts';
+import { EventValidationError, parseEvent } from '../events/envelope.ts';
+import { SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../events/source.ts';
 import {
   ROLLOUT_COMMAND_DETAIL_TYPE,
   rolloutCommandDetailSchema,
@@ -30,12 +30,17 @@ export { ROLLOUT_FIELD_MANAGER } from './rollout/cluster-ops.ts';
 /** A schedule event, a `Rollout Command` event, or a bare command → the command (fields named on error). */
 export function parseRolloutInput(event: unknown): RolloutCommandDetail {
   const e = event as { source?: unknown; 'detail-type'?: unknown } | null;
-  if (e && typeof e === 'object' && 'detail-type' in e) {
-    if (e.source === SCHEDULED_EVENT_SOURCE) {
+  // An EventBridge envelope (detail-type, source or detail present) is judged as one, so a broken envelope
+  // is reported by its envelope fields rather than as a bare command missing `command`.
+  if (e && typeof e === 'object' && ('detail-type' in e || 'source' in e || 'detail' in e)) {
+    if (e['detail-type'] === ROLLOUT_COMMAND_DETAIL_TYPE) return parseEvent(rolloutCommandEventSchema, event).detail;
+    if (e['detail-type'] === SCHEDULED_EVENT_DETAIL_TYPE || e.source === SCHEDULED_EVENT_SOURCE) {
       parseEvent(rolloutScheduleEventSchema, event);
       return { command: 'tick' };
     }
-    if (e['detail-type'] === ROLLOUT_COMMAND_DETAIL_TYPE) return parseEvent(rolloutCommandEventSchema, event).detail;
+    throw new EventValidationError([
+      { path: 'detail-type', message: `expected "${SCHEDULED_EVENT_DETAIL_TYPE}" (from ${SCHEDULED_EVENT_SOURCE}) or "${ROLLOUT_COMMAND_DETAIL_TYPE}", got ${JSON.stringify(e['detail-type']) ?? 'nothing'}` },
+    ]);
   }
   return parseEvent(rolloutCommandDetailSchema, event);
 }

@@ -196,7 +196,7 @@ export const clustersLabel: Command = {
   summary: 'add, change or remove labels of a registered cluster (kubectl label syntax)',
   positionals: [
     { name: 'id', description: 'cluster id', required: true },
-    { name: 'k=v | k-', description: 'labels to set (k=v) or remove (k-), one or more', required: true },
+    { name: 'k=v | k-', description: 'labels to set (k=v) or remove (k-), one or more', required: true, variadic: true },
   ],
   options: { json: { type: 'boolean', description: 'print the registration as JSON' }, ...stateTableFlags },
   details: `

@@ -33,6 +33,12 @@ function inFlagTerms(message: string): string {
   return message.replace(/^(\w+)([.:])/, (all, field: string, sep: string) => (FIELD_FLAGS[field] ? `${FIELD_FLAGS[field]}${sep}` : all));
 }
 
+/** The rollout's validation error in flag terms: RolloutSpecError names a field, the event schema `rollout.<field>`. */
+function validationInFlagTerms(err: Error & { issues?: { path: string; message: string }[] }): string {
+  if (err.name !== 'EventValidationError' || !err.issues?.length) return inFlagTerms(err.message);
+  return err.issues.map((i) => inFlagTerms(`${i.path.replace(/^rollout\./, '')}: ${i.message}`)).join('; ');
+}
+
 async function handlerFor(values: Record<string, unknown>) {
   const { table, close } = await openStateTable(values);
   const { Logger } = await import('@aws-lambda-powertools/logger');
@@ -130,11 +136,17 @@ ${STATE_TABLE_DETAILS}`,
           throw new UsageError(`--patch: cannot read ${raw.slice(1)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
         }
       }
+      let parsed: unknown;
       try {
-        patch = JSON.parse(text) as Record<string, unknown>;
+        parsed = JSON.parse(text);
       } catch (err) {
         throw new UsageError(`--patch: not valid JSON: ${(err as Error).message}`);
       }
+      // `null` would otherwise be dropped silently and the rollout start without the change asked for.
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        throw new UsageError(`--patch: expected a JSON object (a merge patch on spec), got ${JSON.stringify(parsed) ?? typeof parsed}`);
+      }
+      patch = parsed as Record<string, unknown>;
     }
     const selector = values.selector
       ? Object.fromEntries(String(values.selector).split(',').filter(Boolean).map((l) => parseLabel('selector', l)))
@@ -166,7 +178,7 @@ ${STATE_TABLE_DETAILS}`,
       } catch (err) {
         // The rollout's own validation names the field; say it in flag terms.
         const e = err as Error;
-        if (e.name === 'RolloutSpecError' || e.name === 'EventValidationError') throw new UsageError(inFlagTerms(e.message));
+        if (e.name === 'RolloutSpecError' || e.name === 'EventValidationError') throw new UsageError(validationInFlagTerms(e));
         throw err;
       }
       if (!values.watch && !values.json) process.stdout.write(`started rollout ${result.rollouts[0].rolloutId}\n`);

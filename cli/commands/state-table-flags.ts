@@ -39,12 +39,13 @@ export async function openStateTable(
   options: { createIfLocal?: boolean } = {},
 ): Promise<{ table: StateTable; tableName: string; close(): void }> {
   const { UsageError } = await import('../command.ts');
-  const endpoint = (values['dynamo-endpoint'] as string | undefined) ?? process.env.SPIRITCTL_DYNAMO_ENDPOINT;
+  // An empty --dynamo-endpoint is a mistake to report, not "unset" (which would silently mean AWS).
+  const endpoint = values['dynamo-endpoint'] !== undefined ? String(values['dynamo-endpoint']) : process.env.SPIRITCTL_DYNAMO_ENDPOINT || undefined;
   const tableName = (values.table as string | undefined) ?? process.env.STATE_TABLE_NAME ?? DEFAULT_LOCAL_TABLE;
   if (!/^[A-Za-z0-9_.-]{3,255}$/.test(tableName)) throw new UsageError(`--table must be a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -), got "${tableName}"`);
   const { createStateTable } = await import('../../adapters/state-table/index.ts');
   let client;
-  if (endpoint) {
+  if (endpoint !== undefined) {
     if (!/^https?:\/\/[^/\s]+/.test(endpoint)) throw new UsageError(`--dynamo-endpoint must be an http(s) URL, got "${endpoint}"`);
     const { ensureTable, localDynamoClient } = await import('../../local/dynamodb.ts');
     client = localDynamoClient(endpoint);

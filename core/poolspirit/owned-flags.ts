@@ -78,6 +78,7 @@ export const STORAGE_FLAGS: Record<string, string> = {
 
 /** Why a flag may not be set through extraArgs, or undefined when it may. */
 export function ownedFlagReason(component: ComponentName, flag: string): string | undefined {
-  if (component === 'etcd' && flag in STORAGE_FLAGS) return `set ${STORAGE_FLAGS[flag]} instead`;
-  return OWNED_FLAGS[component][flag];
+  // Own keys only: `flag in …` would also find Object.prototype members such as "constructor".
+  if (component === 'etcd' && Object.hasOwn(STORAGE_FLAGS, flag)) return `set ${STORAGE_FLAGS[flag]} instead`;
+  return Object.hasOwn(OWNED_FLAGS[component], flag) ? OWNED_FLAGS[component][flag] : undefined;
 }

@@ -48,7 +48,8 @@ export function parsePoolSpiritSpec(raw: unknown, options: ParseOptions = {}): P
 
   const bundles = options.bundles ?? DEFAULT_BUNDLES;
   const bundleVersion = spec.version ?? options.defaultBundle ?? DEFAULT_BUNDLE_VERSION;
-  const bundle = bundles[bundleVersion];
+  // Own keys only: a version named like an Object.prototype member ("constructor") is not a bundle.
+  const bundle = Object.hasOwn(bundles, bundleVersion) ? bundles[bundleVersion] : undefined;
   if (!bundle) {
     issues.push({ field: 'spec.version', message: `unknown bundle "${bundleVersion}"; known bundles: ${Object.keys(bundles).join(', ')}` });
   }
@@ -107,9 +108,9 @@ function resolveComponent(name: ComponentName, input: ComponentInput, bundleVers
 
   const resources = mergeResources(DEFAULT_RESOURCES[name], input.resources ?? {});
   for (const [resource, request] of Object.entries(resources.requests)) {
-    const limit = resources.limits[resource];
+    const limit = Object.hasOwn(resources.limits, resource) ? resources.limits[resource] : undefined;
     if (limit !== undefined && quantityValue(request) > quantityValue(limit)) {
-      issues.push({ field: `${at}.resources.requests.${resource}`, message: `request ${request} exceeds the limit ${limit}` });
+      issues.push({ field: `${at}.resources.requests.${resource}`, message: `request ${request} exceeds the limit ${limit} (${at}.resources.limits.${resource})` });
     }
   }
   return { image, version, resources, extraArgs: { ...extraArgs } };

@@ -40,10 +40,18 @@ export function parseProbeTrigger(raw: unknown): ProbeTarget {
   if (detailType === LEADER_PROBE_REQUEST_DETAIL_TYPE) {
     return { scope: 'cluster', clusterId: parseEvent(probeRequestEventSchema, value).detail.clusterId };
   }
-  if (detailType !== undefined) {
+  // An EventBridge event without its detail-type is not a direct invoke: say what is missing, not which
+  // envelope fields a direct invoke does not take.
+  if (detailType !== undefined || looksLikeEnvelope(value)) {
     throw new EventValidationError([
-      { path: 'detail-type', message: `expected "${SCHEDULED_EVENT_DETAIL_TYPE}" or "${LEADER_PROBE_REQUEST_DETAIL_TYPE}", got ${JSON.stringify(detailType)}` },
+      { path: 'detail-type', message: `expected "${SCHEDULED_EVENT_DETAIL_TYPE}" or "${LEADER_PROBE_REQUEST_DETAIL_TYPE}", got ${JSON.stringify(detailType) ?? 'nothing'}` },
     ]);
   }
   return { scope: 'cluster', clusterId: parseEvent(directSchema, value).clusterId };
+}
+
+const ENVELOPE_FIELDS = ['version', 'id', 'detail-type', 'source', 'account', 'time', 'region', 'resources', 'detail'];
+
+function looksLikeEnvelope(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && ENVELOPE_FIELDS.some((k) => k in value);
 }

@@ -12,6 +12,7 @@ import {
   RECONCILE_REQUEST_DETAIL_TYPE,
   reconcileRequestEventSchema,
 } from '../../events/index.ts';
+import { keys } from '../../adapters/state-table/keys.ts';
 
 export type ReconcileTrigger = z.infer<typeof reconcileRequestEventSchema> | z.infer<typeof changeNoticeEventSchema>;
 
@@ -31,7 +32,7 @@ export function parseTrigger(raw: unknown): ReconcileTarget {
   if (detailType === RECONCILE_REQUEST_DETAIL_TYPE) {
     const event = parseEvent(reconcileRequestEventSchema, raw);
     const { clusterId, nodePool, reason } = event.detail;
-    return { clusterId, nodePool, eventId: event.id, reason };
+    return keyable({ clusterId, nodePool, eventId: event.id, reason }, 'detail.nodePool');
   }
   const event = parseEvent(changeNoticeEventSchema, raw);
   const notice = event.detail;
@@ -41,10 +42,30 @@ export function parseTrigger(raw: unknown): ReconcileTarget {
       { path: 'detail.poolName', message: `required for a ${notice.kind} change notice (names the NodePool to reconcile)` },
     ]);
   }
-  return {
-    clusterId: notice.clusterId,
-    nodePool,
-    eventId: event.id,
-    reason: `change-notice:${notice.kind}:${notice.changeType}`,
-  };
+  return keyable(
+    { clusterId: notice.clusterId, nodePool, eventId: event.id, reason: `change-notice:${notice.kind}:${notice.changeType}` },
+    notice.poolName !== undefined ? 'detail.poolName' : 'detail.name',
+  );
+}
+
+/**
+ * The schemas take any short string, but the target becomes state-table keys (DNS-name-like, no `#`): reject
+ * what cannot be keyed here, naming the event's field, instead of failing later inside the reconcile.
+ */
+function keyable(target: ReconcileTarget, nodePoolPath: string): ReconcileTarget {
+  const checks: [string, () => unknown][] = [
+    ['detail.clusterId', () => keys.cluster(target.clusterId)],
+    [nodePoolPath, () => keys.pool('x', target.nodePool)],
+    ['id', () => keys.event(target.eventId)],
+  ];
+  const issues: { path: string; message: string }[] = [];
+  for (const [path, check] of checks) {
+    try {
+      check();
+    } catch (err) {
+      issues.push({ path, message: (err as Error).message.replace(/^[^:]+: /, '') });
+    }
+  }
+  if (issues.length) throw new EventValidationError(issues);
+  return target;
 }

@@ -1,0 +1,215 @@
+/**
+ * `npm run bench -- bundles [--runs N] [--function NAME] [--keep DIR]`: size and load time of each
+ * function's bundle.
+ *
+ * Each function is bundled with serverless.yml's esbuild options (what `npm run package` zips), next to a
+ * baseline bundle of only the AWS SDK exports that function's code uses (same options). Load time is the
+ * time `await import()` of the bundle takes in a fresh Node 22 process started with the function's
+ * NODE_OPTIONS (provider.environment; source maps are enabled in Lambda, so their cost is counted), as
+ * elapsed time and as the process's CPU time (steadier when other work shares the machine). Runs are
+ * interleaved (function, baseline, function, baseline, ...) so machine load hits both alike; ratios are
+ * of the medians. Targets: BUNDLE_SIZE_CAP_BYTES and LOAD_RATIO_TARGET (docs/deploy.md).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { buildBundle, heaviestInputs, readServerlessBuild, ROOT, sdkBaselineSource, sdkUsage } from '../scripts/bundle-functions.ts';
+import { UsageError } from '../cli/command.ts';
+import { median, round } from './lib/stats.ts';
+
+const exec = promisify(execFile);
+
+/** Committed ceiling for one function's minified bundle (code only; the source map ships beside it). */
+export const BUNDLE_SIZE_CAP_BYTES = 3 * 1024 * 1024;
+/** Target: a function loads in at most this multiple of its SDK-only baseline's load time. */
+export const LOAD_RATIO_TARGET = 1.5;
+
+/** Node 22 (the system node may be older): the binary npm installed for the project. */
+export const NODE_22 = join(ROOT, 'node_modules', '.bin', 'node');
+
+export interface LoadSamples {
+  median: number;
+  samples: number[];
+}
+
+export interface BundleMeasurement extends LoadComparison {
+  bytes: number;
+  baselineBytes: number;
+  withinSizeCap: boolean;
+  /** loadRatio ≤ LOAD_RATIO_TARGET. */
+  withinLoadTarget: boolean;
+  /** The AWS SDK exports the baseline loads (the function's own). */
+  sdkExports: string[];
+  /** Largest contributors to the function's bundle (package or first-party directory). */
+  heaviest: { input: string; bytes: number }[];
+}
+
+export interface BundlesReport {
+  node: string;
+  nodeOptions: string;
+  runs: number;
+  sizeCapBytes: number;
+  loadRatioTarget: number;
+  functions: Record<string, BundleMeasurement>;
+}
+
+const LOAD_SCRIPT = [
+  'const cpu0 = process.cpuUsage();',
+  'const t0 = performance.now();',
+  'await import(process.env.PS_BUNDLE_URL);',
+  'const wallMs = performance.now() - t0;',
+  'const cpu = process.cpuUsage(cpu0);',
+  'process.stdout.write(JSON.stringify({ wallMs, cpuMs: (cpu.user + cpu.system) / 1000 }));',
+].join('\n');
+
+export interface LoadTime {
+  /** Elapsed time of `await import()`. */
+  wallMs: number;
+  /** CPU time the process spent on it (all threads): less disturbed by other processes on a busy machine. */
+  cpuMs: number;
+}
+
+/** One cold load of a bundle: a new Node 22 process that imports it and reports how long that took. */
+export async function loadTime(file: string, nodeOptions: string): Promise<LoadTime> {
+  const { stdout } = await exec(NODE_22, ['--input-type=module', '-e', LOAD_SCRIPT], {
+    cwd: tmpdir(),
+    env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: nodeOptions, PS_BUNDLE_URL: pathToFileURL(file).href },
+  });
+  let parsed: Partial<LoadTime> = {};
+  try {
+    parsed = JSON.parse(stdout) as Partial<LoadTime>;
+  } catch {
+    // reported below
+  }
+  if (!Number.isFinite(parsed.wallMs) || !Number.isFinite(parsed.cpuMs)) throw new Error(`loading ${file} printed ${JSON.stringify(stdout)}, expected {wallMs, cpuMs}`);
+  return parsed as LoadTime;
+}
+
+export interface LoadComparison {
+  loadMs: LoadSamples;
+  baselineLoadMs: LoadSamples;
+  cpuMs: LoadSamples;
+  baselineCpuMs: LoadSamples;
+  /** median load / median baseline load (elapsed time). */
+  loadRatio: number;
+  /** The same for CPU time. */
+  cpuRatio: number;
+}
+
+const summary = (xs: number[]): LoadSamples => ({ median: round(median(xs)), samples: xs.map((n) => round(n)) });
+
+/**
+ * Loads each bundle and its baseline `runs` times, interleaved (a, a's baseline, b, b's baseline, ... then
+ * again), so a busy spell on the machine falls on both sides of a ratio alike. `pairsAtOnce` loads a
+ * bundle and its baseline side by side (the tests use it for speed; elapsed times then mean less).
+ */
+export async function compareLoadTimes(
+  pairs: { name: string; file: string; baseline: string }[],
+  runs: number,
+  nodeOptions: string,
+  options: { progress?: (line: string) => void; pairsAtOnce?: boolean } = {},
+): Promise<Record<string, LoadComparison>> {
+  const samples = new Map(pairs.map((p) => [p.name, { fn: [] as LoadTime[], base: [] as LoadTime[] }]));
+  for (let i = 0; i < runs; i++) {
+    options.progress?.(`load run ${i + 1}/${runs}`);
+    for (const p of pairs) {
+      const s = samples.get(p.name)!;
+      if (options.pairsAtOnce) {
+        // Half the time; the two processes compete alike, and CPU time hardly notices.
+        const [fn, base] = await Promise.all([loadTime(p.file, nodeOptions), loadTime(p.baseline, nodeOptions)]);
+        s.fn.push(fn);
+        s.base.push(base);
+      } else {
+        s.fn.push(await loadTime(p.file, nodeOptions));
+        s.base.push(await loadTime(p.baseline, nodeOptions));
+      }
+    }
+  }
+  const out: Record<string, LoadComparison> = {};
+  for (const [name, s] of samples) {
+    const wall = s.fn.map((x) => x.wallMs);
+    const baseWall = s.base.map((x) => x.wallMs);
+    const cpu = s.fn.map((x) => x.cpuMs);
+    const baseCpu = s.base.map((x) => x.cpuMs);
+    out[name] = {
+      loadMs: summary(wall),
+      baselineLoadMs: summary(baseWall),
+      cpuMs: summary(cpu),
+      baselineCpuMs: summary(baseCpu),
+      loadRatio: round(median(wall) / median(baseWall)),
+      cpuRatio: round(median(cpu) / median(baseCpu)),
+    };
+  }
+  return out;
+}
+
+export async function measureBundles(options: { runs?: number; outdir?: string; functions?: string[]; progress?: (line: string) => void } = {}): Promise<BundlesReport> {
+  const runs = options.runs ?? 7;
+  if (!Number.isInteger(runs) || runs < 1) throw new RangeError(`runs: expected a whole number ≥ 1, got ${runs}`);
+  const progress = options.progress ?? (() => {});
+  const build = readServerlessBuild();
+  const fns = build.functions.filter((f) => !options.functions || options.functions.includes(f.name));
+  const outdir = options.outdir ?? (await mkdtemp(join(tmpdir(), 'ps-bundles-')));
+  try {
+    progress(`building ${fns.length} bundles and their SDK baselines in ${outdir}`);
+    const built = await Promise.all(
+      fns.map(async (fn) => {
+        const usage = await sdkUsage(fn.entry);
+        const [bundle, baseline] = await Promise.all([
+          buildBundle(build, fn.entry, join(outdir, fn.name)),
+          buildBundle(build, { name: `${fn.name}-sdk-baseline`, contents: sdkBaselineSource(usage) }, join(outdir, fn.name)),
+        ]);
+        return { fn, usage, bundle, baseline };
+      }),
+    );
+    const loads = await compareLoadTimes(
+      built.map((b) => ({ name: b.fn.name, file: b.bundle.file, baseline: b.baseline.file })),
+      runs,
+      build.nodeOptions,
+      { progress },
+    );
+    const functions: Record<string, BundleMeasurement> = {};
+    for (const b of built) {
+      const load = loads[b.fn.name];
+      functions[b.fn.name] = {
+        bytes: b.bundle.bytes,
+        baselineBytes: b.baseline.bytes,
+        withinSizeCap: b.bundle.bytes <= BUNDLE_SIZE_CAP_BYTES,
+        ...load,
+        withinLoadTarget: load.loadRatio <= LOAD_RATIO_TARGET,
+        sdkExports: b.usage.bindings.map((x) => `${x.module}:${x.name}`),
+        heaviest: heaviestInputs(b.bundle.metafile),
+      };
+    }
+    const { stdout: node } = await exec(NODE_22, ['--version']);
+    return { node: node.trim(), nodeOptions: build.nodeOptions, runs, sizeCapBytes: BUNDLE_SIZE_CAP_BYTES, loadRatioTarget: LOAD_RATIO_TARGET, functions };
+  } finally {
+    if (!options.outdir) await rm(outdir, { recursive: true, force: true });
+  }
+}
+
+export async function run(args: string[]): Promise<BundlesReport> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      runs: { type: 'string', default: '7' },
+      function: { type: 'string', multiple: true },
+      keep: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stderr.write('usage: npm run bench -- bundles [--runs N (default 7)] [--function NAME ...] [--keep DIR]\n');
+    process.exit(0);
+  }
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1) throw new UsageError(`--runs: expected a whole number ≥ 1, got ${values.runs}`);
+  const known = readServerlessBuild().functions.map((f) => f.name);
+  const unknown = (values.function ?? []).filter((f) => !known.includes(f));
+  if (unknown.length) throw new UsageError(`--function: no function ${unknown.join(', ')} in serverless.yml (expected one of ${known.join(', ')})`);
+  return measureBundles({ runs, functions: values.function, outdir: values.keep, progress: (l) => process.stderr.write(`${l}\n`) });
+}

@@ -1,0 +1,87 @@
+/**
+ * What each function's code calls on AWS, as IAM actions: the table the per-function roles in
+ * serverless.yml are written from. test/packaging holds both sides to it: each role in the packaged
+ * CloudFormation grants exactly its row, and each handler's bundle (esbuild, tree-shaken) references exactly
+ * the SDK commands its row allows, so a new call without a permission (or a permission left behind after
+ * its call is gone) fails the suite.
+ *
+ * Not here because no IAM permission is involved:
+ *  - EKS tokens (adapters/cluster-access/eks-token.ts) are presigned STS GetCallerIdentity URLs, which any
+ *    identity may call; the cluster decides access from its access entry / aws-auth mapping of the role.
+ *  - Metrics go out as CloudWatch embedded-metric-format log lines (Powertools Metrics), not PutMetricData.
+ *  - Every role in serverless.yml also gets what the platform does on the function's behalf, not its
+ *    code: logs:CreateLogStream and logs:PutLogEvents on its own log group, and sqs:SendMessage on its own
+ *    dead-letter queue (Lambda's on-failure destination for events the function failed on).
+ */
+
+export type FunctionName = 'reconcile' | 'audit' | 'cloudEvents' | 'rollout' | 'probe';
+
+export type DynamoDbAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'Scan' | 'BatchGetItem' | 'BatchWriteItem' | 'ConditionCheckItem';
+export type EventsAction = 'PutEvents';
+export type SecretsManagerAction = 'GetSecretValue';
+
+export interface FunctionPermissions {
+  /** On the state table itself: no function queries an index, so no index ARN is granted. */
+  dynamodb: readonly DynamoDbAction[];
+  /** On the stack's event bus. */
+  events: readonly EventsAction[];
+  /**
+   * On secrets named `pool-spirit/<stage>/*` in the stack's region; granted only when the stage's
+   * `clusterAccess` parameter is `secret` (with `eks` no registered cluster is reached through a secret).
+   */
+  secretsmanager: readonly SecretsManagerAction[];
+}
+
+export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermissions>> = {
+  reconcile: {
+    // GetItem: the registry entry (state-table/registry.ts), the lease and the pool's state record
+    // (state-table/lease.ts, reconcile-state.ts). UpdateItem: conditional lease acquire/renew/release and
+    // the state/outcome writes (lease.ts, reconcile-state.ts). No Query: one key per invocation.
+    dynamodb: ['GetItem', 'UpdateItem'],
+    events: [],
+    // The cluster's kubeconfig when it is registered as `secret` (cluster-access/secrets.ts).
+    secretsmanager: ['GetSecretValue'],
+  },
+  audit: {
+    // GetItem: registry entry (registry.ts). Query: the registry listing for the fan-out (registry.ts), a
+    // cluster's probe records (probe-records.ts) and previous audits (audit-records.ts). PutItem: the
+    // audit record (audit-records.ts).
+    dynamodb: ['GetItem', 'PutItem', 'Query'],
+    // One Cluster Audit Request per registered cluster from the scheduled fan-out (audit/send-events.ts
+    // through eventbridge/put-events.ts).
+    events: ['PutEvents'],
+    secretsmanager: ['GetSecretValue'],
+  },
+  cloudEvents: {
+    // GetItem and Query: the registry only (registry.ts), to find which cluster owns the instance. It
+    // writes nothing to the table.
+    dynamodb: ['GetItem', 'Query'],
+    // A Reconcile Request for each pool whose pool-spirit it moved (functions/cloud-events.ts through
+    // audit/send-events.ts and eventbridge/put-events.ts).
+    events: ['PutEvents'],
+    secretsmanager: ['GetSecretValue'],
+  },
+  rollout: {
+    // GetItem, PutItem, UpdateItem, Query: rollout records, created, stepped under a version condition and
+    // listed (state-table/rollout-state.ts); the registry (registry.ts).
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
+    events: [],
+    secretsmanager: ['GetSecretValue'],
+  },
+  probe: {
+    // GetItem and Query: the registry (registry.ts) and earlier observations (probe-records.ts); PutItem:
+    // each new observation (probe-records.ts).
+    dynamodb: ['GetItem', 'PutItem', 'Query'],
+    events: [],
+    secretsmanager: ['GetSecretValue'],
+  },
+};
+
+/** Each permission as the IAM action string a policy statement carries (`dynamodb:GetItem`, ...). */
+export function iamActions(permissions: FunctionPermissions): { dynamodb: string[]; events: string[]; secretsmanager: string[] } {
+  return {
+    dynamodb: permissions.dynamodb.map((a) => `dynamodb:${a}`),
+    events: permissions.events.map((a) => `events:${a}`),
+    secretsmanager: permissions.secretsmanager.map((a) => `secretsmanager:${a}`),
+  };
+}
