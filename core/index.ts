@@ -12,7 +12,7 @@ export { nodePoolCrd, NODEPOOL_GROUP } from './nodepool-crd.ts';
 export { zodToStructural, type StructuralSchema } from './crd/structural.ts';
 export { manifestYaml } from './crd/yaml.ts';
 export * from './nodepool.ts';
-export { renderPoolSpirit, type RenderInput, type RenderResult } from './render/index.ts';
+export { renderPoolSpirit, renderPoolSpiritService, type RenderInput, type RenderResult } from './render/index.ts';
 export { webCryptoKeyFactory, cachingKeyFactory, type KeyFactory } from './render/keys.ts';
 export { DEFAULT_PKI_POLICY, AGENT_USER, AGENT_GROUP, type PkiPolicy } from './render/pki-spec.ts';
 export { PKI_FILES } from './render/pki.ts';

@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { choiceFlag, intFlag, type Command } from '../command.ts';
 import type { FleetProgress } from '../../local/fleet/progress.ts';
 
@@ -10,7 +12,7 @@ export const localUp: Command = {
     'nodes-per-pool': { type: 'string', default: '2', valueName: 'K', description: 'Ready edge nodes per pool (0-100)' },
     'cloud-pools': { type: 'string', default: '1', valueName: 'N', description: 'Cloud NodePools per cluster, which get nothing (0-100)' },
     store: { type: 'string', default: 'memory', valueName: 'memory|etcd', description: 'storage of the local clusters' },
-    kubelet: { type: 'string', default: 'sim', valueName: 'sim', description: 'how pods run: sim (pods become Ready after a delay)' },
+    kubelet: { type: 'string', default: 'sim', valueName: 'sim|process', description: 'how pods run: sim (Ready after a delay) or process (each pool-spirit really runs etcd, a TLS API and the agent)' },
     'ready-delay': { type: 'string', default: '200', valueName: 'MS', description: 'sim kubelet: ms from placement to Ready (0-60000)' },
     'function-threads': { type: 'string', default: '1', valueName: 'N', description: "worker threads for the reconcile function's containers, 0 = main thread (0-8)" },
     'kubeconfig-dir': { type: 'string', valueName: 'DIR', description: 'where to write one kubeconfig per cluster (default .local/kubeconfigs)' },
@@ -20,9 +22,12 @@ export const localUp: Command = {
     timeout: { type: 'string', default: '600', valueName: 'SECONDS', description: 'with --exit-when-converged: give up after this long' },
   },
   details: `
-Starts N local clusters seeded with NodePools and Nodes, a forwarder and a sim kubelet per cluster, the
+Starts N local clusters seeded with NodePools and Nodes, a forwarder and a local kubelet per cluster, the
 local EventBridge-compatible bus with the rules of serverless.yml, dynalite as the state table, and the
 reconcile function in a worker thread (--function-threads). Shows convergence live; Ctrl-C stops everything.
+With --kubelet process every pool-spirit pod really runs: an etcd in /dev/shm, the local Kubernetes API
+serving the pool's certificate (client certificates and RBAC required) and the agent, which applies the
+bootstrap and reports into the PoolSpirit status.
 
 Then, in another terminal:
   kubectl --kubeconfig .local/kubeconfigs/cluster-01.kubeconfig get poolspirits
@@ -38,7 +43,7 @@ Then, in another terminal:
     const nodesPerPool = intFlag('nodes-per-pool', values['nodes-per-pool'], 0, 100);
     const cloudPools = intFlag('cloud-pools', values['cloud-pools'], 0, 100);
     const store = choiceFlag('store', values.store, ['memory', 'etcd'] as const);
-    choiceFlag('kubelet', values.kubelet, ['sim'] as const);
+    const kubelet = choiceFlag('kubelet', values.kubelet, ['sim', 'process'] as const);
     const readyDelayMs = intFlag('ready-delay', values['ready-delay'], 0, 60_000);
     const timeoutS = intFlag('timeout', values.timeout, 1, 86_400);
     const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
@@ -49,13 +54,23 @@ Then, in another terminal:
     // Imported here so `spiritctl <other command>` does not pay for loading the whole local stack.
     const { startLocalFleet } = await import('../../local/fleet/fleet.ts');
     const { progressJson, renderProgress, totals } = await import('../../local/fleet/progress.ts');
-    say(`starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${store} store, sim kubelet)`);
+    say(`starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${store} store, ${kubelet} kubelet)`);
     const fleet = await startLocalFleet({
-      clusters, pools, nodesPerPool, cloudPools, store, readyDelayMs, functionThreads,
+      clusters, pools, nodesPerPool, cloudPools, store, kubelet, readyDelayMs, functionThreads,
       kubeconfigDir: values['kubeconfig-dir'] as string | undefined,
       stateDir: values['state-dir'] as string,
       log: say,
     });
+
+    // spiritctl in another shell (clusters, audit, rollout, events dlq) reaches this stack through these.
+    const envFile = join(values['state-dir'] as string, 'env');
+    const exports = [
+      `export SPIRITCTL_DYNAMO_ENDPOINT=${fleet.dynamo.endpoint}`,
+      `export SPIRITCTL_BUS_ENDPOINT=${fleet.bus.endpoint}`,
+      `export EVENT_BUS_NAME=${fleet.eventBusName}`,
+    ];
+    await writeFile(envFile, exports.join('\n') + '\n');
+    say(`spiritctl in another shell: source ${envFile}   (${exports[0].replace('export ', '')})`);
 
     let drawn = 0;
     let lastPlain = '';

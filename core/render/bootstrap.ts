@@ -19,10 +19,11 @@ const nodes = { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'sys
  * - The NodePool CRD: YurtHubs read their pool there.
  * - system:nodes → admin: the grant the feature request (openyurt#777) asked for, instead of upstream's
  *   system:masters. YurtHubs authenticate with their node certificates (group system:nodes).
- * - poolspirit:yurthub: what `admin` does not cover and YurtHubs need. `admin` is a namespaced role, so even
- *   bound cluster-wide it grants no cluster-scoped resources (Nodes, NodePools) and no Leases; EndpointSlices
- *   are listed explicitly because they are pool-scoped data the leader copies. NodeRestriction and the
- *   Node authorizer still confine each node to its own Node object and node Lease.
+ * - poolspirit:yurthub: what `admin` does not cover and YurtHubs need. `admin` grants nothing cluster-scoped
+ *   even bound cluster-wide (Nodes, NodePools); since kube 1.22 it only reads Endpoints and EndpointSlices,
+ *   which the leader copies into the pool (pool-scoped data). Leases are listed too: not every kube version's
+ *   `edit` (and so `admin`) includes them. NodeRestriction and the Node authorizer still confine each node to
+ *   its own Node object and node Lease.
  */
 export function bootstrapManifests(): KubeObject[] {
   return [
@@ -43,6 +44,7 @@ export function bootstrapManifests(): KubeObject[] {
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
         { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
         { apiGroups: ['apps.openyurt.io'], resources: ['nodepools'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [''], resources: ['endpoints'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
         { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
       ],
     },

@@ -92,17 +92,13 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
     spec.overrides,
   );
 
-  const owner: OwnerReference = { apiVersion: API_VERSION, kind: KIND, name, uid: poolSpirit.metadata.uid, controller: true, blockOwnerDeletion: true };
   const objects = [
     ...secrets.objects,
     bootstrap.configMap,
     ...renderRbac(names, cluster.namespace, name, labels),
     renderService(names, cluster.namespace, labels),
     deployment,
-  ].map((obj) => ({
-    ...obj,
-    metadata: { ...obj.metadata, labels: { ...labels, ...obj.metadata.labels }, ownerReferences: [owner] },
-  }));
+  ].map(ownedBy(poolSpirit, labels));
 
   const versions: ComponentVersions = { bundle: spec.version, apiServer: spec.apiServer.version, etcd: spec.etcd.version, agent: spec.agent.version };
   return {
@@ -115,4 +111,23 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
     versions,
     changes: componentChanges(input.liveWorkload, versions),
   };
+}
+
+/** Labels every object with the pool's labels and makes the PoolSpirit its controlling owner. */
+function ownedBy(poolSpirit: RenderInput['poolSpirit'], labels: Record<string, string>) {
+  const owner: OwnerReference = { apiVersion: API_VERSION, kind: KIND, name: poolSpirit.metadata.name, uid: poolSpirit.metadata.uid, controller: true, blockOwnerDeletion: true };
+  return (obj: KubeObject): KubeObject => ({
+    ...obj,
+    metadata: { ...obj.metadata, labels: { ...labels, ...obj.metadata.labels }, ownerReferences: [owner] },
+  });
+}
+
+/**
+ * The pool's Service alone, exactly as renderPoolSpirit renders it. A new pool applies it first: its
+ * ClusterIP goes into the serving certificate, so the PKI is then issued once instead of twice.
+ */
+export function renderPoolSpiritService(input: Pick<RenderInput, 'poolSpirit' | 'cluster'>): KubeObject {
+  const names = objectNames(input.poolSpirit.metadata.name);
+  const labels = managedLabels(input.poolSpirit.spec.nodePool);
+  return ownedBy(input.poolSpirit, labels)(renderService(names, input.cluster.namespace, labels));
 }

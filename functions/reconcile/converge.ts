@@ -28,6 +28,7 @@ import {
   poolSpiritIntent,
   poolSpiritStatus,
   renderPoolSpirit,
+  renderPoolSpiritService,
   SpecRenderError,
   MANAGED_BY,
   MANAGED_BY_LABEL,
@@ -126,7 +127,7 @@ async function convergePool(
   const names = objectNames(poolSpirit.metadata.name);
 
   // Everything the render needs from the cluster, read in parallel.
-  const [service, caSecret, pkiSecret, agentSecret, liveWorkload, caBundlePem] = await Promise.all([
+  let [service, caSecret, pkiSecret, agentSecret, liveWorkload, caBundlePem] = await Promise.all([
     client.get({ apiVersion: 'v1', kind: 'Service', namespace, name: names.base }),
     client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.caSecret }),
     client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.pkiSecret }),
@@ -137,11 +138,16 @@ async function convergePool(
   if (!caBundlePem) {
     throw new Error('cluster CA not found: expected ConfigMap kube-system/kube-root-ca.crt with key ca.crt');
   }
+  const renderTarget = { poolSpirit: { metadata: { name: poolSpirit.metadata.name, uid: poolSpirit.metadata.uid! }, spec }, cluster: { caBundlePem, clusterDomain: CLUSTER_DOMAIN, namespace } };
+  if (!service && !spec.paused) {
+    // A new pool: its Service first, so the one render below already puts its ClusterIP into the certificate.
+    service = await client.apply(renderPoolSpiritService(renderTarget));
+    applied.push(describe(service));
+  }
   const render = (serviceClusterIP: string | undefined, existingPki: Record<string, string>) =>
     renderPoolSpirit({
-      poolSpirit: { metadata: { name: poolSpirit!.metadata.name, uid: poolSpirit!.metadata.uid! }, spec },
+      ...renderTarget,
       nodePool,
-      cluster: { caBundlePem, clusterDomain: CLUSTER_DOMAIN, namespace },
       serviceClusterIP,
       existingPki,
       liveWorkload,

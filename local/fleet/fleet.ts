@@ -14,6 +14,8 @@ import { loadRules } from '../bus/rules-from-serverless.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../dynamodb.ts';
 import { startLocalCluster, type LocalCluster } from '../kube-api/index.ts';
 import { SimKubelet } from '../kubelet/sim-kubelet.ts';
+import { ProcessKubelet } from '../kubelet/process-kubelet.ts';
+import { createLogger } from '../../agent/log.ts';
 import { simulateAgent } from '../kubelet/agent-sim.ts';
 import { LocalFunction } from '../lambda-runtime.ts';
 import { CONTAINER_FACTORIES } from '../functions/containers.ts';
@@ -29,6 +31,12 @@ export interface LocalFleetOptions extends FleetShape {
   store?: 'memory' | 'etcd';
   kubeconfigDir?: string;
   stateDir?: string;
+  /**
+   * How pods run: `sim` (default) makes them Ready after a delay and plays the agent's part; `process` runs
+   * each pool-spirit for real (etcd in /dev/shm, a TLS + RBAC local API, the real agent), see
+   * local/kubelet/process-kubelet.ts.
+   */
+  kubelet?: 'sim' | 'process';
   /** Sim kubelet: time from a pod being placed to it reporting Ready. */
   readyDelayMs?: number;
   /** Simulated YurtHub leader per pool (sim mode has no YurtHubs). */
@@ -148,13 +156,23 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     kubeConfig.loadFromFile(kubeconfigPath);
     await seedCluster(kubeConfig, opts, clusterCa.certPem);
     await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: kubeconfigPath }, labels: { environment: 'local' } }, new Date());
-    const kubelet = new SimKubelet({
-      kubeConfig,
-      readyDelayMs: opts.readyDelayMs ?? 100,
-      unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
-      onPodReady: (pod) => simulateAgent(kubeConfig, pod, { simulateLeader: opts.simulateLeader ?? true }),
-      onError: (err) => kubeletErrors.report(id, err),
-    });
+    const kubelet = opts.kubelet === 'process'
+      ? new ProcessKubelet({
+        kubeConfig,
+        hostKubeconfigPath: kubeconfigPath,
+        readyDelayMs: opts.readyDelayMs ?? 100,
+        unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
+        // The agents' warnings go where the fleet logs, not to stdout (the live view owns it).
+        agentOptions: { logger: createLogger({ level: 'warn', base: { cluster: id }, write: log }) },
+        onError: (err) => kubeletErrors.report(id, err),
+      })
+      : new SimKubelet({
+        kubeConfig,
+        readyDelayMs: opts.readyDelayMs ?? 100,
+        unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
+        onPodReady: (pod) => simulateAgent(kubeConfig, pod, { simulateLeader: opts.simulateLeader ?? true }),
+        onError: (err) => kubeletErrors.report(id, err),
+      });
     await kubelet.start();
     const forwarder = new Forwarder({ clusterId: id, kubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
     forwarder.start();
@@ -211,7 +229,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     async stop() {
       await runLimited(clusters, 8, async (c) => {
         await c.forwarder.stop(2_000);
-        c.kubelet.stop();
+        await c.kubelet.stop();
         c.progressTracker.stop();
       });
       await bus.drain().catch(() => undefined);

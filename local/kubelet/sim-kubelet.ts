@@ -19,6 +19,21 @@ export interface SimKubeletOptions {
    * new version unhealthy in sim mode.
    */
   unhealthyVersions?: string[];
+  /**
+   * Runs the pods it claims for real (process mode, see process-kubelet.ts): their status comes from the
+   * runtime instead of the sim's ready delay. Without it (sim mode) nothing below changes.
+   */
+  runtime?: PodRuntime;
+}
+
+/** What runs a pod's containers for real. Placement, eviction and the Deployment stay the kubelet's. */
+export interface PodRuntime {
+  /** Whether this runtime runs the pod; the others become Ready as in sim mode. */
+  claims(pod: Obj): boolean;
+  /** Starts the pod if it is not running yet; returns its status now and calls `changed` whenever it would differ. */
+  sync(pod: Obj, changed: () => void): Obj;
+  /** The pod is gone (deleted, evicted): stop whatever runs for it. Unknown keys are ignored. */
+  release(key: string): Promise<void>;
 }
 
 const identity = <T,>(o: T) => o;
@@ -31,7 +46,7 @@ const always = () => true;
  * through the Kubernetes API, as the real components do, so the reconciler sees real objects.
  */
 export class SimKubelet {
-  private readonly opts: Required<Omit<SimKubeletOptions, 'onPodReady' | 'onError'>> & Pick<SimKubeletOptions, 'onPodReady' | 'onError'>;
+  private readonly opts: Required<Omit<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>> & Pick<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>;
   private readonly api: RawObjectApi;
   readonly nodes: Informer<Obj>;
   readonly pods: Informer<Obj>;
@@ -195,7 +210,10 @@ export class SimKubelet {
 
   private async syncPod(key: string): Promise<void> {
     const pod = this.pods.get(key);
-    if (!pod || pod.metadata.deletionTimestamp) return;
+    if (!pod || pod.metadata.deletionTimestamp) {
+      await this.opts.runtime?.release(key);
+      return;
+    }
     const now = this.opts.now();
     const nodes = [...this.nodes.snapshot().values()];
     if (!pod.spec?.nodeName) {
@@ -229,6 +247,16 @@ export class SimKubelet {
       }
       if (podReady(pod)) await this.writePodStatus(pod, { ...pod.status, conditions: [condition('PodScheduled', true, '', '', now), condition('Ready', false, 'NodeNotReady', `node ${node.metadata.name} is not ready`, now)] });
       if (Number.isFinite(evictAt)) this.later(evictAt - now, `pod:${key}`);
+      return;
+    }
+    if (this.opts.runtime?.claims(pod)) {
+      const status = this.opts.runtime.sync(pod, () => this.enqueue(`pod:${key}`));
+      const wasReady = podReady(pod);
+      await this.writePodStatus(pod, status);
+      if (!wasReady && podReady({ status })) {
+        this.stats.podsReady += 1;
+        await this.opts.onPodReady?.(pod);
+      }
       return;
     }
     if (podReady(pod)) return;

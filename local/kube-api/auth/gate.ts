@@ -108,6 +108,18 @@ export class AuthGate implements ClusterAuthorization {
     return user;
   }
 
+  /**
+   * Authorizes an admitted request once more under another verb, as kube-apiserver does for a server-side
+   * apply that creates its object: the patch handler authorizes that as a `create` too (withAuthorization on
+   * its createValidation), so apply rights alone never let a client create. Throws the 403.
+   */
+  async admitAlso(user: UserInfo, req: IncomingMessage, route: RouteInfo, url: URL, verb: string): Promise<void> {
+    const attributes = { ...requestAttributes(req.method ?? 'GET', url.pathname, route, url.searchParams), verb };
+    const decision = await this.authorize(user, attributes);
+    if (!decision.allowed) throw this.deny(user, attributes, decision.reason);
+    this.recorder.recordAllowed(decision.by, attributes);
+  }
+
   private deny(user: UserInfo, attributes: RequestAttributes, reason: string): ApiError {
     const err = forbiddenRequest(user, attributes, reason);
     this.recorder.recordDenied(user, attributes, err.message);

@@ -111,7 +111,9 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
       if (body === undefined) throw notFoundPath();
       sendJson(res, 200, body);
     } else {
-      await serveResource(ctx, store, req, res, url, route, record, warnings, dropWatchAfterMs);
+      // A server-side apply that creates is authorized as a create as well (see AuthGate.admitAlso).
+      const authorizeCreate = user ? () => ctx.auth!.admitAlso(user, req, route, url, 'create') : undefined;
+      await serveResource(ctx, store, req, res, url, route, record, warnings, dropWatchAfterMs, authorizeCreate);
     }
   } catch (err) {
     const apiErr = toApiError(err);
@@ -132,6 +134,7 @@ async function serveResource(
   record: RequestRecord,
   warnings: string[],
   dropWatchAfterMs: number | undefined,
+  authorizeCreate: (() => Promise<void>) | undefined,
 ): Promise<void> {
   const info = ctx.registry.get(route.group, route.version, route.resource);
   if (!info) throw notFoundPath();
@@ -153,7 +156,7 @@ async function serveResource(
   if (!info.verbs.includes(route.verb) && !(route.subresource && STATUS_VERBS.has(route.verb))) throw methodNotAllowed();
   const handler = route.subresource === 'scale' ? handleScale : HANDLERS[route.verb];
   if (!handler) throw methodNotAllowed();
-  const scope: Scope = { ctx, store, req, res, query: url.searchParams, route, info, record, warnings, dropWatchAfterMs };
+  const scope: Scope = { ctx, store, req, res, query: url.searchParams, route, info, record, warnings, dropWatchAfterMs, authorizeCreate };
   await handler(scope);
 }
 

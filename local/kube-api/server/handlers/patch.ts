@@ -116,6 +116,8 @@ export async function handlePatch(s: Scope): Promise<void> {
   } catch (err) {
     if (!(err instanceof ApiError && err.code === 404 && err.reason === 'NotFound' && err.details?.name === name) || route.subresource) throw err;
     const obj = apply(undefined);
+    // kube authorizes an apply that creates as a create as well: patch rights alone do not create.
+    await s.authorizeCreate?.();
     const meta = (obj.metadata ??= {});
     meta.name = name;
     const created = await s.store.create(info, route.namespace, obj, applyOpts);

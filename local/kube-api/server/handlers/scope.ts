@@ -20,6 +20,8 @@ export interface Scope {
   warnings: string[];
   /** Fault injection: cut this watch after so many milliseconds. */
   dropWatchAfterMs?: number;
+  /** With authorization on: authorizes this request as a `create` too (an apply that creates); throws the 403. */
+  authorizeCreate?: () => Promise<void>;
 }
 
 export type Handler = (scope: Scope) => Promise<void>;
