@@ -84,79 +84,91 @@ export async function run(args: string[]): Promise<unknown> {
   try {
     log(`starting ${clusters} clusters × ${pools} pools…`);
     const t0 = performance.now();
-    fleet = await startLocalFleet({ clusters, pools, nodesPerPool: Number(values['nodes-per-pool']), stateDir: dir, readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32 });
+    fleet = await startLocalFleet({ clusters, pools, nodesPerPool: Number(values['nodes-per-pool']), stateDir: dir, readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32, functionThreads: 1 });
     await fleet.waitConverged(Number(values['converge-timeout']) * 1000);
     const convergeS = (performance.now() - t0) / 1000;
-    log(`converged in ${convergeS.toFixed(1)} s; stopping forwarders and injecting drift`);
-    for (const c of fleet.clusters) await c.forwarder.stop(2_000);
-    const f = fleet;
-    const plan = injections(fleet.clusters.map((c) => c.id));
-    for (const inj of plan) {
-      const kubeconfig = f.clusters.find((c) => c.id === inj.cluster)!.kubeconfigPath;
-      await inj.inject(async (...a) => (await exec('kubectl', ['--kubeconfig', kubeconfig, ...a])).stdout);
-    }
-
-    const deps = auditDeps({
-      table: fleet.table,
-      events: { putEvents: async (entries) => f.bus.putEvents(entries).Entries },
-      eventBusName: fleet.eventBusName,
-      logger: new Logger({ logLevel: 'ERROR' }),
-      // Sim agents report their leader once, when their pod starts; the injected stale leader is days old.
-      thresholds: { leaderStaleAfterMs: 86_400_000 },
-    });
-    const reconcilesBefore = fleet.reconcile.stats.invocations;
-    const a0 = performance.now();
-    const first = await auditNow(deps, { requestedBy: 'bench' });
-    const auditMs = performance.now() - a0;
-    const found = plan.map((inj) => {
-      const record = first.results.find((r) => r.record.cluster === inj.cluster)!.record;
-      const hit = record.findings.find((x) => x.kind === inj.kind && x.pool === inj.pool);
-      return { cluster: inj.cluster, kind: inj.kind, pool: inj.pool, found: !!hit, fixable: hit?.fixable, reason: hit?.reason };
-    });
-    const allFindings = first.results.flatMap((r) => r.record.findings);
-    const unexpected = allFindings.filter((x) => !plan.some((p) => p.cluster === x.cluster && p.pool === x.pool));
-    log(`audit of ${clusters} clusters in ${(auditMs / 1000).toFixed(1)} s: ${found.filter((x) => x.found).length}/${plan.length} injected drifts found, ${unexpected.length} other findings`);
-
-    const requested = first.results.reduce((n, r) => n + r.reconcileRequests, 0);
-    const f0 = performance.now();
-    const deadline = Date.now() + 120_000;
-    let remainingFixable: Finding[] = [];
-    for (;;) {
-      await fleet.bus.drain();
-      const again = await auditNow({ ...deps, events: undefined }, { clusterIds: [...new Set(plan.filter((p) => p.fixable).map((p) => p.cluster))], requestedBy: 'bench' });
-      remainingFixable = again.results.flatMap((r) => r.record.findings).filter((x) => x.fixable && x.kind !== 'unready');
-      if (remainingFixable.length === 0 || Date.now() > deadline) break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    const fixS = (performance.now() - f0) / 1000;
-    const perCluster = first.results.map((r) => ({ reads: r.clusterReads, writeUnits: r.tableWriteUnits, ms: r.record.durationMs ?? 0 }));
+    log(`converged in ${convergeS.toFixed(1)} s`);
     return {
       fleet: { clusters, poolsPerCluster: pools, nodesPerPool: Number(values['nodes-per-pool']), convergeSeconds: round(convergeS, 1) },
-      audit: {
-        seconds: round(auditMs / 1000, 2),
-        concurrency: deps.concurrency,
-        perCluster: {
-          apiReadsMedian: median(perCluster.map((p) => p.reads)),
-          apiReadsMax: Math.max(...perCluster.map((p) => p.reads)),
-          tableWriteUnitsMedian: median(perCluster.map((p) => p.writeUnits)),
-          tableWriteUnitsMax: Math.max(...perCluster.map((p) => p.writeUnits)),
-          durationMsMedian: median(perCluster.map((p) => p.ms)),
-          durationMsMax: Math.max(...perCluster.map((p) => p.ms)),
-        },
-        injected: found,
-        allFound: found.every((x) => x.found),
-        unexpectedFindings: unexpected.map((x) => `${x.cluster} ${x.kind} ${x.pool}: ${x.reason}`),
-      },
-      fix: {
-        reconcilesRequested: requested,
-        reconcilesRun: fleet.reconcile.stats.invocations - reconcilesBefore,
-        secondsUntilFixed: round(fixS, 1),
-        remainingFixable: remainingFixable.map((x) => `${x.cluster} ${x.kind} ${x.pool}`),
-      },
-      deadLetters: fleet.bus.deadLetters().length,
+      ...(await auditScenario(fleet)),
     };
   } finally {
     await fleet?.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * On a converged fleet: stop the forwarders (the outage audits exist for), inject one drift of each kind,
+ * audit the whole fleet once, check each is found with the right kind and pool, let the requested
+ * reconciles run and audit again until the fixable ones are gone.
+ */
+export async function auditScenario(fleet: LocalFleet) {
+  log('stopping forwarders and injecting drift');
+  for (const c of fleet.clusters) await c.forwarder.stop(2_000);
+  const f = fleet;
+  const plan = injections(fleet.clusters.map((c) => c.id));
+  for (const inj of plan) {
+    const kubeconfig = f.clusters.find((c) => c.id === inj.cluster)!.kubeconfigPath;
+    await inj.inject(async (...a) => (await exec('kubectl', ['--kubeconfig', kubeconfig, ...a])).stdout);
+  }
+
+  const deps = auditDeps({
+    table: fleet.table,
+    events: { putEvents: async (entries) => f.bus.putEvents(entries).Entries },
+    eventBusName: fleet.eventBusName,
+    logger: new Logger({ logLevel: 'ERROR' }),
+    // Sim agents report their leader once, when their pod starts; the injected stale leader is days old.
+    thresholds: { leaderStaleAfterMs: 86_400_000 },
+  });
+  const reconcilesBefore = fleet.reconcile.stats.invocations;
+  const a0 = performance.now();
+  const first = await auditNow(deps, { requestedBy: 'bench' });
+  const auditMs = performance.now() - a0;
+  const found = plan.map((inj) => {
+    const record = first.results.find((r) => r.record.cluster === inj.cluster)!.record;
+    const hit = record.findings.find((x) => x.kind === inj.kind && x.pool === inj.pool);
+    return { cluster: inj.cluster, kind: inj.kind, pool: inj.pool, found: !!hit, fixable: hit?.fixable, reason: hit?.reason };
+  });
+  const allFindings = first.results.flatMap((r) => r.record.findings);
+  const unexpected = allFindings.filter((x) => !plan.some((p) => p.cluster === x.cluster && p.pool === x.pool));
+  log(`audit of ${fleet.clusters.length} clusters in ${(auditMs / 1000).toFixed(1)} s: ${found.filter((x) => x.found).length}/${plan.length} injected drifts found, ${unexpected.length} other findings`);
+
+  const requested = first.results.reduce((n, r) => n + r.reconcileRequests, 0);
+  const f0 = performance.now();
+  const deadline = Date.now() + 120_000;
+  let remainingFixable: Finding[] = [];
+  for (;;) {
+    await fleet.bus.drain();
+    const again = await auditNow({ ...deps, events: undefined }, { clusterIds: [...new Set(plan.filter((p) => p.fixable).map((p) => p.cluster))], requestedBy: 'bench' });
+    remainingFixable = again.results.flatMap((r) => r.record.findings).filter((x) => x.fixable && x.kind !== 'unready');
+    if (remainingFixable.length === 0 || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const fixS = (performance.now() - f0) / 1000;
+  const perCluster = first.results.map((r) => ({ reads: r.clusterReads, writeUnits: r.tableWriteUnits, ms: r.record.durationMs ?? 0 }));
+  return {
+    audit: {
+      seconds: round(auditMs / 1000, 2),
+      concurrency: deps.concurrency,
+      perCluster: {
+        apiReadsMedian: median(perCluster.map((p) => p.reads)),
+        apiReadsMax: Math.max(...perCluster.map((p) => p.reads)),
+        tableWriteUnitsMedian: median(perCluster.map((p) => p.writeUnits)),
+        tableWriteUnitsMax: Math.max(...perCluster.map((p) => p.writeUnits)),
+        durationMsMedian: median(perCluster.map((p) => p.ms)),
+        durationMsMax: Math.max(...perCluster.map((p) => p.ms)),
+      },
+      injected: found,
+      allFound: found.every((x) => x.found),
+      unexpectedFindings: unexpected.map((x) => `${x.cluster} ${x.kind} ${x.pool}: ${x.reason}`),
+    },
+    fix: {
+      reconcilesRequested: requested,
+      reconcilesRun: fleet.reconcile.stats.invocations - reconcilesBefore,
+      secondsUntilFixed: round(fixS, 1),
+      remainingFixable: remainingFixable.map((x) => `${x.cluster} ${x.kind} ${x.pool}`),
+    },
+    deadLetters: fleet.bus.deadLetters().length,
+  };
 }

@@ -19,6 +19,32 @@ import { intFlag } from '../cli/command.ts';
 
 const log = (line: string) => process.stderr.write(`[rollout] ${line}\n`);
 
+/** The agent version whose pods never become Ready in the last cluster (the sim kubelet's unhealthyVersions). */
+export const BAD_AGENT_VERSION = '0.3.0';
+
+/**
+ * On a converged fleet whose last cluster cannot run BAD_AGENT_VERSION: a good rollout with a canary and
+ * waves, then a bad one that must stop and roll back by itself, then the fleet healthy again.
+ */
+export async function rolloutScenario(fleet: LocalFleet, o: { tickMs: number; maxConcurrency: string; soak: string; badDeadline: string }) {
+  const bad = fleet.clusters.at(-1)!.id;
+  log(`rollout 1 (agent 0.2.0, canary 1, waves of ${o.maxConcurrency})…`);
+  const common = { canary: 1, maxConcurrency: o.maxConcurrency, soak: o.soak, autoRollback: true };
+  const good = await drive(fleet, { rollout: { id: 'bench-good', patch: { agent: { version: '0.2.0' } }, progressDeadline: '10m', ...common } }, o.tickMs, 30 * 60_000);
+  log(`rollout 1: ${good.phase} in ${good.seconds}s; rollout 2 (agent ${BAD_AGENT_VERSION}, bad in ${bad})…`);
+  const failing = await drive(fleet, { rollout: { id: 'bench-bad', patch: { agent: { version: BAD_AGENT_VERSION } }, progressDeadline: o.badDeadline, ...common } }, o.tickMs, 30 * 60_000);
+  const healedStart = performance.now();
+  await fleet.waitConverged(30 * 60_000);
+  const healthyAgainSeconds = round((performance.now() - healedStart) / 1000, 1);
+  log(`rollout 2: ${failing.phase} in ${failing.seconds}s; fleet healthy again ${healthyAgainSeconds}s later`);
+  return {
+    tickMs: o.tickMs,
+    canaryAndWaves: good,
+    unhealthyVersion: { ...failing, badCluster: bad, fleetHealthyAgainSeconds: healthyAgainSeconds },
+    deadLetters: fleet.bus.deadLetters().length,
+  };
+}
+
 interface Cost {
   ticks: number;
   tableWriteUnits: number;
@@ -98,26 +124,14 @@ export async function run(args: string[]): Promise<unknown> {
   const t0 = performance.now();
   const fleet = await startLocalFleet({
     clusters, pools, nodesPerPool: 1, stateDir: dir, readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32,
-    unhealthyVersions: { [bad]: ['0.3.0'] },
+    functionThreads: 1, unhealthyVersions: { [bad]: [BAD_AGENT_VERSION] },
   });
   try {
     await fleet.waitConverged(30 * 60_000);
     const convergeSeconds = round((performance.now() - t0) / 1000, 1);
-    log(`converged in ${convergeSeconds}s; rollout 1 (agent 0.2.0, canary 1, waves of ${values['max-concurrency']})…`);
-    const common = { canary: 1, maxConcurrency: values['max-concurrency'], soak: values.soak, autoRollback: true };
-    const good = await drive(fleet, { rollout: { id: 'bench-good', patch: { agent: { version: '0.2.0' } }, progressDeadline: '10m', ...common } }, tickMs, 30 * 60_000);
-    log(`rollout 1: ${good.phase} in ${good.seconds}s; rollout 2 (agent 0.3.0, bad in ${bad})…`);
-    const failing = await drive(fleet, { rollout: { id: 'bench-bad', patch: { agent: { version: '0.3.0' } }, progressDeadline: values['bad-deadline'], ...common } }, tickMs, 30 * 60_000);
-    const healedStart = performance.now();
-    await fleet.waitConverged(30 * 60_000);
-    const healthyAgainSeconds = round((performance.now() - healedStart) / 1000, 1);
-    log(`rollout 2: ${failing.phase} in ${failing.seconds}s; fleet healthy again ${healthyAgainSeconds}s later`);
     return {
       fleet: { clusters, pools, poolSpirits: clusters * pools, convergeSeconds },
-      tickMs,
-      canaryAndWaves: good,
-      unhealthyVersion: { ...failing, badCluster: bad, fleetHealthyAgainSeconds: healthyAgainSeconds },
-      deadLetters: fleet.bus.deadLetters().length,
+      ...(await rolloutScenario(fleet, { tickMs, maxConcurrency: String(values['max-concurrency']), soak: String(values.soak), badDeadline: String(values['bad-deadline']) })),
     };
   } finally {
     await fleet.stop();
