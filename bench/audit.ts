@@ -118,8 +118,6 @@ export async function auditScenario(fleet: LocalFleet) {
     events: { putEvents: async (entries) => f.bus.putEvents(entries).Entries },
     eventBusName: fleet.eventBusName,
     logger: new Logger({ logLevel: 'ERROR' }),
-    // Sim agents report their leader once, when their pod starts; the injected stale leader is days old.
-    thresholds: { leaderStaleAfterMs: 86_400_000 },
   });
   const reconcilesBefore = fleet.reconcile.stats.invocations;
   const a0 = performance.now();

@@ -3,7 +3,7 @@
  * sim mode), run the rollout scenario (canary and waves to Succeeded; then a version that never gets healthy
  * in the last cluster, which must stop and roll back by itself), then the audit scenario (one drift of each
  * kind injected, the whole fleet audited, fixable ones fixed). One JSON document with both.
- * `npm run bench -- fleet-ops [--clusters 20] [--pools 50] [--soak 2s] [--tick 500] [--max-concurrency 25%]`
+ * `npm run bench -- fleet-ops [--clusters 20] [--pools 50] [--soak 2s] [--tick 500] [--max-concurrency 25%] [--bad-deadline 2m]`
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,7 +26,8 @@ export async function run(args: string[]): Promise<unknown> {
       soak: { type: 'string', default: '2s' },
       tick: { type: 'string', default: '500' },
       'max-concurrency': { type: 'string', default: '25%' },
-      'bad-deadline': { type: 'string', default: '20s' },
+      // Longer than a healthy wave of 5 × 50 pools takes here (≤ 45 s), so only the bad cluster misses it.
+      'bad-deadline': { type: 'string', default: '2m' },
     },
   });
   const clusters = intFlag('clusters', values.clusters, 2, 200);

@@ -13,10 +13,10 @@ import { startLocalBus, type BusActivity, type LocalBus } from '../bus/index.ts'
 import { loadRules } from '../bus/rules-from-serverless.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../dynamodb.ts';
 import { startLocalCluster, type LocalCluster } from '../kube-api/index.ts';
-import { SimKubelet } from '../kubelet/sim-kubelet.ts';
+import { podReady, SimKubelet } from '../kubelet/sim-kubelet.ts';
 import { ProcessKubelet } from '../kubelet/process-kubelet.ts';
 import { createLogger } from '../../agent/log.ts';
-import { simulateAgent } from '../kubelet/agent-sim.ts';
+import { SimLeaderRenewals, simulateAgent } from '../kubelet/agent-sim.ts';
 import { LocalFunction } from '../lambda-runtime.ts';
 import { CONTAINER_FACTORIES } from '../functions/containers.ts';
 import { WorkerContainerHost } from '../functions/worker-host.ts';
@@ -41,6 +41,8 @@ export interface LocalFleetOptions extends FleetShape {
   readyDelayMs?: number;
   /** Simulated YurtHub leader per pool (sim mode has no YurtHubs). */
   simulateLeader?: boolean;
+  /** Sim mode: how often simulated leaders are renewed while their pod is Ready (default 30 s, the agent's report interval). */
+  leaderRenewMs?: number;
   reconcileConcurrency?: number;
   reconcileTimeoutMs?: number;
   tableName?: string;
@@ -65,6 +67,8 @@ export interface FleetCluster {
   kubeConfig: KubeConfig;
   forwarder: Forwarder;
   kubelet: SimKubelet;
+  /** Sim mode: keeps simulated leaders renewed while their pods are Ready. */
+  leaderRenewals?: SimLeaderRenewals;
   progressTracker: ClusterProgressTracker;
 }
 
@@ -156,7 +160,12 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     kubeConfig.loadFromFile(kubeconfigPath);
     await seedCluster(kubeConfig, opts, clusterCa.certPem);
     await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: kubeconfigPath }, labels: { environment: 'local' } }, new Date());
-    const kubelet = opts.kubelet === 'process'
+    const simulateLeader = opts.simulateLeader ?? true;
+    // Sim mode only: process mode runs the real agent, which renews what it reports itself.
+    const leaderRenewals: SimLeaderRenewals | undefined = opts.kubelet !== 'process' && simulateLeader
+      ? new SimLeaderRenewals(kubeConfig, { podReady: (key): boolean => { const pod: Record<string, unknown> | undefined = kubelet.pods.get(key); return pod !== undefined && podReady(pod); }, everyMs: opts.leaderRenewMs, onError: (err) => kubeletErrors.report(id, err) })
+      : undefined;
+    const kubelet: SimKubelet = opts.kubelet === 'process'
       ? new ProcessKubelet({
         kubeConfig,
         hostKubeconfigPath: kubeconfigPath,
@@ -170,7 +179,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
         kubeConfig,
         readyDelayMs: opts.readyDelayMs ?? 100,
         unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
-        onPodReady: (pod) => simulateAgent(kubeConfig, pod, { simulateLeader: opts.simulateLeader ?? true }),
+        onPodReady: async (pod): Promise<void> => leaderRenewals?.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod),
         onError: (err) => kubeletErrors.report(id, err),
       });
     await kubelet.start();
@@ -178,7 +187,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     forwarder.start();
     const progressTracker = new ClusterProgressTracker(kubeConfig);
     await progressTracker.start();
-    const entry = { id, cluster, kubeconfigPath, kubeConfig, forwarder, kubelet, progressTracker };
+    const entry = { id, cluster, kubeconfigPath, kubeConfig, forwarder, kubelet, leaderRenewals, progressTracker };
     clusters.push(entry);
     log(`${id} serving at ${cluster.url} · kubectl --kubeconfig ${kubeconfigPath} get poolspirits`);
     return entry;
@@ -230,6 +239,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
       await runLimited(clusters, 8, async (c) => {
         await c.forwarder.stop(2_000);
         await c.kubelet.stop();
+        c.leaderRenewals?.stop();
         c.progressTracker.stop();
       });
       await bus.drain().catch(() => undefined);

@@ -17,15 +17,15 @@ export interface AgentSimOptions {
  * Ready it reports the bootstrap hash as applied (and optionally a leader and healthy etcd) into the
  * PoolSpirit status, exactly the fields the real agent writes, with its own field manager.
  */
-export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOptions): Promise<void> {
-  if (pod.metadata?.labels?.[NAME_LABEL] !== 'pool-spirit') return;
+export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOptions): Promise<string | undefined> {
+  if (pod.metadata?.labels?.[NAME_LABEL] !== 'pool-spirit') return undefined;
   const namespace = pod.metadata.namespace;
   const deploymentName = (pod.metadata.ownerReferences ?? []).find((o: Obj) => o.kind === 'Deployment')?.name;
-  if (!deploymentName) return;
+  if (!deploymentName) return undefined;
   const api = RawObjectApi.fromKubeConfig(kc);
   const deployment: Obj = await api.requestJson(HttpMethod.GET, `/apis/apps/v1/namespaces/${namespace}/deployments/${deploymentName}`);
   const poolSpirit = (deployment.metadata?.ownerReferences ?? []).find((o: Obj) => o.kind === 'PoolSpirit')?.name;
-  if (!poolSpirit) return;
+  if (!poolSpirit) return undefined;
   const configMap: Obj = await api.requestJson(HttpMethod.GET, `/api/v1/namespaces/${namespace}/configmaps/${objectNames(poolSpirit).bootstrapConfigMap}`);
   const now = (opts.now?.() ?? new Date()).toISOString();
   const status: Obj = {
@@ -38,4 +38,61 @@ export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOpti
     contentType: PatchStrategy.MergePatch,
     query: { fieldManager: 'pool-spirit-agent' },
   });
+  return poolSpirit;
+}
+
+/**
+ * The sim agents' periodic report: as the real agent refreshes an unchanged leader every report interval
+ * (30 s), each simulated leader is renewed while its pool-spirit pod is Ready — and stops being renewed, so
+ * goes stale as in a real pool, once that pod is gone or not Ready. Without this every simulated leader
+ * would look stale a minute after its pod started.
+ */
+export interface SimLeaderRenewalOptions {
+  /** Whether the pod (ns/name) exists and is Ready now (the sim kubelet's pod cache). */
+  podReady(podKey: string): boolean;
+  everyMs?: number;
+  now?: () => Date;
+  onError?: (err: Error) => void;
+}
+
+export class SimLeaderRenewals {
+  private readonly api: RawObjectApi;
+  /** PoolSpirit name → the pod (ns/name) and node that reported it. */
+  private readonly leaders = new Map<string, { podKey: string; holder: string }>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly opts: SimLeaderRenewalOptions;
+
+  constructor(kc: KubeConfig, opts: SimLeaderRenewalOptions) {
+    this.api = RawObjectApi.fromKubeConfig(kc);
+    this.opts = opts;
+    this.timer = setInterval(() => void this.renew().catch((err) => opts.onError?.(err as Error)), opts.everyMs ?? 30_000);
+    this.timer.unref();
+  }
+
+  /** simulateAgent's result for a Ready pod: from now on its leader is renewed. */
+  track(poolSpirit: string | undefined, pod: Obj): void {
+    if (poolSpirit && pod.spec?.nodeName) this.leaders.set(poolSpirit, { podKey: `${pod.metadata.namespace}/${pod.metadata.name}`, holder: pod.spec.nodeName });
+  }
+
+  private async renew(): Promise<void> {
+    const opts = this.opts;
+    for (const [poolSpirit, leader] of this.leaders) {
+      if (!opts.podReady(leader.podKey)) continue;
+      const renewTime = (opts.now?.() ?? new Date()).toISOString();
+      await this.api
+        .requestJson(HttpMethod.PATCH, `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
+          body: { status: { leader: { holder: leader.holder, renewTime, transitions: 0 }, etcd: { healthy: true, alarms: [], observedTime: renewTime } } },
+          contentType: PatchStrategy.MergePatch,
+          query: { fieldManager: 'pool-spirit-agent' },
+        })
+        .catch((err: { code?: number }) => {
+          if (err?.code === 404) this.leaders.delete(poolSpirit);
+          else throw err;
+        });
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
 }

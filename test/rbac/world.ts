@@ -124,7 +124,7 @@ export async function startRbacWorld(): Promise<RbacWorld> {
   const kubelet = new SimKubelet({
     kubeConfig: adminKc,
     readyDelayMs: 20,
-    onPodReady: (pod) => simulateAgent(adminKc, pod, { simulateLeader: true }),
+    onPodReady: async (pod) => void (await simulateAgent(adminKc, pod, { simulateLeader: true })),
     onError: (err) => kubeletErrors.push((err as { body?: { message?: string } }).body?.message ?? err.message),
   });
   await kubelet.start();
