@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { startLocalFleet, type LocalFleet } from '../local/fleet/fleet.ts';
+import { startLocalFleet, type FleetCluster, type LocalFleet } from '../local/fleet/fleet.ts';
 import { auditDeps, auditNow } from '../functions/audit.ts';
 import type { Finding } from '../core/audit/index.ts';
 import { median, round } from './lib/stats.ts';
@@ -28,7 +28,7 @@ interface Injection {
   kind: Finding['kind'];
   pool: string;
   fixable: boolean;
-  inject(kubectl: (...args: string[]) => Promise<string>): Promise<void>;
+  inject(kubectl: (...args: string[]) => Promise<string>, cluster: FleetCluster): Promise<void>;
 }
 
 const statusPatch = (pool: string, status: object) => ['patch', 'poolspirit', pool, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })];
@@ -57,10 +57,14 @@ function injections(clusterIds: string[]): Injection[] {
         await k('label', 'node', pod.spec.nodeName, 'apps.openyurt.io/nodepool=pool-06', '--overwrite');
       },
     },
-    { kind: 'no-leader', pool: 'pool-07', fixable: false, inject: (k) => k(...statusPatch('pool-07', { leader: null })).then(() => undefined) },
+    {
+      // The pool's YurtHubs stop electing: the sim agent no longer renews its leader, which then goes away.
+      kind: 'no-leader', pool: 'pool-07', fixable: false,
+      inject: (k, c) => (c.leaderRenewals?.forget('pool-07'), k(...statusPatch('pool-07', { leader: null })).then(() => undefined)),
+    },
     {
       kind: 'stale-leader', pool: 'pool-08', fixable: false,
-      inject: (k) => k(...statusPatch('pool-08', { leader: { holder: 'pool-08-node-0', renewTime: new Date(Date.now() - 3 * 86_400_000).toISOString(), transitions: 0 } })).then(() => undefined),
+      inject: (k, c) => (c.leaderRenewals?.forget('pool-08'), k(...statusPatch('pool-08', { leader: { holder: 'pool-08-node-0', renewTime: new Date(Date.now() - 3 * 86_400_000).toISOString(), transitions: 0 } })).then(() => undefined)),
     },
   ];
   return all.map((inj, i) => ({ ...inj, cluster: clusterIds[i % clusterIds.length] }));
@@ -109,8 +113,8 @@ export async function auditScenario(fleet: LocalFleet) {
   const f = fleet;
   const plan = injections(fleet.clusters.map((c) => c.id));
   for (const inj of plan) {
-    const kubeconfig = f.clusters.find((c) => c.id === inj.cluster)!.kubeconfigPath;
-    await inj.inject(async (...a) => (await exec('kubectl', ['--kubeconfig', kubeconfig, ...a])).stdout);
+    const cluster = f.clusters.find((c) => c.id === inj.cluster)!;
+    await inj.inject(async (...a) => (await exec('kubectl', ['--kubeconfig', cluster.kubeconfigPath, ...a])).stdout, cluster);
   }
 
   const deps = auditDeps({

@@ -3,6 +3,7 @@ import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { BOOTSTRAP_HASH_ANNOTATION } from '../../core/render/bootstrap.ts';
 import { NAME_LABEL } from '../../core/render/labels.ts';
 import { objectNames } from '../../core/render/names.ts';
+import { runLimited } from '../fleet/seed.ts';
 
 type Obj = Record<string, any>;
 
@@ -74,22 +75,37 @@ export class SimLeaderRenewals {
     if (poolSpirit && pod.spec?.nodeName) this.leaders.set(poolSpirit, { podKey: `${pod.metadata.namespace}/${pod.metadata.name}`, holder: pod.spec.nodeName });
   }
 
+  /** The pool's YurtHubs stop renewing: its leader goes stale (how a test injects a stale or lost leader). */
+  forget(poolSpirit: string): void {
+    this.leaders.delete(poolSpirit);
+  }
+
+  private sweeping = false;
+
   private async renew(): Promise<void> {
-    const opts = this.opts;
-    for (const [poolSpirit, leader] of this.leaders) {
-      if (!opts.podReady(leader.podKey)) continue;
-      const renewTime = (opts.now?.() ?? new Date()).toISOString();
-      await this.api
-        .requestJson(HttpMethod.PATCH, `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
-          body: { status: { leader: { holder: leader.holder, renewTime, transitions: 0 }, etcd: { healthy: true, alarms: [], observedTime: renewTime } } },
-          contentType: PatchStrategy.MergePatch,
-          query: { fieldManager: 'pool-spirit-agent' },
-        })
-        .catch((err: { code?: number }) => {
-          if (err?.code === 404) this.leaders.delete(poolSpirit);
-          else throw err;
-        });
+    // A sweep slower than the period (a busy machine) is not overlapped by the next one.
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const due = [...this.leaders].filter(([, leader]) => this.opts.podReady(leader.podKey));
+      await runLimited(due, 4, ([poolSpirit, leader]) => this.renewOne(poolSpirit, leader.holder));
+    } finally {
+      this.sweeping = false;
     }
+  }
+
+  private async renewOne(poolSpirit: string, holder: string): Promise<void> {
+    const renewTime = (this.opts.now?.() ?? new Date()).toISOString();
+    await this.api
+      .requestJson(HttpMethod.PATCH, `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
+        body: { status: { leader: { holder, renewTime, transitions: 0 }, etcd: { healthy: true, alarms: [], observedTime: renewTime } } },
+        contentType: PatchStrategy.MergePatch,
+        query: { fieldManager: 'pool-spirit-agent' },
+      })
+      .catch((err: { code?: number }) => {
+        if (err?.code === 404) this.leaders.delete(poolSpirit);
+        else throw err;
+      });
   }
 
   stop(): void {

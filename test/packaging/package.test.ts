@@ -28,7 +28,7 @@ const MAX_ZIP_BYTES = 4 * 1024 * 1024;
  * stops them getting heavier.
  */
 const LOAD_CPU_RATIO_CEILING = 5;
-const LOAD_RUNS = 5;
+const LOAD_RUNS = 3;
 const STAGE = 'dev';
 
 const build = readServerlessBuild();
