@@ -18,7 +18,8 @@ describe('local fleet: 2 clusters × 3 pools', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ps-fleet-'));
-    fleet = await startLocalFleet({ clusters: 2, pools: 3, nodesPerPool: 2, cloudPools: 1, stateDir: dir, readyDelayMs: 20, retryBaseDelayMs: 20 });
+    // One worker thread for the reconcile containers, as `spiritctl local up` runs them by default.
+    fleet = await startLocalFleet({ clusters: 2, pools: 3, nodesPerPool: 2, cloudPools: 1, stateDir: dir, readyDelayMs: 20, retryBaseDelayMs: 20, functionThreads: 1 });
   }, 60_000);
 
   afterAll(async () => {
@@ -32,6 +33,9 @@ describe('local fleet: 2 clusters × 3 pools', () => {
     const names = (await kubectl(0, 'get', 'poolspirits', '-o', 'jsonpath={.items[*].metadata.name}')).split(' ').sort();
     expect(names).toEqual(['pool-00', 'pool-01', 'pool-02']);
     expect(fleet.bus.deadLetters()).toEqual([]);
+    // The reconciles ran in containers in the worker thread, through the same LocalFunction limits.
+    expect(fleet.reconcile.stats.invocations).toBeGreaterThan(0);
+    expect(fleet.reconcile.stats.errors).toBe(0);
   }, 120_000);
 
   it('converges a NodePool created with kubectl, and leaves nothing when it is deleted with kubectl', async () => {
