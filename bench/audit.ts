@@ -7,12 +7,10 @@
  * `npm run bench -- audit [--clusters 20] [--pools 50] [--nodes-per-pool 2]`
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { startLocalFleet, type FleetCluster, type LocalFleet } from '../local/fleet/fleet.ts';
+import type { FleetCluster, LocalFleet } from '../local/fleet/fleet.ts';
+import { convergedAfter, FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
 import { auditDeps, auditNow } from '../functions/audit.ts';
 import type { Finding } from '../core/audit/index.ts';
 import { median, round } from './lib/stats.ts';
@@ -73,33 +71,19 @@ function injections(clusterIds: string[]): Injection[] {
 export async function run(args: string[]): Promise<unknown> {
   const { values } = parseArgs({
     args,
-    options: {
-      clusters: { type: 'string', default: '20' },
-      pools: { type: 'string', default: '50' },
-      'nodes-per-pool': { type: 'string', default: '2' },
-      'converge-timeout': { type: 'string', default: '1800' },
-    },
+    options: { ...FLEET_SHAPE_FLAGS, 'nodes-per-pool': { type: 'string', default: '2' }, 'converge-timeout': { type: 'string', default: '1800' } },
   });
-  const clusters = intFlag('clusters', values.clusters, 1, 200);
-  const pools = intFlag('pools', values.pools, 9, 1000);
-  if (pools < 9) throw new Error('--pools must be at least 9: one pool per injected drift kind');
-  const dir = await mkdtemp(join(tmpdir(), 'ps-bench-audit-'));
-  let fleet: LocalFleet | undefined;
-  try {
-    log(`starting ${clusters} clusters × ${pools} pools…`);
-    const t0 = performance.now();
-    fleet = await startLocalFleet({ clusters, pools, nodesPerPool: Number(values['nodes-per-pool']), stateDir: dir, readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32, functionThreads: 1 });
-    await fleet.waitConverged(Number(values['converge-timeout']) * 1000);
-    const convergeS = (performance.now() - t0) / 1000;
-    log(`converged in ${convergeS.toFixed(1)} s`);
-    return {
-      fleet: { clusters, poolsPerCluster: pools, nodesPerPool: Number(values['nodes-per-pool']), convergeSeconds: round(convergeS, 1) },
-      ...(await auditScenario(fleet)),
-    };
-  } finally {
-    await fleet?.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  // One pool per injected drift kind.
+  const { clusters, pools } = fleetShape(values, { pools: 9 });
+  const nodesPerPool = intFlag('nodes-per-pool', values['nodes-per-pool'], 1, 100);
+  const timeoutS = intFlag('converge-timeout', values['converge-timeout'], 1, 86_400);
+  log(`starting ${clusters} clusters × ${pools} pools…`);
+  const t0 = performance.now();
+  return withBenchFleet('audit', { clusters, pools, nodesPerPool }, async (fleet) => {
+    const convergeSeconds = await convergedAfter(fleet, t0, timeoutS * 1000);
+    log(`converged in ${convergeSeconds} s`);
+    return { fleet: { clusters, poolsPerCluster: pools, nodesPerPool, convergeSeconds }, ...(await auditScenario(fleet)) };
+  });
 }
 
 /**

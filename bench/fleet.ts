@@ -6,10 +6,8 @@
 import { Watch } from '@kubernetes/client-node';
 import { RawObjectApi } from '../adapters/kubernetes/raw-object-api.ts';
 import { parseArgs } from 'node:util';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startLocalFleet, type FleetCluster } from '../local/fleet/fleet.ts';
+import type { FleetCluster } from '../local/fleet/fleet.ts';
+import { FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
 import { createIfMissing, edgeNode, nodeName, nodePool, poolName, runLimited } from '../local/fleet/seed.ts';
 import { measureWriteFloor } from './local-api.ts';
 import { median, percentile, round } from './lib/stats.ts';
@@ -38,15 +36,13 @@ export async function run(args: string[]): Promise<unknown> {
   const { values } = parseArgs({
     args,
     options: {
-      clusters: { type: 'string', default: '20' },
-      pools: { type: 'string', default: '50' },
+      ...FLEET_SHAPE_FLAGS,
       'latency-samples': { type: 'string', default: '20' },
       'floor-repeats': { type: 'string', default: '3' },
       'function-threads': { type: 'string', default: '1' },
     },
   });
-  const clusters = intFlag('clusters', values.clusters, 1, 200);
-  const pools = intFlag('pools', values.pools, 1, 1000);
+  const { clusters, pools } = fleetShape(values);
   const samples = intFlag('latency-samples', values['latency-samples'], 1, 1000);
   const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
 
@@ -55,10 +51,8 @@ export async function run(args: string[]): Promise<unknown> {
   const floorCreates = floor.backends.memory!.createsPerSec;
   const floorBest = Math.max(...Object.values(floorCreates));
 
-  const dir = await mkdtemp(join(tmpdir(), 'ps-bench-fleet-'));
   log(`starting ${clusters} empty clusters…`);
-  const fleet = await startLocalFleet({ clusters, pools: 0, nodesPerPool: 0, stateDir: dir, readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32, functionThreads });
-  try {
+  return withBenchFleet('fleet', { clusters, pools: 0, nodesPerPool: 0, functionThreads }, async (fleet) => {
     const writesBefore = fleet.clusters.reduce((n, c) => n + c.cluster.requestLog.countWritesSince(0), 0);
     const entriesBefore = fleet.bus.stats().entriesAccepted;
     log(`creating ${clusters} × ${pools} pools (1 node each)…`);
@@ -110,8 +104,5 @@ export async function run(args: string[]): Promise<unknown> {
       eventToAvailableMs: { p50: round(median(latencies), 1), p99: round(percentile(latencies, 99), 1), samples },
       eventsPerChange: round(busEntries / changes, 2),
     };
-  } finally {
-    await fleet.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }

@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
 import { startLocalCluster, type LocalCluster, type Storage } from '../local/kube-api/index.ts';
 import { collectGarbage, median, mib, percentile, processRss, round } from './lib/stats.ts';
+import { mapLimited } from '../shared/map-limited.ts';
 
 export type Backend = 'memory' | 'etcd';
 
@@ -88,13 +89,8 @@ async function startTarget(backend: Backend): Promise<Target> {
 
 /** Runs `total` tasks with `concurrency` workers; returns tasks per second. */
 async function throughput(total: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
   const start = performance.now();
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, total) }, async () => {
-      while (next < total) await task(next++);
-    }),
-  );
+  await mapLimited(Array.from({ length: total }, (_, i) => i), concurrency, task);
   return total / ((performance.now() - start) / 1000);
 }
 

@@ -6,14 +6,12 @@
  * `npm run bench -- rollout [--clusters 20] [--pools 50] [--soak 2s] [--tick 500ms] [--max-concurrency 25%]`
  */
 import { parseArgs } from 'node:util';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { readRollout } from '../adapters/state-table/rollout-state.ts';
 import type { RolloutState } from '../core/rollout/types.ts';
 import { TERMINAL_PHASES } from '../core/rollout/types.ts';
 import type { RolloutResult } from '../functions/rollout.ts';
-import { clusterId, startLocalFleet, type LocalFleet } from '../local/fleet/fleet.ts';
+import { clusterId, type LocalFleet } from '../local/fleet/fleet.ts';
+import { convergedAfter, FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
 import { round } from './lib/stats.ts';
 import { intFlag } from '../cli/command.ts';
 
@@ -103,38 +101,32 @@ async function drive(fleet: LocalFleet, request: Record<string, unknown>, tickMs
   };
 }
 
+/** The rollout scenario's flags; fleet-ops overrides the bad-version deadline for its larger waves. */
+export const ROLLOUT_SCENARIO_FLAGS = {
+  soak: { type: 'string', default: '2s' },
+  tick: { type: 'string', default: '500' },
+  'max-concurrency': { type: 'string', default: '25%' },
+  'bad-deadline': { type: 'string', default: '20s' },
+} as const;
+
+export function rolloutScenarioOptions(values: Record<string, unknown>) {
+  return {
+    tickMs: intFlag('tick', values.tick, 10, 600_000),
+    maxConcurrency: String(values['max-concurrency']),
+    soak: String(values.soak),
+    badDeadline: String(values['bad-deadline']),
+  };
+}
+
 export async function run(args: string[]): Promise<unknown> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      clusters: { type: 'string', default: '20' },
-      pools: { type: 'string', default: '50' },
-      soak: { type: 'string', default: '2s' },
-      tick: { type: 'string', default: '500' },
-      'max-concurrency': { type: 'string', default: '25%' },
-      'bad-deadline': { type: 'string', default: '20s' },
-    },
-  });
-  const clusters = intFlag('clusters', values.clusters, 2, 200);
-  const pools = intFlag('pools', values.pools, 1, 1000);
-  const tickMs = intFlag('tick', values.tick, 10, 600_000);
+  const { values } = parseArgs({ args, options: { ...FLEET_SHAPE_FLAGS, ...ROLLOUT_SCENARIO_FLAGS } });
+  const { clusters, pools } = fleetShape(values, { clusters: 2 });
+  const scenario = rolloutScenarioOptions(values);
   const bad = clusterId(clusters - 1);
-  const dir = await mkdtemp(join(tmpdir(), 'ps-bench-rollout-'));
-  log(`starting ${clusters} clusters × ${pools} pools (agent 0.3.0 never gets Ready in ${bad})…`);
+  log(`starting ${clusters} clusters × ${pools} pools (agent ${BAD_AGENT_VERSION} never gets Ready in ${bad})…`);
   const t0 = performance.now();
-  const fleet = await startLocalFleet({
-    clusters, pools, nodesPerPool: 1, stateDir: dir, readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32,
-    functionThreads: 1, unhealthyVersions: { [bad]: [BAD_AGENT_VERSION] },
+  return withBenchFleet('rollout', { clusters, pools, nodesPerPool: 1, unhealthyVersions: { [bad]: [BAD_AGENT_VERSION] } }, async (fleet) => {
+    const convergeSeconds = await convergedAfter(fleet, t0, 30 * 60_000);
+    return { fleet: { clusters, pools, poolSpirits: clusters * pools, convergeSeconds }, ...(await rolloutScenario(fleet, scenario)) };
   });
-  try {
-    await fleet.waitConverged(30 * 60_000);
-    const convergeSeconds = round((performance.now() - t0) / 1000, 1);
-    return {
-      fleet: { clusters, pools, poolSpirits: clusters * pools, convergeSeconds },
-      ...(await rolloutScenario(fleet, { tickMs, maxConcurrency: String(values['max-concurrency']), soak: String(values.soak), badDeadline: String(values['bad-deadline']) })),
-    };
-  } finally {
-    await fleet.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
 }

@@ -5,10 +5,6 @@
  *    findings.
  * The work is in audit/*.ts; `spiritctl audit` and tests call the same functions through this factory.
  */
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import {
   AUDIT_REQUEST_DETAIL_TYPE,
@@ -25,6 +21,7 @@ import { auditOneCluster } from './audit/cluster-audit.ts';
 import type { ClusterAuditResult } from './audit/cluster-audit.ts';
 import { fanOutAudit } from './audit/fan-out.ts';
 import type { FanOutResult } from './audit/fan-out.ts';
+import { observedHandler } from './shared/observed-handler.ts';
 
 export type { AuditDeps, AuditDepsInput } from './audit/deps.ts';
 export { auditDeps } from './audit/deps.ts';
@@ -41,8 +38,7 @@ const triggerSchema = anyEventEnvelopeSchema.extend({
 export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => AuditDeps)) {
   let resolved: AuditDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : auditDeps(input));
-  const core = async (event: unknown): Promise<AuditResult> => {
-    const d = deps();
+  return observedHandler(deps, async (d, event): Promise<AuditResult> => {
     const trigger = parseEvent(triggerSchema, event);
     if (trigger['detail-type'] === SCHEDULED_EVENT_DETAIL_TYPE) {
       if (trigger.source !== SCHEDULED_EVENT_SOURCE) {
@@ -54,17 +50,7 @@ export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => Au
     d.logger.appendKeys({ clusterId: request.clusterId, runId: request.runId });
     d.metrics.addDimension('clusterId', request.clusterId);
     return { kind: 'cluster', ...(await auditOneCluster(d, request)) };
-  };
-  let wrapped: ((event: unknown, context: Context) => Promise<AuditResult>) | undefined;
-  return (event: unknown, context: Context): Promise<AuditResult> => {
-    if (!wrapped) {
-      const d = deps();
-      wrapped = middy(core)
-        .use(injectLambdaContext(d.logger, { resetKeys: true }))
-        .use(logMetrics(d.metrics)) as unknown as (event: unknown, context: Context) => Promise<AuditResult>;
-    }
-    return wrapped(event, context);
-  };
+  });
 }
 
 /** The cloud handler: dependencies from the function's environment, built on the first invocation. */

@@ -5,11 +5,7 @@
  * moves them to another Ready node of their pool and requests a reconcile of each pool (see
  * cloud-events/move.ts for why the function moves the pod itself).
  */
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { Context } from 'aws-lambda';
 import { sanitizeErrorMessage } from '../adapters/state-table/index.ts';
 import { ClusterAccessError } from '../adapters/cluster-access/index.ts';
 import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../events/index.ts';
@@ -19,6 +15,8 @@ import { moveOffLeavingNode } from './cloud-events/move.ts';
 import type { ClusterMatch } from './cloud-events/move.ts';
 import { parseCloudEvent } from './cloud-events/parse.ts';
 import { sendEntries } from './audit/send-events.ts';
+import { mapLimited } from '../shared/map-limited.ts';
+import { observedHandler } from './shared/observed-handler.ts';
 
 export type { CloudEventsDeps, CloudEventsDepsInput } from './cloud-events/deps.ts';
 export { cloudEventsDeps } from './cloud-events/deps.ts';
@@ -47,22 +45,16 @@ async function handle(deps: CloudEventsDeps, event: unknown): Promise<CloudEvent
 
   const matches: ClusterMatch[] = [];
   const failures: string[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(deps.concurrency, candidates.length) }, async () => {
-      while (next < candidates.length) {
-        const cluster = candidates[next++];
-        try {
-          const kc = await deps.clusterAccess.kubeConfigFor(cluster);
-          const match = await moveOffLeavingNode(deps.clusterClient(kc, cluster.id), cluster.id, leaving, deps.clock(), deps.namespace);
-          if (match) matches.push(match);
-        } catch (err) {
-          failures.push(cluster.id);
-          deps.logger.warn('could not search a cluster for the instance', { clusterId: cluster.id, error: sanitizeErrorMessage(err, 300) });
-        }
-      }
-    }),
-  );
+  await mapLimited(candidates, deps.concurrency, async (cluster) => {
+    try {
+      const kc = await deps.clusterAccess.kubeConfigFor(cluster);
+      const match = await moveOffLeavingNode(deps.clusterClient(kc, cluster.id), cluster.id, leaving, deps.clock(), deps.namespace);
+      if (match) matches.push(match);
+    } catch (err) {
+      failures.push(cluster.id);
+      deps.logger.warn('could not search a cluster for the instance', { clusterId: cluster.id, error: sanitizeErrorMessage(err, 300) });
+    }
+  });
   // The node may be in a cluster we could not read: fail so the bus retries (a repeat is harmless).
   if (matches.length === 0 && failures.length > 0) {
     throw new Error(`instance ${instanceId}: no matching Node found and ${failures.length} cluster(s) could not be searched (${failures.join(', ')})`);
@@ -88,16 +80,7 @@ async function handle(deps: CloudEventsDeps, event: unknown): Promise<CloudEvent
 export function createCloudEventsHandler(input: CloudEventsDepsInput | (() => CloudEventsDeps)) {
   let resolved: CloudEventsDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : cloudEventsDeps(input));
-  let wrapped: ((event: unknown, context: Context) => Promise<CloudEventResult>) | undefined;
-  return (event: unknown, context: Context): Promise<CloudEventResult> => {
-    if (!wrapped) {
-      const d = deps();
-      wrapped = middy((e: unknown) => handle(d, e))
-        .use(injectLambdaContext(d.logger, { resetKeys: true }))
-        .use(logMetrics(d.metrics)) as unknown as (event: unknown, context: Context) => Promise<CloudEventResult>;
-    }
-    return wrapped(event, context);
-  };
+  return observedHandler(deps, (d, event) => handle(d, event));
 }
 
 export const handler = createCloudEventsHandler(() => cloudEventsDepsFromEnvironment());

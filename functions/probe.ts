@@ -3,43 +3,27 @@
  * request) or of the whole fleet (the schedule), stored in the state table and classified healthy,
  * no-leader, stale or flapping. Thin on purpose: parsing in probe/trigger.ts, the work in probe/run.ts.
  */
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import type { Context } from 'aws-lambda';
 import { probeDeps, probeDepsFromEnvironment } from './probe/deps.ts';
 import type { ProbeDeps, ProbeDepsInput } from './probe/deps.ts';
 import { parseProbeTrigger } from './probe/trigger.ts';
 import { runProbe } from './probe/run.ts';
 import type { ProbeResult } from './probe/run.ts';
+import { observedHandler, type LambdaHandler } from './shared/observed-handler.ts';
 
 export type { ProbeDeps, ProbeDepsInput } from './probe/deps.ts';
 export type { ProbeResult, ClusterProbeResult, PoolProbeResult } from './probe/run.ts';
 export { probeDeps, PROBE_LEADER_THRESHOLDS } from './probe/deps.ts';
 export { LEADER_PROBE_REQUEST_DETAIL_TYPE, parseProbeTrigger } from './probe/trigger.ts';
 
-type Handler = (event: unknown, context: Context) => Promise<ProbeResult>;
-
 /** The handler, bound to the given dependencies (the local stack and tests call this). */
-export function createProbeHandler(input: ProbeDeps | ProbeDepsInput | (() => ProbeDeps)): Handler {
+export function createProbeHandler(input: ProbeDeps | ProbeDepsInput | (() => ProbeDeps)): LambdaHandler<ProbeResult> {
   let resolved: ProbeDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : probeDeps(input));
-  const core: Handler = async (event) => {
-    const d = deps();
+  return observedHandler(deps, async (d, event) => {
     const target = parseProbeTrigger(event);
     if (target.scope === 'cluster') d.logger.appendKeys({ clusterId: target.clusterId });
     return runProbe(d, target);
-  };
-  let wrapped: Handler | undefined;
-  return (event, context) => {
-    if (!wrapped) {
-      const d = deps();
-      wrapped = middy(core)
-        .use(injectLambdaContext(d.logger, { resetKeys: true }))
-        .use(logMetrics(d.metrics)) as unknown as Handler;
-    }
-    return wrapped(event, context);
-  };
+  });
 }
 
 /** The cloud handler: dependencies from the function's environment, built on the first invocation. */

@@ -3,10 +3,7 @@
  * (a change notice or a reconcile request). Thin on purpose: parsing is in reconcile/trigger.ts, the lease
  * and outcome in reconcile/run.ts, the cluster work in reconcile/converge.ts, wiring in reconcile/deps.ts.
  */
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import type { Context } from 'aws-lambda';
+import { observedHandler } from './shared/observed-handler.ts';
 import { randomUUID } from 'node:crypto';
 import { depsFromEnvironment, reconcileDeps } from './reconcile/deps.ts';
 import type { ReconcileDeps, ReconcileDepsInput } from './reconcile/deps.ts';
@@ -22,26 +19,14 @@ export { reconcileDeps } from './reconcile/deps.ts';
 export function createReconcileHandler(input: ReconcileDeps | ReconcileDepsInput | (() => ReconcileDeps)) {
   let resolved: ReconcileDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : reconcileDeps(input));
-  const core = async (event: unknown, context: Context): Promise<ReconcileResult> => {
-    const d = deps();
+  return observedHandler(deps, async (d, event, context): Promise<ReconcileResult> => {
     const target = parseTrigger(event);
     d.logger.appendKeys({ clusterId: target.clusterId, nodePool: target.nodePool, eventId: target.eventId });
     d.metrics.addDimension('clusterId', target.clusterId);
     // The lease owner must be unique per invocation; a local caller may pass no request id.
     const invocationId = context?.awsRequestId || randomUUID();
     return reconcile(d, target, invocationId);
-  };
-  // Built on first use, so importing this module never reads the environment.
-  let wrapped: ((event: unknown, context: Context) => Promise<ReconcileResult>) | undefined;
-  return (event: unknown, context: Context): Promise<ReconcileResult> => {
-    if (!wrapped) {
-      const d = deps();
-      wrapped = middy(core)
-        .use(injectLambdaContext(d.logger, { resetKeys: true }))
-        .use(logMetrics(d.metrics)) as unknown as (event: unknown, context: Context) => Promise<ReconcileResult>;
-    }
-    return wrapped(event, context);
-  };
+  });
 }
 
 /** The cloud handler: dependencies from the function's environment, built on the first invocation. */

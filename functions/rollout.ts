@@ -4,9 +4,6 @@
  * tick (every active rollout takes one step). Thin on purpose: the state machine is core/rollout, the
  * stored state adapters/state-table/rollout-state.ts, the steps rollout/run.ts, wiring rollout/deps.ts.
  */
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import { EventValidationError, parseEvent } from '../events/envelope.ts';
 import { SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../events/source.ts';
@@ -21,6 +18,7 @@ import { rolloutDeps, rolloutDepsFromEnvironment } from './rollout/deps.ts';
 import type { RolloutDeps, RolloutDepsInput } from './rollout/deps.ts';
 import { runRollout } from './rollout/run.ts';
 import type { RolloutResult } from './rollout/run.ts';
+import { observedHandler } from './shared/observed-handler.ts';
 
 export type { RolloutDeps, RolloutDepsInput } from './rollout/deps.ts';
 export type { RolloutResult, RolloutSummary, ActionOutcome } from './rollout/run.ts';
@@ -51,22 +49,11 @@ export type RolloutHandler = (event: unknown, context?: Context) => Promise<Roll
 export function createRolloutHandler(input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps)): RolloutHandler {
   let resolved: RolloutDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : rolloutDeps(input));
-  const core = async (event: unknown): Promise<RolloutResult> => {
+  return observedHandler(deps, async (d, event): Promise<RolloutResult> => {
     const detail = parseRolloutInput(event);
-    const d = deps();
     d.logger.appendKeys({ rolloutCommand: detail.command, ...('rolloutId' in detail && detail.rolloutId ? { rolloutId: detail.rolloutId } : {}) });
     return runRollout(d, detail);
-  };
-  let wrapped: ((event: unknown, context: Context) => Promise<RolloutResult>) | undefined;
-  return (event, context) => {
-    if (!wrapped) {
-      const d = deps();
-      wrapped = middy(core)
-        .use(injectLambdaContext(d.logger, { resetKeys: true }))
-        .use(logMetrics(d.metrics)) as unknown as (event: unknown, context: Context) => Promise<RolloutResult>;
-    }
-    return wrapped(event, context ?? ({} as Context));
-  };
+  });
 }
 
 /** The cloud handler: dependencies from the function's environment, built on the first invocation. */

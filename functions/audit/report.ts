@@ -5,6 +5,7 @@ import type { FleetReport } from '../../core/audit/index.ts';
 import { clusterAuditHistory, clusterProbes, latestClusterAudit, probeSamples, putAuditRun } from '../../adapters/state-table/index.ts';
 import type { AuditDeps } from './deps.ts';
 import { auditOneCluster, type ClusterAuditResult } from './cluster-audit.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 
 /** Registered clusters, all or the named ones; an unknown name is an error naming it. */
 async function selectClusters(deps: AuditDeps, ids?: string[]) {
@@ -22,15 +23,8 @@ export async function auditNow(deps: AuditDeps, options: { clusterIds?: string[]
   const runId = randomUUID();
   const requestedAt = deps.clock().toISOString();
   await putAuditRun(deps.table, { runId, at: requestedAt, requestedBy: options.requestedBy, clusters: clusters.map((c) => c.id) }, deps.clock());
-  const results: ClusterAuditResult[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(deps.concurrency, clusters.length) }, async () => {
-      while (next < clusters.length) {
-        const cluster = clusters[next++];
-        results.push(await auditOneCluster(deps, { clusterId: cluster.id, runId, requestedAt, requestedBy: options.requestedBy }));
-      }
-    }),
+  const results = await mapLimited(clusters, deps.concurrency, (cluster) =>
+    auditOneCluster(deps, { clusterId: cluster.id, runId, requestedAt, requestedBy: options.requestedBy }),
   );
   return { runId, results: results.sort((a, b) => a.record.cluster.localeCompare(b.record.cluster)) };
 }

@@ -11,6 +11,7 @@ import { API_VERSION, KIND } from '../../core/poolspirit/api.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import type { ProbeDeps } from './deps.ts';
 import type { ProbeTarget } from './trigger.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 
 /** How much history classification reads: flapping counts transitions in the last hour. */
 const HISTORY_MS = 3_600_000;
@@ -35,19 +36,13 @@ export interface ProbeResult {
 
 export async function runProbe(deps: ProbeDeps, target: ProbeTarget): Promise<ProbeResult> {
   const ids = target.scope === 'cluster' ? [target.clusterId] : (await deps.clusters()).map((c) => c.id);
-  const clusters: ClusterProbeResult[] = new Array(ids.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < ids.length) {
-      const i = next++;
-      clusters[i] = await probeCluster(deps, ids[i]).catch((err) => {
-        deps.logger.error('cluster probe failed', { clusterId: ids[i], error: sanitizeErrorMessage(err, 500) });
-        deps.metrics.addMetric('ProbeErrors', MetricUnit.Count, 1);
-        return { clusterId: ids[i], pools: [], error: sanitizeErrorMessage(err, 500) };
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(deps.clusterConcurrency, ids.length) }, worker));
+  const clusters: ClusterProbeResult[] = await mapLimited(ids, deps.clusterConcurrency, (id) =>
+    probeCluster(deps, id).catch((err) => {
+      deps.logger.error('cluster probe failed', { clusterId: id, error: sanitizeErrorMessage(err, 500) });
+      deps.metrics.addMetric('ProbeErrors', MetricUnit.Count, 1);
+      return { clusterId: id, pools: [], error: sanitizeErrorMessage(err, 500) };
+    }),
+  );
 
   const counts = Object.fromEntries(LEADER_STATES.map((s) => [s, 0])) as Record<LeaderState, number>;
   for (const c of clusters) for (const p of c.pools) counts[p.state]++;

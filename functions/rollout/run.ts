@@ -37,6 +37,7 @@ import { meteredTable, type StateTable } from '../../adapters/state-table/index.
 import type { RolloutCommandDetail } from '../../events/rollout.ts';
 import type { RolloutClusterOps } from './cluster-ops.ts';
 import type { RolloutDeps } from './deps.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 
 export interface ActionOutcome {
   kind: RolloutAction['kind'];
@@ -110,18 +111,6 @@ function invocation(deps: RolloutDeps): Invocation {
   };
 }
 
-async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 const errorText = (err: unknown) => sanitizeErrorMessage(err, 300);
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { parseAllDocuments } from 'yaml';
+import { mapLimited } from '../../shared/map-limited.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -101,11 +102,7 @@ async function waitForCrds(kc: KubeConfig, names: string[], timeoutMs = 10_000):
   }
 }
 
-/** Runs fn over items with at most `limit` in flight. */
+/** Runs fn over items with at most `limit` in flight (results discarded). */
 export async function runLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  });
-  await Promise.all(workers);
+  await mapLimited(items, limit, fn);
 }

@@ -3,7 +3,7 @@ import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { BOOTSTRAP_HASH_ANNOTATION } from '../../core/render/bootstrap.ts';
 import { NAME_LABEL } from '../../core/render/labels.ts';
 import { objectNames } from '../../core/render/names.ts';
-import { runLimited } from '../fleet/seed.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 
 type Obj = Record<string, any>;
 
@@ -88,7 +88,7 @@ export class SimLeaderRenewals {
     this.sweeping = true;
     try {
       const due = [...this.leaders].filter(([, leader]) => this.opts.podReady(leader.podKey));
-      await runLimited(due, 4, ([poolSpirit, leader]) => this.renewOne(poolSpirit, leader.holder));
+      await mapLimited(due, 4, ([poolSpirit, leader]) => this.renewOne(poolSpirit, leader.holder));
     } finally {
       this.sweeping = false;
     }

@@ -18,10 +18,10 @@ export interface DecodedKubeObject {
 }
 
 const MAGIC = [0x6b, 0x38, 0x73, 0x00];
-const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
+export const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 
 /** API group (all served at v1) → protobuf package. */
-const PACKAGES: Record<string, string> = {
+export const PACKAGES: Record<string, string> = {
   '': 'k8s.io.api.core.v1',
   apps: 'k8s.io.api.apps.v1',
   'rbac.authorization.k8s.io': 'k8s.io.api.rbac.v1',

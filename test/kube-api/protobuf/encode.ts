@@ -7,14 +7,8 @@
 import protobuf from 'protobufjs';
 import { descriptors } from '../../../local/kube-api/protobuf/descriptors.ts';
 import { INLINE_FIELDS } from '../../../local/kube-api/protobuf/inline-fields.ts';
+import { META, PACKAGES } from '../../../local/kube-api/protobuf/decode.ts';
 
-const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
-const PACKAGES: Record<string, string> = {
-  '': 'k8s.io.api.core.v1',
-  apps: 'k8s.io.api.apps.v1',
-  'rbac.authorization.k8s.io': 'k8s.io.api.rbac.v1',
-  'coordination.k8s.io': 'k8s.io.api.coordination.v1',
-};
 
 /** protobufjs names may not contain dots inside one namespace level: flatten full names. */
 const flat = (fullName: string) => fullName.replace(/\./g, '_');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../support/wait.ts';
 
 const MAIN = fileURLToPath(new URL('../../../cli/main.ts', import.meta.url));
 
@@ -27,11 +28,9 @@ describe('spiritctl local cluster', () => {
   it('serves on a free port, prints one ready line with the URL, writes the kubeconfig, stops on SIGTERM', async () => {
     const kubeconfig = join(dir, 'kc');
     const p = run(['local', 'cluster', '--port', '0', '--kubeconfig', kubeconfig]);
-    const deadline = Date.now() + 30_000;
-    while (!p.stdout().includes('ready')) {
-      if (Date.now() > deadline) throw new Error(`no ready line; stderr: ${p.stderr()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(() => p.stdout().includes('ready'), 30_000, 'the ready line').catch((err: Error) => {
+      throw new Error(`${err.message}; stderr: ${p.stderr()}`);
+    });
     const lines = p.stdout().trim().split('\n');
     expect(lines).toHaveLength(1);
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(lines[0])![0];

@@ -1,0 +1,41 @@
+/**
+ * What every fleet benchmark shares: the fleet-shape flags, a local fleet started with benchmark settings
+ * (pods Ready at once, short bus retries, the reconcile function in a worker thread) in a temporary state
+ * directory, and its cleanup however the run ends.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../../local/fleet/fleet.ts';
+import { intFlag } from '../../cli/command.ts';
+import { round } from './stats.ts';
+
+export const FLEET_SHAPE_FLAGS = {
+  clusters: { type: 'string', default: '20' },
+  pools: { type: 'string', default: '50' },
+} as const;
+
+export function fleetShape(values: { clusters?: unknown; pools?: unknown }, min: { clusters?: number; pools?: number } = {}) {
+  return {
+    clusters: intFlag('clusters', values.clusters, min.clusters ?? 1, 200),
+    pools: intFlag('pools', values.pools, min.pools ?? 1, 1000),
+  };
+}
+
+export async function withBenchFleet<T>(name: string, options: Omit<LocalFleetOptions, 'stateDir'>, body: (fleet: LocalFleet) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), `ps-bench-${name}-`));
+  let fleet: LocalFleet | undefined;
+  try {
+    fleet = await startLocalFleet({ readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32, functionThreads: 1, ...options, stateDir: dir });
+    return await body(fleet);
+  } finally {
+    await fleet?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Waits for the whole fleet to be Available and returns the seconds since `startedAt` (performance.now()). */
+export async function convergedAfter(fleet: LocalFleet, startedAt: number, timeoutMs: number, onTick?: Parameters<LocalFleet['waitConverged']>[1]): Promise<number> {
+  await fleet.waitConverged(timeoutMs, onTick);
+  return round((performance.now() - startedAt) / 1000, 1);
+}
