@@ -5,7 +5,7 @@
  * spec.agent.extraArgs or the defaults below. Names also fall back to the container's env.
  */
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_ETCD_STORAGE } from '../core/poolspirit/defaults.ts';
 import { isQuantity, quantityBytes } from '../core/quantity.ts';
 import { DEFAULT_DEFRAG_POLICY, type DefragPolicy } from './decide/etcd.ts';

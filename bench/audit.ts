@@ -11,7 +11,7 @@ import { parseArgs, promisify } from 'node:util';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { FleetCluster, LocalFleet } from '../local/fleet/fleet.ts';
 import { convergedAfter, FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
-import { auditDeps, auditNow } from '../functions/audit.ts';
+import { auditDeps, auditNow } from '../functions/audit/handler.ts';
 import type { Finding } from '../core/audit/index.ts';
 import { median, round } from './lib/stats.ts';
 import { intFlag } from '../cli/command.ts';

@@ -13,7 +13,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { buildBundle, heaviestInputs, readServerlessBuild, ROOT, sdkBaselineSource, sdkUsage } from '../scripts/bundle-functions.ts';
@@ -22,7 +22,7 @@ import { median, round } from './lib/stats.ts';
 
 const exec = promisify(execFile);
 
-/** Committed ceiling for one function's minified bundle (code only; the source map ships beside it). */
+/** Committed ceiling for one function's minified code, entry and chunks together (source maps ship beside). */
 export const BUNDLE_SIZE_CAP_BYTES = 3 * 1024 * 1024;
 /** Target: a function loads in at most this multiple of its SDK-only baseline's load time. */
 export const LOAD_RATIO_TARGET = 1.5;
@@ -36,7 +36,12 @@ export interface LoadSamples {
 }
 
 export interface BundleMeasurement extends LoadComparison {
+  /** The entry bundle: the code a cold start loads. */
   bytes: number;
+  /** Entry plus the chunks loaded on first use: all the code the function ships (held to the size cap). */
+  totalBytes: number;
+  /** Chunks split off (file name without directory → bytes). */
+  chunks: Record<string, number>;
   baselineBytes: number;
   withinSizeCap: boolean;
   /** loadRatio ≤ LOAD_RATIO_TARGET. */
@@ -176,8 +181,10 @@ export async function measureBundles(options: { runs?: number; outdir?: string; 
       const load = loads[b.fn.name];
       functions[b.fn.name] = {
         bytes: b.bundle.bytes,
+        totalBytes: b.bundle.totalBytes,
+        chunks: Object.fromEntries(b.bundle.chunks.map((c) => [basename(c.file), c.bytes])),
         baselineBytes: b.baseline.bytes,
-        withinSizeCap: b.bundle.bytes <= BUNDLE_SIZE_CAP_BYTES,
+        withinSizeCap: b.bundle.totalBytes <= BUNDLE_SIZE_CAP_BYTES,
         ...load,
         withinLoadTarget: load.loadRatio <= LOAD_RATIO_TARGET,
         sdkExports: b.usage.bindings.map((x) => `${x.module}:${x.name}`),

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { readRollout } from '../adapters/state-table/rollout-state.ts';
 import type { RolloutState } from '../core/rollout/types.ts';
 import { TERMINAL_PHASES } from '../core/rollout/types.ts';
-import type { RolloutResult } from '../functions/rollout.ts';
+import type { RolloutResult } from '../functions/rollout/handler.ts';
 import { clusterId, type LocalFleet } from '../local/fleet/fleet.ts';
 import { convergedAfter, FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
 import { round } from './lib/stats.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../shared/zod.ts';
 import { eventEnvelopeSchema } from './envelope.ts';
 import { AUDIT_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from './source.ts';
 
@@ -8,17 +8,17 @@ import { AUDIT_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from './source.ts';
  * audit run: a duplicate delivery writes the same audit record again instead of a second one.
  */
 export const auditRequestDetailSchema = z.object({
-  clusterId: z.string().min(1).max(128),
-  runId: z.string().min(1).max(200).regex(/^[^#]+$/, 'must not contain "#"'),
+  clusterId: z.string().check(z.minLength(1), z.maxLength(128)),
+  runId: z.string().check(z.minLength(1), z.maxLength(200), z.regex(/^[^#]+$/, 'must not contain "#"')),
   requestedAt: z.iso.datetime({ offset: true }),
   /** Who asked: `schedule`, `spiritctl`, ... */
-  requestedBy: z.string().min(1).max(128),
+  requestedBy: z.string().check(z.minLength(1), z.maxLength(128)),
 });
 export type AuditRequest = z.infer<typeof auditRequestDetailSchema>;
 
 export const auditRequestRouting = { source: RECONCILER_SOURCE, detailType: AUDIT_REQUEST_DETAIL_TYPE } as const;
 
-export const auditRequestEventSchema = eventEnvelopeSchema(auditRequestDetailSchema).extend({
+export const auditRequestEventSchema = z.extend(eventEnvelopeSchema(auditRequestDetailSchema), {
   source: z.literal(RECONCILER_SOURCE),
   'detail-type': z.literal(AUDIT_REQUEST_DETAIL_TYPE),
 });

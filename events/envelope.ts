@@ -1,16 +1,18 @@
-import { z } from 'zod';
+import * as z from '../shared/zod.ts';
 import { DEFAULT_EVENT_BUS } from './source.ts';
+
+const nonEmpty = () => z.string().check(z.minLength(1));
 
 /**
  * The envelope EventBridge wraps around every event it delivers to a target. `detailSchema` types `detail`;
  * without it, detail is any JSON object.
  */
-export function eventEnvelopeSchema<D extends z.ZodType>(detailSchema: D) {
+export function eventEnvelopeSchema<D extends z.core.$ZodType>(detailSchema: D) {
   return z.object({
-    version: z.string().min(1),
-    id: z.string().min(1),
-    'detail-type': z.string().min(1),
-    source: z.string().min(1),
+    version: nonEmpty(),
+    id: nonEmpty(),
+    'detail-type': nonEmpty(),
+    source: nonEmpty(),
     account: z.string(),
     time: z.iso.datetime({ offset: true }),
     region: z.string(),
@@ -39,9 +41,9 @@ function pathText(path: readonly PropertyKey[]): string {
 
 /**
  * Parses `raw` (a JSON string or an already-parsed value) with `schema`; throws EventValidationError whose
- * message names every offending field and what was expected.
+ * message names every offending field and what was expected. Takes any zod schema, mini or classic.
  */
-export function parseEvent<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
+export function parseEvent<S extends z.core.$ZodType>(schema: S, raw: unknown): z.infer<S> {
   let value = raw;
   if (typeof raw === 'string') {
     try {
@@ -50,7 +52,7 @@ export function parseEvent<S extends z.ZodType>(schema: S, raw: unknown): z.infe
       throw new EventValidationError([{ path: '(event)', message: `not valid JSON (${(err as Error).message})` }]);
     }
   }
-  const result = schema.safeParse(value);
+  const result = z.safeParse(schema, value);
   if (result.success) return result.data;
   throw new EventValidationError(result.error.issues.map((i) => ({ path: pathText(i.path), message: i.message })));
 }
@@ -68,7 +70,7 @@ export interface PutEventsEntry {
 /**
  * Builds a PutEvents entry after validating `detail` with its schema, so nothing malformed leaves the sender.
  */
-export function toPutEventsEntry<S extends z.ZodType>(
+export function toPutEventsEntry<S extends z.core.$ZodType>(
   routing: { source: string; detailType: string },
   detailSchema: S,
   detail: z.input<S>,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../shared/zod.ts';
 import { eventEnvelopeSchema } from './envelope.ts';
 import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from './source.ts';
 
@@ -8,12 +8,12 @@ import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from './source.ts';
  * may add fields without breaking older receivers.
  */
 export const reconcileRequestDetailSchema = z.object({
-  clusterId: z.string().min(1).max(128),
-  nodePool: z.string().min(1).max(253),
+  clusterId: z.string().check(z.minLength(1), z.maxLength(128)),
+  nodePool: z.string().check(z.minLength(1), z.maxLength(253)),
   /** Why the reconcile was asked for, e.g. `change-notice`, `audit-drift`, `cli`. */
-  reason: z.string().min(1).max(256),
+  reason: z.string().check(z.minLength(1), z.maxLength(256)),
   /** Who asked: a function name, `forwarder`, `spiritctl`, ... */
-  requestedBy: z.string().min(1).max(128),
+  requestedBy: z.string().check(z.minLength(1), z.maxLength(128)),
 });
 
 export type ReconcileRequest = z.infer<typeof reconcileRequestDetailSchema>;
@@ -21,7 +21,7 @@ export type ReconcileRequest = z.infer<typeof reconcileRequestDetailSchema>;
 export const reconcileRequestRouting = { source: RECONCILER_SOURCE, detailType: RECONCILE_REQUEST_DETAIL_TYPE } as const;
 
 /** A whole EventBridge event carrying a reconcile request, as a target receives it. */
-export const reconcileRequestEventSchema = eventEnvelopeSchema(reconcileRequestDetailSchema).extend({
+export const reconcileRequestEventSchema = z.extend(eventEnvelopeSchema(reconcileRequestDetailSchema), {
   source: z.literal(RECONCILER_SOURCE),
   'detail-type': z.literal(RECONCILE_REQUEST_DETAIL_TYPE),
 });

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../shared/zod.ts';
 import { eventEnvelopeSchema } from './envelope.ts';
 import { RECONCILER_SOURCE, SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from './source.ts';
 
@@ -11,20 +11,24 @@ import { RECONCILER_SOURCE, SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE 
 export const ROLLOUT_COMMAND_DETAIL_TYPE = 'Rollout Command';
 export const rolloutCommandRouting = { source: RECONCILER_SOURCE, detailType: ROLLOUT_COMMAND_DETAIL_TYPE } as const;
 
-const rolloutId = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a rollout id (a DNS label)');
-const requestedBy = z.string().min(1).max(128).optional();
+const rolloutId = z.string().check(z.regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a rollout id (a DNS label)'));
+const requestedBy = z.optional(z.string().check(z.minLength(1), z.maxLength(128)));
+/** A count or a percentage (`"25%"`); parseRolloutSpec checks the value. */
+const countOrText = z.union([z.string(), z.int()]);
+/** A duration (`"5m"`) or milliseconds. */
+const durationOrMs = z.union([z.string(), z.int().check(z.gte(0))]);
 
 export const rolloutStartInputSchema = z.strictObject({
-  id: rolloutId.optional(),
-  version: z.string().min(1).max(128).optional(),
-  patch: z.record(z.string(), z.unknown()).optional(),
-  selector: z.record(z.string(), z.string()).optional(),
-  canary: z.union([z.array(z.string().min(1)).min(1), z.int().min(1)]).optional(),
-  maxConcurrency: z.union([z.string(), z.int()]).optional(),
-  maxFailures: z.union([z.string(), z.int()]).optional(),
-  soak: z.union([z.string(), z.int().min(0)]).optional(),
-  progressDeadline: z.union([z.string(), z.int().min(0)]).optional(),
-  autoRollback: z.boolean().optional(),
+  id: z.optional(rolloutId),
+  version: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  patch: z.optional(z.record(z.string(), z.unknown())),
+  selector: z.optional(z.record(z.string(), z.string())),
+  canary: z.optional(z.union([z.array(z.string().check(z.minLength(1))).check(z.minLength(1)), z.int().check(z.gte(1))])),
+  maxConcurrency: z.optional(countOrText),
+  maxFailures: z.optional(countOrText),
+  soak: z.optional(durationOrMs),
+  progressDeadline: z.optional(durationOrMs),
+  autoRollback: z.optional(z.boolean()),
 });
 export type RolloutStartInput = z.infer<typeof rolloutStartInputSchema>;
 
@@ -32,16 +36,16 @@ export const rolloutCommandDetailSchema = z.discriminatedUnion('command', [
   z.strictObject({ command: z.literal('start'), rollout: rolloutStartInputSchema, requestedBy }),
   z.strictObject({ command: z.enum(['pause', 'resume', 'abort', 'rollback']), rolloutId, requestedBy }),
   /** Without a rollout id: every active rollout. */
-  z.strictObject({ command: z.literal('tick'), rolloutId: rolloutId.optional(), requestedBy }),
+  z.strictObject({ command: z.literal('tick'), rolloutId: z.optional(rolloutId), requestedBy }),
 ]);
 export type RolloutCommandDetail = z.infer<typeof rolloutCommandDetailSchema>;
 
-export const rolloutCommandEventSchema = eventEnvelopeSchema(rolloutCommandDetailSchema).extend({
+export const rolloutCommandEventSchema = z.extend(eventEnvelopeSchema(rolloutCommandDetailSchema), {
   'detail-type': z.literal(ROLLOUT_COMMAND_DETAIL_TYPE),
 });
 
 /** The schedule rule's event: a tick of every active rollout. */
-export const rolloutScheduleEventSchema = eventEnvelopeSchema(z.record(z.string(), z.unknown())).extend({
+export const rolloutScheduleEventSchema = z.extend(eventEnvelopeSchema(z.record(z.string(), z.unknown())), {
   source: z.literal(SCHEDULED_EVENT_SOURCE),
   'detail-type': z.literal(SCHEDULED_EVENT_DETAIL_TYPE),
 });

@@ -60,10 +60,14 @@ export function readServerlessBuild(file = join(ROOT, 'serverless.yml')): Server
 }
 
 export interface BuiltBundle {
-  /** The .mjs file written. */
+  /** The entry .mjs written: what Lambda loads on a cold start. */
   file: string;
   /** Its size (minified code, without the source map). */
   bytes: number;
+  /** Code split off into chunks that load on first use (splitting), each with its size. */
+  chunks: { file: string; bytes: number }[];
+  /** Entry plus chunks: all the code the function ships. */
+  totalBytes: number;
   metafile: esbuild.Metafile;
 }
 
@@ -82,8 +86,10 @@ export async function buildBundle(build: ServerlessBuild, entry: string | { name
     write: true,
     logLevel: 'silent',
   });
-  const [file, output] = Object.entries(result.metafile.outputs).find(([f]) => f.endsWith('.mjs') || f.endsWith('.js'))!;
-  return { file: join(ROOT, file), bytes: output.bytes, metafile: result.metafile };
+  const code = Object.entries(result.metafile.outputs).filter(([f]) => !f.endsWith('.map'));
+  const [file, output] = code.find(([, o]) => o.entryPoint !== undefined) ?? code[0];
+  const chunks = code.filter(([f]) => f !== file).map(([f, o]) => ({ file: join(ROOT, f), bytes: o.bytes }));
+  return { file: join(ROOT, file), bytes: output.bytes, chunks, totalBytes: output.bytes + chunks.reduce((n, c) => n + c.bytes, 0), metafile: result.metafile };
 }
 
 /** The heaviest packages (or first-party directories) of a bundle, by bytes of minified output. */

@@ -10,8 +10,11 @@ export class ClusterAccessError extends Error {
   readonly clusterId: string;
   readonly kind: ClusterAccessKind | undefined;
   readonly reason: ClusterAccessFailure;
-  constructor(clusterId: string, kind: ClusterAccessKind | undefined, reason: ClusterAccessFailure) {
-    super(`cluster ${clusterId}${kind ? ` (access ${kind})` : ''}: ${describe(reason)}`);
+  /** The kubeconfig field at fault, for 'invalid' (a field path such as `users[ci].exec`, never a value). */
+  readonly field: string | undefined;
+  constructor(clusterId: string, kind: ClusterAccessKind | undefined, reason: ClusterAccessFailure, field?: string) {
+    super(`cluster ${clusterId}${kind ? ` (access ${kind})` : ''}: ${describe(reason)}${field ? ` (at ${field})` : ''}`);
+    this.field = field;
     this.name = 'ClusterAccessError';
     this.clusterId = clusterId;
     this.kind = kind;

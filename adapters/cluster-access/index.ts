@@ -1,23 +1,26 @@
 /**
- * Resolves a cluster registry entry to a @kubernetes/client-node KubeConfig.
+ * Resolves a cluster registry entry to a ClusterConnection (server, trust, credentials) for the functions'
+ * apiserver client (adapters/kubernetes/http).
  *
  * - `kubeconfig-file` / `url`: local clusters (the local stack, kind, a developer's kubeconfig).
  * - `eks`: a short-lived IAM token signed with the function's own role credentials (eks-token.ts).
- * - `secret`: a kubeconfig kept in Secrets Manager. Exec and auth-provider users are refused there: a
- *   secret must not be able to make the function run a command.
+ * - `secret`: a kubeconfig kept in Secrets Manager. Exec users and file references are refused there: a
+ *   secret must not be able to make the function run a command, or read a local file and send it to a
+ *   server the secret names.
  *
  * Credentials are only ever held in memory: never read from or put into environment variables, never
  * logged, never in error messages (see errors.ts). Resolved configs are cached per warm container for a
  * few minutes so a burst of reconciles does not fetch a secret or sign a token each time.
  */
 import { readFile } from 'node:fs/promises';
-import { KubeConfig } from '@kubernetes/client-node';
+import { dirname } from 'node:path';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import type { ClusterAccess, ClusterRegistration } from '../state-table/registry.ts';
 import { ClusterAccessError } from './errors.ts';
 import type { ClusterAccessFailure } from './errors.ts';
 import { eksToken, EKS_TOKEN_LIFETIME_MS } from './eks-token.ts';
 import type { SecretSource } from './secrets.ts';
+import type { ClusterConnection } from '../kubernetes/http/index.ts';
 
 export { ClusterAccessError } from './errors.ts';
 export type { ClusterAccessFailure } from './errors.ts';
@@ -37,7 +40,7 @@ export interface ClusterAccessOptions {
 }
 
 export interface ClusterAccessResolver {
-  kubeConfigFor(cluster: ClusterRegistration): Promise<KubeConfig>;
+  connectionFor(cluster: ClusterRegistration): Promise<ClusterConnection>;
   /** Drops a cached config (e.g. after a 401 from the cluster). */
   forget(clusterId: string): void;
 }
@@ -49,33 +52,24 @@ const EKS_TOKEN_MARGIN_MS = 5 * 60 * 1000;
 export function createClusterAccess(options: ClusterAccessOptions = {}): ClusterAccessResolver {
   const now = options.now ?? (() => new Date());
   const ttl = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
-  const cache = new Map<string, { kc: KubeConfig; until: number; fingerprint: string }>();
+  const cache = new Map<string, { connection: ClusterConnection; until: number; fingerprint: string }>();
 
-  async function resolve(cluster: ClusterRegistration): Promise<{ kc: KubeConfig; until: number }> {
+  async function resolve(cluster: ClusterRegistration): Promise<{ connection: ClusterConnection; until: number }> {
     const access = cluster.access;
-    const fail = (reason: ClusterAccessFailure) => new ClusterAccessError(cluster.id, access.kind, reason);
+    const fail = (reason: ClusterAccessFailure, field?: string) => new ClusterAccessError(cluster.id, access.kind, reason, field);
     const at = now().getTime();
     switch (access.kind) {
       case 'kubeconfig-file': {
         const text = await readFile(access.path, 'utf8').catch((err: NodeJS.ErrnoException) => {
           throw fail(err.code === 'ENOENT' ? 'not-found' : err.code === 'EACCES' ? 'denied' : 'unavailable');
         });
-        return { kc: fromKubeconfigText(text, access.context, true, fail), until: at + ttl };
+        // A file the operator pointed at: it may use exec credentials and file references, as with kubectl.
+        const connection = await fromKubeconfigText(text, access.context, { allowExec: true, allowFiles: true, baseDir: dirname(access.path) }, fail);
+        return { connection, until: at + ttl };
       }
       case 'url': {
-        const kc = new KubeConfig();
-        // client-node refuses plain http unless skipTLSVerify is set; over http there is no TLS to verify.
-        const plainHttp = access.url.startsWith('http:');
-        kc.loadFromClusterAndUser(
-          {
-            name: cluster.id,
-            server: access.url,
-            caData: access.caData,
-            skipTLSVerify: plainHttp || (access.insecureSkipTlsVerify ?? false),
-          },
-          { name: `${cluster.id}-anonymous` },
-        );
-        return { kc, until: at + ttl };
+        const connection: ClusterConnection = { server: access.url, caPem: pemOf(access.caData), insecureSkipTlsVerify: access.insecureSkipTlsVerify ?? false };
+        return { connection, until: at + ttl };
       }
       case 'eks': {
         if (!options.awsCredentials) throw fail('unavailable');
@@ -87,32 +81,28 @@ export function createClusterAccess(options: ClusterAccessOptions = {}): Cluster
         }).catch(() => {
           throw fail('denied');
         });
-        const kc = new KubeConfig();
-        kc.loadFromClusterAndUser(
-          { name: cluster.id, server: access.endpoint, caData: access.caData, skipTLSVerify: false },
-          { name: `${cluster.id}-iam`, token },
-        );
+        const connection: ClusterConnection = { server: access.endpoint, caPem: pemOf(access.caData), token };
         const tokenUsableUntil = expiresAt.getTime() - EKS_TOKEN_MARGIN_MS;
-        return { kc, until: Math.min(at + ttl, tokenUsableUntil, at + EKS_TOKEN_LIFETIME_MS) };
+        return { connection, until: Math.min(at + ttl, tokenUsableUntil, at + EKS_TOKEN_LIFETIME_MS) };
       }
       case 'secret': {
         if (!options.secrets) throw fail('unavailable');
         const text = await options.secrets.getSecretString(access.secretId, access.region).catch((err: Error) => {
           throw fail(secretFailure(err));
         });
-        return { kc: fromKubeconfigText(text, access.context, false, fail), until: at + ttl };
+        return { connection: await fromKubeconfigText(text, access.context, { allowExec: false, allowFiles: false }, fail), until: at + ttl };
       }
     }
   }
 
   return {
-    async kubeConfigFor(cluster) {
+    async connectionFor(cluster) {
       const fingerprint = JSON.stringify(cluster.access);
       const hit = cache.get(cluster.id);
-      if (hit && hit.fingerprint === fingerprint && hit.until > now().getTime()) return hit.kc;
-      const { kc, until } = await resolve(cluster);
-      cache.set(cluster.id, { kc, until, fingerprint });
-      return kc;
+      if (hit && hit.fingerprint === fingerprint && hit.until > now().getTime()) return hit.connection;
+      const { connection, until } = await resolve(cluster);
+      cache.set(cluster.id, { connection, until, fingerprint });
+      return connection;
     },
     forget(clusterId) {
       cache.delete(clusterId);
@@ -120,33 +110,26 @@ export function createClusterAccess(options: ClusterAccessOptions = {}): Cluster
   };
 }
 
-function fromKubeconfigText(
+async function fromKubeconfigText(
   text: string,
   context: string | undefined,
-  allowExec: boolean,
-  fail: (reason: ClusterAccessFailure) => ClusterAccessError,
-): KubeConfig {
-  const kc = new KubeConfig();
+  rules: { allowExec: boolean; allowFiles: boolean; baseDir?: string },
+  fail: (reason: ClusterAccessFailure, field?: string) => ClusterAccessError,
+): Promise<ClusterConnection> {
+  // Loaded on first use: clusters reached by EKS token or URL never parse a kubeconfig, and the YAML parser
+  // is then left out of a cold start (a chunk of its own in the function bundle).
+  const { connectionFromKubeconfig, KubeconfigError } = await import('../kubernetes/http/kubeconfig.ts');
   try {
-    kc.loadFromString(text);
-    if (context) kc.setCurrentContext(context);
-  } catch {
-    throw fail('invalid');
+    return connectionFromKubeconfig(text, { context, ...rules });
+  } catch (err) {
+    // Only the field path travels on: the parser's message may quote a file path from the secret.
+    throw fail('invalid', err instanceof KubeconfigError ? err.field : undefined);
   }
-  const clusterEntry = kc.getCurrentCluster();
-  const user = kc.getCurrentUser();
-  if (!clusterEntry?.server || !kc.getContextObject(kc.getCurrentContext())) throw fail('invalid');
-  if (!allowExec && (user?.exec || user?.authProvider)) throw fail('invalid');
-  if (clusterEntry.server.startsWith('http:') && !clusterEntry.skipTLSVerify) {
-    // client-node refuses plain http unless skipTLSVerify is set (kubectl does not); there is no TLS to verify.
-    kc.loadFromOptions({
-      clusters: kc.clusters.map((c) => (c.name === clusterEntry.name ? { ...c, skipTLSVerify: true } : c)),
-      users: kc.users,
-      contexts: kc.contexts,
-      currentContext: kc.currentContext,
-    });
-  }
-  return kc;
+}
+
+/** Registry CA data is base64 of a PEM bundle, as in a kubeconfig's certificate-authority-data. */
+function pemOf(caData: string | undefined): string | undefined {
+  return caData ? Buffer.from(caData, 'base64').toString('utf8') : undefined;
 }
 
 function secretFailure(err: Error): ClusterAccessFailure {

@@ -1,5 +1,7 @@
 /**
- * ClusterClient over @kubernetes/client-node 1.4.
+ * ClusterClient over the project's small apiserver client (./http): JSON in and out exactly as the
+ * apiserver speaks it, one keep-alive connection per cluster, and no generated model layer — the functions'
+ * bundles stay small and load fast (docs/deploy.md, "Bundle size and load time").
  *
  * Server-side apply with the single field manager `pool-spirit-reconciler` and force=true: the reconciler
  * is the one authority on the fields it renders. Force takes those fields back from anyone who changed
@@ -8,12 +10,10 @@
  * a single hand edit would block every later reconcile with a 409 conflict that only a human could clear.
  */
 import { randomBytes } from 'node:crypto';
-import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { KubeObject } from '../../core/kube.ts';
-import { GROUP, KIND, PLURAL, VERSION, API_VERSION } from '../../core/poolspirit/api.ts';
+import { API_VERSION, KIND } from '../../core/poolspirit/api.ts';
 import type { ClusterClient, EventInput, ObjectRef } from './types.ts';
-import { RawObjectApi } from './raw-object-api.ts';
+import { apiClientFor, APPLY_PATCH, type ClusterTarget } from './api-client.ts';
 import { retryPolicy, statusOf } from './retry.ts';
 import type { RetryOptions } from './retry.ts';
 
@@ -22,6 +22,7 @@ export const NODEPOOL_API_VERSION = 'apps.openyurt.io/v1beta2';
 export const CLUSTER_CA_CONFIGMAP = { namespace: 'kube-system', name: 'kube-root-ca.crt', key: 'ca.crt' } as const;
 /** Where Events about cluster-scoped objects go (client-go's recorder does the same). */
 const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
+const PAGE_SIZE = 500;
 
 export interface ClusterClientOptions {
   retry?: RetryOptions;
@@ -31,97 +32,47 @@ export interface ClusterClientOptions {
   now?: () => Date;
 }
 
-function isNotFound(err: unknown): boolean {
-  return statusOf(err) === 404;
-}
+const isNotFound = (err: unknown) => statusOf(err) === 404;
 
-/** Responses of CustomObjectsApi are plain already; this only detaches them from the client. */
-function plain<T>(obj: T): T {
-  return JSON.parse(JSON.stringify(obj)) as T;
-}
-
-/**
- * API clients per KubeConfig, reused across invocations of a warm container: KubernetesObjectApi caches
- * discovery (kind → resource) per instance, and a fresh instance per reconcile would repeat it each time.
- * The cluster access resolver hands out the same KubeConfig while it is cached, so this follows its TTL.
- */
-const apiClients = new WeakMap<KubeConfig, { objects: RawObjectApi; custom: CustomObjectsApi }>();
-
-function apiClientsFor(kc: KubeConfig) {
-  let clients = apiClients.get(kc);
-  if (!clients) {
-    reuseConnections(kc);
-    clients = { objects: RawObjectApi.fromKubeConfig(kc), custom: kc.makeApiClient(CustomObjectsApi) };
-    apiClients.set(kc, clients);
-  }
-  return clients;
-}
-
-type AgentFactory = (cluster: unknown, options: Record<string, unknown>) => unknown;
-
-/**
- * client-node 1.4 builds a new http(s) Agent for every request, so each call opens a new connection — a
- * TLS handshake per request against a real apiserver (a reconcile makes ~25 calls). Keep one keep-alive
- * agent per KubeConfig instead, rebuilt only if the TLS material changes. Bearer tokens travel in headers,
- * not in the agent, so a re-signed EKS token does not need a new one. A socket that went stale while the
- * function was frozen fails with ECONNRESET, which the retry policy treats as transient.
- */
-function reuseConnections(kc: KubeConfig): void {
-  const target = kc as unknown as { createAgent: AgentFactory };
-  const original = target.createAgent.bind(kc);
-  let cached: { key: string; agent: unknown } | undefined;
-  target.createAgent = (cluster, options) => {
-    const key = JSON.stringify([options.ca, options.cert, options.key, options.pfx, options.rejectUnauthorized, options.servername].map(String));
-    if (cached?.key !== key) cached = { key, agent: original(cluster, { ...options, keepAlive: true }) };
-    return cached.agent;
-  };
-}
-
-export function createClusterClient(kc: KubeConfig, options: ClusterClientOptions = {}): ClusterClient {
-  const { objects, custom } = apiClientsFor(kc);
+export function createClusterClient(target: ClusterTarget, options: ClusterClientOptions = {}): ClusterClient {
+  const api = apiClientFor(target);
   const counters = { reads: 0, writes: 0, retries: 0 };
   const policy = retryPolicy(options.retry, () => counters.retries++);
   const nodePoolApiVersion = options.nodePoolApiVersion ?? NODEPOOL_API_VERSION;
   const now = options.now ?? (() => new Date());
   const component = options.component ?? FIELD_MANAGER;
 
-  const read = <T>(fn: () => Promise<T>) => {
+  const read = <T>(fn: (signal: AbortSignal) => Promise<T>) => {
     counters.reads++;
-    return policy.execute(fn) as Promise<T>;
+    return policy.execute(({ signal }) => fn(signal)) as Promise<T>;
   };
-  const write = <T>(fn: () => Promise<T>) => {
+  const write = <T>(fn: (signal: AbortSignal) => Promise<T>) => {
     counters.writes++;
-    return policy.execute(fn) as Promise<T>;
+    return policy.execute(({ signal }) => fn(signal)) as Promise<T>;
   };
 
   async function get(ref: ObjectRef): Promise<KubeObject | undefined> {
     try {
-      const obj = await read(() =>
-        objects.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } }),
-      );
-      return obj as KubeObject;
+      return await read(async (signal) => api.transport.request<KubeObject>({ method: 'GET', path: await api.path(ref), signal }));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
   }
 
-  async function listByLabel(
-    apiVersion: string,
-    kind: string,
-    namespace: string | undefined,
-    selector: Record<string, string>,
-  ): Promise<KubeObject[]> {
+  async function listByLabel(apiVersion: string, kind: string, namespace: string | undefined, selector: Record<string, string>): Promise<KubeObject[]> {
     const labelSelector = Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(',') || undefined;
     const items: KubeObject[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await read(() =>
-        objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector, 500, continueToken),
+      const page = await read(async (signal) =>
+        api.transport.request<{ items?: KubeObject[]; metadata?: { continue?: string } }>({
+          method: 'GET', path: await api.path({ apiVersion, kind, namespace }), query: { labelSelector, limit: PAGE_SIZE, continue: continueToken }, signal,
+        }),
       );
-      for (const item of page.items) items.push({ ...(item as KubeObject), apiVersion, kind });
-      // Raw JSON carries `continue`; the typed models call it `_continue`.
-      continueToken = (page.metadata as { continue?: string } | undefined)?.continue || page.metadata?._continue || undefined;
+      // List items carry no apiVersion/kind of their own.
+      for (const item of page.items ?? []) items.push({ ...item, apiVersion, kind });
+      continueToken = page.metadata?.continue || undefined;
     } while (continueToken);
     return items;
   }
@@ -135,34 +86,26 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
     listByLabel,
 
     async apply(obj) {
-      return (await write(() => objects.applyJson(obj as KubernetesObject, FIELD_MANAGER, true))) as KubeObject;
+      return write(async (signal) => api.transport.request<KubeObject>({
+        method: 'PATCH', path: await api.path(refOf(obj)), query: { fieldManager: FIELD_MANAGER, force: true }, body: obj, contentType: APPLY_PATCH, signal,
+      }));
     },
 
     async patchStatus(obj, status) {
       if (obj.kind !== KIND) throw new TypeError(`patchStatus: only ${KIND} status is written, got ${obj.kind}`);
       const body = { apiVersion: API_VERSION, kind: KIND, metadata: { name: obj.metadata.name }, status };
-      const out = await write(() =>
-        custom.patchClusterCustomObjectStatus(
-          { group: GROUP, version: VERSION, plural: PLURAL, name: obj.metadata.name, body, fieldManager: FIELD_MANAGER, force: true },
-          setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-        ),
-      );
-      return plain(out) as KubeObject;
+      return write(async (signal) => api.transport.request<KubeObject>({
+        method: 'PATCH', path: await api.path(refOf(obj), 'status'), query: { fieldManager: FIELD_MANAGER, force: true }, body, contentType: APPLY_PATCH, signal,
+      }));
     },
 
     async delete(ref, preconditionUid) {
+      const body = {
+        apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background',
+        ...(preconditionUid ? { preconditions: { uid: preconditionUid } } : {}),
+      };
       try {
-        await write(() =>
-          objects.delete(
-            { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } },
-            undefined,
-            undefined,
-            undefined,
-            undefined,
-            'Background',
-            preconditionUid ? { preconditions: { uid: preconditionUid } } : undefined,
-          ),
-        );
+        await write(async (signal) => api.transport.request({ method: 'DELETE', path: await api.path(ref), body, signal }));
         return true;
       } catch (err) {
         if (isNotFound(err)) return false;
@@ -201,8 +144,9 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
         lastTimestamp: time,
         count: 1,
       };
+      const eventsPath = { apiVersion: 'v1', kind: 'Event', namespace };
       try {
-        await write(() => objects.createJson(body as KubernetesObject, FIELD_MANAGER));
+        await write(async (signal) => api.transport.request({ method: 'POST', path: await api.path(eventsPath), query: { fieldManager: FIELD_MANAGER }, body, signal }));
       } catch (err) {
         if (statusOf(err) !== 409) throw err;
       }
@@ -216,4 +160,4 @@ export function createClusterClient(kc: KubeConfig, options: ClusterClientOption
   };
 }
 
-export { ApiException };
+const refOf = (obj: KubeObject): ObjectRef => ({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace });

@@ -2,7 +2,7 @@
  * The cluster registry: which clusters the fleet has and how to reach each one. The access entry names
  * *where* credentials live (a file, a secret, an EKS cluster to sign a token for) — never the credentials.
  */
-import { z } from 'zod';
+import * as z from '../../shared/zod.ts';
 import { keys, REGISTRY_PK, CLUSTER_PREFIX } from './keys.ts';
 import type { StateTable } from './table.ts';
 import { deleteItem, getItem, isConditionFailed, queryAll, updateItem } from './table.ts';
@@ -10,37 +10,42 @@ import { renderUpdate, setAttributes } from './expression.ts';
 
 const clusterId = z
   .string()
-  .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a DNS label: lowercase a-z, 0-9 and "-", at most 63 chars');
+  .check(z.regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a DNS label: lowercase a-z, 0-9 and "-", at most 63 chars'));
 
 /** Base64 of a PEM bundle, as in a kubeconfig's certificate-authority-data. */
-const caData = z.string().regex(/^[A-Za-z0-9+/=\s]+$/, 'expected base64 of a PEM CA bundle');
+const caData = z.string().check(z.regex(/^[A-Za-z0-9+/=\s]+$/, 'expected base64 of a PEM CA bundle'));
+
+const awsRegion = z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region such as eu-west-1'));
+
+/** Which context of the kubeconfig to use, when not its current one. */
+const kubeconfigContext = z.optional(z.string().check(z.minLength(1)));
 
 export const ClusterAccessSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('kubeconfig-file'),
-    path: z.string().min(1, 'expected a kubeconfig file path'),
-    context: z.string().min(1).optional(),
+    path: z.string().check(z.minLength(1, 'expected a kubeconfig file path')),
+    context: kubeconfigContext,
   }),
   z.strictObject({
     kind: z.literal('url'),
     url: z.url({ protocol: /^https?$/ }),
-    caData: caData.optional(),
-    insecureSkipTlsVerify: z.boolean().optional(),
+    caData: z.optional(caData),
+    insecureSkipTlsVerify: z.optional(z.boolean()),
   }),
   z.strictObject({
     kind: z.literal('eks'),
     /** EKS cluster name: the `x-k8s-aws-id` the token is bound to. */
-    clusterName: z.string().regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'expected an EKS cluster name'),
-    region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region such as eu-west-1'),
+    clusterName: z.string().check(z.regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'expected an EKS cluster name')),
+    region: awsRegion,
     endpoint: z.url({ protocol: /^https$/ }),
     caData,
   }),
   z.strictObject({
     kind: z.literal('secret'),
     /** Secrets Manager id or ARN of a secret whose string is a kubeconfig. */
-    secretId: z.string().min(1, 'expected a Secrets Manager secret id or ARN'),
-    region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region such as eu-west-1').optional(),
-    context: z.string().min(1).optional(),
+    secretId: z.string().check(z.minLength(1, 'expected a Secrets Manager secret id or ARN')),
+    region: z.optional(awsRegion),
+    context: kubeconfigContext,
   }),
 ]);
 export type ClusterAccess = z.infer<typeof ClusterAccessSchema>;
@@ -49,7 +54,7 @@ export type ClusterAccessKind = ClusterAccess['kind'];
 export const ClusterRegistrationSchema = z.strictObject({
   id: clusterId,
   access: ClusterAccessSchema,
-  labels: z.record(z.string(), z.string()).default({}),
+  labels: z._default(z.record(z.string(), z.string()), {}),
 });
 export type ClusterRegistrationInput = z.input<typeof ClusterRegistrationSchema>;
 export type ClusterRegistration = z.infer<typeof ClusterRegistrationSchema> & {

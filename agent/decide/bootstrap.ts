@@ -3,7 +3,7 @@
  * manifests and their hashes out.
  */
 import { parseAllDocuments } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { stableHash } from '../../core/hash.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import { BOOTSTRAP_HASH_ANNOTATION, BOOTSTRAP_MANIFESTS_KEY } from '../../core/render/bootstrap.ts';

@@ -70,7 +70,7 @@ ${STATE_TABLE_DETAILS}`,
     if (busEndpoint && !/^https?:\/\/[^/]+/.test(busEndpoint)) throw new UsageError(`--bus-endpoint must be an http(s) URL, got "${busEndpoint}"`);
     const eventBusName = (values['event-bus'] as string | undefined) ?? process.env.EVENT_BUS_NAME ?? DEFAULT_LOCAL_EVENT_BUS;
     const { table, close } = await openStateTable(values);
-    const { auditDeps, auditNow, fleetReportFromTable } = await import('../../functions/audit.ts');
+    const { auditDeps, auditNow, fleetReportFromTable } = await import('../../functions/audit/handler.ts');
     const { renderFleetReportHtml } = await import('../../core/audit/index.ts');
     let destroyBus = () => {};
     try {

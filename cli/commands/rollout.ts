@@ -43,7 +43,7 @@ async function handlerFor(values: Record<string, unknown>) {
   const { table, close } = await openStateTable(values);
   const { Logger } = await import('@aws-lambda-powertools/logger');
   const { Metrics } = await import('@aws-lambda-powertools/metrics');
-  const { createRolloutHandler } = await import('../../functions/rollout.ts');
+  const { createRolloutHandler } = await import('../../functions/rollout/handler.ts');
   const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
   const metrics = new Metrics({ namespace: 'PoolSpirit', serviceName: 'spiritctl', logger: silent });
   Object.assign(metrics, { console: { log() {} } });

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** An OpenAPI v3 schema node as a CRD carries it (the subset pool-spirit emits). */
 export type StructuralSchema = Record<string, unknown>;

@@ -1,7 +1,8 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { zodToStructural } from '../crd/structural.ts';
 import type { KubeObject } from '../kube.ts';
-import { GROUP, KIND, PLURAL, PoolSpiritSpecSchema, PoolSpiritStatusSchema, SHORT_NAMES, SINGULAR, VERSION } from './api.ts';
+import { GROUP, KIND, PLURAL, PoolSpiritSpecSchema, SHORT_NAMES, SINGULAR, VERSION } from './api.ts';
+import { PoolSpiritStatusSchema } from './status-schema.ts';
 
 /** The PoolSpirit CRD, generated from the same zod schemas the reconciler validates with. */
 export function poolSpiritCrd(): KubeObject {

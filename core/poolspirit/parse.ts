@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from '../../shared/zod.ts';
 import { COMPONENTS, PoolSpiritSpecSchema, type ComponentName, type OverrideOp, type PoolSpiritSpec } from './api.ts';
 import {
   DEFAULT_BUNDLES,

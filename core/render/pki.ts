@@ -1,9 +1,9 @@
-import * as x509 from '../../shared/x509.ts';
 import { stableHash } from '../hash.ts';
+import { checkCertificate, publicKeyDer, readPrivateKey, type Reusable } from './cert-check.ts';
 import type { KeyFactory } from './keys.ts';
+import { pemDecode } from './pem.ts';
 import { DAY_MS, issueCa, issueLeaf, type Issued } from './pki-issue.ts';
-import { bytesEqual, importPrivateKey, privateKeyPem, publicKeyOf } from './pki-keys.ts';
-import type { Crypto, CryptoKey } from './webcrypto.ts';
+import { privateKeyPem, publicKeyPem } from './pki-keys.ts';
 import { caSubject, type CaId, type LeafId, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
 
 /** File name of every PKI artefact, as stored in Secret data (and mounted). */
@@ -57,9 +57,9 @@ export async function ensurePki(input: PkiInput): Promise<PkiResult> {
 }
 
 /**
- * Verifying seven certificates and eight keys costs tens of milliseconds, and a steady pool asks the same
- * question on every reconcile. A fully reused result depends only on the inputs and on `now` staying
- * before the first renewal point, so it is memoised (bounded, per process) until then.
+ * Verifying seven certificates and eight keys still costs milliseconds (cert-check.ts), and a steady pool
+ * asks the same question on every reconcile. A fully reused result depends only on the inputs and on `now`
+ * staying before the first renewal point, so it is memoised (bounded, per process) until then.
  */
 const reuseMemo = new Map<string, { result: PkiResult; renewAt: number }>();
 const MEMO_LIMIT = 2000;
@@ -72,14 +72,13 @@ function remember(key: string, result: PkiResult, policy: PkiPolicy): void {
 
 async function checkOrIssue(input: PkiInput): Promise<PkiResult> {
   const { existing, now, keys, policy } = input;
-  const crypto = keys.crypto;
   const reasons: string[] = [];
   const files: Record<string, string> = {};
-  const cas = {} as Record<CaId, Issued & { renewed: boolean }>;
+  const cas = {} as Record<CaId, (Reusable & { renewed: false }) | (Issued & { renewed: true })>;
 
   for (const id of ['ca', 'etcd-ca'] as const) {
     const subject = caSubject(id, input.pool);
-    const found = await reusable(existing, id, now, policy, crypto, { subject });
+    const found = checkCertificate(existing[certFile(id)], existing[keyFile(id)], now, policy, { subject });
     if (typeof found !== 'string') {
       cas[id] = { ...found, renewed: false };
     } else {
@@ -93,14 +92,16 @@ async function checkOrIssue(input: PkiInput): Promise<PkiResult> {
   let earliest = Infinity;
   for (const leaf of input.leaves) {
     const ca = cas[leaf.issuer];
-    let found: Issued | string = ca.renewed ? `issuer ${leaf.issuer} was renewed` : await reusable(existing, leaf.id, now, policy, crypto, { leaf, ca: ca.cert });
+    let found: Issued | string = ca.renewed
+      ? `issuer ${leaf.issuer} was renewed`
+      : checkCertificate(existing[certFile(leaf.id)], existing[keyFile(leaf.id)], now, policy, { leaf, ca: ca.cert });
     if (typeof found === 'string') {
       reasons.push(`${leaf.id}: ${found}`);
       found = await issueLeaf(leaf, ca, now, policy, keys);
     }
     files[certFile(leaf.id)] = found.certPem;
     files[keyFile(leaf.id)] = found.keyPem;
-    earliest = Math.min(earliest, found.cert.notAfter.getTime());
+    earliest = Math.min(earliest, found.notAfter.getTime());
   }
 
   const sa = await serviceAccountKeys(existing, keys);
@@ -108,71 +109,21 @@ async function checkOrIssue(input: PkiInput): Promise<PkiResult> {
   files[PKI_FILES.saPrivate] = sa.privatePem;
   files[PKI_FILES.saPublic] = sa.publicPem;
 
-  return { files, reused: reasons.length === 0, reasons, notAfter: new Date(earliest), caNotAfter: new Date(Math.min(cas.ca.cert.notAfter.getTime(), cas['etcd-ca'].cert.notAfter.getTime())) };
-}
-
-type Expectation = { subject: string } | { leaf: LeafSpec; ca: x509.X509Certificate };
-
-/** The existing certificate and key if they can be kept, else the reason they cannot. */
-async function reusable(existing: Record<string, string>, id: LeafId | CaId, now: Date, policy: PkiPolicy, crypto: Crypto, expect: Expectation): Promise<Issued | string> {
-  const certPem = existing[certFile(id)];
-  const keyPem = existing[keyFile(id)];
-  if (!certPem || !keyPem) return 'not present';
-  let cert: x509.X509Certificate;
-  let privateKey: CryptoKey;
-  try {
-    cert = new x509.X509Certificate(certPem);
-    privateKey = await importPrivateKey(keyPem, crypto);
-  } catch {
-    return 'unreadable';
-  }
-  if (!bytesEqual(await publicKeyOf(privateKey, crypto), cert.publicKey.rawData)) return 'key does not match the certificate';
-  if (cert.notAfter.getTime() - now.getTime() <= policy.renewBeforeDays * DAY_MS) {
-    return `expires ${cert.notAfter.toISOString()}, within ${policy.renewBeforeDays} days`;
-  }
-  if ('subject' in expect) {
-    if (cert.subject !== new x509.Name(expect.subject).toString()) return 'subject changed';
-    const bc = cert.getExtension(x509.BasicConstraintsExtension);
-    if (!bc?.ca) return 'not a CA certificate';
-  } else {
-    if (!(await cert.verify({ publicKey: expect.ca.publicKey, signatureOnly: true }, crypto))) return 'not signed by the current CA';
-    if (cert.subject !== new x509.Name(expect.leaf.subject).toString()) return 'subject changed';
-    const sanDiff = diffSans(cert, expect.leaf);
-    if (sanDiff) return `SANs changed (${sanDiff})`;
-    const eku = cert.getExtension(x509.ExtendedKeyUsageExtension)?.usages.map(String).sort().join(',') ?? '';
-    if (eku !== expect.leaf.usages.map((u) => x509.ExtendedKeyUsage[u]).sort().join(',')) return 'usages changed';
-  }
-  return { cert, certPem, keyPem, privateKey };
-}
-
-function diffSans(cert: x509.X509Certificate, leaf: LeafSpec): string | undefined {
-  const have = new Set(
-    (cert.getExtension(x509.SubjectAlternativeNameExtension)?.names.toJSON() ?? []).map((n) => `${n.type}:${n.value}`),
-  );
-  const want = new Set([...leaf.dns.map((d) => `dns:${d}`), ...leaf.ips.map((ip) => `ip:${ip}`)]);
-  const added = [...want].filter((n) => !have.has(n)).map((n) => `+${n.slice(n.indexOf(':') + 1)}`);
-  const removed = [...have].filter((n) => !want.has(n)).map((n) => `-${n.slice(n.indexOf(':') + 1)}`);
-  return added.length + removed.length > 0 ? [...added, ...removed].join(' ') : undefined;
+  return { files, reused: reasons.length === 0, reasons, notAfter: new Date(earliest), caNotAfter: new Date(Math.min(cas.ca.notAfter.getTime(), cas['etcd-ca'].notAfter.getTime())) };
 }
 
 async function serviceAccountKeys(existing: Record<string, string>, keys: KeyFactory): Promise<{ privatePem: string; publicPem: string; reason?: string }> {
-  const crypto = keys.crypto;
   const privatePem = existing[PKI_FILES.saPrivate];
   const publicPem = existing[PKI_FILES.saPublic];
   let reason = 'not present';
   if (privatePem && publicPem) {
     try {
-      const key = await importPrivateKey(privatePem, crypto);
-      if (bytesEqual(await publicKeyOf(key, crypto), x509.PemConverter.decodeFirst(publicPem))) return { privatePem, publicPem };
+      if (publicKeyDer(readPrivateKey(privatePem)).equals(pemDecode(publicPem))) return { privatePem, publicPem };
       reason = 'public key does not match';
     } catch {
       reason = 'unreadable';
     }
   }
   const pair = await keys.generateKeyPair('service-account');
-  return {
-    privatePem: await privateKeyPem(pair.privateKey, crypto),
-    publicPem: x509.PemConverter.encode(await crypto.subtle.exportKey('spki', pair.publicKey), 'PUBLIC KEY'),
-    reason,
-  };
+  return { privatePem: await privateKeyPem(pair.privateKey, keys.crypto), publicPem: await publicKeyPem(pair.publicKey, keys.crypto), reason };
 }

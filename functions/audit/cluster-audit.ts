@@ -51,8 +51,8 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
   try {
     const registration = await deps.cluster(request.clusterId);
     if (!registration) throw new ClusterAccessError(request.clusterId, undefined, 'not-registered');
-    const kc = await deps.clusterAccess.kubeConfigFor(registration);
-    const client = deps.clusterClient(kc, request.clusterId);
+    const connection = await deps.clusterAccess.connectionFor(registration);
+    const client = deps.clusterClient(connection, request.clusterId);
     const observation = await observeCluster(deps, request.clusterId, client).finally(() => (clusterReads = client.counters.reads));
     observation.leaderHistory = leaderHistory(history.filter((r) => r.at !== request.requestedAt), probes);
     // The probe function's verdict per pool (functions/probe), when it runs.

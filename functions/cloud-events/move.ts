@@ -14,7 +14,9 @@
  * Repeated deliveries are harmless: the second finds no pool-spirit pod left on the node.
  */
 import type { KubeObject } from '../../core/kube.ts';
-import { DEFAULT_NAMESPACE, labelValue, MANAGED_BY, MANAGED_BY_LABEL, NODE_POOL_LABEL, POOL_LABEL } from '../../core/index.ts';
+import { DEFAULT_NAMESPACE } from '../../core/poolspirit/api.ts';
+import { NODE_POOL_LABEL } from '../../core/nodepool.ts';
+import { labelValue, MANAGED_BY, MANAGED_BY_LABEL, POOL_LABEL } from '../../core/render/labels.ts';
 import { poolOfSpirit } from '../../core/audit/index.ts';
 import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '../../core/poolspirit/api.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';

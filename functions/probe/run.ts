@@ -56,8 +56,8 @@ export async function runProbe(deps: ProbeDeps, target: ProbeTarget): Promise<Pr
 export async function probeCluster(deps: ProbeDeps, clusterId: string): Promise<ClusterProbeResult> {
   const registration = await deps.cluster(clusterId);
   if (!registration) throw new Error(`cluster ${clusterId} is not registered`);
-  const kc = await deps.clusterAccess.kubeConfigFor(registration);
-  const client = deps.clusterClient(kc, clusterId);
+  const connection = await deps.clusterAccess.connectionFor(registration);
+  const client = deps.clusterClient(connection, clusterId);
   const spirits = await client.listByLabel(API_VERSION, KIND, undefined, {});
   const pools: PoolProbeResult[] = [];
   for (const spirit of spirits) {

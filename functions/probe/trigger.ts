@@ -2,7 +2,7 @@
  * What the `probe` function accepts: the schedule's tick (probe every registered cluster), a probe request
  * naming one cluster (from the CLI or another function), or — for a direct invoke — `{ "clusterId": … }`.
  */
-import { z } from 'zod';
+import * as z from '../../shared/zod.ts';
 import { eventEnvelopeSchema, EventValidationError, parseEvent } from '../../events/envelope.ts';
 import { LEADER_PROBE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE, SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../../events/source.ts';
 
@@ -11,15 +11,15 @@ export { LEADER_PROBE_REQUEST_DETAIL_TYPE };
 
 const clusterId = z
   .string()
-  .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a registered cluster id (a DNS label)');
+  .check(z.regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a registered cluster id (a DNS label)'));
 
 export const leaderProbeRequestDetailSchema = z.object({ clusterId });
 
-const scheduledEventSchema = eventEnvelopeSchema(z.record(z.string(), z.unknown())).extend({
+const scheduledEventSchema = z.extend(eventEnvelopeSchema(z.record(z.string(), z.unknown())), {
   source: z.literal(SCHEDULED_EVENT_SOURCE),
   'detail-type': z.literal(SCHEDULED_EVENT_DETAIL_TYPE),
 });
-const probeRequestEventSchema = eventEnvelopeSchema(leaderProbeRequestDetailSchema).extend({
+const probeRequestEventSchema = z.extend(eventEnvelopeSchema(leaderProbeRequestDetailSchema), {
   source: z.literal(RECONCILER_SOURCE),
   'detail-type': z.literal(LEADER_PROBE_REQUEST_DETAIL_TYPE),
 });
@@ -28,11 +28,12 @@ const directSchema = z.strictObject({ clusterId });
 /** `all`: every registered cluster; otherwise the one named. */
 export type ProbeTarget = { scope: 'all' } | { scope: 'cluster'; clusterId: string };
 
-const routing = z.object({ 'detail-type': z.string() }).partial();
+/** Only the detail-type, if any; every other field passes through for the schema picked by it. */
+const routing = z.looseObject({ 'detail-type': z.optional(z.string()) });
 
 export function parseProbeTrigger(raw: unknown): ProbeTarget {
   const value = typeof raw === 'string' ? parseEvent(z.unknown(), raw) : raw;
-  const { 'detail-type': detailType } = parseEvent(routing.passthrough(), value ?? {});
+  const { 'detail-type': detailType } = parseEvent(routing, value ?? {});
   if (detailType === SCHEDULED_EVENT_DETAIL_TYPE) {
     parseEvent(scheduledEventSchema, value);
     return { scope: 'all' };

@@ -57,8 +57,8 @@ export const CLUSTER_DOMAIN = 'cluster.local';
 export async function converge(deps: ReconcileDeps, target: ReconcileTarget, _fencingToken: number): Promise<ConvergeResult> {
   const registration = await deps.cluster(target.clusterId);
   if (!registration) throw new ClusterAccessError(target.clusterId, undefined, 'not-registered');
-  const kc = await deps.clusterAccess.kubeConfigFor(registration);
-  const client = deps.clusterClient(kc, target.clusterId);
+  const connection = await deps.clusterAccess.connectionFor(registration);
+  const client = deps.clusterClient(connection, target.clusterId);
   const writesBefore = client.counters.writes;
   const applied: string[] = [];
   const done = (outcome: ConvergeResult['outcome'], extra: Partial<ConvergeResult> = {}): ConvergeResult => {

@@ -3,7 +3,7 @@
  * environment once per container; the local stack, tests and benchmarks build it with local endpoints and
  * pass it to the very same handler factory.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -28,7 +28,7 @@ export interface ReconcileDeps {
   cluster(clusterId: string): Promise<ClusterRegistration | undefined>;
   clusterAccess: ClusterAccessResolver;
   /** Builds the apiserver client for a resolved cluster; tests wrap it to inject faults. */
-  clusterClient(kc: KubeConfig, clusterId: string): ClusterClient;
+  clusterClient(connection: ClusterConnection, clusterId: string): ClusterClient;
   clock: () => Date;
   logger: Logger;
   metrics: Metrics;
@@ -52,7 +52,7 @@ export function reconcileDeps(input: ReconcileDepsInput): ReconcileDeps {
   return {
     cluster: (id) => getCluster(input.table, id),
     clusterAccess: createClusterAccess({ now: clock }),
-    clusterClient: (kc) => createClusterClient(kc, { now: clock }),
+    clusterClient: (connection) => createClusterClient(connection, { now: clock }),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME }),
     fleetDefaults: {},
     keyFactory: webCryptoKeyFactory(),

@@ -5,11 +5,10 @@
  * field out that the snapshot did not have — changes only what the rollout itself set, and the
  * reconciler's and operators' fields stay theirs.
  */
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from '../../core/poolspirit/api.ts';
+import { API_VERSION, KIND } from '../../core/poolspirit/api.ts';
 import type { LivePoolSpirit } from '../../core/rollout/index.ts';
 import { retryPolicy } from '../../adapters/kubernetes/index.ts';
+import { apiClientFor, APPLY_PATCH, type ClusterTarget } from '../../adapters/kubernetes/api-client.ts';
 
 export const ROLLOUT_FIELD_MANAGER = 'pool-spirit-rollout';
 
@@ -20,15 +19,12 @@ export interface RolloutClusterOps {
   readonly counters: { reads: number; writes: number; retries: number };
 }
 
-const clients = new WeakMap<KubeConfig, CustomObjectsApi>();
+type PoolSpiritPage = { items?: (LivePoolSpirit & { metadata: { deletionTimestamp?: string } })[]; metadata?: { continue?: string } };
 
-export function rolloutClusterOps(kc: KubeConfig): RolloutClusterOps {
-  let api = clients.get(kc);
-  if (!api) clients.set(kc, (api = kc.makeApiClient(CustomObjectsApi)));
-  const custom = api;
+export function rolloutClusterOps(target: ClusterTarget): RolloutClusterOps {
+  const api = apiClientFor(target);
   const counters = { reads: 0, writes: 0, retries: 0 };
   const policy = retryPolicy({}, () => counters.retries++);
-  const plain = <T>(v: unknown) => JSON.parse(JSON.stringify(v)) as T;
   return {
     counters,
     async listPoolSpirits() {
@@ -36,11 +32,11 @@ export function rolloutClusterOps(kc: KubeConfig): RolloutClusterOps {
       let cont: string | undefined;
       do {
         counters.reads++;
-        const page = plain<{ items: (LivePoolSpirit & { metadata: { deletionTimestamp?: string } })[]; metadata?: { continue?: string } }>(
-          await policy.execute(() => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, limit: 500, _continue: cont })),
-        );
+        const page = await policy.execute(async ({ signal }) => api.transport.request<PoolSpiritPage>({
+          method: 'GET', path: await api.path({ apiVersion: API_VERSION, kind: KIND }), query: { limit: 500, continue: cont }, signal,
+        }));
         // A PoolSpirit on its way out is not part of the rollout (its NodePool is gone).
-        items.push(...page.items.filter((i) => !i.metadata.deletionTimestamp));
+        items.push(...(page.items ?? []).filter((i) => !i.metadata.deletionTimestamp));
         cont = page.metadata?.continue || undefined;
       } while (cont);
       return items;
@@ -48,13 +44,10 @@ export function rolloutClusterOps(kc: KubeConfig): RolloutClusterOps {
     async applySpecFields(name, specFields) {
       counters.writes++;
       const body = { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: specFields };
-      const out = await policy.execute(() =>
-        custom.patchClusterCustomObject(
-          { group: GROUP, version: VERSION, plural: PLURAL, name, body, fieldManager: ROLLOUT_FIELD_MANAGER, force: true },
-          setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-        ),
-      );
-      return plain<LivePoolSpirit>(out);
+      return policy.execute(async ({ signal }) => api.transport.request<LivePoolSpirit>({
+        method: 'PATCH', path: await api.path({ apiVersion: API_VERSION, kind: KIND, name }),
+        query: { fieldManager: ROLLOUT_FIELD_MANAGER, force: true }, body, contentType: APPLY_PATCH, signal,
+      }));
     },
   };
 }

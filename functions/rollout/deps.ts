@@ -3,7 +3,7 @@
  * endpoints by the local stack, the CLI and tests — all call the same handler with it.
  */
 import { randomBytes } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -25,7 +25,7 @@ export interface RolloutDeps {
   clusters(selector: Record<string, string>): Promise<ClusterRegistration[]>;
   clusterAccess: ClusterAccessResolver;
   /** The apiserver operations for a resolved cluster; tests wrap it to count calls or inject faults. */
-  clusterOps(kc: KubeConfig, clusterId: string): RolloutClusterOps;
+  clusterOps(connection: ClusterConnection, clusterId: string): RolloutClusterOps;
   clock: () => Date;
   logger: Logger;
   metrics: Metrics;
@@ -49,7 +49,7 @@ export function rolloutDeps(input: RolloutDepsInput): RolloutDeps {
     cluster: (id) => getCluster(input.table, id),
     clusters: (selector) => listClusters(input.table, selector),
     clusterAccess: createClusterAccess({ now: clock }),
-    clusterOps: (kc) => rolloutClusterOps(kc),
+    clusterOps: (connection) => rolloutClusterOps(connection),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME }),
     clusterConcurrency: 8,
     newRolloutId: defaultRolloutId,

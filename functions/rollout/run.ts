@@ -8,7 +8,6 @@
  *    first-writer-wins, and a rollback only touches pools that differ from their snapshot.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { KubeConfig } from '@kubernetes/client-node';
 import {
   applyCommand,
   clustersToObserve,
@@ -85,8 +84,8 @@ function invocation(deps: RolloutDeps): Invocation {
   const open = async (clusterId: string): Promise<RolloutClusterOps> => {
     const registration = await deps.cluster(clusterId);
     if (!registration) throw new Error(`cluster ${clusterId} is not registered`);
-    const kc: KubeConfig = await deps.clusterAccess.kubeConfigFor(registration);
-    const ops = deps.clusterOps(kc, clusterId);
+    const connection = await deps.clusterAccess.connectionFor(registration);
+    const ops = deps.clusterOps(connection, clusterId);
     // Count through a wrapper so the meters hold whatever the ops implementation is.
     return {
       counters: ops.counters,

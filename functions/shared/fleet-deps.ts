@@ -3,7 +3,7 @@
  * way to reach each cluster's apiserver, a clock, a logger and metrics. One definition, so the functions
  * wire their clusters the same way and the cloud wiring reads the same environment.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -24,7 +24,7 @@ export interface FleetFunctionDeps {
   cluster(clusterId: string): Promise<ClusterRegistration | undefined>;
   clusters(): Promise<ClusterRegistration[]>;
   clusterAccess: ClusterAccessResolver;
-  clusterClient(kc: KubeConfig, clusterId: string): ClusterClient;
+  clusterClient(connection: ClusterConnection, clusterId: string): ClusterClient;
   clock: () => Date;
   logger: Logger;
   metrics: Metrics;
@@ -37,7 +37,7 @@ export function fleetFunctionDeps(table: StateTable, serviceName: string, clock:
     cluster: (id) => getCluster(table, id),
     clusters: () => listClusters(table),
     clusterAccess: createClusterAccess({ now: clock }),
-    clusterClient: (kc) => createClusterClient(kc, { now: clock, component }),
+    clusterClient: (connection) => createClusterClient(connection, { now: clock, component }),
     logger: new Logger({ serviceName }),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName }),
   };

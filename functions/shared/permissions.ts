@@ -56,7 +56,7 @@ export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermiss
     // GetItem and Query: the registry only (registry.ts), to find which cluster owns the instance. It
     // writes nothing to the table.
     dynamodb: ['GetItem', 'Query'],
-    // A Reconcile Request for each pool whose pool-spirit it moved (functions/cloud-events.ts through
+    // A Reconcile Request for each pool whose pool-spirit it moved (functions/cloud-events/handler.ts through
     // audit/send-events.ts and eventbridge/put-events.ts).
     events: ['PutEvents'],
     secretsmanager: ['GetSecretValue'],

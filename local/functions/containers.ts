@@ -5,7 +5,7 @@
  */
 import type { Handler } from '../lambda-runtime.ts';
 import { createStateTable } from '../../adapters/state-table/index.ts';
-import { createReconcileHandler } from '../../functions/reconcile.ts';
+import { createReconcileHandler } from '../../functions/reconcile/handler.ts';
 import { localDynamoClient } from '../dynamodb.ts';
 import { localObservability } from '../fleet/observability.ts';
 

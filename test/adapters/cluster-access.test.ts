@@ -45,18 +45,20 @@ describe('cluster access', () => {
   it('loads a kubeconfig file, honouring the context', async () => {
     const path = join(dir, 'kc.yaml');
     await writeFile(path, kubeconfig('http://127.0.0.1:6443'));
-    const kc = await createClusterAccess().kubeConfigFor(reg('c1', { kind: 'kubeconfig-file', path, context: 'other' }));
-    expect(kc.getCurrentContext()).toBe('other');
-    expect(kc.getCurrentCluster()?.server).toBe('http://127.0.0.1:6443');
-    // client-node only speaks plain http with skipTLSVerify; there is no TLS to verify over http.
-    expect(kc.getCurrentCluster()?.skipTLSVerify).toBe(true);
-    expect(kc.getCurrentUser()?.token).toBe(SECRET_MARKER);
+    // `other` points at a second cluster and user: the registered context, not current-context, decides.
+    await writeFile(path, kubeconfig('http://127.0.0.1:6443')
+      .replace('clusters: [', 'clusters: [{ name: c2, cluster: { server: "https://10.9.9.9:443", insecure-skip-tls-verify: true } }, ')
+      .replace('users: [', 'users: [{ name: u2, user: { token: other-token } }, ')
+      .replace('{ name: other, context: { cluster: c, user: u } }', '{ name: other, context: { cluster: c2, user: u2 } }'));
+    const current = await createClusterAccess().connectionFor(reg('c0', { kind: 'kubeconfig-file', path }));
+    expect(current).toMatchObject({ server: 'http://127.0.0.1:6443', token: SECRET_MARKER });
+    const connection = await createClusterAccess().connectionFor(reg('c1', { kind: 'kubeconfig-file', path, context: 'other' }));
+    expect(connection).toMatchObject({ server: 'https://10.9.9.9:443', insecureSkipTlsVerify: true, token: 'other-token' });
   });
 
   it('builds a config for a bare URL', async () => {
-    const kc = await createClusterAccess().kubeConfigFor(reg('c1', { kind: 'url', url: 'http://127.0.0.1:1234' }));
-    expect(kc.getCurrentCluster()?.server).toBe('http://127.0.0.1:1234');
-    expect(kc.getCurrentUser()?.token).toBeUndefined();
+    const connection = await createClusterAccess().connectionFor(reg('c1', { kind: 'url', url: 'http://127.0.0.1:1234', caData: Buffer.from('PEM TEXT').toString('base64') }));
+    expect(connection).toEqual({ server: 'http://127.0.0.1:1234', caPem: 'PEM TEXT', insecureSkipTlsVerify: false });
   });
 
   it('signs an EKS token with the injected credentials', async () => {
@@ -64,11 +66,11 @@ describe('cluster access', () => {
       awsCredentials: async () => ({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'x' }),
       now: () => new Date('2026-01-01T00:00:00Z'),
     });
-    const kc = await access.kubeConfigFor(
+    const connection = await access.connectionFor(
       reg('prod', { kind: 'eks', clusterName: 'prod-1', region: 'eu-west-1', endpoint: 'https://abc.eks.amazonaws.com', caData: 'QUJD' }),
     );
-    expect(kc.getCurrentUser()?.token?.startsWith(EKS_TOKEN_PREFIX)).toBe(true);
-    expect(kc.getCurrentCluster()).toMatchObject({ server: 'https://abc.eks.amazonaws.com', caData: 'QUJD' });
+    expect(connection.token?.startsWith(EKS_TOKEN_PREFIX)).toBe(true);
+    expect(connection).toMatchObject({ server: 'https://abc.eks.amazonaws.com', caPem: 'ABC' });
   });
 
   it('reads a kubeconfig from the secret store and caches it until the TTL', async () => {
@@ -77,14 +79,14 @@ describe('cluster access', () => {
     const secrets: SecretSource = { getSecretString: async () => { calls++; return kubeconfig('https://10.0.0.1'); } };
     const access = createClusterAccess({ secrets, now: () => clock, cacheTtlMs: 60_000 });
     const c = reg('c1', { kind: 'secret', secretId: 'arn:aws:secretsmanager:eu-west-1:1:secret:k' });
-    await access.kubeConfigFor(c);
-    await access.kubeConfigFor(c);
+    await access.connectionFor(c);
+    await access.connectionFor(c);
     expect(calls).toBe(1);
     clock = new Date(clock.getTime() + 60_001);
-    await access.kubeConfigFor(c);
+    await access.connectionFor(c);
     expect(calls).toBe(2);
     access.forget('c1');
-    await access.kubeConfigFor(c);
+    await access.connectionFor(c);
     expect(calls).toBe(3);
   });
 
@@ -94,20 +96,25 @@ describe('cluster access', () => {
         getSecretString: async (id) => {
           if (id === 'missing') throw Object.assign(new Error(`no secret ${SECRET_MARKER}`), { name: 'ResourceNotFoundException' });
           if (id === 'exec') return kubeconfig('https://x', { exec: { command: 'aws', args: ['eks', 'get-token'] } });
+          if (id === 'file') return kubeconfig('https://x', { tokenFile: `/etc/${SECRET_MARKER}` });
           return `not: [valid ${SECRET_MARKER}`;
         },
       },
     });
-    await expectSafeFailure(access.kubeConfigFor(reg('c1', { kind: 'kubeconfig-file', path: join(dir, 'nope') })), 'not-found', 'c1');
+    await expectSafeFailure(access.connectionFor(reg('c1', { kind: 'kubeconfig-file', path: join(dir, 'nope') })), 'not-found', 'c1');
     const garbage = join(dir, 'garbage.yaml');
     await writeFile(garbage, `{{ ${SECRET_MARKER}`);
-    await expectSafeFailure(access.kubeConfigFor(reg('c2', { kind: 'kubeconfig-file', path: garbage })), 'invalid', 'c2');
-    await expectSafeFailure(access.kubeConfigFor(reg('c3', { kind: 'secret', secretId: 'missing' })), 'not-found', 'c3');
-    await expectSafeFailure(access.kubeConfigFor(reg('c4', { kind: 'secret', secretId: 'broken' })), 'invalid', 'c4');
-    // A secret must not be able to make the function run a command.
-    await expectSafeFailure(access.kubeConfigFor(reg('c5', { kind: 'secret', secretId: 'exec' })), 'invalid', 'c5');
+    await expectSafeFailure(access.connectionFor(reg('c2', { kind: 'kubeconfig-file', path: garbage })), 'invalid', 'c2');
+    await expectSafeFailure(access.connectionFor(reg('c3', { kind: 'secret', secretId: 'missing' })), 'not-found', 'c3');
+    await expectSafeFailure(access.connectionFor(reg('c4', { kind: 'secret', secretId: 'broken' })), 'invalid', 'c4');
+    // A secret must not be able to make the function run a command, or read a local file for a server it names.
+    await expectSafeFailure(access.connectionFor(reg('c5', { kind: 'secret', secretId: 'exec' })), 'invalid', 'c5');
+    await expectSafeFailure(access.connectionFor(reg('c7', { kind: 'secret', secretId: 'file' })), 'invalid', 'c7');
+    // The field at fault is named (a path into the kubeconfig, not a value).
+    await expect(access.connectionFor(reg('c5', { kind: 'secret', secretId: 'exec' }))).rejects.toMatchObject({ field: expect.stringMatching(/exec/) });
+    await expect(access.connectionFor(reg('c7', { kind: 'secret', secretId: 'file' }))).rejects.toMatchObject({ field: expect.stringMatching(/tokenFile/) });
     await expectSafeFailure(
-      access.kubeConfigFor(reg('c6', { kind: 'eks', clusterName: 'p', region: 'eu-west-1', endpoint: 'https://x', caData: 'QQ==' })),
+      access.connectionFor(reg('c6', { kind: 'eks', clusterName: 'p', region: 'eu-west-1', endpoint: 'https://x', caData: 'QQ==' })),
       'unavailable', 'c6',
     );
   });

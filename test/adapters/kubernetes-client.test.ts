@@ -1,16 +1,16 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClusterClient, FIELD_MANAGER, isTransient } from '../../adapters/kubernetes/index.ts';
+import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
 
 /** A scripted apiserver: answers discovery, and plays `script` for everything else in order. */
 type Reply = { status: number; body?: unknown } | 'hang';
 let server: Server | undefined;
 const seen: { method: string; url: string; contentType?: string; body: string }[] = [];
 
-async function startFake(script: Reply[]): Promise<KubeConfig> {
+async function startFake(script: Reply[]): Promise<ClusterConnection> {
   seen.length = 0;
   server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     let body = '';
@@ -35,9 +35,7 @@ async function startFake(script: Reply[]): Promise<KubeConfig> {
     send(next.status, next.body ?? { kind: 'Status', code: next.status, message: 'scripted' });
   });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser({ name: 'fake', server: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, skipTLSVerify: true }, { name: 'anon' });
-  return kc;
+  return { server: `http://127.0.0.1:${(server!.address() as AddressInfo).port}` };
 }
 
 afterEach(async () => {
@@ -83,6 +81,37 @@ describe('kubernetes client', () => {
     const query = new URL(seen[0].url, 'http://x').searchParams;
     expect(query.get('fieldManager')).toBe(FIELD_MANAGER);
     expect(query.get('force')).toBe('true');
+    expect(JSON.parse(seen[0].body)).toEqual(caConfigMap);
+  });
+
+  it('deletes with background propagation and the uid precondition, and maps 404 to false', async () => {
+    const kc = await startFake([{ status: 200, body: { kind: 'Status', status: 'Success' } }, { status: 404 }]);
+    const client = createClusterClient(kc, fast);
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'gone' };
+    expect(await client.delete(ref, 'uid-1')).toBe(true);
+    expect(await client.delete(ref)).toBe(false);
+    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual(['DELETE /api/v1/namespaces/kube-system/configmaps/gone', 'DELETE /api/v1/namespaces/kube-system/configmaps/gone']);
+    expect(JSON.parse(seen[0].body)).toMatchObject({ propagationPolicy: 'Background', preconditions: { uid: 'uid-1' } });
+    expect(JSON.parse(seen[1].body).preconditions).toBeUndefined();
+  });
+
+  it('lists by label through every page, stamping apiVersion and kind on the items', async () => {
+    const item = (name: string) => ({ metadata: { name, namespace: 'ns' } });
+    const kc = await startFake([
+      { status: 200, body: { items: [item('a'), item('b')], metadata: { continue: 'tok' } } },
+      { status: 200, body: { items: [item('c')], metadata: {} } },
+    ]);
+    const items = await createClusterClient(kc, fast).listByLabel('v1', 'ConfigMap', 'ns', { app: 'x', tier: 'y' });
+    expect(items.map((i) => [i.apiVersion, i.kind, i.metadata.name])).toEqual([['v1', 'ConfigMap', 'a'], ['v1', 'ConfigMap', 'b'], ['v1', 'ConfigMap', 'c']]);
+    const queries = seen.map((r) => new URL(r.url, 'http://x').searchParams);
+    expect(queries.map((q) => q.get('labelSelector'))).toEqual(['app=x,tier=y', 'app=x,tier=y']);
+    expect(queries.map((q) => q.get('continue'))).toEqual([null, 'tok']);
+  });
+
+  it('names the kind the server does not serve, without retrying', async () => {
+    const kc = await startFake([]);
+    await expect(createClusterClient(kc, fast).get({ apiVersion: 'v1', kind: 'Widget', name: 'w' })).rejects.toThrow(/Widget/);
+    expect(seen).toHaveLength(0);
   });
 
   it('treats an Event that already exists as created', async () => {

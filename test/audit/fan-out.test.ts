@@ -3,7 +3,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../local/dynamodb.ts';
 import { createStateTable, getItem, keys, registerCluster, type StateTable } from '../../adapters/state-table/index.ts';
-import { createAuditHandler } from '../../functions/audit.ts';
+import { createAuditHandler } from '../../functions/audit/handler.ts';
 import { sendEntries } from '../../functions/audit/send-events.ts';
 import type { Context } from 'aws-lambda';
 

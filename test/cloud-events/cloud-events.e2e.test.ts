@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalFleet, type LocalFleet } from '../../local/fleet/fleet.ts';
-import { LEAVING_ANNOTATION, type CloudEventResult } from '../../functions/cloud-events.ts';
+import { LEAVING_ANNOTATION, type CloudEventResult } from '../../functions/cloud-events/handler.ts';
 import { parseCloudEvent, providerIdNames } from '../../functions/cloud-events/parse.ts';
 import { EventValidationError } from '../../events/index.ts';
 import { waitFor } from '../support/local-cluster.ts';

@@ -23,8 +23,8 @@ import type { StateTable } from '../../adapters/state-table/index.ts';
 import { createClusterClient } from '../../adapters/kubernetes/index.ts';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
-import { createReconcileHandler, reconcileDeps } from '../../functions/reconcile.ts';
-import type { ReconcileDeps, ReconcileResult } from '../../functions/reconcile.ts';
+import { createReconcileHandler, reconcileDeps } from '../../functions/reconcile/handler.ts';
+import type { ReconcileDeps, ReconcileResult } from '../../functions/reconcile/handler.ts';
 import { DEFAULT_NAMESPACE, cachingKeyFactory } from '../../core/index.ts';
 import type { KubeObject } from '../../core/index.ts';
 

@@ -169,7 +169,7 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
 
   it('lists a pool\'s objects by label through the adapter (as audits do)', async () => {
     const registration = await world.deps.cluster(CLUSTER_ID);
-    const client = world.deps.clusterClient(await world.deps.clusterAccess.kubeConfigFor(registration!), CLUSTER_ID);
+    const client = world.deps.clusterClient(await world.deps.clusterAccess.connectionFor(registration!), CLUSTER_ID);
     const secrets = await client.listByLabel('v1', 'Secret', NS, { 'poolspirit.io/pool': 'edge-a' });
     expect(secrets.map((s) => s.metadata.name).sort()).toEqual(['ps-edge-a-agent', 'ps-edge-a-ca', 'ps-edge-a-pki']);
     expect(secrets.every((s) => s.kind === 'Secret')).toBe(true);
@@ -417,7 +417,7 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     const event = world.reconcileRequestEvent('edge-a') as { detail: Record<string, unknown> };
     delete event.detail.nodePool;
     const { lambdaContext } = await import('./harness.ts');
-    const { createReconcileHandler } = await import('../../functions/reconcile.ts');
+    const { createReconcileHandler } = await import('../../functions/reconcile/handler.ts');
     await expect(createReconcileHandler(world.deps)(event, lambdaContext('x'))).rejects.toThrow(/detail\.nodePool/);
   });
 });

@@ -17,8 +17,8 @@ import {
 import type { Grant, PermissionInputs, PermissionUser, RequestAttributes } from '../../core/security/index.ts';
 import { DEFAULT_NAMESPACE } from '../../core/index.ts';
 import { OWNED_KINDS, observeCluster } from '../../functions/audit/observe.ts';
-import { auditDeps } from '../../functions/audit.ts';
-import { probeDeps } from '../../functions/probe.ts';
+import { auditDeps } from '../../functions/audit/handler.ts';
+import { probeDeps } from '../../functions/probe/handler.ts';
 import { probeCluster } from '../../functions/probe/run.ts';
 import { rolloutClusterOps } from '../../functions/rollout/cluster-ops.ts';
 import { moveOffLeavingNode } from '../../functions/cloud-events/move.ts';
@@ -114,7 +114,7 @@ describe('what each function really requests (local API request log)', () => {
 
   beforeAll(async () => {
     world = await startReconcileWorld();
-    const client = async () => world.deps.clusterClient(await world.deps.clusterAccess.kubeConfigFor((await world.deps.cluster(CLUSTER_ID))!), CLUSTER_ID);
+    const client = async () => world.deps.clusterClient(await world.deps.clusterAccess.connectionFor((await world.deps.cluster(CLUSTER_ID))!), CLUSTER_ID);
 
     await world.createNodePool('edge-a', { type: 'Edge' });
     await as('reconcile', () => world.invoke('edge-a'));
@@ -125,9 +125,9 @@ describe('what each function really requests (local API request log)', () => {
     const audit = auditDeps({ table: world.table, logger: silent() });
     await as('audit', async () => observeCluster(audit, CLUSTER_ID, await client()));
     await as('probe', () => probeCluster(probeDeps({ table: world.table, logger: silent() }), CLUSTER_ID));
-    const kc = await world.deps.clusterAccess.kubeConfigFor((await world.deps.cluster(CLUSTER_ID))!);
+    const connection = await world.deps.clusterAccess.connectionFor((await world.deps.cluster(CLUSTER_ID))!);
     await as('rollout', async () => {
-      const ops = rolloutClusterOps(kc);
+      const ops = rolloutClusterOps(connection);
       await ops.listPoolSpirits();
       await ops.applySpecFields('edge-a', { paused: false });
     });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLE_SIZE_CAP_BYTES, compareLoadTimes } from '../../bench/bundles.ts';
+import { BUNDLE_SIZE_CAP_BYTES, compareLoadTimes, LOAD_RATIO_TARGET } from '../../bench/bundles.ts';
 import { FUNCTION_PERMISSIONS, iamActions, type FunctionName } from '../../functions/shared/permissions.ts';
 import { buildBundle, readServerlessBuild, ROOT, sdkBaselineSource, sdkUsage } from '../../scripts/bundle-functions.ts';
 import { applyConditions, evaluateConditions, globRegExp, grantsOf, logicalName, statementsIn, substitutePseudo, type Resource, type Template } from './cfn.ts';
@@ -22,13 +22,15 @@ const run = promisify(execFile);
 /** Deployment zip (bundle + its source map): well under Lambda's 50 MB, and a tripwire for a bloated map. */
 const MAX_ZIP_BYTES = 4 * 1024 * 1024;
 /**
- * Regression ceiling for a bundle's load cost against its SDK-only baseline, on CPU time (stable on a busy
- * machine, unlike elapsed time). The target is 1.5× (LOAD_RATIO_TARGET, reported by `npm run bench --
- * bundles`); the bundles measured 2.4-3.8× when this was set (docs/deploy.md says why), so this only
- * stops them getting heavier.
+ * A bundle's load cost against its SDK-only baseline, on CPU time (stable on a busy machine, unlike elapsed
+ * time), loaded from the packaged zip. The target is LOAD_RATIO_TARGET (1.5×), which the test holds the
+ * median function to; the bench (`npm run bench -- bundles`, more runs, one load at a time) measured
+ * 1.16-1.33 for every function when this was set. Any single function gets room above the target for the
+ * noise of five loads on a shared CI machine (one function's ratio reached 1.7 in a run where the median
+ * was 1.0).
  */
-const LOAD_CPU_RATIO_CEILING = 5;
-const LOAD_RUNS = 3;
+const LOAD_CPU_RATIO_CEILING = 2;
+const LOAD_RUNS = 5;
 const STAGE = 'dev';
 
 const build = readServerlessBuild();
@@ -239,32 +241,54 @@ describe('bundles', () => {
   const zipOf = (name: string) => join(outDir, `${name}.zip`);
   const bundlePath = (entry: string) => entry.replace(/\.ts$/, '.mjs');
 
-  it(`ships each handler as one minified ESM bundle of at most ${BUNDLE_SIZE_CAP_BYTES} bytes`, async () => {
+  it(`ships each handler as a minified ESM bundle and only its own chunks, at most ${BUNDLE_SIZE_CAP_BYTES} bytes of code`, async () => {
     for (const fn of build.functions) {
       expect(resources[`${logicalName(fn.name)}LambdaFunction`].Properties.Handler).toBe(`${fn.entry.replace(/\.ts$/, '')}.handler`);
       const entries = await readZip(zipOf(fn.name));
+      const names = [...entries.keys()];
       const bundle = entries.get(bundlePath(fn.entry));
-      expect(bundle, `${fn.name}.zip holds ${[...entries.keys()].join(', ')}`).toBeDefined();
-      expect(bundle!.size, fn.name).toBeLessThanOrEqual(BUNDLE_SIZE_CAP_BYTES);
+      expect(bundle, `${fn.name}.zip holds ${names.join(', ')}`).toBeDefined();
+      // Nothing but this function's bundle, its chunks and their source maps (no other function's chunks).
+      const own = `${dirname(fn.entry)}/`;
+      const code = names.filter((n) => n.endsWith('.mjs'));
+      expect(names.filter((n) => !n.startsWith(own) || !/\.mjs(\.map)?$/.test(n)), fn.name).toEqual([]);
+      expect(code.filter((n) => !entries.has(`${n}.map`)), `${fn.name}: code without a source map`).toEqual([]);
+      // Every chunk the code imports is in the zip, and every chunk in the zip is imported by something.
+      const imported = new Set<string>();
+      for (const file of code) {
+        for (const [, spec] of entries.get(file)!.data().toString('utf8').matchAll(/(?:from|import\()\s*"(\.{1,2}\/[^"]+)"/g)) {
+          const target = join(dirname(file), spec);
+          expect(entries.has(target), `${file} imports ${spec}, missing from ${fn.name}.zip`).toBe(true);
+          imported.add(target);
+        }
+      }
+      expect(code.filter((n) => n !== bundlePath(fn.entry) && !imported.has(n)), `${fn.name}: unused chunks`).toEqual([]);
+      const codeBytes = code.reduce((sum, n) => sum + entries.get(n)!.size, 0);
+      expect(codeBytes, fn.name).toBeLessThanOrEqual(BUNDLE_SIZE_CAP_BYTES);
       expect((await stat(zipOf(fn.name))).size, fn.name).toBeLessThanOrEqual(MAX_ZIP_BYTES);
     }
   });
 
-  it(`loads each bundle within ${LOAD_CPU_RATIO_CEILING}× the CPU time of a bundle of only its AWS SDK clients`, async () => {
+  it(`loads the median bundle within ${LOAD_RATIO_TARGET}× (each within ${LOAD_CPU_RATIO_CEILING}×) the CPU time of a bundle of only its AWS SDK clients`, async () => {
     const work = join(outDir, 'load');
     const pairs = await Promise.all(
       build.functions.map(async (fn) => {
-        // The packaged bundle and its source map, as Lambda unpacks them.
+        // The packaged bundle, its chunks and source maps, as Lambda unpacks them.
         const entries = await readZip(zipOf(fn.name));
+        for (const [name, entry] of entries) {
+          await mkdir(dirname(join(work, fn.name, name)), { recursive: true });
+          await writeFile(join(work, fn.name, name), entry.data());
+        }
         const file = join(work, fn.name, bundlePath(fn.entry));
-        await mkdir(dirname(file), { recursive: true });
-        for (const suffix of ['', '.map']) await writeFile(file + suffix, entries.get(bundlePath(fn.entry) + suffix)!.data());
         const baseline = await buildBundle(build, { name: `${fn.name}-sdk-baseline`, contents: sdkBaselineSource(await sdkUsage(fn.entry)) }, join(work, fn.name));
         return { name: fn.name, file, baseline: baseline.file };
       }),
     );
-    const loads = await compareLoadTimes(pairs, LOAD_RUNS, build.nodeOptions, { pairsAtOnce: true });
+    const loads = await compareLoadTimes(pairs, LOAD_RUNS, build.nodeOptions);
     const summary = Object.fromEntries(Object.entries(loads).map(([n, l]) => [n, { cpuRatio: l.cpuRatio, loadRatio: l.loadRatio }]));
     for (const [name, load] of Object.entries(loads)) expect(load.cpuRatio, `${name}: ${JSON.stringify(summary)}`).toBeLessThanOrEqual(LOAD_CPU_RATIO_CEILING);
+    const ratios = Object.values(loads).map((l) => l.cpuRatio).sort((a, b) => a - b);
+    expect(ratios[Math.floor(ratios.length / 2)], `median function: ${JSON.stringify(summary)}`).toBeLessThanOrEqual(LOAD_RATIO_TARGET);
+    process.stdout.write(`bundle load, CPU time vs SDK-only baseline: ${JSON.stringify(summary)}\n`);
   }, 240_000);
 });

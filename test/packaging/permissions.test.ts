@@ -37,7 +37,7 @@ describe('the code analysis sees what a change would add', () => {
 
   it('leaves out helpers nothing reachable calls (tree shaking), so unused grants are caught too', async () => {
     // reconcile imports the whole state-table index, yet reaches no Query, Put or Delete.
-    const required = requiredActions(await sdkUsage('functions/reconcile.ts'));
+    const required = requiredActions(await sdkUsage('functions/reconcile/handler.ts'));
     expect(required.actions).not.toContain('dynamodb:Query');
     expect(required.actions).not.toContain('dynamodb:DeleteItem');
   });

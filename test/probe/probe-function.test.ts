@@ -12,7 +12,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { createStateTable, latestLeaderProbes, leaderObservationsSince, registerCluster, keys, TTL_ATTRIBUTE } from '../../adapters/state-table/index.ts';
 import type { StateTable } from '../../adapters/state-table/index.ts';
 import { getItem } from '../../adapters/state-table/table.ts';
-import { createProbeHandler, type ProbeResult } from '../../functions/probe.ts';
+import { createProbeHandler, type ProbeResult } from '../../functions/probe/handler.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../local/dynamodb.ts';
 import { startTestCluster, type TestCluster } from '../support/local-cluster.ts';
 import type { Context } from 'aws-lambda';

@@ -26,12 +26,13 @@ import { createIfMissing, edgeNode, infraManifests } from '../../local/fleet/see
 import { localObservability } from '../../local/fleet/observability.ts';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { createClusterClient, CLUSTER_CA_CONFIGMAP } from '../../adapters/kubernetes/index.ts';
+import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
 import { createStateTable, registerCluster, type StateTable } from '../../adapters/state-table/index.ts';
-import { createReconcileHandler, reconcileDeps, type ReconcileResult } from '../../functions/reconcile.ts';
-import { createAuditHandler, type AuditResult } from '../../functions/audit.ts';
-import { createProbeHandler, type ProbeResult } from '../../functions/probe.ts';
-import { createRolloutHandler, type RolloutResult } from '../../functions/rollout.ts';
-import { createCloudEventsHandler, type CloudEventResult } from '../../functions/cloud-events.ts';
+import { createReconcileHandler, reconcileDeps, type ReconcileResult } from '../../functions/reconcile/handler.ts';
+import { createAuditHandler, type AuditResult } from '../../functions/audit/handler.ts';
+import { createProbeHandler, type ProbeResult } from '../../functions/probe/handler.ts';
+import { createRolloutHandler, type RolloutResult } from '../../functions/rollout/handler.ts';
+import { createCloudEventsHandler, type CloudEventResult } from '../../functions/cloud-events/handler.ts';
 import { AUDIT_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../events/index.ts';
 import { cachingKeyFactory, type KubeObject } from '../../core/index.ts';
 import { RECONCILER_GROUP } from '../../core/security/index.ts';
@@ -134,7 +135,7 @@ export async function startRbacWorld(): Promise<RbacWorld> {
   const observability = (service: string) => ({ ...localObservability(service), logger: new Logger({ serviceName: service, logLevel: 'SILENT' }) });
   const keyFactory = cachingKeyFactory();
   // Fast retries: a refused request is not retried at all, and nothing here is transient.
-  const clusterClient = (kc: KubeConfig) => createClusterClient(kc, { retry: { initialDelayMs: 5, maxDelayMs: 50 } });
+  const clusterClient = (connection: ClusterConnection) => createClusterClient(connection, { retry: { initialDelayMs: 5, maxDelayMs: 50 } });
 
   const reconcileHandler = createReconcileHandler(reconcileDeps({ table, keyFactory, clusterClient, ...observability('rbac-reconcile') }));
   const auditHandler = createAuditHandler({ table, events, eventBusName: 'rbac-test', keyFactory, clusterClient, ...observability('rbac-audit') });

@@ -6,13 +6,13 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
 import { createStateTable, registerCluster } from '../../adapters/state-table/index.ts';
 import type { StateTable } from '../../adapters/state-table/index.ts';
 import { ensureTable, startLocalDynamo } from '../../local/dynamodb.ts';
 import type { LocalDynamo } from '../../local/dynamodb.ts';
-import { createRolloutHandler, rolloutDeps } from '../../functions/rollout.ts';
-import type { RolloutDeps, RolloutResult } from '../../functions/rollout.ts';
+import { createRolloutHandler, rolloutDeps } from '../../functions/rollout/handler.ts';
+import type { RolloutDeps, RolloutResult } from '../../functions/rollout/handler.ts';
 import { rolloutClusterOps } from '../../functions/rollout/cluster-ops.ts';
 import type { RolloutClusterOps } from '../../functions/rollout/cluster-ops.ts';
 import { startTestCluster } from '../support/local-cluster.ts';
@@ -61,8 +61,8 @@ export async function startRolloutFleet(clusterCount: number, poolsPerCluster: n
     clock: () => new Date(T0 + fleet.ms),
     logger: new Logger({ serviceName: 'rollout-test', logLevel: 'SILENT' }),
     metrics,
-    clusterOps: (kc: KubeConfig, clusterId: string) => {
-      const ops = rolloutClusterOps(kc);
+    clusterOps: (connection: ClusterConnection, clusterId: string) => {
+      const ops = rolloutClusterOps(connection);
       return fleet.wrapOps ? fleet.wrapOps(ops, clusterId) : ops;
     },
   });

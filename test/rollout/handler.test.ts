@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { listRollouts, readRollout } from '../../adapters/state-table/index.ts';
-import { parseRolloutInput } from '../../functions/rollout.ts';
+import { parseRolloutInput } from '../../functions/rollout/handler.ts';
 import { RolloutCommandError } from '../../core/rollout/index.ts';
-import type { RolloutResult } from '../../functions/rollout.ts';
+import type { RolloutResult } from '../../functions/rollout/handler.ts';
 import { startRolloutFleet } from './fleet-world.ts';
 import type { RolloutFleet } from './fleet-world.ts';
 

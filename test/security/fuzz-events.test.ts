@@ -7,15 +7,15 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as events from '../../events/index.ts';
 import { EventValidationError, parseEvent } from '../../events/index.ts';
-import * as auditFunction from '../../functions/audit.ts';
-import * as cloudEventsFunction from '../../functions/cloud-events.ts';
-import * as probeFunction from '../../functions/probe.ts';
-import * as reconcileFunction from '../../functions/reconcile.ts';
-import * as rolloutFunction from '../../functions/rollout.ts';
+import * as auditFunction from '../../functions/audit/handler.ts';
+import * as cloudEventsFunction from '../../functions/cloud-events/handler.ts';
+import * as probeFunction from '../../functions/probe/handler.ts';
+import * as reconcileFunction from '../../functions/reconcile/handler.ts';
+import * as rolloutFunction from '../../functions/rollout/handler.ts';
 import { captureOutput } from '../support/output-capture.ts';
 import { describe as describeValue, fuzzSeed, mutate, pathsRelated, pathText, Rng, type Mutation } from '../support/fuzz.ts';
 
@@ -56,7 +56,7 @@ const SAMPLES: Record<string, unknown> = {
   rolloutScheduleEventSchema: scheduled,
 };
 
-const schemas = Object.entries(events).filter(([, v]) => typeof (v as z.ZodType)?.safeParse === 'function') as [string, z.ZodType][];
+const schemas = Object.entries(events).filter(([, v]) => typeof (v as z.ZodMiniType)?.safeParse === 'function') as [string, z.ZodMiniType][];
 
 interface Problem {
   where: string;

@@ -5,25 +5,25 @@
  * stored state adapters/state-table/rollout-state.ts, the steps rollout/run.ts, wiring rollout/deps.ts.
  */
 import type { Context } from 'aws-lambda';
-import { EventValidationError, parseEvent } from '../events/envelope.ts';
-import { SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../events/source.ts';
+import { EventValidationError, parseEvent } from '../../events/envelope.ts';
+import { SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../../events/source.ts';
 import {
   ROLLOUT_COMMAND_DETAIL_TYPE,
   rolloutCommandDetailSchema,
   rolloutCommandEventSchema,
   rolloutScheduleEventSchema,
-} from '../events/rollout.ts';
-import type { RolloutCommandDetail } from '../events/rollout.ts';
-import { rolloutDeps, rolloutDepsFromEnvironment } from './rollout/deps.ts';
-import type { RolloutDeps, RolloutDepsInput } from './rollout/deps.ts';
-import { runRollout } from './rollout/run.ts';
-import type { RolloutResult } from './rollout/run.ts';
-import { observedHandler } from './shared/observed-handler.ts';
+} from '../../events/rollout.ts';
+import type { RolloutCommandDetail } from '../../events/rollout.ts';
+import { rolloutDeps, rolloutDepsFromEnvironment } from './deps.ts';
+import type { RolloutDeps, RolloutDepsInput } from './deps.ts';
+import { runRollout } from './run.ts';
+import type { RolloutResult } from './run.ts';
+import { observedHandler } from '../shared/observed-handler.ts';
 
-export type { RolloutDeps, RolloutDepsInput } from './rollout/deps.ts';
-export type { RolloutResult, RolloutSummary, ActionOutcome } from './rollout/run.ts';
-export { rolloutDeps, defaultRolloutId } from './rollout/deps.ts';
-export { ROLLOUT_FIELD_MANAGER } from './rollout/cluster-ops.ts';
+export type { RolloutDeps, RolloutDepsInput } from './deps.ts';
+export type { RolloutResult, RolloutSummary, ActionOutcome } from './run.ts';
+export { rolloutDeps, defaultRolloutId } from './deps.ts';
+export { ROLLOUT_FIELD_MANAGER } from './cluster-ops.ts';
 
 /** A schedule event, a `Rollout Command` event, or a bare command → the command (fields named on error). */
 export function parseRolloutInput(event: unknown): RolloutCommandDetail {

@@ -6,22 +6,22 @@
  * cloud-events/move.ts for why the function moves the pod itself).
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { sanitizeErrorMessage } from '../adapters/state-table/index.ts';
-import { ClusterAccessError } from '../adapters/cluster-access/index.ts';
-import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../events/index.ts';
-import { cloudEventsDeps, cloudEventsDepsFromEnvironment } from './cloud-events/deps.ts';
-import type { CloudEventsDeps, CloudEventsDepsInput } from './cloud-events/deps.ts';
-import { moveOffLeavingNode } from './cloud-events/move.ts';
-import type { ClusterMatch } from './cloud-events/move.ts';
-import { parseCloudEvent } from './cloud-events/parse.ts';
-import { sendEntries } from './audit/send-events.ts';
-import { mapLimited } from '../shared/map-limited.ts';
-import { observedHandler } from './shared/observed-handler.ts';
+import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
+import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../../events/index.ts';
+import { cloudEventsDeps, cloudEventsDepsFromEnvironment } from './deps.ts';
+import type { CloudEventsDeps, CloudEventsDepsInput } from './deps.ts';
+import { moveOffLeavingNode } from './move.ts';
+import type { ClusterMatch } from './move.ts';
+import { parseCloudEvent } from './parse.ts';
+import { sendEntries } from '../audit/send-events.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
+import { observedHandler } from '../shared/observed-handler.ts';
 
-export type { CloudEventsDeps, CloudEventsDepsInput } from './cloud-events/deps.ts';
-export { cloudEventsDeps } from './cloud-events/deps.ts';
-export { LEAVING_ANNOTATION } from './cloud-events/move.ts';
-export type { ClusterMatch, PoolMove } from './cloud-events/move.ts';
+export type { CloudEventsDeps, CloudEventsDepsInput } from './deps.ts';
+export { cloudEventsDeps } from './deps.ts';
+export { LEAVING_ANNOTATION } from './move.ts';
+export type { ClusterMatch, PoolMove } from './move.ts';
 
 export const CLOUD_EVENTS_REQUESTER = 'cloud-events';
 
@@ -47,8 +47,8 @@ async function handle(deps: CloudEventsDeps, event: unknown): Promise<CloudEvent
   const failures: string[] = [];
   await mapLimited(candidates, deps.concurrency, async (cluster) => {
     try {
-      const kc = await deps.clusterAccess.kubeConfigFor(cluster);
-      const match = await moveOffLeavingNode(deps.clusterClient(kc, cluster.id), cluster.id, leaving, deps.clock(), deps.namespace);
+      const connection = await deps.clusterAccess.connectionFor(cluster);
+      const match = await moveOffLeavingNode(deps.clusterClient(connection, cluster.id), cluster.id, leaving, deps.clock(), deps.namespace);
       if (match) matches.push(match);
     } catch (err) {
       failures.push(cluster.id);

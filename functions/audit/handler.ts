@@ -5,7 +5,7 @@
  *    findings.
  * The work is in audit/*.ts; `spiritctl audit` and tests call the same functions through this factory.
  */
-import { z } from 'zod';
+import * as z from '../../shared/zod.ts';
 import {
   AUDIT_REQUEST_DETAIL_TYPE,
   anyEventEnvelopeSchema,
@@ -14,24 +14,24 @@ import {
   parseEvent,
   SCHEDULED_EVENT_DETAIL_TYPE,
   SCHEDULED_EVENT_SOURCE,
-} from '../events/index.ts';
-import { auditDeps, auditDepsFromEnvironment } from './audit/deps.ts';
-import type { AuditDeps, AuditDepsInput } from './audit/deps.ts';
-import { auditOneCluster } from './audit/cluster-audit.ts';
-import type { ClusterAuditResult } from './audit/cluster-audit.ts';
-import { fanOutAudit } from './audit/fan-out.ts';
-import type { FanOutResult } from './audit/fan-out.ts';
-import { observedHandler } from './shared/observed-handler.ts';
+} from '../../events/index.ts';
+import { auditDeps, auditDepsFromEnvironment } from './deps.ts';
+import type { AuditDeps, AuditDepsInput } from './deps.ts';
+import { auditOneCluster } from './cluster-audit.ts';
+import type { ClusterAuditResult } from './cluster-audit.ts';
+import { fanOutAudit } from './fan-out.ts';
+import type { FanOutResult } from './fan-out.ts';
+import { observedHandler } from '../shared/observed-handler.ts';
 
-export type { AuditDeps, AuditDepsInput } from './audit/deps.ts';
-export { auditDeps } from './audit/deps.ts';
-export { auditNow, fleetReportFromTable } from './audit/report.ts';
-export type { ClusterAuditResult } from './audit/cluster-audit.ts';
-export type { FanOutResult } from './audit/fan-out.ts';
+export type { AuditDeps, AuditDepsInput } from './deps.ts';
+export { auditDeps } from './deps.ts';
+export { auditNow, fleetReportFromTable } from './report.ts';
+export type { ClusterAuditResult } from './cluster-audit.ts';
+export type { FanOutResult } from './fan-out.ts';
 
 export type AuditResult = ({ kind: 'fan-out' } & FanOutResult) | ({ kind: 'cluster' } & ClusterAuditResult);
 
-const triggerSchema = anyEventEnvelopeSchema.extend({
+const triggerSchema = z.extend(anyEventEnvelopeSchema, {
   'detail-type': z.enum([SCHEDULED_EVENT_DETAIL_TYPE, AUDIT_REQUEST_DETAIL_TYPE]),
 });
 

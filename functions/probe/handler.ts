@@ -3,17 +3,17 @@
  * request) or of the whole fleet (the schedule), stored in the state table and classified healthy,
  * no-leader, stale or flapping. Thin on purpose: parsing in probe/trigger.ts, the work in probe/run.ts.
  */
-import { probeDeps, probeDepsFromEnvironment } from './probe/deps.ts';
-import type { ProbeDeps, ProbeDepsInput } from './probe/deps.ts';
-import { parseProbeTrigger } from './probe/trigger.ts';
-import { runProbe } from './probe/run.ts';
-import type { ProbeResult } from './probe/run.ts';
-import { observedHandler, type LambdaHandler } from './shared/observed-handler.ts';
+import { probeDeps, probeDepsFromEnvironment } from './deps.ts';
+import type { ProbeDeps, ProbeDepsInput } from './deps.ts';
+import { parseProbeTrigger } from './trigger.ts';
+import { runProbe } from './run.ts';
+import type { ProbeResult } from './run.ts';
+import { observedHandler, type LambdaHandler } from '../shared/observed-handler.ts';
 
-export type { ProbeDeps, ProbeDepsInput } from './probe/deps.ts';
-export type { ProbeResult, ClusterProbeResult, PoolProbeResult } from './probe/run.ts';
-export { probeDeps, PROBE_LEADER_THRESHOLDS } from './probe/deps.ts';
-export { LEADER_PROBE_REQUEST_DETAIL_TYPE, parseProbeTrigger } from './probe/trigger.ts';
+export type { ProbeDeps, ProbeDepsInput } from './deps.ts';
+export type { ProbeResult, ClusterProbeResult, PoolProbeResult } from './run.ts';
+export { probeDeps, PROBE_LEADER_THRESHOLDS } from './deps.ts';
+export { LEADER_PROBE_REQUEST_DETAIL_TYPE, parseProbeTrigger } from './trigger.ts';
 
 /** The handler, bound to the given dependencies (the local stack and tests call this). */
 export function createProbeHandler(input: ProbeDeps | ProbeDepsInput | (() => ProbeDeps)): LambdaHandler<ProbeResult> {

@@ -3,17 +3,17 @@
  * (a change notice or a reconcile request). Thin on purpose: parsing is in reconcile/trigger.ts, the lease
  * and outcome in reconcile/run.ts, the cluster work in reconcile/converge.ts, wiring in reconcile/deps.ts.
  */
-import { observedHandler } from './shared/observed-handler.ts';
+import { observedHandler } from '../shared/observed-handler.ts';
 import { randomUUID } from 'node:crypto';
-import { depsFromEnvironment, reconcileDeps } from './reconcile/deps.ts';
-import type { ReconcileDeps, ReconcileDepsInput } from './reconcile/deps.ts';
-import { parseTrigger } from './reconcile/trigger.ts';
-import { reconcile } from './reconcile/run.ts';
-import type { ReconcileResult } from './reconcile/run.ts';
+import { depsFromEnvironment, reconcileDeps } from './deps.ts';
+import type { ReconcileDeps, ReconcileDepsInput } from './deps.ts';
+import { parseTrigger } from './trigger.ts';
+import { reconcile } from './run.ts';
+import type { ReconcileResult } from './run.ts';
 
-export type { ReconcileDeps, ReconcileDepsInput } from './reconcile/deps.ts';
-export type { ReconcileResult } from './reconcile/run.ts';
-export { reconcileDeps } from './reconcile/deps.ts';
+export type { ReconcileDeps, ReconcileDepsInput } from './deps.ts';
+export type { ReconcileResult } from './run.ts';
+export { reconcileDeps } from './deps.ts';
 
 /** The handler, bound to the given dependencies (the local stack and tests call this). */
 export function createReconcileHandler(input: ReconcileDeps | ReconcileDepsInput | (() => ReconcileDeps)) {
