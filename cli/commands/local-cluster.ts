@@ -44,7 +44,9 @@ Examples:
     const store = choiceFlag('store', values.store, ['memory', 'etcd'] as const);
     const kubeconfig = resolve(String(values.kubeconfig));
     const name = String(values.name);
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new UsageError(`--name must be a DNS label (lowercase letters, digits, '-'), got "${name}"`);
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name)) {
+      throw new UsageError(`--name must be a DNS label (lowercase letters, digits, '-', at most 63 characters), got "${name}"`);
+    }
     if (values['etcd-endpoints'] !== undefined && store !== 'etcd') throw new UsageError('--etcd-endpoints needs --store etcd');
 
     const cleanups: (() => Promise<void>)[] = [];

@@ -46,7 +46,7 @@ async function loadMain(): Promise<Main> {
 /** Integer-flag values no range accepts: not a whole number in ASCII digits, negative, or huge. */
 const BAD_INTS = ['abc', '1.5', '-3', '1e3', '0x10', '', ' ', '٣', '１', '99999999999', 'NaN', 'Infinity', '+1', '1_000', '5 5', '--5', '\u0000', '7💥', 'x'.repeat(5000)];
 const BAD_CHOICES = ['', 'MEMORY', 'etcd ', 'mem', 'real', '💥', 'memory,etcd', 'x'.repeat(3000), '__proto__', 'constructor'];
-const BAD_LABELS = ['Upper Case', '', '-x', 'x_', '💥', 'trailing-', 'name.', 'constructor ', '../x', 'UPPER'];
+const BAD_LABELS = ['Upper Case', '', '-x', 'x_', '💥', 'trailing-', 'name.', 'constructor ', '../x', 'UPPER', 'a'.repeat(64)];
 
 const LONG_RUNNING: Record<string, Record<string, string[]>> = {
   'local up': { clusters: BAD_INTS, pools: BAD_INTS, 'nodes-per-pool': BAD_INTS, 'cloud-pools': BAD_INTS, 'ready-delay': BAD_INTS, timeout: BAD_INTS, store: BAD_CHOICES, kubelet: BAD_CHOICES },
