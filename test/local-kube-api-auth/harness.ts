@@ -75,7 +75,8 @@ export async function startAuthCluster(opts: Omit<LocalClusterOptions, 'tls'> = 
           ca: p.ca.certPem,
           ...(as ? { cert: as.certPem, key: as.keyPem } : {}),
           agent: false,
-          headers: { ...extraHeaders, ...(text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }) },
+          // A caller's content-type (e.g. apply-patch+yaml, whose YAML JSON already is) overrides the JSON default.
+          headers: { ...(text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }), ...extraHeaders },
         },
         (res) => {
           const chunks: Buffer[] = [];

@@ -32,8 +32,8 @@ describe('rule usage and denials', () => {
 
     const usage = c.cluster.authz!.usage().filter((u) => u.name === ROLE);
     expect(usage).toEqual([
-      { kind: 'ClusterRole', name: ROLE, ruleIndex: 0, allowed: 3, permissions: ['create pods', 'list pods'] },
-      { kind: 'ClusterRole', name: ROLE, ruleIndex: 1, allowed: 1, permissions: ['patch deployments.apps/scale'] },
+      { kind: 'ClusterRole', name: ROLE, ruleIndex: 0, allowed: 3, escalationChecks: 0, permissions: ['create pods', 'list pods'] },
+      { kind: 'ClusterRole', name: ROLE, ruleIndex: 1, allowed: 1, escalationChecks: 0, permissions: ['patch deployments.apps/scale'] },
     ]);
     const report = await c.cluster.authz!.report({ kind: 'ClusterRole', name: ROLE });
     expect(report.map((r) => [r.ruleIndex, r.allowed, r.unusedPermissions])).toEqual([

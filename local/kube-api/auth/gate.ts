@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RouteInfo } from '../server/routes.ts';
-import type { ObjectStore } from '../server/store.ts';
+import type { ObjectStore, WriteOptions } from '../server/store.ts';
 import type { ResourceRegistry } from '../registry.ts';
 import { requestAttributes } from './attributes.ts';
 import { forbiddenRequest, unauthorized } from './errors.ts';
@@ -19,6 +19,10 @@ import type { ApiError } from '../server/errors.ts';
 import { AuthorizationRecorder, type Denial, type RuleReport, type RuleUsage } from './usage.ts';
 import { isReviewRequest, serveReview } from './reviews.ts';
 import { ANONYMOUS, AUTHENTICATED_GROUP, MASTERS_GROUP, type Decision, type RequestAttributes, type UserInfo } from './types.ts';
+import { checkRbacWrite, isRbacWrite } from './escalation.ts';
+
+/** Checks an object about to be stored (create: no `old`); throws the ApiError to send. */
+export type WriteAdmission = NonNullable<WriteOptions['admit']>;
 
 export type AuthorizationMode = 'RBAC' | 'AlwaysAllow';
 
@@ -37,9 +41,12 @@ export interface AuthGateOptions {
 /** What tests and tools can ask the authorizer: decisions, rule usage, denials. */
 export interface ClusterAuthorization {
   readonly mode: AuthorizationMode;
-  /** Every RBAC rule that allowed at least one request (first allowing rule per request, as kube stops there). */
+  /**
+   * Every RBAC rule that allowed at least one request (first allowing rule per request, as kube stops there)
+   * or covered a permission granted by a Role, ClusterRole or binding its holder wrote (escalation check).
+   */
   usage(): RuleUsage[];
-  /** Requests refused with 403, oldest first. */
+  /** Requests refused with 403 (by authorization or the escalation check), oldest first. */
   denials(): Denial[];
   /** Each rule of a role (effective rules, aggregation included) with its use; empty when the role does not exist. */
   report(role: { kind: 'ClusterRole' | 'Role'; name: string; namespace?: string }): Promise<RuleReport[]>;
@@ -118,6 +125,26 @@ export class AuthGate implements ClusterAuthorization {
     const decision = await this.authorize(user, attributes);
     if (!decision.allowed) throw this.deny(user, attributes, decision.reason);
     this.recorder.recordAllowed(decision.by, attributes);
+  }
+
+  /**
+   * RBAC escalation prevention (escalation.ts) for an admitted create, update or patch of a Role,
+   * ClusterRole or binding; undefined when there is nothing to check (AlwaysAllow mode, other resources).
+   * kube runs it in the RBAC storage, on the object about to be stored, so the store calls it there.
+   */
+  rbacWriteAdmission(user: UserInfo, req: IncomingMessage, route: RouteInfo, url: URL): WriteAdmission | undefined {
+    const policy = this.policy;
+    const request = requestAttributes(req.method ?? 'GET', url.pathname, route, url.searchParams);
+    if (!policy || !isRbacWrite(request)) return undefined;
+    return async (obj, old) => {
+      const outcome = await checkRbacWrite({ user, request, obj, old, policy: await policy.current(), authorize: (u, a) => this.authorize(u, a) });
+      if (!outcome.allowed) {
+        if (outcome.error.code === 403) this.recorder.recordDenied(user, request, outcome.error.message);
+        throw outcome.error;
+      }
+      if (outcome.reason === 'authorized') this.recorder.recordAllowed(outcome.decision.by, outcome.attributes);
+      if (outcome.reason === 'covered') this.recorder.recordCovered(outcome.covered);
+    };
   }
 
   private deny(user: UserInfo, attributes: RequestAttributes, reason: string): ApiError {

@@ -1,14 +1,19 @@
 /**
  * What the authorizer decided, kept so a test can prove a role is the least privilege: every rule (and
  * every verb × resource a rule grants) was needed by some request, and no request was denied.
- * A request counts for the first rule that allowed it, the one kube's RBAC authorizer stops at.
+ * A request counts for the first rule that allowed it, the one kube's RBAC authorizer stops at. RBAC
+ * escalation prevention uses rules too: a Role, ClusterRole or binding may only grant what its writer
+ * holds, so each permission it grants counts for the first rule of the writer that covered it (where
+ * kube's Covers stops looking), as `escalationChecks` and in `permissions`.
  */
 import type { PolicyRule, RequestAttributes, RuleRef, UserInfo } from './types.ts';
 
 export interface RuleUsage extends RuleRef {
   /** Requests this rule allowed. */
   allowed: number;
-  /** Distinct permissions exercised through the rule, spelled as permissionKey does. */
+  /** RBAC writes whose escalation check this rule helped pass (it covered some permission they grant). */
+  escalationChecks: number;
+  /** Distinct permissions exercised through the rule (requested, or granted onward), spelled as permissionKey does. */
   permissions: string[];
 }
 
@@ -25,6 +30,7 @@ export interface Denial {
 export interface RuleReport extends RuleRef {
   rule: PolicyRule;
   allowed: number;
+  escalationChecks: number;
   permissions: string[];
   unusedPermissions: string[];
 }
@@ -58,8 +64,15 @@ function roleKey(r: { kind: string; namespace?: string; name: string }): string 
   return `${r.kind}/${r.namespace ?? ''}/${r.name}`;
 }
 
+interface UsageEntry {
+  ref: RuleRef;
+  allowed: number;
+  escalationChecks: number;
+  permissions: Set<string>;
+}
+
 export class AuthorizationRecorder {
-  private readonly used = new Map<string, { ref: RuleRef; allowed: number; permissions: Set<string> }>();
+  private readonly used = new Map<string, UsageEntry>();
   private denied: Denial[] = [];
   private mastersAllowed = 0;
 
@@ -69,11 +82,27 @@ export class AuthorizationRecorder {
       return;
     }
     if (by === 'always-allow') return;
-    const key = `${roleKey(by)}#${by.ruleIndex}`;
-    let entry = this.used.get(key);
-    if (!entry) this.used.set(key, (entry = { ref: { ...by }, allowed: 0, permissions: new Set() }));
+    const entry = this.entry(by);
     entry.allowed++;
     entry.permissions.add(permissionKey(a));
+  }
+
+  /** One passed escalation check: each permission granted, with the writer's rule that covered it. */
+  recordCovered(covered: Array<{ by: RuleRef; permission: string }>): void {
+    const rules = new Set<UsageEntry>();
+    for (const c of covered) {
+      const entry = this.entry(c.by);
+      entry.permissions.add(c.permission);
+      rules.add(entry);
+    }
+    for (const entry of rules) entry.escalationChecks++;
+  }
+
+  private entry(by: RuleRef): UsageEntry {
+    const key = `${roleKey(by)}#${by.ruleIndex}`;
+    let entry = this.used.get(key);
+    if (!entry) this.used.set(key, (entry = { ref: { ...by }, allowed: 0, escalationChecks: 0, permissions: new Set() }));
+    return entry;
   }
 
   recordDenied(user: UserInfo, a: RequestAttributes, message: string): void {
@@ -81,10 +110,10 @@ export class AuthorizationRecorder {
     this.denied.push({ at: Date.now(), user: user.name, groups: [...user.groups], attributes: { ...a }, message });
   }
 
-  /** Every rule that allowed at least one request, by role then rule index. */
+  /** Every rule that allowed at least one request or covered a permission in an escalation check, by role then rule index. */
   usage(): RuleUsage[] {
     return [...this.used.values()]
-      .map((e) => ({ ...e.ref, allowed: e.allowed, permissions: [...e.permissions].sort() }))
+      .map((e) => ({ ...e.ref, allowed: e.allowed, escalationChecks: e.escalationChecks, permissions: [...e.permissions].sort() }))
       .sort((x, y) => roleKey(x).localeCompare(roleKey(y)) || x.ruleIndex - y.ruleIndex);
   }
 
@@ -109,6 +138,7 @@ export class AuthorizationRecorder {
         ...ref,
         rule,
         allowed: e?.allowed ?? 0,
+        escalationChecks: e?.escalationChecks ?? 0,
         permissions,
         unusedPermissions: grantedPermissions(rule).filter((p) => !p.includes('*') && !seen.has(p)),
       };

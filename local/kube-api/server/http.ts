@@ -13,7 +13,7 @@ import { sendError, sendJson, sendText } from './respond.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.ts';
 import { serveOpenApi } from './openapi.ts';
 import type { RequestRecord } from './request-log.ts';
-import type { ObjectStore } from './store.ts';
+import type { ObjectStore, WriteOptions } from './store.ts';
 import type { Handler, Scope } from './handlers/scope.ts';
 import { handleGet } from './handlers/get.ts';
 import { handleList } from './handlers/list.ts';
@@ -113,7 +113,9 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
     } else {
       // A server-side apply that creates is authorized as a create as well (see AuthGate.admitAlso).
       const authorizeCreate = user ? () => ctx.auth!.admitAlso(user, req, route, url, 'create') : undefined;
-      await serveResource(ctx, store, req, res, url, route, record, warnings, dropWatchAfterMs, authorizeCreate);
+      // Writes of Roles and bindings are checked for RBAC escalation on the object being stored.
+      const admitWrite = user ? ctx.auth!.rbacWriteAdmission(user, req, route, url) : undefined;
+      await serveResource(ctx, store, req, res, url, route, record, warnings, dropWatchAfterMs, authorizeCreate, admitWrite);
     }
   } catch (err) {
     const apiErr = toApiError(err);
@@ -135,6 +137,7 @@ async function serveResource(
   warnings: string[],
   dropWatchAfterMs: number | undefined,
   authorizeCreate: (() => Promise<void>) | undefined,
+  admitWrite: WriteOptions['admit'],
 ): Promise<void> {
   const info = ctx.registry.get(route.group, route.version, route.resource);
   if (!info) throw notFoundPath();
@@ -156,7 +159,7 @@ async function serveResource(
   if (!info.verbs.includes(route.verb) && !(route.subresource && STATUS_VERBS.has(route.verb))) throw methodNotAllowed();
   const handler = route.subresource === 'scale' ? handleScale : HANDLERS[route.verb];
   if (!handler) throw methodNotAllowed();
-  const scope: Scope = { ctx, store, req, res, query: url.searchParams, route, info, record, warnings, dropWatchAfterMs, authorizeCreate };
+  const scope: Scope = { ctx, store, req, res, query: url.searchParams, route, info, record, warnings, dropWatchAfterMs, authorizeCreate, admitWrite };
   await handler(scope);
 }
 

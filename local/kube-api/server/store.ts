@@ -25,6 +25,11 @@ export interface WriteOptions {
   managedFieldsDone?: boolean;
   /** The API verb, for error wording (strict decoding errors differ between bodies and patches). */
   verb?: 'create' | 'update' | 'patch';
+  /**
+   * Checks the object to store before anything else (create: no `old`), and throws to refuse it: where
+   * kube's RBAC storage runs its escalation check (in Create, and on the updated object in Update).
+   */
+  admit?: (obj: KubeObject, old: KubeObject | undefined) => Promise<void>;
 }
 
 export type Propagation = 'Background' | 'Foreground' | 'Orphan';
@@ -142,6 +147,7 @@ export class ObjectStore {
   /** `input` is taken over (mutated); pass a copy if the caller still needs it. */
   async create(info: ResourceInfo, namespace: string | undefined, input: KubeObject, opts: WriteOptions): Promise<KubeObject> {
     const obj = input;
+    await opts.admit?.(obj, undefined);
     const m = meta(obj);
     if (info.namespaced) {
       if (m.namespace !== undefined && m.namespace !== '' && m.namespace !== namespace) {
@@ -232,6 +238,7 @@ export class ObjectStore {
       if (!stored) throw notFound(info, name);
       const current = present(info, stored.value as KubeObject, stored.modRevision);
       const desired = await mutate(clone(current));
+      await opts.admit?.(desired, current);
       const m = meta(desired);
       if (m.resourceVersion !== undefined && m.resourceVersion !== '' && m.resourceVersion !== current.metadata.resourceVersion) {
         throw staleConflict(info, name);

@@ -22,6 +22,8 @@ export interface Scope {
   dropWatchAfterMs?: number;
   /** With authorization on: authorizes this request as a `create` too (an apply that creates); throws the 403. */
   authorizeCreate?: () => Promise<void>;
+  /** With RBAC authorization, for Roles and bindings: the escalation check on the object to store (see WriteOptions.admit). */
+  admitWrite?: WriteOptions['admit'];
 }
 
 export type Handler = (scope: Scope) => Promise<void>;
@@ -65,5 +67,5 @@ export function writeOptions(scope: Scope, kind: 'CreateOptions' | 'UpdateOption
   const dryRun = isDryRun(q);
   scope.record.dryRun = dryRun;
   const verb = kind === 'CreateOptions' ? 'create' : kind === 'UpdateOptions' ? 'update' : 'patch';
-  return { dryRun, fieldManager, fieldValidation: fieldValidation(q), warnings: scope.warnings, verb };
+  return { dryRun, fieldManager, fieldValidation: fieldValidation(q), warnings: scope.warnings, verb, admit: scope.admitWrite };
 }
