@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CertAndKey } from '../../local/kube-api/index.ts';
 import type { PolicyRule } from '../../local/kube-api/auth/types.ts';
-import { clusterRoleBinding, identity, RBAC, roleBinding, startAuthCluster, unique, user, type AuthCluster } from './harness.ts';
+import { clusterRoleBinding, forbiddenStatus, identity, RBAC, roleBinding, startAuthCluster, unique, user, type AuthCluster } from './harness.ts';
 
 const API = `/apis/${RBAC}/v1`;
 const rule = (verbs: string[], apiGroups: string[], resources: string[], resourceNames?: string[]): PolicyRule => ({
@@ -64,16 +64,12 @@ describe('RBAC escalation prevention', () => {
   it('refuses a Role with one more verb, resource or a nameless grant, listing exactly what is missing', async () => {
     const extraVerb = await c.raw(writer, 'POST', `${API}/namespaces/${nsA}/roles`, role(nsA, 'more-verbs', [rule(['get', 'watch'], [''], ['configmaps'])]));
     expect(extraVerb.status).toBe(403);
-    expect(extraVerb.json).toEqual({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: `roles.rbac.authorization.k8s.io "more-verbs" is forbidden: ${groupsOf(writerName)}{APIGroups:[""], Resources:["configmaps"], Verbs:["watch"]}`,
-      reason: 'Forbidden',
-      details: { name: 'more-verbs', group: RBAC, kind: 'roles' },
-      code: 403,
-    });
+    expect(extraVerb.json).toEqual(
+      forbiddenStatus(
+        `roles.rbac.authorization.k8s.io "more-verbs" is forbidden: ${groupsOf(writerName)}{APIGroups:[""], Resources:["configmaps"], Verbs:["watch"]}`,
+        { name: 'more-verbs', group: RBAC, kind: 'roles' },
+      ),
+    );
     const extraResource = await c.raw(writer, 'POST', `${API}/namespaces/${nsA}/roles`, role(nsA, 'more-resources', [rule(['get', 'list', 'delete'], [''], ['configmaps', 'pods'])]));
     expect(extraResource.json.message).toBe(
       `roles.rbac.authorization.k8s.io "more-resources" is forbidden: ${groupsOf(writerName)}` +

@@ -116,6 +116,11 @@ export function unique(prefix: string): string {
 
 export const RBAC = 'rbac.authorization.k8s.io';
 
+/** kube's 403 Status body. */
+export function forbiddenStatus(message: string, details: Record<string, string>) {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'Forbidden', details, code: 403 };
+}
+
 export function clusterRoleBinding(name: string, role: string, subjects: Array<Record<string, string>>) {
   return { apiVersion: `${RBAC}/v1`, kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: role }, subjects };
 }

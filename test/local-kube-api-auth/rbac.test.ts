@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterRoleBinding, group, identity, pod, RBAC, roleBinding, startAuthCluster, unique, user, type AuthCluster } from './harness.ts';
+import { clusterRoleBinding, forbiddenStatus, group, identity, pod, RBAC, roleBinding, startAuthCluster, unique, user, type AuthCluster } from './harness.ts';
 
 describe('RBAC authorization', () => {
   let c: AuthCluster;
@@ -18,16 +18,9 @@ describe('RBAC authorization', () => {
     const nobody = await identity('nobody');
     const res = await c.raw(nobody, 'GET', `/api/v1/namespaces/${ns}/pods`);
     expect(res.status).toBe(403);
-    expect(res.json).toEqual({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: `pods is forbidden: User "nobody" cannot list resource "pods" in API group "" in the namespace "${ns}"`,
-      reason: 'Forbidden',
-      details: { kind: 'pods' },
-      code: 403,
-    });
+    expect(res.json).toEqual(
+      forbiddenStatus(`pods is forbidden: User "nobody" cannot list resource "pods" in API group "" in the namespace "${ns}"`, { kind: 'pods' }),
+    );
     const node = await c.raw(nobody, 'GET', '/api/v1/nodes/n1');
     expect(node.json.message).toBe('nodes "n1" is forbidden: User "nobody" cannot get resource "nodes" in API group "" at the cluster scope');
     expect(node.json.details).toEqual({ name: 'n1', kind: 'nodes' });

@@ -4,14 +4,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { connectionFromKubeconfig, KubeconfigError } from '../../../adapters/kubernetes/http/kubeconfig.ts';
+import { createCertificateAuthority, issueClientCertificate } from '../../../local/kube-api/auth/test-pki.ts';
 
-const CA = '-----BEGIN CERTIFICATE-----\nQ0EtU0VDUkVULUNFUlQ=\n-----END CERTIFICATE-----\n';
-const CERT = '-----BEGIN CERTIFICATE-----\nQ0xJRU5ULVNFQ1JFVC1DRVJU\n-----END CERTIFICATE-----\n';
-const KEY = '-----BEGIN PRIVATE KEY-----\nS0VZLVNFQ1JFVC1WQUxVRQ==\n-----END PRIVATE KEY-----\n';
+// Real PEM material, made for this run: nothing secret-shaped is committed.
+const authority = await createCertificateAuthority('kubeconfig-test-ca', 1);
+const client = await issueClientCertificate(authority, { user: 'kubeconfig-test', groups: [] }, 1);
+const CA = authority.certPem;
+const CERT = client.certPem;
+const KEY = client.keyPem;
 const TOKEN = 'tok-SECRET-4242';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
+/** Base64 that decodes to something other than PEM. */
+const NOT_PEM = b64('CA-SECRET-CERT');
+/** The first base64 line of a PEM block. */
+const firstBodyLine = (pem: string) => pem.trim().split('\n')[1];
 /** Fragments that must never appear in an error message. */
-const SECRETS = [TOKEN, 'Q0EtU0VDUkVULUNFUlQ', 'Q0xJRU5ULVNFQ1JFVC1DRVJU', 'S0VZLVNFQ1JFVC1WQUxVRQ', b64(CERT).slice(0, 40), b64(KEY).slice(0, 40), 'exec-secret-arg'];
+const SECRETS = [TOKEN, NOT_PEM, firstBodyLine(CA), firstBodyLine(CERT), firstBodyLine(KEY), b64(CERT).slice(0, 40), b64(KEY).slice(0, 40), 'exec-secret-arg'];
 
 type Obj = Record<string, unknown>;
 function kubeconfig(cluster: Obj, user: Obj, extra: Obj = {}): string {
@@ -106,7 +114,7 @@ describe('connectionFromKubeconfig', () => {
     ['no server', 'clusters[c1].server', {}, {}],
     ['a cert without its key', 'users[u1].client-key', { server: 'https://c1' }, { 'client-certificate-data': b64(CERT) }],
     ['a key without its cert', 'users[u1].client-certificate', { server: 'https://c1' }, { 'client-key-data': b64(KEY) }],
-    ['CA data that is not base64 PEM', 'clusters[c1].certificate-authority-data', { server: 'https://c1', 'certificate-authority-data': 'Q0EtU0VDUkVULUNFUlQ=' }, {}],
+    ['CA data that is not base64 PEM', 'clusters[c1].certificate-authority-data', { server: 'https://c1', 'certificate-authority-data': NOT_PEM }, {}],
     ['key data that is not a PEM key', 'users[u1].client-key-data', { server: 'https://c1' }, { 'client-certificate-data': b64(CERT), 'client-key-data': b64(TOKEN) }],
     ['a token that is not a string', 'users[u1].token', { server: 'https://c1' }, { token: 4242 }],
     ['insecure plus a CA', 'clusters[c1].insecure-skip-tls-verify', { server: 'https://c1', 'insecure-skip-tls-verify': true, 'certificate-authority-data': b64(CA) }, {}],
