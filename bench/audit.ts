@@ -15,6 +15,7 @@ import { auditDeps, auditNow } from '../functions/audit/handler.ts';
 import type { Finding } from '../core/audit/index.ts';
 import { median, round } from './lib/stats.ts';
 import { intFlag } from '../cli/command.ts';
+import { KUBECTL } from '../local/kube-bins/index.ts';
 
 const exec = promisify(execFile);
 const log = (line: string) => process.stderr.write(`[audit] ${line}\n`);
@@ -98,7 +99,7 @@ export async function auditScenario(fleet: LocalFleet) {
   const plan = injections(fleet.clusters.map((c) => c.id));
   for (const inj of plan) {
     const cluster = f.clusters.find((c) => c.id === inj.cluster)!;
-    await inj.inject(async (...a) => (await exec('kubectl', ['--kubeconfig', cluster.kubeconfigPath, ...a])).stdout, cluster);
+    await inj.inject(async (...a) => (await exec(KUBECTL, ['--kubeconfig', cluster.kubeconfigPath, ...a])).stdout, cluster);
   }
 
   const deps = auditDeps({

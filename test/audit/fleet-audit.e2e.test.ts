@@ -11,6 +11,7 @@ import { latestClusterAudit } from '../../adapters/state-table/index.ts';
 import type { Finding, FleetReport } from '../../core/audit/index.ts';
 import { waitFor } from '../support/local-cluster.ts';
 import { chromium, haveChromium, visibleText } from './chromium.ts';
+import { KUBECTL } from '../../local/kube-bins/index.ts';
 
 const run = promisify(execFile);
 const NS = 'pool-spirit-system';
@@ -27,7 +28,7 @@ describe('fleet audit: 2 clusters × 3 pools', () => {
   let dir: string;
   let deps: AuditDeps;
   const kubectl = async (cluster: number, ...args: string[]) =>
-    (await run('kubectl', ['--kubeconfig', fleet.clusters[cluster].kubeconfigPath, ...args])).stdout;
+    (await run(KUBECTL, ['--kubeconfig', fleet.clusters[cluster].kubeconfigPath, ...args])).stdout;
   const findingsOf = async (clusterId: string): Promise<Finding[]> => (await latestClusterAudit(fleet.table, clusterId, new Date()))!.findings;
 
   beforeAll(async () => {

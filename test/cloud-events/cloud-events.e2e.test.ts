@@ -10,6 +10,7 @@ import { LEAVING_ANNOTATION, type CloudEventResult } from '../../functions/cloud
 import { parseCloudEvent, providerIdNames } from '../../functions/cloud-events/parse.ts';
 import { EventValidationError } from '../../events/index.ts';
 import { waitFor } from '../support/local-cluster.ts';
+import { KUBECTL } from '../../local/kube-bins/index.ts';
 
 const run = promisify(execFile);
 const NS = 'pool-spirit-system';
@@ -62,7 +63,7 @@ describe('cloud events: parsing', () => {
 describe('cloud events: a local fleet with an EC2-backed edge pool', () => {
   let fleet: LocalFleet;
   let dir: string;
-  const kubectl = async (...args: string[]) => (await run('kubectl', ['--kubeconfig', fleet.clusters[1].kubeconfigPath, ...args])).stdout;
+  const kubectl = async (...args: string[]) => (await run(KUBECTL, ['--kubeconfig', fleet.clusters[1].kubeconfigPath, ...args])).stdout;
   const spiritNode = async () => JSON.parse(await kubectl('get', 'pods', '-n', NS, '-l', 'poolspirit.io/pool=spot', '-o', 'json')).items
     .filter((p: any) => !p.metadata.deletionTimestamp).map((p: any) => p.spec.nodeName as string | undefined);
   const available = async () => (await kubectl('get', 'poolspirit', 'spot', '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}')) === 'True';
@@ -104,7 +105,7 @@ describe('cloud events: a local fleet with an EC2-backed edge pool', () => {
     expect(fleet.reconcile.stats.invocations).toBeGreaterThan(reconcilesBefore);
     expect(fleet.bus.deadLetters()).toEqual([]);
     // The other cluster's nodes were searched and left alone.
-    expect(await run('kubectl', ['--kubeconfig', fleet.clusters[0].kubeconfigPath, 'get', 'nodes', '-o', 'jsonpath={.items[*].spec.unschedulable}']).then((r) => r.stdout.trim())).toBe('');
+    expect(await run(KUBECTL, ['--kubeconfig', fleet.clusters[0].kubeconfigPath, 'get', 'nodes', '-o', 'jsonpath={.items[*].spec.unschedulable}']).then((r) => r.stdout.trim())).toBe('');
   }, 60_000);
 
   it('a repeated delivery finds nothing left to move', async () => {

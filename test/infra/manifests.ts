@@ -16,7 +16,9 @@ import type { PermissionInputs } from '../../core/security/reconciler-permission
 import { CLUSTER_CA_CONFIGMAP } from '../../adapters/kubernetes/index.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
+import { KUBECTL } from '../../local/kube-bins/index.ts';
+
+export { KUBECTL };
 const run = promisify(execFile);
 
 /** Where the ClusterClient creates Events about cluster-scoped objects (test/infra/reconciler-rbac checks it live). */

@@ -7,9 +7,9 @@ import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueClientCertificate } from '../../local/kube-api/index.ts';
+import { KUBECTL } from '../../local/kube-bins/index.ts';
 import { clusterRoleBinding, identity, RBAC, startAuthCluster, user, type AuthCluster } from './harness.ts';
 
-const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 const run = promisify(execFile);
 
 describe('kubectl and client-node with client certificates', () => {

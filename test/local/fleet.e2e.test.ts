@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalFleet, type LocalFleet } from '../../local/fleet/fleet.ts';
 import { waitFor } from '../support/local-cluster.ts';
+import { KUBECTL } from '../../local/kube-bins/index.ts';
 
 const run = promisify(execFile);
 
@@ -14,7 +15,7 @@ describe('local fleet: 2 clusters × 3 pools', () => {
   let fleet: LocalFleet;
   let dir: string;
   const kubectl = async (cluster: number, ...args: string[]) =>
-    (await run('kubectl', ['--kubeconfig', fleet.clusters[cluster].kubeconfigPath, ...args])).stdout;
+    (await run(KUBECTL, ['--kubeconfig', fleet.clusters[cluster].kubeconfigPath, ...args])).stdout;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ps-fleet-'));
@@ -48,6 +49,9 @@ describe('local fleet: 2 clusters × 3 pools', () => {
     await kubectl(1, 'apply', '-f', join(dir, 'node.yaml'));
     const statusPatch = JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastTransitionTime: new Date().toISOString() }] } });
     await kubectl(1, 'patch', 'node', 'shop-17-node-0', '--subresource=status', '--type=merge', '-p', statusPatch);
+    // The reconciler creates the PoolSpirit after the NodePool event reaches it: `wait --for=condition` on an
+    // object that does not exist yet fails with NotFound at once, so wait for its creation first.
+    await kubectl(1, 'wait', '--for=create', 'poolspirit/shop-17', '--timeout=60s');
     await kubectl(1, 'wait', '--for=condition=Available', 'poolspirit/shop-17', '--timeout=60s');
     expect(await kubectl(1, 'get', 'deployment', '-n', 'pool-spirit-system', '-l', 'poolspirit.io/pool=shop-17', '-o', 'name')).toMatch(/deployment/);
 

@@ -4,26 +4,18 @@
  * synchronous child process would block it).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalCluster, type LocalCluster, type Storage } from '../../../local/kube-api/index.ts';
 import { waitFor } from '../../support/wait.ts';
+import { KUBECTL, requireKubeBinary } from '../../../local/kube-bins/index.ts';
 
-export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
+export { KUBECTL };
 
 /** The suite is the judge of the API's fidelity: without kubectl it must fail, never skip. */
 export function requireKubectl(): void {
-  try {
-    accessSync(KUBECTL, constants.X_OK);
-  } catch {
-    throw new Error(
-      `kubectl not found at ${KUBECTL}. These tests need the real kubectl (1.32) as an independent client. ` +
-        'Install it, e.g. `curl -fsSLo /usr/local/bin/kubectl https://dl.k8s.io/release/v1.32.4/bin/linux/amd64/kubectl && chmod +x /usr/local/bin/kubectl`, ' +
-        'or point KUBECTL at an existing binary.',
-    );
-  }
+  requireKubeBinary('kubectl');
 }
 
 export interface KubectlResult {

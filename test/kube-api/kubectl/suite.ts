@@ -196,14 +196,14 @@ export function defineKubectlSuite(backend: Backend): void {
       await env.ok(['apply', '-f', '-'], { stdin: [dependent('bg-dep', 'bg-owner'), dependent('fg-dep', 'fg-owner', true), dependent('orphan-dep', 'orphan-owner')].join('---\n') });
       const names = async () => (await env.ok(['get', 'configmaps', '-n', ns, '-o', 'name'])).trim().split('\n').sort();
 
-      expect((await env.ok(['delete', 'configmap', 'bg-owner', '-n', ns])).trim()).toBe('configmap "bg-owner" deleted');
+      expect((await env.ok(['delete', 'configmap', 'bg-owner', '-n', ns])).trim()).toBe(`configmap "bg-owner" deleted from ${ns} namespace`);
       await eventually(async () => !(await names()).includes('configmap/bg-dep'), 'the background dependent to be collected');
 
       // Foreground: kubectl waits for the owner to be gone, which needs the blocking dependent gone first.
-      expect((await env.ok(['delete', 'configmap', 'fg-owner', '-n', ns, '--cascade=foreground'])).trim()).toBe('configmap "fg-owner" deleted');
+      expect((await env.ok(['delete', 'configmap', 'fg-owner', '-n', ns, '--cascade=foreground'])).trim()).toBe(`configmap "fg-owner" deleted from ${ns} namespace`);
       expect(await names()).toEqual(['configmap/orphan-dep', 'configmap/orphan-owner']);
 
-      expect((await env.ok(['delete', 'configmap', 'orphan-owner', '-n', ns, '--cascade=orphan'])).trim()).toBe('configmap "orphan-owner" deleted');
+      expect((await env.ok(['delete', 'configmap', 'orphan-owner', '-n', ns, '--cascade=orphan'])).trim()).toBe(`configmap "orphan-owner" deleted from ${ns} namespace`);
       await eventually(async () => (await jsonpath(['get', 'configmap', 'orphan-dep', '-n', ns], '{.metadata.ownerReferences}')) === '', 'ownerReferences to be removed');
       expect(await names()).toEqual(['configmap/orphan-dep']);
     });

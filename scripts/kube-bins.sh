@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Builds the pinned Kubernetes binaries the tests judge the product with, from the Go modules under tools/,
+# into a git-ignored cache (.cache/kube-bins/bin), and prints where each one is. Idempotent: a binary is
+# rebuilt only when its module (go.mod, go.sum, main.go) or this script changed since it was built.
+#   bash scripts/kube-bins.sh            # build what is missing, print NAME=PATH lines
+#   bash scripts/kube-bins.sh --print    # print the paths only; exit 1 if any is missing
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out="$root/.cache/kube-bins/bin"
+stamps="$root/.cache/kube-bins/stamps"
+mkdir -p "$out" "$stamps"
+
+# name | module dir | package | release stamped into the version variables ('' = none)
+targets=(
+  "kubectl|tools/kubectl|.|v1.36.3"
+  # The local API's protobuf pointer-field table, read from the same release's Go types (test/kube-api/protobuf).
+  "pointer-fields|tools/kubectl|./cmd/pointer-fields|"
+)
+
+ldflags_for() {
+  local release=$1
+  [ -n "$release" ] || return 0
+  local minor=${release#v1.}; minor=${minor%%.*}
+  local date; date=$(git log -1 --format=%cI -- tools 2>/dev/null || echo 1970-01-01T00:00:00Z)
+  local v
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    v+=" -X $pkg.gitVersion=$release -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+  done
+  echo "$v"
+}
+
+fingerprint() {
+  local dir=$1 release=$2
+  { cat "$dir/go.mod" "$dir/go.sum"; find "$dir" -name '*.go' | sort | xargs cat; echo "$release"; cat "$0"; go env GOVERSION; } | sha256sum | cut -c1-16
+}
+
+print_only=false
+[ "${1:-}" = "--print" ] && print_only=true
+missing=0
+for t in "${targets[@]}"; do
+  IFS='|' read -r name dir pkg release <<<"$t"
+  bin="$out/$name"
+  want=$(fingerprint "$dir" "$release")
+  if [ -x "$bin" ] && [ "$(cat "$stamps/$name" 2>/dev/null)" = "$want" ]; then
+    echo "$name=$bin"
+    continue
+  fi
+  if $print_only; then
+    echo "kube-bins: $name is not built; run: npm run kube-bins" >&2
+    missing=1
+    continue
+  fi
+  if ! command -v go >/dev/null 2>&1; then
+    echo "kube-bins: Go is not on PATH; $name is built from the Go module $dir. Install Go ≥ 1.26 and retry: npm run kube-bins" >&2
+    exit 1
+  fi
+  echo "kube-bins: building $name${release:+ $release} from $dir (module $(head -1 "$dir/go.mod" | cut -d' ' -f2), package $pkg)" >&2
+  start=$(date +%s)
+  log=$(mktemp)
+  if ! (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local \
+        go build -trimpath -ldflags "$(ldflags_for "$release")" -o "$bin.tmp" "$pkg") >"$log" 2>&1; then
+    echo "kube-bins: building $name failed in module $dir (go build $pkg); the last lines of its output:" >&2
+    tail -20 "$log" >&2
+    echo "kube-bins: fix the cause above (a module download needs the Go module proxy), then retry: npm run kube-bins" >&2
+    rm -f "$log" "$bin.tmp"
+    exit 1
+  fi
+  rm -f "$log"
+  mv "$bin.tmp" "$bin"
+  echo "$want" >"$stamps/$name"
+  echo "kube-bins: built $name in $(( $(date +%s) - start )) s" >&2
+  echo "$name=$bin"
+done
+exit $missing
