@@ -10,10 +10,17 @@ export class ClusterAccessError extends Error {
   readonly clusterId: string;
   readonly kind: ClusterAccessKind | undefined;
   readonly reason: ClusterAccessFailure;
-  /** The kubeconfig field at fault, for 'invalid' (a field path such as `users[ci].exec`, never a value). */
+  /**
+   * The field at fault, for 'invalid': a kubeconfig field path such as `users[0].user.exec`, or a
+   * registration field such as `access.url` — never a value.
+   */
   readonly field: string | undefined;
-  constructor(clusterId: string, kind: ClusterAccessKind | undefined, reason: ClusterAccessFailure, field?: string) {
-    super(`cluster ${clusterId}${kind ? ` (access ${kind})` : ''}: ${describe(reason)}${field ? ` (at ${field})` : ''}`);
+  /**
+   * `rule`: why the access policy (policy.ts) refused it — our own wording, which holds no value from the
+   * kubeconfig or registration.
+   */
+  constructor(clusterId: string, kind: ClusterAccessKind | undefined, reason: ClusterAccessFailure, field?: string, rule?: string) {
+    super(`cluster ${clusterId}${kind ? ` (access ${kind})` : ''}: ${rule ? `refused: ${rule}` : describe(reason)}${field ? ` (at ${field})` : ''}`);
     this.field = field;
     this.name = 'ClusterAccessError';
     this.clusterId = clusterId;

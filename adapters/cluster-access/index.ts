@@ -4,21 +4,25 @@
  *
  * - `kubeconfig-file` / `url`: local clusters (the local stack, kind, a developer's kubeconfig).
  * - `eks`: a short-lived IAM token signed with the function's own role credentials (eks-token.ts).
- * - `secret`: a kubeconfig kept in Secrets Manager. Exec users and file references are refused there: a
- *   secret must not be able to make the function run a command, or read a local file and send it to a
- *   server the secret names.
+ * - `secret`: a kubeconfig kept in Secrets Manager.
+ *
+ * Every load passes the access policy (policy.ts), whatever wrote the registration or the secret: no exec
+ * or auth-provider credentials, no file references, https servers (plain http to loopback only), no
+ * link-local or metadata addresses. A kubeconfig must not be able to make a function run a command, or
+ * read a local file and send it to a server the kubeconfig names. Refusals are ClusterAccessError
+ * 'invalid' naming the field; they do not go away on a retry.
  *
  * Credentials are only ever held in memory: never read from or put into environment variables, never
  * logged, never in error messages (see errors.ts). Resolved configs are cached per warm container for a
  * few minutes so a burst of reconciles does not fetch a secret or sign a token each time.
  */
-import { readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { open } from 'node:fs/promises';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import type { ClusterAccess, ClusterRegistration } from '../state-table/registry.ts';
 import { ClusterAccessError } from './errors.ts';
 import type { ClusterAccessFailure } from './errors.ts';
 import { eksToken, EKS_TOKEN_LIFETIME_MS } from './eks-token.ts';
+import { AccessPolicyError, checkKubeconfigSize, checkServerUrl, KUBECONFIG_MAX_BYTES, oversizedKubeconfig } from './policy.ts';
 import type { SecretSource } from './secrets.ts';
 import type { ClusterConnection } from '../kubernetes/http/index.ts';
 
@@ -27,6 +31,7 @@ export type { ClusterAccessFailure } from './errors.ts';
 export { eksToken, EKS_TOKEN_PREFIX, CLUSTER_ID_HEADER } from './eks-token.ts';
 export type { EksToken, EksTokenInput } from './eks-token.ts';
 export { secretsManagerSource } from './secrets.ts';
+export { AccessPolicyError, checkKubeconfig, checkServerUrl, serverUrlProblem, KUBECONFIG_MAX_BYTES } from './policy.ts';
 export type { SecretSource } from './secrets.ts';
 
 export interface ClusterAccessOptions {
@@ -56,22 +61,33 @@ export function createClusterAccess(options: ClusterAccessOptions = {}): Cluster
 
   async function resolve(cluster: ClusterRegistration): Promise<{ connection: ClusterConnection; until: number }> {
     const access = cluster.access;
-    const fail = (reason: ClusterAccessFailure, field?: string) => new ClusterAccessError(cluster.id, access.kind, reason, field);
+    const fail = (reason: ClusterAccessFailure, field?: string, rule?: string) => new ClusterAccessError(cluster.id, access.kind, reason, field, rule);
+    const checkUrl = (value: string, field: string) => {
+      try {
+        checkServerUrl(value, field);
+      } catch (err) {
+        if (err instanceof AccessPolicyError) throw fail('invalid', err.field, err.rule);
+        throw err;
+      }
+    };
     const at = now().getTime();
     switch (access.kind) {
       case 'kubeconfig-file': {
-        const text = await readFile(access.path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        const text = await readBounded(access.path).catch((err: NodeJS.ErrnoException) => {
+          if (err instanceof AccessPolicyError) throw fail('invalid', err.field, err.rule);
           throw fail(err.code === 'ENOENT' ? 'not-found' : err.code === 'EACCES' ? 'denied' : 'unavailable');
         });
-        // A file the operator pointed at: it may use exec credentials and file references, as with kubectl.
-        const connection = await fromKubeconfigText(text, access.context, { allowExec: true, allowFiles: true, baseDir: dirname(access.path) }, fail);
+        // The same rules as a secret: the path came from the registry, whoever wrote it.
+        const connection = await fromKubeconfigText(text, access.context, fail);
         return { connection, until: at + ttl };
       }
       case 'url': {
+        checkUrl(access.url, 'access.url');
         const connection: ClusterConnection = { server: access.url, caPem: pemOf(access.caData), insecureSkipTlsVerify: access.insecureSkipTlsVerify ?? false };
         return { connection, until: at + ttl };
       }
       case 'eks': {
+        checkUrl(access.endpoint, 'access.endpoint');
         if (!options.awsCredentials) throw fail('unavailable');
         const { token, expiresAt } = await eksToken({
           clusterName: access.clusterName,
@@ -90,7 +106,12 @@ export function createClusterAccess(options: ClusterAccessOptions = {}): Cluster
         const text = await options.secrets.getSecretString(access.secretId, access.region).catch((err: Error) => {
           throw fail(secretFailure(err));
         });
-        return { connection: await fromKubeconfigText(text, access.context, { allowExec: false, allowFiles: false }, fail), until: at + ttl };
+        try {
+          checkKubeconfigSize(text);
+        } catch (err) {
+          throw fail('invalid', (err as AccessPolicyError).field, (err as AccessPolicyError).rule);
+        }
+        return { connection: await fromKubeconfigText(text, access.context, fail), until: at + ttl };
       }
     }
   }
@@ -113,17 +134,36 @@ export function createClusterAccess(options: ClusterAccessOptions = {}): Cluster
 async function fromKubeconfigText(
   text: string,
   context: string | undefined,
-  rules: { allowExec: boolean; allowFiles: boolean; baseDir?: string },
-  fail: (reason: ClusterAccessFailure, field?: string) => ClusterAccessError,
+  fail: (reason: ClusterAccessFailure, field?: string, rule?: string) => ClusterAccessError,
 ): Promise<ClusterConnection> {
   // Loaded on first use: clusters reached by EKS token or URL never parse a kubeconfig, and the YAML parser
   // is then left out of a cold start (a chunk of its own in the function bundle).
   const { connectionFromKubeconfig, KubeconfigError } = await import('../kubernetes/http/kubeconfig.ts');
   try {
-    return connectionFromKubeconfig(text, { context, ...rules });
+    return connectionFromKubeconfig(text, { context });
   } catch (err) {
-    // Only the field path travels on: the parser's message may quote a file path from the secret.
-    throw fail('invalid', err instanceof KubeconfigError ? err.field : undefined);
+    // The field path travels on, and the policy's own wording for a refusal; other reader messages may
+    // quote names from the secret, so they stay behind.
+    if (err instanceof KubeconfigError) throw fail('invalid', err.field, err.refused ? err.rule : undefined);
+    throw fail('invalid');
+  }
+}
+
+/** Reads at most KUBECONFIG_MAX_BYTES (+1 to tell an oversized file): a registry path may name anything. */
+async function readBounded(path: string): Promise<string> {
+  const handle = await open(path, 'r');
+  try {
+    const buffer = Buffer.alloc(KUBECONFIG_MAX_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    if (length > KUBECONFIG_MAX_BYTES) throw oversizedKubeconfig();
+    return buffer.subarray(0, length).toString('utf8');
+  } finally {
+    await handle.close();
   }
 }
 

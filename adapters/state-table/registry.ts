@@ -5,6 +5,7 @@
 import * as z from '../../shared/zod.ts';
 import { keys, REGISTRY_PK, CLUSTER_PREFIX } from './keys.ts';
 import type { StateTable } from './table.ts';
+import { serverUrlProblem } from '../cluster-access/policy.ts';
 import { deleteItem, getItem, isConditionFailed, queryAll, updateItem } from './table.ts';
 import { renderUpdate, setAttributes } from './expression.ts';
 
@@ -17,6 +18,15 @@ const caData = z.string().check(z.regex(/^[A-Za-z0-9+/=\s]+$/, 'expected base64 
 
 const awsRegion = z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region such as eu-west-1'));
 
+/**
+ * An API server URL the cluster access policy accepts (https, or http to loopback; never a link-local or
+ * metadata address). The functions check it again when they load the access.
+ */
+const serverUrl = (protocol: RegExp) => z.url({ protocol }).check(z.superRefine((value, ctx) => {
+  const problem = serverUrlProblem(value);
+  if (problem) ctx.issues.push({ code: 'custom', message: problem, input: value });
+}));
+
 /** Which context of the kubeconfig to use, when not its current one. */
 const kubeconfigContext = z.optional(z.string().check(z.minLength(1)));
 
@@ -28,7 +38,7 @@ export const ClusterAccessSchema = z.discriminatedUnion('kind', [
   }),
   z.strictObject({
     kind: z.literal('url'),
-    url: z.url({ protocol: /^https?$/ }),
+    url: serverUrl(/^https?$/),
     caData: z.optional(caData),
     insecureSkipTlsVerify: z.optional(z.boolean()),
   }),
@@ -37,7 +47,7 @@ export const ClusterAccessSchema = z.discriminatedUnion('kind', [
     /** EKS cluster name: the `x-k8s-aws-id` the token is bound to. */
     clusterName: z.string().check(z.regex(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'expected an EKS cluster name')),
     region: awsRegion,
-    endpoint: z.url({ protocol: /^https$/ }),
+    endpoint: serverUrl(/^https$/),
     caData,
   }),
   z.strictObject({

@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from '../command.ts';
 import { UsageError } from '../command.ts';
 import type { ClusterAccess, ClusterRegistration } from '../../adapters/state-table/registry.ts';
+import { AccessPolicyError, checkServerUrl, KUBECONFIG_MAX_BYTES, oversizedKubeconfig } from '../../adapters/cluster-access/policy.ts';
+import { connectionFromKubeconfig, KubeconfigError } from '../../adapters/kubernetes/http/kubeconfig.ts';
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';
 
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
@@ -34,6 +36,51 @@ function readCaFile(file: unknown): string {
   return Buffer.from(pem).toString('base64');
 }
 
+/** A URL flag (--url, --endpoint) checked against the cluster access policy the functions apply. */
+function checkUrlFlag(flag: string, value: string): string {
+  try {
+    checkServerUrl(value, `--${flag}`);
+  } catch (err) {
+    // The message names the flag and the rule, not the URL (it may carry a user name or password).
+    if (err instanceof AccessPolicyError) throw new UsageError(err.message);
+    throw err;
+  }
+  return value;
+}
+
+/**
+ * Reads the kubeconfig and applies the checks the functions apply when they load it (same code:
+ * connectionFromKubeconfig and the access policy), so a refused kubeconfig is never registered.
+ */
+function checkKubeconfigFile(path: string, context: string | undefined): void {
+  let text: string;
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      if (!fstatSync(fd).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+      const buffer = Buffer.alloc(KUBECONFIG_MAX_BYTES + 1);
+      let length = 0;
+      for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) length += n;
+      if (length > KUBECONFIG_MAX_BYTES) throw new UsageError(`--kubeconfig ${path}: ${oversizedKubeconfig().message}`);
+      text = buffer.subarray(0, length).toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new UsageError(`--kubeconfig: ${path} does not exist`);
+    throw new UsageError(`--kubeconfig: cannot read ${path}: ${code ?? 'error'}`);
+  }
+  try {
+    connectionFromKubeconfig(text, context ? { context } : {});
+  } catch (err) {
+    // KubeconfigError messages name the field and the rule, never a token, key or certificate.
+    if (err instanceof KubeconfigError) throw new UsageError(`--kubeconfig ${path}: ${err.message}`);
+    throw err;
+  }
+}
+
 /** Exactly one way to reach the cluster; the flags that go with it are checked here. */
 export function accessFromFlags(v: Record<string, unknown>): ClusterAccess {
   const ways = (['kubeconfig', 'url', 'eks', 'secret'] as const).filter((k) => v[k] !== undefined);
@@ -42,19 +89,22 @@ export function accessFromFlags(v: Record<string, unknown>): ClusterAccess {
   }
   const context = v.context as string | undefined;
   switch (ways[0]) {
-    case 'kubeconfig':
-      return { kind: 'kubeconfig-file', path: resolve(String(v.kubeconfig)), ...(context ? { context } : {}) };
+    case 'kubeconfig': {
+      const path = resolve(String(v.kubeconfig));
+      checkKubeconfigFile(path, context);
+      return { kind: 'kubeconfig-file', path, ...(context ? { context } : {}) };
+    }
     case 'url':
       return {
         kind: 'url',
-        url: String(v.url),
+        url: checkUrlFlag('url', String(v.url)),
         ...(v['ca-file'] !== undefined ? { caData: readCaFile(v['ca-file']) } : {}),
         ...(v['insecure-skip-tls-verify'] ? { insecureSkipTlsVerify: true } : {}),
       };
     case 'eks':
       if (!v.region) throw new UsageError('--region is required with --eks (e.g. eu-west-1)');
       if (!v.endpoint) throw new UsageError('--endpoint URL is required with --eks (the cluster API endpoint, from `aws eks describe-cluster`)');
-      return { kind: 'eks', clusterName: String(v.eks), region: String(v.region), endpoint: String(v.endpoint), caData: readCaFile(v['ca-file']) };
+      return { kind: 'eks', clusterName: String(v.eks), region: String(v.region), endpoint: checkUrlFlag('endpoint', String(v.endpoint)), caData: readCaFile(v['ca-file']) };
     case 'secret':
       return { kind: 'secret', secretId: String(v.secret), ...(v.region ? { region: String(v.region) } : {}), ...(context ? { context } : {}) };
   }
@@ -101,6 +151,14 @@ Examples:
   spiritctl clusters add --id shop-eu --eks shop-eu --region eu-west-1 --endpoint https://ABC.gr7.eu-west-1.eks.amazonaws.com --ca-file ca.pem
   spiritctl clusters add --id edge-us --secret pool-spirit/dev/edge-us --region us-east-1
 The registry stores where credentials are, never credentials.
+
+What is accepted (checked here, and again by the functions each time they load a cluster's access):
+  - inline credentials only: token, client-certificate-data/client-key-data, certificate-authority-data.
+    Refused: exec and auth-provider users, and file references (certificate-authority, client-certificate,
+    client-key, tokenFile). \`kubectl config view --minify --flatten --context NAME\` writes an inline one.
+  - https servers; plain http only to a loopback address (127.0.0.0/8, ::1, localhost).
+  - never a link-local or metadata address (169.254.0.0/16, fe80::/10, fd00:ec2::254, metadata.google.internal).
+A --secret kubeconfig is checked by the functions when they first load it.
 ${STATE_TABLE_DETAILS}`,
   async run({ values }) {
     if (typeof values.id !== 'string') throw new UsageError('--id ID is required');

@@ -9,6 +9,7 @@ import { clustersAdd, clustersLabel, clustersList, clustersRemove } from '../../
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../local/dynamodb.ts';
 import { createStateTable, getCluster } from '../../adapters/state-table/index.ts';
 import { generateClusterCaPem } from '../functions/harness.ts';
+import { kubeconfigYaml } from '../../local/kube-api/index.ts';
 
 const run = promisify(execFile);
 const repoRoot = join(import.meta.dirname, '..', '..');
@@ -43,6 +44,8 @@ describe('spiritctl clusters', () => {
     await ensureTable(dynamo.client, TABLE);
     dir = await mkdtemp(join(tmpdir(), 'ps-cli-clusters-'));
     await writeFile(join(dir, 'ca.pem'), await generateClusterCaPem());
+    // Registration reads and checks the kubeconfig (inline credentials, an https or loopback server).
+    await writeFile(join(dir, 'edge.kubeconfig'), kubeconfigYaml('edge-eu-1', 'https://edge-eu-1.example:6443'));
     flags = ['--dynamo-endpoint', dynamo.endpoint, '--table', TABLE];
   });
   afterAll(async () => {
@@ -51,7 +54,7 @@ describe('spiritctl clusters', () => {
   });
 
   it('adds clusters reached by kubeconfig, EKS and Secrets Manager, with labels', async () => {
-    const kube = await cli(clustersAdd, ['--id', 'edge-eu-1', '--kubeconfig', 'edge.kubeconfig', '--label', 'region=eu-west-1', '--label', 'rollout-group=canary']);
+    const kube = await cli(clustersAdd, ['--id', 'edge-eu-1', '--kubeconfig', join(dir, 'edge.kubeconfig'), '--label', 'region=eu-west-1', '--label', 'rollout-group=canary']);
     expect(kube).toMatchObject({ code: 0 });
     expect(kube.stdout).toContain('cluster edge-eu-1 registered: kubeconfig ');
     const eks = await cli(clustersAdd, ['--id', 'shop-eu', '--eks', 'shop-eu', '--region', 'eu-west-1', '--endpoint', 'https://abc.gr7.eu-west-1.eks.amazonaws.com', '--ca-file', join(dir, 'ca.pem'), '--label', 'environment=prod']);
@@ -61,7 +64,7 @@ describe('spiritctl clusters', () => {
     const stored = await getCluster(table, 'shop-eu');
     expect(stored?.access).toMatchObject({ kind: 'eks', clusterName: 'shop-eu', region: 'eu-west-1' });
     expect(Buffer.from((stored!.access as { caData: string }).caData, 'base64').toString()).toContain('BEGIN CERTIFICATE');
-    expect((await getCluster(table, 'edge-eu-1'))?.access).toMatchObject({ kind: 'kubeconfig-file', path: join(process.cwd(), 'edge.kubeconfig') });
+    expect((await getCluster(table, 'edge-eu-1'))?.access).toMatchObject({ kind: 'kubeconfig-file', path: join(dir, 'edge.kubeconfig') });
   });
 
   it('refuses bad input with the flag and what was expected', async () => {

@@ -1,14 +1,8 @@
 /**
  * How the functions' small Kubernetes client reaches one apiserver. Deliberately a plain data shape so
- * it can come from a kubeconfig, a secret or a role-based token source alike.
+ * it can come from a kubeconfig, a secret or a role-based token source alike. There is deliberately no
+ * exec credential plugin here: the functions never run a command to get a credential.
  */
-
-export interface ExecCredentialConfig {
-  command: string;
-  args?: string[];
-  env?: { name: string; value: string }[];
-  apiVersion?: string;
-}
 
 /** How to reach and authenticate to one apiserver. Holds credentials: never log or stringify it. */
 export interface ClusterConnection {
@@ -21,6 +15,4 @@ export interface ClusterConnection {
   token?: string;
   clientCertPem?: string;
   clientKeyPem?: string;
-  /** only produced by kubeconfig files when allowed */
-  exec?: ExecCredentialConfig;
 }

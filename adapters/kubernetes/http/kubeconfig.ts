@@ -1,42 +1,63 @@
 /**
- * kubeconfig → ClusterConnection, without @kubernetes/client-node. File references and exec plugins are
- * opt-in: a kubeconfig read from a secret store must not make the function read local files (and send
- * them to a server the secret names) or run commands.
+ * kubeconfig → ClusterConnection, without @kubernetes/client-node. Every kubeconfig first passes the
+ * cluster access policy (adapters/cluster-access/policy.ts): no exec or auth-provider credentials, no file
+ * references, https servers (plain http to loopback only), no link-local or metadata addresses. There is
+ * no option to relax it: this reader serves the functions, which must never run a command or read a
+ * local file because a kubeconfig says so.
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { parse } from 'yaml';
-import type { ClusterConnection, ExecCredentialConfig } from './connection.ts';
+import type { ClusterConnection } from './connection.ts';
+import { AccessPolicyError, checkKubeconfig, checkKubeconfigSize } from '../../cluster-access/policy.ts';
 
 export class KubeconfigError extends Error {
   override name = 'KubeconfigError';
-  /** Where in the kubeconfig, e.g. `users[admin].exec` or `contexts`. */
+  /** Where in the kubeconfig, e.g. `users[0].user.exec`, `clusters[admin].server` or `contexts`. */
   field: string;
-  constructor(field: string, expected: string) {
+  /** What was expected or why it is refused: our own words, never a value from the kubeconfig. */
+  rule: string;
+  /** True when the access policy refused it (exec, file reference, server address), not a malformed file. */
+  refused: boolean;
+  constructor(field: string, expected: string, refused = false) {
     super(`${field}: ${expected}`);
     this.field = field;
+    this.rule = expected;
+    this.refused = refused;
   }
 }
 
 export interface KubeconfigOptions {
   /** Context to use; default current-context. */
   context?: string;
-  /** Directory relative file references are resolved against (the kubeconfig's directory). */
-  baseDir?: string;
-  allowExec: boolean;
-  allowFiles: boolean;
+}
+
+/** Parses untrusted kubeconfig text: bounded size, no YAML aliases (no alias expansion bombs). */
+export function parseKubeconfig(text: string): unknown {
+  try {
+    checkKubeconfigSize(text);
+  } catch (err) {
+    throw policyError(err);
+  }
+  try {
+    return parse(text, { maxAliasCount: 0, prettyErrors: false, uniqueKeys: true });
+  } catch {
+    // The YAML error quotes the offending line, which may hold a credential.
+    throw new KubeconfigError('(document)', 'expected kubeconfig YAML (without aliases), could not parse it');
+  }
+}
+
+function policyError(err: unknown): unknown {
+  return err instanceof AccessPolicyError ? new KubeconfigError(err.field, err.rule, true) : err;
 }
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
 
-export function connectionFromKubeconfig(text: string, options: KubeconfigOptions): ClusterConnection {
-  let doc: unknown;
+export function connectionFromKubeconfig(text: string, options: KubeconfigOptions = {}): ClusterConnection {
+  const doc = parseKubeconfig(text);
   try {
-    doc = parse(text);
-  } catch {
-    // The YAML error quotes the offending line, which may hold a credential.
-    throw new KubeconfigError('(document)', 'expected kubeconfig YAML, could not parse it');
+    checkKubeconfig(doc);
+  } catch (err) {
+    throw policyError(err);
   }
   if (!isObj(doc)) throw new KubeconfigError('(document)', 'expected a kubeconfig mapping with clusters, users and contexts');
   const contextName = options.context ?? doc['current-context'];
@@ -47,9 +68,8 @@ export function connectionFromKubeconfig(text: string, options: KubeconfigOption
   const clusterName = str(context, 'cluster', `contexts[${contextName}].cluster`, true)!;
   const cluster = named(doc, 'clusters', 'cluster', clusterName);
   const userName = str(context, 'user', `contexts[${contextName}].user`, false);
-  const files = new FileReader(options);
-  const connection = clusterPart(cluster, `clusters[${clusterName}]`, files);
-  if (userName) Object.assign(connection, userPart(named(doc, 'users', 'user', userName), `users[${userName}]`, files, options.allowExec));
+  const connection = clusterPart(cluster, `clusters[${clusterName}]`);
+  if (userName) Object.assign(connection, userPart(named(doc, 'users', 'user', userName), `users[${userName}]`));
   return connection;
 }
 
@@ -85,25 +105,7 @@ function pemFromData(o: Obj, key: string, field: string, marker: string): string
   return pem;
 }
 
-class FileReader {
-  private readonly options: KubeconfigOptions;
-  constructor(options: KubeconfigOptions) {
-    this.options = options;
-  }
-  read(o: Obj, key: string, field: string): string | undefined {
-    const path = str(o, key, field, false);
-    if (path === undefined) return undefined;
-    if (!this.options.allowFiles) throw new KubeconfigError(field, 'file references are not allowed for this kubeconfig; embed the data (the *-data fields) instead');
-    const full = resolve(this.options.baseDir ?? process.cwd(), path);
-    try {
-      return readFileSync(full, 'utf8');
-    } catch (err) {
-      throw new KubeconfigError(field, `expected a readable file, could not read ${full} (${(err as { code?: string }).code ?? 'error'})`);
-    }
-  }
-}
-
-function clusterPart(c: Obj, at: string, files: FileReader): ClusterConnection {
+function clusterPart(c: Obj, at: string): ClusterConnection {
   const server = str(c, 'server', `${at}.server`, true)!;
   let url: URL | undefined;
   try {
@@ -113,7 +115,7 @@ function clusterPart(c: Obj, at: string, files: FileReader): ClusterConnection {
   }
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new KubeconfigError(`${at}.server`, 'expected an http(s) URL');
   const connection: ClusterConnection = { server };
-  const caPem = pemFromData(c, 'certificate-authority-data', `${at}.certificate-authority-data`, '-----BEGIN CERTIFICATE') ?? files.read(c, 'certificate-authority', `${at}.certificate-authority`);
+  const caPem = pemFromData(c, 'certificate-authority-data', `${at}.certificate-authority-data`, '-----BEGIN CERTIFICATE');
   const insecure = c['insecure-skip-tls-verify'];
   if (insecure !== undefined && typeof insecure !== 'boolean') throw new KubeconfigError(`${at}.insecure-skip-tls-verify`, 'expected true or false');
   if (insecure && caPem && url.protocol === 'https:') {
@@ -127,39 +129,16 @@ function clusterPart(c: Obj, at: string, files: FileReader): ClusterConnection {
   return connection;
 }
 
-function userPart(u: Obj, at: string, files: FileReader, allowExec: boolean): Partial<ClusterConnection> {
-  if (u['auth-provider'] !== undefined) throw new KubeconfigError(`${at}.auth-provider`, 'not supported (kubectl dropped the built-in auth providers); use exec or a token');
+function userPart(u: Obj, at: string): Partial<ClusterConnection> {
   for (const key of ['username', 'password', 'as', 'as-groups', 'as-uid', 'as-user-extra']) {
-    if (u[key] !== undefined) throw new KubeconfigError(`${at}.${key}`, 'not supported; use a token, a client certificate or exec');
+    if (u[key] !== undefined) throw new KubeconfigError(`${at}.${key}`, 'not supported; use a token or a client certificate');
   }
   const out: Partial<ClusterConnection> = {};
-  const token = str(u, 'token', `${at}.token`, false) ?? files.read(u, 'tokenFile', `${at}.tokenFile`)?.trim();
+  const token = str(u, 'token', `${at}.token`, false);
   if (token) out.token = token;
-  const cert = pemFromData(u, 'client-certificate-data', `${at}.client-certificate-data`, '-----BEGIN CERTIFICATE') ?? files.read(u, 'client-certificate', `${at}.client-certificate`);
-  const key = pemFromData(u, 'client-key-data', `${at}.client-key-data`, 'PRIVATE KEY-----') ?? files.read(u, 'client-key', `${at}.client-key`);
+  const cert = pemFromData(u, 'client-certificate-data', `${at}.client-certificate-data`, '-----BEGIN CERTIFICATE');
+  const key = pemFromData(u, 'client-key-data', `${at}.client-key-data`, 'PRIVATE KEY-----');
   if (!!cert !== !!key) throw new KubeconfigError(`${at}.${cert ? 'client-key' : 'client-certificate'}`, 'expected both a client certificate and its key, got only one');
   if (cert && key) Object.assign(out, { clientCertPem: cert, clientKeyPem: key });
-  if (u.exec !== undefined) {
-    if (!allowExec) throw new KubeconfigError(`${at}.exec`, 'exec credential plugins are not allowed for this kubeconfig');
-    out.exec = execPart(u.exec, `${at}.exec`);
-  }
   return out;
-}
-
-function execPart(e: unknown, at: string): ExecCredentialConfig {
-  if (!isObj(e)) throw new KubeconfigError(at, 'expected a mapping with command, args, env, apiVersion');
-  const exec: ExecCredentialConfig = { command: str(e, 'command', `${at}.command`, true)! };
-  if (e.args !== undefined && e.args !== null) {
-    if (!Array.isArray(e.args) || !e.args.every((a) => typeof a === 'string')) throw new KubeconfigError(`${at}.args`, 'expected a list of strings');
-    exec.args = e.args;
-  }
-  if (e.env !== undefined && e.env !== null) {
-    if (!Array.isArray(e.env) || !e.env.every((v) => isObj(v) && typeof v.name === 'string' && v.name && typeof v.value === 'string')) {
-      throw new KubeconfigError(`${at}.env`, 'expected a list of {name, value} string pairs');
-    }
-    exec.env = e.env.map((v) => ({ name: (v as Obj).name as string, value: (v as Obj).value as string }));
-  }
-  const apiVersion = str(e, 'apiVersion', `${at}.apiVersion`, false);
-  if (apiVersion) exec.apiVersion = apiVersion;
-  return exec;
 }

@@ -1,13 +1,10 @@
 /**
- * JSON over node:http(s) to one apiserver: one keep-alive agent per transport (rebuilt only when an exec
- * plugin hands out a different client certificate), bearer or client-certificate auth, abort by signal.
+ * JSON over node:http(s) to one apiserver: one keep-alive agent per transport, bearer or client-certificate
+ * auth, abort by signal. No exec credential plugins: nothing here runs a command.
  */
 import type { Agent, ClientRequest } from 'node:http';
 import type { ClusterConnection } from './connection.ts';
 import { KubeApiError } from './errors.ts';
-import { ExecCredentialSource, type ExecRunner } from './exec-credentials.ts';
-
-export type { ExecRunner } from './exec-credentials.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -31,7 +28,6 @@ export interface KubeTransport {
 
 export interface KubeTransportOptions {
   userAgent?: string;
-  execRunner?: ExecRunner;
 }
 
 // Not `import http from 'node:http'`: an ES import of node:http evaluates every export of it, and its
@@ -121,7 +117,6 @@ export function createKubeTransport(connection: ClusterConnection, options: Kube
   const hostname = base.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = base.port || (secure ? 443 : 80);
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
-  const exec = connection.exec ? new ExecCredentialSource(connection.exec, options.execRunner) : undefined;
   const staticCert = connection.clientCertPem && connection.clientKeyPem ? { certPem: connection.clientCertPem, keyPem: connection.clientKeyPem } : undefined;
   const agents = new AgentSlot(connection, secure);
   const sent: KubeTransport['sent'] = { total: 0 };
@@ -129,17 +124,14 @@ export function createKubeTransport(connection: ClusterConnection, options: Kube
   async function request<T>(req: KubeRequest): Promise<T> {
     if (!req.path.startsWith('/')) throw new Error(`path: expected an absolute API path starting with "/", got ${JSON.stringify(req.path.slice(0, 100))}`);
     req.signal?.throwIfAborted();
-    const cred = exec ? await exec.get() : undefined;
-    req.signal?.throwIfAborted();
-    const token = cred?.token ?? connection.token;
-    const cert = cred?.clientCertPem && cred.clientKeyPem ? { certPem: cred.clientCertPem, keyPem: cred.clientKeyPem } : staticCert;
+    const token = connection.token;
+    const cert = staticCert;
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
     const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': userAgent };
     if (token) headers.Authorization = `Bearer ${token}`;
     if (payload) Object.assign(headers, { 'Content-Type': req.contentType ?? 'application/json', 'Content-Length': payload.length });
     const { status, contentType, text } = await send(req, headers, payload, cert);
     if (status < 200 || status > 299) {
-      if (status === 401 && exec) exec.invalidate();
       throw new KubeApiError(req.method, req.path, status, text);
     }
     if (!text.trim()) return {} as T;

@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { connectionFromKubeconfig, KubeconfigError } from '../../../adapters/kubernetes/http/kubeconfig.ts';
 import { createCertificateAuthority, issueClientCertificate } from '../../../local/kube-api/auth/test-pki.ts';
 
@@ -33,8 +33,7 @@ function kubeconfig(cluster: Obj, user: Obj, extra: Obj = {}): string {
     ...extra,
   });
 }
-const strict = { allowExec: false, allowFiles: false };
-const permissive = { allowExec: true, allowFiles: true };
+const strict = {};
 
 function refusal(text: string, options: Parameters<typeof connectionFromKubeconfig>[1]): KubeconfigError {
   try {
@@ -72,14 +71,15 @@ describe('connectionFromKubeconfig', () => {
     });
   });
 
-  it('reads file references relative to baseDir when files are allowed', () => {
+  it('refuses file references even when the files exist, without reading them', () => {
     const text = kubeconfig(
-      { server: 'https://k:443', 'certificate-authority': 'pki/ca.crt' },
-      { 'client-certificate': 'pki/client.crt', 'client-key': join(dir, 'pki/client.key'), tokenFile: 'token' },
+      { server: 'https://k:443' },
+      { 'client-certificate': 'pki/client.crt', 'client-key': join(dir, 'pki/client.key') },
     );
-    expect(connectionFromKubeconfig(text, { ...strict, allowFiles: true, baseDir: dir })).toEqual({
-      server: 'https://k:443', caPem: CA, token: TOKEN, clientCertPem: CERT, clientKeyPem: KEY,
-    });
+    const e = refusal(text, strict);
+    expect(e.field).toBe('users[0].user.client-certificate');
+    expect(e.refused).toBe(true);
+    expect(e.message).not.toContain(dir);
   });
 
   it('picks the given context over current-context; a context without user is anonymous', () => {
@@ -87,13 +87,21 @@ describe('connectionFromKubeconfig', () => {
     expect(connectionFromKubeconfig(text, { ...strict, context: 'b' })).toEqual({ server: 'https://c2.example:6443' });
   });
 
-  it('reads exec and insecure-skip-tls-verify when allowed', () => {
-    const exec = { apiVersion: 'client.authentication.k8s.io/v1beta1', command: 'aws', args: ['eks', 'get-token'], env: [{ name: 'AWS_PROFILE', value: 'p' }], interactiveMode: 'Never' };
-    const text = kubeconfig({ server: 'https://c1:6443', 'insecure-skip-tls-verify': true }, { exec });
-    expect(connectionFromKubeconfig(text, { ...strict, allowExec: true })).toEqual({
-      server: 'https://c1:6443', insecureSkipTlsVerify: true,
-      exec: { command: 'aws', args: ['eks', 'get-token'], env: [{ name: 'AWS_PROFILE', value: 'p' }], apiVersion: 'client.authentication.k8s.io/v1beta1' },
-    });
+  it('reads insecure-skip-tls-verify; refuses exec in any user, even one no context uses', () => {
+    const text = kubeconfig({ server: 'https://c1:6443', 'insecure-skip-tls-verify': true }, { token: TOKEN });
+    expect(connectionFromKubeconfig(text, strict)).toEqual({ server: 'https://c1:6443', insecureSkipTlsVerify: true, token: TOKEN });
+    const exec = { apiVersion: 'client.authentication.k8s.io/v1beta1', command: 'aws', args: ['exec-secret-arg'] };
+    const unused = stringify({ ...parse(text), users: [{ name: 'u1', user: { token: TOKEN } }, { name: 'other', user: { exec } }] });
+    expect(refusal(unused, strict).field).toBe('users[1].user.exec');
+  });
+
+  it('bounds the document: size, aliases and depth', () => {
+    const big = kubeconfig({ server: 'https://c1' }, { token: 'x'.repeat(300 * 1024) });
+    expect(refusal(big, strict).field).toBe('(document)');
+    const aliases = `clusters:\n- name: c1\n  cluster: &c { server: "https://c1" }\n- name: c2\n  cluster: *c\ncontexts: [{ name: a, context: { cluster: c1 } }]\ncurrent-context: a\n`;
+    expect(refusal(aliases, strict).message).toMatch(/aliases/);
+    const deep = `current-context: a\nextensions: ${'['.repeat(40)}${']'.repeat(40)}\n`;
+    expect(refusal(deep, strict).message).toMatch(/nested at most/);
   });
 
   it('names a missing context and lists the ones there are', () => {
@@ -102,37 +110,35 @@ describe('connectionFromKubeconfig', () => {
     expect(e.message).toBe('contexts: no context "foo" (have: a, b)');
   });
 
-  const cases: Array<[string, string, Obj, Obj, Obj?, typeof strict?]> = [
-    ['file CA without allowFiles', 'clusters[c1].certificate-authority', { server: 'https://c1', 'certificate-authority': 'pki/ca.crt' }, {}],
-    ['client-certificate file without allowFiles', 'users[u1].client-certificate', { server: 'https://c1' }, { 'client-certificate': 'pki/client.crt', 'client-key-data': b64(KEY) }],
-    ['client-key file without allowFiles', 'users[u1].client-key', { server: 'https://c1' }, { 'client-certificate-data': b64(CERT), 'client-key': 'pki/client.key' }],
-    ['tokenFile without allowFiles', 'users[u1].tokenFile', { server: 'https://c1' }, { tokenFile: 'token' }],
-    ['exec without allowExec', 'users[u1].exec', { server: 'https://c1' }, { token: TOKEN, exec: { command: 'x', args: ['exec-secret-arg'] } }],
-    ['auth-provider even when all is allowed', 'users[u1].auth-provider', { server: 'https://c1' }, { 'auth-provider': { name: 'gcp', config: { 'access-token': TOKEN } } }, {}, permissive],
+  const cases: Array<[string, string, Obj, Obj, Obj?]> = [
+    ['a file CA', 'clusters[0].cluster.certificate-authority', { server: 'https://c1', 'certificate-authority': 'pki/ca.crt' }, {}],
+    ['a client-certificate file', 'users[0].user.client-certificate', { server: 'https://c1' }, { 'client-certificate': 'pki/client.crt', 'client-key-data': b64(KEY) }],
+    ['a client-key file', 'users[0].user.client-key', { server: 'https://c1' }, { 'client-certificate-data': b64(CERT), 'client-key': 'pki/client.key' }],
+    ['a tokenFile', 'users[0].user.tokenFile', { server: 'https://c1' }, { tokenFile: 'token' }],
+    ['exec', 'users[0].user.exec', { server: 'https://c1' }, { token: TOKEN, exec: { command: 'x', args: ['exec-secret-arg'] } }],
+    ['exec without command', 'users[0].user.exec', { server: 'https://c1' }, { exec: { args: ['exec-secret-arg'] } }],
+    ['auth-provider', 'users[0].user.auth-provider', { server: 'https://c1' }, { 'auth-provider': { name: 'gcp', config: { 'access-token': TOKEN } } }],
+    ['a metadata server', 'clusters[0].cluster.server', { server: 'http://169.254.169.254/latest' }, { token: TOKEN }],
+    ['plain http off loopback', 'clusters[0].cluster.server', { server: 'http://10.0.0.1:8080' }, { token: TOKEN }],
     ['basic auth', 'users[u1].password', { server: 'https://c1' }, { password: TOKEN }],
-    ['a server that is not an http(s) URL', 'clusters[c1].server', { server: 'ftp://c1' }, { token: TOKEN }],
-    ['no server', 'clusters[c1].server', {}, {}],
+    ['a server that is not an http(s) URL', 'clusters[0].cluster.server', { server: 'ftp://c1' }, { token: TOKEN }],
+    ['no server', 'clusters[0].cluster.server', {}, {}],
     ['a cert without its key', 'users[u1].client-key', { server: 'https://c1' }, { 'client-certificate-data': b64(CERT) }],
     ['a key without its cert', 'users[u1].client-certificate', { server: 'https://c1' }, { 'client-key-data': b64(KEY) }],
     ['CA data that is not base64 PEM', 'clusters[c1].certificate-authority-data', { server: 'https://c1', 'certificate-authority-data': NOT_PEM }, {}],
     ['key data that is not a PEM key', 'users[u1].client-key-data', { server: 'https://c1' }, { 'client-certificate-data': b64(CERT), 'client-key-data': b64(TOKEN) }],
     ['a token that is not a string', 'users[u1].token', { server: 'https://c1' }, { token: 4242 }],
     ['insecure plus a CA', 'clusters[c1].insecure-skip-tls-verify', { server: 'https://c1', 'insecure-skip-tls-verify': true, 'certificate-authority-data': b64(CA) }, {}],
-    ['exec without command', 'users[u1].exec.command', { server: 'https://c1' }, { exec: { args: ['exec-secret-arg'] } }, {}, permissive],
-    ['exec env not name/value', 'users[u1].exec.env', { server: 'https://c1' }, { exec: { command: 'x', env: [{ name: 'A', value: 1 }] } }, {}, permissive],
     ['no current-context', 'current-context', { server: 'https://c1' }, {}, { 'current-context': '' }],
     ['a context naming a missing user', 'users', { server: 'https://c1' }, {}, { contexts: [{ name: 'a', context: { cluster: 'c1', user: 'ghost' } }] }],
   ];
-  it.each(cases)('refuses %s, naming %s', (_what, field, cluster, user, extra, options) => {
-    const e = refusal(kubeconfig(cluster, user, extra ?? {}), { ...(options ?? strict), baseDir: dir });
+  it.each(cases)('refuses %s, naming %s', (_what, field, cluster, user, extra) => {
+    const e = refusal(kubeconfig(cluster, user, extra ?? {}), strict);
     expect(e.field).toBe(field);
   });
 
-  it('names an unreadable file by path and never echoes YAML that fails to parse', () => {
-    const e = refusal(kubeconfig({ server: 'https://c1', 'certificate-authority': 'missing.crt' }, {}), { ...permissive, baseDir: dir });
-    expect(e.message).toContain(join(dir, 'missing.crt'));
-    expect(e.message).toContain('ENOENT');
-    const bad = refusal(`users: [ {token: ${TOKEN}\n  - :`, permissive);
+  it('never echoes YAML that fails to parse', () => {
+    const bad = refusal(`users: [ {token: ${TOKEN}\n  - :`, strict);
     expect(bad.field).toBe('(document)');
   });
 });

@@ -83,7 +83,7 @@ describe('transport against the local API with x509 auth', () => {
   async function transportFor(identity?: { certPem: string; keyPem: string }): Promise<KubeTransport> {
     const path = join(dir, `kc-${transports.length}`);
     await cluster.writeKubeconfig(path, identity);
-    const t = createKubeTransport(connectionFromKubeconfig(await readFile(path, 'utf8'), { allowExec: false, allowFiles: false }));
+    const t = createKubeTransport(connectionFromKubeconfig(await readFile(path, 'utf8')));
     transports.push(t);
     return t;
   }
