@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Brings a fresh machine of this kind (Debian, root, npm registry + Debian mirrors reachable) to what the
-# project needs: npm packages (which include Node 22 as the `node` dev dependency), etcd and, with `--tests`,
-# Chromium (headless, for the HTML report tests) and the Kubernetes binaries built from Go modules (kubectl).
+# project needs: npm packages (which include Node 22 as the `node` dev dependency) and, with `--tests`, Chromium
+# (headless, for the HTML report tests) and the Kubernetes binaries built from pinned Go modules (scripts/kube-bins.sh:
+# kubectl, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl).
 # Idempotent and quick when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
-command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 # Headless Chromium renders the audit's HTML fleet report in its tests (test/audit); only `--tests` needs it.
 if [ "${1:-}" = "--tests" ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
@@ -29,8 +28,8 @@ if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.pack
   npm ci --no-audit --no-fund --loglevel=error >&2
 fi
 
-# The tests judge the product with the real kubectl (and, later, the real control plane), built from pinned
-# Go modules under tools/ into .cache/kube-bins. Only the tests need them: `npm start` never builds Go.
+# The tests judge the product with the real kubectl, kube-apiserver and etcd, built from pinned Go modules under
+# tools/ into .cache/kube-bins. Only the tests need them: `npm start` (the embedded local API) never builds Go.
 if [ "${1:-}" = "--tests" ]; then
   bash scripts/kube-bins.sh >&2
 fi

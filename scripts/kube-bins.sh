@@ -11,9 +11,14 @@ out="$root/.cache/kube-bins/bin"
 stamps="$root/.cache/kube-bins/stamps"
 mkdir -p "$out" "$stamps"
 
-# name | module dir | package | release stamped into the version variables ('' = none)
+# name | module dir | package | release stamped into the version variables ('' = none, etcd = its own)
 targets=(
   "kubectl|tools/kubectl|.|v1.36.3"
+  "kube-apiserver|tools/kube|k8s.io/kubernetes/cmd/kube-apiserver|v1.36.3"
+  "kube-controller-manager|tools/kube|k8s.io/kubernetes/cmd/kube-controller-manager|v1.36.3"
+  "kube-scheduler|tools/kube|k8s.io/kubernetes/cmd/kube-scheduler|v1.36.3"
+  "etcd|tools/etcd|go.etcd.io/etcd/server/v3|etcd"
+  "etcdctl|tools/etcd|go.etcd.io/etcd/etcdctl/v3|etcd"
   # The local API's protobuf pointer-field table, read from the same release's Go types (test/kube-api/protobuf).
   "pointer-fields|tools/kubectl|./cmd/pointer-fields|"
 )
@@ -21,6 +26,8 @@ targets=(
 ldflags_for() {
   local release=$1
   [ -n "$release" ] || return 0
+  # etcd's version is a constant of its api module; only the commit is left to stamp.
+  if [ "$release" = etcd ]; then echo "-X go.etcd.io/etcd/api/v3/version.GitSHA=module-build"; return 0; fi
   local minor=${release#v1.}; minor=${minor%%.*}
   local date; date=$(git log -1 --format=%cI -- tools 2>/dev/null || echo 1970-01-01T00:00:00Z)
   local v
@@ -32,7 +39,7 @@ ldflags_for() {
 
 fingerprint() {
   local dir=$1 release=$2
-  { cat "$dir/go.mod" "$dir/go.sum"; find "$dir" -name '*.go' | sort | xargs cat; echo "$release"; cat "$0"; go env GOVERSION; } | sha256sum | cut -c1-16
+  { cat "$dir/go.mod" "$dir/go.sum"; find "$dir" -name '*.go' | sort | xargs cat; ldflags_for "$release" | sed 's/buildDate=[^ ]*//g'; go env GOVERSION; } | sha256sum | cut -c1-16
 }
 
 print_only=false
@@ -55,7 +62,8 @@ for t in "${targets[@]}"; do
     echo "kube-bins: Go is not on PATH; $name is built from the Go module $dir. Install Go ≥ 1.26 and retry: npm run kube-bins" >&2
     exit 1
   fi
-  echo "kube-bins: building $name${release:+ $release} from $dir (module $(head -1 "$dir/go.mod" | cut -d' ' -f2), package $pkg)" >&2
+  shown=$release; [ "$shown" = etcd ] && shown=''
+  echo "kube-bins: building $name${shown:+ $shown} from $dir (module $(awk '$1 == "module" { print $2 }' "$dir/go.mod"), package $pkg)" >&2
   start=$(date +%s)
   log=$(mktemp)
   if ! (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local \

@@ -1,5 +1,5 @@
 /**
- * Starts a private single-member etcd (Debian's etcd-server, /usr/bin/etcd) on loopback, with its data dir in
+ * Starts a private single-member etcd (the pinned 3.6 build of `npm run kube-bins`) on loopback, with its data dir in
  * /dev/shm the way a pool-spirit keeps it (an emptyDir with `medium: Memory`). Used by the local Kubernetes
  * API's etcd storage, its tests, and the process-mode kubelet of a local pool-spirit.
  */
@@ -10,8 +10,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DEFAULT_ETCD_STORAGE } from '../../core/poolspirit/defaults.ts';
 import { quantityBytes } from '../../core/quantity.ts';
+import { kubeBinaryPath } from '../kube-bins/index.ts';
 
-export const ETCD_BINARY = '/usr/bin/etcd';
+export const ETCD_BINARY = kubeBinaryPath('etcd');
 const SETPRIV = '/usr/bin/setpriv';
 const SHM_ROOT = '/dev/shm';
 /** Every data dir this module creates starts with this, followed by the owning pid (see sweepOrphans). */
@@ -134,7 +135,7 @@ async function startOnce(name: string, dataDir: string, ownsDir: boolean, extraA
     // A single member elects itself after one election timeout; the 1 s default is pure startup delay.
     '--heartbeat-interval=25',
     '--election-timeout=250',
-    // Structured JSON lines (3.4 still defaults to the deprecated capnslog text format).
+    // Structured JSON lines on stderr, which the startup error reports quote.
     '--logger=zap',
     '--log-outputs=stderr',
     ...flagArgs(etcdFlags.product),
@@ -227,13 +228,13 @@ async function assertEtcdInstalled(): Promise<void> {
     await access(ETCD_BINARY, fsConstants.X_OK);
   } catch {
     throw new EtcdStartError(
-      `${ETCD_BINARY} not found or not executable: install Debian's etcd-server: apt-get install -y etcd-server`,
+      `${ETCD_BINARY} not found or not executable: etcd is built from the pinned Go module tools/etcd; run \`npm run kube-bins\` (or set ETCD to an etcd ≥ 3.5.13)`,
     );
   }
 }
 
 /** Ports the OS reports free right now; all held open together so the same port is not handed out twice. */
-async function freePorts(count: number): Promise<number[]> {
+export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from({ length: count }, () => {
       const server = createServer();

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 export const KUBE_BINS_DIR = fileURLToPath(new URL('../../.cache/kube-bins/bin/', import.meta.url));
 
-export type KubeBinary = 'kubectl' | 'pointer-fields';
+export type KubeBinary = 'kubectl' | 'pointer-fields' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'etcd' | 'etcdctl';
 
 /** KUBECTL, POINTER_FIELDS, … */
 function envName(name: KubeBinary): string {

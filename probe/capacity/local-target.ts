@@ -1,5 +1,5 @@
 /**
- * The `--local` target: a pool-spirit's storage half for real — etcd (Debian etcd-server) with its data
+ * The `--local` target: a pool-spirit's storage half for real — etcd (the pinned 3.6 build) with its data
  * dir in /dev/shm, started with the given settings — and the project's local Kubernetes API on top of it.
  *
  * The API runs as its own process (`spiritctl local cluster --store etcd`), as kube-apiserver does in a

@@ -1,5 +1,5 @@
 /**
- * The etcd launcher and the maintenance/metrics helpers, against real /usr/bin/etcd processes.
+ * The etcd launcher and the maintenance/metrics helpers, against real etcd processes (the pinned 3.6 build).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
 import { defineKubectlSuite } from './suite.ts';
 
-// A real etcd (Debian etcd-server) under /dev/shm, with kube-apiserver's key layout.
+// A real etcd (the pinned 3.6 build) under /dev/shm, with kube-apiserver's key layout.
 defineKubectlSuite('etcd');

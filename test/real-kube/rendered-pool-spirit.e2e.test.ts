@@ -1,0 +1,116 @@
+/**
+ * The rendered pool-spirit, run for real: the built kube-apiserver 1.36 and etcd 3.6 as OS processes with the
+ * exact args the renderer writes (paths of mounted volumes and ports translated, nothing else), and the
+ * real agent bootstrapping the real apiserver. A flag that kube-apiserver or etcd rejects fails here.
+ */
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../core/kube.ts';
+import { renderPoolSpirit } from '../../core/index.ts';
+import { KUBECTL } from '../../local/kube-bins/index.ts';
+import { pointedAt } from '../../local/kubelet/process/pool-spirit-process.ts';
+import { ContainerExitError, startRealControlPlane, type PodSpec, type RealControlPlane } from '../../local/kubelet/process/real-control-plane.ts';
+import { renderInput } from '../core/fixtures.ts';
+import { waitFor } from '../support/wait.ts';
+import { agentOptions, startHost, tempDir, withAgent, type Host } from '../agent/world.ts';
+
+const run = promisify(execFile);
+
+async function rendered(raw: Record<string, unknown> = {}) {
+  const out = await renderPoolSpirit(await renderInput({ existingPki: undefined, now: new Date(), raw }));
+  const deployment = out.objects.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { template: { spec: PodSpec } } };
+  const secrets = new Map(out.objects.filter((o) => o.kind === 'Secret').map((s) => [s.metadata.name, (s as KubeObject & { data: Record<string, string> }).data]));
+  const secret = async (name: string) => secrets.get(name) ?? Promise.reject(new Error(`no Secret ${name}`));
+  return { pod: deployment.spec.template.spec, secret, secrets, names: out.names };
+}
+
+describe('the rendered pool-spirit on the real kube-apiserver and etcd', () => {
+  let host: Host;
+  let tmp: Awaited<ReturnType<typeof tempDir>>;
+  let plane: RealControlPlane;
+  let pod: PodSpec;
+  let kubeconfig: string;
+  const lines: string[] = [];
+  const kubectl = async (...args: string[]) => (await run(KUBECTL, ['--kubeconfig', kubeconfig, ...args])).stdout;
+  /** `kubectl auth can-i` answers on stdout and exits 1 for "no". */
+  const canI = (...args: string[]) =>
+    kubectl('auth', 'can-i', ...args).then(
+      (out) => out.trim(),
+      (err: { code?: number; stdout?: string }) => (err.code === 1 ? String(err.stdout).trim() : Promise.reject(err)),
+    );
+
+  beforeAll(async () => {
+    tmp = await tempDir();
+    const r = await rendered();
+    pod = r.pod;
+    [host, plane] = await Promise.all([startHost(), startRealControlPlane({ pod: r.pod, secret: r.secret, log: (l) => lines.push(l) })]);
+    const agentSecret = r.secrets.get(r.names.agentSecret)!;
+    kubeconfig = join(tmp.dir, 'agent.kubeconfig');
+    await writeFile(kubeconfig, pointedAt(Buffer.from(agentSecret.kubeconfig!, 'base64').toString('utf8'), plane.apiServerUrl), { mode: 0o600 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await plane?.stop();
+    await host?.stop();
+    await tmp?.remove();
+  });
+
+  it('becomes ready (/readyz) and reports the built release', async () => {
+    const version = JSON.parse(await kubectl('version', '-o', 'json')) as { serverVersion: { gitVersion: string }; clientVersion: { gitVersion: string } };
+    expect(version.serverVersion.gitVersion).toBe('v1.36.3');
+    expect(version.clientVersion.gitVersion).toBe('v1.36.3');
+    expect(await kubectl('get', '--raw', '/readyz')).toBe('ok');
+  });
+
+  it('runs exactly the rendered args: only mounted paths and ports differ, and each change is logged', async () => {
+    for (const [name, pid] of [['kube-apiserver', plane.pids.apiServer], ['etcd', plane.pids.etcd]] as const) {
+      const running = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean).slice(1);
+      const renderedArgs = pod.containers.find((c) => c.name === name)!.args!;
+      expect(running).toHaveLength(renderedArgs.length);
+      const changed = renderedArgs.filter((arg, i) => running[i] !== arg).map((arg) => arg.slice(2, arg.indexOf('=')));
+      expect(changed.sort()).toEqual(plane.translations[name].map((t) => t.flag).sort());
+      for (const t of plane.translations[name]) {
+        expect(t.rendered, t.flag).toMatch(/^\/|:\d+|^\d+$/);
+        expect(lines).toContain(`${name}: --${t.flag}=${t.rendered} → ${t.translated}`);
+      }
+    }
+    // The flags that make it a pool-spirit are there unchanged.
+    const apiArgs = pod.containers.find((c) => c.name === 'kube-apiserver')!.args!;
+    expect(apiArgs).toEqual(expect.arrayContaining(['--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction']));
+  });
+
+  it('the real agent applies the bootstrap to it: NodePool CRD Established, system:nodes bound to admin', async () => {
+    await withAgent(agentOptions(host, kubeconfig, { reportIntervalMs: 60_000 }), async () => {
+      const status = await waitFor(async () => {
+        const s = await host.status();
+        return s.bootstrap?.appliedHash ? s : undefined;
+      }, 60_000, 'the agent to report the bootstrap applied');
+      expect(status.bootstrap?.appliedHash).toBe(host.bootstrapHash);
+    });
+    expect(await kubectl('get', 'crd', 'nodepools.apps.openyurt.io', '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}')).toBe('True');
+    expect(await kubectl('get', 'clusterrolebinding', 'poolspirit:nodes-admin', '-o', 'jsonpath={.roleRef.name}/{.subjects[0].name}')).toBe('admin/system:nodes');
+    // A node of the pool, as YurtHub authenticates: allowed by that binding, not by anything else.
+    expect(await canI('create', 'leases', '-n', 'kube-system', '--as=system:node:n1', '--as-group=system:nodes')).toBe('yes');
+    expect(await canI('create', 'leases', '-n', 'kube-system', '--as=someone')).toBe('no');
+  }, 120_000);
+});
+
+describe('a rendered flag the real binary rejects', () => {
+  it('fails the start with the binary\'s own message, as a crash-looping container shows it', async () => {
+    const r = await rendered({ apiServer: { extraArgs: { 'no-such-flag': 'x' } } });
+    const started = startRealControlPlane({ pod: r.pod, secret: r.secret });
+    const err = await started.then(
+      async (p) => {
+        await p.stop();
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ContainerExitError);
+    expect((err as ContainerExitError).container).toBe('kube-apiserver');
+    expect((err as ContainerExitError).lastLines).toContain('unknown flag: --no-such-flag');
+  }, 120_000);
+});
