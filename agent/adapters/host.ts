@@ -1,6 +1,7 @@
 /**
- * The host cluster, as far as the agent may see it (core/render/rbac.ts): get its bootstrap ConfigMap and
- * patch its PoolSpirit's status.
+ * The host cluster, as far as the agent may see it (core/security/agent-permissions.ts, installed by
+ * infra/cluster/agent/rbac.yaml): get its bootstrap ConfigMap and patch its PoolSpirit's status. Nothing
+ * else: a new call here needs a new verb there.
  */
 import { HttpMethod, PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';

@@ -4,12 +4,11 @@ import { QUANTITY_PATTERN, isQuantity } from '../quantity.ts';
 /**
  * The PoolSpirit API (poolspirit.io/v1alpha1), one object per edge NodePool.
  *
- * Why cluster-scoped: the NodePool it serves is cluster-scoped, and a PoolSpirit owns cluster-scoped
- * objects (the ClusterRole/ClusterRoleBinding that let its agent write its own status). Kubernetes garbage
- * collection only honours owner references from a namespaced dependent to an owner that is cluster-scoped
- * or in the same namespace, and a cluster-scoped dependent may only have cluster-scoped owners, so a
- * namespaced PoolSpirit could not own its ClusterRole. The namespaced objects it owns (Secrets, Deployment,
- * Service, ServiceAccount, Role, ConfigMap) live in the product's namespace (DEFAULT_NAMESPACE).
+ * Why cluster-scoped: the NodePool it serves is cluster-scoped, one PoolSpirit per pool, named after it.
+ * Kubernetes garbage collection honours owner references from a namespaced dependent to an owner that is
+ * cluster-scoped, so the namespaced objects it owns (Secrets, Deployment, Service, ServiceAccount,
+ * ConfigMap), which live in the product's namespace (DEFAULT_NAMESPACE), go with it. It owns no RBAC
+ * objects: the agent's rights are static (infra/cluster/agent/rbac.yaml, docs/security.md).
  *
  * The schemas describe shape only. Defaults and cross-field rules live in parse.ts, and the CRD carries no
  * `default:` values on purpose: defaults written by the API server would freeze into every stored object,

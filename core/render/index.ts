@@ -95,7 +95,7 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
   const objects = [
     ...secrets.objects,
     bootstrap.configMap,
-    ...renderRbac(names, cluster.namespace, name, labels),
+    ...renderRbac(names, cluster.namespace, labels),
     renderService(names, cluster.namespace, labels),
     deployment,
   ].map(ownedBy(poolSpirit, labels));

@@ -8,9 +8,6 @@ export interface ObjectNames {
   pkiSecret: string;
   agentSecret: string;
   bootstrapConfigMap: string;
-  role: string;
-  /** Cluster-scoped RBAC names (path segments, so the full PoolSpirit name fits). */
-  clusterRole: string;
 }
 
 const MAX_BASE = 47; // leaves room for the longest suffix ("-bootstrap", "-kubeconfig") within 63
@@ -31,7 +28,5 @@ export function objectNames(poolSpiritName: string): ObjectNames {
     pkiSecret: `${base}-pki`,
     agentSecret: `${base}-agent`,
     bootstrapConfigMap: `${base}-bootstrap`,
-    role: `${base}-agent`,
-    clusterRole: `poolspirit:agent:${poolSpiritName}`,
   };
 }

@@ -18,3 +18,4 @@ export { collectionOf, forwarderGrants, FORWARDER_VERBS } from './forwarder-perm
 
 /** The Kubernetes group the functions' IAM roles are mapped to (infra/cluster/reconciler/rbac.yaml binds it). */
 export const RECONCILER_GROUP = 'pool-spirit:reconciler';
+export { agentGroup, agentRbac, AGENT_ROLE_NAME } from './agent-permissions.ts';

@@ -4,30 +4,28 @@
  * against (test/infra/reconciler-rbac.test.ts), rule for rule, in both directions.
  *
  * Derived from code where the code decides: the kinds the reconcile reads and applies, and the kinds the
- * audit lists, are whatever renderPoolSpirit emits (pass its objects in); the rights the reconciler must
- * hold to grant them to each pool's agent are the rules of the rendered agent Role and ClusterRole. The
- * rest (the calls functions/* make by hand) is listed once below, next to the function that makes it.
+ * audit lists, are whatever renderPoolSpirit emits (pass its objects in). The rest (the calls functions/*
+ * make by hand) is listed once below, next to the function that makes it.
  *
- * Why the reconciler holds the agent's rights instead of `escalate`/`bind`: Kubernetes lets a client create
- * or update a Role/ClusterRole only with rules it holds itself, and bind a role only if it holds the role's
- * rules — unless it has `escalate` (roles) / `bind` (bindings). Those verbs can only be narrowed by
- * resourceNames, and the agent's role names are per pool (`ps-<pool>-agent`, `poolspirit:agent:<pool>`), so
- * they would have to be granted for every name: with `escalate` + `bind` on clusterroles the reconciler could
- * write and bind a cluster-admin-equivalent role. Holding the agent's few rights (watch configmaps in the
- * product namespace; get/update poolspirits/status) costs three verbs and keeps the escalation check on.
+ * No RBAC kind: renderPoolSpirit emits no Role, RoleBinding, ClusterRole or ClusterRoleBinding (the agents'
+ * rights are static, core/security/agent-permissions.ts), and resourceOf refuses those kinds, so a renderer
+ * that starts emitting one fails here instead of quietly widening this identity. An identity that may
+ * create or patch RBAC objects without resourceNames can weaken any role (cluster-admin included), bind
+ * any role it holds to anyone and hand any right it holds to anyone: Kubernetes' escalation check allows
+ * all three (docs/security.md).
  *
  * Server-side apply needs `create` as well as `patch` when the applied object does not exist yet (the
  * apiserver authorizes an apply that creates as a create), so every kind the reconcile applies gets both.
  */
 import type { KubeObject } from '../kube.ts';
 import { GROUP as POOLSPIRIT_GROUP, PLURAL as POOLSPIRIT_PLURAL } from '../poolspirit/api.ts';
-import { dedupe, rulesToGrants, sortVerbs, type Grant, type Verb } from './rbac-rules.ts';
+import { dedupe, sortVerbs, type Grant, type Verb } from './rbac-rules.ts';
 
 export const FUNCTIONS = ['reconcile', 'audit', 'cloud-events', 'probe', 'rollout'] as const;
 export type FunctionName = (typeof FUNCTIONS)[number];
 
-/** Who needs a permission: a function, or the RBAC escalation check on what the reconcile grants. */
-export type PermissionUser = FunctionName | 'escalation-check';
+/** Who needs a permission: a function. */
+export type PermissionUser = FunctionName;
 
 export interface ApiUse {
   by: PermissionUser;
@@ -64,11 +62,10 @@ const KIND_RESOURCES: Record<string, { resource: string; namespaced: boolean }> 
   '/Service': { resource: 'services', namespaced: true },
   '/ServiceAccount': { resource: 'serviceaccounts', namespaced: true },
   'apps/Deployment': { resource: 'deployments', namespaced: true },
-  'rbac.authorization.k8s.io/Role': { resource: 'roles', namespaced: true },
-  'rbac.authorization.k8s.io/RoleBinding': { resource: 'rolebindings', namespaced: true },
-  'rbac.authorization.k8s.io/ClusterRole': { resource: 'clusterroles', namespaced: false },
-  'rbac.authorization.k8s.io/ClusterRoleBinding': { resource: 'clusterrolebindings', namespaced: false },
 };
+
+/** RBAC kinds are never rendered: rendering one is a design change (docs/decisions/0001-no-runtime-rbac-writes.md). */
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
 export function groupOf(apiVersion: string): string {
   return apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
@@ -77,6 +74,9 @@ export function groupOf(apiVersion: string): string {
 /** The resource of a kind; unknown kinds fail loudly so a newly rendered kind cannot slip past RBAC. */
 export function resourceOf(apiVersion: string, kind: string): { apiGroup: string; resource: string; namespaced: boolean } {
   const apiGroup = groupOf(apiVersion);
+  if (apiGroup === RBAC_GROUP) {
+    throw new TypeError(`kind ${kind} (${apiVersion}): the reconciler writes no RBAC objects at run time; static rights go in infra/cluster (docs/decisions/0001-no-runtime-rbac-writes.md)`);
+  }
   const known = KIND_RESOURCES[`${apiGroup}/${kind}`];
   if (!known) throw new TypeError(`kind ${kind} (${apiVersion}) has no resource mapping in core/security/reconciler-permissions.ts: add it, then update infra/cluster RBAC`);
   return { apiGroup, ...known };
@@ -141,22 +141,7 @@ export function functionApiUses(inputs: PermissionInputs): ApiUse[] {
     { by: 'rollout', ...poolspirits, verbs: ['list'], why: 'listPoolSpirits' },
     { by: 'rollout', ...poolspirits, verbs: ['patch'], why: 'applySpecFields: server-side apply of version fields' },
   ];
-  return [...uses, ...escalationUses(inputs.rendered)];
-}
-
-/** The agent's rights, which the reconcile grants and so must hold (for every pool, hence without names). */
-function escalationUses(rendered: KubeObject[]): ApiUse[] {
-  const out: ApiUse[] = [];
-  for (const role of rendered.filter((o) => o.apiVersion === 'rbac.authorization.k8s.io/v1' && (o.kind === 'Role' || o.kind === 'ClusterRole'))) {
-    const namespace = role.kind === 'Role' ? role.metadata.namespace ?? '' : '';
-    for (const g of rulesToGrants(role.rules, namespace, `${role.kind} ${role.metadata.name}.rules`)) {
-      out.push({
-        by: 'escalation-check', apiGroup: g.apiGroup, resource: g.resource, namespace, verbs: [g.verb as Verb],
-        why: `granted to each pool's agent by the rendered ${role.kind}`,
-      });
-    }
-  }
-  return out;
+  return uses;
 }
 
 /** The uses as single grants (what a Role must contain). */

@@ -23,17 +23,16 @@ import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import type { AuditDeps } from './deps.ts';
 
-/** The kinds pool-spirit renders (see core/render): namespaced ones live in the product namespace. */
+/**
+ * The kinds pool-spirit renders (see core/render): namespaced ones live in the product namespace. No RBAC
+ * kind: the agents' rights are static (infra/cluster/agent/rbac.yaml) and this identity may not read RBAC.
+ */
 export const OWNED_KINDS: ReadonlyArray<{ apiVersion: string; kind: string; namespaced: boolean }> = [
   { apiVersion: 'v1', kind: 'Secret', namespaced: true },
   { apiVersion: 'v1', kind: 'ConfigMap', namespaced: true },
   { apiVersion: 'v1', kind: 'ServiceAccount', namespaced: true },
   { apiVersion: 'v1', kind: 'Service', namespaced: true },
   { apiVersion: 'apps/v1', kind: 'Deployment', namespaced: true },
-  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', namespaced: true },
-  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', namespaced: true },
-  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', namespaced: false },
-  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', namespaced: false },
 ];
 
 const CLUSTER_DOMAIN = 'cluster.local';

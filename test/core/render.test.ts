@@ -13,10 +13,6 @@ describe('renderPoolSpirit: objects', () => {
       'Secret/ps-hangzhou-agent',
       'ConfigMap/ps-hangzhou-bootstrap',
       'ServiceAccount/ps-hangzhou',
-      'Role/ps-hangzhou-agent',
-      'RoleBinding/ps-hangzhou-agent',
-      'ClusterRole/poolspirit:agent:hangzhou',
-      'ClusterRoleBinding/poolspirit:agent:hangzhou',
       'Service/ps-hangzhou',
       'Deployment/ps-hangzhou',
     ]);
@@ -25,8 +21,8 @@ describe('renderPoolSpirit: objects', () => {
       expect(o.metadata.ownerReferences).toEqual([
         { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', name: 'hangzhou', uid: 'uid-ps-hangzhou', controller: true, blockOwnerDeletion: true },
       ]);
-      const clusterScoped = o.kind.startsWith('Cluster');
-      expect(o.metadata.namespace).toBe(clusterScoped ? undefined : 'pool-spirit-system');
+      // Nothing cluster-scoped and no RBAC object: the agents' rights are static (infra/cluster/agent).
+      expect(o.metadata.namespace).toBe('pool-spirit-system');
     }
     expect(r.endpoint).toBe('https://ps-hangzhou.pool-spirit-system.svc.cluster.local:443');
   });
@@ -165,22 +161,17 @@ describe('renderPoolSpirit: workload', () => {
   });
 });
 
-describe('renderPoolSpirit: Service and RBAC', () => {
+describe('renderPoolSpirit: Service and ServiceAccount', () => {
   it('exposes only the apiserver, on 443', async () => {
     const r = await renderPoolSpirit(await renderInput());
     expect((find(r, 'Service').spec as Any).ports).toEqual([{ name: 'https', port: 443, targetPort: 10270, protocol: 'TCP' }]);
     expect((find(r, 'Service').spec as Any).type).toBe('ClusterIP');
   });
 
-  it('grants the agent exactly its bootstrap ConfigMap and its own PoolSpirit status', async () => {
+  it('gives the agent its own ServiceAccount and renders no RBAC object (its rights are static)', async () => {
     const r = await renderPoolSpirit(await renderInput());
-    expect(find(r, 'Role').rules).toEqual([{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['ps-hangzhou-bootstrap'], verbs: ['get', 'watch'] }]);
-    expect(find(r, 'ClusterRole').rules).toEqual([
-      { apiGroups: ['poolspirit.io'], resources: ['poolspirits/status'], resourceNames: ['hangzhou'], verbs: ['get', 'update', 'patch'] },
-    ]);
-    const subject = [{ kind: 'ServiceAccount', name: 'ps-hangzhou', namespace: 'pool-spirit-system' }];
-    expect(find(r, 'RoleBinding')).toMatchObject({ roleRef: { kind: 'Role', name: 'ps-hangzhou-agent' }, subjects: subject });
-    expect(find(r, 'ClusterRoleBinding')).toMatchObject({ roleRef: { kind: 'ClusterRole', name: 'poolspirit:agent:hangzhou' }, subjects: subject });
+    expect(find(r, 'ServiceAccount')).toMatchObject({ metadata: { name: 'ps-hangzhou', namespace: 'pool-spirit-system' }, automountServiceAccountToken: false });
+    expect(r.objects.filter((o) => o.apiVersion.startsWith('rbac.authorization.k8s.io/')).map((o) => o.kind)).toEqual([]);
     expect(podSpec(r).serviceAccountName).toBe('ps-hangzhou');
   });
 });

@@ -40,10 +40,6 @@ function ownedRefs(pool: string): [string, string, string, string | undefined][]
     ['v1', 'Secret', `${base}-agent`, NS],
     ['v1', 'ConfigMap', `${base}-bootstrap`, NS],
     ['v1', 'ServiceAccount', base, NS],
-    ['rbac.authorization.k8s.io/v1', 'Role', `${base}-agent`, NS],
-    ['rbac.authorization.k8s.io/v1', 'RoleBinding', `${base}-agent`, NS],
-    ['rbac.authorization.k8s.io/v1', 'ClusterRole', `poolspirit:agent:${pool}`, undefined],
-    ['rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', `poolspirit:agent:${pool}`, undefined],
     ['v1', 'Service', base, NS],
     ['apps/v1', 'Deployment', base, NS],
   ];
@@ -101,10 +97,11 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
         expect.objectContaining({ kind: 'PoolSpirit', name: 'edge-a', uid: ps!.metadata.uid, controller: true }),
       ]);
     }
-    // Writes: one apply per object + the PoolSpirit and one status write — the minimum; nothing twice.
+    // Writes: one apply per object + the PoolSpirit and one status write — the minimum; nothing twice. No
+    // RBAC object (the agents' rights are static): 9 writes, 4 fewer than when each pool got a Role,
+    // RoleBinding, ClusterRole and ClusterRoleBinding.
     expect(writesByResource(mark)).toEqual({
-      poolspirits: 1, 'poolspirits/status': 1, secrets: 3, configmaps: 1, serviceaccounts: 1, roles: 1,
-      rolebindings: 1, clusterroles: 1, clusterrolebindings: 1, services: 1, deployments: 1,
+      poolspirits: 1, 'poolspirits/status': 1, secrets: 3, configmaps: 1, serviceaccounts: 1, services: 1, deployments: 1,
     });
 
     // Workload: etcd data in memory with a size limit, Recreate, pinned to the pool.
@@ -133,13 +130,9 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     // YurtHubs authenticate with node certificates: the cluster CA is the client CA.
     expect(secretFile(pki, 'client-ca.crt')).toContain(world.clusterCaPem.trim());
 
-    // RBAC: the agent may read its bootstrap ConfigMap and write its own PoolSpirit status — nothing more.
-    const role = await read('rbac.authorization.k8s.io/v1', 'Role', 'ps-edge-a-agent', NS);
-    expect(role!.rules).toEqual([{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['ps-edge-a-bootstrap'], verbs: ['get', 'watch'] }]);
-    const clusterRole = await read('rbac.authorization.k8s.io/v1', 'ClusterRole', 'poolspirit:agent:edge-a');
-    expect(clusterRole!.rules).toEqual([
-      { apiGroups: ['poolspirit.io'], resources: ['poolspirits/status'], resourceNames: ['edge-a'], verbs: ['get', 'update', 'patch'] },
-    ]);
+    // RBAC: none per pool — the agent's ServiceAccount gets its rights from infra/cluster/agent/rbac.yaml.
+    expect(await read('rbac.authorization.k8s.io/v1', 'Role', 'ps-edge-a-agent', NS)).toBeUndefined();
+    expect(await read('rbac.authorization.k8s.io/v1', 'ClusterRole', 'poolspirit:agent:edge-a')).toBeUndefined();
 
     // Bootstrap: NodePool CRD, system:nodes → admin, kube-system namespace, and a content hash.
     const bootstrap = await read('v1', 'ConfigMap', 'ps-edge-a-bootstrap', NS);

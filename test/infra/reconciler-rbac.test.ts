@@ -3,7 +3,8 @@
  * 1. equal, grant for grant, to the union of the per-function table in core/security/reconciler-permissions.ts,
  *    which takes the kinds and the agent's rules from what core/render emits;
  * 2. that table is honest: each function, run against the local API, makes only requests its own rows allow;
- * 3. nothing in the role goes unused: every grant was needed by a request below, or by the escalation check.
+ * 3. nothing in the role goes unused: every grant was needed by a request below.
+ * And it holds no verb on RBAC objects: the reconcile writes none (the agents' rights are static).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { stringify } from 'yaml';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
 import {
-  allows, compactRules, compareGrants, functionApiUses, grantKey, grantsOf, permissionTable, RECONCILER_GROUP, reconcilerGrants, renderedKinds, usesToGrants,
+  allows, compactRules, compareGrants, functionApiUses, grantKey, grantsOf, permissionTable, RECONCILER_GROUP, reconcilerGrants, renderedKinds, resourceOf, usesToGrants,
 } from '../../core/security/index.ts';
 import type { Grant, PermissionInputs, PermissionUser, RequestAttributes } from '../../core/security/index.ts';
 import { DEFAULT_NAMESPACE } from '../../core/index.ts';
@@ -53,17 +54,10 @@ describe('reconciler RBAC is derived from the code', () => {
     expect(audited).toEqual(rendered);
   });
 
-  it('holds every right it grants to a pool agent, so no escalate or bind is needed', () => {
-    const agentRoles = inputs.rendered.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
-    expect(agentRoles.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'Role']);
-    for (const role of agentRoles) {
-      for (const rule of role.rules as Array<{ apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }>) {
-        for (const verb of rule.verbs) for (const resource of rule.resources) for (const name of rule.resourceNames ?? ['x']) {
-          const req = { namespace: role.metadata.namespace ?? '', apiGroup: rule.apiGroups[0], resource, verb, name };
-          expect(allows(manifestGrants, req), `${role.kind} ${role.metadata.name}: ${verb} ${resource}`).toBe(true);
-        }
-      }
-    }
+  it('holds no verb on roles, rolebindings, clusterroles or clusterrolebindings, and renders no RBAC object', () => {
+    expect(manifestGrants.filter((g) => g.apiGroup === 'rbac.authorization.k8s.io').map(grantKey)).toEqual([]);
+    expect(inputs.rendered.filter((o) => o.apiVersion.startsWith('rbac.authorization.k8s.io/')).map((o) => o.kind)).toEqual([]);
+    expect(() => resourceOf('rbac.authorization.k8s.io/v1', 'ClusterRole')).toThrow(/no RBAC objects at run time/);
   });
 
   it('docs/cluster-install.md shows the current permission table', () => {
@@ -173,12 +167,8 @@ describe('what each function really requests (local API request log)', () => {
     expect(problems).toEqual([]);
   });
 
-  it('no grant goes unused: each was needed by a request above or is held for the escalation check', () => {
-    const escalation = usesToGrants(functionApiUses(inputs).filter((u) => u.by === 'escalation-check'));
-    const unused = manifestGrants.filter(
-      (g) => !observed.some((o) => allows([g], o.req)) && !escalation.some((e) => grantKey(e) === grantKey(g)),
-    );
+  it('no grant goes unused: each was needed by a request above', () => {
+    const unused = manifestGrants.filter((g) => !observed.some((o) => allows([g], o.req)));
     expect(show(unused)).toBe('');
   });
 });
-

@@ -2,20 +2,17 @@
  * The reconciler's ClusterRole and Roles are the minimum, with the API enforcing them: every function runs
  * its end-to-end paths against a local API in RBAC mode as a member of group `pool-spirit:reconciler` with
  * no other rights. Nothing may be forbidden, and every rule (every verb × resource it grants) must have
- * been needed — by a request, or by the API's RBAC escalation check, which lets the reconcile write each
- * pool agent's Role, ClusterRole and bindings only because it holds every permission they grant.
- * Negative controls show the checks can fail: an extra rule is reported unused; without `patch` or
- * `create` on poolspirits, or without any one grant held for the escalation check, the reconcile of a new
- * pool fails with a 403.
+ * been needed by a request. The reconcile writes no RBAC object (the agents' rights are static,
+ * infra/cluster/agent/rbac.yaml), so no grant is held for kube's escalation check any more: every rule is
+ * used by a request of the functions themselves. Negative controls show the checks can fail: an extra rule
+ * is reported unused; without `patch` or `create` on poolspirits the reconcile of a new pool fails with a
+ * 403. What this identity can no longer do: test/rbac/reconciler-bounded.e2e.test.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RuleReport } from '../../local/kube-api/index.ts';
-import { functionApiUses, RECONCILER_GROUP, usesToGrants } from '../../core/security/index.ts';
 import { DEFAULT_NAMESPACE, type KubeObject } from '../../core/index.ts';
 import { waitFor } from '../support/wait.ts';
-import { permissionInputs } from '../infra/manifests.ts';
-import { objectNames } from '../../core/render/names.ts';
 import { RECONCILER_USER, reconcilerRoles, startRbacWorld, type RbacWorld } from './world.ts';
 
 const NS = DEFAULT_NAMESPACE;
@@ -43,12 +40,6 @@ async function spiritPod(pool: string): Promise<{ name: string; node?: string } 
   };
   const live = pods.items.find((p) => !p.metadata.deletionTimestamp);
   return live && { name: live.metadata.name, node: live.spec.nodeName };
-}
-
-/** `verb resource[.group][/subresource]`, spelled as the authorizer's rule report spells permissions. */
-function spell(verb: string, apiGroup: string, resource: string): string {
-  const [base, sub] = resource.split('/');
-  return `${verb} ${base}${apiGroup ? `.${apiGroup}` : ''}${sub ? `/${sub}` : ''}`;
 }
 
 const reconcilerDenials = () => world.cluster.authz!.denials().filter((d) => d.user === RECONCILER_USER);
@@ -140,7 +131,7 @@ describe('the functions with only the reconciler RBAC (local API enforcing RBAC)
     expect(world.cluster.authz!.usage().some((u) => u.kind === 'ClusterRole' && u.name === 'pool-spirit-reconciler')).toBe(true);
   });
 
-  it('used every rule it holds (the grants held for the escalation check included)', async () => {
+  it('used every rule it holds', async () => {
     const roles = reconcilerRoles(world.installed);
     expect(roles.map((r) => `${r.kind} ${r.namespace ?? ''}/${r.name}`).sort()).toEqual([
       'ClusterRole /pool-spirit-reconciler',
@@ -189,83 +180,6 @@ describe('the functions with only the reconciler RBAC (local API enforcing RBAC)
   });
 });
 
-/**
- * The grants the reconciler holds so that kube lets it write each pool agent's Role and ClusterRole: every
- * cluster-wide one (in its ClusterRole), and the namespaced ones (in its Role there) no function needs for
- * a request of its own — without one of those the reconcile would fail on that request before the grant.
- */
-const uses = functionApiUses(await permissionInputs());
-const requested = new Set(usesToGrants(uses.filter((u) => u.by !== 'escalation-check')).map((g) => JSON.stringify([g.namespace, g.apiGroup, g.resource, g.verb])));
-const escalationGrants = usesToGrants(uses.filter((u) => u.by === 'escalation-check')).filter(
-  (g) => g.namespace === '' || !requested.has(JSON.stringify([g.namespace, g.apiGroup, g.resource, g.verb])),
-);
-
-describe('the RBAC escalation check on what the reconcile grants', () => {
-  it('has grants to test', () => {
-    expect(escalationGrants.map((g) => `${g.namespace || 'cluster'}: ${spell(g.verb, g.apiGroup, g.resource)}`).sort()).toEqual([
-      'cluster: get poolspirits.poolspirit.io/status',
-      'cluster: patch poolspirits.poolspirit.io/status',
-      'cluster: update poolspirits.poolspirit.io/status',
-      `${NS}: watch configmaps`,
-    ]);
-  });
-
-  it.each(escalationGrants.map((g) => [spell(g.verb, g.apiGroup, g.resource), g.namespace ? `Role in ${g.namespace}` : 'ClusterRole', g] as const))(
-    'negative control: without `%s` in its %s the reconcile of a new pool fails with a 403 escalation error',
-    async (_, __, grant) => {
-      const pool = `edge-esc-${grant.namespace ? 'ns-' : ''}${grant.verb}`;
-      const names = objectNames(pool);
-      // What the agent's role names: its ClusterRole the PoolSpirit, its Role the bootstrap ConfigMap.
-      const [kind, resource, agentRole, resourceName] = grant.namespace
-        ? (['Role', 'roles', names.role, names.bootstrapConfigMap] as const)
-        : (['ClusterRole', 'clusterroles', names.clusterRole, pool] as const);
-      const original = reconcilerRole(grant.namespace);
-      await world.applyAsAdmin({ ...original, rules: withoutGrant(original.rules as PolicyRule[], grant) });
-      world.cluster.authz!.reset();
-      await world.applyAsAdmin({ apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', metadata: { name: pool }, spec: { type: 'Edge' } });
-      try {
-        await expect(world.reconcile(pool)).rejects.toThrow(/403|forbidden/i);
-        expect(reconcilerDenials().map((d) => d.message)).toEqual([
-          `${resource}.rbac.authorization.k8s.io "${agentRole}" is forbidden: user "${RECONCILER_USER}" (groups=["${RECONCILER_GROUP}" "system:authenticated"]) ` +
-            `is attempting to grant RBAC permissions not currently held:\n{APIGroups:["${grant.apiGroup}"], Resources:["${grant.resource}"], ResourceNames:["${resourceName}"], Verbs:["${grant.verb}"]}`,
-        ]);
-        expect(await world.read('rbac.authorization.k8s.io/v1', kind, agentRole, grant.namespace || undefined)).toBeUndefined();
-      } finally {
-        await world.applyAsAdmin(original as unknown as Record<string, unknown>);
-      }
-      // The same reconcile succeeds with the grant back: that one permission was the difference.
-      expect((await world.reconcile(pool)).result).toBe('applied');
-    },
-  );
-});
-
-interface PolicyRule {
-  apiGroups?: string[];
-  resources?: string[];
-  verbs: string[];
-  [field: string]: unknown;
-}
-
-/** The rules minus exactly one verb on one resource: a rule that grants it is split so nothing else is lost. */
-function withoutGrant(rules: PolicyRule[], grant: { apiGroup: string; resource: string; verb: string }): PolicyRule[] {
-  return rules.flatMap((rule) => {
-    const matches = rule.apiGroups?.includes(grant.apiGroup) && rule.resources?.includes(grant.resource) && rule.verbs.includes(grant.verb);
-    if (!matches) return [rule];
-    if (rule.apiGroups!.length !== 1) throw new Error(`withoutGrant: rule ${JSON.stringify(rule)} spans several groups`);
-    const others = rule.resources!.filter((r) => r !== grant.resource);
-    const verbs = rule.verbs.filter((v) => v !== grant.verb);
-    return [...(others.length ? [{ ...rule, resources: others }] : []), ...(verbs.length ? [{ ...rule, resources: [grant.resource], verbs }] : [])];
-  });
-}
-
-/** The reconciler's ClusterRole (namespace '') or its Role in a namespace, as infra/cluster installs it. */
-function reconcilerRole(namespace: string) {
-  if (!namespace) return reconcilerClusterRole();
-  const role = world.installed.find((o) => o.kind === 'Role' && o.metadata.name === 'pool-spirit-reconciler' && o.metadata.namespace === namespace);
-  if (!role) throw new Error(`infra/cluster has no Role ${namespace}/pool-spirit-reconciler`);
-  return role;
-}
-
 function reconcilerClusterRole() {
   const role = world.installed.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'pool-spirit-reconciler');
   if (!role) throw new Error('infra/cluster has no ClusterRole pool-spirit-reconciler');
@@ -274,9 +188,9 @@ function reconcilerClusterRole() {
 
 /**
  * Every rule of the reconciler's roles that nothing needed, or the verb × resource pairs of a rule nothing
- * needed, as `authz.report` sees them. A permission counts as needed when a request used it, or when the
- * API's escalation check used it to let the reconcile grant it onward (the agent's Role and ClusterRole:
- * `by: 'escalation-check'` in core/security/reconciler-permissions.ts).
+ * needed, as `authz.report` sees them. A permission counts as needed when a request used it; one used only
+ * by the API's escalation check (as the agent's rights were, when the reconcile wrote per-pool roles)
+ * counts as unused.
  */
 async function unusedRules(): Promise<string[]> {
   const problems: string[] = [];
@@ -286,7 +200,8 @@ async function unusedRules(): Promise<string[]> {
     for (const r of report) {
       const where = `${role.kind} ${role.namespace ? `${role.namespace}/` : ''}${role.name} rule ${r.ruleIndex} (${JSON.stringify(r.rule)})`;
       const unused = r.unusedPermissions;
-      if (r.allowed === 0 && r.escalationChecks === 0) problems.push(`${where}: never used`);
+      if (r.escalationChecks > 0) problems.push(`${where}: used by an RBAC escalation check (the reconcile wrote an RBAC object)`);
+      if (r.allowed === 0) problems.push(`${where}: never used`);
       else if (unused.length > 0) problems.push(`${where}: unused ${unused.join(', ')}`);
     }
   }

@@ -6,6 +6,7 @@
  * pool's agent, so they run as the admin: their rights are not the reconciler's to hold.
  */
 import { randomUUID } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,9 @@ import {
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
+  kubeconfigYaml,
   startLocalCluster,
+  type CertAndKey,
   type LocalCluster,
 } from '../../local/kube-api/index.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../local/dynamodb.ts';
@@ -67,7 +70,26 @@ export interface RbacWorld {
   addEc2Node(name: string, pool: string, instanceId: string): Promise<void>;
   /** Server-side apply as the admin (an operator's or a controller's change). */
   applyAsAdmin(obj: Record<string, unknown>): Promise<KubeObject>;
+  /**
+   * A client speaking as `identity`: 'reconciler' is the functions' certificate (the test user in group
+   * pool-spirit:reconciler only); otherwise a client certificate for that user and those groups, issued by
+   * the cluster CA (how a ServiceAccount's token would authenticate: user `system:serviceaccount:<ns>:<sa>`,
+   * groups `system:serviceaccounts` and `system:serviceaccounts:<ns>`).
+   */
+  as(identity: 'reconciler' | { user: string; groups: string[] }): Promise<Identity>;
   stop(): Promise<void>;
+}
+
+export interface RawResponse {
+  status: number;
+  json: any;
+  text: string;
+}
+
+export interface Identity {
+  kubeConfig: KubeConfig;
+  /** One HTTPS request; the answer whatever its status. A body is JSON unless `contentType` says otherwise. */
+  request(method: string, path: string, body?: unknown, contentType?: string): Promise<RawResponse>;
 }
 
 /** The Roles and ClusterRoles bound to the reconciler group by infra/cluster, as `authz.report` takes them. */
@@ -92,6 +114,32 @@ export async function startRbacWorld(): Promise<RbacWorld> {
     issueClientCertificate(ca, { user: RECONCILER_USER, groups: [RECONCILER_GROUP] }),
   ]);
   const cluster = await startLocalCluster({ tls: { ...serving, clientCaPems: [ca.certPem], caPem: ca.certPem }, authorization: 'RBAC' });
+  const identityOf = (cert: CertAndKey): Identity => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromString(kubeconfigYaml('rbac-test', cluster.url, { caPem: ca.certPem, identity: cert }));
+    return {
+      kubeConfig,
+      request: (method, path, body, contentType = 'application/json') => new Promise((resolve, reject) => {
+        const text = body === undefined ? undefined : JSON.stringify(body);
+        const req = httpsRequest(new URL(cluster.url + path), {
+          method, ca: ca.certPem, cert: cert.certPem, key: cert.keyPem, agent: false,
+          headers: text === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(text) },
+        }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const t = Buffer.concat(chunks).toString('utf8');
+            let json: any;
+            try { json = JSON.parse(t); } catch { json = undefined; }
+            resolve({ status: res.statusCode ?? 0, json, text: t });
+          });
+        });
+        req.on('error', reject);
+        req.end(text);
+      }),
+    };
+  };
+  const identities = new Map<string, Promise<Identity>>();
   const adminPath = join(dir, 'admin.kubeconfig');
   const reconcilerPath = join(dir, 'reconciler.kubeconfig');
   await cluster.writeKubeconfig(adminPath, adminCert);
@@ -178,6 +226,13 @@ export async function startRbacWorld(): Promise<RbacWorld> {
     },
     async applyAsAdmin(obj) {
       return JSON.parse(JSON.stringify(await admin.applyJson(obj as KubernetesObject, 'rbac-test-operator', true))) as KubeObject;
+    },
+    as(identity) {
+      if (identity === 'reconciler') return Promise.resolve(identityOf(reconcilerCert));
+      const key = JSON.stringify(identity);
+      let id = identities.get(key);
+      if (!id) identities.set(key, (id = issueClientCertificate(ca, identity).then(identityOf)));
+      return id;
     },
     async stop() {
       await kubelet.stop();
