@@ -3,38 +3,18 @@
  * exact args the renderer writes (paths of mounted volumes and ports translated, nothing else), and the
  * real agent bootstrapping the real apiserver. A flag that kube-apiserver or etcd rejects fails here.
  */
-import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../core/kube.ts';
-import { renderPoolSpirit } from '../../core/index.ts';
-import { KUBECTL } from '../../local/kube-bins/index.ts';
-import { pointedAt } from '../../local/kubelet/process/pool-spirit-process.ts';
-import { ContainerExitError, startRealControlPlane, type PodSpec, type RealControlPlane } from '../../local/kubelet/process/real-control-plane.ts';
-import { renderInput } from '../core/fixtures.ts';
+import { ContainerExitError, startRealControlPlane } from '../../local/kubelet/process/real-control-plane.ts';
 import { waitFor } from '../support/wait.ts';
-import { agentOptions, startHost, tempDir, withAgent, type Host } from '../agent/world.ts';
-
-const run = promisify(execFile);
-
-async function rendered(raw: Record<string, unknown> = {}) {
-  const out = await renderPoolSpirit(await renderInput({ existingPki: undefined, now: new Date(), raw }));
-  const deployment = out.objects.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { template: { spec: PodSpec } } };
-  const secrets = new Map(out.objects.filter((o) => o.kind === 'Secret').map((s) => [s.metadata.name, (s as KubeObject & { data: Record<string, string> }).data]));
-  const secret = async (name: string) => secrets.get(name) ?? Promise.reject(new Error(`no Secret ${name}`));
-  return { pod: deployment.spec.template.spec, secret, secrets, names: out.names };
-}
+import { agentOptions, startHost, withAgent, type Host } from '../agent/world.ts';
+import { renderedPod, startRealApiserver, type RealApiserver } from './real-apiserver.ts';
 
 describe('the rendered pool-spirit on the real kube-apiserver and etcd', () => {
   let host: Host;
-  let tmp: Awaited<ReturnType<typeof tempDir>>;
-  let plane: RealControlPlane;
-  let pod: PodSpec;
-  let kubeconfig: string;
+  let real: RealApiserver;
   const lines: string[] = [];
-  const kubectl = async (...args: string[]) => (await run(KUBECTL, ['--kubeconfig', kubeconfig, ...args])).stdout;
+  const kubectl = (...args: string[]) => real.kubectl(...args);
   /** `kubectl auth can-i` answers on stdout and exits 1 for "no". */
   const canI = (...args: string[]) =>
     kubectl('auth', 'can-i', ...args).then(
@@ -43,19 +23,12 @@ describe('the rendered pool-spirit on the real kube-apiserver and etcd', () => {
     );
 
   beforeAll(async () => {
-    tmp = await tempDir();
-    const r = await rendered();
-    pod = r.pod;
-    [host, plane] = await Promise.all([startHost(), startRealControlPlane({ pod: r.pod, secret: r.secret, log: (l) => lines.push(l) })]);
-    const agentSecret = r.secrets.get(r.names.agentSecret)!;
-    kubeconfig = join(tmp.dir, 'agent.kubeconfig');
-    await writeFile(kubeconfig, pointedAt(Buffer.from(agentSecret.kubeconfig!, 'base64').toString('utf8'), plane.apiServerUrl), { mode: 0o600 });
+    [host, real] = await Promise.all([startHost(), startRealApiserver({ log: (l) => lines.push(l) })]);
   }, 120_000);
 
   afterAll(async () => {
-    await plane?.stop();
+    await real?.stop();
     await host?.stop();
-    await tmp?.remove();
   });
 
   it('becomes ready (/readyz) and reports the built release', async () => {
@@ -66,24 +39,24 @@ describe('the rendered pool-spirit on the real kube-apiserver and etcd', () => {
   });
 
   it('runs exactly the rendered args: only mounted paths and ports differ, and each change is logged', async () => {
-    for (const [name, pid] of [['kube-apiserver', plane.pids.apiServer], ['etcd', plane.pids.etcd]] as const) {
+    for (const [name, pid] of [['kube-apiserver', real.plane.pids.apiServer], ['etcd', real.plane.pids.etcd]] as const) {
       const running = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean).slice(1);
-      const renderedArgs = pod.containers.find((c) => c.name === name)!.args!;
+      const renderedArgs = real.pod.containers.find((c) => c.name === name)!.args!;
       expect(running).toHaveLength(renderedArgs.length);
       const changed = renderedArgs.filter((arg, i) => running[i] !== arg).map((arg) => arg.slice(2, arg.indexOf('=')));
-      expect(changed.sort()).toEqual(plane.translations[name].map((t) => t.flag).sort());
-      for (const t of plane.translations[name]) {
+      expect(changed.sort()).toEqual(real.plane.translations[name].map((t) => t.flag).sort());
+      for (const t of real.plane.translations[name]) {
         expect(t.rendered, t.flag).toMatch(/^\/|:\d+|^\d+$/);
         expect(lines).toContain(`${name}: --${t.flag}=${t.rendered} → ${t.translated}`);
       }
     }
     // The flags that make it a pool-spirit are there unchanged.
-    const apiArgs = pod.containers.find((c) => c.name === 'kube-apiserver')!.args!;
+    const apiArgs = real.pod.containers.find((c) => c.name === 'kube-apiserver')!.args!;
     expect(apiArgs).toEqual(expect.arrayContaining(['--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction']));
   });
 
   it('the real agent applies the bootstrap to it: NodePool CRD Established, system:nodes bound to admin', async () => {
-    await withAgent(agentOptions(host, kubeconfig, { reportIntervalMs: 60_000 }), async () => {
+    await withAgent(agentOptions(host, real.kubeconfig, { reportIntervalMs: 60_000 }), async () => {
       const status = await waitFor(async () => {
         const s = await host.status();
         return s.bootstrap?.appliedHash ? s : undefined;
@@ -100,7 +73,7 @@ describe('the rendered pool-spirit on the real kube-apiserver and etcd', () => {
 
 describe('a rendered flag the real binary rejects', () => {
   it('fails the start with the binary\'s own message, as a crash-looping container shows it', async () => {
-    const r = await rendered({ apiServer: { extraArgs: { 'no-such-flag': 'x' } } });
+    const r = await renderedPod({ apiServer: { extraArgs: { 'no-such-flag': 'x' } } });
     const started = startRealControlPlane({ pod: r.pod, secret: r.secret });
     const err = await started.then(
       async (p) => {
