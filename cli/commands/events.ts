@@ -1,22 +1,51 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from '../command.ts';
 import { UsageError } from '../command.ts';
 import { DEFAULT_STATE_DIR, dlqFilePath, readDeadLetters } from '../../local/bus/dlq-store.ts';
 import { compilePattern, InvalidPatternError, matches } from '../../local/bus/pattern.ts';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../shared/bounded-json.ts';
+import { MAX_ENTRIES_SIZE_BYTES } from '../../events/put-events-limits.ts';
 
-/** Reads and parses a JSON file; a missing file or bad JSON is a usage error naming the file (exit 2). */
+/** A pattern or event file is read up to this many bytes: an event is at most 256 KB on EventBridge. */
+export const MAX_JSON_FILE_BYTES = MAX_ENTRIES_SIZE_BYTES;
+
+/** Reads at most `max` bytes; null when the file holds more (or never ends, like /dev/zero). */
+function readAtMost(file: string, max: number): Buffer | null {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(max + 1);
+    let size = 0;
+    while (size <= max) {
+      const n = readSync(fd, buf, size, max + 1 - size, null);
+      if (n === 0) return buf.subarray(0, size);
+      size += n;
+    }
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Reads and parses a JSON file, bounded in size and depth; a missing, endless, too large or too deep file
+ * or bad JSON is a usage error naming the flag and the file (exit 2).
+ */
 function readJsonFile(flag: string, file: unknown): unknown {
   if (typeof file !== 'string' || file === '') throw new UsageError(`--${flag} FILE is required`);
-  let text: string;
+  let bytes: Buffer | null;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readAtMost(file, MAX_JSON_FILE_BYTES);
   } catch (err) {
     throw new UsageError(`--${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+  if (bytes === null) {
+    throw new UsageError(`--${flag}: ${file} is over ${MAX_JSON_FILE_BYTES} bytes (the limit for a pattern or event file), or never ends`);
+  }
   try {
-    return JSON.parse(text);
+    return parseBoundedJson(bytes.toString('utf8'), { maxDepth: MAX_JSON_DEPTH });
   } catch (err) {
-    throw new UsageError(`--${flag}: ${file} is not valid JSON: ${(err as Error).message}`);
+    // "is nested deeper than 64 levels (the limit is 64)" or "is not valid JSON (<parser's reason>)"
+    throw new UsageError(`--${flag}: ${file} is ${err instanceof JsonLimitError ? err.message : `not valid JSON (${(err as Error).message})`}`);
   }
 }
 
@@ -29,7 +58,8 @@ export const testPatternCommand: Command = {
   },
   details: `
 Prints "true" when the event matches the pattern and "false" when it does not (exit 0 either way).
-An invalid pattern exits 2 with the reason, naming where in the pattern the problem is.
+An invalid pattern exits 2 with the reason, naming where in the pattern the problem is. Each file is read
+up to 256 KB and may nest JSON up to ${MAX_JSON_DEPTH} levels; more is refused (exit 2).
 
 Example:
   spiritctl events test-pattern --pattern rule.json --event notice.json`,

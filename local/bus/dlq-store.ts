@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { DeadLetter } from './types.ts';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, stringifyBounded } from '../../shared/bounded-json.ts';
 
 /** The local stack keeps its dead letters here, one JSON object per line. */
 export const DEFAULT_STATE_DIR = '.local';
@@ -10,10 +11,56 @@ export function dlqFilePath(stateDir: string = DEFAULT_STATE_DIR): string {
   return join(stateDir, DLQ_FILE_NAME);
 }
 
-export function appendDeadLetter(file: string, deadLetter: DeadLetter): void {
+/** Dead letters are serialised with these bounds: the event's own depth bound plus the two levels around it. */
+export const DLQ_LINE_LIMITS = { maxDepth: MAX_JSON_DEPTH + 2, maxBytes: 1024 * 1024 };
+
+/**
+ * The dead letter as it can be kept: whole when it serialises within DLQ_LINE_LIMITS, otherwise with the
+ * event cut down to its envelope (scalars only) and `eventOmitted` saying why. Never throws.
+ */
+export function storableDeadLetter(deadLetter: DeadLetter): { deadLetter: DeadLetter; line: string } {
+  try {
+    return { deadLetter, line: stringifyBounded(deadLetter, DLQ_LINE_LIMITS) };
+  } catch (err) {
+    const reason = err instanceof JsonLimitError ? err.message : String(err);
+    const e = (deadLetter.event ?? {}) as unknown as Record<string, unknown>;
+    const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 1000) : '');
+    const event = {
+      version: str(e.version),
+      id: str(e.id),
+      'detail-type': str(e['detail-type']),
+      source: str(e.source),
+      account: str(e.account),
+      time: str(e.time),
+      region: str(e.region),
+      resources: Array.isArray(e.resources) ? e.resources.filter((r) => typeof r === 'string').slice(0, 100).map(str) : [],
+      detail: {},
+    };
+    const kept: DeadLetter = {
+      eventId: str(deadLetter.eventId),
+      rule: str(deadLetter.rule),
+      eventBus: str(deadLetter.eventBus),
+      target: str(deadLetter.target),
+      deadLetterQueueArn: deadLetter.deadLetterQueueArn === null ? null : str(deadLetter.deadLetterQueueArn),
+      reason: deadLetter.reason,
+      error: str(deadLetter.error),
+      attempts: typeof deadLetter.attempts === 'number' ? deadLetter.attempts : 0,
+      firstAttemptAt: str(deadLetter.firstAttemptAt),
+      failedAt: str(deadLetter.failedAt),
+      event,
+      eventOmitted: `the event was not kept whole: it is ${reason}`,
+    };
+    return { deadLetter: kept, line: JSON.stringify(kept) };
+  }
+}
+
+/** Appends one dead letter (bounded, see storableDeadLetter) and returns what was written. */
+export function appendDeadLetter(file: string, deadLetter: DeadLetter): DeadLetter {
+  const stored = storableDeadLetter(deadLetter);
   mkdirSync(dirname(file), { recursive: true });
   // One write per line: a crash leaves at most one partial line, which readDeadLetters reports and skips.
-  appendFileSync(file, JSON.stringify(deadLetter) + '\n', { mode: 0o600 });
+  appendFileSync(file, stored.line + '\n', { mode: 0o600 });
+  return stored.deadLetter;
 }
 
 export interface DeadLetterFile {
@@ -30,7 +77,8 @@ export function readDeadLetters(file: string): DeadLetterFile {
     .forEach((line, i) => {
       if (!line.trim()) return;
       try {
-        result.deadLetters.push(JSON.parse(line) as DeadLetter);
+        // Bounded like the writer, so a line from an older or foreign writer cannot overflow `events dlq --json`.
+        result.deadLetters.push(parseBoundedJson(line, DLQ_LINE_LIMITS) as DeadLetter);
       } catch {
         result.badLines.push(i + 1);
       }

@@ -7,6 +7,7 @@ import {
   type ValueMatcher,
 } from './pattern-compile.ts';
 import { cidrContains, wildcardMatches } from './pattern-values.ts';
+import { MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../../shared/bounded-json.ts';
 
 export { InvalidPatternError } from './pattern-compile.ts';
 export type { CompiledPattern } from './pattern-compile.ts';
@@ -30,12 +31,15 @@ export type { CompiledPattern } from './pattern-compile.ts';
 /** Validates `pattern` (an object or its JSON text) and compiles it; throws InvalidPatternError naming the path. */
 export function compilePattern(pattern: unknown): CompiledPattern {
   let value = pattern;
+  // compileObject recurses once per level: the depth is checked first, without recursion.
   if (typeof pattern === 'string') {
     try {
-      value = JSON.parse(pattern);
+      value = parseBoundedJson(pattern, { maxDepth: MAX_JSON_DEPTH });
     } catch (err) {
-      throw new InvalidPatternError('', `not valid JSON (${(err as Error).message})`);
+      throw new InvalidPatternError('', (err as Error).message);
     }
+  } else if (valueDepthExceeds(pattern, MAX_JSON_DEPTH)) {
+    throw new InvalidPatternError('', `nested deeper than ${MAX_JSON_DEPTH} levels (the limit is ${MAX_JSON_DEPTH})`);
   }
   return compileObject(value, '');
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_EVENT_BUS } from '../../events/source.ts';
 import type { BusEvent } from './types.ts';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../shared/bounded-json.ts';
 
 import { entrySize, MAX_ENTRIES_PER_CALL, MAX_ENTRIES_SIZE_BYTES } from '../../events/put-events-limits.ts';
 
@@ -113,8 +114,13 @@ function acceptEntry(entry: PutEventsRequestEntry, index: number, ctx: PutEvents
   }
   let detail: unknown;
   try {
-    detail = JSON.parse(entry.Detail as string);
-  } catch {
+    // The call's total size is already bounded (256 KB); the depth bound keeps a 10,000-deep Detail from
+    // overflowing whatever walks the event later (delivery's copy, the targets, the dead-letter store).
+    detail = parseBoundedJson(entry.Detail as string, { maxDepth: MAX_JSON_DEPTH });
+  } catch (err) {
+    if (err instanceof JsonLimitError && err.kind === 'too-deep') {
+      return { failure: { code: 'MalformedDetail', message: `Detail is malformed: it is ${err.message}.` } };
+    }
     return { failure: { code: 'MalformedDetail', message: 'Detail is malformed.' } };
   }
   if (typeof detail !== 'object' || detail === null || Array.isArray(detail)) {

@@ -5,7 +5,8 @@ import { anyEventEnvelopeSchema } from '../../events/envelope.ts';
 import { DEFAULT_EVENT_BUS } from '../../events/source.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { Dispatcher, type ResolvedRule, scheduledEvent } from './delivery.ts';
-import { appendDeadLetter, dlqFilePath } from './dlq-store.ts';
+import { appendDeadLetter, dlqFilePath, storableDeadLetter } from './dlq-store.ts';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../../shared/bounded-json.ts';
 import { InvalidPatternError, matches, testEventPattern } from './pattern.ts';
 import {
   type EntryFailure,
@@ -109,8 +110,15 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
     reorderWindowMs,
     onActivity,
     onDeadLetter: (dl) => {
-      deadLetters.push(dl);
-      if (dlqFile) appendDeadLetter(dlqFile, dl);
+      // Never throws: the store bounds what it serialises, and a failed write is reported, not fatal.
+      const { deadLetter } = storableDeadLetter(dl);
+      deadLetters.push(deadLetter);
+      if (!dlqFile) return;
+      try {
+        appendDeadLetter(dlqFile, deadLetter);
+      } catch (err) {
+        process.stderr.write(`local bus: could not write dead letter ${deadLetter.eventId} to ${dlqFile}: ${(err as Error).message}\n`);
+      }
     },
   });
 
@@ -164,10 +172,11 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
     const operation = String(req.headers['x-amz-target'] ?? '');
     let parsed: Record<string, unknown>;
     try {
-      const value: unknown = body.length ? JSON.parse(body) : {};
+      const value: unknown = body.length ? parseBoundedJson(body, { maxDepth: MAX_JSON_DEPTH }) : {};
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
       parsed = value as Record<string, unknown>;
-    } catch {
+    } catch (err) {
+      if (err instanceof JsonLimitError && err.kind === 'too-deep') return sendError(res, 400, 'SerializationException', `request body is ${err.message}`);
       return sendError(res, 400, 'SerializationException', 'request body is not a JSON object');
     }
     if (operation === 'AWSEvents.PutEvents') {
@@ -186,8 +195,9 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
         if (typeof Event !== 'string') throw new PutEventsCallError('ValidationException', 'Event is required');
         let event: unknown;
         try {
-          event = JSON.parse(Event);
-        } catch {
+          event = parseBoundedJson(Event, { maxDepth: MAX_JSON_DEPTH });
+        } catch (err) {
+          if (err instanceof JsonLimitError && err.kind === 'too-deep') throw new PutEventsCallError('ValidationException', `Event is ${err.message}`);
           throw new PutEventsCallError('InvalidEventPatternException', 'Event is not valid JSON');
         }
         return sendJson(res, 200, { Result: testEventPattern(EventPattern, event) });
@@ -211,6 +221,8 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
     port,
     putEvents: (entries, region) => putEvents(entries, region),
     injectEvent(partial, eventBus = DEFAULT_EVENT_BUS) {
+      // The same depth bound as PutEvents' Detail (the envelope adds one level).
+      if (valueDepthExceeds(partial.detail, MAX_JSON_DEPTH)) throw new Error(`injectEvent: detail is nested deeper than ${MAX_JSON_DEPTH} levels (the limit is ${MAX_JSON_DEPTH})`);
       const event = anyEventEnvelopeSchema.parse({
         version: '0',
         id: randomUUID(),

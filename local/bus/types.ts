@@ -52,6 +52,8 @@ export interface DeadLetter {
   firstAttemptAt: string;
   failedAt: string;
   event: BusEvent;
+  /** Set when the event was too deep or too large to keep whole: `event` then holds its envelope and `detail: {}`. */
+  eventOmitted?: string;
 }
 
 export interface BusStats {

@@ -50,6 +50,48 @@ describe('spiritctl events test-pattern', () => {
   }, SPAWN_TIMEOUT_MS);
 });
 
+describe('spiritctl events test-pattern bounds its input', () => {
+  const STACK_TRACE = /^\s+at .+[:(]\d+:\d+\)?$/m;
+  // The real binary, killed after 30 s: an unbounded read of /dev/zero would run into the timeout (or out of memory).
+  async function bin(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return run(process.execPath, [join(ROOT, 'bin', 'spiritctl.mjs'), ...args], { cwd: ROOT, timeout: 30_000 }).then(
+      (ok) => ({ code: 0, stdout: ok.stdout, stderr: ok.stderr }),
+      (err: { code?: number; killed?: boolean; stdout?: string; stderr?: string }) => ({ code: err.killed ? null : (err.code ?? null), stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
+    );
+  }
+
+  it('refuses /dev/zero for --pattern and --event and a 20,000-deep pattern with exit 2 and the flag; a normal pattern still matches', async () => {
+    const deep = file('deep-pattern.json', '{"detail":'.repeat(20_000) + '{"a":[1]}' + '}'.repeat(20_000));
+    const yes = file('bounded-yes.json', JSON.stringify({ source: ['pool-spirit.forwarder'] }));
+    const [zeroPattern, zeroEvent, deepPattern, ok] = await Promise.all([
+      bin('events', 'test-pattern', '--pattern', '/dev/zero', '--event', event),
+      bin('events', 'test-pattern', '--pattern', yes, '--event', '/dev/zero'),
+      bin('events', 'test-pattern', '--pattern', deep, '--event', event),
+      bin('events', 'test-pattern', '--pattern', yes, '--event', event),
+    ]);
+    expect(zeroPattern.code).toBe(2);
+    expect(zeroPattern.stderr).toMatch(/--pattern: \/dev\/zero is over 262144 bytes \(the limit for a pattern or event file\), or never ends/);
+    expect(zeroEvent.code).toBe(2);
+    expect(zeroEvent.stderr).toMatch(/--event: \/dev\/zero is over 262144 bytes/);
+    expect(deepPattern.code).toBe(2);
+    expect(deepPattern.stderr).toMatch(/--pattern: .*deep-pattern\.json is nested deeper than 64 levels \(the limit is 64\)/);
+    for (const r of [zeroPattern, zeroEvent, deepPattern]) {
+      expect(r.stdout).toBe('');
+      expect(r.stderr).not.toMatch(/Maximum call stack|RangeError/);
+      expect(r.stderr).not.toMatch(STACK_TRACE);
+      // Said once (the other line is the CLI's usual "Run ... --help" hint).
+      expect(r.stderr.match(/ is (over|nested deeper)/g)).toHaveLength(1);
+    }
+    expect(ok).toMatchObject({ code: 0, stdout: 'true\n' });
+  }, 60_000);
+
+  it('refuses a 20,000-deep event in process, naming --event', async () => {
+    const deepEvent = file('deep-event.json', '{"detail":'.repeat(20_000) + '1' + '}'.repeat(20_000));
+    const yes = file('bounded-yes2.json', JSON.stringify({ source: ['pool-spirit.forwarder'] }));
+    await expect(testPatternCommand.run({ values: { pattern: yes, event: deepEvent }, positionals: [] })).rejects.toThrow(/--event: .*deep-event\.json is nested deeper than 64 levels/);
+  });
+});
+
 const sampleDeadLetter: DeadLetter = {
   eventId: 'e-1',
   rule: 'reconcile-rule-1',
