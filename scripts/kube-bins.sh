@@ -17,6 +17,8 @@ targets=(
   "kube-apiserver|tools/kube|k8s.io/kubernetes/cmd/kube-apiserver|v1.36.3"
   "kube-controller-manager|tools/kube|k8s.io/kubernetes/cmd/kube-controller-manager|v1.36.3"
   "kube-scheduler|tools/kube|k8s.io/kubernetes/cmd/kube-scheduler|v1.36.3"
+  # The next bundle's apiserver: a rollout in the tests upgrades v1.36.3 to it.
+  "kube-apiserver-v1.37.2|tools/kube-next|k8s.io/kubernetes/cmd/kube-apiserver|v1.37.2"
   "etcd|tools/etcd|go.etcd.io/etcd/server/v3|etcd"
   "etcdctl|tools/etcd|go.etcd.io/etcd/etcdctl/v3|etcd"
   # The local API's protobuf pointer-field table, read from the same release's Go types (test/kube-api/protobuf).

@@ -9,10 +9,15 @@ export type BundleVersions = Record<ComponentName, string>;
 /** Bundle version → component versions. A rollout moves pools from one bundle to the next. */
 export type BundleCatalog = Record<string, BundleVersions>;
 
+/**
+ * Releases in upstream support. The local stack builds each of them from pinned Go modules (tools/kube,
+ * tools/kube-next, tools/etcd) and its catalog of local binaries (local/kube-bins) realises each bundle, so a
+ * rollout between them in the tests upgrades one real kube-apiserver to the next.
+ */
 export const DEFAULT_BUNDLES: BundleCatalog = {
-  '0.1.0': { apiServer: 'v1.30.14', etcd: '3.5.21-0', agent: '0.1.0' },
+  '0.1.0': { apiServer: 'v1.36.3', etcd: '3.6.16-0', agent: '0.1.0' },
   // Same etcd: a bundle step changes one minor of kube-apiserver, as kube's version-skew policy allows.
-  '0.2.0': { apiServer: 'v1.31.10', etcd: '3.5.21-0', agent: '0.2.0' },
+  '0.2.0': { apiServer: 'v1.37.2', etcd: '3.6.16-0', agent: '0.2.0' },
 };
 export const DEFAULT_BUNDLE_VERSION = '0.1.0';
 
@@ -47,7 +52,7 @@ export const DEFAULT_RESOURCES: Record<ComponentName, ResourceRequirements> = {
 export const ETCD_WAL_PREALLOCATION_BYTES = 128 * 2 ** 20;
 
 /**
- * Storage defaults, chosen from measurements of etcd 3.4/3.5 with its data dir on tmpfs (REFERENCE.md):
+ * Storage defaults, chosen from measurements of etcd 3.4/3.5 with its data dir on tmpfs (docs/probes.md):
  * - quota 512Mi: without a quota a patch storm grew the db to 681 MB in 120 s and RSS + tmpfs past 3 GB;
  *   with a quota, etcd refuses writes (NOSPACE) instead of being OOM-killed. 512Mi + 128Mi of WAL stays
  *   inside the 1Gi volume. (The agent compacts, defragments and disarms NOSPACE; etcd keeps the alarm set

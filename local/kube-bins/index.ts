@@ -12,11 +12,43 @@ import { fileURLToPath } from 'node:url';
 
 export const KUBE_BINS_DIR = fileURLToPath(new URL('../../.cache/kube-bins/bin/', import.meta.url));
 
-export type KubeBinary = 'kubectl' | 'pointer-fields' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'etcd' | 'etcdctl';
+export type KubeBinary =
+  | 'kubectl'
+  | 'pointer-fields'
+  | 'kube-apiserver'
+  | 'kube-apiserver-v1.37.2'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'etcd'
+  | 'etcdctl';
+
+/**
+ * Which local build realises each component release a bundle names (core/poolspirit/defaults.ts): the
+ * process kubelet runs the binary of the release in the container's image tag. etcd's tag carries an image
+ * revision (`3.6.16-0`); the binary is the release before it.
+ */
+export const LOCAL_RELEASES = {
+  'kube-apiserver': { 'v1.36.3': 'kube-apiserver', 'v1.37.2': 'kube-apiserver-v1.37.2' },
+  etcd: { '3.6.16': 'etcd' },
+} as const satisfies Record<string, Record<string, KubeBinary>>;
+
+export type ReleasedComponent = keyof typeof LOCAL_RELEASES;
+
+/** The local binary for `image` (`registry/name:tag`) of a component, or an error naming what exists. */
+export function binaryForImage(component: ReleasedComponent, image: string): KubeBinary {
+  const tag = image.slice(image.lastIndexOf(':') + 1);
+  const release = component === 'etcd' ? tag.replace(/-\d+$/, '') : tag;
+  const releases: Record<string, KubeBinary> = LOCAL_RELEASES[component];
+  const binary = releases[release];
+  if (!binary) {
+    throw new Error(`no local build of ${component} ${release} (image ${image}); built releases: ${Object.keys(releases).join(', ')} — add one to tools/ and scripts/kube-bins.sh`);
+  }
+  return binary;
+}
 
 /** KUBECTL, POINTER_FIELDS, … */
 function envName(name: KubeBinary): string {
-  return name.toUpperCase().replaceAll('-', '_');
+  return name.toUpperCase().replace(/[^A-Z0-9]/g, '_');
 }
 
 export function kubeBinaryPath(name: KubeBinary): string {

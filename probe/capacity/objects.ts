@@ -30,7 +30,7 @@ export function podName(i: number): string {
 }
 
 const IMAGES = [
-  'registry.k8s.io/kube-proxy:v1.30.14',
+  'registry.k8s.io/kube-proxy:v1.36.3',
   'docker.io/openyurt/yurthub:v1.6.0',
   'docker.io/flannel/flannel:v0.25.6',
   'registry.k8s.io/pause:3.9',
@@ -90,7 +90,7 @@ export function nodeObject(i: number, objectBytes: number): Json {
       nodeInfo: {
         machineID: hex(i, 32), systemUUID: hex(i + 7, 32), bootID: hex(i + 13, 32),
         kernelVersion: '6.1.0-27-arm64', osImage: 'Debian GNU/Linux 12 (bookworm)', containerRuntimeVersion: 'containerd://1.7.22',
-        kubeletVersion: 'v1.30.14', kubeProxyVersion: 'v1.30.14', operatingSystem: 'linux', architecture: 'arm64',
+        kubeletVersion: 'v1.36.3', kubeProxyVersion: 'v1.36.3', operatingSystem: 'linux', architecture: 'arm64',
       },
       images: [] as Json[],
     },

@@ -77,7 +77,7 @@ describe('stableHash', () => {
 });
 
 describe('poolSpiritStatus', () => {
-  const render = { endpoint: 'https://x:443', versions: { bundle: '0.1.0', etcd: '3.5.21-0' }, bootstrapHash: 'h1', pki: { notAfter: '2027-01-01T00:00:00Z', caNotAfter: '2036-01-01T00:00:00Z' } };
+  const render = { endpoint: 'https://x:443', versions: { bundle: '0.1.0', etcd: '3.6.16-0' }, bootstrapHash: 'h1', pki: { notAfter: '2027-01-01T00:00:00Z', caNotAfter: '2036-01-01T00:00:00Z' } };
   const ready = { exists: true, upToDate: true, ready: true, currentVersions: { bundle: '0.1.0' } };
   const base: StatusInputs = { generation: 3, now: NOW, render, secretsApplied: true, workload: ready };
   const cond = (s: PoolSpiritStatus, type: string) => s.conditions!.find((c) => c.type === type)!;

@@ -226,11 +226,11 @@ describe('renderPoolSpirit: stability', () => {
     const first = await renderPoolSpirit(await renderInput());
     const live = find(first, 'Deployment');
     const next = await renderPoolSpirit(
-      await renderInput({ existingPki: pkiOf(first), liveWorkload: live, raw: { etcd: { version: '3.5.22-0' }, apiServer: { version: 'v1.30.15' } } }),
+      await renderInput({ existingPki: pkiOf(first), liveWorkload: live, raw: { etcd: { version: '3.6.17-0' }, apiServer: { version: 'v1.36.4' } } }),
     );
     expect(next.changes).toEqual([
-      { component: 'apiServer', from: 'v1.30.14', to: 'v1.30.15', kind: 'roll' },
-      { component: 'etcd', from: '3.5.21-0', to: '3.5.22-0', kind: 'reseed' },
+      { component: 'apiServer', from: 'v1.36.3', to: 'v1.36.4', kind: 'roll' },
+      { component: 'etcd', from: '3.6.16-0', to: '3.6.17-0', kind: 'reseed' },
     ]);
     expect(first.changes).toEqual([]);
   });

@@ -20,8 +20,8 @@ describe('parsePoolSpiritSpec', () => {
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.spec.version).toBe('0.1.0');
-    expect(r.spec.apiServer.image).toBe('registry.k8s.io/kube-apiserver:v1.30.14');
-    expect(r.spec.etcd.image).toBe('registry.k8s.io/etcd:3.5.21-0');
+    expect(r.spec.apiServer.image).toBe('registry.k8s.io/kube-apiserver:v1.36.3');
+    expect(r.spec.etcd.image).toBe('registry.k8s.io/etcd:3.6.16-0');
     expect(r.spec.etcd.storage).toEqual({
       medium: 'Memory',
       sizeLimit: '1Gi',
@@ -41,7 +41,7 @@ describe('parsePoolSpiritSpec', () => {
     if (!r.ok) throw new Error(JSON.stringify(r.issues));
     expect(r.spec.apiServer.image).toBe('registry.k8s.io/kube-apiserver:v1.31.2');
     expect(r.spec.apiServer.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '2Gi' } });
-    expect(r.spec.etcd.version).toBe('3.5.21-0');
+    expect(r.spec.etcd.version).toBe('3.6.16-0');
   });
 
   it('rejects an extraArgs flag the product owns, naming the flag and why', () => {

@@ -4,7 +4,9 @@
  * real agent bootstrapping the real apiserver. A flag that kube-apiserver or etcd rejects fails here.
  */
 import { readFile } from 'node:fs/promises';
+import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_BUNDLE_VERSION, DEFAULT_BUNDLES } from '../../core/poolspirit/defaults.ts';
 import { ContainerExitError, startRealControlPlane } from '../../local/kubelet/process/real-control-plane.ts';
 import { waitFor } from '../support/wait.ts';
 import { agentOptions, startHost, withAgent, type Host } from '../agent/world.ts';
@@ -85,5 +87,27 @@ describe('a rendered flag the real binary rejects', () => {
     expect(err).toBeInstanceOf(ContainerExitError);
     expect((err as ContainerExitError).container).toBe('kube-apiserver');
     expect((err as ContainerExitError).lastLines).toContain('unknown flag: --no-such-flag');
+  }, 120_000);
+});
+
+describe('every bundle on its real release', () => {
+  const others = Object.entries(DEFAULT_BUNDLES).filter(([bundle]) => bundle !== DEFAULT_BUNDLE_VERSION);
+
+  it.each(others)('bundle %s: the rendered pod runs the built kube-apiserver of its release and becomes ready', async (bundle, versions) => {
+    const r = await renderedPod({ version: bundle });
+    const plane = await startRealControlPlane({ pod: r.pod, secret: r.secret });
+    try {
+      // /version is public (system:public-info-viewer): no client certificate needed.
+      const version = await new Promise<{ gitVersion: string }>((resolve, reject) => {
+        request(`${plane.apiServerUrl}/version`, { ca: plane.caPem }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c));
+          res.on('end', () => resolve(JSON.parse(body) as { gitVersion: string }));
+        }).on('error', reject).end();
+      });
+      expect(version.gitVersion).toBe(versions.apiServer);
+    } finally {
+      await plane.stop();
+    }
   }, 120_000);
 });

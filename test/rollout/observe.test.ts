@@ -5,7 +5,7 @@ import type { LivePoolSpirit } from '../../core/rollout/index.ts';
 const cond = (type: string, status: 'True' | 'False', reason = type, message = '') => ({ type, status, reason, message, lastTransitionTime: '2026-01-01T00:00:00Z' });
 
 function spirit(over: { generation?: number; observed?: number; spec?: Record<string, unknown>; available?: boolean; leader?: boolean; current?: Record<string, string>; desired?: Record<string, string>; phase?: string; message?: string } = {}): LivePoolSpirit {
-  const versions = { bundle: '0.2.0', apiServer: 'v1.30.14', etcd: '3.5.21-0', agent: '0.1.0' };
+  const versions = { bundle: '0.2.0', apiServer: 'v1.36.3', etcd: '3.6.16-0', agent: '0.1.0' };
   return {
     metadata: { name: 'p', generation: over.generation ?? 2 },
     spec: over.spec ?? { nodePool: 'p', version: '0.2.0' },

@@ -16,7 +16,7 @@ import { request as httpsRequest } from 'node:https';
 import { dirname, join } from 'node:path';
 import { APISERVER_PORT, ETCD_CLIENT_PORT, ETCD_METRICS_PORT, ETCD_PEER_PORT } from '../../../core/render/layout.ts';
 import { freePorts } from '../../etcd/launch.ts';
-import { requireKubeBinary } from '../../kube-bins/index.ts';
+import { binaryForImage, requireKubeBinary } from '../../kube-bins/index.ts';
 import { translateContainerArgs, type ArgTranslation } from './container-args.ts';
 import { cleanupOnExit } from './exit-cleanup.ts';
 
@@ -26,6 +26,7 @@ interface VolumeMount {
 }
 export interface PodContainer {
   name: string;
+  image?: string;
   args?: string[];
   volumeMounts?: VolumeMount[];
 }
@@ -84,11 +85,15 @@ const STOP_GRACE_MS = 5_000;
 export async function startRealControlPlane(opts: StartRealControlPlaneOptions): Promise<RealControlPlane> {
   const log = opts.log ?? (() => undefined);
   const deadline = Date.now() + (opts.readyDeadlineMs ?? 60_000);
-  const binaries = { etcd: requireKubeBinary('etcd'), 'kube-apiserver': requireKubeBinary('kube-apiserver') };
   const container = (name: 'etcd' | 'kube-apiserver') => {
     const found = opts.pod.containers.find((c) => c.name === name);
     if (!found) throw new Error(`pod has no container "${name}"`);
     return found;
+  };
+  // The release in each container's image tag picks the build that runs it.
+  const binaries = {
+    etcd: requireKubeBinary(binaryForImage('etcd', container('etcd').image ?? '')),
+    'kube-apiserver': requireKubeBinary(binaryForImage('kube-apiserver', container('kube-apiserver').image ?? '')),
   };
   const workDir = await mkdtemp(join(WORK_ROOT, 'pool-spirit-real-'));
   const forget = cleanupOnExit(() => rmSync(workDir, { recursive: true, force: true }));
