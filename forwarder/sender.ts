@@ -16,7 +16,32 @@ export interface SenderOptions {
   initialRetryDelayMs?: number;
   maxRetryDelayMs?: number;
   now?: () => number;
+  /** Called once for each entry the bus refused for good (a non-retryable ErrorCode); default: nothing. */
+  onRejected?: (rejection: Rejection) => void;
 }
+
+/** An entry the bus refused with an error that resending cannot fix. */
+export interface Rejection {
+  key: string;
+  errorCode: string;
+  errorMessage: string;
+}
+
+/**
+ * PutEvents' per-entry errors that EventBridge documents as non-retryable (PutEventsResultEntry.ErrorCode).
+ * Resending such an entry fails the same way every time, so it is counted, reported and dropped; any other
+ * code (InternalFailure, ThrottlingException, one added later) is resent with backoff.
+ */
+export const NON_RETRYABLE_ENTRY_ERRORS: ReadonlySet<string> = new Set([
+  'AccessDeniedException',
+  'InvalidAccountIdException',
+  'InvalidArgument',
+  'MalformedDetail',
+  'RedactionFailure',
+  'NotAuthorizedForSourceException',
+  'NotAuthorizedForDetailTypeException',
+]);
+const KEPT_REJECTIONS = 20;
 
 export interface SenderStats {
   received: number;
@@ -25,6 +50,10 @@ export interface SenderStats {
   batches: number;
   failedEntryAttempts: number;
   failedCalls: number;
+  /** Entries refused for good (non-retryable ErrorCode): reported, never resent. */
+  rejected: number;
+  /** The latest rejections, newest last (at most 20). */
+  recentRejections: Rejection[];
   pendingKeys: number;
   inFlightEntries: number;
   /** Age of the oldest notice not yet accepted by the bus: the forwarder's lag. */
@@ -46,11 +75,15 @@ interface Pending {
 /**
  * Coalesces change notices per key, sends them in PutEvents batches within EventBridge's limits, and
  * re-sends exactly the entries the bus reports as failed, with backoff, until they are accepted. Nothing
- * is dropped: an entry leaves only when the bus accepted it or a newer notice for the same key replaced it.
+ * is dropped silently: an entry leaves when the bus accepted it, a newer notice for the same key replaced
+ * it, or the bus refused it with a non-retryable error — counted in `rejected`, kept in
+ * `recentRejections` and passed to `onRejected`, because resending could never succeed.
  */
 export class EventSender {
   private readonly port: PutEventsPort;
-  private readonly opts: Required<Omit<SenderOptions, 'now'>>;
+  private readonly opts: Required<Omit<SenderOptions, 'now' | 'onRejected'>>;
+  private readonly onRejected: (rejection: Rejection) => void;
+  private readonly recentRejections: Rejection[] = [];
   private readonly now: () => number;
   private readonly pending = new Map<string, Pending>();
   private readonly inFlight = new Map<string, Pending>();
@@ -61,12 +94,13 @@ export class EventSender {
   private timerDueAt = Infinity;
   private batchesInFlight = 0;
   private stopped = false;
-  private readonly counters = { received: 0, coalesced: 0, sent: 0, batches: 0, failedEntryAttempts: 0, failedCalls: 0 };
+  private readonly counters = { received: 0, coalesced: 0, sent: 0, batches: 0, failedEntryAttempts: 0, failedCalls: 0, rejected: 0 };
   private lastError: string | undefined;
 
   constructor(port: PutEventsPort, options: SenderOptions = {}) {
     this.port = port;
     this.now = options.now ?? Date.now;
+    this.onRejected = options.onRejected ?? (() => undefined);
     this.opts = {
       coalesceWindowMs: options.coalesceWindowMs ?? 200,
       maxPendingKeys: options.maxPendingKeys ?? 10_000,
@@ -112,6 +146,7 @@ export class EventSender {
       pendingKeys: this.pending.size,
       inFlightEntries: this.inFlight.size,
       oldestPendingAgeMs: oldest === Infinity ? 0 : this.now() - oldest,
+      recentRejections: [...this.recentRejections],
       lastError: this.lastError,
     };
   }
@@ -202,6 +237,14 @@ export class EventSender {
       if (result?.ErrorCode) {
         this.counters.failedEntryAttempts += 1;
         this.lastError = `${result.ErrorCode}: ${result.ErrorMessage ?? ''}`.trim();
+        if (NON_RETRYABLE_ENTRY_ERRORS.has(result.ErrorCode)) {
+          const rejection = { key: p.key, errorCode: result.ErrorCode, errorMessage: result.ErrorMessage ?? '' };
+          this.counters.rejected += 1;
+          this.recentRejections.push(rejection);
+          if (this.recentRejections.length > KEPT_REJECTIONS) this.recentRejections.shift();
+          this.onRejected(rejection);
+          return;
+        }
       }
       // A newer notice for this key is already queued: it carries everything this one did.
       if (this.pending.has(p.key) || p.version !== versions[i]) {

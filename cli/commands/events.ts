@@ -1,53 +1,14 @@
-import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from '../command.ts';
 import { UsageError } from '../command.ts';
 import { DEFAULT_STATE_DIR, dlqFilePath, readDeadLetters } from '../../local/bus/dlq-store.ts';
 import { compilePattern, InvalidPatternError, matches } from '../../local/bus/pattern.ts';
-import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../shared/bounded-json.ts';
+import { MAX_JSON_DEPTH } from '../../shared/bounded-json.ts';
+import { readJsonFile } from '../json-input.ts';
 import { MAX_ENTRIES_SIZE_BYTES } from '../../events/put-events-limits.ts';
 
 /** A pattern or event file is read up to this many bytes: an event is at most 256 KB on EventBridge. */
 export const MAX_JSON_FILE_BYTES = MAX_ENTRIES_SIZE_BYTES;
-
-/** Reads at most `max` bytes; null when the file holds more (or never ends, like /dev/zero). */
-function readAtMost(file: string, max: number): Buffer | null {
-  const fd = openSync(file, 'r');
-  try {
-    const buf = Buffer.alloc(max + 1);
-    let size = 0;
-    while (size <= max) {
-      const n = readSync(fd, buf, size, max + 1 - size, null);
-      if (n === 0) return buf.subarray(0, size);
-      size += n;
-    }
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Reads and parses a JSON file, bounded in size and depth; a missing, endless, too large or too deep file
- * or bad JSON is a usage error naming the flag and the file (exit 2).
- */
-function readJsonFile(flag: string, file: unknown): unknown {
-  if (typeof file !== 'string' || file === '') throw new UsageError(`--${flag} FILE is required`);
-  let bytes: Buffer | null;
-  try {
-    bytes = readAtMost(file, MAX_JSON_FILE_BYTES);
-  } catch (err) {
-    throw new UsageError(`--${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  if (bytes === null) {
-    throw new UsageError(`--${flag}: ${file} is over ${MAX_JSON_FILE_BYTES} bytes (the limit for a pattern or event file), or never ends`);
-  }
-  try {
-    return parseBoundedJson(bytes.toString('utf8'), { maxDepth: MAX_JSON_DEPTH });
-  } catch (err) {
-    // "is nested deeper than 64 levels (the limit is 64)" or "is not valid JSON (<parser's reason>)"
-    throw new UsageError(`--${flag}: ${file} is ${err instanceof JsonLimitError ? err.message : `not valid JSON (${(err as Error).message})`}`);
-  }
-}
+const readPatternOrEvent = (flag: string, file: unknown) => readJsonFile(flag, file, MAX_JSON_FILE_BYTES, 'a pattern or event file');
 
 export const testPatternCommand: Command = {
   path: ['events', 'test-pattern'],
@@ -64,8 +25,8 @@ up to 256 KB and may nest JSON up to ${MAX_JSON_DEPTH} levels; more is refused (
 Example:
   spiritctl events test-pattern --pattern rule.json --event notice.json`,
   async run({ values }) {
-    const pattern = readJsonFile('pattern', values.pattern);
-    const event = readJsonFile('event', values.event);
+    const pattern = readPatternOrEvent('pattern', values.pattern);
+    const event = readPatternOrEvent('event', values.event);
     if (typeof event !== 'object' || event === null || Array.isArray(event)) {
       throw new UsageError(`--event: ${String(values.event)} must hold a JSON object`);
     }

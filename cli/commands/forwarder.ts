@@ -35,6 +35,8 @@ export const forwarderCommand: Command = {
     const forwarder = new Forwarder({
       clusterId, kubeConfig, bus: eventBridgePutEvents(client),
       eventBusName: values['event-bus'] as string | undefined, namespace: values.namespace as string,
+      // A notice the bus refuses for good is said once, as a JSON line, and counted in /metrics.
+      sender: { onRejected: (r) => process.stderr.write(`${JSON.stringify({ level: 'error', message: 'notice refused by the bus; not re-sent', ...r })}\n`) },
     });
     forwarder.start();
     const server = createServer((req, res) => {

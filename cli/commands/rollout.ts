@@ -3,10 +3,13 @@
  * own handler in process against the state table (and the clusters it names), so what the CLI does is
  * exactly what the deployed function does. Heavy modules load inside run().
  */
-import { readFileSync } from 'node:fs';
 import type { Command, OptionSpec } from '../command.ts';
 import { UsageError } from '../command.ts';
 import { parseLabel } from './clusters.ts';
+import { parseJsonFlag, readJsonFile } from '../json-input.ts';
+
+/** The largest --patch accepted, inline or from a file. */
+const MAX_PATCH_BYTES = 256 * 1024;
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';
 
 const outputFlags: Record<string, OptionSpec> = {
@@ -128,20 +131,8 @@ ${STATE_TABLE_DETAILS}`,
     let patch: Record<string, unknown> | undefined;
     if (values.patch !== undefined) {
       const raw = String(values.patch);
-      let text = raw;
-      if (raw.startsWith('@')) {
-        try {
-          text = readFileSync(raw.slice(1), 'utf8');
-        } catch (err) {
-          throw new UsageError(`--patch: cannot read ${raw.slice(1)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-        }
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch (err) {
-        throw new UsageError(`--patch: not valid JSON: ${(err as Error).message}`);
-      }
+      // `@FILE` or inline: either way bounded (a spec patch is a few KB; 256 KB is far beyond any real one).
+      const parsed = raw.startsWith('@') ? readJsonFile('patch', raw.slice(1), MAX_PATCH_BYTES, 'a spec patch') : parseJsonFlag('patch', raw, MAX_PATCH_BYTES);
       // `null` would otherwise be dropped silently and the rollout start without the change asked for.
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
         throw new UsageError(`--patch: expected a JSON object (a merge patch on spec), got ${JSON.stringify(parsed) ?? typeof parsed}`);

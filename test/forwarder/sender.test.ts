@@ -73,6 +73,33 @@ describe('EventSender', () => {
     for (const call of bus.calls) expect(call.length).toBeLessThanOrEqual(10);
   });
 
+  it('drops an entry refused with a non-retryable error once, reporting it, and still resends retryable ones', async () => {
+    const bus = new RecordingBus();
+    const codes: Record<string, string> = { bad: 'MalformedDetail', denied: 'NotAuthorizedForSourceException' };
+    bus.putEvents = async function (entries) {
+      this.calls.push(entries);
+      return entries.map((e) => {
+        const key = JSON.parse(e.Detail!).key as string;
+        if (codes[key]) return { ErrorCode: codes[key], ErrorMessage: `${key} refused` };
+        if (key === 'slow' && this.calls.length < 3) return { ErrorCode: 'ThrottlingException', ErrorMessage: 'slow down' };
+        this.accepted.push(e);
+        return { EventId: `id-${this.accepted.length}` };
+      });
+    };
+    const rejected: string[] = [];
+    const sender = new EventSender(bus, { coalesceWindowMs: 1, initialRetryDelayMs: 5, onRejected: (r) => rejected.push(`${r.key}:${r.errorCode}`) });
+    for (const key of ['bad', 'denied', 'slow', 'ok']) await sender.enqueue(key, entry(key));
+    await sender.idle();
+    expect(rejected.sort()).toEqual(['bad:MalformedDetail', 'denied:NotAuthorizedForSourceException']);
+    const sends = bus.calls.flat().map((e) => JSON.parse(e.Detail!).key as string);
+    expect(sends.filter((k) => k === 'bad')).toHaveLength(1);
+    expect(sends.filter((k) => k === 'denied')).toHaveLength(1);
+    expect(sends.filter((k) => k === 'slow').length).toBeGreaterThan(1);
+    expect(bus.accepted.map((e) => JSON.parse(e.Detail!).key).sort()).toEqual(['ok', 'slow']);
+    expect(sender.stats()).toMatchObject({ rejected: 2, pendingKeys: 0, inFlightEntries: 0 });
+    expect(sender.stats().recentRejections.map((r) => r.key).sort()).toEqual(['bad', 'denied']);
+  });
+
   it('retries a whole call that throws (throttling) without losing entries', async () => {
     const bus = new RecordingBus();
     bus.failCall = (n) => n <= 2;

@@ -24,7 +24,7 @@ describe('spiritctl processes with bad arguments', () => {
     await dynamo?.stop();
   });
 
-  it('exit 2 with a message naming the flag and no stack trace (21 commands)', async () => {
+  it('exit 2 with a message naming the flag and no stack trace (23 commands)', async () => {
     const state = () => ['--dynamo-endpoint', dynamo.endpoint, '--table', TABLE];
     const cases: [string[], string][] = [
       [['rollout', 'start', '--version', '0.2.0', '--soak', '5 minutes', ...state()], '--soak'],
@@ -32,6 +32,9 @@ describe('spiritctl processes with bad arguments', () => {
       [['rollout', 'start', '--version', '0.2.0', '--dynamo-endpoint', ''], '--dynamo-endpoint'],
       [['rollout', 'start', '--version', '0.2.0', '--selector', 'region'], '--selector'],
       [['rollout', 'start', '--patch', '{"agent":'], '--patch'],
+      // Unbounded or deeply nested input is refused, not read forever or recursed into.
+      [['rollout', 'start', '--patch', '@/dev/zero'], '--patch'],
+      [['rollout', 'start', '--patch', `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`], '--patch'],
       [['rollout', 'start', '--version', '0.2.0', '--table', 'x'], '--table'],
       [['rollout', 'start', '--version', '0.2.0', '--dynamo-endpoint', 'localhost:8000'], '--dynamo-endpoint'],
       [['rollout', 'pause', '--no-such-flag'], '--no-such-flag'],
