@@ -1,5 +1,5 @@
 /**
- * Fleet audit benchmark (issue 6): converge a local fleet (default 20 clusters × 50 pools, sim mode), stop
+ * Fleet audit benchmark: converge a local fleet (default 20 clusters × 50 pools, sim mode), stop
  * the forwarders (the outage audits exist for: nothing else will notice the drift), inject one drift of each
  * kind into its own cluster, audit the whole fleet once, check every injected drift is found with the right
  * kind and pool, let the requested reconciles run, audit again and check the fixable ones are gone.

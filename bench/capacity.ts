@@ -1,5 +1,5 @@
 /**
- * The full capacity probe (issue 5): 500 Nodes + 1,000 Pods of ~8 KB, 500 leader-election contenders at
+ * The full capacity probe: 500 Nodes + 1,000 Pods of ~8 KB, 500 leader-election contenders at
  * YurtHub's real durations, a 120 s patch storm with the product's and upstream's etcd settings. Prints
  * the probe's JSON report plus a floor measured in the same run: raw etcd put throughput of the same
  * objects at the same concurrency (no apiserver), so the API's write figures read against etcd's own.

@@ -1,5 +1,5 @@
 /**
- * Local fleet benchmark (issue 4): how fast the whole system converges a fleet from empty, against the local
+ * Local fleet benchmark: how fast the whole system converges a fleet from empty, against the local
  * API's own write throughput measured in the same run; event-to-Available latency of a new pool; how many
  * bus events one change costs. `npm run bench -- fleet [--clusters 20] [--pools 50] [--latency-samples 20]`
  */

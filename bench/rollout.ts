@@ -1,5 +1,5 @@
 /**
- * Fleet rollout benchmark (issue 6): on the local fleet (default 20 clusters × 50 pools, sim kubelet),
+ * Fleet rollout benchmark: on the local fleet (default 20 clusters × 50 pools, sim kubelet),
  * a rollout with a canary and waves runs to Succeeded, then a rollout whose new version never becomes
  * healthy in one cluster stops and rolls back by itself. Reports the phases' times and what the rollout
  * cost: state-table write units, apiserver reads and writes per cluster, and the reconciles it caused.

@@ -1,8 +1,8 @@
 import type { PoolSpiritStatus } from './poolspirit/api.ts';
 
 /**
- * Thresholds for the agent's etcd maintenance and the audit's drift checks, from the measurements in
- * REFERENCE.md: deleting data frees nothing until compaction + defragmentation, a defrag of an 86-256 MB db
+ * Thresholds for the agent's etcd maintenance and the audit's drift checks, from measurements of etcd with
+ * its data dir on tmpfs (500 Nodes + 1,000 Pods of ~8 KB, patch storms; figures in docs/probes.md): deleting data frees nothing until compaction + defragmentation, a defrag of an 86-256 MB db
  * blocks every request for 0.9-2.3 s and briefly adds 200-400 MB of RSS, and once the quota trips etcd
  * refuses every write until its NOSPACE alarm is disarmed.
  */

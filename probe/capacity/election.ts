@@ -11,8 +11,8 @@
  * nodes acting as leader at once. Zero overlaps can still be luck, so the margin is reported too: for each
  * leader, the time from its end of belief to the expiry of the Lease it last renewed — the window in which
  * nobody else could yet take over. By design it is leaseDuration − renewDeadline − retryPeriod for a hang
- * right after a renew; request latency and timer lateness eat into it (REFERENCE.md: 82 ms left at
- * N = 1000 and ×0.1 durations).
+ * right after a renew; request latency and timer lateness eat into it (measured on raw etcd with client-go
+ * Lease semantics: 82 ms left at N = 1000 and ×0.1 durations).
  */
 import type { KubeHttp } from './kube-http.ts';
 import { unexpected } from './kube-http.ts';

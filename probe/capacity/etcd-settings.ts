@@ -6,7 +6,7 @@
  * `etcdFlags.product` preset: the rendered pod is what runs at the edge, so it is what the probe measures.
  * `diffFromLaunchPreset()` says where the local launcher's preset disagrees.
  *
- * `upstream`: OpenYurt's yurt-coordinator etcd (REFERENCE.md): snapshot-count 10000, no quota, no
+ * `upstream`: OpenYurt's yurt-coordinator etcd (its v1.6 Helm chart): snapshot-count 10000, no quota, no
  * compaction. startEtcd appends the product preset before extra args, so the upstream set also resets
  * each product-only flag to etcd's own default (quota 0 = etcd's 2 GiB default, retention 0 = off,
  * 5 WALs / 5 snapshots).

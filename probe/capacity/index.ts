@@ -1,4 +1,4 @@
-/** The capacity probe (issue 5): `runCapacityProbe(options)` → a JSON report; `formatCapacityReport` for people. */
+/** The capacity probe: `runCapacityProbe(options)` → a JSON report; `formatCapacityReport` for people. */
 export { runCapacityProbe, validateOptions, DEFAULT_CAPACITY_OPTIONS, REMOTE_PROBE_LEASE } from './run.ts';
 export type { CapacityProbeOptions, CapacityProbeReport, ProbeTarget, StormSide, EtcdFigures } from './run.ts';
 export { formatCapacityReport } from './report.ts';

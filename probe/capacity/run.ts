@@ -1,6 +1,6 @@
 /**
  * The capacity probe: does an in-memory etcd behind a pool-spirit apiserver hold 500 Nodes + 1,000 Pods,
- * stay bounded under a patch storm, and elect YurtHub leaders correctly? (DESIGN.md §1, §7; issue 5.)
+ * stay bounded under a patch storm, and elect YurtHub leaders correctly? (The product's capacity and leader-election targets: docs/probes.md.)
  *
  * `local`: two real etcd + local API stacks, one with the product's etcd settings, one with upstream's,
  * so the patch storms compare side by side. `kubeconfig`: any apiserver, once, with what it lets us see.

@@ -1,5 +1,5 @@
 /**
- * kubectl 1.32 reading the served OpenAPI v3: explain follows the `$ref`s, `kubectl apply` with its
+ * kubectl (1.36) reading the served OpenAPI v3: explain follows the `$ref`s, `kubectl apply` with its
  * default validation leaves validation to the server (fieldValidation=Strict), and client-side apply
  * computes a strategic merge patch with the merge keys from the components.
  */
