@@ -12,6 +12,69 @@ export interface WorkloadObservation {
   ready: boolean;
   /** Versions the running pod has, once a rollout completed. */
   currentVersions?: ComponentVersions;
+  /** Why the pod is not ready, read from the pod itself (scheduling, a crash loop), when the caller read it. */
+  problem?: PodProblem;
+}
+
+export interface PodProblem {
+  reason: string;
+  message: string;
+}
+
+/** The parts of a Pod that say why it is not ready. */
+export interface PodLike {
+  metadata: { name?: string; deletionTimestamp?: string };
+  status?: {
+    phase?: string;
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+    containerStatuses?: Array<{
+      name: string;
+      ready?: boolean;
+      state?: { waiting?: { reason?: string; message?: string } };
+      lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
+    }>;
+  };
+}
+
+/** A condition message stays one readable line: the binary's own error line, not its whole log. */
+const PROBLEM_MESSAGE_MAX = 400;
+
+/**
+ * The first reason a pool-spirit pod is not ready, in the words a person would look for: the scheduler's
+ * explanation when no node can take it (with what the pool needs), or the failing container and the last
+ * line it printed. Undefined when every pod is ready or nothing more specific is known.
+ */
+export function podProblem(pods: readonly PodLike[], nodePool: string): PodProblem | undefined {
+  const pod = pods.find((p) => !p.metadata.deletionTimestamp && !p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  if (!pod) return undefined;
+  const bounded = (text: string) => (text.length > PROBLEM_MESSAGE_MAX ? `${text.slice(0, PROBLEM_MESSAGE_MAX - 1)}…` : text);
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status === 'False') {
+    return {
+      reason: 'Unschedulable',
+      message: bounded(`no node can run the pool-spirit pod: NodePool ${nodePool} needs a Ready node that fits it (scheduler: ${scheduled.message ?? scheduled.reason ?? 'no reason given'})`),
+    };
+  }
+  // The container that terminated is the one that failed; the others may only be waiting on it.
+  const statuses = [...(pod.status?.containerStatuses ?? [])].sort((a, b) => Number(!a.lastState?.terminated) - Number(!b.lastState?.terminated));
+  for (const c of statuses) {
+    const waiting = c.state?.waiting;
+    const terminated = c.lastState?.terminated;
+    if (waiting?.reason && waiting.reason !== 'ContainerCreating' && (terminated || /BackOff|Error|Invalid/.test(waiting.reason))) {
+      const said = lastMeaningfulLine(terminated?.message ?? waiting.message ?? '');
+      const code = terminated?.exitCode !== undefined ? ` (exit code ${terminated.exitCode})` : '';
+      return { reason: waiting.reason, message: bounded(`container ${c.name} is in ${waiting.reason}${code}${said ? `: ${said}` : ''}`) };
+    }
+  }
+  const unready = (pod.status?.containerStatuses ?? []).filter((c) => !c.ready).map((c) => c.name);
+  if (unready.length) return { reason: 'ContainersNotReady', message: `the pool-spirit pod's containers are not ready: ${unready.join(', ')}` };
+  return undefined;
+}
+
+/** The line of a binary's output that says what went wrong: an error line if there is one, else the last. */
+function lastMeaningfulLine(text: string): string {
+  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  return lines.find((l) => /^(Error|error|E\d{4}|F\d{4}|panic)/.test(l)) ?? lines.at(-1) ?? '';
 }
 
 type DeploymentLike = KubeObject & {
@@ -19,7 +82,7 @@ type DeploymentLike = KubeObject & {
   status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number; availableReplicas?: number };
 };
 
-export function observeWorkload(live: KubeObject | undefined, desired?: KubeObject): WorkloadObservation {
+export function observeWorkload(live: KubeObject | undefined, desired?: KubeObject, problem?: PodProblem): WorkloadObservation {
   if (!live) return { exists: false, upToDate: false, ready: false };
   const d = live as DeploymentLike;
   const s = d.status ?? {};
@@ -28,7 +91,7 @@ export function observeWorkload(live: KubeObject | undefined, desired?: KubeObje
     (s.observedGeneration ?? 0) >= (d.metadata.generation ?? 0) && (s.updatedReplicas ?? 0) >= want && (s.replicas ?? 0) <= want;
   const upToDate = rolledOut && (!desired || fieldDiffs(desired.spec, live.spec).length === 0);
   const ready = (s.readyReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want;
-  return { exists: true, upToDate, ready, currentVersions: rolledOut && ready ? workloadVersions(live) : undefined };
+  return { exists: true, upToDate, ready, currentVersions: rolledOut && ready ? workloadVersions(live) : undefined, ...(problem ? { problem } : {}) };
 }
 
 export interface StatusInputs {
@@ -94,9 +157,9 @@ export function poolSpiritStatus(inputs: StatusInputs): PoolSpiritStatus {
   const wl = !workload.exists
     ? condition('WorkloadReady', 'False', 'NotCreated', 'the pool-spirit Deployment does not exist yet')
     : !workload.upToDate
-      ? condition('WorkloadReady', 'False', 'RollingOut', 'the pool-spirit pod is being replaced with the desired one')
+      ? condition('WorkloadReady', 'False', 'RollingOut', `the pool-spirit pod is being replaced with the desired one${workload.problem ? `; ${workload.problem.message}` : ''}`)
       : !workload.ready
-        ? condition('WorkloadReady', 'False', 'NotReady', 'the pool-spirit pod is not ready')
+        ? condition('WorkloadReady', 'False', workload.problem?.reason ?? 'NotReady', workload.problem?.message ?? 'the pool-spirit pod is not ready')
         : condition('WorkloadReady', 'True', 'Ready', 'the pool-spirit pod is ready');
   const applied = previous?.bootstrap?.appliedHash;
   // After a pod restart etcd is empty and an old appliedHash proves nothing, so it only counts while the

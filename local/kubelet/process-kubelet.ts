@@ -1,12 +1,12 @@
 /**
  * The local kubelet in `process` mode: the sim kubelet's Deployment controller, scheduler and node
  * lifecycle (same placement by affinity on a Ready node of the pool, same Pending reasons, same eviction),
- * but a pool-spirit pod really runs: etcd in /dev/shm, the local Kubernetes API with the pool's TLS,
- * client-certificate authentication and RBAC, and the agent, which bootstraps that API and reports into
+ * but a pool-spirit pod really runs: the built etcd and kube-apiserver as OS processes with the args the
+ * reconciler rendered (data in /dev/shm), and the agent, which bootstraps that apiserver and reports into
  * the PoolSpirit status. Other pods behave as in sim mode.
  *
  * Everything a pod started is stopped when the pod is deleted or evicted, on stop(), and (last resort) when
- * this process exits or is signalled (process/exit-cleanup.ts).
+ * this process exits or is signalled (local/processes/exit-cleanup.ts).
  */
 import type { AgentOptions } from '../../agent/options.ts';
 import { PoolSpiritRuntime } from './process/runtime.ts';
@@ -20,8 +20,10 @@ export interface ProcessKubeletOptions extends Omit<SimKubeletOptions, 'runtime'
   startAgent?: boolean;
   /** Overrides of every agent's options (intervals, logger, log level). */
   agentOptions?: Partial<AgentOptions>;
-  /** First restart delay of a pool-spirit that failed to start or whose etcd died (doubles, max 30 s). Default 1 s. */
+  /** First restart delay of a pool-spirit that failed to start or whose etcd or kube-apiserver exited (doubles, max 30 s). Default 1 s. */
   restartBackoffMs?: number;
+  /** Arg translations and process lifecycle, one line each, prefixed with the pod. */
+  processLog?: (line: string) => void;
 }
 
 export class ProcessKubelet extends SimKubelet {
@@ -37,6 +39,7 @@ export class ProcessKubelet extends SimKubelet {
       startAgent: options.startAgent,
       agentOptions: options.agentOptions,
       restartBackoffMs: options.restartBackoffMs,
+      log: options.processLog,
       onError: options.onError,
       now: options.now,
     });
@@ -59,7 +62,7 @@ export class ProcessKubelet extends SimKubelet {
     return this.runtime.startAgent(podKey);
   }
 
-  /** Stops watching and placing pods, then every pool-spirit's agent, API and etcd. */
+  /** Stops watching and placing pods, then every pool-spirit's agent, kube-apiserver and etcd. */
   override async stop(): Promise<void> {
     super.stop();
     await this.runtime.stopAll();

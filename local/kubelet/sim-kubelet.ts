@@ -2,6 +2,7 @@ import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { stableHash } from '../../core/hash.ts';
 import { Informer, keyOf } from '../../adapters/kubernetes/informer.ts';
+import { NodeHeartbeats } from './node-heartbeats.ts';
 import { evictionGraceSeconds, nodeReady, placePod } from './scheduling.ts';
 
 type Obj = Record<string, any>;
@@ -24,6 +25,13 @@ export interface SimKubeletOptions {
    * runtime instead of the sim's ready delay. Without it (sim mode) nothing below changes.
    */
   runtime?: PodRuntime;
+  /**
+   * `sim` (default): this class also plays kube-controller-manager (Deployments, eviction) and
+   * kube-scheduler. `real`: those run for real (local/real-cluster), so this plays only the nodes' kubelets:
+   * node heartbeats (node-heartbeats.ts), the status of pods bound to them, and finishing their graceful
+   * deletion.
+   */
+  controlPlane?: 'sim' | 'real';
 }
 
 /** What runs a pod's containers for real. Placement, eviction and the Deployment stay the kubelet's. */
@@ -47,6 +55,7 @@ const always = () => true;
  */
 export class SimKubelet {
   private readonly opts: Required<Omit<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>> & Pick<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>;
+  private readonly heartbeats?: NodeHeartbeats;
   private readonly api: RawObjectApi;
   readonly nodes: Informer<Obj>;
   readonly pods: Informer<Obj>;
@@ -59,30 +68,44 @@ export class SimKubelet {
   readonly stats = { podsCreated: 0, podsDeleted: 0, podsScheduled: 0, podsReady: 0, evictions: 0, statusWrites: 0, errors: 0 };
 
   constructor(options: SimKubeletOptions) {
-    this.opts = { readyDelayMs: 100, now: Date.now, ...options, unhealthyVersions: options.unhealthyVersions ?? [] };
+    this.opts = { readyDelayMs: 100, now: Date.now, controlPlane: 'sim', ...options, unhealthyVersions: options.unhealthyVersions ?? [] };
     this.api = RawObjectApi.fromKubeConfig(options.kubeConfig);
+    const real = this.opts.controlPlane === 'real';
     const informer = (apiVersion: string, kind: string, path: string, onChange: (o: Obj, type: string) => void) =>
       new Informer<Obj>(options.kubeConfig, { apiVersion, kind, path, summarize: identity, isRelevant: always }, {
         onChange: async (type, _key, obj) => onChange(obj, type),
       });
-    this.nodes = informer('v1', 'Node', '/api/v1/nodes', () => this.enqueueAllPods());
+    this.nodes = informer('v1', 'Node', '/api/v1/nodes', (node, type) => {
+      this.heartbeats?.observe(node, type === 'DELETED');
+      this.enqueueAllPods();
+    });
     this.pods = informer('v1', 'Pod', '/api/v1/pods', (pod) => {
       this.enqueue(`pod:${keyOf(pod)}`);
       const owner = controllerOf(pod);
-      if (owner) this.enqueue(`deploy:${pod.metadata.namespace}/${owner}`);
+      if (owner && !real) this.enqueue(`deploy:${pod.metadata.namespace}/${owner}`);
     });
-    this.deployments = informer('apps/v1', 'Deployment', '/apis/apps/v1/deployments', (d) => this.enqueue(`deploy:${keyOf(d)}`));
+    this.deployments = informer('apps/v1', 'Deployment', '/apis/apps/v1/deployments', (d) => {
+      if (!real) this.enqueue(`deploy:${keyOf(d)}`);
+    });
+    if (real) this.heartbeats = new NodeHeartbeats({ api: this.api, now: this.opts.now, onError: (err) => this.opts.onError?.(err) });
+  }
+
+  /** The informers this mode needs: with a real control plane, Deployments are kube-controller-manager's. */
+  private informers(): Informer<Obj>[] {
+    return this.opts.controlPlane === 'real' ? [this.nodes, this.pods] : [this.nodes, this.pods, this.deployments];
   }
 
   async start(): Promise<void> {
-    for (const inf of [this.nodes, this.pods, this.deployments]) void inf.run();
-    await Promise.all([this.nodes.hasSynced, this.pods.hasSynced, this.deployments.hasSynced]);
+    for (const inf of this.informers()) void inf.run();
+    await Promise.all(this.informers().map((inf) => inf.hasSynced));
+    this.heartbeats?.start();
   }
 
   stop(): void {
     this.stopped = true;
-    for (const inf of [this.nodes, this.pods, this.deployments]) inf.stop();
+    for (const inf of this.informers()) inf.stop();
     for (const t of this.timers) clearTimeout(t);
+    this.heartbeats?.stop();
   }
 
   /** Resolves when the work queue is empty and nothing is being processed (timers may still be armed). */
@@ -212,11 +235,15 @@ export class SimKubelet {
     const pod = this.pods.get(key);
     if (!pod || pod.metadata.deletionTimestamp) {
       await this.opts.runtime?.release(key);
+      if (pod && this.opts.controlPlane === 'real') await this.finishDeletion(pod);
       return;
     }
     const now = this.opts.now();
     const nodes = [...this.nodes.snapshot().values()];
-    if (!pod.spec?.nodeName) {
+    if (this.opts.controlPlane === 'real') {
+      // kube-scheduler binds; taint-based eviction is kube-controller-manager's. Only bound pods are ours.
+      if (!pod.spec?.nodeName || !nodes.some((n) => n.metadata.name === pod.spec.nodeName)) return;
+    } else if (!pod.spec?.nodeName) {
       const counts = new Map<string, number>();
       for (const p of this.pods.snapshot().values()) if (p.spec?.nodeName) counts.set(p.spec.nodeName, (counts.get(p.spec.nodeName) ?? 0) + 1);
       const placement = placePod(pod, nodes, (n) => counts.get(n) ?? 0);
@@ -236,7 +263,7 @@ export class SimKubelet {
       return;
     }
     const node = nodes.find((n) => n.metadata.name === pod.spec.nodeName);
-    const grace = evictionGraceSeconds(pod, node);
+    const grace = this.opts.controlPlane === 'real' ? undefined : evictionGraceSeconds(pod, node);
     if (grace !== undefined) {
       const since = Date.parse((node?.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready')?.lastTransitionTime ?? '') || now;
       const evictAt = since + grace * 1000;
@@ -286,6 +313,23 @@ export class SimKubelet {
     });
     this.stats.podsReady += 1;
     await this.opts.onPodReady?.(pod);
+  }
+
+  /**
+   * A bound pod being deleted stays (with deletionTimestamp) until its kubelet confirms its containers are
+   * gone: the final delete with grace 0, guarded by uid so a same-named successor is never hit.
+   */
+  private async finishDeletion(pod: Obj): Promise<void> {
+    if (!pod.spec?.nodeName) return;
+    try {
+      await this.api.requestJson(HttpMethod.DELETE, podPath(pod), {
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
+      });
+      this.stats.podsDeleted += 1;
+    } catch (err) {
+      const code = (err as { code?: number }).code;
+      if (code !== 404 && code !== 409) throw err;
+    }
   }
 
   private async writePodStatus(pod: Obj, status: Obj): Promise<void> {

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { silentLogger } from '../../agent/log.ts';
 import { poolName, nodeName } from '../../local/fleet/seed.ts';
-import { readPoolSpiritPlan, type PoolSpiritPlan } from '../../local/kubelet/process/pod-plan.ts';
+import { objectNames } from '../../core/render/names.ts';
+import { hostSecrets, type PoolSpiritPod } from '../../local/kubelet/process/pod-plan.ts';
 import { startPoolSpirit, type RunningPoolSpirit } from '../../local/kubelet/process/pool-spirit-process.ts';
 import type { CertAndKey } from '../../local/kube-api/index.ts';
 import { call, clusterAuthority, nodeCertificate, poolSpiritPod, startProcessFleet, strangerCertificate, waitFor, type ProcessFleet } from './world.ts';
@@ -21,8 +22,10 @@ const NODE = nodeName(POOL, 0);
 const ROLE_PATH = '/apis/rbac.authorization.k8s.io/v1/clusterroles/poolspirit:yurthub';
 const BINDING_PATH = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub';
 
-function adminIdentity(plan: PoolSpiritPlan): CertAndKey {
-  const kc = parse(plan.agentKubeconfig);
+/** The agent's identity (system:masters inside the pool-spirit), from the rendered -agent Secret's kubeconfig. */
+async function adminIdentity(host: RawObjectApi, namespace: string): Promise<CertAndKey> {
+  const secret = await host.requestJson<Obj>(HttpMethod.GET, `/api/v1/namespaces/${namespace}/secrets/${objectNames(POOL).agentSecret}`);
+  const kc = parse(Buffer.from(secret.data.kubeconfig, 'base64').toString('utf8'));
   const b64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
   return { certPem: b64(kc.users[0].user['client-certificate-data']), keyPem: b64(kc.users[0].user['client-key-data']) };
 }
@@ -36,24 +39,23 @@ const writes = (t: Target, round: string) => ({
 
 describe('process mode: the pool-spirit apiserver and YurtHub node certificates', () => {
   let world: ProcessFleet;
-  let plan: PoolSpiritPlan;
   let spirit: RunningPoolSpirit;
   let admin: Target;
   let node: Target;
 
   beforeAll(async () => {
     world = await startProcessFleet();
-    const pod = await waitFor(() => poolSpiritPod(world.fleet), 20_000, 'the pool-spirit pod');
-    plan = await readPoolSpiritPlan(RawObjectApi.fromKubeConfig(world.fleet.clusters[0].kubeConfig), pod);
-    spirit = await startPoolSpirit(plan, {
+    const pod = (await waitFor(() => poolSpiritPod(world.fleet), 20_000, 'the pool-spirit pod')) as PoolSpiritPod;
+    const host = RawObjectApi.fromKubeConfig(world.fleet.clusters[0].kubeConfig);
+    spirit = await startPoolSpirit(pod, {
+      secret: hostSecrets(host, pod.metadata.namespace),
       hostKubeconfigPath: world.fleet.clusters[0].kubeconfigPath,
       startAgent: false,
       agentOptions: { logger: silentLogger, intervalMs: 100, bootstrapIntervalMs: 100, backoff: { initialMs: 50, maxMs: 200 } },
     });
-    const caPem = plan.tls.caPem;
-    admin = { url: spirit.cluster.url, caPem, client: adminIdentity(plan) };
-    node = { url: spirit.cluster.url, caPem, client: await nodeCertificate(clusterAuthority(world.fleet.clusterCa), NODE) };
-  }, 40_000);
+    admin = { url: spirit.apiServerUrl, caPem: spirit.caPem, client: await adminIdentity(host, pod.metadata.namespace) };
+    node = { url: spirit.apiServerUrl, caPem: spirit.caPem, client: await nodeCertificate(clusterAuthority(world.fleet.clusterCa), NODE) };
+  }, 120_000);
   afterAll(async () => {
     await spirit?.stop();
     await world?.stop();

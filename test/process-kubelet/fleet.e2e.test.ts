@@ -54,7 +54,7 @@ describe('local fleet, process kubelet: one edge pool', () => {
     // The real agent applied the bootstrap into the pool-spirit's own apiserver, with its rendered identity.
     const running = world.kubelet.poolSpirit(podKey(pod))!;
     admin = await agentIdentity(host);
-    const binding = await call(running.cluster.url, admin.caPem, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub', { client: admin });
+    const binding = await call(running.apiServerUrl, admin.caPem, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub', { client: admin });
     expect(binding.status).toBe(200);
     expect(binding.body.subjects).toEqual([expect.objectContaining({ kind: 'Group', name: 'system:nodes' })]);
 
@@ -76,7 +76,7 @@ describe('local fleet, process kubelet: one edge pool', () => {
     await host.requestJson(HttpMethod.DELETE, `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`);
 
     await waitFor(() => !alive(pid) && !existsSync(dataDir), 10_000, 'etcd of the deleted pod and its data gone');
-    await expect(call(old.cluster.url, admin.caPem, 'GET', '/readyz')).rejects.toThrow(/ECONNREFUSED/);
+    await expect(call(old.apiServerUrl, admin.caPem, 'GET', '/readyz')).rejects.toThrow(/ECONNREFUSED/);
 
     // The Deployment replaces the pod; its pool-spirit starts empty and its agent bootstraps it again.
     const next = await waitFor(async () => {
@@ -85,7 +85,7 @@ describe('local fleet, process kubelet: one edge pool', () => {
     }, 20_000, 'the replacement pod Ready');
     const fresh = world.kubelet.poolSpirit(podKey(next))!;
     expect(fresh.etcd.pid).not.toBe(pid);
-    await waitFor(async () => (await call(fresh.cluster.url, admin.caPem, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub', { client: admin })).status === 200, 10_000, 'bootstrap re-applied');
+    await waitFor(async () => (await call(fresh.apiServerUrl, admin.caPem, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub', { client: admin })).status === 200, 10_000, 'bootstrap re-applied');
   }, 40_000);
 
   it('restarts a pool-spirit whose etcd dies, reporting the pod not Ready meanwhile', async () => {
@@ -105,7 +105,7 @@ describe('local fleet, process kubelet: one edge pool', () => {
     const after = world.kubelet.poolSpirit(podKey(pod))!;
     expect(after.etcd.pid).not.toBe(before.etcd.pid);
     // The old incarnation is fully gone: its API no longer answers and its data dir was removed.
-    await expect(call(before.cluster.url, admin.caPem, 'GET', '/readyz')).rejects.toThrow(/ECONNREFUSED/);
+    await expect(call(before.apiServerUrl, admin.caPem, 'GET', '/readyz')).rejects.toThrow(/ECONNREFUSED/);
     expect(existsSync(before.etcd.dataDir)).toBe(false);
   }, 40_000);
 
@@ -116,7 +116,7 @@ describe('local fleet, process kubelet: one edge pool', () => {
     for (const r of running) {
       expect(alive(r.etcd.pid)).toBe(false);
       expect(existsSync(r.etcd.dataDir)).toBe(false);
-      await expect(call(r.cluster.url, admin.caPem, 'GET', '/readyz')).rejects.toThrow(/ECONNREFUSED/);
+      await expect(call(r.apiServerUrl, admin.caPem, 'GET', '/readyz')).rejects.toThrow(/ECONNREFUSED/);
     }
     expect(world.kubelet.poolSpirits()).toEqual([]);
   }, 20_000);

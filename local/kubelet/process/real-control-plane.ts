@@ -8,17 +8,15 @@
  * A binary that rejects a flag or exits before it is ready fails the start with the binary's own last lines,
  * the way a crash-looping container shows them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { dirname, join } from 'node:path';
 import { APISERVER_PORT, ETCD_CLIENT_PORT, ETCD_METRICS_PORT, ETCD_PEER_PORT } from '../../../core/render/layout.ts';
 import { freePorts } from '../../etcd/launch.ts';
 import { binaryForImage, requireKubeBinary } from '../../kube-bins/index.ts';
-import { translateContainerArgs, type ArgTranslation } from './container-args.ts';
-import { cleanupOnExit } from './exit-cleanup.ts';
+import { translateContainerArgs, type ArgTranslation, type HostLayout } from './container-args.ts';
+import { cleanupOnExit } from '../../processes/exit-cleanup.ts';
+import { httpStatus, spawnSupervised, waitUntilReady, type ProcessExit, type SupervisedProcess } from '../../processes/supervise.ts';
 
 interface VolumeMount {
   name: string;
@@ -34,6 +32,8 @@ export interface PodVolume {
   name: string;
   secret?: { secretName: string; defaultMode?: number; items?: Array<{ key: string; path: string }> };
   emptyDir?: { medium?: string };
+  /** Only the service account token is projected into a pool-spirit pod; process mode issues none (see materializeVolumes). */
+  projected?: unknown;
 }
 export interface PodSpec {
   containers: PodContainer[];
@@ -52,25 +52,40 @@ export interface StartRealControlPlaneOptions {
   readyDeadlineMs?: number;
 }
 
+export type ControlPlaneContainer = 'etcd' | 'kube-apiserver';
+
+/** A container that ended after it was ready: what a kubelet puts in lastState.terminated. */
+export interface ContainerExit extends ProcessExit {
+  container: ControlPlaneContainer;
+}
+
 export interface RealControlPlane {
   /** https://127.0.0.1:<translated secure port> */
   apiServerUrl: string;
   /** The pool CA that signed the apiserver's serving certificate (PEM). */
   caPem: string;
   etcdClientUrl: string;
+  /** etcd's data dir on this host (the translated --data-dir, under the emptyDir in /dev/shm). */
+  etcdDataDir: string;
   pids: { etcd: number; apiServer: number };
   /** Per container, every arg that was rewritten. */
-  translations: Record<'etcd' | 'kube-apiserver', ArgTranslation[]>;
+  translations: Record<ControlPlaneContainer, ArgTranslation[]>;
+  /** The pod's layout on this host (volume dirs by mountPath per container, ports), for its other containers. */
+  layoutFor(container: PodContainer): HostLayout;
+  /** Host directory of a volume, by the volume's name. */
+  volumeDir(volume: string): string | undefined;
+  /** Settles when the first of the two processes ends without stop() having been called. */
+  exited: Promise<ContainerExit>;
   workDir: string;
   stop(): Promise<void>;
 }
 
 export class ContainerExitError extends Error {
-  readonly container: string;
+  readonly container: ControlPlaneContainer;
   readonly exitCode: number | null;
   readonly lastLines: string;
 
-  constructor(container: string, exitCode: number | null, lastLines: string) {
+  constructor(container: ControlPlaneContainer, exitCode: number | null, lastLines: string) {
     super(`container ${container} exited (${exitCode === null ? 'killed' : `code ${exitCode}`}) before it was ready; it said:\n${lastLines}`);
     this.name = 'ContainerExitError';
     this.container = container;
@@ -80,12 +95,11 @@ export class ContainerExitError extends Error {
 }
 
 const WORK_ROOT = '/dev/shm';
-const STOP_GRACE_MS = 5_000;
 
 export async function startRealControlPlane(opts: StartRealControlPlaneOptions): Promise<RealControlPlane> {
   const log = opts.log ?? (() => undefined);
   const deadline = Date.now() + (opts.readyDeadlineMs ?? 60_000);
-  const container = (name: 'etcd' | 'kube-apiserver') => {
+  const container = (name: ControlPlaneContainer) => {
     const found = opts.pod.containers.find((c) => c.name === name);
     if (!found) throw new Error(`pod has no container "${name}"`);
     return found;
@@ -97,43 +111,51 @@ export async function startRealControlPlane(opts: StartRealControlPlaneOptions):
   };
   const workDir = await mkdtemp(join(WORK_ROOT, 'pool-spirit-real-'));
   const forget = cleanupOnExit(() => rmSync(workDir, { recursive: true, force: true }));
-  const children: ChildProcess[] = [];
-  const forgetChildren: Array<() => void> = [];
-  const stop = async () => {
-    for (const child of children.reverse()) await stopChild(child);
-    for (const f of forgetChildren) f();
-    forget();
-    await rm(workDir, { recursive: true, force: true });
-  };
+  const processes: SupervisedProcess[] = [];
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      for (const p of [...processes].reverse()) await p.stop();
+      forget();
+      await rm(workDir, { recursive: true, force: true });
+    })());
   try {
-    const volumes = await materializeVolumes(opts.pod.volumes ?? [], workDir, opts.secret);
+    const volumes = await materializeVolumes(opts.pod.volumes ?? [], workDir, opts.secret, log);
     const [apiPort, clientPort, peerPort, metricsPort] = await freePorts(4);
     const ports = { [APISERVER_PORT]: apiPort!, [ETCD_CLIENT_PORT]: clientPort!, [ETCD_PEER_PORT]: peerPort!, [ETCD_METRICS_PORT]: metricsPort! };
-    const start = (name: 'etcd' | 'kube-apiserver') => {
+    const layoutFor = (c: PodContainer): HostLayout => ({
+      mounts: Object.fromEntries((c.volumeMounts ?? []).map((m) => [m.mountPath, volumes.dirs[m.name] ?? missingVolume(c.name, m.name)])),
+      ports,
+    });
+    const start = (name: ControlPlaneContainer) => {
       const c = container(name);
-      const mounts = Object.fromEntries((c.volumeMounts ?? []).map((m) => [m.mountPath, volumes.dirs[m.name] ?? missingVolume(name, m.name)]));
-      const translated = translateContainerArgs(c.args ?? [], { mounts, ports });
+      const translated = translateContainerArgs(c.args ?? [], layoutFor(c));
       for (const t of translated.translations) log(`${name}: --${t.flag}=${t.rendered} → ${t.translated}`);
-      const logFile = join(workDir, `${name}.log`);
-      const fd = openSync(logFile, 'a');
-      const child = spawn(binaries[name], translated.args, { stdio: ['ignore', fd, fd] });
-      closeSync(fd);
-      children.push(child);
-      forgetChildren.push(cleanupOnExit(() => child.kill('SIGKILL')));
-      log(`${name}: started pid ${child.pid}`);
-      return { child, logFile, translations: translated.translations };
+      const proc = spawnSupervised(name, binaries[name], translated.args, join(workDir, `${name}.log`));
+      processes.push(proc);
+      log(`${name}: started pid ${proc.pid}`);
+      return { proc, translated };
     };
+    const failed = (name: ControlPlaneContainer) => (exit: ProcessExit) => new ContainerExitError(name, exit.exitCode, exit.lastLines);
     const etcd = start('etcd');
-    await waitReady('etcd', etcd, () => get(`http://127.0.0.1:${metricsPort}/health`), deadline);
+    await waitUntilReady(etcd.proc, () => httpStatus(`http://127.0.0.1:${metricsPort}/health`), deadline, failed('etcd'));
     const apiServer = start('kube-apiserver');
     const apiServerUrl = `https://127.0.0.1:${apiPort}`;
-    await waitReady('kube-apiserver', apiServer, () => get(`${apiServerUrl}/readyz`, volumes.caPem), deadline);
+    await waitUntilReady(apiServer.proc, () => httpStatus(`${apiServerUrl}/readyz`, { caPem: volumes.caPem }), deadline, failed('kube-apiserver'));
+    const exited: Promise<ContainerExit> = Promise.race([etcd.proc.exited, apiServer.proc.exited]).then((exit) => {
+      log(`${exit.name}: exited (${exit.signal ?? `code ${exit.exitCode}`})`);
+      return { ...exit, container: exit.name as ControlPlaneContainer };
+    });
     return {
       apiServerUrl,
       caPem: volumes.caPem,
       etcdClientUrl: `https://127.0.0.1:${clientPort}`,
-      pids: { etcd: etcd.child.pid!, apiServer: apiServer.child.pid! },
-      translations: { etcd: etcd.translations, 'kube-apiserver': apiServer.translations },
+      etcdDataDir: flagValue(etcd.translated.args, 'data-dir') ?? '',
+      pids: { etcd: etcd.proc.pid, apiServer: apiServer.proc.pid },
+      translations: { etcd: etcd.translated.translations, 'kube-apiserver': apiServer.translated.translations },
+      layoutFor,
+      volumeDir: (volume) => volumes.dirs[volume],
+      exited,
       workDir,
       stop,
     };
@@ -143,12 +165,17 @@ export async function startRealControlPlane(opts: StartRealControlPlaneOptions):
   }
 }
 
+function flagValue(args: readonly string[], flag: string): string | undefined {
+  const prefix = `--${flag}=`;
+  return args.find((a) => a.startsWith(prefix))?.slice(prefix.length);
+}
+
 function missingVolume(container: string, volume: string): never {
   throw new Error(`container ${container} mounts volume "${volume}", which the pod does not define`);
 }
 
 /** Secret volumes as files (items, or every key), emptyDirs as directories; the pool CA is read on the way. */
-async function materializeVolumes(volumes: PodVolume[], workDir: string, readSecret: (name: string) => Promise<SecretData>) {
+async function materializeVolumes(volumes: PodVolume[], workDir: string, readSecret: (name: string) => Promise<SecretData>, log: (line: string) => void) {
   const dirs: Record<string, string> = {};
   let caPem = '';
   for (const v of volumes) {
@@ -168,57 +195,12 @@ async function materializeVolumes(volumes: PodVolume[], workDir: string, readSec
     } else if (v.emptyDir) {
       await mkdir(dir, { recursive: true, mode: 0o700 });
       dirs[v.name] = dir;
+    } else if (v.projected) {
+      // No service account tokens are issued here: the agent is handed the host kubeconfig instead.
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      dirs[v.name] = dir;
+      log(`volume ${v.name}: projected volume left empty (process mode issues no service account token)`);
     }
   }
   return { dirs, caPem };
-}
-
-async function waitReady(name: string, proc: { child: ChildProcess; logFile: string }, probe: () => Promise<number>, deadline: number): Promise<void> {
-  let exited: { code: number | null } | undefined;
-  proc.child.once('exit', (code) => {
-    exited = { code };
-  });
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (exited) throw new ContainerExitError(name, exited.code, lastLines(proc.logFile));
-    try {
-      const status = await probe();
-      if (status === 200) return;
-      last = `HTTP ${status}`;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`container ${name} not ready in time: ${last}; it said:\n${lastLines(proc.logFile)}`);
-}
-
-function lastLines(file: string, count = 15): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-count).join('\n');
-  } catch {
-    return '(no output)';
-  }
-}
-
-function get(url: string, caPem?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onResponse = (res: import('node:http').IncomingMessage) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    };
-    const req = url.startsWith('https:') ? httpsRequest(url, { ca: caPem, timeout: 2_000 }, onResponse) : httpRequest(url, { timeout: 2_000 }, onResponse);
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-  await gone;
-  clearTimeout(timer);
 }

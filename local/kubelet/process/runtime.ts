@@ -1,19 +1,26 @@
 /**
  * The process-mode pod runtime: runs every pool-spirit pod placed by the kubelet (one RunningPoolSpirit
- * each), restarts it with backoff when it fails to start or its etcd dies, stops it when the pod goes, and
- * reports the pod's status from what really runs (as a kubelet would from its containers).
+ * each), restarts it with backoff when it fails to start or etcd or kube-apiserver exits, stops it when the
+ * pod goes, and reports the pod's status from what really runs, as a kubelet would from its containers: a
+ * binary that rejected a flag or died shows as that container's CrashLoopBackOff with its exit code and
+ * last lines in lastState.terminated, a restart count, and a Warning Event on the pod.
+ *
+ * The pod's processes restart together (etcd holds the pool's data in memory, so an apiserver that
+ * outlived its etcd would serve an empty store anyway): every container's restartCount moves as one.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import type { AgentOptions } from '../../../agent/options.ts';
 import type { PodRuntime } from '../sim-kubelet.ts';
-import { CONTAINERS, isPoolSpiritPod, readPoolSpiritPlan } from './pod-plan.ts';
+import { podStatus, type PodFailure, type PodPhaseInRuntime } from './pod-status.ts';
+import { hostSecrets, isPoolSpiritPod, PodPlanError, type PoolSpiritPod } from './pod-plan.ts';
 import { startPoolSpirit, type RunningPoolSpirit } from './pool-spirit-process.ts';
+import { ContainerExitError, type ContainerExit } from './real-control-plane.ts';
 
 type Obj = Record<string, any>;
 
 export interface PoolSpiritRuntimeOptions {
-  /** The host cluster (Secrets are read here) and a kubeconfig file for it (the agent reports here). */
+  /** The host cluster (Secrets are read here, Events written) and a kubeconfig file for it (the agent reports here). */
   hostKubeConfig: KubeConfig;
   hostKubeconfigPath: string;
   /** Start each pod's agent with it (default true). */
@@ -21,18 +28,18 @@ export interface PoolSpiritRuntimeOptions {
   agentOptions?: Partial<AgentOptions>;
   /** First restart delay after a failure; doubles per restart up to 30 s. Default 1 s. */
   restartBackoffMs?: number;
+  /** Translations and process lifecycle lines, prefixed with the pod. Default: nowhere. */
+  log?: (line: string) => void;
   onError?: (err: Error) => void;
   now?: () => number;
 }
 
-type Phase = 'starting' | 'running' | 'failed';
-
 interface PodEntry {
-  pod: Obj;
-  phase: Phase;
+  pod: PoolSpiritPod;
+  phase: PodPhaseInRuntime;
   running?: RunningPoolSpirit;
   starting?: Promise<void>;
-  message?: string;
+  failure?: PodFailure;
   restarts: number;
   retry?: NodeJS.Timeout;
   released: boolean;
@@ -40,6 +47,8 @@ interface PodEntry {
 }
 
 const MAX_BACKOFF_MS = 30_000;
+/** An Event message is bounded like the kubelet's (the apiserver refuses much longer ones). */
+const EVENT_MESSAGE_MAX = 1024;
 
 export class PoolSpiritRuntime implements PodRuntime {
   private readonly opts: PoolSpiritRuntimeOptions;
@@ -59,13 +68,13 @@ export class PoolSpiritRuntime implements PodRuntime {
     const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { pod, phase: 'starting', restarts: 0, released: false, changed };
+      entry = { pod: pod as PoolSpiritPod, phase: 'starting', restarts: 0, released: false, changed };
       this.entries.set(key, entry);
       this.launch(entry);
     }
-    entry.pod = pod;
+    entry.pod = pod as PoolSpiritPod;
     entry.changed = changed;
-    return podStatus(pod, entry, this.opts.now?.() ?? Date.now());
+    return podStatus(pod.spec.containers, entry, this.opts.now?.() ?? Date.now());
   }
 
   async release(key: string): Promise<void> {
@@ -103,88 +112,90 @@ export class PoolSpiritRuntime implements PodRuntime {
 
   private launch(entry: PodEntry): void {
     entry.phase = 'starting';
+    const key = `${entry.pod.metadata.namespace}/${entry.pod.metadata.name}`;
+    const log = this.opts.log ? (line: string) => this.opts.log!(`${key}: ${line}`) : undefined;
     entry.starting = (async () => {
       try {
-        const plan = await readPoolSpiritPlan(this.host, entry.pod);
-        const running = await startPoolSpirit(plan, {
+        const running = await startPoolSpirit(entry.pod, {
+          secret: hostSecrets(this.host, entry.pod.metadata.namespace),
           hostKubeconfigPath: this.opts.hostKubeconfigPath,
           startAgent: this.opts.startAgent,
           agentOptions: this.opts.agentOptions,
+          log,
         });
         if (entry.released) return void (await running.stop());
         entry.running = running;
         entry.phase = 'running';
-        entry.message = undefined;
-        void running.etcd.exited.then((how) => this.crashed(entry, running, `etcd exited (${how})`));
+        entry.failure = undefined;
+        void running.exited.then((exit) => this.crashed(entry, running, exit));
       } catch (err) {
         if (entry.released) return;
         this.opts.onError?.(err as Error);
-        this.fail(entry, (err as Error).message);
+        this.fail(entry, failureOf(err as Error));
       }
       entry.changed();
     })();
   }
 
-  private async crashed(entry: PodEntry, running: RunningPoolSpirit, message: string): Promise<void> {
+  private async crashed(entry: PodEntry, running: RunningPoolSpirit, exit: ContainerExit): Promise<void> {
     if (entry.released || entry.running !== running) return;
     entry.running = undefined;
-    this.fail(entry, message);
+    this.fail(entry, { container: exit.container, reason: 'Error', exitCode: exit.exitCode, signal: exit.signal, message: exit.lastLines, at: exit.at });
     entry.changed();
     await running.stop();
   }
 
-  private fail(entry: PodEntry, message: string): void {
+  private fail(entry: PodEntry, failure: PodFailure): void {
     entry.phase = 'failed';
-    entry.message = message;
+    entry.failure = failure;
     const delay = Math.min(MAX_BACKOFF_MS, (this.opts.restartBackoffMs ?? 1000) * 2 ** entry.restarts);
     entry.restarts += 1;
+    void this.recordEvent(entry, failure, delay);
     entry.retry = setTimeout(() => {
       if (entry.released) return;
       this.launch(entry);
       entry.changed();
     }, delay);
   }
+
+  /** A Warning Event on the pod, as the kubelet writes for a container in back-off or a pod it cannot set up. */
+  private async recordEvent(entry: PodEntry, failure: PodFailure, delayMs: number): Promise<void> {
+    const { name, namespace } = entry.pod.metadata;
+    const at = new Date(this.opts.now?.() ?? Date.now()).toISOString();
+    const what = failure.container
+      ? `Back-off ${Math.round(delayMs / 1000)}s restarting failed container ${failure.container} in pod ${name}`
+      : `Error setting up pod ${name}`;
+    const message = `${what}: ${lastLine(failure.message)}`.slice(0, EVENT_MESSAGE_MAX);
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${name}.${Date.now().toString(16)}${entry.restarts}`, namespace },
+      involvedObject: { apiVersion: 'v1', kind: 'Pod', name, namespace, ...(failure.container ? { fieldPath: `spec.containers{${failure.container}}` } : {}) },
+      reason: failure.container ? 'BackOff' : 'FailedCreatePodContainer',
+      message,
+      type: 'Warning',
+      source: { component: 'kubelet' },
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 1,
+    };
+    try {
+      await this.host.requestJson(HttpMethod.POST, `/api/v1/namespaces/${namespace}/events`, { body });
+    } catch (err) {
+      this.opts.onError?.(err as Error);
+    }
+  }
 }
 
-/** The pod status a kubelet would report for what runs: Ready when etcd, the API and the agent all run. */
-export function podStatus(pod: Obj, entry: Pick<PodEntry, 'phase' | 'running' | 'message' | 'restarts'>, now: number): Obj {
-  const at = new Date(now).toISOString();
-  const startedAt = entry.running?.startedAt.toISOString();
-  const agentRuns = !!entry.running?.agent();
-  const containerStatuses = (pod.spec.containers as Obj[]).map((c) => {
-    const runs = entry.phase === 'running' && (c.name !== CONTAINERS.agent || agentRuns);
-    const waiting =
-      entry.phase === 'starting' ? { reason: 'ContainerCreating' }
-        : entry.phase === 'failed' ? { reason: 'CrashLoopBackOff', message: entry.message }
-          : { reason: 'NotStarted', message: 'the agent was not started (process kubelet startAgent: false)' };
-    return {
-      name: c.name,
-      image: c.image,
-      imageID: '',
-      ready: runs,
-      started: runs,
-      restartCount: entry.restarts,
-      state: runs ? { running: { startedAt } } : { waiting },
-    };
-  });
-  const unready = containerStatuses.filter((c) => !c.ready).map((c) => c.name);
-  const ready = unready.length === 0;
-  const cond = (type: string, ok: boolean, reason?: string, message?: string) => ({
-    type, status: ok ? 'True' : 'False', lastTransitionTime: at, ...(reason ? { reason } : {}), ...(message ? { message } : {}),
-  });
-  const notReady = ['ContainersNotReady', `containers with unready status: [${unready.join(' ')}]`] as const;
-  return {
-    phase: entry.phase === 'starting' ? 'Pending' : 'Running',
-    hostIP: '127.0.0.1',
-    podIP: '127.0.0.1',
-    podIPs: [{ ip: '127.0.0.1' }],
-    ...(startedAt ? { startTime: startedAt } : {}),
-    conditions: [
-      cond('PodScheduled', true),
-      cond('Initialized', true),
-      ready ? cond('ContainersReady', true) : cond('ContainersReady', false, ...notReady),
-      ready ? cond('Ready', true) : cond('Ready', false, ...notReady),
-    ],
-    containerStatuses,
-  };
+function failureOf(err: Error): PodFailure {
+  if (err instanceof ContainerExitError) {
+    return { container: err.container, reason: 'Error', exitCode: err.exitCode, signal: null, message: err.lastLines, at: new Date() };
+  }
+  return { reason: err instanceof PodPlanError ? 'CreateContainerConfigError' : 'StartError', message: err.message, at: new Date() };
+}
+
+/** The binary's own last line says why (e.g. "Error: unknown flag: --bogus"); the rest is in lastState. */
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n').map((l) => l.trim()).filter(Boolean);
+  return lines.find((l) => /^(Error|error|E\d{4}|F\d{4}|panic)/.test(l)) ?? lines.at(-1) ?? text;
 }
