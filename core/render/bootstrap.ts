@@ -17,25 +17,20 @@ const nodes = { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'sys
  *
  * - kube-system: YurtHubs elect their leader on the Lease kube-system/yurthub.
  * - The NodePool CRD: YurtHubs read their pool there.
- * - system:nodes → admin: the grant the feature request (openyurt#777) asked for, instead of upstream's
- *   system:masters. YurtHubs authenticate with their node certificates (group system:nodes).
- * - poolspirit:yurthub: what `admin` does not cover and YurtHubs need. `admin` grants nothing cluster-scoped
- *   even bound cluster-wide (Nodes, NodePools); since kube 1.22 it only reads Endpoints and EndpointSlices,
- *   which the leader copies into the pool (pool-scoped data). Leases are listed too: not every kube version's
- *   `edit` (and so `admin`) includes them. NodeRestriction and the Node authorizer still confine each node to
- *   its own Node object and node Lease.
+ * - poolspirit:yurthub, bound to system:nodes: everything YurtHubs may do, instead of upstream's
+ *   system:masters. YurtHubs authenticate with their node certificates (group system:nodes), and the
+ *   apiserver authorizes by RBAC alone, so this role is the whole of it: Leases (the leader election on
+ *   kube-system/yurthub, each hub's kube-node-lease/<node>), Nodes, reading NodePools, and the pool-scoped
+ *   Endpoints and EndpointSlices the leader copies in.
+ *
+ * There is no system:nodes → admin binding (the grant openyurt#777 asked for): `admin` is an aggregated
+ * role whose rules kube-controller-manager's aggregation controller fills, and a pool-spirit runs no
+ * controller-manager, so on the real apiserver `admin` has no rules at all and the binding granted nothing.
  */
 export function bootstrapManifests(): KubeObject[] {
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } },
     nodePoolCrd(),
-    {
-      apiVersion: rbac,
-      kind: 'ClusterRoleBinding',
-      metadata: { name: 'poolspirit:nodes-admin' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
-      subjects: [nodes],
-    },
     {
       apiVersion: rbac,
       kind: 'ClusterRole',

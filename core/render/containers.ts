@@ -67,9 +67,12 @@ export function apiServerContainer(ctx: ContainerContext): Container {
         ['tls-cert-file', pki(certFile('apiserver'))],
         ['tls-private-key-file', pki(keyFile('apiserver'))],
         ['client-ca-file', pki('client-ca.crt')],
-        ['authorization-mode', 'Node,RBAC'],
+        // RBAC alone, no NodeRestriction: YurtHubs present node certificates, and on the real apiserver the
+        // Node authorizer grants them the kubelet's rules (pods, any node's Lease, ...) while NodeRestriction
+        // refuses the leader Lease kube-system/yurthub ("can only access leases in the kube-node-lease
+        // namespace"), which is the pool-spirit's purpose. RBAC gives them exactly poolspirit:yurthub.
+        ['authorization-mode', 'RBAC'],
         ['anonymous-auth', 'true'],
-        ['enable-admission-plugins', 'NodeRestriction'],
         ['service-account-key-file', pki(PKI_FILES.saPublic)],
         ['service-account-signing-key-file', pki(PKI_FILES.saPrivate)],
         ['service-account-issuer', `https://kubernetes.default.svc.${ctx.clusterDomain}`],

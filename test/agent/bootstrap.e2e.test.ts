@@ -45,7 +45,7 @@ describe('agent bootstrap', () => {
       expect(Date.parse(status.bootstrap!.appliedTime!)).toBeGreaterThan(Date.now() - 60_000);
 
       const api = ownApi(own);
-      const crb = await api.requestJson<{ subjects: Array<{ name: string }> }>(HttpMethod.GET, '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:nodes-admin');
+      const crb = await api.requestJson<{ subjects: Array<{ name: string }> }>(HttpMethod.GET, '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub');
       expect(crb.subjects[0].name).toBe('system:nodes');
       const crd = await api.requestJson<{ status: { conditions: Array<{ type: string; status: string }> } }>(
         HttpMethod.GET,
@@ -125,7 +125,7 @@ describe('agent bootstrap', () => {
         const writes = lateOwn.cluster.requestLog.writesSince(0, { fieldManager: 'pool-spirit-agent' });
         expect(writes.length).toBe(agent.stats.bootstrap.objectsApplied);
         expect(writes.every((w) => w.status < 300)).toBe(true);
-        expect(writes.map((w) => w.name)).toContain('poolspirit:nodes-admin');
+        expect(writes.map((w) => w.name)).toContain('poolspirit:yurthub');
       });
     } finally {
       await lateOwn?.stop();

@@ -53,8 +53,8 @@ describe('podProblem: why a pool-spirit pod is not ready, in words', () => {
   it('becomes the WorkloadReady condition of the PoolSpirit', () => {
     const workload: WorkloadObservation = { exists: true, upToDate: true, ready: false, problem: { reason: 'Unschedulable', message: 'no node can run it' } };
     const status = poolSpiritStatus({ generation: 1, now: new Date('2026-12-02T00:00:00Z'), workload });
-    expect(status.conditions.find((c) => c.type === 'WorkloadReady')).toMatchObject({ status: 'False', reason: 'Unschedulable', message: 'no node can run it' });
+    expect(status.conditions?.find((c) => c.type === 'WorkloadReady')).toMatchObject({ status: 'False', reason: 'Unschedulable', message: 'no node can run it' });
     const rolling = poolSpiritStatus({ generation: 1, now: new Date(), workload: { ...workload, upToDate: false } });
-    expect(rolling.conditions.find((c) => c.type === 'WorkloadReady')!.message).toBe('the pool-spirit pod is being replaced with the desired one; no node can run it');
+    expect(rolling.conditions?.find((c) => c.type === "WorkloadReady")?.message).toBe('the pool-spirit pod is being replaced with the desired one; no node can run it');
   });
 });

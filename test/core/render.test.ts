@@ -74,7 +74,7 @@ describe('renderPoolSpirit: workload', () => {
       'etcd-servers': 'https://127.0.0.1:12379',
       'etcd-certfile': '/etc/kubernetes/pki/apiserver-etcd-client.crt',
       'client-ca-file': '/etc/kubernetes/pki/client-ca.crt',
-      'authorization-mode': 'Node,RBAC',
+      'authorization-mode': 'RBAC',
       'secure-port': '10270',
       'service-cluster-ip-range': '10.0.0.0/16',
       v: '2',
@@ -177,14 +177,15 @@ describe('renderPoolSpirit: Service and ServiceAccount', () => {
 });
 
 describe('renderPoolSpirit: bootstrap', () => {
-  it('holds kube-system, the NodePool CRD and system:nodes → admin, with a stable content hash', async () => {
+  it('holds kube-system, the NodePool CRD and system:nodes → poolspirit:yurthub (no aggregated admin), with a stable content hash', async () => {
     const r = await renderPoolSpirit(await renderInput());
     const cm = find(r, 'ConfigMap') as KubeObject & { data: Record<string, string> };
     const docs = parseAllDocuments(cm.data['manifests.yaml']).map((d) => d.toJSON());
     expect(docs.find((d) => d.kind === 'Namespace')?.metadata.name).toBe('kube-system');
     const crd = docs.find((d) => d.kind === 'CustomResourceDefinition');
     expect(crd.metadata.name).toBe('nodepools.apps.openyurt.io');
-    const binding = docs.find((d) => d.kind === 'ClusterRoleBinding' && d.roleRef.name === 'admin');
+    expect(docs.filter((d) => d.kind === 'ClusterRoleBinding').map((d) => d.roleRef.name)).toEqual(['poolspirit:yurthub']);
+    const binding = docs.find((d) => d.kind === 'ClusterRoleBinding');
     expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:nodes' }]);
     expect(JSON.stringify(docs)).not.toContain('system:masters');
     expect(cm.data.hash).toBe(r.bootstrapHash);

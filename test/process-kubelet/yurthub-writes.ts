@@ -1,6 +1,7 @@
 /**
  * The requests a YurtHub makes to its pool-spirit apiserver with its node certificate: registering and
- * updating Nodes, electing the leader on Lease kube-system/yurthub, reading its NodePool, and (as leader)
+ * updating Nodes, electing the leader on Lease kube-system/yurthub, renewing its node Lease in
+ * kube-node-lease, reading its NodePool, and (as leader)
  * copying pool-scoped Endpoints and EndpointSlices. Each returns the HTTP status the API answered (an update is the
  * client-go get-then-put, so both must be allowed).
  */
@@ -57,6 +58,18 @@ export function yurtHubCalls(nodeName: string, pool: string): YurtHubCall[] {
       run: (t) => getThenPut(t, `${LEASE_PATH}/yurthub`, (o) => {
         o.spec = { ...o.spec, holderIdentity: nodeName, renewTime: new Date().toISOString().replace('Z', '000Z') };
       }),
+    },
+    {
+      name: 'renew Lease kube-node-lease/<node>',
+      run: async (t) => {
+        const path = `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${nodeName}`;
+        const body = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: nodeName, namespace: 'kube-node-lease' }, spec: { holderIdentity: nodeName, leaseDurationSeconds: 40 } };
+        const created = await call(t.url, t.caPem, 'POST', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', { client: t.client, body });
+        if (created.status !== 409) return created.status;
+        return getThenPut(t, path, (o) => {
+          o.spec = { ...o.spec, renewTime: new Date().toISOString().replace('Z', '000Z') };
+        });
+      },
     },
     {
       name: 'get NodePool',

@@ -103,6 +103,26 @@ describe('local real host cluster', () => {
       .rejects.toMatchObject({ code: 403 });
     expect(errors.filter((e) => !/409|Conflict|conflict/.test(e.message))).toEqual([]);
   }, 30_000);
+
+  it('NodeRestriction refuses a node the YurtHub leader Lease kube-system/yurthub even when RBAC grants it (why a pool-spirit runs RBAC alone)', async () => {
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    await api.requestJson(HttpMethod.POST, `${rbac}/clusterroles`, {
+      body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'leases-writer' }, rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }] },
+    });
+    await api.requestJson(HttpMethod.POST, `${rbac}/clusterrolebindings`, {
+      body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'leases-writer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'leases-writer' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:nodes' }] },
+    });
+    const node = RawObjectApi.fromKubeConfig(kubeConfigOf(await cluster.kubeconfigFor({ user: 'system:node:edge-1', groups: ['system:nodes'] })));
+    const lease = (namespace: string, name: string) => ({ body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: { holderIdentity: 'edge-1' } } });
+    const refused = await node.requestJson(HttpMethod.POST, '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', lease('kube-system', 'yurthub')).then(() => undefined, (e: unknown) => e);
+    expect(refused).toMatchObject({ code: 403 });
+    expect(JSON.stringify((refused as { body?: unknown }).body ?? (refused as Error).message)).toContain('can only access leases in the');
+    // Its own node Lease is what NodeRestriction allows (the kubelet's heartbeat); another node's is refused.
+    const own = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/edge-1';
+    const current = await node.requestJson<Obj>(HttpMethod.GET, own);
+    await expect(node.requestJson(HttpMethod.PUT, own, { body: { ...current, spec: { ...current.spec, renewTime: new Date().toISOString().replace('Z', '000Z') } } })).resolves.toBeDefined();
+    await expect(node.requestJson(HttpMethod.POST, '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', lease('kube-node-lease', 'edge-2'))).rejects.toMatchObject({ code: 403 });
+  }, 30_000);
 });
 
 function kubeConfigOf(yaml: string): KubeConfig {
