@@ -21,9 +21,9 @@ export interface AgentSimOptions {
 export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOptions): Promise<string | undefined> {
   if (pod.metadata?.labels?.[NAME_LABEL] !== 'pool-spirit') return undefined;
   const namespace = pod.metadata.namespace;
-  const deploymentName = (pod.metadata.ownerReferences ?? []).find((o: Obj) => o.kind === 'Deployment')?.name;
-  if (!deploymentName) return undefined;
   const api = RawObjectApi.fromKubeConfig(kc);
+  const deploymentName = await owningDeployment(api, pod);
+  if (!deploymentName) return undefined;
   const deployment: Obj = await api.requestJson(HttpMethod.GET, `/apis/apps/v1/namespaces/${namespace}/deployments/${deploymentName}`);
   const poolSpirit = (deployment.metadata?.ownerReferences ?? []).find((o: Obj) => o.kind === 'PoolSpirit')?.name;
   if (!poolSpirit) return undefined;
@@ -40,6 +40,20 @@ export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOpti
     query: { fieldManager: 'pool-spirit-agent' },
   });
   return poolSpirit;
+}
+
+/**
+ * The pod's Deployment: its direct owner in sim mode, its ReplicaSet's owner when a real
+ * kube-controller-manager made the pod.
+ */
+async function owningDeployment(api: RawObjectApi, pod: Obj): Promise<string | undefined> {
+  const owners: Obj[] = pod.metadata.ownerReferences ?? [];
+  const direct = owners.find((o) => o.kind === 'Deployment')?.name;
+  if (direct) return direct;
+  const replicaSet = owners.find((o) => o.kind === 'ReplicaSet')?.name;
+  if (!replicaSet) return undefined;
+  const rs: Obj = await api.requestJson(HttpMethod.GET, `/apis/apps/v1/namespaces/${pod.metadata.namespace}/replicasets/${replicaSet}`);
+  return (rs.metadata?.ownerReferences ?? []).find((o: Obj) => o.kind === 'Deployment')?.name;
 }
 
 /**

@@ -31,7 +31,7 @@ export class NodeHeartbeats {
     this.opts = { intervalMs: 10_000, leaseDurationSeconds: 40, ...opts };
   }
 
-  /** A node seen by the kubelet's informer: first status if it has none, and a lease from now on. */
+  /** A node seen by the kubelet's informer: first status if it has none (or no capacity), and a lease from now on. */
   observe(node: Obj, deleted: boolean): void {
     const name: string = node.metadata.name;
     if (deleted) {
@@ -41,7 +41,8 @@ export class NodeHeartbeats {
     const known = this.nodes.has(name);
     this.nodes.set(name, { uid: node.metadata.uid });
     const hasReady = (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready');
-    if (!hasReady) void this.guard(() => this.registerStatus(name));
+    // A node created with a status but no capacity (as the local seed writes them) fits no pod with requests.
+    if (!hasReady || !node.status?.allocatable) void this.guard(() => this.registerStatus(name, hasReady));
     if (!known) void this.guard(() => this.renew(name));
   }
 
@@ -65,18 +66,20 @@ export class NodeHeartbeats {
     }
   }
 
-  private async registerStatus(name: string): Promise<void> {
+  /** Capacity and addresses; conditions too unless the node has a Ready condition already (someone set it). */
+  private async registerStatus(name: string, keepConditions: boolean): Promise<void> {
     const at = new Date(this.opts.now()).toISOString();
     const cond = (type: string, status: 'True' | 'False', reason: string, message: string) => ({
       type, status, reason, message, lastHeartbeatTime: at, lastTransitionTime: at,
     });
-    const status = {
-      conditions: [
+    const conditions = keepConditions ? undefined : [
         cond('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
         cond('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
         cond('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
         cond('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status (local node kubelet)'),
-      ],
+    ];
+    const status = {
+      ...(conditions ? { conditions } : {}),
       capacity: SIMULATED_CAPACITY,
       allocatable: SIMULATED_CAPACITY,
       addresses: [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: name }],

@@ -42,7 +42,7 @@ async function spiritPod(pool: string): Promise<{ name: string; node?: string } 
   return live && { name: live.metadata.name, node: live.spec.nodeName };
 }
 
-const reconcilerDenials = () => world.cluster.authz!.denials().filter((d) => d.user === RECONCILER_USER);
+const reconcilerDenials = () => world.cluster!.authz!.denials().filter((d) => d.user === RECONCILER_USER);
 
 beforeAll(async () => {
   world = await startRbacWorld();
@@ -128,7 +128,7 @@ describe('the functions with only the reconciler RBAC (local API enforcing RBAC)
     const denials = reconcilerDenials();
     expect(denials.map((d) => d.message), 'requests of the reconciler identity refused with 403').toEqual([]);
     // And it did act as that identity, through RBAC (not as an admin).
-    expect(world.cluster.authz!.usage().some((u) => u.kind === 'ClusterRole' && u.name === 'pool-spirit-reconciler')).toBe(true);
+    expect(world.cluster!.authz!.usage().some((u) => u.kind === 'ClusterRole' && u.name === 'pool-spirit-reconciler')).toBe(true);
   });
 
   it('used every rule it holds', async () => {
@@ -146,7 +146,7 @@ describe('the functions with only the reconciler RBAC (local API enforcing RBAC)
     const original = reconcilerClusterRole();
     await world.applyAsAdmin({ ...original, rules: [...(original.rules as unknown[]), { apiGroups: [''], resources: ['nodes'], verbs: ['get'] }] });
     try {
-      await waitFor(async () => (await world.cluster.authz!.report({ kind: 'ClusterRole', name: original.metadata.name })).length === (original.rules as unknown[]).length + 1, 5_000, 'the extra rule in effect');
+      await waitFor(async () => (await world.cluster!.authz!.report({ kind: 'ClusterRole', name: original.metadata.name })).length === (original.rules as unknown[]).length + 1, 5_000, 'the extra rule in effect');
       expect(await unusedRules()).toEqual([
         `ClusterRole pool-spirit-reconciler rule ${(original.rules as unknown[]).length} ({"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}): never used`,
       ]);
@@ -164,7 +164,7 @@ describe('the functions with only the reconciler RBAC (local API enforcing RBAC)
     const rule = rules.find((r) => r.resources.includes('poolspirits'))!;
     rule.verbs = rule.verbs.filter((v) => v !== verb);
     await world.applyAsAdmin({ ...original, rules });
-    world.cluster.authz!.reset();
+    world.cluster!.authz!.reset();
     await world.applyAsAdmin({ apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', metadata: { name: pool }, spec: { type: 'Edge' } });
     try {
       await expect(world.reconcile(pool)).rejects.toThrow(/403|forbidden/i);
@@ -195,7 +195,7 @@ function reconcilerClusterRole() {
 async function unusedRules(): Promise<string[]> {
   const problems: string[] = [];
   for (const role of reconcilerRoles(world.installed)) {
-    const report: RuleReport[] = await world.cluster.authz!.report(role);
+    const report: RuleReport[] = await world.cluster!.authz!.report(role);
     if (report.length === 0) problems.push(`${role.kind} ${role.namespace ? `${role.namespace}/` : ''}${role.name}: not in the cluster`);
     for (const r of report) {
       const where = `${role.kind} ${role.namespace ? `${role.namespace}/` : ''}${role.name} rule ${r.ruleIndex} (${JSON.stringify(r.rule)})`;

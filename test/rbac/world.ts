@@ -1,13 +1,15 @@
 /**
  * A cluster where the functions run with the reconciler's RBAC and nothing else: the local API with TLS and
- * RBAC enforced, infra/cluster installed by an admin (system:masters) the way an operator would, and the
+ * RBAC enforced, or (backend 'real') the local real host control plane — the built kube-apiserver with
+ * Node,RBAC and NodeRestriction, kube-controller-manager (garbage collector, Deployments) and
+ * kube-scheduler — with infra/cluster installed by an admin (system:masters) the way an operator would, and the
  * five functions reaching it through the registry with a kubeconfig whose client certificate is a member of
  * group `pool-spirit:reconciler` only. The sim kubelet and the agent stand-in play kube's controllers and the
  * pool's agent, so they run as the admin: their rights are not the reconciler's to hold.
  */
 import { randomUUID } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpMethod, KubeConfig, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
@@ -24,6 +26,7 @@ import {
 } from '../../local/kube-api/index.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../local/dynamodb.ts';
 import { SimKubelet } from '../../local/kubelet/sim-kubelet.ts';
+import { startRealHostCluster } from '../../local/real-cluster/control-plane.ts';
 import { simulateAgent } from '../../local/kubelet/agent-sim.ts';
 import { createIfMissing, edgeNode, infraManifests } from '../../local/fleet/seed.ts';
 import { localObservability } from '../../local/fleet/observability.ts';
@@ -48,8 +51,12 @@ export const CLUSTER_ID = 'rbac-c1';
 export const RECONCILER_USER = 'pool-spirit-reconciler-test';
 const TABLE_NAME = 'rbac-test-state';
 
+export type Backend = 'local' | 'real';
+
 export interface RbacWorld {
-  cluster: LocalCluster;
+  backend: Backend;
+  /** The local API (backend 'local'); its request log and RBAC usage are what the real one lacks. */
+  cluster: LocalCluster | undefined;
   /** The test's own client, as system:masters. */
   admin: RawObjectApi;
   table: StateTable;
@@ -105,7 +112,7 @@ export function reconcilerRoles(installed: KubeObject[]): Array<{ kind: 'Cluster
   return [...out.values()];
 }
 
-export async function startRbacWorld(): Promise<RbacWorld> {
+export async function startRbacWorld(backend: Backend = 'local'): Promise<RbacWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-rbac-'));
   const ca = await createCertificateAuthority('rbac-test-cluster-ca');
   const [serving, adminCert, reconcilerCert] = await Promise.all([
@@ -113,7 +120,9 @@ export async function startRbacWorld(): Promise<RbacWorld> {
     issueClientCertificate(ca, { user: 'rbac-test-admin', groups: ['system:masters'] }),
     issueClientCertificate(ca, { user: RECONCILER_USER, groups: [RECONCILER_GROUP] }),
   ]);
-  const cluster = await startLocalCluster({ tls: { ...serving, clientCaPems: [ca.certPem], caPem: ca.certPem }, authorization: 'RBAC' });
+  const real = backend === 'real' ? await startRealHostCluster({ name: 'rbac-real', ca }) : undefined;
+  const local = real ? undefined : await startLocalCluster({ tls: { ...serving, clientCaPems: [ca.certPem], caPem: ca.certPem }, authorization: 'RBAC' });
+  const cluster = { url: (real?.url ?? local?.url)!, writeKubeconfig: (path: string, cert: CertAndKey) => writeFile(path, kubeconfigYaml('rbac-test', (real?.url ?? local?.url)!, { caPem: ca.certPem, identity: cert }), { mode: 0o600 }) };
   const identityOf = (cert: CertAndKey): Identity => {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(kubeconfigYaml('rbac-test', cluster.url, { caPem: ca.certPem, identity: cert }));
@@ -172,6 +181,7 @@ export async function startRbacWorld(): Promise<RbacWorld> {
   const kubeletErrors: string[] = [];
   const kubelet = new SimKubelet({
     kubeConfig: adminKc,
+    controlPlane: real ? 'real' : 'sim',
     readyDelayMs: 20,
     onPodReady: async (pod) => void (await simulateAgent(adminKc, pod, { simulateLeader: true })),
     onError: (err) => kubeletErrors.push((err as { body?: { message?: string } }).body?.message ?? err.message),
@@ -194,7 +204,7 @@ export async function startRbacWorld(): Promise<RbacWorld> {
   const envelope = () => ({ version: '0', id: randomUUID(), account: '000000000000', time: new Date().toISOString(), region: 'local', resources: [] });
 
   return {
-    cluster, admin, table, installed, sentEvents, kubeletErrors,
+    backend, cluster: local, admin, table, installed, sentEvents, kubeletErrors,
     reconcile: (pool) => reconcileHandler({
       ...envelope(), source: RECONCILER_SOURCE, 'detail-type': 'Reconcile Request',
       detail: { clusterId: CLUSTER_ID, nodePool: pool, reason: 'rbac-test', requestedBy: 'e2e' },
@@ -236,7 +246,8 @@ export async function startRbacWorld(): Promise<RbacWorld> {
     },
     async stop() {
       await kubelet.stop();
-      await cluster.stop();
+      await local?.stop();
+      await real?.stop();
       await dynamo.stop();
       await rm(dir, { recursive: true, force: true });
     },
