@@ -1,5 +1,6 @@
 import { webcrypto } from 'node:crypto';
 import * as x509 from '../../shared/x509.ts';
+import type { CertificateAuthority } from '../kube-api/index.ts';
 
 export interface ClusterCa {
   certPem: string;
@@ -28,4 +29,9 @@ export async function createClusterCa(now = new Date()): Promise<ClusterCa> {
     ],
   });
   return { certPem: cert.toString('pem'), keys };
+}
+
+/** The CA in the shape the local PKI signs with (its key stays in memory; no PEM of it exists). */
+export function clusterAuthority(ca: ClusterCa): CertificateAuthority {
+  return { certPem: ca.certPem, keyPem: '', cert: new x509.X509Certificate(ca.certPem), privateKey: ca.keys.privateKey };
 }

@@ -25,6 +25,7 @@ import { createClusterCa, type ClusterCa } from './cluster-ca.ts';
 import type { FleetProgress } from './progress.ts';
 import { ClusterProgressTracker } from './cluster-progress.ts';
 import { PRODUCT_NAMESPACE, runLimited, seedCluster, type FleetShape } from './seed.ts';
+import { clusterAuthority } from './cluster-ca.ts';
 
 export interface LocalFleetOptions extends FleetShape {
   clusters: number;
@@ -173,6 +174,8 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
         unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
         // The agents' warnings go where the fleet logs, not to stdout (the live view owns it).
         agentOptions: { logger: createLogger({ level: 'warn', base: { cluster: id }, write: log }) },
+        // No YurtHub runs here: a stand-in elects the leader through the real pool-spirit, as a node would.
+        leaderStandIn: simulateLeader ? { clusterCa: clusterAuthority(clusterCa) } : undefined,
         onError: (err) => kubeletErrors.report(id, err),
       })
       : new SimKubelet({

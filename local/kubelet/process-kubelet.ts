@@ -9,6 +9,7 @@
  * this process exits or is signalled (local/processes/exit-cleanup.ts).
  */
 import type { AgentOptions } from '../../agent/options.ts';
+import type { CertificateAuthority } from '../kube-api/index.ts';
 import { PoolSpiritRuntime } from './process/runtime.ts';
 import type { RunningPoolSpirit } from './process/pool-spirit-process.ts';
 import { SimKubelet, type SimKubeletOptions } from './sim-kubelet.ts';
@@ -24,6 +25,8 @@ export interface ProcessKubeletOptions extends Omit<SimKubeletOptions, 'runtime'
   restartBackoffMs?: number;
   /** Arg translations and process lifecycle, one line each, prefixed with the pod. */
   processLog?: (line: string) => void;
+  /** A stand-in YurtHub leader election in each pool-spirit, with node certificates of this CA (runtime.ts). */
+  leaderStandIn?: { clusterCa: CertificateAuthority };
 }
 
 export class ProcessKubelet extends SimKubelet {
@@ -40,6 +43,7 @@ export class ProcessKubelet extends SimKubelet {
       agentOptions: options.agentOptions,
       restartBackoffMs: options.restartBackoffMs,
       log: options.processLog,
+      leaderStandIn: options.leaderStandIn,
       onError: options.onError,
       now: options.now,
     });

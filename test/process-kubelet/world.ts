@@ -10,11 +10,10 @@ import { join } from 'node:path';
 import { HttpMethod } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { startLocalFleet, type LocalFleet } from '../../local/fleet/fleet.ts';
-import type { ClusterCa } from '../../local/fleet/cluster-ca.ts';
+import { clusterAuthority } from '../../local/fleet/cluster-ca.ts';
 import { PRODUCT_NAMESPACE } from '../../local/fleet/seed.ts';
 import type { ProcessKubelet } from '../../local/kubelet/process-kubelet.ts';
 import { createCertificateAuthority, issueClientCertificate, type CertAndKey, type CertificateAuthority } from '../../local/kube-api/index.ts';
-import * as x509 from '../../shared/x509.ts';
 import { waitFor } from '../support/wait.ts';
 
 export { waitFor };
@@ -52,10 +51,7 @@ export async function poolSpiritPod(fleet: LocalFleet): Promise<Obj | undefined>
 
 export const podKey = (pod: Obj) => `${pod.metadata.namespace}/${pod.metadata.name}`;
 
-/** The fleet's cluster CA in the shape the test PKI signs with (its key stays in memory). */
-export function clusterAuthority(ca: ClusterCa): CertificateAuthority {
-  return { certPem: ca.certPem, keyPem: '', cert: new x509.X509Certificate(ca.certPem), privateKey: ca.keys.privateKey };
-}
+export { clusterAuthority };
 
 /** A YurtHub's identity: a node client certificate (user system:node:<name>, group system:nodes). */
 export function nodeCertificate(ca: CertificateAuthority, node: string): Promise<CertAndKey> {

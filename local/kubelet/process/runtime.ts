@@ -16,6 +16,8 @@ import { podStatus, type PodFailure, type PodPhaseInRuntime } from './pod-status
 import { hostSecrets, isPoolSpiritPod, PodPlanError, type PoolSpiritPod } from './pod-plan.ts';
 import { startPoolSpirit, type RunningPoolSpirit } from './pool-spirit-process.ts';
 import { ContainerExitError, type ContainerExit } from './real-control-plane.ts';
+import { startLeaderStandIn, type LeaderStandIn } from './yurthub-stand-in.ts';
+import type { CertificateAuthority } from '../../kube-api/index.ts';
 
 type Obj = Record<string, any>;
 
@@ -30,6 +32,11 @@ export interface PoolSpiritRuntimeOptions {
   restartBackoffMs?: number;
   /** Translations and process lifecycle lines, prefixed with the pod. Default: nowhere. */
   log?: (line: string) => void;
+  /**
+   * With no real YurtHub in the pool: the cluster CA, to run a stand-in YurtHub leader election (a node
+   * certificate of the pod's node) in every running pool-spirit. Absent: no leader is elected.
+   */
+  leaderStandIn?: { clusterCa: CertificateAuthority };
   onError?: (err: Error) => void;
   now?: () => number;
 }
@@ -38,6 +45,7 @@ interface PodEntry {
   pod: PoolSpiritPod;
   phase: PodPhaseInRuntime;
   running?: RunningPoolSpirit;
+  leader?: LeaderStandIn;
   starting?: Promise<void>;
   failure?: PodFailure;
   restarts: number;
@@ -84,6 +92,7 @@ export class PoolSpiritRuntime implements PodRuntime {
     entry.released = true;
     clearTimeout(entry.retry);
     await entry.starting;
+    entry.leader?.stop();
     await entry.running?.stop();
   }
 
@@ -125,6 +134,7 @@ export class PoolSpiritRuntime implements PodRuntime {
         });
         if (entry.released) return void (await running.stop());
         entry.running = running;
+        entry.leader = await this.electLeader(entry.pod, running);
         entry.phase = 'running';
         entry.failure = undefined;
         void running.exited.then((exit) => this.crashed(entry, running, exit));
@@ -140,9 +150,17 @@ export class PoolSpiritRuntime implements PodRuntime {
   private async crashed(entry: PodEntry, running: RunningPoolSpirit, exit: ContainerExit): Promise<void> {
     if (entry.released || entry.running !== running) return;
     entry.running = undefined;
+    entry.leader?.stop();
+    entry.leader = undefined;
     this.fail(entry, { container: exit.container, reason: 'Error', exitCode: exit.exitCode, signal: exit.signal, message: exit.lastLines, at: exit.at });
     entry.changed();
     await running.stop();
+  }
+
+  private async electLeader(pod: PoolSpiritPod, running: RunningPoolSpirit): Promise<LeaderStandIn | undefined> {
+    const nodeName = (pod.spec as { nodeName?: string }).nodeName;
+    if (!this.opts.leaderStandIn || !nodeName) return undefined;
+    return startLeaderStandIn({ apiServerUrl: running.apiServerUrl, caPem: running.caPem, nodeName, clusterCa: this.opts.leaderStandIn.clusterCa, onError: this.opts.onError });
   }
 
   private fail(entry: PodEntry, failure: PodFailure): void {
