@@ -5,7 +5,8 @@ import type { KubeObject } from '../kube.ts';
  * server-side-apply merge keys). Server-side apply leaves entries another field manager added (a sidecar
  * patched into the Deployment, a second Service port), so the reconcile removes them itself: every entry
  * of these lists that the rendered object does not have is foreign. Lists inside an entry (a container's
- * ports) are checked only for the entries that are pool-spirit's own.
+ * ports) are checked only for the entries that are pool-spirit's own. The Service selector is decided
+ * whole the same way, key by key.
  *
  * Everything else another manager adds stays theirs on purpose (docs/reconcile.md, "Who owns which
  * field"): labels and annotations on the objects and the pod template (e.g. `kubectl rollout restart`'s
@@ -38,6 +39,11 @@ const AUTHORITATIVE: Readonly<Record<string, ReadonlyArray<{ at: readonly string
     { at: [...podSpec, 'imagePullSecrets'], list: byName },
   ],
   'v1/Service': [{ at: ['spec', 'ports'], list: { keys: [{ field: 'port' }, { field: 'protocol', default: 'TCP' }] } }],
+};
+
+/** Maps whose keys pool-spirit alone decides: a key added to the Service selector would select other pods, or none. */
+const AUTHORITATIVE_MAPS: Readonly<Record<string, ReadonlyArray<readonly string[]>>> = {
+  'v1/Service': [['spec', 'selector']],
 };
 
 export interface JsonPatchOp {
@@ -118,8 +124,19 @@ function visit(desiredValue: unknown, liveValue: unknown, list: EntryList, point
 
 function findings(desired: KubeObject, live: KubeObject): ListFinding {
   const out: ListFinding = { foreign: [], additions: [] };
-  for (const { at: path, list } of AUTHORITATIVE[`${desired.apiVersion}/${desired.kind}`] ?? []) {
+  const kind = `${desired.apiVersion}/${desired.kind}`;
+  for (const { at: path, list } of AUTHORITATIVE[kind] ?? []) {
     visit(at(desired, path), at(live, path), list, `/${path.map(escapePointer).join('/')}`, path.join('.'), out);
+  }
+  for (const path of AUTHORITATIVE_MAPS[kind] ?? []) {
+    const rendered = at(desired, path);
+    const observed = at(live, path);
+    if (observed === null || typeof observed !== 'object' || Array.isArray(observed)) continue;
+    for (const [key, value] of Object.entries(observed)) {
+      if (rendered !== null && typeof rendered === 'object' && key in rendered) continue;
+      const pointer = `/${[...path, key].map(escapePointer).join('/')}`;
+      out.foreign.push({ pointer, path: `${path.join('.')}[${key}]`, tests: [{ op: 'test', path: pointer, value }] });
+    }
   }
   return out;
 }

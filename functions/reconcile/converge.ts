@@ -10,8 +10,10 @@
  *  4. Parse the spec. Invalid → condition naming each bad field; nothing else is touched, so what runs
  *     keeps running.
  *  5. Read the Service (its ClusterIP is a SAN), the PKI Secrets (reused byte for byte), the cluster CA,
- *     the rest of the owned objects; render; apply only objects that differ — the Service first, and if
- *     its ClusterIP was only now allocated, render again so the certificate carries it.
+ *     the rest of the owned objects; render; remove list entries others added (server-side apply keeps
+ *     them); apply only objects that differ — the Service first, and if its ClusterIP was only now
+ *     allocated, render again so the certificate carries it. The CA Secret is owned by the NodePool, so
+ *     a deleted PoolSpirit leaves the pool CA in place for the one re-created.
  *  6. Status (the reconciler's fields only) applied if it changed; an Event per meaningful transition.
  */
 import type { KubeObject } from '../../core/kube.ts';

@@ -83,6 +83,17 @@ describe('foreign entries of lists pool-spirit alone decides', () => {
     expect(fieldDiffs(desired, after)).toEqual([]);
   });
 
+  it('removes a key added to the Service selector, keeping the rendered ones', async () => {
+    const desired = await rendered('Service');
+    const live = edited(desired, (s) => {
+      s.spec.selector['app.kubernetes.io/name'] = 'pool-spirit';
+      s.spec.selector['evil/pods'] = 'yes';
+    });
+    expect(foreignEntries(desired, live).map((f) => f.path)).toEqual(['spec.selector[evil/pods]']);
+    const after = applied(live, foreignEntriesPatch(desired, live)) as Any;
+    expect(after.spec.selector).toEqual((desired as Any).spec.selector);
+  });
+
   it('a guard fails the whole patch when the list changed since it was read', async () => {
     const desired = await rendered('Deployment');
     const live = edited(desired, (d) => d.spec.template.spec.containers.push({ name: 'exfil', image: 'evil/exfil:1' }));
