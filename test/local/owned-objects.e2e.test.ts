@@ -12,7 +12,7 @@ type Obj = Record<string, any>;
 
 const POOL = 'pool-00';
 const BASE = `ps-${POOL}`;
-const TRIALS = 5;
+const TRIALS = 10;
 const P99_LIMIT_MS = 2_000;
 
 /** Every object the reconciler renders for a pool, by kind and name. */
