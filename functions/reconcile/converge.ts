@@ -209,6 +209,7 @@ async function convergePool(
       applied.push(describe(after));
       live.set(objectKey(after), after);
     }
+    await announceCaRotation(deps, client, poolSpirit, previous, rendered);
   }
 
   const desiredWorkload = rendered.objects.find((o) => o.kind === 'Deployment');
@@ -289,6 +290,19 @@ function statusChanged(status: PoolSpiritStatus, previous: PoolSpiritStatus | un
   // fieldDiffs reads `status` as a partial view; a field we stopped setting must be removed too.
   const ownedKeys = ['observedGeneration', 'phase', 'conditions', 'endpoint', 'versions', 'certificates'] as const;
   return ownedKeys.some((k) => status[k] === undefined && previous[k] !== undefined && k !== 'versions');
+}
+
+/**
+ * A pool that had a CA and now got a new one (its CA Secret was deleted, or the CA expired): every client
+ * that trusted the old CA must be given the new one, so the rotation is announced, never silent.
+ */
+async function announceCaRotation(deps: ReconcileDeps, client: ClusterClient, poolSpirit: KubeObject, previous: PoolSpiritStatus | undefined, rendered: RenderResult): Promise<void> {
+  const why = rendered.pki.reasons.filter((r) => r.startsWith('ca: '));
+  if (why.length === 0 || !previous?.certificates?.caNotAfter) return;
+  const message = `the pool CA was issued anew (${why.join('; ')}); clients of the pool's apiserver must trust the new CA (Secret ${rendered.names.caSecret}, key ca.crt)`;
+  await client.createEvent({ involved: poolSpirit, type: 'Warning', reason: 'CARotated', message }).catch((err: unknown) =>
+    deps.logger.warn('could not record an Event', { reason: 'CARotated', error: sanitizeErrorMessage(err) }),
+  );
 }
 
 /**

@@ -50,6 +50,9 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
   const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', name: BASE };
   const service = { apiVersion: 'v1', kind: 'Service', name: BASE };
   const settled = () => fleet.waitConverged(60_000);
+  /** Events announcing a new pool CA (Events about the cluster-scoped PoolSpirit go to `default`). */
+  const caRotations = async () =>
+    ((await api.list('v1', 'Event', 'default')).items as Obj[]).filter((e) => e.reason === 'CARotated' && e.involvedObject?.name === POOL);
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ps-owned-'));
@@ -83,6 +86,10 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
       results[`${owned.kind}/${owned.name}`] = { p50: Math.round(percentile(times, 50)), p99: Math.round(percentile(times, 99)), max: Math.round(times.at(-1)!), trials: TRIALS };
     }
     console.log(JSON.stringify({ measure: 'owned-object deletion → recreated (ms)', results }));
+    // A deleted CA Secret takes the CA key with it: the new CA is announced, never silent.
+    const rotations = await caRotations();
+    expect(rotations.length).toBeGreaterThanOrEqual(1);
+    expect(rotations[0]).toMatchObject({ type: 'Warning', message: expect.stringMatching(/the pool CA was issued anew \(ca: /) });
     for (const [key, r] of Object.entries(results)) expect(r.p99, key).toBeLessThan(P99_LIMIT_MS);
     expect(fleet.bus.deadLetters()).toEqual([]);
   }, 240_000);
@@ -135,6 +142,7 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
     await settled();
     const ca = { apiVersion: 'v1', kind: 'Secret', name: `${BASE}-ca` };
     const caBefore = await read(ca);
+    const rotationsBefore = (await caRotations()).length;
     const spirit = { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: POOL } };
     const spiritBefore = (await api.read(spirit)) as Obj;
     await api.delete(spirit);
@@ -149,5 +157,6 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
     // The re-issued serving PKI chains to the same CA.
     const pki = await read({ apiVersion: 'v1', kind: 'Secret', name: `${BASE}-pki` });
     expect(pki!.data['ca.crt']).toBe(caBefore!.data['ca.crt']);
+    expect((await caRotations()).length).toBe(rotationsBefore);
   }, 120_000);
 });
