@@ -94,7 +94,8 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
 
   const byPoolSpirit = ownedBy(poolSpiritRef(poolSpirit), labels);
   // The pool CA outlives its PoolSpirit: deleting and re-creating a PoolSpirit must not rotate the CA
-  // every client of the pool's apiserver trusts. It goes with the NodePool (docs/decisions/0004).
+  // every client of the pool's apiserver trusts. It goes with the NodePool
+  // (docs/decisions/0004-owned-objects-authoritative.md).
   const byNodePool = ownedBy(controllerRef(nodePool), labels);
   const objects = [
     ...secrets.objects,
