@@ -61,7 +61,11 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
     await settled();
   }, 90_000);
 
+  /** Patch → the foreign entry gone (ms), per drift. */
+  const driftFixedMs: Record<string, number> = {};
+
   afterAll(async () => {
+    console.log(JSON.stringify({ measure: 'foreign entry added → removed (ms)', results: driftFixedMs }));
     await fleet?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -96,6 +100,7 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
 
   it('removes a sidecar patched into the Deployment, and the pool becomes Available again', async () => {
     await settled();
+    const started = performance.now();
     await api.patch(
       { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: BASE, namespace: PRODUCT_NAMESPACE }, spec: { template: { spec: { containers: [{ name: 'exfil', image: 'evil/exfil:1' }] } } } } as Obj,
       undefined, undefined, 'intruder', undefined, PatchStrategy.StrategicMergePatch,
@@ -106,6 +111,7 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
       const live = await read(deployment);
       return live && !live.spec.template.spec.containers.some((c: Obj) => c.name === 'exfil');
     }, P99_LIMIT_MS, 'sidecar removed', 5);
+    driftFixedMs.sidecar = Math.round(performance.now() - started);
     const live = await read(deployment);
     expect(live!.spec.template.spec.containers.map((c: Obj) => c.name)).toEqual(['kube-apiserver', 'etcd', 'agent']);
     await settled();
@@ -113,6 +119,7 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
 
   it('removes a volume added to the pod template', async () => {
     await settled();
+    const started = performance.now();
     await api.patch(
       { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: BASE, namespace: PRODUCT_NAMESPACE }, spec: { template: { spec: { volumes: [{ name: 'loot', emptyDir: {} }] } } } } as Obj,
       undefined, undefined, 'intruder', undefined, PatchStrategy.StrategicMergePatch,
@@ -121,11 +128,13 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
       const live = await read(deployment);
       return live && !live.spec.template.spec.volumes.some((v: Obj) => v.name === 'loot');
     }, P99_LIMIT_MS, 'volume removed', 5);
+    driftFixedMs.volume = Math.round(performance.now() - started);
     await settled();
   }, 90_000);
 
   it('a Service port changed to 8443 ends as the one rendered port 443, not two ports named https', async () => {
     await settled();
+    const started = performance.now();
     await api.requestJson(HttpMethod.PATCH, `/api/v1/namespaces/${PRODUCT_NAMESPACE}/services/${BASE}`, {
       body: [{ op: 'replace', path: '/spec/ports/0/port', value: 8443 }],
       contentType: 'application/json-patch+json',
@@ -135,6 +144,7 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
       const live = await read(service);
       return live && JSON.stringify(live.spec.ports.map((p: Obj) => p.port)) === '[443]';
     }, P99_LIMIT_MS, 'port 443 alone', 5);
+    driftFixedMs.servicePort = Math.round(performance.now() - started);
     await settled();
   }, 90_000);
 
