@@ -61,11 +61,11 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
     await settled();
   }, 90_000);
 
-  /** Patch → the foreign entry gone (ms), per drift. */
+  /** Someone else's write → undone (ms), per drift. */
   const driftFixedMs: Record<string, number> = {};
 
   afterAll(async () => {
-    console.log(JSON.stringify({ measure: 'foreign entry added → removed (ms)', results: driftFixedMs }));
+    console.log(JSON.stringify({ measure: 'drift written → undone (ms)', results: driftFixedMs }));
     await fleet?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -141,6 +141,22 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
       }),
       (svc) => JSON.stringify(svc.spec.ports.map((p: Obj) => p.port)) === '[443]');
     expect(names(live.spec.ports)).toEqual(['https']);
+    await settled();
+  }, 90_000);
+
+  it("replaces a Secret's and a ConfigMap's edited data with the rendered data (seen through a metadata-only watch)", async () => {
+    for (const [drift, what] of [['secretData', { apiVersion: 'v1', kind: 'Secret', name: `${BASE}-agent` }], ['configMapData', { apiVersion: 'v1', kind: 'ConfigMap', name: `${BASE}-bootstrap` }]] as const) {
+      const before = await read(what);
+      const key = Object.keys(before!.data).sort()[0];
+      const value = what.kind === 'Secret' ? Buffer.from('tampered').toString('base64') : 'tampered';
+      const resource = what.kind === 'Secret' ? 'secrets' : 'configmaps';
+      await undoneWithin(drift, what,
+        () => api.requestJson(HttpMethod.PATCH, `/api/v1/namespaces/${PRODUCT_NAMESPACE}/${resource}/${what.name}`, {
+          body: { data: { [key]: value } }, contentType: 'application/merge-patch+json', query: { fieldManager: 'intruder' },
+        }),
+        // A tampered certificate is issued anew, not restored: it no longer checks against the CA.
+        (live) => (what.kind === 'Secret' ? live.data[key] !== value : live.data[key] === before!.data[key]));
+    }
     await settled();
   }, 90_000);
 
