@@ -3,6 +3,7 @@ import { objectKey, type KubeObject } from './kube.ts';
 
 export { stableHash } from './hash.ts';
 export { fieldDiffs } from './diff.ts';
+export { foreignEntries, foreignEntriesPatch, type ForeignEntry, type JsonPatchOp } from './render/foreign-entries.ts';
 export { poolSpiritStatus, meaningfulTransitions, observeWorkload } from './status.ts';
 
 /**

@@ -24,9 +24,10 @@ export interface ForwarderStats {
 }
 
 /**
- * One per cluster: turns list+watch changes of NodePools, PoolSpirits, pool-spirit Deployments and Node
- * membership/readiness into small change notices on the bus. After every relist it sends a RESYNC notice
- * for every pool, since changes may have been missed while the watch was down.
+ * One per cluster: turns list+watch changes of NodePools, PoolSpirits, Node membership/readiness and of
+ * every object the reconciler renders (deleted, or written by anyone else) into small change notices on
+ * the bus. After every NodePool relist it sends a RESYNC notice for every pool, since changes may have
+ * been missed while the watch was down.
  */
 export class Forwarder {
   private readonly opts: ForwarderOptions;

@@ -1,6 +1,7 @@
 import type { InformerResource } from '../adapters/kubernetes/informer.ts';
 import type { ChangeNoticeKind } from '../events/index.ts';
 import { FIELD_MANAGER } from '../adapters/kubernetes/client.ts';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../core/render/labels.ts';
 
 type Obj = Record<string, any>;
 
@@ -22,6 +23,21 @@ export interface WatchedResource extends InformerResource<ObjectSummary> {
 
 export const NODEPOOL_LABEL = 'apps.openyurt.io/nodepool';
 export const POOL_LABEL = 'poolspirit.io/pool';
+/** Everything the reconciler renders carries both labels (core/render/labels.ts): the owned-object watches select on them. */
+export const OWNED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY},${POOL_LABEL}`;
+
+/**
+ * The kinds the reconciler renders besides the Deployment, watched as metadata only: their content is
+ * either secret or not needed to see who changed them (managedFields says that). The Deployment is
+ * watched whole, since its rollout counts live in its status. test/forwarder/watched-resources.test.ts
+ * checks this list against every kind renderPoolSpirit emits.
+ */
+export const OWNED_METADATA_KINDS = [
+  { kind: 'Secret', resource: 'secrets' },
+  { kind: 'ConfigMap', resource: 'configmaps' },
+  { kind: 'ServiceAccount', resource: 'serviceaccounts' },
+  { kind: 'Service', resource: 'services' },
+] as const satisfies ReadonlyArray<{ kind: ChangeNoticeKind; resource: string }>;
 
 const base = (obj: Obj) => ({
   uid: String(obj.metadata?.uid ?? ''),
@@ -39,6 +55,34 @@ const always = () => true;
 function createdByReconciler(obj: Obj): boolean {
   const fields: Obj[] = obj.metadata?.managedFields ?? [];
   return obj.metadata?.generation === 1 && fields.length === 1 && fields[0].manager === FIELD_MANAGER;
+}
+
+/**
+ * The pool an owned object belongs to: the name of its owner (PoolSpirit or NodePool, both named after
+ * the pool), else its pool label. The label alone is not enough: label values are cut to 63 characters.
+ */
+function poolOfOwned(obj: Obj): string | undefined {
+  const owner = (obj.metadata?.ownerReferences ?? []).find((r: Obj) => r.kind === 'PoolSpirit' || r.kind === 'NodePool');
+  return owner?.name ?? obj.metadata?.labels?.[POOL_LABEL];
+}
+
+type ManagedFieldsEntry = { manager?: string; operation?: string; subresource?: string; time?: string; fieldsV1?: unknown };
+
+/** Writers of the object itself (not of a status subresource) other than the reconciler. */
+function foreignWriters(obj: Obj): ManagedFieldsEntry[] {
+  const fields: ManagedFieldsEntry[] = obj.metadata?.managedFields ?? [];
+  return fields.filter((f) => f.manager !== FIELD_MANAGER && !f.subresource);
+}
+
+/**
+ * What of an owned object's metadata says someone else acted on it: a deletion under way, or another
+ * field manager's entry appearing or changing (its time, its fields). The reconciler's own applies change
+ * only its own entry, so they send nothing; taking fields back from another manager changes that
+ * manager's entry once, which costs one reconcile that finds nothing to do.
+ */
+function foreignState(obj: Obj): string {
+  const writers = foreignWriters(obj).map((f) => JSON.stringify([f.manager, f.operation, f.time, f.fieldsV1])).sort();
+  return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, writers]);
 }
 
 /** Relevance for kinds the reconciler creates: not its own creation; then a spec change or a state change. */
@@ -75,6 +119,22 @@ function nodeReady(obj: Obj): string {
   return String(ready?.status ?? 'Unknown');
 }
 
+/** A kind the reconciler renders, watched as metadata only and only when someone else touched it. */
+function ownedMetadataResource(namespace: string, kind: ChangeNoticeKind, resource: string): WatchedResource {
+  return {
+    kind,
+    apiVersion: 'v1',
+    namespace,
+    path: `/api/v1/namespaces/${namespace}/${resource}`,
+    labelSelector: OWNED_SELECTOR,
+    metadataOnly: true,
+    // The NodePool relist already resyncs every pool: a list reports only objects someone else touched.
+    listedByRelevance: true,
+    summarize: (o) => ({ ...base(o), poolName: poolOfOwned(o), state: foreignState(o), reconcilerCreated: foreignWriters(o).length === 0 }),
+    isRelevant: changedByOthers,
+  };
+}
+
 export function watchedResources(namespace: string): WatchedResource[] {
   return [
     {
@@ -98,8 +158,8 @@ export function watchedResources(namespace: string): WatchedResource[] {
       apiVersion: 'apps/v1',
       namespace,
       path: `/apis/apps/v1/namespaces/${namespace}/deployments`,
-      labelSelector: POOL_LABEL,
-      summarize: (o) => ({ ...base(o), poolName: o.metadata?.labels?.[POOL_LABEL], state: deploymentState(o), reconcilerCreated: createdByReconciler(o) }),
+      labelSelector: OWNED_SELECTOR,
+      summarize: (o) => ({ ...base(o), poolName: poolOfOwned(o), state: deploymentState(o), reconcilerCreated: createdByReconciler(o) }),
       // Status writes that change no count (conditions' heartbeat times, collisionCount…) need no reconcile.
       isRelevant: changedByOthers,
     },
@@ -112,5 +172,6 @@ export function watchedResources(namespace: string): WatchedResource[] {
       isRelevant: (before, after) =>
         !before || !after || before.poolName !== after.poolName || before.state !== after.state,
     },
+    ...OWNED_METADATA_KINDS.map(({ kind, resource }) => ownedMetadataResource(namespace, kind, resource)),
   ];
 }

@@ -23,6 +23,7 @@ export const CLUSTER_CA_CONFIGMAP = { namespace: 'kube-system', name: 'kube-root
 /** Where Events about cluster-scoped objects go (client-go's recorder does the same). */
 const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
 const PAGE_SIZE = 500;
+const JSON_PATCH = 'application/json-patch+json';
 
 export interface ClusterClientOptions {
   retry?: RetryOptions;
@@ -88,6 +89,12 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
     async apply(obj) {
       return write(async (signal) => api.transport.request<KubeObject>({
         method: 'PATCH', path: await api.path(refOf(obj)), query: { fieldManager: FIELD_MANAGER, force: true }, body: obj, contentType: APPLY_PATCH, signal,
+      }));
+    },
+
+    async patchJson(ref, ops) {
+      return write(async (signal) => api.transport.request<KubeObject>({
+        method: 'PATCH', path: await api.path(ref), query: { fieldManager: FIELD_MANAGER }, body: ops, contentType: JSON_PATCH, signal,
       }));
     },
 

@@ -1,4 +1,4 @@
-import { ApiException, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { ApiException, HttpMethod, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { RawObjectApi } from './raw-object-api.ts';
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 
@@ -13,6 +13,17 @@ export interface InformerResource<S> {
   /** Collection path for watch, e.g. /api/v1/nodes. */
   path: string;
   labelSelector?: string;
+  /**
+   * List and watch as PartialObjectMetadata: the apiserver sends metadata only (names, labels, owner
+   * references, managedFields), never the body. For kinds whose content must not reach this process
+   * (Secrets) and whose changes metadata alone reveals.
+   */
+  metadataOnly?: boolean;
+  /**
+   * A (re)list reports a newly found object only when isRelevant(undefined, summary) says so, as a watch
+   * does. Without it every object a list finds is reported, which suits kinds with no other resync.
+   */
+  listedByRelevance?: boolean;
   summarize(obj: Obj): S;
   /**
    * False for changes nobody acts on (e.g. Node heartbeats); the cache is still updated. `before` is
@@ -39,6 +50,21 @@ export interface InformerStats {
 }
 
 export class GoneError extends Error {}
+
+const PARTIAL_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const PARTIAL_OBJECT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+
+/** The same cluster and credentials, asking for metadata only (client-node's Watch takes no headers). */
+function metadataOnlyConfig(kc: KubeConfig): KubeConfig {
+  const config = Object.create(kc) as KubeConfig;
+  config.applyToFetchOptions = async (opts) => {
+    const init = await kc.applyToFetchOptions(opts);
+    const headers = new Headers(init.headers as Record<string, string> | Headers | undefined);
+    headers.set('Accept', PARTIAL_OBJECT);
+    return { ...init, headers: Object.fromEntries(headers.entries()) };
+  };
+  return config;
+}
 
 const rvOf = (s: unknown) => (s as Obj)?.resourceVersion ?? (s as Obj)?.metadata?.resourceVersion;
 export const keyOf = (o: Obj) => (o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : String(o.metadata?.name));
@@ -123,7 +149,9 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
     for (const [key, summary] of fresh) {
       const before = this.known.get(key);
       this.known.set(key, summary);
-      if (!before) await this.handlers.onChange('ADDED', key, summary, undefined);
+      if (!before) {
+        if (!this.resource.listedByRelevance || this.resource.isRelevant(undefined, summary)) await this.handlers.onChange('ADDED', key, summary, undefined);
+      }
       else if (rvOf(before) !== rvOf(summary) && this.resource.isRelevant(before, summary)) {
         await this.handlers.onChange('MODIFIED', key, summary, before);
       }
@@ -162,7 +190,7 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
           else resolve();
         });
       };
-      new Watch(this.kc)
+      new Watch(this.resource.metadataOnly ? metadataOnlyConfig(this.kc) : this.kc)
         .watch(
           this.resource.path,
           {
@@ -208,6 +236,12 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
     const r = this.resource;
     try {
       this.objects ??= RawObjectApi.fromKubeConfig(this.kc);
+      if (r.metadataOnly) {
+        const query: Record<string, string> = { limit: '500' };
+        if (r.labelSelector) query.labelSelector = r.labelSelector;
+        if (cont) query.continue = cont;
+        return await this.objects.requestJson<Obj>(HttpMethod.GET, r.path, { accept: PARTIAL_LIST, query });
+      }
       return await this.objects.list(r.apiVersion, r.kind, r.namespace, undefined, undefined, undefined, undefined, r.labelSelector, 500, cont);
     } catch (err) {
       if (err instanceof ApiException && err.code === 410) throw new GoneError('list continue token expired');

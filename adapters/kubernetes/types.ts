@@ -1,4 +1,5 @@
 import type { KubeObject } from '../../core/kube.ts';
+import type { JsonPatchOp } from '../../core/render/foreign-entries.ts';
 
 export interface ObjectRef {
   apiVersion: string;
@@ -18,7 +19,8 @@ export interface EventInput {
 /**
  * What the reconcile needs from a cluster's apiserver — nothing more, so tests and the local stack can
  * wrap or fake it. Reads return `undefined` for 404. Every write goes through server-side apply with one
- * field manager, except Events (created) and deletes.
+ * field manager, except Events (created), deletes, and the JSON patches that remove what server-side
+ * apply cannot: entries other managers added to lists pool-spirit alone decides.
  */
 export interface ClusterClient {
   getNodePool(name: string): Promise<KubeObject | undefined>;
@@ -29,6 +31,8 @@ export interface ClusterClient {
   listByLabel(apiVersion: string, kind: string, namespace: string | undefined, selector: Record<string, string>): Promise<KubeObject[]>;
   /** Server-side apply of a (partial) object; returns the live object after the apply. */
   apply(obj: KubeObject): Promise<KubeObject>;
+  /** A JSON patch (RFC 6902) under the reconciler's field manager; returns the live object after it. */
+  patchJson(ref: ObjectRef, ops: readonly JsonPatchOp[]): Promise<KubeObject>;
   /** Server-side apply of the status subresource of a PoolSpirit. */
   patchStatus(obj: KubeObject, status: Record<string, unknown>): Promise<KubeObject>;
   /** Deletes an object (background propagation); false when it was already gone. */

@@ -1,4 +1,5 @@
 import { fieldDiffs } from '../diff.ts';
+import { foreignEntries } from '../render/foreign-entries.ts';
 import { objectKey, type KubeObject } from '../kube.ts';
 import type { Finding, DesiredObjects } from './types.ts';
 import { describeObject } from './text.ts';
@@ -9,8 +10,9 @@ const MAX_PATHS = 4;
 
 /**
  * Spec drift: an owned object that is missing, or whose fields differ from what the core renders for the
- * pool now (the same comparison the reconcile makes before it writes: fieldDiffs). Someone deleted or
- * edited it; a reconcile re-applies the rendered object. Paths are reported, never values (Secrets).
+ * pool now (the same comparisons the reconcile makes before it writes: foreignEntries, then fieldDiffs).
+ * Someone deleted or edited it; a reconcile removes the entries others added to lists pool-spirit alone
+ * decides and re-applies the rendered fields. Paths are reported, never values (Secrets).
  */
 export function driftFindings(cluster: string, pool: string, desired: DesiredObjects | undefined, liveByKey: ReadonlyMap<string, KubeObject>): Finding[] {
   if (!desired) return [];
@@ -25,10 +27,15 @@ export function driftFindings(cluster: string, pool: string, desired: DesiredObj
       findings.push({ severity: 'warning', kind: 'spec-drift', cluster, pool, object, fixable: true, reason: `${object} is missing (deleted?); a reconcile recreates it` });
       continue;
     }
+    const foreign = foreignEntries(obj, live).map((f) => f.path);
     const paths = fieldDiffs(obj, live);
-    if (paths.length === 0) continue;
-    const shown = paths.slice(0, MAX_PATHS).join(', ') + (paths.length > MAX_PATHS ? ` and ${paths.length - MAX_PATHS} more` : '');
+    if (paths.length === 0 && foreign.length === 0) continue;
     const editors = editorsOf(live);
+    const what = [
+      ...(paths.length ? [`differs from the rendered spec at ${listed(paths)}`] : []),
+      ...(foreign.length ? [`has entries pool-spirit did not render: ${listed(foreign)}`] : []),
+    ].join(' and ');
+    const fix = [...(foreign.length ? ['removes those entries'] : []), ...(paths.length ? ['re-applies the rendered fields'] : [])].join(' and ');
     findings.push({
       severity: 'warning',
       kind: 'spec-drift',
@@ -36,10 +43,14 @@ export function driftFindings(cluster: string, pool: string, desired: DesiredObj
       pool,
       object,
       fixable: true,
-      reason: `${object} differs from the rendered spec at ${shown}${editors.length ? ` (edited by ${editors.join(', ')})` : ''}; a reconcile re-applies it`,
+      reason: `${object} ${what}${editors.length ? ` (edited by ${editors.join(', ')})` : ''}; a reconcile ${fix}`,
     });
   }
   return findings;
+}
+
+function listed(paths: string[]): string {
+  return paths.slice(0, MAX_PATHS).join(', ') + (paths.length > MAX_PATHS ? ` and ${paths.length - MAX_PATHS} more` : '');
 }
 
 /** Field managers other than pool-spirit that wrote the object (not its status), most recent first. */

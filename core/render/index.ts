@@ -1,5 +1,5 @@
 import { stableHash } from '../hash.ts';
-import type { KubeObject, OwnerReference } from '../kube.ts';
+import { controllerRef, type KubeObject, type OwnerReference } from '../kube.ts';
 import type { NodePool } from '../nodepool.ts';
 import { API_VERSION, KIND, type ComponentVersions } from '../poolspirit/api.ts';
 import type { ResolvedPoolSpiritSpec } from '../poolspirit/resolved.ts';
@@ -39,7 +39,7 @@ export interface RenderInput {
 }
 
 export interface RenderResult {
-  /** Every desired object, in apply order, each labelled and owned by the PoolSpirit. */
+  /** Every desired object, in apply order, each labelled and owned by the PoolSpirit (the CA Secret: by the NodePool). */
   objects: KubeObject[];
   pki: { reused: boolean; reasons: string[]; notAfter: string; caNotAfter: string };
   /** Hash of all desired objects: equal hashes mean nothing to do. */
@@ -92,13 +92,18 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
     spec.overrides,
   );
 
+  const byPoolSpirit = ownedBy(poolSpiritRef(poolSpirit), labels);
+  // The pool CA outlives its PoolSpirit: deleting and re-creating a PoolSpirit must not rotate the CA
+  // every client of the pool's apiserver trusts. It goes with the NodePool
+  // (docs/decisions/0004-owned-objects-authoritative.md).
+  const byNodePool = ownedBy(controllerRef(nodePool), labels);
   const objects = [
     ...secrets.objects,
     bootstrap.configMap,
     ...renderRbac(names, cluster.namespace, labels),
     renderService(names, cluster.namespace, labels),
     deployment,
-  ].map(ownedBy(poolSpirit, labels));
+  ].map((obj) => (obj.kind === 'Secret' && obj.metadata.name === names.caSecret ? byNodePool(obj) : byPoolSpirit(obj)));
 
   const versions: ComponentVersions = { bundle: spec.version, apiServer: spec.apiServer.version, etcd: spec.etcd.version, agent: spec.agent.version };
   return {
@@ -113,9 +118,13 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
   };
 }
 
-/** Labels every object with the pool's labels and makes the PoolSpirit its controlling owner. */
-function ownedBy(poolSpirit: RenderInput['poolSpirit'], labels: Record<string, string>) {
-  const owner: OwnerReference = { apiVersion: API_VERSION, kind: KIND, name: poolSpirit.metadata.name, uid: poolSpirit.metadata.uid, controller: true, blockOwnerDeletion: true };
+/** The PoolSpirit as the controlling owner of what is rendered for it. */
+export function poolSpiritRef(poolSpirit: { metadata: { name: string; uid: string } }): OwnerReference {
+  return { apiVersion: API_VERSION, kind: KIND, name: poolSpirit.metadata.name, uid: poolSpirit.metadata.uid, controller: true, blockOwnerDeletion: true };
+}
+
+/** Labels every object with the pool's labels and makes `owner` its controlling owner. */
+function ownedBy(owner: OwnerReference, labels: Record<string, string>) {
   return (obj: KubeObject): KubeObject => ({
     ...obj,
     metadata: { ...obj.metadata, labels: { ...labels, ...obj.metadata.labels }, ownerReferences: [owner] },
@@ -129,5 +138,5 @@ function ownedBy(poolSpirit: RenderInput['poolSpirit'], labels: Record<string, s
 export function renderPoolSpiritService(input: Pick<RenderInput, 'poolSpirit' | 'cluster'>): KubeObject {
   const names = objectNames(input.poolSpirit.metadata.name);
   const labels = managedLabels(input.poolSpirit.spec.nodePool);
-  return ownedBy(input.poolSpirit, labels)(renderService(names, input.cluster.namespace, labels));
+  return ownedBy(poolSpiritRef(input.poolSpirit), labels)(renderService(names, input.cluster.namespace, labels));
 }

@@ -1,7 +1,8 @@
 /**
  * The forwarder's access, derived from what it watches (forwarder/watched-resources.ts): list and watch of
- * each watched collection, at the collection's scope, and nothing else. It never reads a single object,
- * never writes, and never sees Secrets.
+ * each watched collection, at the collection's scope, and nothing else. It never reads a single object and
+ * never writes. It watches Secrets as metadata only, but RBAC has no metadata-only verb: the list grant
+ * this derives on secrets in the product namespace would let its token read them whole.
  */
 import { dedupe, type Grant } from './rbac-rules.ts';
 

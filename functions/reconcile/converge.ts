@@ -10,8 +10,10 @@
  *  4. Parse the spec. Invalid → condition naming each bad field; nothing else is touched, so what runs
  *     keeps running.
  *  5. Read the Service (its ClusterIP is a SAN), the PKI Secrets (reused byte for byte), the cluster CA,
- *     the rest of the owned objects; render; apply only objects that differ — the Service first, and if
- *     its ClusterIP was only now allocated, render again so the certificate carries it.
+ *     the rest of the owned objects; render; remove list entries others added (server-side apply keeps
+ *     them); apply only objects that differ — the Service first, and if its ClusterIP was only now
+ *     allocated, render again so the certificate carries it. The CA Secret is owned by the NodePool, so
+ *     a deleted PoolSpirit leaves the pool CA in place for the one re-created.
  *  6. Status (the reconciler's fields only) applied if it changed; an Event per meaningful transition.
  */
 import type { KubeObject } from '../../core/kube.ts';
@@ -34,6 +36,8 @@ import {
   MANAGED_BY_LABEL,
 } from '../../core/index.ts';
 import type { FieldIssue, NodePool, PoolSpiritStatus, RenderResult, ObjectNames } from '../../core/index.ts';
+import { foreignEntriesPatch } from '../../core/plan.ts';
+import { poolSpiritRef } from '../../core/render/index.ts';
 import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
 import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
 import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
@@ -97,6 +101,7 @@ async function convergePool(
   if (!intent.wanted) {
     if (intent.reason === 'NodePoolDeleting') return done('gone');
     if (poolSpirit && createdByUsFor(poolSpirit, nodePool) && !poolSpirit.metadata.deletionTimestamp) {
+      await handCaToPoolSpirit(client, namespace, poolSpirit, nodePool, applied);
       await client.delete(
         { apiVersion: poolSpirit.apiVersion, kind: poolSpirit.kind, name: poolSpirit.metadata.name },
         poolSpirit.metadata.uid,
@@ -135,6 +140,9 @@ async function convergePool(
     client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace, name: names.base }),
     client.readClusterCA(),
   ]);
+  // A CA Secret still owned by an earlier NodePool of this name is that pool's, waiting for collection: a
+  // re-created pool gets a CA of its own (the apply below replaces it).
+  if (caSecret && ownedByOtherNodePool(caSecret, nodePool)) caSecret = undefined;
   if (!caBundlePem) {
     throw new Error('cluster CA not found: expected ConfigMap kube-system/kube-root-ca.crt with key ca.crt');
   }
@@ -181,6 +189,7 @@ async function convergePool(
   );
 
   if (!spec.paused) {
+    await removeForeignEntries(client, rendered.objects, live, applied);
     let pending = objectsToApply(rendered.objects, live);
     const desiredService = pending.find((o) => o.kind === 'Service' && o.apiVersion === 'v1');
     if (desiredService) {
@@ -200,6 +209,7 @@ async function convergePool(
       applied.push(describe(after));
       live.set(objectKey(after), after);
     }
+    await announceCaRotation(deps, client, poolSpirit, previous, rendered);
   }
 
   const desiredWorkload = rendered.objects.find((o) => o.kind === 'Deployment');
@@ -222,6 +232,23 @@ async function convergePool(
   await writeStatus(deps, client, poolSpirit, previous, status);
   const outcome = spec.paused ? 'paused' : 'unchanged';
   return done(outcome, { observedGeneration: generation, desiredHash: rendered.desiredHash });
+}
+
+/**
+ * Server-side apply keeps list entries other managers added (a sidecar, a volume, a second Service port):
+ * one guarded JSON patch per object removes them before the apply, so the rendered lists are the whole
+ * lists. Objects with nothing foreign cost no write.
+ */
+async function removeForeignEntries(client: ClusterClient, desired: readonly KubeObject[], live: Map<string, KubeObject | undefined>, applied: string[]): Promise<void> {
+  for (const obj of desired) {
+    const current = live.get(objectKey(obj));
+    if (!current) continue;
+    const ops = foreignEntriesPatch(obj, current);
+    if (ops.length === 0) continue;
+    const after = await client.patchJson({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name }, ops);
+    applied.push(`remove foreign entries from ${describe(after)}`);
+    live.set(objectKey(after), after);
+  }
 }
 
 /** Applies the status only when a field the reconciler owns differs; an Event per meaningful transition. */
@@ -263,6 +290,41 @@ function statusChanged(status: PoolSpiritStatus, previous: PoolSpiritStatus | un
   // fieldDiffs reads `status` as a partial view; a field we stopped setting must be removed too.
   const ownedKeys = ['observedGeneration', 'phase', 'conditions', 'endpoint', 'versions', 'certificates'] as const;
   return ownedKeys.some((k) => status[k] === undefined && previous[k] !== undefined && k !== 'versions');
+}
+
+/**
+ * A pool that had a CA and now got a new one (its CA Secret was deleted, or the CA expired): every client
+ * that trusted the old CA must be given the new one, so the rotation is announced, never silent.
+ */
+async function announceCaRotation(deps: ReconcileDeps, client: ClusterClient, poolSpirit: KubeObject, previous: PoolSpiritStatus | undefined, rendered: RenderResult): Promise<void> {
+  const why = rendered.pki.reasons.filter((r) => r.startsWith('ca: '));
+  if (why.length === 0 || !previous?.certificates?.caNotAfter) return;
+  const message = `the pool CA was issued anew (${why.join('; ')}); clients of the pool's apiserver must trust the new CA (Secret ${rendered.names.caSecret}, key ca.crt)`;
+  await client.createEvent({ involved: poolSpirit, type: 'Warning', reason: 'CARotated', message }).catch((err: unknown) =>
+    deps.logger.warn('could not record an Event', { reason: 'CARotated', error: sanitizeErrorMessage(err) }),
+  );
+}
+
+/**
+ * The pool CA Secret is owned by the NodePool so that it outlives a deleted PoolSpirit. When the pool stops
+ * wanting a pool-spirit, ownership goes back to the PoolSpirit about to be deleted, so garbage collection
+ * takes the CA with everything else (the reconciler holds no delete right on Secrets).
+ */
+async function handCaToPoolSpirit(client: ClusterClient, namespace: string, poolSpirit: KubeObject, nodePool: NodePool, applied: string[]): Promise<void> {
+  const ref = { apiVersion: 'v1', kind: 'Secret', namespace, name: objectNames(poolSpirit.metadata.name).caSecret };
+  const ca = await client.get(ref);
+  const owners = ca?.metadata.ownerReferences ?? [];
+  if (!ca || !owners.some((o) => o.kind === 'NodePool' && o.uid === nodePool.metadata.uid)) return;
+  const owner = poolSpiritRef({ metadata: { name: poolSpirit.metadata.name, uid: poolSpirit.metadata.uid! } });
+  await client.patchJson(ref, [
+    { op: 'test', path: '/metadata/uid', value: ca.metadata.uid },
+    { op: 'replace', path: '/metadata/ownerReferences', value: [owner] },
+  ]);
+  applied.push(`hand ${describe(ca)} to ${describe(poolSpirit)}`);
+}
+
+function ownedByOtherNodePool(obj: KubeObject, nodePool: NodePool): boolean {
+  return (obj.metadata.ownerReferences ?? []).some((o) => o.kind === 'NodePool' && o.name === nodePool.metadata.name && o.uid !== nodePool.metadata.uid);
 }
 
 /** The PoolSpirit was created by this reconciler for this very NodePool (same uid), not by a person. */

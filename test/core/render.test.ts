@@ -5,7 +5,7 @@ import { nodePool, renderInput } from './fixtures.ts';
 import { container, find, flags, pkiOf, podSpec, type Any } from './helpers.ts';
 
 describe('renderPoolSpirit: objects', () => {
-  it('renders every object labelled and owned by the PoolSpirit', async () => {
+  it('renders every object labelled and owned by the PoolSpirit, the CA Secret by the NodePool', async () => {
     const r = await renderPoolSpirit(await renderInput());
     expect(r.objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
       'Secret/ps-hangzhou-ca',
@@ -18,9 +18,11 @@ describe('renderPoolSpirit: objects', () => {
     ]);
     for (const o of r.objects) {
       expect(o.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': 'hangzhou' });
-      expect(o.metadata.ownerReferences).toEqual([
-        { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', name: 'hangzhou', uid: 'uid-ps-hangzhou', controller: true, blockOwnerDeletion: true },
-      ]);
+      // The pool CA must survive a deleted PoolSpirit (a new one would otherwise get a new CA).
+      const owner = o.metadata.name === 'ps-hangzhou-ca'
+        ? { apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', name: 'hangzhou', uid: 'uid-np-hangzhou' }
+        : { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', name: 'hangzhou', uid: 'uid-ps-hangzhou' };
+      expect(o.metadata.ownerReferences).toEqual([{ ...owner, controller: true, blockOwnerDeletion: true }]);
       // Nothing cluster-scoped and no RBAC object: the agents' rights are static (infra/cluster/agent).
       expect(o.metadata.namespace).toBe('pool-spirit-system');
     }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { renderPoolSpirit } from '../../core/index.ts';
 import { watchedResources } from '../../forwarder/watched-resources.ts';
+import { renderInput } from '../core/fixtures.ts';
 
 const byKind = (kind: string) => watchedResources('pool-spirit-system').find((r) => r.kind === kind)!;
 
@@ -52,5 +54,51 @@ describe('which changes become notices', () => {
     const ready = r.summarize(dep('3', { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }));
     expect(r.isRelevant(before, heartbeat)).toBe(false);
     expect(r.isRelevant(before, ready)).toBe(true);
+  });
+});
+
+describe('owned objects', () => {
+  const owned = (managers: Array<{ manager: string; time?: string; subresource?: string }>, extra: Record<string, unknown> = {}) => ({
+    metadata: {
+      name: 'ps-p-ca', namespace: 'pool-spirit-system', uid: 'u', resourceVersion: String(managers.length),
+      labels: { 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': 'p' },
+      ownerReferences: [{ apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', name: 'p', uid: 'np', controller: true }],
+      managedFields: managers.map((m) => ({ operation: 'Update', ...m })),
+      ...extra,
+    },
+  });
+
+  it('watches every kind renderPoolSpirit emits, by the product labels, metadata only except the Deployment', async () => {
+    const r = await renderPoolSpirit(await renderInput());
+    const resources = watchedResources('pool-spirit-system');
+    for (const kind of new Set(r.objects.map((o) => o.kind))) {
+      const w = resources.find((x) => x.kind === kind);
+      expect(w, kind).toBeDefined();
+      expect(w!.labelSelector, kind).toBe('app.kubernetes.io/managed-by=pool-spirit,poolspirit.io/pool');
+      expect(w!.namespace, kind).toBe('pool-spirit-system');
+      expect(w!.metadataOnly ?? false, kind).toBe(kind !== 'Deployment');
+    }
+  });
+
+  it("forwards a deletion or someone else's write, never the reconciler's own", () => {
+    const r = byKind('Secret');
+    const ours = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't1' }]));
+    const oursAgain = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't2' }, { manager: 'x', subresource: 'status' }]));
+    const edited = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't1' }, { manager: 'kubectl-edit', time: 't3' }]));
+    const editedAgain = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't1' }, { manager: 'kubectl-edit', time: 't4' }]));
+    const deleting = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't1' }], { deletionTimestamp: '2026-01-01T00:00:00Z' }));
+    expect(r.isRelevant(undefined, ours)).toBe(false);
+    expect(r.isRelevant(ours, oursAgain)).toBe(false);
+    expect(r.isRelevant(ours, edited)).toBe(true);
+    expect(r.isRelevant(edited, editedAgain)).toBe(true);
+    expect(r.isRelevant(ours, deleting)).toBe(true);
+    expect(r.isRelevant(ours, undefined)).toBe(true);
+    expect(r.isRelevant(undefined, edited)).toBe(true);
+  });
+
+  it('names the pool by the owner, whose name is not cut to a label value', () => {
+    const long = 'a'.repeat(80);
+    const s = byKind('ConfigMap').summarize({ metadata: { name: 'x', uid: 'u', resourceVersion: '1', labels: { 'poolspirit.io/pool': 'cut' }, ownerReferences: [{ kind: 'PoolSpirit', name: long }] } });
+    expect(s.poolName).toBe(long);
   });
 });

@@ -14,6 +14,18 @@ describe('forwarder RBAC', () => {
     expect({ missing: missing.map(grantKey), extra: extra.map(grantKey) }).toEqual({ missing: [], extra: [] });
   });
 
+  it('reaches Secrets and the other rendered kinds only by list and watch, only in the product namespace', async () => {
+    const { objects } = await kustomize('infra/cluster');
+    const grants = grantsOf(objects, SUBJECT);
+    const owned = grants.filter((g) => g.apiGroup === '' && ['secrets', 'configmaps', 'serviceaccounts', 'services'].includes(g.resource));
+    expect(owned.map((g) => `${g.verb} ${g.resource}`).sort()).toEqual(
+      ['configmaps', 'secrets', 'serviceaccounts', 'services'].flatMap((r) => [`list ${r}`, `watch ${r}`]).sort(),
+    );
+    expect(owned.every((g) => g.namespace === DEFAULT_NAMESPACE)).toBe(true);
+    // And it asks for metadata only: no Secret data is ever sent to it (test/forwarder/metadata-only.e2e.test.ts).
+    expect(watchedResources(DEFAULT_NAMESPACE).find((r) => r.kind === 'Secret')?.metadataOnly).toBe(true);
+  });
+
   it('the Deployment runs as that ServiceAccount, in the namespace the watches are scoped to', async () => {
     const { objects } = await kustomize('infra/cluster');
     const deployment = find(objects, 'Deployment', 'pool-spirit-forwarder', DEFAULT_NAMESPACE) as any;
