@@ -114,6 +114,18 @@ function deploymentState(obj: Obj): string {
   ]);
 }
 
+/**
+ * What of a pool-spirit Pod the PoolSpirit status reports: whether it could be scheduled, and each
+ * container's waiting reason and restart count (a crash loop moves both). Heartbeat-free: a running,
+ * ready pod does not change it.
+ */
+function podState(obj: Obj): string {
+  const st = obj.status ?? {};
+  const scheduled = (st.conditions ?? []).find((c: Obj) => c.type === 'PodScheduled');
+  const containers = (st.containerStatuses ?? []).map((c: Obj) => [c.name, c.ready ?? false, c.state?.waiting?.reason ?? null, c.restartCount ?? 0]);
+  return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, st.phase ?? null, scheduled?.status ?? null, scheduled?.reason ?? null, containers]);
+}
+
 function nodeReady(obj: Obj): string {
   const ready = (obj.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
   return String(ready?.status ?? 'Unknown');
@@ -162,6 +174,18 @@ export function watchedResources(namespace: string): WatchedResource[] {
       summarize: (o) => ({ ...base(o), poolName: poolOfOwned(o), state: deploymentState(o), reconcilerCreated: createdByReconciler(o) }),
       // Status writes that change no count (conditions' heartbeat times, collisionCount…) need no reconcile.
       isRelevant: changedByOthers,
+    },
+    {
+      kind: 'Pod',
+      apiVersion: 'v1',
+      namespace,
+      path: `/api/v1/namespaces/${namespace}/pods`,
+      // The pods of pool-spirit Deployments carry the template's labels (the pool label among them).
+      labelSelector: OWNED_SELECTOR,
+      // Why a pod is not ready (unschedulable, crash-looping) is said in the PoolSpirit status: a change of
+      // it is worth a reconcile. The reconciler never writes pods, so every change is someone else's.
+      summarize: (o) => ({ ...base(o), poolName: o.metadata?.labels?.[POOL_LABEL], state: podState(o) }),
+      isRelevant: (before, after) => !before || !after || before.state !== after.state,
     },
     {
       kind: 'Node',

@@ -116,6 +116,7 @@ export function functionApiUses(inputs: PermissionInputs): ApiUse[] {
     { by: 'reconcile', ...poolspirits, resource: `${POOLSPIRIT_PLURAL}/status`, verbs: ['patch'], why: 'patchStatus: server-side apply of the status' },
     { by: 'reconcile', ...clusterCaRead, why: 'readClusterCA: the CA YurtHub client certificates chain to' },
     { by: 'reconcile', apiGroup: '', resource: 'events', namespace: eventNamespace, verbs: ['create'], why: 'createEvent about the (cluster-scoped) PoolSpirit' },
+    { by: 'reconcile', ...pods, verbs: ['list'], why: 'podProblemOf: why the pool-spirit pod is not ready (only while it is not)' },
     ...kinds.map((k): ApiUse => ({
       by: 'reconcile', apiGroup: k.apiGroup, resource: k.resource, namespace: k.namespace, verbs: ['get', 'create', 'patch'],
       why: `read the live ${k.kind}, server-side apply the rendered one (creating it the first time)`,

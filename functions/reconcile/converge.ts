@@ -36,6 +36,7 @@ import {
   MANAGED_BY_LABEL,
 } from '../../core/index.ts';
 import type { FieldIssue, NodePool, PoolSpiritStatus, RenderResult, ObjectNames } from '../../core/index.ts';
+import { podProblem, type PodLike, type PodProblem } from '../../core/status.ts';
 import { foreignEntriesPatch } from '../../core/plan.ts';
 import { poolSpiritRef } from '../../core/render/index.ts';
 import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
@@ -227,7 +228,7 @@ async function convergePool(
     paused: spec.paused,
     render: rendered,
     secretsApplied,
-    workload: observeWorkload(workloadNow, desiredWorkload),
+    workload: observeWorkload(workloadNow, desiredWorkload, await podProblemOf(client, workloadNow, poolName)),
   });
   await writeStatus(deps, client, poolSpirit, previous, status);
   const outcome = spec.paused ? 'paused' : 'unchanged';
@@ -310,6 +311,18 @@ async function announceCaRotation(deps: ReconcileDeps, client: ClusterClient, po
  * wanting a pool-spirit, ownership goes back to the PoolSpirit about to be deleted, so garbage collection
  * takes the CA with everything else (the reconciler holds no delete right on Secrets).
  */
+/**
+ * Why a pool-spirit that is not ready is not, read from its pods (one list, made only then): the scheduler's
+ * reason or the crash-looping container's last line is what the PoolSpirit condition says.
+ */
+async function podProblemOf(client: ClusterClient, workload: KubeObject | undefined, poolName: string): Promise<PodProblem | undefined> {
+  if (!workload || observeWorkload(workload).ready) return undefined;
+  const selector = (workload.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
+  if (!selector || Object.keys(selector).length === 0) return undefined;
+  const pods = await client.listByLabel('v1', 'Pod', workload.metadata.namespace, selector);
+  return podProblem(pods as PodLike[], poolName);
+}
+
 async function handCaToPoolSpirit(client: ClusterClient, namespace: string, poolSpirit: KubeObject, nodePool: NodePool, applied: string[]): Promise<void> {
   const ref = { apiVersion: 'v1', kind: 'Secret', namespace, name: objectNames(poolSpirit.metadata.name).caSecret };
   const ca = await client.get(ref);

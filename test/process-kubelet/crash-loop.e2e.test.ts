@@ -50,6 +50,15 @@ describe('process kubelet: a flag the real kube-apiserver rejects', () => {
     }, 20_000, 'a BackOff Event on the pod');
     expect(events[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Pod', fieldPath: 'spec.containers{kube-apiserver}' } });
     expect(events[0].message).toContain('unknown flag: --bogus-flag');
+
+    // The pod's change reaches a reconcile (the forwarder watches pool-spirit pods), and the PoolSpirit says why.
+    const workload = await waitFor(async () => {
+      const s = await host.requestJson<Obj>(HttpMethod.GET, SPIRIT);
+      const c = s.status?.conditions?.find((x: Obj) => x.type === 'WorkloadReady');
+      return c?.message?.includes('unknown flag: --bogus-flag') ? c : undefined;
+    }, 30_000, 'WorkloadReady naming the rejected flag');
+    expect(workload.status).toBe('False');
+    expect(workload.message).toContain('container kube-apiserver is in CrashLoopBackOff');
   }, 120_000);
 
   it('comes back Available once the flag is removed', async () => {
