@@ -136,7 +136,7 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect(await read('rbac.authorization.k8s.io/v1', 'Role', 'ps-edge-a-agent', NS)).toBeUndefined();
     expect(await read('rbac.authorization.k8s.io/v1', 'ClusterRole', 'poolspirit:agent:edge-a')).toBeUndefined();
 
-    // Bootstrap: NodePool CRD, system:nodes → admin, kube-system namespace, and a content hash.
+    // Bootstrap: NodePool CRD, system:nodes → poolspirit:yurthub, kube-system namespace, and a content hash.
     const bootstrap = await read('v1', 'ConfigMap', 'ps-edge-a-bootstrap', NS);
     const data = bootstrap!.data as Record<string, string>;
     const manifests = parseAllDocuments(data['manifests.yaml']).map((d) => d.toJSON());
@@ -145,7 +145,7 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
       expect.objectContaining({ kind: 'CustomResourceDefinition', metadata: expect.objectContaining({ name: 'nodepools.apps.openyurt.io' }) }),
       expect.objectContaining({
         kind: 'ClusterRoleBinding',
-        roleRef: expect.objectContaining({ kind: 'ClusterRole', name: 'admin' }),
+        roleRef: expect.objectContaining({ kind: 'ClusterRole', name: 'poolspirit:yurthub' }),
         subjects: [expect.objectContaining({ kind: 'Group', name: 'system:nodes' })],
       }),
     ]));
