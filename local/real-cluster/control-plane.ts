@@ -32,6 +32,8 @@ export interface StartRealHostClusterOptions {
   /** Lifecycle lines (pids, readiness), one each. */
   log?: (line: string) => void;
   readyDeadlineMs?: number;
+  /** Appended to kube-apiserver's args (a repeated flag wins), e.g. `--watch-cache=false` to serve watches from etcd. */
+  extraApiServerArgs?: string[];
 }
 
 export interface ClientIdentity {
@@ -49,6 +51,8 @@ export interface RealHostCluster {
   kubeConfig: KubeConfig;
   kubeconfigPath: string;
   pids: Record<ControlPlaneComponent, number>;
+  /** The cluster's etcd (plain HTTP on loopback): for tests that compact it or read what is stored. */
+  etcdEndpoint: string;
   args: Record<Exclude<ControlPlaneComponent, 'etcd'>, readonly string[]>;
   /** Writes a kubeconfig whose client certificate names `identity`; returns the certificate too. */
   writeKubeconfig(path: string, identity: ClientIdentity): Promise<CertAndKey>;
@@ -130,7 +134,7 @@ export async function startRealHostCluster(opts: StartRealHostClusterOptions): P
     const kubeconfigPath = file('admin.kubeconfig');
     await writeFile(kubeconfigPath, admin.yaml, secret);
 
-    const args = { 'kube-apiserver': apiServerArgs(layout), 'kube-controller-manager': controllerManagerArgs(layout), 'kube-scheduler': schedulerArgs(layout) };
+    const args = { 'kube-apiserver': [...apiServerArgs(layout), ...(opts.extraApiServerArgs ?? [])], 'kube-controller-manager': controllerManagerArgs(layout), 'kube-scheduler': schedulerArgs(layout) };
     const start = (component: keyof typeof binaries) => {
       const proc = spawnSupervised(component, binaries[component], args[component], file(`${component}.log`));
       processes.push(proc);
@@ -157,6 +161,7 @@ export async function startRealHostCluster(opts: StartRealHostClusterOptions): P
       dir,
       kubeConfig,
       kubeconfigPath,
+      etcdEndpoint: runningEtcd.endpoint,
       pids: { etcd: runningEtcd.pid, 'kube-apiserver': apiServer.pid, 'kube-controller-manager': controllerManager.pid, 'kube-scheduler': scheduler.pid },
       args,
       async writeKubeconfig(path, identity) {
