@@ -22,6 +22,7 @@ import type { ClusterAuditResult } from './cluster-audit.ts';
 import { fanOutAudit } from './fan-out.ts';
 import type { FanOutResult } from './fan-out.ts';
 import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../shared/observed-handler.ts';
+import { unknownCluster } from '../shared/terminal.ts';
 import type { TerminalResult } from '../shared/terminal.ts';
 
 export type { AuditDeps, AuditDepsInput } from './deps.ts';
@@ -53,6 +54,8 @@ export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => Au
     const request = parseEvent(auditRequestEventSchema, event).detail;
     d.logger.appendKeys({ clusterId: request.clusterId, runId: request.runId });
     d.metrics.addDimension('clusterId', request.clusterId);
+    // An audit of a cluster nobody registered would store a record of a cluster that does not exist.
+    if (!(await d.cluster(request.clusterId))) throw unknownCluster(request.clusterId, 'detail.clusterId');
     return { kind: 'cluster', ...(await auditOneCluster(d, request)) };
   });
 }
