@@ -35,5 +35,5 @@ export function terminalReasonOf(err: unknown): TerminalReason | undefined {
 }
 
 export function unknownCluster(clusterId: string, field: string): TerminalError {
-  return new TerminalError({ kind: 'unknown-cluster', field, message: `cluster ${JSON.stringify(clusterId.slice(0, 253))} is not in the cluster registry` });
+  return new TerminalError({ kind: 'unknown-cluster', field, message: `cluster ${clusterId.slice(0, 253)} is not registered (see spiritctl clusters list)` });
 }
