@@ -49,8 +49,10 @@ export function parseRolloutInput(event: unknown): RolloutCommandDetail {
 
 export type RolloutHandler = (event: unknown, context?: Context) => Promise<RolloutResult>;
 
-/** The handler bound to dependencies (the local stack, the CLI and tests call this). */
-/** Without a dead-letter sink (the CLI, tests) input that can never succeed is thrown, not returned. */
+/**
+ * The handler bound to dependencies (the local stack, the CLI and tests call this). Without a dead-letter
+ * sink (the CLI, tests) input that can never succeed is thrown, not returned.
+ */
 export function createRolloutHandler(input: WithoutDeadLetters<RolloutDeps | RolloutDepsInput>): LambdaHandler<RolloutResult>;
 export function createRolloutHandler(input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps)): LambdaHandler<RolloutResult | TerminalResult>;
 export function createRolloutHandler(input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps)): LambdaHandler<RolloutResult | TerminalResult> {

@@ -2,7 +2,7 @@
  * The rules' dead-letter queues as SQS `SendMessage` endpoints: a function that gives up on an input itself
  * (functions/shared/dead-letters.ts) sends its dead letter to its queue, and locally that queue is the same
  * store the bus keeps its own dead letters in. Only what the functions send is taken: a message whose
- * `TERMINAL_REASON` attribute says why.
+ * `TERMINAL_REASON` attribute says why (functions/shared/dead-letters.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { ResolvedRule } from './delivery.ts';
@@ -12,8 +12,9 @@ import type { BusEvent, DeadLetter, TerminalDeadLetterReason } from './types.ts'
 import { parseBoundedJson } from '../../shared/bounded-json.ts';
 import { MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from '../../events/envelope.ts';
 import { TERMINAL_KINDS } from '../../core/outcome.ts';
+import { DEAD_LETTER_ATTRIBUTES as ATTR } from '../../functions/shared/dead-letters.ts';
 
-export const SQS_SEND_MESSAGE_TARGET = 'AmazonSQS.SendMessage';
+export { SQS_SEND_MESSAGE_TARGET } from '../../functions/shared/sqs-dead-letters.ts';
 const TERMINAL_KIND_SET: ReadonlySet<string> = new Set(TERMINAL_KINDS);
 
 /** An SQS error as the JSON protocol returns it. */
@@ -48,7 +49,7 @@ export function deadLetterFromSendMessage(request: Record<string, unknown>, rule
     const value = (MessageAttributes as Record<string, { StringValue?: unknown }> | undefined)?.[key]?.StringValue;
     return typeof value === 'string' ? value : undefined;
   };
-  const terminal = terminalReasonOf(attribute('TERMINAL_REASON'));
+  const terminal = terminalReasonOf(attribute(ATTR.terminalReason));
   let event: unknown;
   try {
     event = parseBoundedJson(MessageBody, { maxDepth: MAX_EVENT_DEPTH, maxBytes: MAX_EVENT_BYTES });
@@ -56,11 +57,11 @@ export function deadLetterFromSendMessage(request: Record<string, unknown>, rule
     throw invalid(`MessageBody is not the event as JSON: ${sanitizeError(err)}`);
   }
   const busEvent = (typeof event === 'object' && event !== null && !Array.isArray(event) ? event : { detail: { input: event } }) as BusEvent;
-  const target = attribute('FUNCTION_NAME');
+  const target = attribute(ATTR.functionName);
   const candidates = queueRules.filter((r) => target === undefined || r.target === target);
   const rule = candidates.find((r) => r.compiled && matches(r.compiled, busEvent)) ?? candidates[0] ?? queueRules[0];
   const at = new Date(now).toISOString();
-  const attempts = Number(attribute('ATTEMPTS') ?? 1);
+  const attempts = Number(attribute(ATTR.attempts) ?? 1);
   const deadLetter: DeadLetter = {
     eventId: typeof busEvent.id === 'string' ? busEvent.id : '',
     rule: rule.name,
@@ -69,7 +70,7 @@ export function deadLetterFromSendMessage(request: Record<string, unknown>, rule
     deadLetterQueueArn: rule.deadLetterQueueArn,
     reason: 'terminal',
     terminal,
-    error: sanitizeError(attribute('ERROR_MESSAGE') ?? terminal.message),
+    error: sanitizeError(attribute(ATTR.errorMessage) ?? terminal.message),
     attempts: Number.isInteger(attempts) && attempts > 0 ? attempts : 1,
     firstAttemptAt: at,
     failedAt: at,
@@ -82,16 +83,16 @@ export function deadLetterFromSendMessage(request: Record<string, unknown>, rule
 }
 
 function terminalReasonOf(text: string | undefined): TerminalDeadLetterReason {
-  if (text === undefined) throw invalid('MessageAttributes.TERMINAL_REASON is required: {kind, field?, message} as JSON');
+  if (text === undefined) throw invalid(`MessageAttributes.${ATTR.terminalReason} is required: {kind, field?, message} as JSON`);
   let value: unknown;
   try {
     value = parseBoundedJson(text, { maxDepth: 2, maxBytes: 4096 });
   } catch {
-    throw invalid('MessageAttributes.TERMINAL_REASON is not JSON');
+    throw invalid(`MessageAttributes.${ATTR.terminalReason} is not JSON`);
   }
   const { kind, field, message } = (value ?? {}) as Record<string, unknown>;
-  if (typeof kind !== 'string' || !TERMINAL_KIND_SET.has(kind)) throw invalid(`MessageAttributes.TERMINAL_REASON.kind: expected one of ${[...TERMINAL_KINDS].join(', ')}`);
-  if (typeof message !== 'string') throw invalid('MessageAttributes.TERMINAL_REASON.message: expected a string');
-  if (field !== undefined && typeof field !== 'string') throw invalid('MessageAttributes.TERMINAL_REASON.field: expected a string');
+  if (typeof kind !== 'string' || !TERMINAL_KIND_SET.has(kind)) throw invalid(`MessageAttributes.${ATTR.terminalReason}.kind: expected one of ${[...TERMINAL_KINDS].join(', ')}`);
+  if (typeof message !== 'string') throw invalid(`MessageAttributes.${ATTR.terminalReason}.message: expected a string`);
+  if (field !== undefined && typeof field !== 'string') throw invalid(`MessageAttributes.${ATTR.terminalReason}.field: expected a string`);
   return { kind: kind as TerminalDeadLetterReason['kind'], ...(field !== undefined ? { field: sanitizeError(field) } : {}), message: sanitizeError(message) };
 }
