@@ -297,7 +297,8 @@ async function sweepOrphans(): Promise<void> {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (one of another user's counts). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

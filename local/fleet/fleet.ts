@@ -13,7 +13,7 @@ import { loadRules } from '../bus/rules-from-serverless.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../dynamodb.ts';
 import { startLocalCluster, type LocalCluster } from '../kube-api/index.ts';
 import { startClusterStorage, type ClusterStorage } from './cluster-storage.ts';
-import { fleetStateDir, persistedClusterIds, prepareStateDir, type FleetStateDir } from './state-dir.ts';
+import { claimStateDir, fleetStateDir, markSeeded, persistedClusterIds, prepareStateDir, type FleetStateDir } from './state-dir.ts';
 import { podReady, SimKubelet } from '../kubelet/sim-kubelet.ts';
 import { ProcessKubelet } from '../kubelet/process-kubelet.ts';
 import { createLogger } from '../../agent/log.ts';
@@ -137,6 +137,8 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   }
 
   async function startParts(): Promise<LocalFleet> {
+    const releaseStateDir = await claimStateDir(state);
+    startedParts.push(releaseStateDir);
     const dynamo = await startLocalDynamo(state.persistent ? { path: state.tableDir } : {});
     startedParts.push(() => dynamo.stop());
     const tableName = opts.tableName ?? 'pool-spirit-local-state';
@@ -206,6 +208,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
       kubeConfig.loadFromFile(kubeconfigPath);
       // A resumed cluster keeps what it had: pools deleted with kubectl before the crash stay deleted.
       await seedCluster(kubeConfig, resumed ? { pools: 0, nodesPerPool: 0, cloudPools: 0 } : opts, clusterCa.certPem);
+      if (!resumed) await markSeeded(state, id);
       await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: kubeconfigPath }, labels: { environment: 'local' } }, new Date());
       const simulateLeader = opts.simulateLeader ?? true;
       // Sim mode only: process mode runs the real agent, which renews what it reports itself.
@@ -313,6 +316,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
           eventBridge.destroy();
           await reconcileThreads?.stop();
           await dynamo.stop();
+          await releaseStateDir();
         })();
         return stopping;
       },

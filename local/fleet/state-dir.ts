@@ -8,9 +8,11 @@
  *   <dir>/kubeconfigs/        one kubeconfig per cluster (unless another directory is named)
  *   <dir>/dlq.jsonl           the bus's dead letters (always kept, also without persist)
  *   <dir>/env                 exports for spiritctl in another shell
+ *   <dir>/local-up.pid        the process using the kept state (two would corrupt LevelDB and etcd)
  */
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { isAlive } from '../etcd/launch.ts';
 
 export const DEFAULT_FLEET_STATE_DIR = '.local';
 /** The cluster ids the fleet hands out (cluster-01, cluster-02, …): anything else under etcd/ is not ours. */
@@ -48,15 +50,45 @@ export async function prepareStateDir(state: FleetStateDir): Promise<void> {
   await mkdir(state.kubeconfigDir, { recursive: true });
 }
 
-/** Ids of the clusters a previous run kept (their etcd data dirs), in order. */
+const SEEDED_MARKER = 'seeded';
+
+/**
+ * Ids of the clusters a previous run kept and finished seeding, in order. A cluster whose data dir has no
+ * marker was stopped while being seeded: it is seeded again (seeding only creates what is missing).
+ */
 export async function persistedClusterIds(state: FleetStateDir): Promise<string[]> {
   if (!state.persistent) return [];
+  let names: string[];
   try {
-    return (await readdir(join(state.dir, 'etcd'))).filter((n) => CLUSTER_ID.test(n)).sort();
+    names = (await readdir(join(state.dir, 'etcd'))).filter((n) => CLUSTER_ID.test(n)).sort();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
+  const seeded = await Promise.all(names.map((n) => stat(join(state.dir, 'etcd', n, SEEDED_MARKER)).then(() => true, () => false)));
+  return names.filter((_, i) => seeded[i]);
+}
+
+/** Records that a kept cluster is fully seeded (see persistedClusterIds). */
+export async function markSeeded(state: FleetStateDir, clusterId: string): Promise<void> {
+  const dataDir = state.etcdDataDir(clusterId);
+  if (dataDir) await writeFile(join(dataDir, SEEDED_MARKER), new Date().toISOString() + '\n');
+}
+
+/**
+ * Claims kept state for this process: a second stack on the same directory would open the same LevelDB
+ * and etcd data dirs. A pid file left by a killed run names a dead process and is taken over. Returns
+ * the release function (nothing to claim without persistence).
+ */
+export async function claimStateDir(state: FleetStateDir): Promise<() => Promise<void>> {
+  if (!state.persistent) return async () => undefined;
+  const pidFile = join(state.dir, 'local-up.pid');
+  const holder = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+    throw new Error(`state dir ${state.dir} is in use by another local up (pid ${holder}); stop it first or use another --state-dir`);
+  }
+  await writeFile(pidFile, `${process.pid}\n`);
+  return () => rm(pidFile, { force: true });
 }
 
 /** Endpoints and paths spiritctl in another shell needs to reach this stack. */
