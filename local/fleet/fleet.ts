@@ -1,8 +1,7 @@
 import { join } from 'node:path';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { KubeConfig } from '@kubernetes/client-node';
-import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
-import { createStateTable, registerCluster, type StateTable } from '../../adapters/state-table/index.ts';
+import { createStateTable, type StateTable } from '../../adapters/state-table/index.ts';
 import { Forwarder } from '../../forwarder/forwarder.ts';
 import { createRolloutHandler } from '../../functions/rollout/handler.ts';
 import { createProbeHandler } from '../../functions/probe/handler.ts';
@@ -11,13 +10,12 @@ import { createCloudEventsHandler } from '../../functions/cloud-events/handler.t
 import { startLocalBus, type BusActivity, type LocalBus } from '../bus/index.ts';
 import { loadRules } from '../bus/rules-from-serverless.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../dynamodb.ts';
-import { startLocalCluster, type LocalCluster } from '../kube-api/index.ts';
-import { startClusterStorage, type ClusterStorage } from './cluster-storage.ts';
-import { claimStateDir, fleetStateDir, markSeeded, persistedClusterIds, prepareStateDir, type FleetStateDir } from './state-dir.ts';
-import { podReady, SimKubelet } from '../kubelet/sim-kubelet.ts';
-import { ProcessKubelet } from '../kubelet/process-kubelet.ts';
-import { createLogger } from '../../agent/log.ts';
-import { SimLeaderRenewals, simulateAgent } from '../kubelet/agent-sim.ts';
+import type { LocalCluster } from '../kube-api/index.ts';
+import type { ClusterStorage } from './cluster-storage.ts';
+import { startFleetCluster } from './fleet-cluster.ts';
+import { claimStateDir, fleetStateDir, keptClusters, prepareStateDir, type FleetStateDir } from './state-dir.ts';
+import type { SimKubelet } from '../kubelet/sim-kubelet.ts';
+import type { SimLeaderRenewals } from '../kubelet/agent-sim.ts';
 import { LocalFunction } from '../lambda-runtime.ts';
 import { CONTAINER_FACTORIES } from '../functions/containers.ts';
 import { WorkerContainerHost } from '../functions/worker-host.ts';
@@ -25,7 +23,7 @@ import { localObservability } from './observability.ts';
 import { createClusterCa, loadOrCreateClusterCa, type ClusterCa } from './cluster-ca.ts';
 import type { FleetProgress } from './progress.ts';
 import { ClusterProgressTracker } from './cluster-progress.ts';
-import { PRODUCT_NAMESPACE, runLimited, seedCluster, type FleetShape } from './seed.ts';
+import { runLimited, type FleetShape } from './seed.ts';
 
 export interface LocalFleetOptions extends FleetShape {
   clusters: number;
@@ -182,14 +180,14 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
 
     const clusters: FleetCluster[] = [];
     const kubeletErrors = firstErrorsOnly(log);
-    const kept = new Set(await persistedClusterIds(state));
+    const kept = await keptClusters(state);
     const addCluster = async (): Promise<FleetCluster> => {
       const id = clusterId(clusters.length);
-      const resumed = kept.has(id);
+      const resumed = kept.seeded.has(id);
       // This cluster's own parts, stopped in reverse if it fails before it joins the fleet.
       const parts: (() => Promise<void>)[] = [];
       try {
-        const entry = await startCluster(id, resumed, parts);
+        const entry = await startFleetCluster({ opts, store, state, log, clusterCa, table, eventBridge, eventBusName, kubeletErrors }, id, resumed, parts);
         clusters.push(entry);
         return entry;
       } catch (err) {
@@ -197,65 +195,13 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
         throw err;
       }
     };
-    const startCluster = async (id: string, resumed: boolean, parts: (() => Promise<void>)[]): Promise<FleetCluster> => {
-      const storage = await startClusterStorage(store, id, { etcdDataDir: state.etcdDataDir(id), log });
-      parts.push(() => storage.stop());
-      const cluster = await startLocalCluster({ port: 0, name: id, storage: storage.storage });
-      parts.push(() => cluster.stop());
-      const kubeconfigPath = join(state.kubeconfigDir, `${id}.kubeconfig`);
-      await cluster.writeKubeconfig(kubeconfigPath);
-      const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromFile(kubeconfigPath);
-      // A resumed cluster keeps what it had: pools deleted with kubectl before the crash stay deleted.
-      await seedCluster(kubeConfig, resumed ? { pools: 0, nodesPerPool: 0, cloudPools: 0 } : opts, clusterCa.certPem);
-      if (!resumed) await markSeeded(state, id);
-      await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: kubeconfigPath }, labels: { environment: 'local' } }, new Date());
-      const simulateLeader = opts.simulateLeader ?? true;
-      // Sim mode only: process mode runs the real agent, which renews what it reports itself.
-      const leaderRenewals: SimLeaderRenewals | undefined = opts.kubelet !== 'process' && simulateLeader
-        ? new SimLeaderRenewals(kubeConfig, { podReady: (key): boolean => { const pod: Record<string, unknown> | undefined = kubelet.pods.get(key); return pod !== undefined && podReady(pod); }, everyMs: opts.leaderRenewMs, onError: (err) => kubeletErrors.report(id, err) })
-        : undefined;
-      if (leaderRenewals) parts.push(async () => leaderRenewals.stop());
-      const kubelet: SimKubelet = opts.kubelet === 'process'
-        ? new ProcessKubelet({
-          kubeConfig,
-          hostKubeconfigPath: kubeconfigPath,
-          readyDelayMs: opts.readyDelayMs ?? 100,
-          unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
-          // The agents' warnings go where the fleet logs, not to stdout (the live view owns it).
-          agentOptions: { logger: createLogger({ level: 'warn', base: { cluster: id }, write: log }) },
-          onError: (err) => kubeletErrors.report(id, err),
-        })
-        : new SimKubelet({
-          kubeConfig,
-          readyDelayMs: opts.readyDelayMs ?? 100,
-          unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
-          onPodReady: async (pod): Promise<void> => leaderRenewals?.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod),
-          onError: (err) => kubeletErrors.report(id, err),
-        });
-      parts.push(async () => kubelet.stop());
-      await kubelet.start();
-      // Pods that were Ready before the restart never become Ready again: the sim agent reports them now,
-      // as a restarted agent does, so their leaders are renewed again.
-      if (resumed && leaderRenewals) {
-        const ready = [...kubelet.pods.snapshot().values()].filter(podReady);
-        await runLimited(ready, 4, async (pod) => leaderRenewals.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod));
-      }
-      const forwarder = new Forwarder({ clusterId: id, kubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
-      forwarder.start();
-      parts.push(async () => void (await forwarder.stop(2_000)));
-      const progressTracker = new ClusterProgressTracker(kubeConfig);
-      parts.push(async () => progressTracker.stop());
-      await progressTracker.start();
-      log(`${id} ${resumed ? 'resumed' : 'serving'} at ${cluster.url} (${store} store) · kubectl --kubeconfig ${kubeconfigPath} get poolspirits`);
-      return { id, cluster, storage, resumed, kubeconfigPath, kubeConfig, forwarder, kubelet, leaderRenewals, progressTracker };
-    };
     // Until the fleet is returned, a failure must also stop the clusters already up.
     startedParts.push(async () => {
       for (const c of clusters) await stopCluster(c);
     });
-    const count = Math.max(opts.clusters, kept.size);
-    if (kept.size) log(`resuming ${kept.size} cluster(s) kept in ${state.dir}${count > kept.size ? `, starting ${count - kept.size} more` : ''}`);
+    // Ids are handed out in order, so the highest kept one says how many clusters the last run had.
+    const count = Math.max(opts.clusters, ...kept.ids.map((id) => Number(id.slice('cluster-'.length))));
+    if (kept.seeded.size) log(`resuming ${kept.seeded.size} cluster(s) kept in ${state.dir}${count > kept.seeded.size ? `, starting ${count - kept.seeded.size} more` : ''}`);
     for (let i = 0; i < count; i++) await addCluster();
 
     const progress = async (): Promise<FleetProgress> => {

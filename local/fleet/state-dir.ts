@@ -53,23 +53,24 @@ export async function prepareStateDir(state: FleetStateDir): Promise<void> {
 const SEEDED_MARKER = 'seeded';
 
 /**
- * Ids of the clusters a previous run kept and finished seeding, in order. A cluster whose data dir has no
- * marker was stopped while being seeded: it is seeded again (seeding only creates what is missing).
+ * The clusters a previous run kept (their etcd data dirs), and which of them it finished seeding. One
+ * without the marker was stopped while being seeded: it is seeded again (seeding creates only what is
+ * missing).
  */
-export async function persistedClusterIds(state: FleetStateDir): Promise<string[]> {
-  if (!state.persistent) return [];
-  let names: string[];
+export async function keptClusters(state: FleetStateDir): Promise<{ ids: string[]; seeded: Set<string> }> {
+  if (!state.persistent) return { ids: [], seeded: new Set() };
+  let ids: string[];
   try {
-    names = (await readdir(join(state.dir, 'etcd'))).filter((n) => CLUSTER_ID.test(n)).sort();
+    ids = (await readdir(join(state.dir, 'etcd'))).filter((n) => CLUSTER_ID.test(n)).sort();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ids: [], seeded: new Set() };
     throw err;
   }
-  const seeded = await Promise.all(names.map((n) => stat(join(state.dir, 'etcd', n, SEEDED_MARKER)).then(() => true, () => false)));
-  return names.filter((_, i) => seeded[i]);
+  const marked = await Promise.all(ids.map((n) => stat(join(state.dir, 'etcd', n, SEEDED_MARKER)).then(() => true, () => false)));
+  return { ids, seeded: new Set(ids.filter((_, i) => marked[i])) };
 }
 
-/** Records that a kept cluster is fully seeded (see persistedClusterIds). */
+/** Records that a kept cluster is fully seeded (see keptClusters). */
 export async function markSeeded(state: FleetStateDir, clusterId: string): Promise<void> {
   const dataDir = state.etcdDataDir(clusterId);
   if (dataDir) await writeFile(join(dataDir, SEEDED_MARKER), new Date().toISOString() + '\n');
