@@ -38,7 +38,7 @@ describe('event contracts', () => {
   });
 
   it('names each bad field and what was expected', () => {
-    const message = issuesOf(() => parseEvent(changeNoticeDetailSchema, { ...notice, kind: 'Pod', clusterId: undefined, generation: -1 }));
+    const message = issuesOf(() => parseEvent(changeNoticeDetailSchema, { ...notice, kind: 'ReplicaSet', clusterId: undefined, generation: -1 }));
     expect(message).toMatch(/kind: .*"NodePool"/);
     expect(message).toMatch(/clusterId: /);
     expect(message).toMatch(/generation: /);
