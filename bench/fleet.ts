@@ -3,6 +3,7 @@
  * API's own write throughput measured in the same run; event-to-Available latency of a new pool; how many
  * bus events one change costs. `npm run bench -- fleet [--clusters 20] [--pools 50] [--latency-samples 20]`
  */
+import { localApiOf } from '../local/fleet/fleet.ts';
 import { Watch } from '@kubernetes/client-node';
 import { RawObjectApi } from '../adapters/kubernetes/raw-object-api.ts';
 import { parseArgs } from 'node:util';
@@ -53,7 +54,7 @@ export async function run(args: string[]): Promise<unknown> {
 
   log(`starting ${clusters} empty clusters…`);
   return withBenchFleet('fleet', { clusters, pools: 0, nodesPerPool: 0, functionThreads }, async (fleet) => {
-    const writesBefore = fleet.clusters.reduce((n, c) => n + c.cluster.requestLog.countWritesSince(0), 0);
+    const writesBefore = fleet.clusters.reduce((n, c) => n + localApiOf(c).requestLog.countWritesSince(0), 0);
     const entriesBefore = fleet.bus.stats().entriesAccepted;
     log(`creating ${clusters} × ${pools} pools (1 node each)…`);
     const t0 = performance.now();
@@ -68,7 +69,7 @@ export async function run(args: string[]): Promise<unknown> {
       log(`${a}/${clusters * pools} Available after ${round((performance.now() - t0) / 1000, 1)} s`);
     });
     const seconds = (performance.now() - t0) / 1000;
-    const writes = fleet.clusters.reduce((n, c) => n + c.cluster.requestLog.countWritesSince(0), 0) - writesBefore;
+    const writes = fleet.clusters.reduce((n, c) => n + localApiOf(c).requestLog.countWritesSince(0), 0) - writesBefore;
     const changes = clusters * pools * 2;
     const busEntries = fleet.bus.stats().entriesAccepted - entriesBefore;
 

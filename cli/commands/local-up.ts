@@ -12,7 +12,8 @@ export const localUp: Command = {
     'nodes-per-pool': { type: 'string', default: '2', valueName: 'K', description: 'Ready edge nodes per pool (0-100)' },
     'cloud-pools': { type: 'string', default: '1', valueName: 'N', description: 'Cloud NodePools per cluster, which get nothing (0-100)' },
     store: { type: 'string', default: 'memory', valueName: 'memory|etcd', description: 'storage of the local clusters' },
-    kubelet: { type: 'string', default: 'sim', valueName: 'sim|process', description: 'how pods run: sim (Ready after a delay) or process (each pool-spirit really runs etcd, a TLS API and the agent)' },
+    'control-plane': { type: 'string', default: 'local', valueName: 'local|real', description: 'who serves each cluster: local (the embedded API) or real (the built etcd, kube-apiserver, kube-controller-manager and kube-scheduler; needs npm run kube-bins)' },
+    kubelet: { type: 'string', default: 'sim', valueName: 'sim|process', description: 'how pods run: sim (Ready after a delay) or process (each pool-spirit really runs the built etcd and kube-apiserver with its rendered flags, and the agent)' },
     'ready-delay': { type: 'string', default: '200', valueName: 'MS', description: 'sim kubelet: ms from placement to Ready (0-60000)' },
     'function-threads': { type: 'string', default: '1', valueName: 'N', description: "worker threads for the reconcile function's containers, 0 = main thread (0-8)" },
     'kubeconfig-dir': { type: 'string', valueName: 'DIR', description: 'where to write one kubeconfig per cluster (default <state-dir>/kubeconfigs)' },
@@ -25,9 +26,13 @@ export const localUp: Command = {
 Starts N local clusters seeded with NodePools and Nodes, a forwarder and a local kubelet per cluster, the
 local EventBridge-compatible bus with the rules of serverless.yml, dynalite as the state table, and the
 reconcile function in a worker thread (--function-threads). Shows convergence live; Ctrl-C stops everything.
-With --kubelet process every pool-spirit pod really runs: an etcd in /dev/shm, the local Kubernetes API
-serving the pool's certificate (client certificates and RBAC required) and the agent, which applies the
-bootstrap and reports into the PoolSpirit status.
+With --kubelet process every pool-spirit pod really runs: the built etcd (data in /dev/shm) and
+kube-apiserver with exactly the args the reconciler rendered, and the agent, which applies the bootstrap
+and reports into the PoolSpirit status. With --control-plane real each cluster is real Kubernetes: the built
+etcd, kube-apiserver (Node,RBAC and NodeRestriction), kube-controller-manager and kube-scheduler, the
+product installed from infra/cluster, and the functions, forwarder and agents each with their own identity;
+nodes are simulated. Both need the binaries of \`npm run kube-bins\`; a real control plane is always started
+fresh (its etcd is in /dev/shm).
 
 State: with --store etcd --state-dir DIR everything is kept in DIR (each cluster's etcd data, the state
 table, the clusters' CA) and a later \`local up\` with the same flags resumes it, also after a crash or
@@ -49,6 +54,8 @@ Then, in another terminal:
     const cloudPools = intFlag('cloud-pools', values['cloud-pools'], 0, 100);
     const store = choiceFlag('store', values.store, ['memory', 'etcd'] as const);
     const kubelet = choiceFlag('kubelet', values.kubelet, ['sim', 'process'] as const);
+    const controlPlane = choiceFlag('control-plane', values['control-plane'], ['local', 'real'] as const);
+    if (controlPlane === 'real' && store === 'etcd') throw new UsageError('--store applies to the local API only: --control-plane real runs its own etcd per cluster');
     const readyDelayMs = intFlag('ready-delay', values['ready-delay'], 0, 60_000);
     const timeoutS = intFlag('timeout', values.timeout, 1, 86_400);
     const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
@@ -65,13 +72,13 @@ Then, in another terminal:
     const { startLocalFleet } = await import('../../local/fleet/fleet.ts');
     const { writeStackEnv } = await import('../../local/fleet/state-dir.ts');
     const { progressJson, progressState, renderProgress, totals } = await import('../../local/fleet/progress.ts');
-    say(`starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${store} store, ${kubelet} kubelet)`);
+    say(`starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${controlPlane === 'real' ? 'real control plane' : `${store} store`}, ${kubelet} kubelet)`);
     say(persist
       ? `state kept in ${stateDir} (etcd data, state table, CA): a restart with the same --store and --state-dir resumes it`
       : `state is in memory and lost on exit (only dead letters are kept, in ${stateDir}); --store etcd --state-dir DIR keeps it and resumes it`);
     // On failure startLocalFleet has already stopped whatever it started: nothing is left listening.
     const fleet = await startLocalFleet({
-      clusters, pools, nodesPerPool, cloudPools, store, kubelet, readyDelayMs, functionThreads, kubeconfigDir, stateDir, persist,
+      clusters, pools, nodesPerPool, cloudPools, store, kubelet, controlPlane, readyDelayMs, functionThreads, kubeconfigDir, stateDir, persist,
       log: say,
     });
 

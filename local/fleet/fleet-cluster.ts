@@ -5,13 +5,15 @@ import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
 import { registerCluster, type StateTable } from '../../adapters/state-table/index.ts';
 import { createLogger } from '../../agent/log.ts';
 import { Forwarder } from '../../forwarder/forwarder.ts';
-import { startLocalCluster } from '../kube-api/index.ts';
+import { startLocalCluster, type LocalCluster } from '../kube-api/index.ts';
+import type { RealHostCluster } from '../real-cluster/control-plane.ts';
+import { startRealFleetHost } from '../real-cluster/fleet-host.ts';
 import { SimLeaderRenewals, simulateAgent } from '../kubelet/agent-sim.ts';
 import { ProcessKubelet } from '../kubelet/process-kubelet.ts';
 import { podReady, SimKubelet } from '../kubelet/sim-kubelet.ts';
 import { clusterAuthority, type ClusterCa } from './cluster-ca.ts';
 import { ClusterProgressTracker } from './cluster-progress.ts';
-import { startClusterStorage } from './cluster-storage.ts';
+import { startClusterStorage, type ClusterStorage } from './cluster-storage.ts';
 import type { FleetCluster, LocalFleetOptions } from './fleet.ts';
 import { PRODUCT_NAMESPACE, runLimited, seedCluster } from './seed.ts';
 import { markSeeded, type FleetStateDir } from './state-dir.ts';
@@ -35,19 +37,15 @@ export interface FleetContext {
  * failed half-way.
  */
 export async function startFleetCluster(ctx: FleetContext, id: string, resumed: boolean, parts: (() => Promise<void>)[]): Promise<FleetCluster> {
-  const { opts, store, state, log, clusterCa, table, eventBridge, eventBusName, kubeletErrors } = ctx;
-  const storage = await startClusterStorage(store, id, { etcdDataDir: state.etcdDataDir(id), log });
-  parts.push(() => storage.stop());
-  const cluster = await startLocalCluster({ port: 0, name: id, storage: storage.storage });
-  parts.push(() => cluster.stop());
-  const kubeconfigPath = join(state.kubeconfigDir, `${id}.kubeconfig`);
-  await cluster.writeKubeconfig(kubeconfigPath);
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(kubeconfigPath);
+  const { opts, state, log, clusterCa, table, eventBridge, eventBusName, kubeletErrors } = ctx;
+  const host = opts.controlPlane === 'real' ? await startRealHost(ctx, id, parts) : await startLocalHost(ctx, id, parts);
+  // A real control plane keeps nothing between runs (its etcd is in /dev/shm): it is always seeded anew.
+  if (opts.controlPlane === 'real') resumed = false;
+  const { kubeconfigPath, kubeConfig } = host;
   // A resumed cluster keeps what it had: pools deleted with kubectl before the crash stay deleted.
   await seedCluster(kubeConfig, resumed ? { pools: 0, nodesPerPool: 0, cloudPools: 0 } : opts, clusterCa.certPem);
   if (!resumed) await markSeeded(state, id);
-  await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: kubeconfigPath }, labels: { environment: 'local' } }, new Date());
+  await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: host.functionsKubeconfigPath }, labels: { environment: 'local' } }, new Date());
   const simulateLeader = opts.simulateLeader ?? true;
   // Sim mode only: process mode runs the real agent, which renews what it reports itself.
   const leaderRenewals: SimLeaderRenewals | undefined = opts.kubelet !== 'process' && simulateLeader
@@ -57,7 +55,8 @@ export async function startFleetCluster(ctx: FleetContext, id: string, resumed: 
   const kubelet: SimKubelet = opts.kubelet === 'process'
     ? new ProcessKubelet({
       kubeConfig,
-      hostKubeconfigPath: kubeconfigPath,
+      controlPlane: host.kubeletControlPlane,
+      hostKubeconfigPath: host.agentKubeconfigPath,
       readyDelayMs: opts.readyDelayMs ?? 100,
       unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
       // The agents' warnings go where the fleet logs, not to stdout (the live view owns it).
@@ -68,6 +67,7 @@ export async function startFleetCluster(ctx: FleetContext, id: string, resumed: 
     })
     : new SimKubelet({
       kubeConfig,
+      controlPlane: host.kubeletControlPlane,
       readyDelayMs: opts.readyDelayMs ?? 100,
       unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
       onPodReady: async (pod): Promise<void> => leaderRenewals?.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod),
@@ -81,12 +81,63 @@ export async function startFleetCluster(ctx: FleetContext, id: string, resumed: 
     const ready = [...kubelet.pods.snapshot().values()].filter(podReady);
     await runLimited(ready, 4, async (pod) => leaderRenewals.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod));
   }
-  const forwarder = new Forwarder({ clusterId: id, kubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
+  const forwarder = new Forwarder({ clusterId: id, kubeConfig: host.forwarderKubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
   forwarder.start();
   parts.push(async () => void (await forwarder.stop(2_000)));
   const progressTracker = new ClusterProgressTracker(kubeConfig);
   parts.push(async () => progressTracker.stop());
   await progressTracker.start();
-  log(`${id} ${resumed ? 'resumed' : 'serving'} at ${cluster.url} (${store} store) · kubectl --kubeconfig ${kubeconfigPath} get poolspirits`);
-  return { id, cluster, storage, resumed, kubeconfigPath, kubeConfig, forwarder, kubelet, leaderRenewals, progressTracker };
+  log(`${id} ${resumed ? 'resumed' : 'serving'} at ${host.url} (${host.describe}) · kubectl --kubeconfig ${kubeconfigPath} get poolspirits`);
+  return { id, url: host.url, cluster: host.cluster, storage: host.storage, real: host.real, resumed, kubeconfigPath, kubeConfig, forwarder, kubelet, leaderRenewals, progressTracker };
+}
+
+/** A cluster's control plane and the credentials each part of the fleet reaches it with. */
+interface FleetHost {
+  url: string;
+  describe: string;
+  /** Admin access: seeding, the kubelet, the progress view, a user's kubectl. */
+  kubeconfigPath: string;
+  kubeConfig: KubeConfig;
+  /** What the cluster is registered with: the functions' identity. */
+  functionsKubeconfigPath: string;
+  forwarderKubeConfig: KubeConfig;
+  /** The host kubeconfig process-mode agents report with. */
+  agentKubeconfigPath: string;
+  kubeletControlPlane: 'sim' | 'real';
+  cluster?: LocalCluster;
+  storage?: ClusterStorage;
+  real?: RealHostCluster;
+}
+
+/** The embedded local API (no authentication): every part uses the one kubeconfig. */
+async function startLocalHost(ctx: FleetContext, id: string, parts: (() => Promise<void>)[]): Promise<FleetHost> {
+  const storage = await startClusterStorage(ctx.store, id, { etcdDataDir: ctx.state.etcdDataDir(id), log: ctx.log });
+  parts.push(() => storage.stop());
+  const cluster = await startLocalCluster({ port: 0, name: id, storage: storage.storage });
+  parts.push(() => cluster.stop());
+  const kubeconfigPath = join(ctx.state.kubeconfigDir, `${id}.kubeconfig`);
+  await cluster.writeKubeconfig(kubeconfigPath);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+  return {
+    url: cluster.url, describe: `${ctx.store} store`, kubeconfigPath, kubeConfig, functionsKubeconfigPath: kubeconfigPath,
+    forwarderKubeConfig: kubeConfig, agentKubeconfigPath: kubeconfigPath, kubeletControlPlane: 'sim', cluster, storage,
+  };
+}
+
+/** The real control plane: the product installed from infra/cluster, each part as its own identity. */
+async function startRealHost(ctx: FleetContext, id: string, parts: (() => Promise<void>)[]): Promise<FleetHost> {
+  const host = await startRealFleetHost(id, { clusterCa: ctx.clusterCa, kubeconfigDir: ctx.state.kubeconfigDir, log: ctx.log });
+  parts.push(() => host.cluster.stop());
+  return {
+    url: host.cluster.url,
+    describe: 'real control plane: kube-apiserver, kube-controller-manager, kube-scheduler, etcd',
+    kubeconfigPath: host.adminKubeconfigPath,
+    kubeConfig: host.admin,
+    functionsKubeconfigPath: host.identities.reconciler,
+    forwarderKubeConfig: host.kubeConfigOf('forwarder'),
+    agentKubeconfigPath: host.identities.agent,
+    kubeletControlPlane: 'real',
+    real: host.cluster,
+  };
 }

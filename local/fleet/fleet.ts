@@ -11,6 +11,7 @@ import { startLocalBus, type BusActivity, type LocalBus } from '../bus/index.ts'
 import { loadRules } from '../bus/rules-from-serverless.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../dynamodb.ts';
 import type { LocalCluster } from '../kube-api/index.ts';
+import type { RealHostCluster } from '../real-cluster/control-plane.ts';
 import type { ClusterStorage } from './cluster-storage.ts';
 import { startFleetCluster } from './fleet-cluster.ts';
 import { claimStateDir, fleetStateDir, keptClusters, prepareStateDir, type FleetStateDir } from './state-dir.ts';
@@ -42,6 +43,12 @@ export interface LocalFleetOptions extends FleetShape {
    * local/kubelet/process-kubelet.ts.
    */
   kubelet?: 'sim' | 'process';
+  /**
+   * Who serves each cluster: `local` (default), the embedded local API; `real`, the built etcd,
+   * kube-apiserver (Node,RBAC, NodeRestriction), kube-controller-manager and kube-scheduler, with the
+   * product installed from infra/cluster and each component using its own identity (local/real-cluster).
+   */
+  controlPlane?: 'local' | 'real';
   /** Sim kubelet: time from a pod being placed to it reporting Ready. */
   readyDelayMs?: number;
   /** Simulated YurtHub leader per pool (sim mode has no YurtHubs). */
@@ -67,8 +74,14 @@ export interface LocalFleetOptions extends FleetShape {
 
 export interface FleetCluster {
   id: string;
-  cluster: LocalCluster;
-  storage: ClusterStorage;
+  /** The host cluster's apiserver, whichever control plane serves it. */
+  url: string;
+  /** The local API (control plane `local`). */
+  cluster?: LocalCluster;
+  /** Its storage (control plane `local`). */
+  storage?: ClusterStorage;
+  /** The real host control plane (control plane `real`). */
+  real?: RealHostCluster;
   /** Started from the objects a previous run kept, not seeded. */
   resumed: boolean;
   kubeconfigPath: string;
@@ -261,7 +274,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
           // The bus drains while the clusters still serve: in-flight reconciles finish against them.
           await bus.drain().catch(() => undefined);
           await bus.stop();
-          for (const c of clusters) await c.cluster.stop().finally(() => c.storage.stop());
+          for (const c of clusters) await stopHost(c);
           eventBridge.destroy();
           await reconcileThreads?.stop();
           await dynamo.stop();
@@ -279,8 +292,22 @@ async function stopCluster(c: FleetCluster): Promise<void> {
   await c.kubelet.stop();
   c.leaderRenewals?.stop();
   c.progressTracker.stop();
-  await c.cluster.stop().catch(() => undefined);
-  await c.storage.stop().catch(() => undefined);
+  await stopHost(c).catch(() => undefined);
+}
+
+/** The cluster's local API (its request log, its storage): only clusters on control plane `local` have one. */
+export function localApiOf(c: FleetCluster): LocalCluster & { storage: ClusterStorage['storage'] } {
+  if (!c.cluster) throw new Error(`${c.id} runs on the real control plane: it has no local API request log or storage`);
+  return c.cluster;
+}
+
+async function stopHost(c: FleetCluster): Promise<void> {
+  try {
+    await c.cluster?.stop();
+    await c.real?.stop();
+  } finally {
+    await c.storage?.stop();
+  }
 }
 
 /** Logs the first occurrences of each distinct error (the kubelet retries, so one fault repeats often). */

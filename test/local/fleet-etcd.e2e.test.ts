@@ -22,7 +22,7 @@ describe('local fleet on the etcd store', () => {
   });
 
   it('keeps every cluster in its own etcd: the seeded pools and the reconciled pool-spirits are read back with an etcd client', async () => {
-    const endpoints = fleet.clusters.map((c) => c.storage.etcdEndpoint);
+    const endpoints = fleet.clusters.map((c) => c.storage!.etcdEndpoint);
     expect(endpoints.every((e) => typeof e === 'string')).toBe(true);
     expect(new Set(endpoints).size).toBe(2);
     for (const endpoint of endpoints) {
@@ -41,7 +41,7 @@ describe('local fleet on the etcd store', () => {
   });
 
   it('stops each etcd with the fleet', async () => {
-    const endpoints = fleet.clusters.map((c) => c.storage.etcdEndpoint!);
+    const endpoints = fleet.clusters.map((c) => c.storage!.etcdEndpoint!);
     await fleet.stop();
     for (const endpoint of endpoints) await expect(fetch(`${endpoint}/health`)).rejects.toThrow();
   }, 60_000);

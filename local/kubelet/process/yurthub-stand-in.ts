@@ -23,12 +23,14 @@ export interface LeaderStandIn {
   stop(): void;
 }
 
+const REPORT_AFTER_MS = 30_000;
 const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${YURTHUB_LEASE.namespace}/leases`;
 
 export async function startLeaderStandIn(opts: LeaderStandInOptions): Promise<LeaderStandIn> {
   const client = await issueClientCertificate(opts.clusterCa, { user: `system:node:${opts.nodeName}`, groups: ['system:nodes'] });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let failingSince: number | undefined;
   const round = async () => {
     try {
       const read = await send(opts, client, 'GET', `${LEASE_PATH}/${YURTHUB_LEASE.name}`);
@@ -37,9 +39,13 @@ export async function startLeaderStandIn(opts: LeaderStandInOptions): Promise<Le
       const action = nextLeaseAction(lease, opts.nodeName, new Date(), YURTHUB_LEADER_ELECTION);
       if (action.kind === 'create') await expectOk(send(opts, client, 'POST', LEASE_PATH, action.lease), 'create');
       else if (action.kind !== 'wait') await expectOk(send(opts, client, 'PUT', `${LEASE_PATH}/${YURTHUB_LEASE.name}`, action.lease), action.kind);
+      failingSince = undefined;
     } catch (err) {
-      // The pool-spirit may be restarting; the next round tries again, as YurtHub's elector does.
-      if (!stopped) opts.onError?.(err as Error);
+      // Until the agent has applied the bootstrap RBAC every request is 403, and a restarting pool-spirit
+      // refuses connections: the next round tries again, as YurtHub's elector does. Only a failure that
+      // outlasts that is reported.
+      failingSince ??= Date.now();
+      if (!stopped && Date.now() - failingSince > REPORT_AFTER_MS) opts.onError?.(err as Error);
     }
     if (!stopped) timer = setTimeout(round, YURTHUB_LEADER_ELECTION.retryPeriodSeconds * 1000);
   };
