@@ -29,6 +29,7 @@ export const localClusterCommand: Command = {
     store: { type: 'string', description: 'storage backend: memory|etcd', default: 'memory', valueName: 'memory|etcd' },
     'etcd-endpoints': { type: 'string', description: 'comma-separated etcd URLs (with --store etcd); none starts a private etcd in /dev/shm', valueName: 'URLS' },
     name: { type: 'string', description: 'cluster and context name in the kubeconfig', default: 'local', valueName: 'NAME' },
+    'control-plane': { type: 'string', description: 'local (the embedded API) or real (the built etcd, kube-apiserver, kube-controller-manager, kube-scheduler)', default: 'local', valueName: 'local|real' },
   },
   details: `
 Prints one line containing "ready" and the URL once serving; stops cleanly on SIGINT/SIGTERM.
@@ -37,7 +38,9 @@ Examples:
   spiritctl local cluster --port 0 --kubeconfig /tmp/kc
   kubectl --kubeconfig /tmp/kc get namespaces
   spiritctl local cluster --store etcd                # private etcd, data in /dev/shm
-  spiritctl local cluster --store etcd --etcd-endpoints http://127.0.0.1:2379`,
+  spiritctl local cluster --store etcd --etcd-endpoints http://127.0.0.1:2379
+  spiritctl local cluster --control-plane real --kubeconfig /tmp/kc   # real Kubernetes, admin kubeconfig
+With --control-plane real the port is picked by the OS and the kubeconfig's identity is system:masters.`,
 
   async run({ values }) {
     const port = intFlag('port', values.port, 0, 65535);
@@ -48,6 +51,11 @@ Examples:
       throw new UsageError(`--name must be a DNS label (lowercase letters, digits, '-', at most 63 characters), got "${name}"`);
     }
     if (values['etcd-endpoints'] !== undefined && store !== 'etcd') throw new UsageError('--etcd-endpoints needs --store etcd');
+    const controlPlane = choiceFlag('control-plane', values['control-plane'], ['local', 'real'] as const);
+    if (controlPlane === 'real') {
+      if (store !== 'memory' || port !== 0) throw new UsageError('--store and --port apply to the local API only: --control-plane real runs its own etcd and picks its port');
+      return serveRealCluster(name, kubeconfig);
+    }
 
     const cleanups: (() => Promise<void>)[] = [];
     let storage: Storage | undefined;
@@ -77,18 +85,40 @@ Examples:
     }
     process.stdout.write(`local cluster "${name}" ready at ${cluster.url} (store: ${store}, kubeconfig: ${kubeconfig})\n`);
 
-    await new Promise<void>((done) => {
-      const onSignal = (sig: NodeJS.Signals) => {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        process.stderr.write(`received ${sig}, stopping\n`);
-        done();
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-    });
+    await untilSignalled();
     await cluster.stop();
     for (const c of cleanups) await c().catch((err) => process.stderr.write(`cleanup: ${(err as Error).message}\n`));
     return 0;
   },
 };
+
+function untilSignalled(): Promise<void> {
+  return new Promise<void>((done) => {
+    const onSignal = (sig: NodeJS.Signals) => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      process.stderr.write(`received ${sig}, stopping\n`);
+      done();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+/** The real control plane, signed by a fresh CA, until signalled; its admin kubeconfig written to `kubeconfig`. */
+async function serveRealCluster(name: string, kubeconfig: string): Promise<number> {
+  const { createCertificateAuthority } = await import('../../local/kube-api/index.ts');
+  const { startRealHostCluster } = await import('../../local/real-cluster/control-plane.ts');
+  const { copyFile, mkdir } = await import('node:fs/promises');
+  const { dirname } = await import('node:path');
+  const cluster = await startRealHostCluster({ name, ca: await createCertificateAuthority(`${name}-ca`), log: (line) => process.stderr.write(`${line}\n`) });
+  try {
+    await mkdir(dirname(kubeconfig), { recursive: true });
+    await copyFile(cluster.kubeconfigPath, kubeconfig);
+    process.stdout.write(`local cluster "${name}" ready at ${cluster.url} (control plane: real, kubeconfig: ${kubeconfig})\n`);
+    await untilSignalled();
+  } finally {
+    await cluster.stop();
+  }
+  return 0;
+}
