@@ -37,6 +37,7 @@ import {
 } from '../../core/index.ts';
 import type { FieldIssue, NodePool, PoolSpiritStatus, RenderResult, ObjectNames } from '../../core/index.ts';
 import { podProblem, type PodLike, type PodProblem } from '../../core/status.ts';
+import { RequeueError } from '../../core/outcome.ts';
 import { foreignEntriesPatch } from '../../core/plan.ts';
 import { poolSpiritRef } from '../../core/render/index.ts';
 import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
@@ -115,7 +116,7 @@ async function convergePool(
   if (poolSpirit?.metadata.deletionTimestamp) {
     // The previous PoolSpirit (e.g. of a deleted and re-created pool) is still being collected; the
     // retry of this event creates the new one once it is gone.
-    throw new Error(`PoolSpirit ${poolName} is being deleted; retry once it is gone`);
+    throw new RequeueError(`PoolSpirit ${poolName} is being deleted; retry once it is gone`, 2_000);
   }
   if (!poolSpirit) {
     poolSpirit = await client.apply(intent.spec as unknown as KubeObject);
