@@ -67,9 +67,11 @@ export interface KubeProxy {
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host']);
 
-function forwardable(headers: IncomingMessage['headers']): Record<string, string | string[]> {
+function forwardable(headers: IncomingMessage['headers'], keepChunked = false): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  // Node sends a DELETE body chunked only when told to; without either length header the backend reads none.
+  if (keepChunked && headers['transfer-encoding'] === 'chunked') out['transfer-encoding'] = 'chunked';
   return out;
 }
 
@@ -156,7 +158,7 @@ export async function startKubeProxy(opts: KubeProxyOptions): Promise<KubeProxy>
           port: target.port,
           method: req.method,
           path: url.pathname + url.search,
-          headers: { ...forwardable(req.headers), host: target.host },
+          headers: { ...forwardable(req.headers, true), host: target.host },
           ca: opts.upstream?.caPem,
           cert: opts.upstream?.certPem,
           key: opts.upstream?.keyPem,
