@@ -1,7 +1,7 @@
 /**
  * Structural differences between the two backends' normalized answers, each at a path such as
  * `body.metadata.annotations` or `body.resources[name=pods].verbs`: arrays of named things are matched by
- * `name` (or a condition's `type`), others by position; objects of different `kind` differ once, at `kind`;
+ * `name` (a managedFields entry by manager, operation and subresource, a condition by `type`), others by position; objects of different `kind` differ once, at `kind`;
  * answers with different status codes differ in status and in the Status' reason and message only.
  */
 
@@ -20,12 +20,17 @@ export interface Difference {
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function keyOf(items: unknown[]): 'name' | 'type' | undefined {
-  for (const k of ['name', 'type'] as const) {
-    const keys = items.map((i) => (isObject(i) && typeof i[k] === 'string' ? i[k] : undefined));
-    if (items.length > 0 && keys.every((x) => x !== undefined) && new Set(keys).size === keys.length) return k;
-  }
-  return undefined;
+type Key = (item: Json) => string | undefined;
+const field = (k: string): Key => (i) => (typeof i[k] === 'string' ? i[k] : undefined);
+/** managedFields entries are one per manager, operation and subresource. */
+const manager: Key = (i) => (typeof i.manager === 'string' ? [i.manager, i.operation, i.subresource].filter(Boolean).join('/') : undefined);
+const KEYS: Array<[string, Key]> = [['manager', manager], ['name', field('name')], ['type', field('type')]];
+
+function keyOf(items: unknown[]): [string, Key] | undefined {
+  return KEYS.find(([, key]) => {
+    const keys = items.map((i) => (isObject(i) ? key(i) : undefined));
+    return items.length > 0 && keys.every((x) => x !== undefined) && new Set(keys).size === keys.length;
+  });
 }
 
 export function diffValues(local: unknown, real: unknown, path: string, emit: (path: string, side: Difference['side'], local?: unknown, real?: unknown) => void): void {
@@ -35,10 +40,10 @@ export function diffValues(local: unknown, real: unknown, path: string, emit: (p
   if (Array.isArray(local) && Array.isArray(real)) {
     const key = keyOf(local) ?? keyOf(real);
     if (key && (keyOf(local) === key || local.length === 0) && (keyOf(real) === key || real.length === 0)) {
-      const byKey = (items: unknown[]) => new Map(items.map((i) => [String((i as Json)[key]), i]));
+      const byKey = (items: unknown[]) => new Map(items.map((i) => [key[1](i as Json)!, i]));
       const l = byKey(local);
       const r = byKey(real);
-      for (const k of new Set([...l.keys(), ...r.keys()])) diffValues(l.get(k), r.get(k), `${path}[${key}=${k}]`, emit);
+      for (const k of new Set([...l.keys(), ...r.keys()])) diffValues(l.get(k), r.get(k), `${path}[${key[0]}=${k}]`, emit);
       return;
     }
     for (let i = 0; i < Math.max(local.length, real.length); i++) diffValues(local[i], real[i], `${path}[${i}]`, emit);
@@ -72,7 +77,11 @@ export function diffAnswers(request: string, call: string, local: Answer, real: 
     return out;
   }
   if (mediaType(local.contentType) !== mediaType(real.contentType)) emit('contentType', 'both', mediaType(local.contentType), mediaType(real.contentType));
-  if (local.events || real.events) diffValues(local.events ?? [], real.events ?? [], 'events', emit);
+  if (local.events || real.events) {
+    // Events are a sequence: compared by position.
+    const [l, r] = [local.events ?? [], real.events ?? []];
+    for (let i = 0; i < Math.max(l.length, r.length); i++) diffValues(l[i], r[i], `events[${i}]`, emit);
+  }
   else diffValues(local.body, real.body, 'body', emit);
   return out;
 }

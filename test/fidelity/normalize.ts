@@ -8,6 +8,7 @@ import { redactObject } from '../../local/kube-proxy/index.ts';
 
 const TIME_KEYS = new Set(['creationTimestamp', 'deletionTimestamp', 'time', 'lastTransitionTime', 'lastUpdateTime', 'lastHeartbeatTime', 'lastProbeTime', 'startTime', 'renewTime', 'acquireTime', 'eventTime', 'firstTimestamp', 'lastTimestamp']);
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const AGE = /^(\d+[smhdy])+$/;
 const IP = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 type Json = Record<string, unknown>;
@@ -58,6 +59,9 @@ export class Normalizer {
     if (out.kind === 'Table' && Array.isArray(out.columnDefinitions) && Array.isArray(out.rows)) {
       const ages = out.columnDefinitions.flatMap((c, i) => (isObject(c) && c.name === 'Age' ? [i] : []));
       out.rows = out.rows.map((r) => (isObject(r) && Array.isArray(r.cells) ? { ...r, cells: r.cells.map((cell, i) => (ages.includes(i) ? '<age>' : cell)) } : r));
+    } else if (out.kind === 'Table' && Array.isArray(out.rows)) {
+      // A watch's later Table events carry no column definitions: an age is known by its form.
+      out.rows = out.rows.map((r) => (isObject(r) && Array.isArray(r.cells) ? { ...r, cells: r.cells.map((cell) => (typeof cell === 'string' && AGE.test(cell) ? '<age>' : cell)) } : r));
     }
     return out;
   }
