@@ -40,5 +40,7 @@ export function renderList(info: ResourceInfo, form: OutputForm, items: KubeObje
   if (form.form === 'partial') {
     return { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata, items: items.map(partial) };
   }
-  return { kind: info.listKind, apiVersion: groupVersion(info.group, info.version), metadata, items };
+  // kube's typed lists encode items without kind/apiVersion; custom resource lists keep them.
+  const listed = info.custom ? items : items.map(({ kind: _kind, apiVersion: _apiVersion, ...rest }) => rest);
+  return { kind: info.listKind, apiVersion: groupVersion(info.group, info.version), metadata, items: listed };
 }
