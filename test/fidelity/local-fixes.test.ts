@@ -75,6 +75,14 @@ describe('fixed: objects', () => {
     expect(c.livenessProbe).toEqual({ httpGet: { port: 8080, path: '/', scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 });
   });
 
+  it('the wide pod Table describes Node, Nominated Node and Readiness Gates in kube\'s words', async () => {
+    const table = await call('GET', '/api/v1/namespaces/default/pods', undefined, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' });
+    const described = Object.fromEntries(table.columnDefinitions.map((c: Obj) => [c.name, c.description]));
+    expect(described.Node).toContain('If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName.');
+    expect(described['Nominated Node']).toContain('This field does not guarantee that the pod will be scheduled on this node.');
+    expect(described['Readiness Gates']).toContain('A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True"');
+  });
+
   it('a new Deployment answers status: {}', async () => {
     const d = await call('POST', '/apis/apps/v1/namespaces/default/deployments', {
       apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' },
@@ -91,6 +99,7 @@ describe('fixed: objects', () => {
     const events = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as Obj);
     expect(events).toHaveLength(2);
     expect(events[0]!.object.columnDefinitions.map((c: Obj) => c.name)).toEqual(['Name', 'Data', 'Age']);
+    expect(events[0]!.object.columnDefinitions[1]).toMatchObject({ type: 'string', description: expect.stringContaining('Values with non-UTF-8 byte sequences must use the BinaryData field.') });
     expect(events[1]!.object.columnDefinitions).toBeNull();
     expect(events[1]!.object.rows).toHaveLength(1);
   });
