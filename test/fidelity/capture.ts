@@ -170,6 +170,12 @@ const KUBECTL_CASES: KubectlCase[] = [
     },
   },
   {
+    name: 'version of the server',
+    async run(k) {
+      await k.run(['version', '-o', 'json']);
+    },
+  },
+  {
     name: 'bad input: unknown fields, invalid values and names, a missing namespace',
     async run(k) {
       await k.run(['apply', '-f', '-'], namespace('strict-10'));
@@ -266,7 +272,9 @@ async function captureKubectl(seen: Set<string>): Promise<CorpusCase[]> {
       await c.run(k, proxy);
       // A stopped watch is recorded when its connection closes.
       await waitFor(() => proxy.records(mark).every((r) => r.durationMs > 0 || r.status > 0), 10_000, 'every request of the case to end');
-      cases.push(caseFrom(c.name, 'kubectl', proxy.records(mark), seen));
+      const captured = caseFrom(c.name, 'kubectl', proxy.records(mark), seen);
+      // A case whose every request an earlier case already made (discovery) adds nothing.
+      if (captured.requests.length) cases.push(captured);
     }
     return cases;
   } finally {
