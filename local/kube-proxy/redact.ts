@@ -23,14 +23,21 @@ function redactSecret(obj: Json): Json {
   return out;
 }
 
-/** Redacts Secrets anywhere a Kubernetes body carries objects: the body, list items, a watch event's object. */
-export function redactObject(v: unknown): unknown {
+/**
+ * Redacts Secrets anywhere a Kubernetes body carries objects: the body, list items, Table rows, a watch
+ * event's object.
+ * Items of a SecretList carry no kind (kube encodes list items without it), so the list's kind, or the
+ * request being about Secrets (`assumeSecrets`), marks them.
+ */
+export function redactObject(v: unknown, assumeSecrets = false): unknown {
   if (!isObject(v)) return v;
-  if (v.kind === 'Secret') return redactSecret(v);
-  const out: Json = { ...v };
-  if (Array.isArray(v.items)) out.items = v.items.map(redactObject);
-  if (isObject(v.object)) out.object = redactObject(v.object);
-  return out;
+  const listOfSecrets = assumeSecrets || v.kind === 'SecretList';
+  if (Array.isArray(v.items)) return { ...v, items: v.items.map((i) => redactObject(i, listOfSecrets)) };
+  // A Table's rows carry the whole object unless the client asked for less.
+  if (v.kind === 'Table' && Array.isArray(v.rows)) return { ...v, rows: v.rows.map((r) => (isObject(r) ? { ...r, object: redactObject(r.object, assumeSecrets) } : r)) };
+  if (isObject(v.object)) return { ...v, object: redactObject(v.object, assumeSecrets) };
+  if (v.kind === 'Secret' || (assumeSecrets && (isObject(v.data) || isObject(v.stringData)))) return redactSecret(v);
+  return v;
 }
 
 /**
@@ -42,13 +49,13 @@ export function keepableBody(body: Buffer, aboutSecrets: boolean): Buffer | unde
   const text = body.toString('utf8');
   try {
     const parsed: unknown = JSON.parse(text);
-    const redacted = JSON.stringify(redactObject(parsed));
+    const redacted = JSON.stringify(redactObject(parsed, aboutSecrets));
     return redacted === JSON.stringify(parsed) ? body : Buffer.from(redacted);
   } catch {
     // A watch stream: one JSON document per line.
     try {
       const lines = text.split('\n').filter((l) => l.trim() !== '');
-      return Buffer.from(lines.map((l) => JSON.stringify(redactObject(JSON.parse(l)))).join('\n') + '\n');
+      return Buffer.from(lines.map((l) => JSON.stringify(redactObject(JSON.parse(l), aboutSecrets))).join('\n') + '\n');
     } catch {
       return aboutSecrets ? undefined : body;
     }

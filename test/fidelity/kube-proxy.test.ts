@@ -43,14 +43,26 @@ describe('kube-proxy records', () => {
     expect((await send('POST', '/api/v1/namespaces/default/secrets', secret)).status).toBe(201);
     const listed = await (await send('GET', '/api/v1/namespaces/default/secrets')).text();
     expect(listed).toContain(Buffer.from('PRIVATE KEY').toString('base64'));
-    const [create, list] = proxy.records(mark);
-    for (const body of [create!.requestBody!, create!.responseBody!, list!.responseBody!]) {
+    const tableRes = await fetch(`${proxy.url}/api/v1/namespaces/default/secrets?includeObject=Object`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+    expect(await tableRes.text()).toContain(Buffer.from('PRIVATE KEY').toString('base64'));
+    const [create, list, table] = proxy.records(mark);
+    for (const body of [create!.requestBody!, create!.responseBody!, list!.responseBody!, table!.responseBody!]) {
       const text = body.toString();
       expect(text).not.toContain(Buffer.from('PRIVATE KEY').toString('base64'));
       expect(text).not.toContain('hunter2');
       expect(text).toContain(REDACTED_B64);
     }
     expect(JSON.parse(list!.responseBody!.toString()).items[0].metadata.name).toBe('sec');
+  });
+
+  it('forwards a DELETE with a body (DeleteOptions) intact', async () => {
+    await send('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'doomed' } });
+    const res = await fetch(`${proxy.url}/api/v1/namespaces/default/configmaps/doomed`, {
+      method: 'DELETE', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ propagationPolicy: 'Background', preconditions: { uid: 'not-its-uid' } }),
+    });
+    // The precondition reached the backend: it refuses.
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { message: string }).message).toContain('Precondition failed: UID in precondition: not-its-uid');
   });
 
   it('keeps no body at all without captureBodies', async () => {
