@@ -5,7 +5,7 @@
  */
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import { listen } from '../kube-api/server/listen.ts';
 import { describeAction, FaultPlan, injectedStatus, type FaultAction, type FaultRule, type RequestFacts } from './faults.ts';
 import { keepableBody } from './redact.ts';
 import { kubeRequestInfo, type KubeRequestInfo } from './request-info.ts';
@@ -98,7 +98,6 @@ export async function startKubeProxy(opts: KubeProxyOptions): Promise<KubeProxy>
   if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`target: expected an http(s) URL, got ${opts.target}`);
   const plan = new FaultPlan(opts.rules ?? []);
   const records: ProxyRecord[] = [];
-  const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const maxCaptured = opts.maxCapturedBytes ?? 8 << 20;
   let seq = 0;
@@ -229,20 +228,7 @@ export async function startKubeProxy(opts: KubeProxyOptions): Promise<KubeProxy>
   };
 
   const server: Server = opts.tls ? createHttpsServer({ cert: opts.tls.certPem, key: opts.tls.keyPem }, handle) : createHttpServer(handle);
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `${opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const { url, sockets } = await listen(server, { host: opts.host, port: opts.port, https: Boolean(opts.tls) });
 
   let stopping: Promise<void> | undefined;
   return {
