@@ -104,3 +104,41 @@ describe('fixed: objects', () => {
     expect(events[1]!.object.rows).toHaveLength(1);
   });
 });
+
+describe('fixed: paging', () => {
+  const pageThrough = async (c: LocalCluster) => {
+    const get = async (q: string) => (await fetch(`${c.url}/api/v1/namespaces/default/configmaps?${q}`)).json() as Promise<Obj>;
+    for (let i = 0; i < 5; i++) {
+      await fetch(`${c.url}/api/v1/namespaces/default/configmaps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `page-${i}`, labels: { page: 'yes' } } }) });
+    }
+    const first = await get('limit=2');
+    const second = await get(`limit=2&continue=${first.metadata.continue}`);
+    const last = await get(`limit=2&continue=${second.metadata.continue}`);
+    const filtered = await get('limit=2&labelSelector=page%3Dyes');
+    return [first.metadata.remainingItemCount, second.metadata.remainingItemCount, last.metadata.remainingItemCount, filtered.metadata.remainingItemCount, last.metadata.continue];
+  };
+
+  it('a page with more to come says how many remain (unfiltered lists only), on memory storage', async () => {
+    const c = await startLocalCluster();
+    try {
+      expect(await pageThrough(c)).toEqual([3, 1, undefined, undefined, undefined]);
+    } finally {
+      await c.stop();
+    }
+  });
+
+  it('the same on etcd storage', async () => {
+    const { startEtcd } = await import('../../local/etcd/launch.ts');
+    const { createEtcdStorage } = await import('../../local/kube-api/storage/etcd.ts');
+    const etcd = await startEtcd();
+    const storage = await createEtcdStorage({ endpoints: [etcd.endpoint] });
+    const c = await startLocalCluster({ storage });
+    try {
+      expect(await pageThrough(c)).toEqual([3, 1, undefined, undefined, undefined]);
+    } finally {
+      await c.stop();
+      await storage.close();
+      await etcd.stop();
+    }
+  });
+});

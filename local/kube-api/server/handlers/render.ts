@@ -31,12 +31,13 @@ export function renderObject(info: ResourceInfo, form: OutputForm, obj: KubeObje
   return obj;
 }
 
-export function renderList(info: ResourceInfo, form: OutputForm, items: KubeObject[], resourceVersion: string, cont?: string): unknown {
+export function renderList(info: ResourceInfo, form: OutputForm, items: KubeObject[], resourceVersion: string, cont?: string, remainingItemCount?: number): unknown {
   if (form.form === 'table') {
-    return tableModule.toTable(tableResource(info), items, { includeObject: form.includeObject, resourceVersion, continue: cont });
+    return tableModule.toTable(tableResource(info), items, { includeObject: form.includeObject, resourceVersion, continue: cont, remainingItemCount });
   }
   const metadata: KubeObject = { resourceVersion };
   if (cont) metadata.continue = cont;
+  if (remainingItemCount !== undefined) metadata.remainingItemCount = remainingItemCount;
   if (form.form === 'partial') {
     return { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata, items: items.map(partial) };
   }
