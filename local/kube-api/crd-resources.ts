@@ -2,10 +2,13 @@
  * A CustomResourceDefinition → the resources it serves (one ResourceInfo per served version) and the
  * status kube's apiextensions controllers would give it (NamesAccepted, Established, acceptedNames).
  */
-import { ALL_VERBS, makeResourceInfo, type PrinterColumn, type ResourceInfo } from './registry.ts';
+import { makeResourceInfo, type PrinterColumn, type ResourceInfo } from './registry.ts';
 import type { SchemaNode } from './schema/types.ts';
 
 type Crd = Record<string, any>;
+
+/** The order apiextensions-apiserver's discovery lists a custom resource's verbs in. */
+const CR_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
 type CrdSchemaLookup = (crd: Crd, version: string) => SchemaNode | undefined;
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
@@ -49,7 +52,7 @@ export function crdResources(crd: Crd, schemaFor: CrdSchemaLookup): ResourceInfo
         namespaced: spec.scope === 'Namespaced',
         shortNames: (names.shortNames as string[] | undefined) ?? [],
         categories: (names.categories as string[] | undefined) ?? [],
-        verbs: ALL_VERBS,
+        verbs: CR_VERBS,
         subresources: { status: Boolean(v.subresources?.status), scale: v.subresources?.scale ?? undefined },
         storageVersion: stored,
         custom: true,

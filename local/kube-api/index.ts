@@ -5,14 +5,13 @@
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import type { Socket } from 'node:net';
 import { ResourceRegistry } from './registry.ts';
 import { builtinResources } from './builtin-resources.ts';
 import { createMemoryStorage } from './storage/memory.ts';
 import type { Storage } from './storage/types.ts';
 import { RequestLog } from './server/request-log.ts';
 import { createApiServer } from './server/http.ts';
+import { listen } from './server/listen.ts';
 import { ObjectStore } from './server/store.ts';
 import { Controllers } from './server/controllers.ts';
 import { createGcApi } from './server/gc-api.ts';
@@ -152,21 +151,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   const gc = opts.garbageCollector === false ? undefined : gcModule.startGarbageCollector(createGcApi(ctx, store));
 
   const server = createApiServer(ctx, store, opts.tls);
-  const sockets = new Set<Socket>();
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `${opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const { url, sockets } = await listen(server, { host: opts.host, port: opts.port, https: Boolean(opts.tls) });
 
   const writeKubeconfig = async (path: string, identity?: ClientIdentity) => {
     if (identity && !opts.tls) throw new Error('writeKubeconfig: a client identity needs a cluster started with `tls`');

@@ -231,9 +231,9 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
       col('Restarts', 'string', 'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.'),
       ageCol(),
       col('IP', 'string', 'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.', 1),
-      col('Node', 'string', 'NodeName indicates in which node this pod is scheduled.', 1),
-      col('Nominated Node', 'string', 'nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods.', 1),
-      col('Readiness Gates', 'string', 'If specified, all readiness gates will be evaluated for pod readiness. More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates', 1),
+      col('Node', 'string', 'NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename', 1),
+      col('Nominated Node', 'string', 'nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.', 1),
+      col('Readiness Gates', 'string', 'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates', 1),
     ],
     cells: podCells,
     conditions: (o) => completedConditions[o.status?.phase as string],
@@ -332,7 +332,7 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
     cells: (o, now) => [o.metadata?.name, o.spec?.holderIdentity ?? '', age(o.metadata?.creationTimestamp, now)],
   },
   '/configmaps': {
-    columns: [nameCol(), col('Data', 'integer', 'Data contains the configuration data.'), ageCol()],
+    columns: [nameCol(), col('Data', 'string', 'Data contains the configuration data. Each key must consist of alphanumeric characters, \'-\', \'_\' or \'.\'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.'), ageCol()],
     cells: (o, now) => [o.metadata?.name, count(o.data) + count(o.binaryData), age(o.metadata?.creationTimestamp, now)],
   },
   '/secrets': {

@@ -5,10 +5,11 @@
  */
 import { execFile } from 'node:child_process';
 import { request } from 'node:https';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../core/kube.ts';
 import { renderPoolSpirit } from '../../core/index.ts';
 import { KUBECTL } from '../../local/kube-bins/index.ts';
@@ -94,4 +95,12 @@ export async function startRealApiserver(opts: { log?: (line: string) => void } 
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The agent's client identity and the pool CA, read from the apiserver's kubeconfig: for clients of one's own (a proxy). */
+export async function agentTls(api: RealApiserver): Promise<{ caPem: string; certPem: string; keyPem: string }> {
+  const config = parseYaml(await readFile(api.kubeconfig, 'utf8')) as { users: Array<{ user: Record<string, string> }> };
+  const user = config.users[0]!.user;
+  const pem = (key: string) => Buffer.from(user[key] ?? '', 'base64').toString('utf8');
+  return { caPem: api.plane.caPem, certPem: pem('client-certificate-data'), keyPem: pem('client-key-data') };
 }

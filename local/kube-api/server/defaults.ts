@@ -24,7 +24,23 @@ function imagePullPolicy(image: unknown): string {
   return tag === '' || tag === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
+function defaultProbe(p: unknown): void {
+  if (!isPlainObject(p)) return;
+  setDefault(p, 'timeoutSeconds', 1);
+  setDefault(p, 'periodSeconds', 10);
+  setDefault(p, 'successThreshold', 1);
+  setDefault(p, 'failureThreshold', 3);
+  if (isPlainObject(p.httpGet)) {
+    setDefault(p.httpGet, 'path', '/');
+    setDefault(p.httpGet, 'scheme', 'HTTP');
+  }
+}
+
 function defaultContainer(c: KubeObject): void {
+  for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) defaultProbe(c[probe]);
+  if (Array.isArray(c.env)) {
+    for (const e of c.env) if (isPlainObject(e) && isPlainObject(e.valueFrom) && isPlainObject(e.valueFrom.fieldRef)) setDefault(e.valueFrom.fieldRef, 'apiVersion', 'v1');
+  }
   setDefault(c, 'terminationMessagePath', '/dev/termination-log');
   setDefault(c, 'terminationMessagePolicy', 'File');
   setDefault(c, 'imagePullPolicy', imagePullPolicy(c.image));
@@ -39,6 +55,10 @@ export function defaultPodSpec(spec: unknown): void {
   setDefault(spec, 'terminationGracePeriodSeconds', 30);
   setDefault(spec, 'securityContext', {});
   setDefault(spec, 'schedulerName', 'default-scheduler');
+  setDefault(spec, 'enableServiceLinks', true);
+  // The deprecated alias and the field are kept equal, whichever was given.
+  if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName) setDefault(spec, 'serviceAccount', spec.serviceAccountName);
+  else if (typeof spec.serviceAccount === 'string' && spec.serviceAccount) setDefault(spec, 'serviceAccountName', spec.serviceAccount);
   for (const list of ['initContainers', 'containers']) {
     if (Array.isArray(spec[list])) for (const c of spec[list]) if (isPlainObject(c)) defaultContainer(c);
   }
@@ -164,6 +184,7 @@ export function applyBuiltinDefaults(info: ResourceInfo, obj: KubeObject, old: K
         setDefault(ru, 'maxSurge', '25%');
       }
       defaultPodSpec(spec.template?.spec);
+      if (!old && obj.status === undefined) obj.status = {};
       break;
     }
     case `${RBAC_GROUP}/rolebindings`:

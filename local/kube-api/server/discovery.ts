@@ -7,8 +7,13 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { groupVersion, type ResourceInfo, type ResourceRegistry } from '../registry.ts';
 
+/** Where kube-apiserver still encodes a kind in etcd at an older version than the one served (and hashes that). */
+const ENCODED_VERSION: Record<string, string> = { 'apiextensions.k8s.io/customresourcedefinitions': 'v1beta1' };
+
+/** apimachinery's StorageVersionHash: base64 of the first 8 bytes of sha256("group/version/kind"). */
 function storageVersionHash(info: ResourceInfo): string {
-  return createHash('sha256').update(`${info.group}/${info.storageVersion}/${info.kind}`).digest('base64').slice(0, 11);
+  const version = ENCODED_VERSION[`${info.group}/${info.resource}`] ?? info.storageVersion;
+  return createHash('sha256').update(`${info.group}/${version}/${info.kind}`).digest().subarray(0, 8).toString('base64');
 }
 
 export function apiVersions(req: IncomingMessage): unknown {
@@ -62,7 +67,8 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
       resources.push({ name: 'namespaces/finalize', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['update'] });
     }
   }
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: groupVersion(group, version), resources };
+  // kube's legacy /api/v1 list carries no apiVersion; the group versions' lists do.
+  return { kind: 'APIResourceList', ...(group ? { apiVersion: 'v1' } : {}), groupVersion: groupVersion(group, version), resources };
 }
 
 export const VERSION_INFO = {

@@ -100,6 +100,8 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
         // The header carries the current revision even for a past read; the list is as of atRevision.
         revision: atRevision ?? Number(res.header.revision),
         more: res.more,
+        // etcd counts every key in the range, not only the returned ones.
+        ...(res.more ? { remaining: Number(res.count) - res.kvs.length } : {}),
       };
     },
 

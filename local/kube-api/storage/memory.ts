@@ -194,17 +194,14 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
     const sorted = [...candidates].sort();
     const items: StoredObject[] = [];
     const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
-    let more = false;
+    let remaining = 0;
     for (const k of sorted) {
       const e = view.has(k) ? view.get(k) : data.get(k);
       if (!e) continue;
-      if (items.length >= limit) {
-        more = true;
-        break;
-      }
-      items.push(stored(k, e));
+      if (items.length >= limit) remaining++;
+      else items.push(stored(k, e));
     }
-    return { items, revision: rev, more };
+    return { items, revision: rev, more: remaining > 0, ...(remaining > 0 ? { remaining } : {}) };
   }
 
   const storage: Storage = {
@@ -225,15 +222,12 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       }
       const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
       const items: StoredObject[] = [];
-      let more = false;
+      let remaining = 0;
       for (const k of keys.range(prefix, options.startAfterKey)) {
-        if (items.length >= limit) {
-          more = true;
-          break;
-        }
-        items.push(stored(k, data.get(k)!));
+        if (items.length >= limit) remaining++;
+        else items.push(stored(k, data.get(k)!));
       }
-      return { items, revision: at !== undefined && at > revision ? at : revision, more };
+      return { items, revision: at !== undefined && at > revision ? at : revision, more: remaining > 0, ...(remaining > 0 ? { remaining } : {}) };
     },
 
     async create(key, value) {

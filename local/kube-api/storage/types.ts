@@ -28,6 +28,8 @@ export interface ListResult {
   revision: number;
   /** True when more keys exist after the last returned item. */
   more: boolean;
+  /** How many keys exist after the last returned item; present when `more` is. */
+  remaining?: number;
 }
 
 export type StorageWatchEvent =

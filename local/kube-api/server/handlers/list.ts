@@ -51,6 +51,8 @@ export interface ListPage {
   items: KubeObject[];
   revision: number;
   continueToken?: string;
+  /** Objects after this page; known for unfiltered lists only, as in kube. */
+  remainingItemCount?: number;
 }
 
 /** Reads one page: `limit` matching items from `prefix`, after the token's key, at the token's revision. */
@@ -73,7 +75,7 @@ export async function readPage(
       for (const s of res.items) items.push(take(s));
       const last = res.items[res.items.length - 1];
       const cont = res.more && last ? encodeContinue(res.revision, last.key.slice(prefix.length)) : undefined;
-      return { items, revision: res.revision, continueToken: cont };
+      return { items, revision: res.revision, continueToken: cont, ...(cont ? { remainingItemCount: res.remaining } : {}) };
     }
     if (!limit) {
       const res = await ctx.storage.list(prefix, { startAfterKey, atRevision: rev });
@@ -142,5 +144,5 @@ export async function handleList(s: Scope): Promise<void> {
   const token = contText ? decodeContinue(contText) : undefined;
   const prefix = listPrefixFor(s.info, s.route.namespace);
   const page = await readPage(s.ctx, s.info, prefix, filter, limit, token, exactRevision(s.query));
-  sendJson(s.res, 200, renderList(s.info, form, page.items, String(page.revision), page.continueToken));
+  sendJson(s.res, 200, renderList(s.info, form, page.items, String(page.revision), page.continueToken, page.remainingItemCount));
 }

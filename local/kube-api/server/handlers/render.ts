@@ -31,14 +31,17 @@ export function renderObject(info: ResourceInfo, form: OutputForm, obj: KubeObje
   return obj;
 }
 
-export function renderList(info: ResourceInfo, form: OutputForm, items: KubeObject[], resourceVersion: string, cont?: string): unknown {
+export function renderList(info: ResourceInfo, form: OutputForm, items: KubeObject[], resourceVersion: string, cont?: string, remainingItemCount?: number): unknown {
   if (form.form === 'table') {
-    return tableModule.toTable(tableResource(info), items, { includeObject: form.includeObject, resourceVersion, continue: cont });
+    return tableModule.toTable(tableResource(info), items, { includeObject: form.includeObject, resourceVersion, continue: cont, remainingItemCount });
   }
   const metadata: KubeObject = { resourceVersion };
   if (cont) metadata.continue = cont;
+  if (remainingItemCount !== undefined) metadata.remainingItemCount = remainingItemCount;
   if (form.form === 'partial') {
     return { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata, items: items.map(partial) };
   }
-  return { kind: info.listKind, apiVersion: groupVersion(info.group, info.version), metadata, items };
+  // kube's typed lists encode items without kind/apiVersion; custom resource lists keep them.
+  const listed = info.custom ? items : items.map(({ kind: _kind, apiVersion: _apiVersion, ...rest }) => rest);
+  return { kind: info.listKind, apiVersion: groupVersion(info.group, info.version), metadata, items: listed };
 }

@@ -47,9 +47,14 @@ export async function handleWatch(s: Scope): Promise<void> {
   let handle: { stop(): void } | undefined;
   const timers: ReturnType<typeof setTimeout>[] = [];
 
+  let columnsSent = false;
   const shape = (obj: KubeObject): unknown => {
     if (form.form === 'table') {
-      return tableModule.toTable(tableResource(info), [obj], { includeObject: form.includeObject, resourceVersion: String(obj.metadata.resourceVersion) });
+      const table = tableModule.toTable(tableResource(info), [obj], { includeObject: form.includeObject, resourceVersion: String(obj.metadata.resourceVersion) });
+      // As kube: a watch's first Table event defines the columns, later ones carry null.
+      if (columnsSent) return { ...table, columnDefinitions: null };
+      columnsSent = true;
+      return table;
     }
     return form.form === 'partial' ? partial(obj) : obj;
   };
