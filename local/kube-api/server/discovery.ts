@@ -73,12 +73,17 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
 
 export const VERSION_INFO = {
   major: '1',
-  minor: '32',
-  gitVersion: 'v1.32.0-local',
+  minor: '36',
+  // The release it is measured against (docs/local-kube-api.md); "-local" says it is not that build.
+  gitVersion: 'v1.36.3-local',
   gitCommit: '0000000000000000000000000000000000000000',
   gitTreeState: 'clean',
   buildDate: '2024-12-11T00:00:00Z',
   goVersion: 'go1.23.3',
   compiler: 'gc',
   platform: 'linux/amd64',
+  emulationMajor: '1',
+  emulationMinor: '36',
+  minCompatibilityMajor: '1',
+  minCompatibilityMinor: '35',
 };
