@@ -45,6 +45,8 @@ export interface InformerStats {
   gone410: number;
   watchErrors: number;
   events: number;
+  /** BOOKMARK events: the watch's resourceVersion moved on with no change to report. */
+  bookmarks: number;
   lastResourceVersion: string;
   lastError?: string;
 }
@@ -88,7 +90,7 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
   private synced!: () => void;
   /** Resolves after the first successful list has been handed to the consumer. */
   readonly hasSynced = new Promise<void>((resolve) => (this.synced = resolve));
-  readonly stats: InformerStats = { lists: 0, watchesStarted: 0, gone410: 0, watchErrors: 0, events: 0, lastResourceVersion: '' };
+  readonly stats: InformerStats = { lists: 0, watchesStarted: 0, gone410: 0, watchErrors: 0, events: 0, bookmarks: 0, lastResourceVersion: '' };
 
   constructor(kc: KubeConfig, resource: InformerResource<S>, handlers: InformerHandlers<S>, opts: { watchTimeoutSeconds?: number } = {}) {
     this.kc = kc;
@@ -177,7 +179,7 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
           }
           const rv = obj?.metadata?.resourceVersion;
           if (rv) this.stats.lastResourceVersion = rv;
-          if (type === 'BOOKMARK') return;
+          if (type === 'BOOKMARK') return void (this.stats.bookmarks += 1);
           this.stats.events += 1;
           await this.apply(type as ChangeType, obj);
         });

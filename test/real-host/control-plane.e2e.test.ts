@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { HttpMethod, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Informer } from '../../adapters/kubernetes/informer.ts';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { createCertificateAuthority } from '../../local/kube-api/index.ts';
 import { SimKubelet } from '../../local/kubelet/sim-kubelet.ts';
@@ -86,6 +87,27 @@ describe('local real host cluster', () => {
       return rs.items.length === 0 && left.items.length === 0;
     }, 60_000, 'ReplicaSet and Pod collected');
   }, 130_000);
+
+  it('the watch cache sends bookmarks, and the informer the forwarder uses moves its resourceVersion on them', async () => {
+    const informer = new Informer<Obj>(cluster.kubeConfig, {
+      apiVersion: 'v1', kind: 'Service', path: '/api/v1/namespaces/kube-system/services', summarize: (o) => o, isRelevant: () => true,
+    }, { onChange: async () => undefined }, { watchTimeoutSeconds: 8 });
+    void informer.run();
+    try {
+      await informer.hasSynced;
+      const listed = Number(informer.stats.lastResourceVersion);
+      // Services change in another namespace: the watch filters them out, and a bookmark carries the newer
+      // resourceVersion instead (the cacher sends one 2 s before each watch's timeout).
+      for (let i = 0; i < 3; i++) {
+        await api.requestJson(HttpMethod.POST, '/api/v1/namespaces/default/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: `bm-${i}` }, spec: { ports: [{ port: 80 }] } } });
+      }
+      await waitFor(() => informer.stats.bookmarks > 0, 20_000, 'a BOOKMARK on the Service watch');
+      expect(informer.stats.events).toBe(0);
+      expect(Number(informer.stats.lastResourceVersion)).toBeGreaterThan(listed);
+    } finally {
+      informer.stop();
+    }
+  }, 30_000);
 
   it('publishes the cluster CA as kube-root-ca.crt (what the reconciler reads)', async () => {
     const cm = await waitFor(() => api.requestJson<Obj>(HttpMethod.GET, `/api/v1/namespaces/kube-system/configmaps/kube-root-ca.crt`).catch(() => undefined), 30_000, 'kube-root-ca.crt');

@@ -74,13 +74,14 @@ describe('forwarder on the real kube-apiserver, as its own identity', () => {
 
   it('resumes from a compacted revision: the real 410 Gone, a relist, and no change lost', async () => {
     const before = forwarder.stats().informers.NodePool!;
-    // Move the revision on with writes it does not watch, compact them away, then change a NodePool.
+    // A NodePool change, then writes it does not watch move the revision past it, then a compaction to the
+    // head: whatever the NodePool watch saw last is now compacted away, so its next resume is a 410.
+    await admin.createJson(nodePool('real-b', 'Edge'));
     for (let i = 0; i < 5; i++) {
       await admin.requestJson(HttpMethod.POST, '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `noise-${i}` } } });
     }
     const status = JSON.parse((await run(kubeBinaryPath('etcdctl'), ['--endpoints', cluster.etcdEndpoint, 'endpoint', 'status', '-w', 'json'])).stdout) as Array<{ Status: { header: { revision: number } } }>;
     await run(kubeBinaryPath('etcdctl'), ['--endpoints', cluster.etcdEndpoint, 'compact', String(status[0]!.Status.header.revision)]);
-    await admin.createJson(nodePool('real-b', 'Edge'));
     await waitFor(() => forwarder.stats().informers.NodePool!.gone410 > before.gone410, 20_000, 'a 410 on the NodePool watch');
     await waitFor(() => forwarder.stats().informers.NodePool!.lists > before.lists, 10_000, 'the relist after it');
     await waitFor(() => received.some((n) => n.kind === 'NodePool' && n.name === 'real-b'), 10_000, 'the NodePool created across the 410');
