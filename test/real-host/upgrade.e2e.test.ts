@@ -1,5 +1,6 @@
 /**
- * A real upgrade across a local fleet: every pool-spirit runs the built kube-apiserver v1.36.3 (bundle
+ * A real upgrade across a local fleet of real host clusters (built kube-apiserver, controller-manager,
+ * scheduler): every pool-spirit runs the built kube-apiserver v1.36.3 (bundle
  * 0.1.0), a rollout moves the fleet to bundle 0.2.0, and each pool's pod is replaced by one running the built
  * v1.37.2 — the binary the image tag names — with its pool Available again. The figures go to stdout as JSON.
  */
@@ -12,18 +13,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRollout } from '../../adapters/state-table/index.ts';
 import { startLocalFleet, type LocalFleet } from '../../local/fleet/fleet.ts';
 import type { ProcessKubelet } from '../../local/kubelet/process-kubelet.ts';
-import { call, waitFor } from './world.ts';
+import { call, waitFor } from '../process-kubelet/world.ts';
 
 type Obj = Record<string, any>;
 const TERMINAL = ['Succeeded', 'Failed', 'Aborted', 'RolledBack'];
 
-describe('rollout 1.36.3 → 1.37.2 across a local fleet of real pool-spirits (2 clusters × 1 pool)', () => {
+describe('rollout 1.36.3 → 1.37.2 across a local fleet on the real control plane, real pool-spirits (2 clusters × 1 pool)', () => {
   let fleet: LocalFleet;
   let dir: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ps-upgrade-'));
-    fleet = await startLocalFleet({ clusters: 2, pools: 1, nodesPerPool: 1, cloudPools: 0, stateDir: dir, readyDelayMs: 20, retryBaseDelayMs: 20, kubelet: 'process' });
+    fleet = await startLocalFleet({ clusters: 2, pools: 1, nodesPerPool: 1, cloudPools: 0, stateDir: dir, readyDelayMs: 20, retryBaseDelayMs: 20, kubelet: 'process', controlPlane: 'real' });
     await fleet.waitConverged(120_000);
   }, 150_000);
   afterAll(async () => {
