@@ -46,6 +46,13 @@ export function kubeHttpForUrl(url: string, options: KubeHttpOptions = {}): Kube
   return createKubeHttp({ server, headers: {} }, options);
 }
 
+/** A client for an https apiserver with a client certificate (a pool-spirit, as its agent identity). */
+export function kubeHttpForTls(url: string, tls: { ca: string; cert: Buffer; key: Buffer }, options: KubeHttpOptions = {}): KubeHttp {
+  const server = new URL(url);
+  if (server.protocol !== 'https:') throw new TypeError(`apiserver URL: expected https://host:port, got ${JSON.stringify(url)}`);
+  return createKubeHttp({ server, tls: { ...tls, rejectUnauthorized: true }, headers: {} }, options);
+}
+
 /** A client for the current context of a kubeconfig file (credentials stay in memory, never logged). */
 export async function kubeHttpForKubeconfig(file: string, options: KubeHttpOptions & { context?: string } = {}): Promise<KubeHttp> {
   const { KubeConfig } = await import('@kubernetes/client-node');
