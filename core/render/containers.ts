@@ -85,8 +85,9 @@ export function apiServerContainer(ctx: ContainerContext): Container {
         // that is off. networking.k8s.io stays: the apiserver's ServiceCIDR controller needs it to be ready.
         ['runtime-config', 'apps/v1=false,batch/v1=false,autoscaling/v1=false,autoscaling/v2=false,policy/v1=false,storage.k8s.io/v1=false,node.k8s.io/v1=false,certificates.k8s.io/v1=false,resource.k8s.io/v1=false'],
         ['disable-admission-plugins', 'DefaultStorageClass,StorageObjectInUseProtection,PersistentVolumeClaimResize,RuntimeClass,CertificateApproval,CertificateSigning,CertificateSubjectRestriction,ClusterTrustBundleAttest'],
-        // Nothing in a pool watches Events; without a watch cache they are not also held decoded in memory.
-        ['watch-cache-sizes', 'events#0'],
+        // Nothing in a pool watches Pods or Events (poolspirit:yurthub grants no access to either): without
+        // a watch cache they are not also held decoded in the apiserver's memory; reads go to etcd.
+        ['watch-cache-sizes', 'pods#0,events#0'],
       ],
       c.extraArgs,
     ),
