@@ -52,8 +52,11 @@ export const probeCapacityCommand: Command = {
     ...stateTableFlags,
   },
   details: `
-Memory means the etcd process's RSS plus what its data dir holds in tmpfs (an emptyDir with medium
-Memory is charged to the pod), the mmapped db file counted once. Against --kubeconfig only what etcd's metrics show is reported (RSS, db
+--local runs the rendered pool-spirit (default bundle) on the built etcd and kube-apiserver, TLS throughout,
+etcd's data in /dev/shm: once with the product's flags, once with upstream etcd flags and no kube-apiserver
+memory flags. Each reports kube-apiserver RSS and etcd memory over time and their peaks. etcd memory means
+its RSS plus what its data dir holds in tmpfs (an emptyDir with medium Memory is charged to the pod), the
+mmapped db file counted once. Against --kubeconfig only what etcd's metrics show is reported (RSS, db
 size); tmpfs is then unavailable. A remote probe elects over Lease kube-system/yurthub-capacity-probe,
 never YurtHub's own, and deletes what it wrote.
 
@@ -61,7 +64,7 @@ Exit code: 0 when every target is met, 3 when the probe ran but missed one, 1 on
 
 Examples:
   spiritctl probe capacity --local --nodes 20 --pods 40 --contenders 10 --patch-storm 5 --time-scale 10
-  spiritctl probe capacity --local --json > capacity.json
+  spiritctl probe capacity --local --json --peaks-out probe/capacity/measured-peaks.json > capacity.json
   spiritctl probe capacity --kubeconfig pool.kubeconfig --etcd-metrics http://10.0.0.5:12381` + STATE_TABLE_DETAILS,
 
   async run({ values }) {

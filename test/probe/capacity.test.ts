@@ -175,6 +175,7 @@ describe('spiritctl probe capacity', () => {
   it('refuses bad flags, naming them', async () => {
     expect(await cli()).toMatchObject({ code: 2, stderr: expect.stringMatching(/exactly one of --local or --kubeconfig/) });
     expect(await cli('--local', '--time-scale', '0')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--time-scale must be a number from 0.01/) });
+    expect(await cli('--kubeconfig', 'k', '--peaks-out', 'p.json')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--peaks-out needs --local/) });
   });
 });
 
