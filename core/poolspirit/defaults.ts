@@ -42,7 +42,7 @@ export interface ResourceRequirements {
  *
  * etcd's memory limit must hold its RSS *and* the in-memory data volume, because tmpfs pages are charged to
  * the container that writes them: sizeLimit (1Gi) + RSS + a defrag spike (200-400 MB measured) → 2Gi, well
- * above the measured peak × 1.5. The upstream 512Mi limit was crossed within a minute of the patch storm.
+ * above the measured peak × 1.5. The upstream 512Mi limit was crossed after about 70 s of the patch storm.
  */
 export const DEFAULT_RESOURCES: Record<ComponentName, ResourceRequirements> = {
   apiServer: { requests: { cpu: '100m', memory: '640Mi' }, limits: { memory: '1Gi' } },
