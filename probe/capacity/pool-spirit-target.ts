@@ -11,6 +11,7 @@
 import { join } from 'node:path';
 import { createEtcdAccess, type EtcdAccess } from '../../agent/adapters/etcd.ts';
 import { parsePoolSpiritSpec, renderPoolSpirit, webCryptoKeyFactory, type KubeObject, type NodePool } from '../../core/index.ts';
+import { VOLUMES } from '../../core/render/containers.ts';
 import { certFile, keyFile, PKI_FILES } from '../../core/render/pki.ts';
 import { startRealControlPlane, type PodContainer, type PodSpec, type RealControlPlane } from '../../local/kubelet/process/real-control-plane.ts';
 import * as x509 from '../../shared/x509.ts';
@@ -19,7 +20,7 @@ import { kubeHttpForTls, type KubeHttp, type KubeHttpOptions } from './kube-http
 
 const POOL = 'capacity-probe';
 const NAMESPACE = 'pool-spirit-system';
-const AGENT_ETCD_VOLUME = 'agent-etcd-client';
+const AGENT_ETCD_VOLUME = VOLUMES.agentEtcdClient;
 const DAY_MS = 86_400_000;
 
 /**
