@@ -1,4 +1,5 @@
 /** `spiritctl probe capacity`: the 500-node / 1k-pod capacity probe against a local or any pool-spirit apiserver. */
+import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { intFlag, UsageError, type Command } from '../command.ts';
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags, stateTableRequested } from './state-table-flags.ts';
@@ -29,7 +30,8 @@ export const probeCapacityCommand: Command = {
   path: ['probe', 'capacity'],
   summary: 'measure etcd memory, write latency and YurtHub leader election of a pool-spirit under load',
   options: {
-    local: { type: 'boolean', description: 'start a real etcd (data in /dev/shm) + the local API, once with product and once with upstream etcd settings' },
+    local: { type: 'boolean', description: 'run the rendered pool-spirit on the built etcd (data in /dev/shm) + kube-apiserver, once with product and once with upstream flags' },
+    verbose: { type: 'boolean', description: "with --local: also log the pool-spirit's processes and arg translations" },
     kubeconfig: { type: 'string', description: 'probe the apiserver of this kubeconfig instead (its current context)', valueName: 'FILE' },
     context: { type: 'string', description: 'kubeconfig context to use', valueName: 'NAME' },
     'etcd-metrics': { type: 'string', description: "with --kubeconfig: etcd's metrics URL (--listen-metrics-urls), for RSS and db size", valueName: 'URL' },
@@ -46,11 +48,15 @@ export const probeCapacityCommand: Command = {
     'tolerance-percent': { type: 'string', description: "growth of the storm's last third over its middle third still called bounded", default: '10', valueName: 'PCT' },
     target: { type: 'string', description: 'name the result is stored under (default: local, or the kubeconfig context)', valueName: 'NAME' },
     json: { type: 'boolean', description: 'print one JSON document instead of the report' },
+    'peaks-out': { type: 'string', description: "with --local: also write the memory peaks (what the containers' limits are checked against) to FILE", valueName: 'FILE' },
     ...stateTableFlags,
   },
   details: `
-Memory means the etcd process's RSS plus what its data dir holds in tmpfs (an emptyDir with medium
-Memory is charged to the pod), the mmapped db file counted once. Against --kubeconfig only what etcd's metrics show is reported (RSS, db
+--local runs the rendered pool-spirit (default bundle) on the built etcd and kube-apiserver, TLS throughout,
+etcd's data in /dev/shm: once with the product's flags, once with upstream etcd flags and no kube-apiserver
+memory flags. Each reports kube-apiserver RSS and etcd memory over time and their peaks. etcd memory means
+its RSS plus what its data dir holds in tmpfs (an emptyDir with medium Memory is charged to the pod), the
+mmapped db file counted once. Against --kubeconfig only what etcd's metrics show is reported (RSS, db
 size); tmpfs is then unavailable. A remote probe elects over Lease kube-system/yurthub-capacity-probe,
 never YurtHub's own, and deletes what it wrote.
 
@@ -58,7 +64,7 @@ Exit code: 0 when every target is met, 3 when the probe ran but missed one, 1 on
 
 Examples:
   spiritctl probe capacity --local --nodes 20 --pods 40 --contenders 10 --patch-storm 5 --time-scale 10
-  spiritctl probe capacity --local --json > capacity.json
+  spiritctl probe capacity --local --json --peaks-out probe/capacity/measured-peaks.json > capacity.json
   spiritctl probe capacity --kubeconfig pool.kubeconfig --etcd-metrics http://10.0.0.5:12381` + STATE_TABLE_DETAILS,
 
   async run({ values }) {
@@ -76,6 +82,8 @@ Examples:
     if (!TARGET_NAME.test(targetName)) throw new UsageError(`--target must be a lowercase DNS name, got "${targetName}"`);
 
     const productEtcdOverrides = parseEtcdFlags(values['etcd-flag'], local);
+    const peaksOut = values['peaks-out'] === undefined ? undefined : resolve(String(values['peaks-out']));
+    if (peaksOut && !local) throw new UsageError('--peaks-out needs --local (only a local run measures the containers)');
     const { DEFAULT_CAPACITY_OPTIONS, runCapacityProbe, formatCapacityReport } = await import('../../probe/capacity/index.ts');
     const options = {
       ...DEFAULT_CAPACITY_OPTIONS,
@@ -91,6 +99,7 @@ Examples:
       timeScale: numberFlag('time-scale', values['time-scale'], 0.01, 1000),
       tolerance: numberFlag('tolerance-percent', values['tolerance-percent'], 0, 1000) / 100,
       productEtcdOverrides,
+      verbose: values.verbose === true,
       log: (line: string) => process.stderr.write(`probe: ${line}\n`),
     };
     // Stored only when a table is named: a one-off probe against a kubeconfig needs no state table.
@@ -101,6 +110,11 @@ Examples:
         const { recordCapacityProbe } = await import('../../adapters/state-table/probe-records.ts');
         await recordCapacityProbe(stored.table, targetName, report, new Date());
         process.stderr.write(`probe: stored as capacity probe ${targetName} in table ${stored.tableName}\n`);
+      }
+      if (peaksOut) {
+        const { peaksRecord } = await import('../../probe/capacity/peaks.ts');
+        await writeFile(peaksOut, `${JSON.stringify(peaksRecord(report), null, 2)}\n`);
+        process.stderr.write(`probe: memory peaks written to ${peaksOut}\n`);
       }
       process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatCapacityReport(report));
       return report.verdict.pass ? 0 : 3;

@@ -33,18 +33,20 @@ export interface ResourceRequirements {
 }
 
 /**
- * Requests are what an edge node must spare (upstream measured apiserver 205-350 MB, etcd 165-240 MB with
- * 500 nodes + 1,000 pods); limits leave headroom. No CPU limits: throttling an apiserver that YurtHubs
- * elect through only makes leases miss their renew deadline.
+ * Measured on the real pool-spirit (kube-apiserver v1.36.3 + etcd 3.6.16, the rendered flags) by
+ * `spiritctl probe capacity --local` at 500 Nodes, 1,000 Pods of 8 KB, 500 contenders and a 120 s patch
+ * storm: kube-apiserver peaked at 592 MiB RSS (224 idle), etcd at 477 MiB charged (RSS + tmpfs, the db
+ * once). A request covers the peak, a limit the peak × 1.5 (probe/capacity/measured-peaks.json, checked by
+ * test/probe/resource-limits.test.ts). No CPU limits: throttling an apiserver that YurtHubs elect through
+ * only makes leases miss their renew deadline.
  *
  * etcd's memory limit must hold its RSS *and* the in-memory data volume, because tmpfs pages are charged to
- * the container that writes them: sizeLimit (1Gi) + RSS (measured 0.42-0.75 GB together with the volume
- * under a patch storm with the storage defaults below) + a defrag spike (200-400 MB measured) → 2Gi. The
- * upstream 512Mi limit was crossed after ~15 s of a patch storm.
+ * the container that writes them: sizeLimit (1Gi) + RSS + a defrag spike (200-400 MB measured) → 2Gi, well
+ * above the measured peak × 1.5. The upstream 512Mi limit was crossed after about 70 s of the patch storm.
  */
 export const DEFAULT_RESOURCES: Record<ComponentName, ResourceRequirements> = {
-  apiServer: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
-  etcd: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '2Gi' } },
+  apiServer: { requests: { cpu: '100m', memory: '640Mi' }, limits: { memory: '1Gi' } },
+  etcd: { requests: { cpu: '100m', memory: '512Mi' }, limits: { memory: '2Gi' } },
   agent: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
 };
 

@@ -79,6 +79,15 @@ export function apiServerContainer(ctx: ContainerContext): Container {
         ['service-cluster-ip-range', '10.96.0.0/12'],
         ['allow-privileged', 'false'],
         ['profiling', 'false'],
+        // Memory (decision 0008): a pool serves v1, coordination (YurtHub's Leases), discovery, RBAC and
+        // the apiserver's own groups; every other group costs its storage, watch cache and OpenAPI share
+        // (-50 MiB idle on the real binary), and its admission plugins would wait on informers of a group
+        // that is off. networking.k8s.io stays: the apiserver's ServiceCIDR controller needs it to be ready.
+        ['runtime-config', 'apps/v1=false,batch/v1=false,autoscaling/v1=false,autoscaling/v2=false,policy/v1=false,storage.k8s.io/v1=false,node.k8s.io/v1=false,certificates.k8s.io/v1=false,resource.k8s.io/v1=false'],
+        ['disable-admission-plugins', 'DefaultStorageClass,StorageObjectInUseProtection,PersistentVolumeClaimResize,RuntimeClass,CertificateApproval,CertificateSigning,CertificateSubjectRestriction,ClusterTrustBundleAttest'],
+        // Nothing in a pool watches Pods or Events (poolspirit:yurthub grants no access to either): without
+        // a watch cache they are not also held decoded in the apiserver's memory; reads go to etcd.
+        ['watch-cache-sizes', 'pods#0,events#0'],
       ],
       c.extraArgs,
     ),

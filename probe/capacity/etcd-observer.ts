@@ -9,7 +9,8 @@
  * (RSS and db sizes, not tmpfs), and nothing at all without one — then figures are `null`.
  */
 import { readFile } from 'node:fs/promises';
-import { compactTo, defragment, dirBytes, disarmAlarms, etcdStatus, processRssBytes } from '../../local/etcd/metrics.ts';
+import type { EtcdAccess } from '../../agent/adapters/etcd.ts';
+import { dirBytes, processRssBytes } from '../../local/etcd/metrics.ts';
 import { etcdNeedsDefrag } from '../../core/etcd-health.ts';
 
 export interface EtcdSnapshot {
@@ -51,14 +52,22 @@ const EMPTY: EtcdSnapshot = {
   rssBytes: null, rssShmemBytes: null, tmpfsBytes: null, memoryBytes: null, dbSizeBytes: null, dbSizeInUseBytes: null, alarms: null, revision: null, apiRssBytes: null,
 };
 
-export function localEtcdObserver(etcd: { endpoint: string; pid: number; dataDir: string }, apiPid?: number): EtcdObserver {
+/**
+ * An etcd running on this host, reached over its TLS client port the way the agent reaches it (the
+ * agent's own EtcdAccess, with the rendered client certificate).
+ */
+export function localEtcdObserver(etcd: { pid: number; dataDir: string; access: EtcdAccess }, apiPid?: number): EtcdObserver {
+  const status = async () => {
+    const r = await etcd.access.read();
+    return { dbSizeBytes: r.dbSizeBytes ?? 0, dbSizeInUseBytes: r.dbSizeInUseBytes ?? 0, alarms: r.alarms ?? [], revision: r.revision ?? 0 };
+  };
   return {
     source: 'local-process',
     async snapshot() {
-      const [mem, tmpfs, status, apiRss] = await Promise.all([
+      const [mem, tmpfs, s, apiRss] = await Promise.all([
         processMemory(etcd.pid).catch(() => null),
         dirBytes(etcd.dataDir).catch(() => null),
-        withTimeout(etcdStatus(etcd.endpoint), 5000).catch(() => null),
+        withTimeout(status(), 5000).catch(() => null),
         apiPid ? processRssBytes(apiPid).catch(() => null) : null,
       ]);
       return {
@@ -66,37 +75,35 @@ export function localEtcdObserver(etcd: { endpoint: string; pid: number; dataDir
         rssShmemBytes: mem?.shmem ?? null,
         tmpfsBytes: tmpfs,
         memoryBytes: mem && tmpfs !== null ? mem.rss - mem.shmem + tmpfs : null,
-        dbSizeBytes: status?.dbSizeBytes ?? null,
-        dbSizeInUseBytes: status?.dbSizeInUseBytes ?? null,
-        alarms: status?.alarms ?? null,
-        revision: status?.revision ?? null,
+        dbSizeBytes: s?.dbSizeBytes ?? null,
+        dbSizeInUseBytes: s?.dbSizeInUseBytes ?? null,
+        alarms: s?.alarms ?? null,
+        revision: s?.revision ?? null,
         apiRssBytes: apiRss,
       };
     },
     async maintain(atSeconds) {
       const actions: MaintenanceAction[] = [];
-      const status = await etcdStatus(etcd.endpoint);
-      const health = { dbSizeBytes: status.dbSizeBytes, dbSizeInUseBytes: status.dbSizeInUseBytes, alarms: status.alarms };
-      if (etcdNeedsDefrag(health)) {
+      const before = await status();
+      if (etcdNeedsDefrag(before)) {
         const started = Date.now();
-        await defragment(etcd.endpoint);
-        const after = await etcdStatus(etcd.endpoint);
+        await etcd.access.defragment();
+        const after = await status();
         actions.push({
           atSeconds, action: 'defragment', durationMs: Date.now() - started,
-          detail: `db ${mb(status.dbSizeBytes)} → ${mb(after.dbSizeBytes)} MB (in use ${mb(after.dbSizeInUseBytes)} MB)`,
+          detail: `db ${mb(before.dbSizeBytes)} → ${mb(after.dbSizeBytes)} MB (in use ${mb(after.dbSizeInUseBytes)} MB)`,
         });
       }
-      if (status.alarms.includes('NOSPACE')) {
+      if (before.alarms.includes('NOSPACE')) {
         const started = Date.now();
-        const cleared = await disarmAlarms(etcd.endpoint);
-        actions.push({ atSeconds, action: 'disarm', durationMs: Date.now() - started, detail: `cleared ${cleared.join(', ') || 'nothing'}` });
+        await etcd.access.disarmNoSpace();
+        actions.push({ atSeconds, action: 'disarm', durationMs: Date.now() - started, detail: 'cleared NOSPACE' });
       }
       return actions;
     },
     async compactAndDefragment() {
-      const status = await etcdStatus(etcd.endpoint);
-      await compactTo(etcd.endpoint, status.revision);
-      await defragment(etcd.endpoint);
+      await etcd.access.compact((await status()).revision);
+      await etcd.access.defragment();
     },
   };
 }

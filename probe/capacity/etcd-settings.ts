@@ -7,8 +7,8 @@
  * `diffFromLaunchPreset()` says where the local launcher's preset disagrees.
  *
  * `upstream`: OpenYurt's yurt-coordinator etcd (its v1.6 Helm chart): snapshot-count 10000, no quota, no
- * compaction. startEtcd appends the product preset before extra args, so the upstream set also resets
- * each product-only flag to etcd's own default (quota 0 = etcd's 2 GiB default, retention 0 = off,
+ * compaction. The pod is rendered with the product's flags and a profile only replaces flags, so the
+ * upstream set also resets each product-only flag to etcd's own default (quota 0 = etcd's 2 GiB default, retention 0 = off,
  * 5 WALs / 5 snapshots).
  */
 import { DEFAULT_ETCD_STORAGE, DEFAULT_RESOURCES } from '../../core/poolspirit/defaults.ts';

@@ -5,3 +5,4 @@ export { formatCapacityReport } from './report.ts';
 export { memoryVerdict, type MemoryVerdict } from './verdict.ts';
 export { overlapFigures, type ElectionResult, type KillRecord } from './election.ts';
 export { productEtcdSettings, upstreamEtcdSettings, diffFromLaunchPreset, type EtcdSettings } from './etcd-settings.ts';
+export { memoryPeaks, peaksRecord, MEMORY_LIMIT_MARGIN, type MemoryPeaks, type PeaksRecord } from './peaks.ts';

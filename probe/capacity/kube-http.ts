@@ -35,15 +35,11 @@ interface Transport {
   headers: Record<string, string>;
 }
 
-/** A client for a plain-http URL (the local API). */
-export function kubeHttpForUrl(url: string, options: KubeHttpOptions = {}): KubeHttp {
-  let server: URL;
-  try {
-    server = new URL(url);
-  } catch {
-    throw new TypeError(`apiserver URL: expected http(s)://host:port, got ${JSON.stringify(url)}`);
-  }
-  return createKubeHttp({ server, headers: {} }, options);
+/** A client for an https apiserver with a client certificate (a pool-spirit, as its agent identity). */
+export function kubeHttpForTls(url: string, tls: { ca: string; cert: Buffer; key: Buffer }, options: KubeHttpOptions = {}): KubeHttp {
+  const server = new URL(url);
+  if (server.protocol !== 'https:') throw new TypeError(`apiserver URL: expected https://host:port, got ${JSON.stringify(url)}`);
+  return createKubeHttp({ server, tls: { ...tls, rejectUnauthorized: true }, headers: {} }, options);
 }
 
 /** A client for the current context of a kubeconfig file (credentials stay in memory, never logged). */

@@ -48,6 +48,18 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
   row('after compact+defrag', l.etcd.afterCompactAndDefrag);
   out.push('');
 
+  const peaks = [['product', r.memory.product], ['upstream', r.memory.upstream]] as const;
+  if (peaks.some(([, m]) => m)) {
+    out.push(`Memory peaks MiB (every snapshot and storm sample)  ${'apiserver idle / peak'.padEnd(22)} etcd RSS  tmpfs  etcd charged`);
+    for (const [name, m] of peaks) {
+      if (!m) continue;
+      out.push(
+        `  ${name.padEnd(50)} ${`${mib(m.apiServerIdleRssBytes)} / ${mib(m.apiServerRssBytes)}`.padEnd(22)} ${String(mib(m.etcdRssBytes)).padEnd(9)} ${String(mib(m.etcdTmpfsBytes)).padEnd(6)} ${mib(m.etcdMemoryBytes)}`,
+      );
+    }
+    out.push(`  product kube-apiserver memory flags: ${r.apiServerFlags.product.join(' ') || 'none'}`, '');
+  }
+
   const sides = (
     [
       ['product', r.patchStorm.product],

@@ -2,8 +2,9 @@
  * The capacity probe: does an in-memory etcd behind a pool-spirit apiserver hold 500 Nodes + 1,000 Pods,
  * stay bounded under a patch storm, and elect YurtHub leaders correctly? (The product's capacity and leader-election targets: docs/probes.md.)
  *
- * `local`: two real etcd + local API stacks, one with the product's etcd settings, one with upstream's,
- * so the patch storms compare side by side. `kubeconfig`: any apiserver, once, with what it lets us see.
+ * `local`: two real pool-spirits (the rendered pod on the built etcd + kube-apiserver, pool-spirit-target.ts),
+ * one with the product's flags, one with upstream's etcd flags and no kube-apiserver memory flags, so
+ * memory and the patch storms compare side by side. `kubeconfig`: any apiserver, once, with what it lets us see.
  *
  * Order per product stack: idle → write → delete → compact + defragment (what deleting frees, and when)
  * → write again → leader election → patch storm (last: a storm can leave etcd refusing writes).
@@ -15,9 +16,10 @@ import { localEtcdObserver, metricsEtcdObserver, unavailableEtcdObserver } from 
 import { diffFromLaunchPreset, productEtcdSettings, upstreamEtcdSettings, type EtcdSettings } from './etcd-settings.ts';
 import { runElection, type ElectionResult } from './election.ts';
 import type { KubeHttp } from './kube-http.ts';
-import { kubeHttpForKubeconfig, kubeHttpForUrl } from './kube-http.ts';
+import { kubeHttpForKubeconfig } from './kube-http.ts';
 import { deleteObjects, probePaths, removeLeftovers, writeObjects, type LoadShape, type PhaseFigures, type WriteFigures } from './load.ts';
-import { startLocalTarget } from './local-target.ts';
+import { memoryFlagsOf, memoryPeaks, type MemoryPeaks } from './peaks.ts';
+import { startPoolSpiritTarget } from './pool-spirit-target.ts';
 import { PROBE_NAMESPACE } from './objects.ts';
 import { patchStorm, type StormResult } from './storm.ts';
 
@@ -48,6 +50,8 @@ export interface CapacityProbeOptions {
   productEtcdOverrides?: Record<string, string>;
   /** The Lease contenders elect over; a remote target gets its own so a real pool's election is not disturbed. */
   lease?: { namespace: string; name: string };
+  /** Also log the pool-spirit's process lifecycle and arg translations (local only). */
+  verbose?: boolean;
   log?: (line: string) => void;
 }
 
@@ -90,7 +94,7 @@ export interface CapacityProbeReport {
   finishedAt: string;
   durationSeconds: number;
   target: { kind: ProbeTarget['kind']; server: string; etcdFiguresFrom: EtcdObserver['source'] };
-  parameters: Omit<CapacityProbeOptions, 'target' | 'log' | 'lease'> & { leaderElection: { unscaled: LeaderElectionConfig; asRun: LeaderElectionConfig } };
+  parameters: Omit<CapacityProbeOptions, 'target' | 'log' | 'lease' | 'verbose'> & { leaderElection: { unscaled: LeaderElectionConfig; asRun: LeaderElectionConfig } };
   etcdSettings: {
     product: Record<string, string>;
     /** Flags of `product` that were overridden for this run (not the rendered defaults). */
@@ -99,7 +103,11 @@ export interface CapacityProbeReport {
     /** Where local/etcd's launch preset differs from what a pool-spirit is rendered with. */
     launchPresetDiffers: Array<{ flag: string; rendered: string; launchPreset: string | undefined }>;
   };
+  /** The kube-apiserver memory flags each local side ran with (`--name=value`, as rendered). */
+  apiServerFlags: { product: string[]; upstream: string[] };
   load: { write: WriteFigures; delete: PhaseFigures; etcd: EtcdFigures };
+  /** Local only: the highest figure of every snapshot and storm sample, per side (what a memory limit must hold). */
+  memory: { product: MemoryPeaks | null; upstream: MemoryPeaks | null };
   patchStorm: { product: StormSide | null; upstream: StormSide | null; target: StormSide | null };
   leaderElection: ElectionResult;
   verdict: {
@@ -164,39 +172,43 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
   let load: CapacityProbeReport['load'];
   let leaderElection: ElectionResult;
   const storms: CapacityProbeReport['patchStorm'] = { product: null, upstream: null, target: null };
+  const memory: CapacityProbeReport['memory'] = { product: null, upstream: null };
+  const apiServerFlags: CapacityProbeReport['apiServerFlags'] = { product: [], upstream: [] };
 
   if (o.target.kind === 'local') {
-    log(`local: etcd (product settings) + local API`);
-    const stack = await startLocalTarget(product);
-    const api = kubeHttpForUrl(stack.url, { maxSockets });
+    log('local: rendered pool-spirit (product etcd and kube-apiserver flags) on the built etcd + kube-apiserver');
+    const stack = await startPoolSpiritTarget({ etcd: product, apiServer: 'product', log: o.verbose ? log : undefined, http: { maxSockets } });
     try {
-      const observer = localEtcdObserver(stack.etcd, stack.apiPid);
-      server = stack.url;
+      const observer = localEtcdObserver(stack.etcd, stack.apiServerPid);
+      server = stack.api.server;
       source = observer.source;
-      ({ load } = await loadPhases(api, observer, shape, log));
+      apiServerFlags.product = memoryFlagsOf(stack.args.apiServer);
+      ({ load } = await loadPhases(stack.api, observer, shape, log));
       log('rewriting the objects for the election and the storm');
-      const write = await writeObjects(api, shape);
-      leaderElection = await runElection(api, electionOptions(o.lease ?? YURTHUB_LEASE));
+      const write = await writeObjects(stack.api, shape);
+      leaderElection = await runElection(stack.api, electionOptions(o.lease ?? YURTHUB_LEASE));
       log(`patch storm (product settings) for ${o.patchStormSeconds} s`);
-      const storm = await patchStorm(api, stormOptions(observer, product, probePaths(shape)));
+      const storm = await patchStorm(stack.api, stormOptions(observer, product, probePaths(shape)));
       storms.product = { settings: product, write, storm };
+      memory.product = memoryPeaks([...Object.values(load.etcd), ...storm.samples, await observer.snapshot()]);
       log(`product storm: ${storm.verdict.verdict} (${storm.verdict.reason})`);
     } finally {
-      api.close();
       await stack.stop();
     }
-    log('local: etcd (upstream settings) + local API');
-    const up = await startLocalTarget(upstream);
-    const upApi = kubeHttpForUrl(up.url, { maxSockets });
+    log('local: the same pool-spirit with upstream etcd flags and no kube-apiserver memory flags');
+    const up = await startPoolSpiritTarget({ etcd: upstream, apiServer: 'upstream', log: o.verbose ? log : undefined, http: { maxSockets } });
     try {
-      const observer = localEtcdObserver(up.etcd, up.apiPid);
-      const write = await writeObjects(upApi, shape);
+      const observer = localEtcdObserver(up.etcd, up.apiServerPid);
+      apiServerFlags.upstream = memoryFlagsOf(up.args.apiServer);
+      const idle = await observer.snapshot();
+      const write = await writeObjects(up.api, shape);
+      const written = await observer.snapshot();
       log(`patch storm (upstream settings) for ${o.patchStormSeconds} s`);
-      const storm = await patchStorm(upApi, stormOptions(observer, upstream, probePaths(shape)));
+      const storm = await patchStorm(up.api, stormOptions(observer, upstream, probePaths(shape)));
       storms.upstream = { settings: upstream, write, storm };
+      memory.upstream = memoryPeaks([idle, written, ...storm.samples, await observer.snapshot()]);
       log(`upstream storm: ${storm.verdict.verdict} (${storm.verdict.reason})`);
     } finally {
-      upApi.close();
       await up.stop();
     }
   } else {
@@ -229,7 +241,7 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
 
   const main = storms.product ?? storms.target!;
   const finished = new Date();
-  const { log: _log, target: _target, lease: _lease, productEtcdOverrides: _overrides, ...parameters } = o;
+  const { log: _log, target: _target, lease: _lease, productEtcdOverrides: _overrides, verbose: _verbose, ...parameters } = o;
   return {
     kind: 'CapacityProbeReport',
     version: 1,
@@ -239,8 +251,10 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
     target: { kind: o.target.kind, server: server!, etcdFiguresFrom: source! },
     parameters: { ...parameters, leaderElection: { unscaled: YURTHUB_LEADER_ELECTION, asRun: election } },
     etcdSettings: { product: product.flags, productOverrides: overrides, upstream: upstream.flags, launchPresetDiffers: diffFromLaunchPreset() },
+    apiServerFlags,
     load: load!,
     patchStorm: storms,
+    memory,
     leaderElection: leaderElection!,
     verdict: {
       memory: main.storm.verdict.verdict,

@@ -1,6 +1,6 @@
 /**
- * The capacity probe at small scale: real etcd processes in /dev/shm under the local API (product and
- * upstream settings), the load phases, the patch storm with its samples, and the YurtHub-style election
+ * The capacity probe at small scale: two real pool-spirits (the rendered pod on the built etcd in /dev/shm
+ * and kube-apiserver, TLS throughout; product and upstream flags), the load phases, the patch storm with its samples, and the YurtHub-style election
  * with crashes and hangs — asserting the report's shape and invariants, not machine-dependent speeds.
  */
 import { execFile } from 'node:child_process';
@@ -34,7 +34,7 @@ describe('capacity probe, --local at small scale', () => {
   let report: CapacityProbeReport;
   beforeAll(async () => {
     report = await runCapacityProbe({ ...SMALL, target: { kind: 'local' } });
-  }, 90_000);
+  }, 240_000);
 
   it('writes and deletes every object, with sizes near the target and latency figures', () => {
     const { write, delete: del } = report.load;
@@ -61,6 +61,23 @@ describe('capacity probe, --local at small scale', () => {
     expect(afterDelete.dbSizeBytes!).toBeGreaterThanOrEqual(afterWrite.dbSizeBytes!);
     expect(afterCompactAndDefrag!.dbSizeBytes!).toBeLessThan(afterDelete.dbSizeBytes!);
     expect(report.target).toMatchObject({ kind: 'local', etcdFiguresFrom: 'local-process' });
+  });
+
+  it('measures both sides of the real pool-spirit over TLS: apiserver and etcd RSS and tmpfs peaks, and which apiserver flags differ', () => {
+    expect(report.target.server).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(report.apiServerFlags.product.map((f) => f.split('=')[0])).toEqual(['--runtime-config', '--disable-admission-plugins', '--watch-cache-sizes']);
+    expect(report.apiServerFlags.upstream).toEqual([]);
+    const storms = { product: report.patchStorm.product!, upstream: report.patchStorm.upstream! };
+    for (const side of ['product', 'upstream'] as const) {
+      const m = report.memory[side]!;
+      const samples = storms[side].storm.samples;
+      expect(m.samples).toBeGreaterThan(samples.length);
+      // A real kube-apiserver, not the local API: far above a node process's tens of MiB.
+      expect(m.apiServerIdleRssBytes).toBeGreaterThan(100 * 2 ** 20);
+      expect(m.apiServerRssBytes).toBeGreaterThanOrEqual(Math.max(m.apiServerIdleRssBytes!, ...samples.map((s) => s.apiRssBytes!)));
+      expect(m.etcdMemoryBytes).toBeGreaterThanOrEqual(Math.max(...samples.map((s) => s.memoryBytes!)));
+      expect(m.etcdTmpfsBytes).toBeGreaterThan(64 * 2 ** 20);
+    }
   });
 
   it('runs the patch storm under product and upstream settings side by side, sampling memory and db size', () => {
@@ -115,6 +132,7 @@ describe('capacity probe, --local at small scale', () => {
     const text = formatCapacityReport(report);
     expect(text).toMatch(/^Verdict: (PASS|FAIL)/m);
     expect(text).toMatch(/after deleting all/);
+    expect(text).toMatch(/^Memory peaks MiB/m);
     expect(text).toMatch(/two leaders\s+0 overlaps; smallest margin/);
     const dynamo = await startLocalDynamo();
     try {
@@ -157,6 +175,7 @@ describe('spiritctl probe capacity', () => {
   it('refuses bad flags, naming them', async () => {
     expect(await cli()).toMatchObject({ code: 2, stderr: expect.stringMatching(/exactly one of --local or --kubeconfig/) });
     expect(await cli('--local', '--time-scale', '0')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--time-scale must be a number from 0.01/) });
+    expect(await cli('--kubeconfig', 'k', '--peaks-out', 'p.json')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--peaks-out needs --local/) });
   });
 });
 
