@@ -1,3 +1,4 @@
+import { DEFAULT_RESOURCES } from '../../core/poolspirit/defaults.ts';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ETCD_STORAGE, parsePoolSpiritSpec, type FieldIssue } from '../../core/index.ts';
 
@@ -40,7 +41,7 @@ describe('parsePoolSpiritSpec', () => {
     const r = parsePoolSpiritSpec({ nodePool: 'p', apiServer: { version: 'v1.31.2', resources: { limits: { memory: '2Gi' } } } });
     if (!r.ok) throw new Error(JSON.stringify(r.issues));
     expect(r.spec.apiServer.image).toBe('registry.k8s.io/kube-apiserver:v1.31.2');
-    expect(r.spec.apiServer.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '2Gi' } });
+    expect(r.spec.apiServer.resources).toEqual({ requests: DEFAULT_RESOURCES.apiServer.requests, limits: { memory: '2Gi' } });
     expect(r.spec.etcd.version).toBe('3.6.16-0');
   });
 
