@@ -1,5 +1,6 @@
 /**
- * What owned-object drift correction rests on, checked against the real kube-apiserver 1.36 rather than the
+ * What owned-object drift correction rests on, checked against the real kube-apiserver 1.36 (the local real
+ * host control plane) rather than the
  * repository's local API: a metadata-only list and watch of Secrets sends no data; server-side apply with
  * force keeps list entries another manager added (why the reconcile removes them itself); and the guarded
  * JSON patch the core builds is accepted and leaves exactly the rendered lists.
@@ -16,13 +17,13 @@ import { foreignEntriesPatch } from '../../core/plan.ts';
 import { watchedResources } from '../../forwarder/watched-resources.ts';
 import { renderInput } from '../core/fixtures.ts';
 import { waitFor } from '../support/wait.ts';
-import { startRealApiserver, type RealApiserver } from './real-apiserver.ts';
+import { startRealHostApiserver, type KubeHarness } from './real-apiserver.ts';
 
 type Obj = Record<string, any>;
 const NS = DEFAULT_NAMESPACE;
 
 describe('owned objects on the real kube-apiserver', () => {
-  let real: RealApiserver;
+  let real: KubeHarness;
   let client: ClusterClient;
   let kc: KubeConfig;
   let informer: Informer<Obj> | undefined;
@@ -33,7 +34,8 @@ describe('owned objects on the real kube-apiserver', () => {
     real.raw('PATCH', `${path}?fieldManager=intruder`, { body: JSON.stringify(body), contentType: 'application/strategic-merge-patch+json' });
 
   beforeAll(async () => {
-    real = await startRealApiserver();
+    // The host control plane: a pool-spirit's own apiserver serves no apps/v1.
+    real = await startRealHostApiserver();
     await real.kubectl('create', 'namespace', NS);
     const text = await readFile(real.kubeconfig, 'utf8');
     client = createClusterClient(connectionFromKubeconfig(text));

@@ -16,6 +16,8 @@ import { KUBECTL } from '../../local/kube-bins/index.ts';
 import { pointedAt } from '../../local/kubelet/process/pool-spirit-process.ts';
 import { startRealControlPlane, type PodSpec, type RealControlPlane } from '../../local/kubelet/process/real-control-plane.ts';
 import { renderInput } from '../core/fixtures.ts';
+import { createCertificateAuthority, issueClientCertificate, kubeconfigYaml } from '../../local/kube-api/index.ts';
+import { startRealHostCluster, type RealHostCluster } from '../../local/real-cluster/control-plane.ts';
 
 const run = promisify(execFile);
 
@@ -33,21 +35,25 @@ export interface KubectlResult {
   stderr: string;
 }
 
-export interface RealApiserver {
-  plane: RealControlPlane;
-  pod: PodSpec;
-  /** The rendered agent kubeconfig, pointed at the running apiserver. */
+/** A real apiserver to test against, with kubectl and raw requests as one admin identity. */
+export interface KubeHarness {
+  /** A kubeconfig file of that identity. */
   kubeconfig: string;
-  /** kubectl as the agent; rejects on a non-zero exit. */
+  /** kubectl as that identity; rejects on a non-zero exit. */
   kubectl(...args: string[]): Promise<string>;
-  /** kubectl as the agent, whatever the exit code; `stdin` is piped in when given. */
+  /** kubectl as that identity, whatever the exit code; `stdin` is piped in when given. */
   try(args: string[], stdin?: string): Promise<KubectlResult>;
   /**
-   * One raw request as the admin, impersonating `as` (user, then groups) when given: for calls kubectl cannot
-   * make alone, such as a status patch with no GET before it (what the agent sends).
+   * One raw request as that identity, impersonating `as` (user, then groups) when given: for calls kubectl
+   * cannot make alone, such as a status patch with no GET before it (what the agent sends).
    */
   raw(method: string, path: string, opts?: { body?: string; contentType?: string; as?: string[] }): Promise<{ status: number; body: string }>;
   stop(): Promise<void>;
+}
+
+export interface RealApiserver extends KubeHarness {
+  plane: RealControlPlane;
+  pod: PodSpec;
 }
 
 export async function startRealApiserver(opts: { log?: (line: string) => void } = {}): Promise<RealApiserver> {
@@ -57,6 +63,28 @@ export async function startRealApiserver(opts: { log?: (line: string) => void } 
   const kubeconfig = join(dir, 'agent.kubeconfig');
   const agentSecret = r.secrets.get(r.names.agentSecret)!;
   await writeFile(kubeconfig, pointedAt(Buffer.from(agentSecret.kubeconfig!, 'base64').toString('utf8'), plane.apiServerUrl), { mode: 0o600 });
+  const identity = { caPem: plane.caPem, cert: Buffer.from(agentSecret['agent.crt']!, 'base64'), key: Buffer.from(agentSecret['agent.key']!, 'base64') };
+  const h = harness(plane.apiServerUrl, kubeconfig, identity, dir, () => plane.stop());
+  return { ...h, plane, pod: r.pod };
+}
+
+/**
+ * The local real host control plane (etcd, kube-apiserver with Node,RBAC, kube-controller-manager,
+ * kube-scheduler) as a harness: for what a pool-spirit's apiserver does not serve (it runs with most API
+ * groups off, apps among them).
+ */
+export async function startRealHostApiserver(): Promise<KubeHarness & { cluster: RealHostCluster }> {
+  const dir = await mkdtemp(join(tmpdir(), 'ps-real-host-'));
+  const ca = await createCertificateAuthority('real-host-harness-ca');
+  const cluster = await startRealHostCluster({ name: 'harness', ca });
+  const cert = await issueClientCertificate(ca, { user: 'harness-admin', groups: ['system:masters'] });
+  const kubeconfig = join(dir, 'admin.kubeconfig');
+  await writeFile(kubeconfig, kubeconfigYaml('harness', cluster.url, { caPem: ca.certPem, identity: cert }), { mode: 0o600 });
+  const h = harness(cluster.url, kubeconfig, { caPem: ca.certPem, cert: Buffer.from(cert.certPem), key: Buffer.from(cert.keyPem) }, dir, () => cluster.stop());
+  return { ...h, cluster };
+}
+
+function harness(url: string, kubeconfig: string, identity: { caPem: string; cert: Buffer; key: Buffer }, dir: string, stopServer: () => Promise<void>): KubeHarness {
   const base = ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache')];
   const tryKubectl = (args: string[], stdin?: string) =>
     new Promise<KubectlResult>((resolve) => {
@@ -65,15 +93,13 @@ export async function startRealApiserver(opts: { log?: (line: string) => void } 
       );
       child.stdin?.end(stdin ?? '');
     });
-  const cert = Buffer.from(agentSecret['agent.crt']!, 'base64');
-  const key = Buffer.from(agentSecret['agent.key']!, 'base64');
-  const raw: RealApiserver['raw'] = (method, path, o = {}) =>
+  const raw: KubeHarness['raw'] = (method, path, o = {}) =>
     new Promise((resolve, reject) => {
       const [user, ...groups] = o.as ?? [];
       const headers: Record<string, string | string[]> = { 'content-type': o.contentType ?? 'application/json' };
       if (user) headers['impersonate-user'] = user;
       if (groups.length) headers['impersonate-group'] = groups;
-      const req = request(`${plane.apiServerUrl}${path}`, { method, ca: plane.caPem, cert, key, headers, timeout: 10_000 }, (res) => {
+      const req = request(`${url}${path}`, { method, ca: identity.caPem, cert: identity.cert, key: identity.key, headers, timeout: 10_000 }, (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (body += c));
@@ -84,14 +110,12 @@ export async function startRealApiserver(opts: { log?: (line: string) => void } 
       req.end(o.body);
     });
   return {
-    plane,
-    pod: r.pod,
     raw,
     kubeconfig,
     kubectl: async (...args) => (await run(KUBECTL, [...base, ...args], { maxBuffer: 16 << 20 })).stdout,
     try: tryKubectl,
     async stop() {
-      await plane.stop();
+      await stopServer();
       await rm(dir, { recursive: true, force: true });
     },
   };
