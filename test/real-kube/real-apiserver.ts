@@ -56,9 +56,10 @@ export interface RealApiserver extends KubeHarness {
   pod: PodSpec;
 }
 
-export async function startRealApiserver(opts: { log?: (line: string) => void } = {}): Promise<RealApiserver> {
+/** `spec`: PoolSpirit spec fields to render with (e.g. apiServer.extraArgs), as an operator would set them. */
+export async function startRealApiserver(opts: { log?: (line: string) => void; spec?: Record<string, unknown> } = {}): Promise<RealApiserver> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-real-kube-'));
-  const r = await renderedPod();
+  const r = await renderedPod(opts.spec);
   const plane = await startRealControlPlane({ pod: r.pod, secret: r.secret, log: opts.log });
   const kubeconfig = join(dir, 'agent.kubeconfig');
   const agentSecret = r.secrets.get(r.names.agentSecret)!;
