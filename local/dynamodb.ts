@@ -28,9 +28,17 @@ export function localDynamoClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({ endpoint, region: 'local', credentials: LOCAL_CREDENTIALS, maxAttempts: 2 });
 }
 
-export async function startLocalDynamo(): Promise<LocalDynamo> {
+export interface LocalDynamoOptions {
+  /**
+   * Keep the tables in this directory (LevelDB, through the prebuilt classic-level binding dynalite 4 ships)
+   * so they outlive the process, a kill -9 included. Default: in memory, gone on exit.
+   */
+  path?: string;
+}
+
+export async function startLocalDynamo(opts: LocalDynamoOptions = {}): Promise<LocalDynamo> {
   // Tables become ACTIVE at once: nothing waits on CREATING in the local stack or tests.
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(opts.path ? { path: opts.path } : {}) });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

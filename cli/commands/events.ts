@@ -50,13 +50,15 @@ export const dlqCommand: Command = {
   summary: 'list the dead letters the local event bus kept',
   options: {
     json: { type: 'boolean', description: 'print JSON ({ "deadLetters": [...], "count": N })' },
-    'state-dir': { type: 'string', valueName: 'DIR', default: DEFAULT_STATE_DIR, description: 'state directory of the local stack' },
+    'state-dir': { type: 'string', valueName: 'DIR', description: `state directory of the local stack (env SPIRITCTL_STATE_DIR, which <state-dir>/env exports, else ${DEFAULT_STATE_DIR})` },
   },
   details: `
 Events whose delivery gave up (retries exhausted or maximum event age exceeded) are kept with the rule,
-the target, the attempt count and the last error, in <state-dir>/dlq.jsonl.`,
+the target, the attempt count and the last error, in <state-dir>/dlq.jsonl. After \`source <state-dir>/env\`
+(written by \`spiritctl local up\`) that is the running stack's state directory.`,
   async run({ values }) {
-    const file = dlqFilePath(String(values['state-dir']));
+    const stateDir = (values['state-dir'] as string | undefined) ?? (process.env.SPIRITCTL_STATE_DIR || DEFAULT_STATE_DIR);
+    const file = dlqFilePath(stateDir);
     const { deadLetters, badLines } = readDeadLetters(file);
     if (badLines.length) process.stderr.write(`warning: ${file}: skipped unreadable line(s) ${badLines.join(', ')}\n`);
     if (values.json) {

@@ -2,6 +2,7 @@ import type { Command } from '../command.ts';
 import { eventsCommands } from './events.ts';
 import { localClusterCommand } from './local-cluster.ts';
 import { localUp } from './local-up.ts';
+import { localNodesAddCommand } from './local-nodes.ts';
 import { forwarderCommand } from './forwarder.ts';
 import { probeCapacityCommand } from './probe-capacity.ts';
 import { probeLeadersCommand } from './probe-leaders.ts';
@@ -9,7 +10,7 @@ import { probeLeadersCommand } from './probe-leaders.ts';
 /** Every subcommand of spiritctl. Add new commands here. */
 export const commands: Command[] = [localClusterCommand];
 commands.push(...eventsCommands);
-commands.push(localUp, forwarderCommand);
+commands.push(localUp, localNodesAddCommand, forwarderCommand);
 import { clustersCommands } from './clusters.ts';
 import { auditCommand } from './audit.ts';
 commands.push(...clustersCommands, auditCommand);

@@ -1,6 +1,6 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { choiceFlag, intFlag, type Command } from '../command.ts';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { choiceFlag, intFlag, UsageError, type Command } from '../command.ts';
 import type { FleetProgress } from '../../local/fleet/progress.ts';
 
 export const localUp: Command = {
@@ -15,9 +15,9 @@ export const localUp: Command = {
     kubelet: { type: 'string', default: 'sim', valueName: 'sim|process', description: 'how pods run: sim (Ready after a delay) or process (each pool-spirit really runs etcd, a TLS API and the agent)' },
     'ready-delay': { type: 'string', default: '200', valueName: 'MS', description: 'sim kubelet: ms from placement to Ready (0-60000)' },
     'function-threads': { type: 'string', default: '1', valueName: 'N', description: "worker threads for the reconcile function's containers, 0 = main thread (0-8)" },
-    'kubeconfig-dir': { type: 'string', valueName: 'DIR', description: 'where to write one kubeconfig per cluster (default .local/kubeconfigs)' },
-    'state-dir': { type: 'string', default: '.local', valueName: 'DIR', description: 'local state: dead letters, kubeconfigs' },
-    json: { type: 'boolean', description: 'print JSON progress lines instead of the live view' },
+    'kubeconfig-dir': { type: 'string', valueName: 'DIR', description: 'where to write one kubeconfig per cluster (default <state-dir>/kubeconfigs)' },
+    'state-dir': { type: 'string', valueName: 'DIR', description: 'local state (default .local): dead letters, kubeconfigs, env; with --store etcd also the clusters, table and CA, resumed on the next start' },
+    json: { type: 'boolean', description: 'print JSON lines instead of the live view: progress when it changes, a line when converged' },
     'exit-when-converged': { type: 'boolean', description: 'stop and exit 0 once every pool is Available (non-zero on timeout)' },
     timeout: { type: 'string', default: '600', valueName: 'SECONDS', description: 'with --exit-when-converged: give up after this long' },
   },
@@ -29,6 +29,10 @@ With --kubelet process every pool-spirit pod really runs: an etcd in /dev/shm, t
 serving the pool's certificate (client certificates and RBAC required) and the agent, which applies the
 bootstrap and reports into the PoolSpirit status.
 
+State: with --store etcd --state-dir DIR everything is kept in DIR (each cluster's etcd data, the state
+table, the clusters' CA) and a later \`local up\` with the same flags resumes it, also after a crash or
+kill -9. Otherwise the clusters and the table are in memory and lost on exit (start-up says so).
+
 Then, in another terminal:
   kubectl --kubeconfig .local/kubeconfigs/cluster-01.kubeconfig get poolspirits
   kubectl --kubeconfig .local/kubeconfigs/cluster-01.kubeconfig apply -f - <<EOF
@@ -36,7 +40,8 @@ Then, in another terminal:
   kind: NodePool
   metadata: { name: shop-17 }
   spec: { type: Edge }
-  EOF`,
+  EOF
+  spiritctl local nodes add --cluster cluster-01 --pool shop-17 --count 2`,
   async run({ values }) {
     const clusters = intFlag('clusters', values.clusters, 1, 50);
     const pools = intFlag('pools', values.pools, 0, 500);
@@ -47,44 +52,28 @@ Then, in another terminal:
     const readyDelayMs = intFlag('ready-delay', values['ready-delay'], 0, 60_000);
     const timeoutS = intFlag('timeout', values.timeout, 1, 86_400);
     const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
+    const stateDirFlag = values['state-dir'] as string | undefined;
+    const stateDir = await directoryFlag('state-dir', stateDirFlag ?? '.local');
+    const kubeconfigDir = values['kubeconfig-dir'] === undefined ? undefined : await directoryFlag('kubeconfig-dir', String(values['kubeconfig-dir']));
+    // Keeping state is asked for by naming where: the default .local is a scratch directory.
+    const persist = store === 'etcd' && stateDirFlag !== undefined;
     const json = Boolean(values.json);
     const live = !json && process.stdout.isTTY;
     const say = (line: string) => process.stdout.write(json ? JSON.stringify({ type: 'log', message: line }) + '\n' : line + '\n');
 
     // Imported here so `spiritctl <other command>` does not pay for loading the whole local stack.
     const { startLocalFleet } = await import('../../local/fleet/fleet.ts');
-    const { progressJson, renderProgress, totals } = await import('../../local/fleet/progress.ts');
+    const { writeStackEnv } = await import('../../local/fleet/state-dir.ts');
+    const { progressJson, progressState, renderProgress, totals } = await import('../../local/fleet/progress.ts');
     say(`starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${store} store, ${kubelet} kubelet)`);
+    say(persist
+      ? `state kept in ${stateDir} (etcd data, state table, CA): a restart with the same --store and --state-dir resumes it`
+      : `state is in memory and lost on exit (only dead letters are kept, in ${stateDir}); --store etcd --state-dir DIR keeps it and resumes it`);
+    // On failure startLocalFleet has already stopped whatever it started: nothing is left listening.
     const fleet = await startLocalFleet({
-      clusters, pools, nodesPerPool, cloudPools, store, kubelet, readyDelayMs, functionThreads,
-      kubeconfigDir: values['kubeconfig-dir'] as string | undefined,
-      stateDir: values['state-dir'] as string,
+      clusters, pools, nodesPerPool, cloudPools, store, kubelet, readyDelayMs, functionThreads, kubeconfigDir, stateDir, persist,
       log: say,
     });
-
-    // spiritctl in another shell (clusters, audit, rollout, events dlq) reaches this stack through these.
-    const envFile = join(values['state-dir'] as string, 'env');
-    const exports = [
-      `export SPIRITCTL_DYNAMO_ENDPOINT=${fleet.dynamo.endpoint}`,
-      `export SPIRITCTL_BUS_ENDPOINT=${fleet.bus.endpoint}`,
-      `export EVENT_BUS_NAME=${fleet.eventBusName}`,
-    ];
-    await writeFile(envFile, exports.join('\n') + '\n');
-    say(`spiritctl in another shell: source ${envFile}   (${exports[0].replace('export ', '')})`);
-
-    let drawn = 0;
-    let lastPlain = '';
-    const show = (p: FleetProgress) => {
-      if (json) return void process.stdout.write(progressJson(p) + '\n');
-      const lines = renderProgress(p);
-      if (live) {
-        process.stdout.write((drawn ? `\x1b[${drawn}A` : '') + lines.map((l) => `\x1b[2K${l}`).join('\n') + '\n');
-        drawn = lines.length;
-      } else if (lines.at(-1)!.replace(/ · [\d.]+ s$/, '') !== lastPlain) {
-        lastPlain = lines.at(-1)!.replace(/ · [\d.]+ s$/, '');
-        process.stdout.write(lines.at(-1)! + '\n');
-      }
-    };
 
     let stopping = false;
     const stop = async (code: number) => {
@@ -98,10 +87,33 @@ Then, in another terminal:
     process.once('SIGTERM', () => void stop(0));
 
     try {
-      const p = await fleet.waitConverged(timeoutS * 1000, show);
-      show(p);
+      // spiritctl in another shell (clusters, audit, rollout, events dlq, local nodes) reaches this stack through these.
+      const vars = await writeStackEnv(fleet.state, { dynamoEndpoint: fleet.dynamo.endpoint, busEndpoint: fleet.bus.endpoint, eventBusName: fleet.eventBusName });
+      say(`spiritctl in another shell: source ${fleet.state.envFile}   (SPIRITCTL_DYNAMO_ENDPOINT=${vars.SPIRITCTL_DYNAMO_ENDPOINT})`);
+    } catch (err) {
+      say(`cannot write ${fleet.state.envFile}: ${(err as Error).message}`);
+      return void (await stop(1));
+    }
+
+    let drawn = 0;
+    let lastState = '';
+    let wasConverged = false;
+    const show = (p: FleetProgress) => {
       const t = totals(p);
-      say(`converged: ${t.available}/${t.wanted} pools Available in ${(p.elapsedMs / 1000).toFixed(1)} s`);
+      if (live) {
+        const lines = renderProgress(p);
+        process.stdout.write((drawn ? `\x1b[${drawn}A` : '') + lines.map((l) => `\x1b[2K${l}`).join('\n') + '\n');
+        drawn = lines.length;
+      } else if (progressState(p) !== lastState) {
+        lastState = progressState(p);
+        process.stdout.write((json ? progressJson(p) : renderProgress(p).at(-1)!) + '\n');
+      }
+      if (t.converged && !wasConverged) say(`converged: ${t.available}/${t.wanted} pools Available in ${(p.elapsedMs / 1000).toFixed(1)} s`);
+      wasConverged = t.converged;
+    };
+
+    try {
+      await fleet.waitConverged(timeoutS * 1000, show);
     } catch (err) {
       say((err as Error).message);
       if (values['exit-when-converged']) return void (await stop(1));
@@ -109,9 +121,21 @@ Then, in another terminal:
     if (values['exit-when-converged']) return void (await stop(0));
     say(`try: kubectl --kubeconfig ${fleet.clusters[0].kubeconfigPath} get nodepools,poolspirits`);
     say('watching for changes; Ctrl-C to stop');
-    // Keep showing progress: a NodePool added with kubectl converges here.
+    // Keep watching: a NodePool added with kubectl converges here (and is printed when something changes).
     const timer = setInterval(() => void fleet.progress().then(show, () => undefined), 1000);
     process.once('exit', () => clearInterval(timer));
     return -1;
   },
 };
+
+/** Creates a directory a flag names (a fresh or separate one just works), or says which flag is wrong. */
+async function directoryFlag(flag: string, path: string): Promise<string> {
+  const dir = resolve(path);
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new UsageError(`--${flag} ${path}: cannot use it as a directory (${e.code ?? e.message})`);
+  }
+  return dir;
+}

@@ -204,11 +204,13 @@ async function startOnce(name: string, dataDir: string, ownsDir: boolean, extraA
 }
 
 function spawnEtcd(args: string[], logFd: number): ChildProcess {
-  const stdio: ['ignore', number, number] = ['ignore', logFd, logFd];
+  // Its own process group: Ctrl-C in a terminal signals the whole foreground group, and an etcd that quit
+  // on it would fail its owner's orderly stop (in-flight requests, a final drain). The owner ends it.
+  const options = { stdio: ['ignore', logFd, logFd] as ['ignore', number, number], detached: true };
   // With setpriv, etcd gets SIGKILL if this process dies without running its exit handlers (e.g. a killed
   // test worker); the tmpfs dir left behind is swept by the next startEtcd.
-  if (canUsePdeathsig()) return spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', ETCD_BINARY, ...args], { stdio });
-  return spawn(ETCD_BINARY, args, { stdio });
+  if (canUsePdeathsig()) return spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', ETCD_BINARY, ...args], options);
+  return spawn(ETCD_BINARY, args, options);
 }
 
 let pdeathsigSupported: boolean | undefined;
@@ -297,7 +299,8 @@ async function sweepOrphans(): Promise<void> {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (one of another user's counts). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

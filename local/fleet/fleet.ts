@@ -1,9 +1,7 @@
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { KubeConfig } from '@kubernetes/client-node';
-import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
-import { createStateTable, registerCluster, type StateTable } from '../../adapters/state-table/index.ts';
+import { createStateTable, type StateTable } from '../../adapters/state-table/index.ts';
 import { Forwarder } from '../../forwarder/forwarder.ts';
 import { createRolloutHandler } from '../../functions/rollout/handler.ts';
 import { createProbeHandler } from '../../functions/probe/handler.ts';
@@ -12,26 +10,32 @@ import { createCloudEventsHandler } from '../../functions/cloud-events/handler.t
 import { startLocalBus, type BusActivity, type LocalBus } from '../bus/index.ts';
 import { loadRules } from '../bus/rules-from-serverless.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../dynamodb.ts';
-import { startLocalCluster, type LocalCluster } from '../kube-api/index.ts';
-import { podReady, SimKubelet } from '../kubelet/sim-kubelet.ts';
-import { ProcessKubelet } from '../kubelet/process-kubelet.ts';
-import { createLogger } from '../../agent/log.ts';
-import { SimLeaderRenewals, simulateAgent } from '../kubelet/agent-sim.ts';
+import type { LocalCluster } from '../kube-api/index.ts';
+import type { ClusterStorage } from './cluster-storage.ts';
+import { startFleetCluster } from './fleet-cluster.ts';
+import { claimStateDir, fleetStateDir, keptClusters, prepareStateDir, type FleetStateDir } from './state-dir.ts';
+import type { SimKubelet } from '../kubelet/sim-kubelet.ts';
+import type { SimLeaderRenewals } from '../kubelet/agent-sim.ts';
 import { LocalFunction } from '../lambda-runtime.ts';
 import { CONTAINER_FACTORIES } from '../functions/containers.ts';
 import { WorkerContainerHost } from '../functions/worker-host.ts';
 import { localObservability } from './observability.ts';
-import { createClusterCa, type ClusterCa } from './cluster-ca.ts';
+import { createClusterCa, loadOrCreateClusterCa, type ClusterCa } from './cluster-ca.ts';
 import type { FleetProgress } from './progress.ts';
 import { ClusterProgressTracker } from './cluster-progress.ts';
-import { PRODUCT_NAMESPACE, runLimited, seedCluster, type FleetShape } from './seed.ts';
-import { clusterAuthority } from './cluster-ca.ts';
+import { runLimited, type FleetShape } from './seed.ts';
 
 export interface LocalFleetOptions extends FleetShape {
   clusters: number;
   store?: 'memory' | 'etcd';
   kubeconfigDir?: string;
   stateDir?: string;
+  /**
+   * Keep the clusters (etcd data), the state table and the CA in stateDir and resume them on the next
+   * start, after a crash too (local/fleet/state-dir.ts). Needs store `etcd`: a memory store has nothing to
+   * resume from. A resumed cluster keeps its objects; only clusters beyond those kept are seeded.
+   */
+  persist?: boolean;
   /**
    * How pods run: `sim` (default) makes them Ready after a delay and plays the agent's part; `process` runs
    * each pool-spirit for real (etcd in /dev/shm, a TLS + RBAC local API, the real agent), see
@@ -64,6 +68,9 @@ export interface LocalFleetOptions extends FleetShape {
 export interface FleetCluster {
   id: string;
   cluster: LocalCluster;
+  storage: ClusterStorage;
+  /** Started from the objects a previous run kept, not seeded. */
+  resumed: boolean;
   kubeconfigPath: string;
   kubeConfig: KubeConfig;
   forwarder: Forwarder;
@@ -90,6 +97,7 @@ export interface LocalFleet {
   /** The bus the functions send follow-up events (reconcile and audit requests) to. */
   eventBusName: string;
   clusterCa: ClusterCa;
+  state: FleetStateDir;
   progress(): Promise<FleetProgress>;
   /** Resolves when every wanted pool is Available, or rejects after timeoutMs with what is missing. */
   waitConverged(timeoutMs: number, onTick?: (p: FleetProgress) => void): Promise<FleetProgress>;
@@ -109,150 +117,167 @@ const LOCAL_AWS = { region: 'local', credentials: { accessKeyId: 'local', secret
 export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFleet> {
   const started = Date.now();
   const log = opts.log ?? (() => undefined);
-  const stateDir = resolve(opts.stateDir ?? '.local');
-  const kubeconfigDir = resolve(opts.kubeconfigDir ?? join(stateDir, 'kubeconfigs'));
-  await mkdir(kubeconfigDir, { recursive: true });
+  const store = opts.store ?? 'memory';
+  if (opts.persist && store !== 'etcd') throw new Error("persist needs store 'etcd': a memory store keeps nothing to resume from");
+  const state = fleetStateDir(opts);
+  await prepareStateDir(state);
 
-  const dynamo = await startLocalDynamo();
-  const tableName = opts.tableName ?? 'pool-spirit-local-state';
-  await ensureTable(dynamo.client, tableName);
-  const table = createStateTable({ client: dynamo.client, tableName });
-  const clusterCa = await createClusterCa();
-
-  const containerSettings = { dynamoEndpoint: dynamo.endpoint, tableName };
-  const reconcileThreads = opts.functionThreads ? new WorkerContainerHost('reconcile', containerSettings, opts.functionThreads) : undefined;
-  const reconcile = LocalFunction.perContainer(() => reconcileThreads?.newContainer() ?? CONTAINER_FACTORIES.reconcile(containerSettings), {
-    name: 'reconcile',
-    timeoutMs: opts.reconcileTimeoutMs ?? 60_000,
-    concurrency: opts.reconcileConcurrency ?? 20,
-  });
-  const rules = loadRules(join(import.meta.dirname, '..', '..', 'serverless.yml'));
-  const eventBusName = rules.find((r) => r.target === 'reconcile' && r.pattern)?.eventBus ?? 'default';
-  // The functions' follow-up events go through the bus's PutEvents, as in the cloud.
-  const events = { putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries) };
-  const audit = LocalFunction.perContainer(() => createAuditHandler({ table, events, eventBusName, ...localObservability('pool-spirit-audit') }), { name: 'audit', timeoutMs: 300_000, concurrency: 10 });
-  const cloudEvents = LocalFunction.perContainer(() => createCloudEventsHandler({ table, events, eventBusName, ...localObservability('pool-spirit-cloud-events') }), { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 });
-  const rollout = LocalFunction.perContainer(() => createRolloutHandler({ table, ...localObservability('pool-spirit-rollout') }), { name: 'rollout', timeoutMs: 300_000, concurrency: 2 });
-  const probe = LocalFunction.perContainer(() => createProbeHandler({ table, ...localObservability('pool-spirit-probe') }), { name: 'probe', timeoutMs: 120_000, concurrency: 4 });
-  const bus = await startLocalBus({
-    rules,
-    targets: {
-      reconcile: (event) => reconcile.invoke(event),
-      rollout: (event) => rollout.invoke(event),
-      probe: (event) => probe.invoke(event),
-      audit: (event) => audit.invoke(event),
-      cloudEvents: (event) => cloudEvents.invoke(event),
-    },
-    stateDir,
-    retry: { baseDelayMs: opts.retryBaseDelayMs ?? 200, maxDelayMs: 5_000 },
-    onActivity: opts.onBusActivity,
-  });
-  const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, ...LOCAL_AWS });
-  log(`bus ${bus.endpoint} · ${rules.length} rules from serverless.yml · dynalite ${dynamo.endpoint}`);
-
-  const clusters: FleetCluster[] = [];
-  const kubeletErrors = firstErrorsOnly(log);
-  const addCluster = async (): Promise<FleetCluster> => {
-    const id = clusterId(clusters.length);
-    const cluster = await startLocalCluster({ port: 0, name: id, store: opts.store ?? 'memory' } as any);
-    const kubeconfigPath = join(kubeconfigDir, `${id}.kubeconfig`);
-    await cluster.writeKubeconfig(kubeconfigPath);
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(kubeconfigPath);
-    await seedCluster(kubeConfig, opts, clusterCa.certPem);
-    await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: kubeconfigPath }, labels: { environment: 'local' } }, new Date());
-    const simulateLeader = opts.simulateLeader ?? true;
-    // Sim mode only: process mode runs the real agent, which renews what it reports itself.
-    const leaderRenewals: SimLeaderRenewals | undefined = opts.kubelet !== 'process' && simulateLeader
-      ? new SimLeaderRenewals(kubeConfig, { podReady: (key): boolean => { const pod: Record<string, unknown> | undefined = kubelet.pods.get(key); return pod !== undefined && podReady(pod); }, everyMs: opts.leaderRenewMs, onError: (err) => kubeletErrors.report(id, err) })
-      : undefined;
-    const kubelet: SimKubelet = opts.kubelet === 'process'
-      ? new ProcessKubelet({
-        kubeConfig,
-        hostKubeconfigPath: kubeconfigPath,
-        readyDelayMs: opts.readyDelayMs ?? 100,
-        unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
-        // The agents' warnings go where the fleet logs, not to stdout (the live view owns it).
-        agentOptions: { logger: createLogger({ level: 'warn', base: { cluster: id }, write: log }) },
-        // No YurtHub runs here: a stand-in elects the leader through the real pool-spirit, as a node would.
-        leaderStandIn: simulateLeader ? { clusterCa: clusterAuthority(clusterCa) } : undefined,
-        onError: (err) => kubeletErrors.report(id, err),
-      })
-      : new SimKubelet({
-        kubeConfig,
-        readyDelayMs: opts.readyDelayMs ?? 100,
-        unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
-        onPodReady: async (pod): Promise<void> => leaderRenewals?.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod),
-        onError: (err) => kubeletErrors.report(id, err),
-      });
-    await kubelet.start();
-    const forwarder = new Forwarder({ clusterId: id, kubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
-    forwarder.start();
-    const progressTracker = new ClusterProgressTracker(kubeConfig);
-    await progressTracker.start();
-    const entry = { id, cluster, kubeconfigPath, kubeConfig, forwarder, kubelet, leaderRenewals, progressTracker };
-    clusters.push(entry);
-    log(`${id} serving at ${cluster.url} · kubectl --kubeconfig ${kubeconfigPath} get poolspirits`);
-    return entry;
+  // Everything started so far, stopped in reverse if the start-up fails half-way: no headless leftovers.
+  const startedParts: (() => Promise<void>)[] = [];
+  const undo = async () => {
+    for (const stop of startedParts.splice(0).reverse()) await stop().catch(() => undefined);
   };
-  for (let i = 0; i < opts.clusters; i++) await addCluster();
+  try {
+    return await startParts();
+  } catch (err) {
+    await undo();
+    throw err;
+  }
 
-  const progress = async (): Promise<FleetProgress> => {
-    const per = clusters.map((c) => ({ id: c.id, ...c.progressTracker.current() }));
-    const busStats = bus.stats();
-    return {
-      elapsedMs: Date.now() - started,
-      clusters: per,
-      eventsRouted: busStats.eventsMatched,
-      deadLetters: busStats.deadLettered,
-      reconciles: reconcile.stats.invocations,
-      errors: reconcile.stats.errors,
-    };
-  };
+  async function startParts(): Promise<LocalFleet> {
+    const releaseStateDir = await claimStateDir(state);
+    startedParts.push(releaseStateDir);
+    const dynamo = await startLocalDynamo(state.persistent ? { path: state.tableDir } : {});
+    startedParts.push(() => dynamo.stop());
+    const tableName = opts.tableName ?? 'pool-spirit-local-state';
+    await ensureTable(dynamo.client, tableName);
+    const table = createStateTable({ client: dynamo.client, tableName });
+    const clusterCa = state.persistent ? await loadOrCreateClusterCa(state.pkiDir) : await createClusterCa();
 
-  return {
-    clusters,
-    bus,
-    dynamo,
-    table,
-    reconcile,
-    rollout,
-    probe,
-    audit,
-    cloudEvents,
-    eventBusName,
-    clusterCa,
-    progress,
-    addCluster,
-    async waitConverged(timeoutMs, onTick) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const p = await progress();
-        onTick?.(p);
-        const done = p.clusters.every((c) => c.available === c.wanted && c.failing === 0);
-        if (done) return p;
-        if (Date.now() > deadline) {
-          const missing = p.clusters.filter((c) => c.available < c.wanted).map((c) => `${c.id} ${c.available}/${c.wanted}`);
-          throw new Error(`fleet not converged after ${timeoutMs} ms: ${missing.join(', ')}`);
-        }
-        await new Promise((r) => setTimeout(r, 250));
+    const containerSettings = { dynamoEndpoint: dynamo.endpoint, tableName };
+    const reconcileThreads = opts.functionThreads ? new WorkerContainerHost('reconcile', containerSettings, opts.functionThreads) : undefined;
+    if (reconcileThreads) startedParts.push(() => reconcileThreads.stop());
+    const reconcile = LocalFunction.perContainer(() => reconcileThreads?.newContainer() ?? CONTAINER_FACTORIES.reconcile(containerSettings), {
+      name: 'reconcile',
+      timeoutMs: opts.reconcileTimeoutMs ?? 60_000,
+      concurrency: opts.reconcileConcurrency ?? 20,
+    });
+    const rules = loadRules(join(import.meta.dirname, '..', '..', 'serverless.yml'));
+    const eventBusName = rules.find((r) => r.target === 'reconcile' && r.pattern)?.eventBus ?? 'default';
+    // The functions' follow-up events go through the bus's PutEvents, as in the cloud.
+    const events = { putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries) };
+    const audit = LocalFunction.perContainer(() => createAuditHandler({ table, events, eventBusName, ...localObservability('pool-spirit-audit') }), { name: 'audit', timeoutMs: 300_000, concurrency: 10 });
+    const cloudEvents = LocalFunction.perContainer(() => createCloudEventsHandler({ table, events, eventBusName, ...localObservability('pool-spirit-cloud-events') }), { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 });
+    const rollout = LocalFunction.perContainer(() => createRolloutHandler({ table, ...localObservability('pool-spirit-rollout') }), { name: 'rollout', timeoutMs: 300_000, concurrency: 2 });
+    const probe = LocalFunction.perContainer(() => createProbeHandler({ table, ...localObservability('pool-spirit-probe') }), { name: 'probe', timeoutMs: 120_000, concurrency: 4 });
+    const bus = await startLocalBus({
+      rules,
+      targets: {
+        reconcile: (event) => reconcile.invoke(event),
+        rollout: (event) => rollout.invoke(event),
+        probe: (event) => probe.invoke(event),
+        audit: (event) => audit.invoke(event),
+        cloudEvents: (event) => cloudEvents.invoke(event),
+      },
+      stateDir: state.dir,
+      retry: { baseDelayMs: opts.retryBaseDelayMs ?? 200, maxDelayMs: 5_000 },
+      onActivity: opts.onBusActivity,
+    });
+    startedParts.push(() => bus.stop());
+    const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, ...LOCAL_AWS });
+    startedParts.push(async () => eventBridge.destroy());
+    log(`bus ${bus.endpoint} · ${rules.length} rules from serverless.yml · dynalite ${dynamo.endpoint}${state.persistent ? ` (table kept in ${state.tableDir})` : ''}`);
+
+    const clusters: FleetCluster[] = [];
+    const kubeletErrors = firstErrorsOnly(log);
+    const kept = await keptClusters(state);
+    const addCluster = async (): Promise<FleetCluster> => {
+      const id = clusterId(clusters.length);
+      const resumed = kept.seeded.has(id);
+      // This cluster's own parts, stopped in reverse if it fails before it joins the fleet.
+      const parts: (() => Promise<void>)[] = [];
+      try {
+        const entry = await startFleetCluster({ opts, store, state, log, clusterCa, table, eventBridge, eventBusName, kubeletErrors }, id, resumed, parts);
+        clusters.push(entry);
+        return entry;
+      } catch (err) {
+        for (const stop of parts.reverse()) await stop().catch(() => undefined);
+        throw err;
       }
-    },
-    async stop() {
-      await runLimited(clusters, 8, async (c) => {
-        await c.forwarder.stop(2_000);
-        await c.kubelet.stop();
-        c.leaderRenewals?.stop();
-        c.progressTracker.stop();
-      });
-      await bus.drain().catch(() => undefined);
-      await bus.stop();
-      for (const c of clusters) await c.cluster.stop();
-      eventBridge.destroy();
-      await reconcileThreads?.stop();
-      await dynamo.stop();
-    },
-  };
+    };
+    // Until the fleet is returned, a failure must also stop the clusters already up.
+    startedParts.push(async () => {
+      for (const c of clusters) await stopCluster(c);
+    });
+    // Ids are handed out in order, so the highest kept one says how many clusters the last run had.
+    const count = Math.max(opts.clusters, ...kept.ids.map((id) => Number(id.slice('cluster-'.length))));
+    if (kept.seeded.size) log(`resuming ${kept.seeded.size} cluster(s) kept in ${state.dir}${count > kept.seeded.size ? `, starting ${count - kept.seeded.size} more` : ''}`);
+    for (let i = 0; i < count; i++) await addCluster();
+
+    const progress = async (): Promise<FleetProgress> => {
+      const per = clusters.map((c) => ({ id: c.id, ...c.progressTracker.current() }));
+      const busStats = bus.stats();
+      return {
+        elapsedMs: Date.now() - started,
+        clusters: per,
+        eventsRouted: busStats.eventsMatched,
+        deadLetters: busStats.deadLettered,
+        reconciles: reconcile.stats.invocations,
+        errors: reconcile.stats.errors,
+      };
+    };
+
+    let stopping: Promise<void> | undefined;
+    return {
+      clusters,
+      bus,
+      dynamo,
+      table,
+      reconcile,
+      rollout,
+      probe,
+      audit,
+      cloudEvents,
+      eventBusName,
+      clusterCa,
+      state,
+      progress,
+      addCluster,
+      async waitConverged(timeoutMs, onTick) {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const p = await progress();
+          onTick?.(p);
+          const done = p.clusters.every((c) => c.available === c.wanted && c.failing === 0);
+          if (done) return p;
+          if (Date.now() > deadline) {
+            const missing = p.clusters.filter((c) => c.available < c.wanted).map((c) => `${c.id} ${c.available}/${c.wanted}`);
+            throw new Error(`fleet not converged after ${timeoutMs} ms: ${missing.join(', ')}`);
+          }
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      },
+      stop() {
+        stopping ??= (async () => {
+          await runLimited(clusters, 8, async (c) => {
+            await c.forwarder.stop(2_000);
+            await c.kubelet.stop();
+            c.leaderRenewals?.stop();
+            c.progressTracker.stop();
+          });
+          // The bus drains while the clusters still serve: in-flight reconciles finish against them.
+          await bus.drain().catch(() => undefined);
+          await bus.stop();
+          for (const c of clusters) await c.cluster.stop().finally(() => c.storage.stop());
+          eventBridge.destroy();
+          await reconcileThreads?.stop();
+          await dynamo.stop();
+          await releaseStateDir();
+        })();
+        return stopping;
+      },
+    };
+  }
+}
+
+/** Stops one cluster that joined the fleet (start-up failure path; stop() orders the whole fleet itself). */
+async function stopCluster(c: FleetCluster): Promise<void> {
+  await c.forwarder.stop(2_000).catch(() => undefined);
+  await c.kubelet.stop();
+  c.leaderRenewals?.stop();
+  c.progressTracker.stop();
+  await c.cluster.stop().catch(() => undefined);
+  await c.storage.stop().catch(() => undefined);
 }
 
 /** Logs the first occurrences of each distinct error (the kubelet retries, so one fault repeats often). */

@@ -54,3 +54,12 @@ export function progressJson(p: FleetProgress): string {
   const t = totals(p);
   return JSON.stringify({ type: 'progress', ...t, ...p });
 }
+
+/**
+ * What a progress line reports that matters to a reader: convergence per cluster, errors, dead letters.
+ * Routine traffic (leader renewals every 30 s, scheduled ticks) moves the event and reconcile counters of
+ * an idle stack, so printing only when this changes keeps a converged, idle stack quiet.
+ */
+export function progressState(p: FleetProgress): string {
+  return JSON.stringify({ clusters: p.clusters, errors: p.errors, deadLetters: p.deadLetters });
+}

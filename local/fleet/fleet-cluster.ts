@@ -1,0 +1,92 @@
+import { join } from 'node:path';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { KubeConfig } from '@kubernetes/client-node';
+import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
+import { registerCluster, type StateTable } from '../../adapters/state-table/index.ts';
+import { createLogger } from '../../agent/log.ts';
+import { Forwarder } from '../../forwarder/forwarder.ts';
+import { startLocalCluster } from '../kube-api/index.ts';
+import { SimLeaderRenewals, simulateAgent } from '../kubelet/agent-sim.ts';
+import { ProcessKubelet } from '../kubelet/process-kubelet.ts';
+import { podReady, SimKubelet } from '../kubelet/sim-kubelet.ts';
+import { clusterAuthority, type ClusterCa } from './cluster-ca.ts';
+import { ClusterProgressTracker } from './cluster-progress.ts';
+import { startClusterStorage } from './cluster-storage.ts';
+import type { FleetCluster, LocalFleetOptions } from './fleet.ts';
+import { PRODUCT_NAMESPACE, runLimited, seedCluster } from './seed.ts';
+import { markSeeded, type FleetStateDir } from './state-dir.ts';
+
+/** What every cluster of a fleet shares. */
+export interface FleetContext {
+  opts: LocalFleetOptions;
+  store: 'memory' | 'etcd';
+  state: FleetStateDir;
+  log: (line: string) => void;
+  clusterCa: ClusterCa;
+  table: StateTable;
+  eventBridge: EventBridgeClient;
+  eventBusName: string;
+  kubeletErrors: { report(clusterId: string, err: Error): void };
+}
+
+/**
+ * One cluster of the local fleet: its storage, API, seed (unless resumed), registration, kubelet, forwarder
+ * and progress watch. Each part is pushed onto `parts` as it starts, so the caller can stop a cluster that
+ * failed half-way.
+ */
+export async function startFleetCluster(ctx: FleetContext, id: string, resumed: boolean, parts: (() => Promise<void>)[]): Promise<FleetCluster> {
+  const { opts, store, state, log, clusterCa, table, eventBridge, eventBusName, kubeletErrors } = ctx;
+  const storage = await startClusterStorage(store, id, { etcdDataDir: state.etcdDataDir(id), log });
+  parts.push(() => storage.stop());
+  const cluster = await startLocalCluster({ port: 0, name: id, storage: storage.storage });
+  parts.push(() => cluster.stop());
+  const kubeconfigPath = join(state.kubeconfigDir, `${id}.kubeconfig`);
+  await cluster.writeKubeconfig(kubeconfigPath);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+  // A resumed cluster keeps what it had: pools deleted with kubectl before the crash stay deleted.
+  await seedCluster(kubeConfig, resumed ? { pools: 0, nodesPerPool: 0, cloudPools: 0 } : opts, clusterCa.certPem);
+  if (!resumed) await markSeeded(state, id);
+  await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: kubeconfigPath }, labels: { environment: 'local' } }, new Date());
+  const simulateLeader = opts.simulateLeader ?? true;
+  // Sim mode only: process mode runs the real agent, which renews what it reports itself.
+  const leaderRenewals: SimLeaderRenewals | undefined = opts.kubelet !== 'process' && simulateLeader
+    ? new SimLeaderRenewals(kubeConfig, { podReady: (key): boolean => { const pod: Record<string, unknown> | undefined = kubelet.pods.get(key); return pod !== undefined && podReady(pod); }, everyMs: opts.leaderRenewMs, onError: (err) => kubeletErrors.report(id, err) })
+    : undefined;
+  if (leaderRenewals) parts.push(async () => leaderRenewals.stop());
+  const kubelet: SimKubelet = opts.kubelet === 'process'
+    ? new ProcessKubelet({
+      kubeConfig,
+      hostKubeconfigPath: kubeconfigPath,
+      readyDelayMs: opts.readyDelayMs ?? 100,
+      unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
+      // The agents' warnings go where the fleet logs, not to stdout (the live view owns it).
+      agentOptions: { logger: createLogger({ level: 'warn', base: { cluster: id }, write: log }) },
+      // No YurtHub runs here: a stand-in elects the leader through the real pool-spirit, as a node would.
+      leaderStandIn: simulateLeader ? { clusterCa: clusterAuthority(clusterCa) } : undefined,
+      onError: (err) => kubeletErrors.report(id, err),
+    })
+    : new SimKubelet({
+      kubeConfig,
+      readyDelayMs: opts.readyDelayMs ?? 100,
+      unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
+      onPodReady: async (pod): Promise<void> => leaderRenewals?.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod),
+      onError: (err) => kubeletErrors.report(id, err),
+    });
+  parts.push(async () => kubelet.stop());
+  await kubelet.start();
+  // Pods that were Ready before the restart never become Ready again: the sim agent reports them now,
+  // as a restarted agent does, so their leaders are renewed again.
+  if (resumed && leaderRenewals) {
+    const ready = [...kubelet.pods.snapshot().values()].filter(podReady);
+    await runLimited(ready, 4, async (pod) => leaderRenewals.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod));
+  }
+  const forwarder = new Forwarder({ clusterId: id, kubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
+  forwarder.start();
+  parts.push(async () => void (await forwarder.stop(2_000)));
+  const progressTracker = new ClusterProgressTracker(kubeConfig);
+  parts.push(async () => progressTracker.stop());
+  await progressTracker.start();
+  log(`${id} ${resumed ? 'resumed' : 'serving'} at ${cluster.url} (${store} store) · kubectl --kubeconfig ${kubeconfigPath} get poolspirits`);
+  return { id, cluster, storage, resumed, kubeconfigPath, kubeConfig, forwarder, kubelet, leaderRenewals, progressTracker };
+}
