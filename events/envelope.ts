@@ -1,5 +1,6 @@
 import * as z from '../shared/zod.ts';
 import { DEFAULT_EVENT_BUS } from './source.ts';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../shared/bounded-json.ts';
 
 const nonEmpty = () => z.string().check(z.minLength(1));
 
@@ -40,21 +41,55 @@ function pathText(path: readonly PropertyKey[]): string {
 }
 
 /**
+ * Bounds of an event a function takes: 1 MiB (Lambda's asynchronous payload limit; an EventBridge event is
+ * at most 256 KiB) and the bus's depth bound plus the envelope's level.
+ */
+export const MAX_EVENT_BYTES = 1024 * 1024;
+export const MAX_EVENT_DEPTH = MAX_JSON_DEPTH + 1;
+
+/**
  * Parses `raw` (a JSON string or an already-parsed value) with `schema`; throws EventValidationError whose
  * message names every offending field and what was expected. Takes any zod schema, mini or classic.
+ * Text is size- and depth-checked before it is parsed, a value before it is walked: whatever reads the
+ * event after the schema (serialisers, the dead-letter writer, structuredClone) recurses.
  */
 export function parseEvent<S extends z.core.$ZodType>(schema: S, raw: unknown): z.infer<S> {
   let value = raw;
   if (typeof raw === 'string') {
     try {
-      value = JSON.parse(raw);
+      // Depth is judged on the value below, where the path to the deep part can be named; JSON.parse itself
+      // is iterative, so only the size bounds what it builds.
+      value = parseBoundedJson(raw, { maxDepth: Number.MAX_SAFE_INTEGER, maxBytes: MAX_EVENT_BYTES });
     } catch (err) {
-      throw new EventValidationError([{ path: '(event)', message: `not valid JSON (${(err as Error).message})` }]);
+      throw new EventValidationError([{ path: '(event)', message: err instanceof JsonLimitError && err.kind === 'too-large' ? `is ${err.message}` : (err as Error).message }]);
     }
+  }
+  if (valueDepthExceeds(value, MAX_EVENT_DEPTH)) {
+    throw new EventValidationError([{ path: tooDeepAt(value, MAX_EVENT_DEPTH), message: `is nested deeper than ${MAX_EVENT_DEPTH} levels (the limit is ${MAX_EVENT_DEPTH})` }]);
   }
   const result = z.safeParse(schema, value);
   if (result.success) return result.data;
   throw new EventValidationError(result.error.issues.map((i) => ({ path: pathText(i.path), message: i.message })));
+}
+
+/** Shown of the path to a too-deep value: where it starts says which field it is. */
+const DEEP_PATH_SHOWN = 6;
+
+/**
+ * The path (its first few steps) to the first value nested past `maxDepth`, walked with an explicit stack;
+ * only called once valueDepthExceeds said there is one, so a cycle or a huge value is bounded there.
+ */
+function tooDeepAt(value: unknown, maxDepth: number): string {
+  const stack: [unknown, PropertyKey[]][] = [[value, []]];
+  let visited = 0;
+  while (stack.length && visited++ < 1_000_000) {
+    const [v, path] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (path.length + 1 > maxDepth) return pathText(path.slice(0, DEEP_PATH_SHOWN)) + (path.length > DEEP_PATH_SHOWN ? '…' : '');
+    const entries: [PropertyKey, unknown][] = Array.isArray(v) ? v.map((c, i) => [i, c]) : Object.entries(v);
+    for (const [key, child] of entries) if (typeof child === 'object' && child !== null) stack.push([child, [...path, key]]);
+  }
+  return '(event)';
 }
 
 /** A PutEvents request entry as the AWS SDK takes it. */

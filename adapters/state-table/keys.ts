@@ -7,6 +7,8 @@
  * |---------------------------|--------------------------|----------------------------------|--------------------------|
  * | cluster registry          | `REGISTRY`               | `CLUSTER#<cluster>`              | never                    |
  * | pool reconcile state+lease| `CLUSTER#<cluster>`      | `POOL#<pool>`                    | 7 days after pool is gone|
+ * |                           |                          |                                  | or after the last failure|
+ * |                           |                          |                                  | if it never converged    |
  * | probe observation         | `CLUSTER#<cluster>`      | `PROBE#<pool>#<iso time>`        | retention window         |
 | latest probe of a pool    | `CLUSTER#<cluster>`      | `PROBE-LATEST#<pool>`            | retention window         |
 | capacity probe result     | `CAPACITY#<target>`      | `RUN#<iso time>`                 | retention window         |

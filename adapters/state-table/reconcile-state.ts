@@ -67,6 +67,12 @@ export interface OutcomeRecord {
 export const RECENT_EVENTS_KEPT = 4;
 /** A pool's state lingers this long after the NodePool is gone (audits can still report it), then TTL. */
 export const GONE_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/**
+ * A pool whose every reconcile so far failed keeps its state this long after the last failure, then TTL:
+ * an event naming a pool that never existed must not leave an item forever. The first outcome that is not
+ * an error removes the TTL again.
+ */
+export const NEVER_CONVERGED_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 export type BeginResult =
   | { status: 'acquired'; lease: Lease; previous: PoolReconcileState }
@@ -170,7 +176,7 @@ export async function recordOutcome(
     updatedAt: now.toISOString(),
     recentEvents,
     requeue: null,
-    [TTL_ATTRIBUTE]: record.outcome === 'gone' ? ttlAfter(now, GONE_RETENTION_MS) : null,
+    [TTL_ATTRIBUTE]: expiryOf(record.outcome, previous, now),
   });
   attrs.names['#attempts'] = 'attempts';
   attrs.values[':attemptsOne'] = 1;
@@ -183,6 +189,14 @@ export async function recordOutcome(
     if (isConditionFailed(err)) throw new LeaseLostError(lease.key, lease.owner);
     throw err;
   }
+}
+
+/** The item's TTL after this outcome: gone pools and pools that never converged expire; others are kept. */
+function expiryOf(outcome: ReconcileOutcome, previous: PoolReconcileState, now: Date): number | null {
+  if (outcome === 'gone') return ttlAfter(now, GONE_RETENTION_MS);
+  const neverConverged = previous.outcome === undefined || (previous.outcome === 'error' && previous.observedGeneration === undefined);
+  if (outcome === 'error' && neverConverged) return ttlAfter(now, NEVER_CONVERGED_RETENTION_MS);
+  return null;
 }
 
 export async function readPoolState(

@@ -21,7 +21,9 @@ import { auditOneCluster } from './cluster-audit.ts';
 import type { ClusterAuditResult } from './cluster-audit.ts';
 import { fanOutAudit } from './fan-out.ts';
 import type { FanOutResult } from './fan-out.ts';
-import { observedHandler } from '../shared/observed-handler.ts';
+import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../shared/observed-handler.ts';
+import { unknownCluster } from '../shared/terminal.ts';
+import type { TerminalResult } from '../shared/terminal.ts';
 
 export type { AuditDeps, AuditDepsInput } from './deps.ts';
 export { auditDeps } from './deps.ts';
@@ -35,10 +37,13 @@ const triggerSchema = z.extend(anyEventEnvelopeSchema, {
   'detail-type': z.enum([SCHEDULED_EVENT_DETAIL_TYPE, AUDIT_REQUEST_DETAIL_TYPE]),
 });
 
-export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => AuditDeps)) {
+/** Without a dead-letter sink (the CLI, tests) input that can never succeed is thrown, not returned. */
+export function createAuditHandler(input: WithoutDeadLetters<AuditDeps | AuditDepsInput>): LambdaHandler<AuditResult>;
+export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => AuditDeps)): LambdaHandler<AuditResult | TerminalResult>;
+export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => AuditDeps)): LambdaHandler<AuditResult | TerminalResult> {
   let resolved: AuditDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : auditDeps(input));
-  return observedHandler(deps, async (d, event): Promise<AuditResult> => {
+  return observedHandler('audit', deps, async (d, event): Promise<AuditResult> => {
     const trigger = parseEvent(triggerSchema, event);
     if (trigger['detail-type'] === SCHEDULED_EVENT_DETAIL_TYPE) {
       if (trigger.source !== SCHEDULED_EVENT_SOURCE) {
@@ -49,6 +54,8 @@ export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => Au
     const request = parseEvent(auditRequestEventSchema, event).detail;
     d.logger.appendKeys({ clusterId: request.clusterId, runId: request.runId });
     d.metrics.addDimension('clusterId', request.clusterId);
+    // An audit of a cluster nobody registered would store a record of a cluster that does not exist.
+    if (!(await d.cluster(request.clusterId))) throw unknownCluster(request.clusterId, 'detail.clusterId');
     return { kind: 'cluster', ...(await auditOneCluster(d, request)) };
   });
 }

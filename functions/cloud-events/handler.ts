@@ -16,7 +16,8 @@ import type { ClusterMatch } from './move.ts';
 import { parseCloudEvent } from './parse.ts';
 import { sendEntries } from '../audit/send-events.ts';
 import { mapLimited } from '../../shared/map-limited.ts';
-import { observedHandler } from '../shared/observed-handler.ts';
+import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../shared/observed-handler.ts';
+import type { TerminalResult } from '../shared/terminal.ts';
 
 export type { CloudEventsDeps, CloudEventsDepsInput } from './deps.ts';
 export { cloudEventsDeps } from './deps.ts';
@@ -77,10 +78,13 @@ async function handle(deps: CloudEventsDeps, event: unknown): Promise<CloudEvent
   return { result: matches.length ? 'handled' : 'no-node', instanceId, why, matches, reconcileRequests: entries.length };
 }
 
-export function createCloudEventsHandler(input: CloudEventsDepsInput | (() => CloudEventsDeps)) {
+/** Without a dead-letter sink (the CLI, tests) input that can never succeed is thrown, not returned. */
+export function createCloudEventsHandler(input: WithoutDeadLetters<CloudEventsDepsInput>): LambdaHandler<CloudEventResult>;
+export function createCloudEventsHandler(input: CloudEventsDepsInput | (() => CloudEventsDeps)): LambdaHandler<CloudEventResult | TerminalResult>;
+export function createCloudEventsHandler(input: CloudEventsDepsInput | (() => CloudEventsDeps)): LambdaHandler<CloudEventResult | TerminalResult> {
   let resolved: CloudEventsDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : cloudEventsDeps(input));
-  return observedHandler(deps, (d, event) => handle(d, event));
+  return observedHandler('cloudEvents', deps, (d, event) => handle(d, event));
 }
 
 export const handler = createCloudEventsHandler(() => cloudEventsDepsFromEnvironment());

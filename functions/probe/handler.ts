@@ -8,7 +8,9 @@ import type { ProbeDeps, ProbeDepsInput } from './deps.ts';
 import { parseProbeTrigger } from './trigger.ts';
 import { runProbe } from './run.ts';
 import type { ProbeResult } from './run.ts';
-import { observedHandler, type LambdaHandler } from '../shared/observed-handler.ts';
+import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../shared/observed-handler.ts';
+import { unknownCluster } from '../shared/terminal.ts';
+import type { TerminalResult } from '../shared/terminal.ts';
 
 export type { ProbeDeps, ProbeDepsInput } from './deps.ts';
 export type { ProbeResult, ClusterProbeResult, PoolProbeResult } from './run.ts';
@@ -16,12 +18,21 @@ export { probeDeps, PROBE_LEADER_THRESHOLDS } from './deps.ts';
 export { LEADER_PROBE_REQUEST_DETAIL_TYPE, parseProbeTrigger } from './trigger.ts';
 
 /** The handler, bound to the given dependencies (the local stack and tests call this). */
-export function createProbeHandler(input: ProbeDeps | ProbeDepsInput | (() => ProbeDeps)): LambdaHandler<ProbeResult> {
+/** Without a dead-letter sink (the CLI, tests) input that can never succeed is thrown, not returned. */
+export function createProbeHandler(input: WithoutDeadLetters<ProbeDeps | ProbeDepsInput>): LambdaHandler<ProbeResult>;
+export function createProbeHandler(input: ProbeDeps | ProbeDepsInput | (() => ProbeDeps)): LambdaHandler<ProbeResult | TerminalResult>;
+export function createProbeHandler(input: ProbeDeps | ProbeDepsInput | (() => ProbeDeps)): LambdaHandler<ProbeResult | TerminalResult> {
   let resolved: ProbeDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : probeDeps(input));
-  return observedHandler(deps, async (d, event) => {
+  return observedHandler('probe', deps, async (d, event) => {
     const target = parseProbeTrigger(event);
-    if (target.scope === 'cluster') d.logger.appendKeys({ clusterId: target.clusterId });
+    if (target.scope === 'cluster') {
+      d.logger.appendKeys({ clusterId: target.clusterId });
+      // An unregistered cluster stays so for this request: terminal, not a failed probe to retry.
+      if (!(await d.cluster(target.clusterId))) {
+        throw unknownCluster(target.clusterId, typeof event === 'object' && event !== null && 'detail' in event ? 'detail.clusterId' : 'clusterId');
+      }
+    }
     return runProbe(d, target);
   });
 }

@@ -18,6 +18,8 @@ import { createClusterClient } from '../../adapters/kubernetes/index.ts';
 import type { FleetDefaults } from '../../core/nodepool.ts';
 import type { KeyFactory } from '../../core/render/keys.ts';
 import { webCryptoKeyFactory } from '../../core/render/keys.ts';
+import type { DeadLetterSink } from '../shared/dead-letters.ts';
+import { cloudDeadLetters } from '../shared/sqs-dead-letters.ts';
 
 export const SERVICE_NAME = 'pool-spirit-reconciler';
 export const METRICS_NAMESPACE = 'PoolSpirit';
@@ -41,6 +43,8 @@ export interface ReconcileDeps {
   maxPasses: number;
   /** Namespace of the rendered objects. */
   namespace?: string;
+  /** Where input that can never succeed is recorded (functions/shared/observed-handler.ts). */
+  deadLetters?: DeadLetterSink;
 }
 
 export type ReconcileDepsInput = Partial<ReconcileDeps> & Pick<ReconcileDeps, 'table'>;
@@ -79,5 +83,6 @@ export function depsFromEnvironment(env: NodeJS.ProcessEnv = process.env): Recon
     table,
     clusterAccess: createClusterAccess({ awsCredentials: credentials, secrets: secretsManagerSource() }),
     leaseTtlMs: Number(env.RECONCILE_LEASE_TTL_MS ?? 90_000),
+    deadLetters: cloudDeadLetters(env, credentials),
   });
 }

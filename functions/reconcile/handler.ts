@@ -3,7 +3,8 @@
  * (a change notice or a reconcile request). Thin on purpose: parsing is in reconcile/trigger.ts, the lease
  * and outcome in reconcile/run.ts, the cluster work in reconcile/converge.ts, wiring in reconcile/deps.ts.
  */
-import { observedHandler } from '../shared/observed-handler.ts';
+import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../shared/observed-handler.ts';
+import type { TerminalResult } from '../shared/terminal.ts';
 import { randomUUID } from 'node:crypto';
 import { depsFromEnvironment, reconcileDeps } from './deps.ts';
 import type { ReconcileDeps, ReconcileDepsInput } from './deps.ts';
@@ -16,10 +17,13 @@ export type { ReconcileResult } from './run.ts';
 export { reconcileDeps } from './deps.ts';
 
 /** The handler, bound to the given dependencies (the local stack and tests call this). */
-export function createReconcileHandler(input: ReconcileDeps | ReconcileDepsInput | (() => ReconcileDeps)) {
+/** Without a dead-letter sink (the CLI, tests) input that can never succeed is thrown, not returned. */
+export function createReconcileHandler(input: WithoutDeadLetters<ReconcileDeps | ReconcileDepsInput>): LambdaHandler<ReconcileResult>;
+export function createReconcileHandler(input: ReconcileDeps | ReconcileDepsInput | (() => ReconcileDeps)): LambdaHandler<ReconcileResult | TerminalResult>;
+export function createReconcileHandler(input: ReconcileDeps | ReconcileDepsInput | (() => ReconcileDeps)): LambdaHandler<ReconcileResult | TerminalResult> {
   let resolved: ReconcileDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : reconcileDeps(input));
-  return observedHandler(deps, async (d, event, context): Promise<ReconcileResult> => {
+  return observedHandler('reconcile', deps, async (d, event, context): Promise<ReconcileResult> => {
     const target = parseTrigger(event);
     d.logger.appendKeys({ clusterId: target.clusterId, nodePool: target.nodePool, eventId: target.eventId });
     d.metrics.addDimension('clusterId', target.clusterId);

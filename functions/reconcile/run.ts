@@ -2,6 +2,10 @@
  * One reconcile invocation for one (cluster, NodePool) key: take the pool's lease (which also refuses an
  * event id already handled), converge, record the outcome (which releases the lease) — two table writes.
  * If another invocation asked for another pass while we held the lease, run again (bounded).
+ *
+ * How it ends (core/outcome.ts, docs/reconcile.md "Outcomes"): a result is `done`; a RequeueError is
+ * `requeue`; a TerminalError (an unregistered cluster) is `terminal` and goes to the handler, which records
+ * the dead letter; anything else is `retry` and is thrown for the platform to retry.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { StateTable } from '../../adapters/state-table/index.ts';
@@ -11,6 +15,9 @@ import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileTarget } from './trigger.ts';
 import { converge } from './converge.ts';
 import type { ConvergeResult } from './converge.ts';
+import { outcomeOf } from '../../core/outcome.ts';
+import type { RequeueError } from '../../core/outcome.ts';
+import { unknownCluster } from '../shared/terminal.ts';
 
 export type ReconcileResultKind = ReconcileOutcome | 'skipped-locked' | 'duplicate' | 'superseded';
 
@@ -41,6 +48,13 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
     return summary;
   };
 
+  // Before any write: a cluster nobody registered must not leave a lease item behind (anyone who can put
+  // events could otherwise grow the table one item per invented name).
+  const registration = await deps.cluster(target.clusterId);
+  if (!registration) throw unknownCluster(target.clusterId, 'detail.clusterId');
+  // converge reads the registration again; it gets this one instead of a second GetItem.
+  const convergeDeps: ReconcileDeps = { ...deps, cluster: async (id) => (id === target.clusterId ? registration : deps.cluster(id)) };
+
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const begun = await beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), pass === 1 ? target.eventId : undefined);
     if (begun.status === 'duplicate') {
@@ -59,7 +73,7 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
     let result: ConvergeResult | undefined;
     let failure: unknown;
     try {
-      result = await converge(deps, target, begun.lease.token);
+      result = await converge(convergeDeps, target, begun.lease.token);
     } catch (err) {
       failure = err;
     }
@@ -91,13 +105,20 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
       if (!(err instanceof LeaseLostError)) throw err;
       // Our lease lapsed and a newer invocation holds it: its view of the pool wins, ours is dropped.
       logger.warn('lease lost before the outcome was recorded; a newer invocation owns this pool', { token: begun.lease.token });
-      if (failure) throw safeError(failure);
+      if (failure) throw failed(failure);
       return finish('superseded');
     }
     if (failure) {
-      logger.error('reconcile failed', { error: sanitizeErrorMessage(failure, 500), durationMs: Math.round(durationMs) });
-      metrics.addMetric('ReconcileErrors', MetricUnit.Count, 1);
-      throw safeError(failure);
+      const outcome = outcomeOf(failure);
+      if (outcome === 'requeue') {
+        logger.info('not finished yet; requeued', { why: sanitizeErrorMessage(failure, 500), afterMs: (failure as RequeueError).afterMs });
+        metrics.addMetric('ReconcileRequeues', MetricUnit.Count, 1);
+      } else if (outcome === 'retry') {
+        logger.error('reconcile failed', { error: sanitizeErrorMessage(failure, 500), durationMs: Math.round(durationMs) });
+        metrics.addMetric('ReconcileErrors', MetricUnit.Count, 1);
+      }
+      // A terminal error is logged once, by the handler that records its dead letter.
+      throw failed(failure);
     }
     logger.info('reconciled', {
       outcome: result!.outcome,
@@ -112,6 +133,11 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
     logger.info('another invocation asked for one more pass');
   }
   return finish(summary.result);
+}
+
+/** What is thrown for a failed pass: our own outcome errors as they are (built safe), anything else sanitised. */
+function failed(err: unknown): unknown {
+  return outcomeOf(err) === 'retry' ? safeError(err) : err;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   reconcileRequestEventSchema,
 } from '../../events/index.ts';
 import { keys } from '../../adapters/state-table/keys.ts';
+import { TerminalError } from '../../core/outcome.ts';
 
 export type ReconcileTrigger = z.infer<typeof reconcileRequestEventSchema> | z.infer<typeof changeNoticeEventSchema>;
 
@@ -66,6 +67,8 @@ function keyable(target: ReconcileTarget, nodePoolPath: string): ReconcileTarget
       issues.push({ path, message: (err as Error).message.replace(/^[^:]+: /, '') });
     }
   }
-  if (issues.length) throw new EventValidationError(issues);
+  if (issues.length) {
+    throw new TerminalError({ kind: 'unkeyable-name', field: issues[0].path, message: issues.map((i) => `${i.path}: ${i.message}`).join('; ') });
+  }
   return target;
 }

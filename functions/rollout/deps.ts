@@ -14,6 +14,8 @@ import type { ClusterAccessResolver } from '../../adapters/cluster-access/index.
 import { createClusterAccess, secretsManagerSource } from '../../adapters/cluster-access/index.ts';
 import type { RolloutClusterOps } from './cluster-ops.ts';
 import { rolloutClusterOps } from './cluster-ops.ts';
+import type { DeadLetterSink } from '../shared/dead-letters.ts';
+import { cloudDeadLetters } from '../shared/sqs-dead-letters.ts';
 
 export const SERVICE_NAME = 'pool-spirit-rollout';
 export const METRICS_NAMESPACE = 'PoolSpirit';
@@ -33,6 +35,8 @@ export interface RolloutDeps {
   clusterConcurrency: number;
   /** Id for a rollout started without one. */
   newRolloutId(now: Date): string;
+  /** Where input that can never succeed is recorded (functions/shared/observed-handler.ts). */
+  deadLetters?: DeadLetterSink;
 }
 
 export type RolloutDepsInput = Partial<RolloutDeps> & Pick<RolloutDeps, 'table'>;
@@ -66,5 +70,9 @@ export function rolloutDepsFromEnvironment(env: NodeJS.ProcessEnv = process.env)
   const dynamo = new DynamoDBClient({});
   const table = createStateTable({ client: dynamo, tableName });
   const credentials = dynamo.config.credentials as AwsCredentialIdentityProvider;
-  return rolloutDeps({ table, clusterAccess: createClusterAccess({ awsCredentials: credentials, secrets: secretsManagerSource() }) });
+  return rolloutDeps({
+    table,
+    clusterAccess: createClusterAccess({ awsCredentials: credentials, secrets: secretsManagerSource() }),
+    deadLetters: cloudDeadLetters(env, credentials),
+  });
 }

@@ -18,7 +18,11 @@ import { rolloutDeps, rolloutDepsFromEnvironment } from './deps.ts';
 import type { RolloutDeps, RolloutDepsInput } from './deps.ts';
 import { runRollout } from './run.ts';
 import type { RolloutResult } from './run.ts';
-import { observedHandler } from '../shared/observed-handler.ts';
+import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../shared/observed-handler.ts';
+import type { TerminalReason, TerminalResult } from '../shared/terminal.ts';
+import { RolloutSpecError } from '../../core/rollout/limits.ts';
+import { RolloutCommandError } from '../../core/rollout/commands.ts';
+import { RolloutExistsError, RolloutNotFoundError } from '../../adapters/state-table/rollout-state.ts';
 
 export type { RolloutDeps, RolloutDepsInput } from './deps.ts';
 export type { RolloutResult, RolloutSummary, ActionOutcome } from './run.ts';
@@ -45,15 +49,35 @@ export function parseRolloutInput(event: unknown): RolloutCommandDetail {
 
 export type RolloutHandler = (event: unknown, context?: Context) => Promise<RolloutResult>;
 
-/** The handler bound to dependencies (the local stack, the CLI and tests call this). */
-export function createRolloutHandler(input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps)): RolloutHandler {
+/**
+ * The handler bound to dependencies (the local stack, the CLI and tests call this). Without a dead-letter
+ * sink (the CLI, tests) input that can never succeed is thrown, not returned.
+ */
+export function createRolloutHandler(input: WithoutDeadLetters<RolloutDeps | RolloutDepsInput>): LambdaHandler<RolloutResult>;
+export function createRolloutHandler(input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps)): LambdaHandler<RolloutResult | TerminalResult>;
+export function createRolloutHandler(input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps)): LambdaHandler<RolloutResult | TerminalResult> {
   let resolved: RolloutDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : rolloutDeps(input));
-  return observedHandler(deps, async (d, event): Promise<RolloutResult> => {
+  return observedHandler('rollout', deps, async (d, event): Promise<RolloutResult> => {
     const detail = parseRolloutInput(event);
     d.logger.appendKeys({ rolloutCommand: detail.command, ...('rolloutId' in detail && detail.rolloutId ? { rolloutId: detail.rolloutId } : {}) });
     return runRollout(d, detail);
-  });
+  }, rolloutTerminalReason);
+}
+
+/**
+ * A rollout command that can never succeed as sent: a spec that does not validate, a command the rollout's
+ * phase does not allow, an id that does not exist or is taken by another spec. A lost version race
+ * (RolloutConflictError) is not among them: the retry reads the new version.
+ */
+export function rolloutTerminalReason(err: unknown, event: unknown): TerminalReason | undefined {
+  const inDetail = typeof event === 'object' && event !== null && 'detail' in event;
+  const at = (field: string) => (inDetail ? `detail.${field}` : field);
+  if (err instanceof RolloutSpecError) return { kind: 'invalid-event', field: at(`rollout.${err.field}`), message: err.message };
+  if (err instanceof RolloutCommandError) return { kind: 'conflict', field: at('command'), message: err.message };
+  if (err instanceof RolloutNotFoundError) return { kind: 'not-found', field: at('rolloutId'), message: err.message };
+  if (err instanceof RolloutExistsError) return { kind: 'conflict', field: at('rollout.id'), message: err.message };
+  return undefined;
 }
 
 /** The cloud handler: dependencies from the function's environment, built on the first invocation. */

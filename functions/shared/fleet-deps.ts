@@ -16,6 +16,8 @@ import { createClusterAccess, secretsManagerSource } from '../../adapters/cluste
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { createClusterClient } from '../../adapters/kubernetes/index.ts';
 import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
+import type { DeadLetterSink } from './dead-letters.ts';
+import { cloudDeadLetters } from './sqs-dead-letters.ts';
 
 export const METRICS_NAMESPACE = 'PoolSpirit';
 
@@ -28,6 +30,8 @@ export interface FleetFunctionDeps {
   clock: () => Date;
   logger: Logger;
   metrics: Metrics;
+  /** Where input that can never succeed is recorded (functions/shared/observed-handler.ts). */
+  deadLetters?: DeadLetterSink;
 }
 
 /** Defaults for the shared part; `component` names the Event source in clusters (the service by default). */
@@ -43,8 +47,11 @@ export function fleetFunctionDeps(table: StateTable, serviceName: string, clock:
   };
 }
 
-/** The cloud wiring of the table and cluster access: STATE_TABLE_NAME; credentials from the execution role only. */
-export function cloudTableFromEnvironment(env: NodeJS.ProcessEnv): { table: StateTable; clusterAccess: ClusterAccessResolver } {
+/**
+ * The cloud wiring of the table, cluster access and dead letters: STATE_TABLE_NAME, DEAD_LETTER_QUEUE_URL;
+ * credentials from the execution role only.
+ */
+export function cloudTableFromEnvironment(env: NodeJS.ProcessEnv): { table: StateTable; clusterAccess: ClusterAccessResolver; deadLetters: DeadLetterSink } {
   const tableName = env.STATE_TABLE_NAME;
   if (!tableName) throw new Error('STATE_TABLE_NAME is not set: expected the name of the state table');
   const dynamo = new DynamoDBClient({});
@@ -52,6 +59,7 @@ export function cloudTableFromEnvironment(env: NodeJS.ProcessEnv): { table: Stat
   return {
     table: createStateTable({ client: dynamo, tableName }),
     clusterAccess: createClusterAccess({ awsCredentials: credentials, secrets: secretsManagerSource() }),
+    deadLetters: cloudDeadLetters(env, credentials),
   };
 }
 

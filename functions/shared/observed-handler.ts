@@ -1,30 +1,77 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
+import type { DeadLetterSink } from './dead-letters.ts';
+import { terminalReasonOf } from './terminal.ts';
+import type { TerminalReason, TerminalResult } from './terminal.ts';
+import type { FunctionName } from './permissions.ts';
 
 export type LambdaHandler<R> = (event: unknown, context?: Context) => Promise<R>;
 
+/** Dependencies without a dead-letter sink: a terminal error is thrown to the caller, never returned. */
+export type WithoutDeadLetters<I> = I & { deadLetters?: undefined };
+
+export interface ObservedDeps {
+  logger: Logger;
+  metrics: Metrics;
+  /**
+   * Where input that can never succeed is recorded. Set (the cloud, the local stack): the handler records
+   * the dead letter and returns a TerminalResult, so nothing retries it. Unset (the CLI, a direct caller):
+   * the error is thrown to the caller, who is not retried by anyone.
+   */
+  deadLetters?: DeadLetterSink;
+}
+
 /**
  * A function's Lambda handler: `core` behind Powertools' context injection (per-invocation log keys reset)
- * and metrics flushing. Built on the first invocation, so importing a function module never reads the
- * environment, and tests or the local stack can hand in their own dependencies.
+ * and metrics flushing, with the outcome contract of core/outcome.ts applied to what it throws. Built on the
+ * first invocation, so importing a function module never reads the environment, and tests or the local
+ * stack can hand in their own dependencies.
  */
-export function observedHandler<D extends { logger: Logger; metrics: Metrics }, R>(
+export function observedHandler<D extends ObservedDeps, R>(
+  functionName: FunctionName,
   deps: () => D,
   core: (deps: D, event: unknown, context: Context) => Promise<R>,
-): LambdaHandler<R> {
-  let wrapped: LambdaHandler<R> | undefined;
+  /** The function's own never-succeeding errors, besides the shared ones (functions/shared/terminal.ts). */
+  terminalOf: (err: unknown, event: unknown) => TerminalReason | undefined = () => undefined,
+): LambdaHandler<R | TerminalResult> {
+  let wrapped: LambdaHandler<R | TerminalResult> | undefined;
   return (event, context) => {
     if (!wrapped) {
       const d = deps();
-      wrapped = middy((e: unknown, c: Context) => core(d, e, c))
+      wrapped = middy((e: unknown, c: Context) => withOutcomes(functionName, d, e, c, core, terminalOf))
         .use(injectLambdaContext(d.logger, { resetKeys: true }))
-        .use(logMetrics(d.metrics)) as unknown as LambdaHandler<R>;
+        .use(logMetrics(d.metrics)) as unknown as LambdaHandler<R | TerminalResult>;
     }
     // A direct caller (spiritctl, a test) may pass no context.
     return wrapped(event, context ?? ({} as Context));
   };
+}
+
+async function withOutcomes<D extends ObservedDeps, R>(
+  functionName: FunctionName,
+  d: D,
+  event: unknown,
+  context: Context,
+  core: (deps: D, event: unknown, context: Context) => Promise<R>,
+  terminalOf: (err: unknown, event: unknown) => TerminalReason | undefined,
+): Promise<R | TerminalResult> {
+  try {
+    return await core(d, event, context);
+  } catch (err) {
+    const terminal = terminalReasonOf(err) ?? terminalOf(err, event);
+    if (!terminal) throw err;
+    // The one line this input gets: retrying would only repeat it.
+    d.logger.error('input can never succeed; recorded as a dead letter, not retried', { terminal, deadLettered: d.deadLetters !== undefined });
+    d.metrics.addMetric('TerminalEvents', MetricUnit.Count, 1);
+    if (!d.deadLetters) throw err;
+    // If the queue cannot be reached this throws: the invocation fails and takes the retry path, whose
+    // end is the same queue (Lambda's on-failure destination), so the event is not lost.
+    await d.deadLetters.send({ functionName, reason: terminal, event, attempts: 1, requestId: context.awsRequestId || undefined });
+    return { result: 'terminal', terminal };
+  }
 }

@@ -11,7 +11,10 @@
  *  - Metrics go out as CloudWatch embedded-metric-format log lines (Powertools Metrics), not PutMetricData.
  *  - Every role in serverless.yml also gets what the platform does on the function's behalf, not its
  *    code: logs:CreateLogStream and logs:PutLogEvents on its own log group, and sqs:SendMessage on its own
- *    dead-letter queue (Lambda's on-failure destination for events the function failed on).
+ *    dead-letter queue (Lambda's on-failure destination for events the function failed on). The code uses
+ *    that same grant for the dead letters it records itself (input that can never succeed,
+ *    functions/shared/sqs-dead-letters.ts): a SigV4-signed request, not an SDK command, so the bundle
+ *    check does not see it; the grant is there for every function either way.
  */
 
 export type FunctionName = 'reconcile' | 'audit' | 'cloudEvents' | 'rollout' | 'probe';

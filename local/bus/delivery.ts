@@ -216,6 +216,13 @@ export class Dispatcher {
     return Math.round(step / 2 + this.#opts.random() * (step / 2));
   }
 
+  /** A dead letter a target recorded itself (it gave up at once): counted and kept like the bus's own. */
+  recordDeadLetter(deadLetter: DeadLetter): void {
+    this.counters.deadLettered++;
+    this.#opts.onDeadLetter(deadLetter);
+    this.#opts.onActivity({ type: 'dead-letter', deadLetter });
+  }
+
   #deadLetter(job: Job, reason: DeadLetterReason, error: string): void {
     this.counters.deadLettered++;
     const now = this.#opts.clock.now();

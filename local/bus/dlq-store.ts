@@ -43,6 +43,7 @@ export function storableDeadLetter(deadLetter: DeadLetter): { deadLetter: DeadLe
       target: str(deadLetter.target),
       deadLetterQueueArn: deadLetter.deadLetterQueueArn === null ? null : str(deadLetter.deadLetterQueueArn),
       reason: deadLetter.reason,
+      ...(deadLetter.terminal ? { terminal: { kind: deadLetter.terminal.kind, ...(deadLetter.terminal.field !== undefined ? { field: str(deadLetter.terminal.field) } : {}), message: str(deadLetter.terminal.message) } } : {}),
       error: str(deadLetter.error),
       attempts: typeof deadLetter.attempts === 'number' ? deadLetter.attempts : 0,
       firstAttemptAt: str(deadLetter.firstAttemptAt),

@@ -17,6 +17,7 @@ import {
   type PutEventsResult,
 } from './put-events.ts';
 import { resolveRules } from './rules.ts';
+import { deadLetterFromSendMessage, queueUrlFor, SQS_SEND_MESSAGE_TARGET, SqsCallError } from './dead-letter-queue.ts';
 import { nextFireTime } from './schedule.ts';
 import type { BusActivity, BusEvent, BusStats, DeadLetter, Rule, TargetFn } from './types.ts';
 
@@ -68,6 +69,11 @@ export interface LocalBus {
   /** Routes an already-formed event (e.g. an `aws.ec2` state change that PutEvents would refuse). */
   injectEvent(event: Partial<BusEvent> & Pick<BusEvent, 'source' | 'detail-type' | 'detail'>, eventBus?: string): BusEvent;
   deadLetters(): DeadLetter[];
+  /**
+   * URL of the dead-letter queue of `target`'s rules, served here as SQS SendMessage (a function records a
+   * dead letter itself there, as it does on SQS in the cloud); undefined when its rules name none.
+   */
+  deadLetterQueueUrl(target: string): string | undefined;
   stats(): BusStats;
   /**
    * Resolves when nothing is queued, in flight, waiting for a retry or held for reordering. Schedules do not
@@ -207,6 +213,16 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
         throw err;
       }
     }
+    if (operation === SQS_SEND_MESSAGE_TARGET) {
+      try {
+        const { deadLetter, response } = deadLetterFromSendMessage(parsed, rules, clock.now());
+        dispatcher.recordDeadLetter(deadLetter);
+        return sendJson(res, 200, response);
+      } catch (err) {
+        if (err instanceof SqsCallError) return sendError(res, err.status, err.type, err.message);
+        throw err;
+      }
+    }
     return sendError(res, 400, 'UnknownOperationException', `operation ${operation || '(no X-Amz-Target)'} is not supported by the local bus`);
   }
 
@@ -236,6 +252,10 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
       return event;
     },
     deadLetters: () => [...deadLetters],
+    deadLetterQueueUrl(target) {
+      const arn = rules.find((r) => r.target === target && r.deadLetterQueueArn)?.deadLetterQueueArn;
+      return arn ? queueUrlFor(`http://127.0.0.1:${port}`, arn) : undefined;
+    },
     stats: () => ({
       ...counts,
       ...dispatcher.counters,

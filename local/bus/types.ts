@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '../../events/envelope.ts';
+import type { TerminalReason } from '../../core/outcome.ts';
 
 /** An event as the bus routes and delivers it (the EventBridge envelope). */
 export type BusEvent = EventEnvelope<Record<string, unknown>>;
@@ -36,7 +37,11 @@ export interface Rule {
   enabled?: boolean;
 }
 
-export type DeadLetterReason = 'retries-exhausted' | 'maximum-event-age-exceeded';
+/** `terminal`: the target itself gave up at once on input that can never succeed, and said why. */
+export type DeadLetterReason = 'retries-exhausted' | 'maximum-event-age-exceeded' | 'terminal';
+
+/** Why a target gave up at once (machine-readable: kind, the field at fault, a message). */
+export type TerminalDeadLetterReason = TerminalReason;
 
 /** An event delivery that gave up: the event, the rule, the last error (sanitised) and the attempts made. */
 export interface DeadLetter {
@@ -47,6 +52,8 @@ export interface DeadLetter {
   /** The rule's DLQ; null means EventBridge would have dropped the event (kept here so nothing is lost silently). */
   deadLetterQueueArn: string | null;
   reason: DeadLetterReason;
+  /** Set when `reason` is `terminal`. */
+  terminal?: TerminalDeadLetterReason;
   error: string;
   attempts: number;
   firstAttemptAt: string;

@@ -6,12 +6,24 @@
 import type { Handler } from '../lambda-runtime.ts';
 import { createStateTable } from '../../adapters/state-table/index.ts';
 import { createReconcileHandler } from '../../functions/reconcile/handler.ts';
+import type { DeadLetterSink } from '../../functions/shared/dead-letters.ts';
+import { sqsDeadLetterSink } from '../../functions/shared/sqs-dead-letters.ts';
 import { localDynamoClient } from '../dynamodb.ts';
 import { localObservability } from '../fleet/observability.ts';
 
 export interface ContainerSettings {
   dynamoEndpoint: string;
   tableName: string;
+  /**
+   * The function's dead-letter queue on the local bus (`bus.deadLetterQueueUrl(name)`): input that can
+   * never succeed is recorded there and not retried. Without it such input is thrown, and so retried.
+   */
+  deadLetterQueueUrl?: string;
+}
+
+/** The dead-letter sink the cloud uses, pointed at the local bus's queue endpoint. */
+export function localDeadLetters(queueUrl: string | undefined): DeadLetterSink | undefined {
+  return queueUrl ? sqsDeadLetterSink({ queueUrl, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }) : undefined;
 }
 
 export const CONTAINER_FACTORIES = {
@@ -19,6 +31,7 @@ export const CONTAINER_FACTORIES = {
     createReconcileHandler({
       table: createStateTable({ client: localDynamoClient(s.dynamoEndpoint), tableName: s.tableName }),
       ...localObservability('pool-spirit-reconciler'),
+      deadLetters: localDeadLetters(s.deadLetterQueueUrl),
     }),
 } satisfies Record<string, (s: ContainerSettings) => Handler>;
 

@@ -195,7 +195,7 @@ export async function startRbacWorld(backend: Backend = 'local'): Promise<RbacWo
   // Fast retries: a refused request is not retried at all, and nothing here is transient.
   const clusterClient = (connection: ClusterConnection) => createClusterClient(connection, { retry: { initialDelayMs: 5, maxDelayMs: 50 } });
 
-  const reconcileHandler = createReconcileHandler(reconcileDeps({ table, keyFactory, clusterClient, ...observability('rbac-reconcile') }));
+  const reconcileHandler = createReconcileHandler({ ...reconcileDeps({ table, keyFactory, clusterClient, ...observability('rbac-reconcile') }), deadLetters: undefined });
   const auditHandler = createAuditHandler({ table, events, eventBusName: 'rbac-test', keyFactory, clusterClient, ...observability('rbac-audit') });
   const probeHandler = createProbeHandler({ table, clusterClient, ...observability('rbac-probe') });
   const rolloutHandler = createRolloutHandler({ table, ...observability('rbac-rollout') });

@@ -13,6 +13,7 @@ import { ensureTable, startLocalDynamo } from '../../local/dynamodb.ts';
 import type { LocalDynamo } from '../../local/dynamodb.ts';
 import { createRolloutHandler, rolloutDeps } from '../../functions/rollout/handler.ts';
 import type { RolloutDeps, RolloutResult } from '../../functions/rollout/handler.ts';
+import type { WithoutDeadLetters } from '../../functions/shared/observed-handler.ts';
 import { rolloutClusterOps } from '../../functions/rollout/cluster-ops.ts';
 import type { RolloutClusterOps } from '../../functions/rollout/cluster-ops.ts';
 import { startTestCluster } from '../support/local-cluster.ts';
@@ -66,7 +67,8 @@ export async function startRolloutFleet(clusterCount: number, poolsPerCluster: n
       return fleet.wrapOps ? fleet.wrapOps(ops, clusterId) : ops;
     },
   });
-  const handler = createRolloutHandler(fleet.deps);
+  // No dead-letter sink: a terminal error reaches the test as a throw.
+  const handler = createRolloutHandler(fleet.deps as WithoutDeadLetters<RolloutDeps>);
   fleet.invoke = (event) => handler(event);
   fleet.settle = async () => {
     for (const [id, t] of clusters) {

@@ -7,6 +7,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type * as z from 'zod/mini';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as events from '../../events/index.ts';
@@ -158,6 +160,8 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
         maxPasses: 3,
         historyWindowMs: 86_400_000,
         retentionMs: 86_400_000,
+        // No dead-letter sink: input that can never succeed is thrown to the caller, which this test judges.
+        deadLetters: undefined,
       } as Record<string, unknown>,
       { get: (t, prop) => (prop in t ? t[prop as string] : poison(`deps.${String(prop)}`)) },
     );
@@ -231,12 +235,25 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
     });
   }
 
-  it('the deployed entry points (exported `handler`, dependencies from the environment) reject broken envelopes the same way', async () => {
+  it('the deployed entry points (exported `handler`, dependencies from the environment) dead-letter broken envelopes once, naming the field', async () => {
+    // The functions' dead-letter queue: an SQS SendMessage endpoint on a local port that keeps what it gets.
+    const received: { target: string; body: { QueueUrl: string; MessageBody: string; MessageAttributes: Record<string, { StringValue: string }> } }[] = [];
+    const queue = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+      req.on('end', () => {
+        received.push({ target: String(req.headers['x-amz-target']), body: JSON.parse(text) });
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end('{"MessageId":"m-1"}');
+      });
+    });
+    await new Promise<void>((resolve) => queue.listen(0, '127.0.0.1', resolve));
+    const queueUrl = `http://127.0.0.1:${(queue.address() as AddressInfo).port}/123456789012/fuzz-dlq`;
     const saved = { ...process.env };
-    // Any AWS call would go to a closed local port: nothing here may get as far as calling AWS.
+    // Any other AWS call would go to a closed local port: nothing here may get as far as calling AWS.
     Object.assign(process.env, {
       STATE_TABLE_NAME: 'fuzz-table', EVENT_BUS_NAME: 'fuzz-bus', AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
       AWS_ACCESS_KEY_ID: 'fuzz', AWS_SECRET_ACCESS_KEY: 'fuzz', POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true',
+      DEAD_LETTER_QUEUE_URL: queueUrl,
     });
     const broken: [unknown, RegExp][] = [
       [null, /\(event\)|detail-type/],
@@ -252,15 +269,22 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
     try {
       for (const [name, fn] of Object.entries({ reconcileFunction, auditFunction, cloudEventsFunction, probeFunction, rolloutFunction })) {
         for (const [event, names] of broken) {
-          const err = await (fn.handler as (e: unknown, c: Context) => Promise<unknown>)(event, context).then(() => undefined, (e: Error) => e);
-          expect(err, `${name} accepted ${describeValue(event)}`).toBeInstanceOf(EventValidationError);
-          expect((err as Error).message, name).toMatch(names);
+          const before = received.length;
+          const result = (await (fn.handler as (e: unknown, c: Context) => Promise<unknown>)(event, context)) as { result?: string; terminal?: { kind: string; field?: string; message: string } };
+          expect(result?.result, `${name} did not give up on ${describeValue(event)}`).toBe('terminal');
+          expect(`${result.terminal?.field}: ${result.terminal?.message}`, name).toMatch(names);
+          expect(received.length - before, `${name}: dead letters for ${describeValue(event)}`).toBe(1);
+          const sent = received[received.length - 1];
+          expect(sent.target).toBe('AmazonSQS.SendMessage');
+          expect(sent.body.QueueUrl).toBe(queueUrl);
+          expect(JSON.parse(sent.body.MessageAttributes.TERMINAL_REASON.StringValue)).toEqual(result.terminal);
         }
       }
     } finally {
       quiet.stop();
       for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
       Object.assign(process.env, saved);
+      await new Promise((resolve) => queue.close(resolve));
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

@@ -1,0 +1,39 @@
+/**
+ * Which thrown errors mean "this input can never succeed" (core/outcome.ts), and the reason each carries.
+ * Everything not named here stays on the retry path.
+ */
+import { TerminalError } from '../../core/outcome.ts';
+import type { TerminalReason } from '../../core/outcome.ts';
+import { EventValidationError } from '../../events/envelope.ts';
+import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
+import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+
+export { TerminalError } from '../../core/outcome.ts';
+export type { TerminalReason, TerminalKind } from '../../core/outcome.ts';
+
+/** What a handler returns for an input it recorded as a dead letter instead of failing on. */
+export interface TerminalResult {
+  result: 'terminal';
+  terminal: TerminalReason;
+}
+
+export function terminalReasonOf(err: unknown): TerminalReason | undefined {
+  if (err instanceof TerminalError) return err.reason;
+  if (err instanceof EventValidationError) {
+    const [first] = err.issues;
+    return {
+      kind: first?.path === 'detail-type' ? 'unknown-detail-type' : 'invalid-event',
+      ...(first ? { field: first.path } : {}),
+      message: sanitizeErrorMessage(err.issues.map((i) => `${i.path}: ${i.message}`).join('; '), 1000),
+    };
+  }
+  // A cluster nobody registered stays unregistered for this event: registering it later is a new event.
+  if (err instanceof ClusterAccessError && err.reason === 'not-registered') {
+    return { kind: 'unknown-cluster', field: 'detail.clusterId', message: err.message };
+  }
+  return undefined;
+}
+
+export function unknownCluster(clusterId: string, field: string): TerminalError {
+  return new TerminalError({ kind: 'unknown-cluster', field, message: `cluster ${clusterId.slice(0, 253)} is not registered (see spiritctl clusters list)` });
+}
