@@ -22,6 +22,8 @@ export interface ClusterView {
   pools: Obj[];
   nodes: Obj[];
   spirits: Obj[];
+  /** Pods of the product namespace (evidence when a pool is not Available). */
+  pods: Obj[];
   owned: { kind: OwnedKind; obj: Obj }[];
 }
 
@@ -33,10 +35,11 @@ async function listAll(storage: Storage, group: string, resource: string, namesp
 
 export async function readCluster(storage: Storage): Promise<ClusterView> {
   const at = Date.now();
-  const [pools, nodes, spirits] = await Promise.all([
+  const [pools, nodes, spirits, pods] = await Promise.all([
     listAll(storage, 'apps.openyurt.io', 'nodepools'),
     listAll(storage, '', 'nodes'),
     listAll(storage, 'poolspirit.io', 'poolspirits'),
+    listAll(storage, '', 'pods', PRODUCT_NAMESPACE),
   ]);
   const owned: ClusterView['owned'] = [];
   for (const [kind, r] of Object.entries(OWNED_KINDS) as [OwnedKind, (typeof OWNED_KINDS)[OwnedKind]][]) {
@@ -44,7 +47,7 @@ export async function readCluster(storage: Storage): Promise<ClusterView> {
       if (obj.metadata?.labels?.['app.kubernetes.io/managed-by'] === 'pool-spirit') owned.push({ kind, obj });
     }
   }
-  return { at, pools, nodes, spirits, owned };
+  return { at, pools, nodes, spirits, pods, owned };
 }
 
 export const isReady = (node: Obj) => (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');

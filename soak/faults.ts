@@ -87,7 +87,7 @@ async function reorder(w: SoakWorld, chaos: BusChaos, ms: number, filter: (e: Bu
  * coincide with a bus fault or a restart, as in life; two API faults would overwrite each other's rules).
  */
 export const FAULTS: Record<string, { weight: number; lane: 'api' | 'delivery'; run: FaultRun; needs?: 'etcd' }> = {
-  'api-409': { weight: 2, lane: 'api', run: (w) => withApiFaults(w, [{ verbs: WRITES, errorRate: 0.4, errorStatus: 409 }], w.rng.between(1_500, 5_000)) },
+  'api-409': { weight: 2, lane: 'api', run: (w) => withApiFaults(w, [{ verbs: ['update', 'patch'], errorRate: 0.4, errorStatus: 409 }], w.rng.between(1_500, 5_000)) },
   'api-429': { weight: 2, lane: 'api', run: (w) => withApiFaults(w, [{ verbs: ALL, errorRate: 0.3, errorStatus: 429 }], w.rng.between(1_500, 5_000)) },
   'api-500': { weight: 2, lane: 'api', run: (w) => withApiFaults(w, [{ verbs: ALL, errorRate: 0.3, errorStatus: 500 }], w.rng.between(1_500, 5_000)) },
   /** A slow apiserver: reads and writes answered seconds late (clients' own timeouts and the function's). */

@@ -97,7 +97,13 @@ export class Invariants {
       if (spirit && isAvailable(spirit)) continue;
       whole = this.#bad(`available ${key}`, seen, BOUNDS.availableMs, w.disturbed.get(key) ?? 0, final, () => [
         'available', `Edge pool ${key} has a Ready node but its PoolSpirit is not Available`,
-        { phase: spirit?.status?.phase ?? 'no PoolSpirit', conditions: (spirit?.status?.conditions ?? []).map((c: Obj) => `${c.type}=${c.status} ${c.reason ?? ''}: ${String(c.message ?? '').slice(0, 200)}`) },
+        {
+          phase: spirit?.status?.phase ?? 'no PoolSpirit',
+          conditions: (spirit?.status?.conditions ?? []).map((c: Obj) => `${c.type}=${c.status} ${c.reason ?? ''}: ${String(c.message ?? '').slice(0, 200)}`),
+          nodes: view.nodes.filter((n) => poolOf(n) === pool).map((n) => `${n.metadata.name} ${isReady(n) ? 'Ready' : 'NotReady'}`),
+          pods: view.pods.filter((p) => p.metadata.labels?.['app.kubernetes.io/instance'] === `ps-${pool}`).map(podSummary),
+          deployment: view.owned.filter((o) => o.kind === 'Deployment' && ownedPool(o.obj) === pool).map((o) => ({ generation: o.obj.metadata.generation, status: o.obj.status })),
+        },
       ]);
     }
     for (const { kind, obj } of view.owned) {
@@ -209,6 +215,11 @@ export class Invariants {
       this.rss.maxMb = mb;
     }
   }
+}
+
+function podSummary(p: Obj): string {
+  const conds = (p.status?.conditions ?? []).map((c: Obj) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`).join(',');
+  return `${p.metadata.name} node=${p.spec?.nodeName ?? '-'} phase=${p.status?.phase ?? '-'} ${conds}${p.metadata.deletionTimestamp ? ' deleting' : ''} created=${p.metadata.creationTimestamp}`;
 }
 
 function wantsSpirit(pool: Obj): boolean {

@@ -4,6 +4,8 @@
  * a refused write counts as a failed operation, not a violation) and records what the invariants must
  * then expect.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { HttpMethod } from '@kubernetes/client-node';
 import type { FleetCluster } from '../local/fleet/fleet.ts';
 import { edgeNode, nodePool, NODEPOOL_LABEL } from '../local/fleet/seed.ts';
@@ -79,6 +81,15 @@ const BAD_ACCESS = [
   { url: 'http://10.0.0.1:6443', why: 'plain http off loopback' },
   { url: 'https://user:pw@127.0.0.1:6443', why: 'credentials in the URL' },
 ];
+
+function execKubeconfig(name: string): string {
+  return [
+    'apiVersion: v1', 'kind: Config', `current-context: ${name}`,
+    'clusters:', `- name: ${name}`, '  cluster:', '    server: http://127.0.0.1:1',
+    'contexts:', `- name: ${name}`, '  context:', `    cluster: ${name}`, `    user: ${name}`,
+    'users:', `- name: ${name}`, '  user:', '    exec:', '      apiVersion: client.authentication.k8s.io/v1', '      command: /bin/sh', '      args: ["-c", "echo soak"]', '',
+  ].join('\n');
+}
 
 export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
   'pool-create': {
@@ -213,7 +224,7 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
       const id = `soak-rollout-${w.nextId++}`;
       await w.fleet.rollout.invoke({
         command: 'start',
-        rollout: { id, patch: { agent: { version: w.rng.pick(['0.2.0', '0.3.0', '0.4.0']) } }, canary: 1, maxConcurrency: '2', soak: '1s', progressDeadline: '30s', autoRollback: true },
+        rollout: { id, patch: { agent: { version: w.rng.pick(['0.2.0', '0.3.0', '0.4.0']) } }, ...(w.fleet.clusters.length > 1 ? { canary: 1 } : {}), maxConcurrency: '2', soak: '1s', progressDeadline: '30s', autoRollback: true },
       });
       w.rollouts.add(id);
       for (const c of w.fleet.clusters) for (const p of await livePools(c)) w.touch(c.id, p.metadata.name);
@@ -239,11 +250,21 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
         refused = true;
       }
       if (!refused) w.violate('registration', `spiritctl clusters add would accept ${bad.why}`, { why: bad.why });
-      // Written past the CLI (as a hand-edited registry item would be): the functions must refuse it too.
+      // Written past the CLI (as a hand-edited registry item would be): the registry refuses it as well.
       const id = `bad-${w.nextId++}`;
-      w.terminalClusters.add(id);
-      await registerCluster(w.fleet.table, { id, access: { kind: 'url', url: bad.url }, labels: { environment: 'soak-bad' } }, new Date());
-      w.fleet.bus.putEvents([{ Source: RECONCILER_SOURCE, DetailType: RECONCILE_REQUEST_DETAIL_TYPE, EventBusName: w.fleet.eventBusName, Detail: JSON.stringify({ clusterId: id, nodePool: 'pool-00', reason: 'soak', requestedBy: 'soak' }) }]);
+      try {
+        await registerCluster(w.fleet.table, { id, access: { kind: 'url', url: bad.url }, labels: { environment: 'soak-bad' } }, new Date());
+      } catch {
+        // A kubeconfig file the CLI would refuse (an exec credential), registered by path: only the
+        // functions' own load can refuse it, and every event for that cluster is then input that cannot succeed.
+        const path = join(w.opts.stateDir, `${id}.kubeconfig`);
+        await writeFile(path, execKubeconfig(id), { mode: 0o600 });
+        w.terminalClusters.add(id);
+        await registerCluster(w.fleet.table, { id, access: { kind: 'kubeconfig-file', path }, labels: { environment: 'soak-bad' } }, new Date());
+        w.fleet.bus.putEvents([{ Source: RECONCILER_SOURCE, DetailType: RECONCILE_REQUEST_DETAIL_TYPE, EventBusName: w.fleet.eventBusName, Detail: JSON.stringify({ clusterId: id, nodePool: 'pool-00', reason: 'soak', requestedBy: 'soak' }) }]);
+        return;
+      }
+      w.violate('registration', `the registry accepted ${bad.why}`, { why: bad.why, id });
     },
   },
   'cluster-register-good': {
