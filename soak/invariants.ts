@@ -8,6 +8,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { PemConverter } from '../shared/x509.ts';
 import { privateKeysInPem, SecretScanner, secretObjectSecrets, type KnownSecret } from '../test/support/secret-scan.ts';
 import { OPT_OUT_ANNOTATION } from '../core/nodepool.ts';
+import { evictionGraceSeconds } from '../local/kubelet/scheduling.ts';
 import { LEASE_OWNER, LEASE_UNTIL } from '../adapters/state-table/lease.ts';
 import { isAvailable, isReady, ownedPool, poolOf, readCluster, type ClusterView, type Obj } from './cluster-view.ts';
 import { BOUNDS, type SoakWorld } from './world.ts';
@@ -31,6 +32,8 @@ export class Invariants {
   #scanner = new SecretScanner([]);
   #caKeys = new WeakSet<object>();
   #pass = 0;
+  /** The table as the last pass read it (evidence: a stuck pool's reconcile state). */
+  #items: Obj[] = [];
   readonly rss = { maxMb: 0, firstMb: 0, lastMb: 0 };
 
   constructor(w: SoakWorld, tap: TextTap) {
@@ -95,13 +98,18 @@ export class Invariants {
       if (!readyPools.has(pool) || w.invalidSpec.has(key)) continue;
       const spirit = spirits.get(pool);
       if (spirit && isAvailable(spirit)) continue;
-      whole = this.#bad(`available ${key}`, seen, BOUNDS.availableMs, w.disturbed.get(key) ?? 0, final, () => [
+      // A pod on a node that went NotReady is evicted only after its toleration (core/render/workload.ts):
+      // the pool's bound starts then, not when the node went away.
+      const startsAt = Math.max(w.disturbed.get(key) ?? 0, evictionDue(view, pool));
+      whole = this.#bad(`available ${key}`, seen, BOUNDS.availableMs, startsAt, final, () => [
         'available', `Edge pool ${key} has a Ready node but its PoolSpirit is not Available`,
         {
           phase: spirit?.status?.phase ?? 'no PoolSpirit',
           conditions: (spirit?.status?.conditions ?? []).map((c: Obj) => `${c.type}=${c.status} ${c.reason ?? ''}: ${String(c.message ?? '').slice(0, 200)}`),
           nodes: view.nodes.filter((n) => poolOf(n) === pool).map((n) => `${n.metadata.name} ${isReady(n) ? 'Ready' : 'NotReady'}`),
           pods: view.pods.filter((p) => p.metadata.labels?.['app.kubernetes.io/instance'] === `ps-${pool}`).map(podSummary),
+          recent: w.journal.recent(clusterId, pool),
+          reconcileState: this.#state(clusterId, pool),
           deployment: view.owned.filter((o) => o.kind === 'Deployment' && ownedPool(o.obj) === pool).map((o) => ({ generation: o.obj.metadata.generation, status: o.obj.status })),
         },
       ]);
@@ -116,14 +124,14 @@ export class Invariants {
         const invariant = deletedAt !== undefined ? 'lost-deletion' : 'orphan';
         whole = this.#bad(`${invariant} ${key} ${kind}/${obj.metadata.name}`, seen, BOUNDS.deletionMs, deletedAt ?? 0, final, () => [
           invariant, `${kind} ${obj.metadata.name} of ${deletedAt !== undefined ? 'deleted' : 'absent'} NodePool ${key} still exists`,
-          { kind, name: obj.metadata.name, deletionTimestamp: obj.metadata.deletionTimestamp ?? null, ownerReferences: obj.metadata.ownerReferences ?? [] },
+          { recent: w.journal.recent(clusterId, pool), kind, name: obj.metadata.name, deletionTimestamp: obj.metadata.deletionTimestamp ?? null, ownerReferences: obj.metadata.ownerReferences ?? [] },
         ]) && whole;
       }
       this.#count('foreign');
       const foreign = foreignEntry(kind, obj);
       if (foreign) {
         whole = this.#bad(`foreign ${clusterId} ${kind}/${obj.metadata.name}`, seen, BOUNDS.foreignMs, w.disturbed.get(key) ?? 0, final, () => [
-          'foreign', `${foreign} survives in ${kind} ${obj.metadata.name} (${clusterId})`, { kind, name: obj.metadata.name },
+          'foreign', `${foreign} survives in ${kind} ${obj.metadata.name} (${clusterId})`, { reconcileState: this.#state(clusterId, pool), kind, name: obj.metadata.name, managedFields: (obj.metadata.managedFields ?? []).map((m: Obj) => `${m.manager} ${m.operation} ${m.time}`), recent: w.journal.recent(clusterId, pool) },
         ]) && whole;
       }
     }
@@ -140,9 +148,17 @@ export class Invariants {
     return whole;
   }
 
+  #state(clusterId: string, pool: string): Obj | undefined {
+    const item = this.#items.find((i) => i.pk === `CLUSTER#${clusterId}` && i.sk === `POOL#${pool}`);
+    if (!item) return undefined;
+    const { outcome, failures, lastError, error, updatedAt, attempts, recentEvents, fencingToken } = item;
+    return { outcome, failures, error: lastError ?? error, updatedAt, attempts, recentEvents, fencingToken, leaseOwner: item[LEASE_OWNER], leaseUntil: item[LEASE_UNTIL] };
+  }
+
   async #leases(final: boolean): Promise<void> {
     const w = this.#w;
     const items = await scanTable(w);
+    this.#items = items;
     const now = Date.now();
     for (const item of items) {
       this.#count('leases');
@@ -215,6 +231,20 @@ export class Invariants {
       this.rss.maxMb = mb;
     }
   }
+}
+
+/** When the last pod of the pool bound to a NotReady (or gone) node is due to be evicted; 0 when none is. */
+function evictionDue(view: ClusterView, pool: string): number {
+  let due = 0;
+  for (const pod of view.pods) {
+    if (pod.metadata.labels?.['app.kubernetes.io/instance'] !== `ps-${pool}` || !pod.spec?.nodeName) continue;
+    const node = view.nodes.find((n) => n.metadata.name === pod.spec.nodeName);
+    const grace = evictionGraceSeconds(pod, node);
+    if (grace === undefined || !Number.isFinite(grace)) continue;
+    const since = Date.parse((node?.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready')?.lastTransitionTime ?? '') || view.at;
+    due = Math.max(due, since + grace * 1000);
+  }
+  return due;
 }
 
 function podSummary(p: Obj): string {

@@ -110,6 +110,7 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
       const pool = w.rng.pick(pools)!.metadata.name;
       await w.api(c).requestJson(HttpMethod.DELETE, `${POOLS}/${pool}`);
       w.deletions.set(`${c.id}/${pool}`, Date.now());
+      w.journal.add('pool-delete', c.id, pool);
     },
   },
   'node-add-ready': { weight: 3, run: (w, c) => addNode(w, c, true) },
@@ -279,6 +280,7 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
 
 export async function runOperation(w: SoakWorld, kind: string): Promise<void> {
   const c = w.cluster();
+  w.currentOp = kind;
   try {
     await OPERATIONS[kind].run(w, c);
     w.operations.add(kind);

@@ -1,8 +1,9 @@
 /**
  * `npm run soak -- --minutes M --clusters C --pools P --seed S [--json] [--store memory|etcd]`: the chaos
  * soak on the local fleet. Progress goes to stderr; the result (JSON with --json) to stdout. Exits 1 when
- * an invariant was violated.
+ * an invariant was violated. What the functions log is scanned for secrets, and shown with --show-logs.
  */
+import { writeSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       minutes: { type: 'string' }, clusters: { type: 'string' }, pools: { type: 'string' }, nodes: { type: 'string' },
-      seed: { type: 'string' }, store: { type: 'string' }, json: { type: 'boolean' }, 'quiesce-seconds': { type: 'string' },
+      seed: { type: 'string' }, store: { type: 'string' }, json: { type: 'boolean' }, 'show-logs': { type: 'boolean' }, 'quiesce-seconds': { type: 'string' },
     },
     strict: true,
   });
@@ -40,7 +41,8 @@ async function main(): Promise<number> {
       store,
       stateDir,
       quiesceMs: positive('quiesce-seconds', values['quiesce-seconds'], 120) * 1000,
-      progress: (line) => process.stderr.write(`${line}\n`),
+      progress: (line) => writeSync(2, `${line}\n`),
+      showLogs: values['show-logs'] ?? false,
     });
     process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${humanReport(report)}\n`);
     return report.violations.length ? 1 : 0;

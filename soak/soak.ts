@@ -7,6 +7,7 @@ import { startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../loc
 import { readRollout } from '../adapters/state-table/index.ts';
 import { TERMINAL_PHASES } from '../core/rollout/types.ts';
 import { Invariants } from './invariants.ts';
+import { isReady, readCluster } from './cluster-view.ts';
 import { OPERATIONS, runOperation } from './operations.ts';
 import { BusChaos, FAULTS, RECONCILE_TIMEOUT_MS } from './faults.ts';
 import { buildReport, type SoakReport } from './report.ts';
@@ -28,7 +29,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const previousLogLevel = process.env.POWERTOOLS_LOG_LEVEL;
   // The functions' warnings too, not only errors: a secret logged at WARN is still a leak.
   process.env.POWERTOOLS_LOG_LEVEL = previousLogLevel ?? 'WARN';
-  tap.captureProcessOutput();
+  tap.captureProcessOutput(opts.showLogs ?? false);
   const fleetOptions: LocalFleetOptions = {
     clusters: opts.clusters,
     pools: opts.pools,
@@ -91,6 +92,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       try {
         await opInFlight;
         addStats(w.fleet);
+        // A kill, not a shutdown: the bus's queued deliveries and pending retries are lost with the process
+        // (a graceful stop would wait for every retry, a minute and more for an event that cannot succeed).
+        await w.fleet.bus.stop();
         await w.fleet.stop();
         fleet = await startLocalFleet(fleetOptions);
         w.fleet = fleet;
@@ -149,6 +153,13 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       if (c) await w.api(c).requestJson(HttpMethod.PATCH, `/apis/poolspirit.io/v1alpha1/poolspirits/${pool}`, { body: { spec: { apiServer: { extraArgs: null } } }, contentType: 'application/merge-patch+json' }).catch(() => undefined);
       w.invalidSpec.delete(key);
       w.touch(clusterId, pool);
+    }
+    // Nodes the soak made NotReady come back: their pods would otherwise wait out their toleration (120 s).
+    for (const c of w.fleet.clusters) {
+      for (const node of (await readCluster(c.storage.storage)).nodes.filter((n) => !isReady(n))) {
+        const conditions = [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastTransitionTime: new Date().toISOString() }];
+        await w.api(c).requestJson(HttpMethod.PATCH, `/api/v1/nodes/${node.metadata.name}/status`, { body: { status: { conditions } }, contentType: 'application/strategic-merge-patch+json' }).catch(() => undefined);
+      }
     }
     const quietFrom = Date.now();
     let quiescedInMs: number | null = null;

@@ -29,15 +29,21 @@ export class TextTap {
     return out;
   }
 
-  /** Copies what the process writes to stdout and stderr into the tap (it is still written). */
-  captureProcessOutput(): void {
+  /**
+   * Takes what the process writes to stdout and stderr (the functions' logs) into the tap; with
+   * `passThrough` it is still written, otherwise only scanned (the soak's own lines bypass it).
+   */
+  captureProcessOutput(passThrough: boolean): void {
     const streams = [process.stdout, process.stderr] as const;
     const originals = streams.map((s) => s.write.bind(s));
     streams.forEach((stream, i) => {
       const name = i === 0 ? 'stdout' : 'stderr';
       stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
         this.add(name, typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-        return (originals[i] as (...a: unknown[]) => boolean)(chunk, ...rest);
+        if (passThrough) return (originals[i] as (...a: unknown[]) => boolean)(chunk, ...rest);
+        const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+        done?.();
+        return true;
       }) as typeof stream.write;
     });
     this.#restore = () => streams.forEach((s, i) => (s.write = originals[i] as typeof s.write));

@@ -39,7 +39,10 @@ export interface SoakOptions {
   stateDir: string;
   /** How long the quiet phase at the end may take to converge. */
   quiesceMs: number;
+  /** Progress lines; write them past process.stdout/stderr (fs.writeSync), which the soak captures. */
   progress: (line: string) => void;
+  /** Also print what the functions log (it is always scanned for secrets). */
+  showLogs?: boolean;
 }
 
 /** An error as one short line (a kube Status message when there is one). */
@@ -61,11 +64,33 @@ export class Counter {
   }
 }
 
+/** The last few minutes of what the soak did, for the evidence of a violation. */
+export class Journal {
+  readonly #entries: { at: number; clusterId?: string; pool?: string; what: string }[] = [];
+  readonly #startedAt: number;
+  constructor(startedAt: number) {
+    this.#startedAt = startedAt;
+  }
+  add(what: string, clusterId?: string, pool?: string): void {
+    this.#entries.push({ at: Date.now(), clusterId, pool, what });
+    const old = Date.now() - 180_000;
+    while (this.#entries.length && this.#entries[0].at < old) this.#entries.shift();
+  }
+  /** Entries about this pool, its cluster as a whole, or the fleet, as `[s since start] what`. */
+  recent(clusterId: string, pool: string): string[] {
+    return this.#entries
+      .filter((e) => (e.clusterId === undefined || e.clusterId === clusterId) && (e.pool === undefined || e.pool === pool))
+      .slice(-25)
+      .map((e) => `[${((e.at - this.#startedAt) / 1000).toFixed(1)} s] ${e.clusterId ?? 'fleet'}${e.pool ? `/${e.pool}` : ''}: ${e.what}`);
+  }
+}
+
 export class SoakWorld {
   fleet: LocalFleet;
   readonly opts: SoakOptions;
   readonly rng: Rng;
   readonly startedAt = Date.now();
+  readonly journal = new Journal(this.startedAt);
   readonly operations = new Counter();
   readonly faults = new Counter();
   readonly checks: Record<string, number> = {};
@@ -107,9 +132,12 @@ export class SoakWorld {
     return this.rng.pick(this.fleet.clusters.filter((c) => !this.terminalClusters.has(c.id)))!;
   }
 
-  touch(clusterId: string, pool: string): void {
+  /** Records that the soak changed something of a pool (its bounds restart). */
+  touch(clusterId: string, pool: string, what = this.currentOp): void {
     this.disturbed.set(`${clusterId}/${pool}`, Date.now());
+    this.journal.add(what, clusterId, pool);
   }
+  currentOp = '';
 
   violate(invariant: string, what: string, evidence: Record<string, unknown>): void {
     this.violations.push({ invariant, what, when: this.elapsed(), evidence });
@@ -120,9 +148,11 @@ export class SoakWorld {
   async fault(kind: string, run: () => Promise<void>): Promise<void> {
     this.activeFaults++;
     this.faults.add(kind);
+    this.journal.add(`fault ${kind} begins`);
     try {
       await run();
     } finally {
+      this.journal.add(`fault ${kind} ends`);
       this.activeFaults--;
       this.calmSince = Date.now();
       this.pendingRepairs.push({ kind, endedAt: Date.now() });
