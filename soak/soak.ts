@@ -65,6 +65,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const deadline = w.startedAt + opts.minutes * 60_000;
     let restarting = false;
     let opInFlight: Promise<void> = Promise.resolve();
+    let checkInFlight: Promise<unknown> = Promise.resolve();
     opts.progress(`soak: fleet of ${opts.clusters} × ${opts.pools} up, running ${opts.minutes} min with seed ${opts.seed}`);
 
     const operationLoop = async () => {
@@ -91,6 +92,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       restarting = true;
       try {
         await opInFlight;
+        await checkInFlight;
         addStats(w.fleet);
         // A kill, not a shutdown: the bus's queued deliveries and pending retries are lost with the process
         // (a graceful stop would wait for every retry, a minute and more for an event that cannot succeed).
@@ -123,7 +125,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       while (Date.now() < deadline) {
         await sleep(CHECK_EVERY_MS);
         if (restarting) continue;
-        const whole = await inv.check().catch((err) => {
+        const checked = inv.check();
+        checkInFlight = checked.catch(() => undefined);
+        const whole = await checked.catch((err) => {
           w.checks['errors'] = (w.checks['errors'] ?? 0) + 1;
           opts.progress(`soak: a check failed to run: ${(err as Error).message}`);
           return false;
