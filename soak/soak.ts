@@ -98,7 +98,19 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
         // (a graceful stop would wait for every retry, a minute and more for an event that cannot succeed).
         await w.fleet.bus.stop();
         await w.fleet.stop();
-        fleet = await startLocalFleet(fleetOptions);
+        // A start that fails (a port or a data dir still held by the old stack) is tried again: a soak left
+        // with a stopped fleet would only report that.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            fleet = await startLocalFleet(fleetOptions);
+            break;
+          } catch (err) {
+            opts.progress(`soak: stack restart attempt ${attempt} failed: ${(err as Error).message}`);
+            w.journal.add(`stack restart attempt ${attempt} failed: ${String((err as Error).message).slice(0, 200)}`);
+            if (attempt >= 5) throw err;
+            await sleep(1_000 * attempt);
+          }
+        }
         w.fleet = fleet;
         inv.busReplaced();
         stats.stackRestarts++;
