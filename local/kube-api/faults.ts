@@ -11,7 +11,8 @@ export interface FaultRule {
   resources?: string[];
   /** Probability in [0, 1] that a matching request fails. */
   errorRate?: number;
-  errorStatus?: 429 | 500;
+  /** 409 answers as a write that lost a race (a Conflict on the object), as kube-apiserver sends under contention. */
+  errorStatus?: 409 | 429 | 500;
   latencyMs?: number;
   watchDropAfterMs?: number;
 }
@@ -23,7 +24,7 @@ export interface FaultConfig {
 
 export interface FaultDecision {
   delayMs: number;
-  failStatus?: 429 | 500;
+  failStatus?: 409 | 429 | 500;
   dropWatchAfterMs?: number;
 }
 
@@ -63,8 +64,8 @@ function validateConfig(cfg: FaultConfig): void {
     if (r.errorRate !== undefined && !(r.errorRate >= 0 && r.errorRate <= 1)) {
       throw new FaultSpecError(`${where}: errorRate must be a number between 0 and 1, got ${r.errorRate}`);
     }
-    if (r.errorStatus !== undefined && r.errorStatus !== 429 && r.errorStatus !== 500) {
-      throw new FaultSpecError(`${where}: errorStatus must be 429 or 500, got ${r.errorStatus}`);
+    if (r.errorStatus !== undefined && r.errorStatus !== 409 && r.errorStatus !== 429 && r.errorStatus !== 500) {
+      throw new FaultSpecError(`${where}: errorStatus must be 409, 429 or 500, got ${r.errorStatus}`);
     }
     for (const key of ['latencyMs', 'watchDropAfterMs'] as const) {
       const v = r[key];
@@ -169,8 +170,8 @@ export function parseFaultSpec(text: string): FaultConfig {
           const [rate, status] = value.split(':');
           rule.errorRate = parseRate(rate, where);
           if (status !== undefined) {
-            if (status !== '429' && status !== '500') throw new FaultSpecError(`${where}: status must be 429 or 500, got "${status}"`);
-            rule.errorStatus = Number(status) as 429 | 500;
+            if (status !== '409' && status !== '429' && status !== '500') throw new FaultSpecError(`${where}: status must be 409, 429 or 500, got "${status}"`);
+            rule.errorStatus = Number(status) as 409 | 429 | 500;
           }
           break;
         }

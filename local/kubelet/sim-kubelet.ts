@@ -62,6 +62,12 @@ export class SimKubelet {
   readonly deployments: Informer<Obj>;
   private readonly queue = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /**
+   * Pods marked Ready whose onPodReady (the sim agent's report) has not completed. The status write and
+   * the report are two calls: when the report fails (the API refusing it, say), the pod is Ready already
+   * and would never be reported again without this, leaving its pool not bootstrapped for good.
+   */
+  private readonly unreported = new Set<string>();
   private working = false;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
@@ -234,6 +240,7 @@ export class SimKubelet {
   private async syncPod(key: string): Promise<void> {
     const pod = this.pods.get(key);
     if (!pod || pod.metadata.deletionTimestamp) {
+      this.unreported.delete(key);
       await this.opts.runtime?.release(key);
       if (pod && this.opts.controlPlane === 'real') await this.finishDeletion(pod);
       return;
@@ -282,11 +289,15 @@ export class SimKubelet {
       await this.writePodStatus(pod, status);
       if (!wasReady && podReady({ status })) {
         this.stats.podsReady += 1;
-        await this.opts.onPodReady?.(pod);
+        this.unreported.add(key);
       }
+      if (podReady({ status })) await this.reportReady(key, pod);
       return;
     }
-    if (podReady(pod)) return;
+    if (podReady(pod)) {
+      await this.reportReady(key, pod);
+      return;
+    }
     const scheduledAt = Date.parse(pod.metadata.creationTimestamp ?? '') || now;
     if (scheduledAt + this.opts.readyDelayMs > now) {
       this.later(scheduledAt + this.opts.readyDelayMs - now, `pod:${key}`);
@@ -312,7 +323,15 @@ export class SimKubelet {
       })),
     });
     this.stats.podsReady += 1;
+    this.unreported.add(key);
+    await this.reportReady(key, pod);
+  }
+
+  /** Runs onPodReady for a pod still waiting for it; a failure leaves it waiting, and the caller's retry runs it again. */
+  private async reportReady(key: string, pod: Obj): Promise<void> {
+    if (!this.unreported.has(key)) return;
     await this.opts.onPodReady?.(pod);
+    this.unreported.delete(key);
   }
 
   /**

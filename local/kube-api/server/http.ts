@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { ApiContext } from './context.ts';
-import { ApiError, badRequest, internalError, methodNotAllowed, notFoundPath, tooManyRequests } from './errors.ts';
+import { ApiError, badRequest, conflict, internalError, MODIFIED, methodNotAllowed, notFoundPath, tooManyRequests } from './errors.ts';
 import { TableError } from '../table.ts';
 import { parseRoute, type ResourceRequest } from './routes.ts';
 import { sendError, sendJson, sendText } from './respond.ts';
@@ -92,6 +92,7 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
     if (route.type === 'resource') {
       const fault = ctx.faults.decide(route.verb, route.subresource ? `${route.resource}/${route.subresource}` : route.resource);
       if (fault.delayMs > 0) await new Promise((r) => setTimeout(r, fault.delayMs));
+      if (fault.failStatus === 409) throw conflict({ group: route.group ?? '', resource: route.resource }, route.name ?? '', 'injected fault: ' + MODIFIED);
       if (fault.failStatus === 429) throw tooManyRequests(1);
       if (fault.failStatus === 500) throw internalError(new Error('injected fault'));
       dropWatchAfterMs = fault.dropWatchAfterMs;

@@ -68,7 +68,7 @@ describe('parseFaultSpec', () => {
   it.each([
     ['', 'fault spec is empty'],
     ['error=2', 'fault spec rule 1, error: expected an error rate between 0 and 1'],
-    ['error=0.1:404', 'status must be 429 or 500, got "404"'],
+    ['error=0.1:404', 'status must be 409, 429 or 500, got "404"'],
     ['latency=fast', 'expected a duration like 20ms'],
     ['colour=red', 'unknown key "colour"'],
     ['verbs', '"verbs" needs a value'],

@@ -128,6 +128,19 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
     expect((await t.raw('POST', cms(), { metadata: { name: 'fault' } })).status).toBe(201);
   });
 
+  it('injects 409 Conflict on writes, naming the object, and leaves it unchanged', async () => {
+    expect((await t.raw('POST', cms(), { metadata: { name: 'contended' }, data: { v: '1' } })).status).toBe(201);
+    t.cluster.setFaults({ rules: [{ verbs: ['patch'], resources: ['configmaps'], errorRate: 1, errorStatus: 409 }] });
+    try {
+      const lost = await t.raw('PATCH', `${cms()}/contended`, { data: { v: '2' } }, { 'Content-Type': 'application/merge-patch+json' });
+      expect(lost.status).toBe(409);
+      expect(lost.json).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409, details: { name: 'contended', kind: 'configmaps' } });
+    } finally {
+      t.cluster.setFaults({ rules: [] });
+    }
+    expect((await t.raw('GET', `${cms()}/contended`)).json.data).toEqual({ v: '1' });
+  });
+
   it('serves Table responses when asked', async () => {
     const res = await t.raw('GET', cms(), undefined, { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
     expect(res.json.kind).toBe('Table');
