@@ -15,6 +15,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { CHANGE_NOTICE_DETAIL_TYPE } from '../events/source.ts';
 import { PRODUCT_NAMESPACE } from '../local/fleet/seed.ts';
 import type { SoakWorld } from './world.ts';
+import { localApiOf } from '../local/fleet/fleet.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const WRITES = ['create', 'update', 'patch', 'delete'];
@@ -25,11 +26,11 @@ export const RECONCILE_TIMEOUT_MS = 5_000;
 
 async function withApiFaults(w: SoakWorld, rules: FaultRule[], ms: number): Promise<void> {
   const seed = w.rng.int(2 ** 31);
-  for (const c of w.fleet.clusters) c.cluster.setFaults({ seed, rules });
+  for (const c of w.fleet.clusters) localApiOf(c).setFaults({ seed, rules });
   try {
     await sleep(ms);
   } finally {
-    for (const c of w.fleet.clusters) c.cluster.setFaults({ rules: [] });
+    for (const c of w.fleet.clusters) localApiOf(c).setFaults({ rules: [] });
   }
 }
 

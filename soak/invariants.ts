@@ -13,6 +13,7 @@ import { LEASE_OWNER, LEASE_UNTIL } from '../adapters/state-table/lease.ts';
 import { isAvailable, isReady, ownedPool, poolOf, readCluster, type ClusterView, type Obj } from './cluster-view.ts';
 import { BOUNDS, type SoakWorld } from './world.ts';
 import type { TextTap } from './text-tap.ts';
+import { localApiOf } from '../local/fleet/fleet.ts';
 
 export const FOREIGN_CONTAINER = 'soak-sidecar';
 export const FOREIGN_PORT = 'soak-extra';
@@ -53,7 +54,7 @@ export class Invariants {
     const seen = new Set<string>();
     let whole = true;
     for (const c of w.fleet.clusters) {
-      const view = await readCluster(c.storage.storage);
+      const view = await readCluster(localApiOf(c).storage);
       whole = this.#pools(c.id, view, seen, final) && whole;
       await this.#learnSecrets(c.id, view);
     }

@@ -15,6 +15,7 @@ import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../events/sour
 import { isReady, OWNED_KINDS, ownedPool, poolOf, readCluster, type Obj } from './cluster-view.ts';
 import { FOREIGN_CONTAINER, FOREIGN_PORT } from './invariants.ts';
 import type { SoakWorld } from './world.ts';
+import { localApiOf } from '../local/fleet/fleet.ts';
 
 const NS = 'pool-spirit-system';
 const SPIRITS = '/apis/poolspirit.io/v1alpha1/poolspirits';
@@ -27,7 +28,7 @@ export class NothingToDo extends Error {}
 
 type Op = (w: SoakWorld, c: FleetCluster) => Promise<void>;
 
-const livePools = async (c: FleetCluster) => (await readCluster(c.storage.storage)).pools.filter((p) => !p.metadata.deletionTimestamp && p.spec?.type === 'Edge');
+const livePools = async (c: FleetCluster) => (await readCluster(localApiOf(c).storage)).pools.filter((p) => !p.metadata.deletionTimestamp && p.spec?.type === 'Edge');
 
 async function pickPool(w: SoakWorld, c: FleetCluster): Promise<string> {
   const pool = w.rng.pick(await livePools(c));
@@ -36,7 +37,7 @@ async function pickPool(w: SoakWorld, c: FleetCluster): Promise<string> {
 }
 
 async function pickNode(w: SoakWorld, c: FleetCluster, filter: (n: Obj) => boolean = () => true): Promise<Obj> {
-  const node = w.rng.pick((await readCluster(c.storage.storage)).nodes.filter((n) => poolOf(n) && filter(n)));
+  const node = w.rng.pick((await readCluster(localApiOf(c).storage)).nodes.filter((n) => poolOf(n) && filter(n)));
   if (!node) throw new NothingToDo();
   return node;
 }
@@ -64,7 +65,7 @@ async function patchSpirit(w: SoakWorld, c: FleetCluster, pool: string, spec: Ob
 }
 
 async function pickOwned(w: SoakWorld, c: FleetCluster, kinds: string[]): Promise<{ kind: keyof typeof OWNED_KINDS; obj: Obj }> {
-  const view = await readCluster(c.storage.storage);
+  const view = await readCluster(localApiOf(c).storage);
   const live = new Set(view.pools.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name));
   const picked = w.rng.pick(view.owned.filter((o) => kinds.includes(o.kind) && live.has(ownedPool(o.obj)) && !o.obj.metadata.deletionTimestamp));
   if (!picked) throw new NothingToDo();

@@ -3,7 +3,7 @@
  * invariants checked every couple of seconds, then a quiet phase in which everything must converge.
  */
 import { HttpMethod } from '@kubernetes/client-node';
-import { startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../local/fleet/fleet.ts';
+import { localApiOf, startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../local/fleet/fleet.ts';
 import { readRollout } from '../adapters/state-table/index.ts';
 import { TERMINAL_PHASES } from '../core/rollout/types.ts';
 import { Invariants } from './invariants.ts';
@@ -160,7 +160,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     // Quiet phase: no more changes; what the soak left broken on purpose is put right, then everything
     // must converge and every invariant hold at once.
     opts.progress('soak: quiescing');
-    for (const c of w.fleet.clusters) c.cluster.setFaults({ rules: [] });
+    for (const c of w.fleet.clusters) localApiOf(c).setFaults({ rules: [] });
     for (const id of [...w.rollouts]) await w.fleet.rollout.invoke({ command: 'abort', rolloutId: id }).catch(() => undefined);
     w.rollouts.clear();
     for (const key of [...w.invalidSpec]) {
@@ -172,7 +172,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     }
     // Nodes the soak made NotReady come back: their pods would otherwise wait out their toleration (120 s).
     for (const c of w.fleet.clusters) {
-      for (const node of (await readCluster(c.storage.storage)).nodes.filter((n) => !isReady(n))) {
+      for (const node of (await readCluster(localApiOf(c).storage)).nodes.filter((n) => !isReady(n))) {
         const conditions = [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastTransitionTime: new Date().toISOString() }];
         await w.api(c).requestJson(HttpMethod.PATCH, `/api/v1/nodes/${node.metadata.name}/status`, { body: { status: { conditions } }, contentType: 'application/strategic-merge-patch+json' }).catch(() => undefined);
       }
