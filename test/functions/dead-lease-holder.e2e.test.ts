@@ -16,11 +16,16 @@ import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from './harness.
 
 describe('a lease left by a dead reconcile', () => {
   let world: ReconcileWorld;
+  let release!: (err: Error) => void;
+  let dead: Promise<unknown> | undefined;
   // Set up outside the test marked `fails`, so a broken setup fails the file instead of passing it.
   beforeAll(async () => {
     world = await startReconcileWorld();
     await world.createNodePool('edge-dead', { type: 'Edge' });
-    const never = new Promise<never>(() => undefined);
+    // Frozen until the file ends: then it is let go, so it settles while the table is still there.
+    const never = new Promise<never>((_, reject) => (release = reject));
+    never.catch(() => undefined); // whoever still awaits it gets the rejection; nobody else must
+
     world.wrapClient = (client: ClusterClient) => ({
       ...client,
       async apply(obj: KubeObject) {
@@ -29,7 +34,7 @@ describe('a lease left by a dead reconcile', () => {
         return client.apply(obj);
       },
     });
-    void world.invoke('edge-dead');
+    dead = world.invoke('edge-dead').catch(() => undefined);
     await vi.waitFor(async () => {
       const item = await getItem(world.table, keys.pool(CLUSTER_ID, 'edge-dead'));
       expect(item?.[LEASE_OWNER]).toBeDefined();
@@ -38,6 +43,8 @@ describe('a lease left by a dead reconcile', () => {
     world.wrapClient = undefined;
   });
   afterAll(async () => {
+    release?.(new Error('test over'));
+    await dead;
     await world?.stop();
   });
 
