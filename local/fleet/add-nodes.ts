@@ -3,7 +3,8 @@ import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { nodeReady } from '../kubelet/scheduling.ts';
 import { edgeNode, nodeName } from './seed.ts';
 
-type Obj = Record<string, any>;
+/** A list's items, as far as their names. */
+type NamedList = { items?: Array<{ metadata?: { name?: string } }> };
 
 export class NoSuchPoolError extends Error {
   readonly pool: string;
@@ -21,17 +22,17 @@ export class NoSuchPoolError extends Error {
  */
 export async function addPoolNodes(kc: KubeConfig, pool: string, count: number): Promise<string[]> {
   const api = RawObjectApi.fromKubeConfig(kc);
-  const pools: Obj = await api.requestJson(HttpMethod.GET, '/apis/apps.openyurt.io/v1beta1/nodepools');
-  const poolNames: string[] = (pools.items ?? []).map((p: Obj) => String(p.metadata?.name));
+  const pools = await api.requestJson<NamedList>(HttpMethod.GET, '/apis/apps.openyurt.io/v1beta1/nodepools');
+  const poolNames: string[] = (pools.items ?? []).map((p) => String(p.metadata?.name));
   if (!poolNames.includes(pool)) throw new NoSuchPoolError(pool, poolNames);
-  const nodes: Obj = await api.requestJson(HttpMethod.GET, '/api/v1/nodes');
-  const taken = new Set<string>((nodes.items ?? []).map((n: Obj) => String(n.metadata?.name)));
+  const nodes = await api.requestJson<NamedList>(HttpMethod.GET, '/api/v1/nodes');
+  const taken = new Set<string>((nodes.items ?? []).map((n) => String(n.metadata?.name)));
   const created: string[] = [];
   for (let j = 0; created.length < count; j++) {
     const name = nodeName(pool, j);
     if (taken.has(name)) continue;
     const node = edgeNode(name, pool);
-    const stored: Obj = await api.createJson(node);
+    const stored = await api.createJson(node);
     // An API server that drops status on create (kube-apiserver keeps a Node's) still gets it set.
     if (!nodeReady(stored)) await api.requestJson(HttpMethod.PUT, `/api/v1/nodes/${name}/status`, { body: { ...stored, status: node.status } });
     created.push(name);

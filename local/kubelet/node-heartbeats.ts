@@ -7,7 +7,11 @@
 import { HttpMethod } from '@kubernetes/client-node';
 import type { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 
-type Obj = Record<string, any>;
+/** The parts of a Node the heartbeat reads. */
+export interface NodeLike {
+  metadata: { name: string; uid: string };
+  status?: { conditions?: Array<{ type: string }>; allocatable?: unknown };
+}
 
 export interface NodeHeartbeatsOptions {
   api: RawObjectApi;
@@ -32,7 +36,7 @@ export class NodeHeartbeats {
   }
 
   /** A node seen by the kubelet's informer: first status if it has none (or no capacity), and a lease from now on. */
-  observe(node: Obj, deleted: boolean): void {
+  observe(node: NodeLike, deleted: boolean): void {
     const name: string = node.metadata.name;
     if (deleted) {
       this.nodes.delete(name);
@@ -40,7 +44,7 @@ export class NodeHeartbeats {
     }
     const known = this.nodes.has(name);
     this.nodes.set(name, { uid: node.metadata.uid });
-    const hasReady = (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready');
+    const hasReady = (node.status?.conditions ?? []).some((c) => c.type === 'Ready');
     // A node created with a status but no capacity (as the local seed writes them) fits no pod with requests.
     if (!hasReady || !node.status?.allocatable) void this.guard(() => this.registerStatus(name, hasReady));
     if (!known) void this.guard(() => this.renew(name));

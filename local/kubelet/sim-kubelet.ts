@@ -2,7 +2,7 @@ import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { stableHash } from '../../core/hash.ts';
 import { Informer, keyOf } from '../../adapters/kubernetes/informer.ts';
-import { NodeHeartbeats } from './node-heartbeats.ts';
+import { NodeHeartbeats, type NodeLike } from './node-heartbeats.ts';
 import { evictionGraceSeconds, nodeReady, placePod } from './scheduling.ts';
 
 type Obj = Record<string, any>;
@@ -82,7 +82,8 @@ export class SimKubelet {
         onChange: async (type, _key, obj) => onChange(obj, type),
       });
     this.nodes = informer('v1', 'Node', '/api/v1/nodes', (node, type) => {
-      this.heartbeats?.observe(node, type === 'DELETED');
+      // The Node informer's objects are Nodes as the API serves them: metadata.name and uid always set.
+      this.heartbeats?.observe(node as NodeLike, type === 'DELETED');
       this.enqueueAllPods();
     });
     this.pods = informer('v1', 'Pod', '/api/v1/pods', (pod) => {

@@ -55,11 +55,7 @@ export function apiServerArgs(l: ControlPlaneLayout): string[] {
 
 export function controllerManagerArgs(l: ControlPlaneLayout): string[] {
   return [
-    `--kubeconfig=${l.files.controllerManagerKubeconfig}`,
-    `--authentication-kubeconfig=${l.files.controllerManagerKubeconfig}`,
-    `--authorization-kubeconfig=${l.files.controllerManagerKubeconfig}`,
-    '--secure-port=0',
-    '--leader-elect=false',
+    ...clientOfTheApiserver(l.files.controllerManagerKubeconfig),
     '--use-service-account-credentials=true',
     `--service-account-private-key-file=${l.files.saPrivateKey}`,
     `--root-ca-file=${l.files.caCert}`,
@@ -71,11 +67,18 @@ export function controllerManagerArgs(l: ControlPlaneLayout): string[] {
 
 export function schedulerArgs(l: ControlPlaneLayout): string[] {
   return [
-    `--kubeconfig=${l.files.schedulerKubeconfig}`,
-    `--authentication-kubeconfig=${l.files.schedulerKubeconfig}`,
-    `--authorization-kubeconfig=${l.files.schedulerKubeconfig}`,
+    ...clientOfTheApiserver(l.files.schedulerKubeconfig),
+    '--profiling=false',
+  ];
+}
+
+/** A controller of this control plane: one identity for everything, no serving port, the only one of its kind. */
+function clientOfTheApiserver(kubeconfig: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
     '--secure-port=0',
     '--leader-elect=false',
-    '--profiling=false',
   ];
 }
