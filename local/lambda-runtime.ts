@@ -15,7 +15,13 @@ export interface LocalFunctionStats {
   /** Execution environments created (at most one per concurrent invocation, then reused warm). */
   containers: number;
   invocations: number;
+  /** Invocations that failed (a timeout included), not counting requeues. */
   errors: number;
+  /**
+   * Invocations that ended as a requeue (a RequeueError, core/outcome.ts: not finished, not failed). Lambda
+   * counts them among its Errors; they are kept apart here so `errors` means something went wrong.
+   */
+  requeues: number;
   timeouts: number;
   running: number;
   queued: number;
@@ -42,7 +48,7 @@ export class LocalFunction<E = unknown, R = unknown> {
   private readonly idle: Handler<E, R>[] = [];
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  readonly stats: LocalFunctionStats = { containers: 0, invocations: 0, errors: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0 };
+  readonly stats: LocalFunctionStats = { containers: 0, invocations: 0, errors: 0, requeues: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0 };
 
   /** One handler shared by every invocation (fine for handlers that keep no per-invocation state). */
   constructor(handler: Handler<E, R>, options: LocalFunctionOptions) {
@@ -91,7 +97,8 @@ export class LocalFunction<E = unknown, R = unknown> {
       });
       return await Promise.race([handler(event, context), timeout]);
     } catch (err) {
-      this.stats.errors += 1;
+      if ((err as Error | null)?.name === 'RequeueError') this.stats.requeues += 1;
+      else this.stats.errors += 1;
       throw err;
     } finally {
       clearTimeout(timer);

@@ -3,8 +3,8 @@
  * event id already handled), converge, record the outcome (which releases the lease) — two table writes.
  * If another invocation asked for another pass while we held the lease, run again (bounded).
  *
- * How it ends (core/outcome.ts, docs/reconcile.md "Outcomes"): a result is `done`; a RequeueError is
- * `requeue`; a TerminalError (an unregistered cluster) is `terminal` and goes to the handler, which records
+ * How it ends (core/outcome.ts, docs/reconcile.md "Outcomes"): a result is `done`; a RequeueError (the
+ * pool still being deleted, or its lease held by another invocation) is `requeue`; a TerminalError (an unregistered cluster) is `terminal` and goes to the handler, which records
  * the dead letter; anything else is `retry` and is thrown for the platform to retry.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -15,11 +15,19 @@ import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileTarget } from './trigger.ts';
 import { converge } from './converge.ts';
 import type { ConvergeResult } from './converge.ts';
-import { outcomeOf } from '../../core/outcome.ts';
-import type { RequeueError } from '../../core/outcome.ts';
+import { outcomeOf, RequeueError } from '../../core/outcome.ts';
 import { unknownCluster } from '../shared/terminal.ts';
 
-export type ReconcileResultKind = ReconcileOutcome | 'skipped-locked' | 'duplicate' | 'superseded';
+export type ReconcileResultKind = ReconcileOutcome | 'duplicate' | 'superseded';
+
+/** A requeued notice comes back this long after the holder's lease lapses, so it finds the lease free. */
+export const LEASE_LAPSE_MARGIN_MS = 500;
+/**
+ * ...or sooner, to look again: a live holder is done within seconds, and a redelivery waiting for the whole
+ * lease (90 s) would hold back the local bus's drain for nothing. Ten looks fit a 90 s lease within the
+ * notice rule's 20 retries.
+ */
+export const LOCKED_RECHECK_MS = 10_000;
 
 export interface ReconcileResult {
   result: ReconcileResultKind;
@@ -63,10 +71,17 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
       return finish('duplicate');
     }
     if (begun.status === 'locked') {
-      // Not an error: the holder converges this pool, and has been asked to run once more for our notice.
-      logger.info('pool is being reconciled by another invocation; backing off', { heldUntil: new Date(begun.heldUntil).toISOString() });
+      // The holder has been asked to run once more for our notice, but only a live holder will: one that was
+      // killed or timed out holding the lease never records its outcome. So the notice is not acknowledged:
+      // it is requeued, and a redelivery finds the pool converged (a cheap, read-only pass) or, once the lease
+      // has lapsed, takes over a dead holder's pool (docs/reconcile.md, "Outcomes").
+      const afterMs = Math.min(Math.max(0, begun.heldUntil - deps.clock().getTime()) + LEASE_LAPSE_MARGIN_MS, LOCKED_RECHECK_MS);
+      logger.info('pool is being reconciled by another invocation; requeued', {
+        heldUntil: new Date(begun.heldUntil).toISOString(),
+        afterMs,
+      });
       metrics.addMetric('LeaseContention', MetricUnit.Count, 1);
-      return finish('skipped-locked');
+      throw new RequeueError(`pool ${target.nodePool} is being reconciled by another invocation until ${new Date(begun.heldUntil).toISOString()}`, afterMs);
     }
     summary.passes = pass;
     const started = performance.now();

@@ -160,7 +160,7 @@ export class Dispatcher {
       this.counters.delivered++;
       this.#opts.onActivity({ type: 'delivered', event: job.event, rule: job.rule.name, attempts: job.attempts });
     } catch (err) {
-      this.#failed(job, sanitizeError(err));
+      this.#failed(job, sanitizeError(err), requeueAfterMs(err));
     }
   }
 
@@ -185,7 +185,12 @@ export class Dispatcher {
     }
   }
 
-  #failed(job: Job, error: string): void {
+  /**
+   * `requeueAfterMs`: the target said when to come back (a RequeueError, core/outcome.ts, e.g. a pool whose
+   * lease another invocation holds until then). The retry waits at least that long; it still counts as an
+   * attempt, as a function error does for Lambda's async retries in the cloud.
+   */
+  #failed(job: Job, error: string, requeueAfterMs?: number): void {
     const { clock, onActivity } = this.#opts;
     const retriesMade = job.attempts - 1;
     if (retriesMade >= job.rule.maximumRetryAttempts) {
@@ -193,7 +198,7 @@ export class Dispatcher {
       this.#deadLetter(job, 'retries-exhausted', error);
       return;
     }
-    const delay = this.#backoff(job.attempts);
+    const delay = Math.max(this.#backoff(job.attempts), requeueAfterMs ?? 0);
     if (clock.now() + delay - job.acceptedAt > job.rule.maximumEventAgeMs) {
       onActivity({ type: 'attempt-failed', event: job.event, rule: job.rule.name, attempt: job.attempts, error, retryInMs: null });
       this.#deadLetter(job, 'maximum-event-age-exceeded', error);
@@ -242,6 +247,13 @@ export class Dispatcher {
     this.#opts.onDeadLetter(deadLetter);
     this.#opts.onActivity({ type: 'dead-letter', deadLetter });
   }
+}
+
+/** The wait a RequeueError asks for (its `afterMs`), recognised by shape: the bus does not import the core. */
+function requeueAfterMs(err: unknown): number | undefined {
+  if (!(err instanceof Error) || err.name !== 'RequeueError') return undefined;
+  const afterMs = (err as { afterMs?: unknown }).afterMs;
+  return typeof afterMs === 'number' && Number.isFinite(afterMs) && afterMs > 0 ? afterMs : undefined;
 }
 
 function shuffle<T>(items: T[], random: () => number): T[] {

@@ -21,7 +21,12 @@ parentPort!.on('message', (msg: InvokeMessage) => {
       parentPort!.postMessage({
         id: msg.id,
         ok: false,
-        error: { name: (err as Error)?.name ?? 'Error', message: (err as Error)?.message ?? String(err) },
+        error: { name: (err as Error)?.name ?? 'Error', message: (err as Error)?.message ?? String(err), ...requeueAfter(err) },
       } satisfies ResultMessage),
   );
 });
+
+function requeueAfter(err: unknown): { afterMs?: number } {
+  const afterMs = (err as { afterMs?: unknown } | null)?.afterMs;
+  return typeof afterMs === 'number' ? { afterMs } : {};
+}

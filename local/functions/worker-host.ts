@@ -48,7 +48,7 @@ export class WorkerContainerHost {
     if (!p) return;
     this.pending.delete(msg.id);
     if (msg.ok) p.resolve(msg.result);
-    else p.reject(Object.assign(new Error(msg.error.message), { name: msg.error.name }));
+    else p.reject(Object.assign(new Error(msg.error.message), msg.error));
   }
 
   private failAll(err: Error): void {

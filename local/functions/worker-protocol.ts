@@ -10,4 +10,5 @@ export interface InvokeMessage {
 
 export type ResultMessage =
   | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; error: { name: string; message: string } };
+  /** `afterMs` is a RequeueError's wish (core/outcome.ts), carried so the bus can honour it. */
+  | { id: number; ok: false; error: { name: string; message: string; afterMs?: number } };

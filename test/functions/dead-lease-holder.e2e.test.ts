@@ -1,24 +1,26 @@
 /**
  * Found by the chaos soak (docs/reliability.md, "What the soak found"): a reconcile that dies holding its
- * pool's lease (killed, or timed out and gone with its sandbox) never records its outcome. Every notice for
- * the pool while the lease is held (90 s) finds it held, asks the dead holder for one more pass, and returns
- * success, so the platform never retries it; when the lease lapses, no event is left to reconcile the pool.
- *
- * Marked `fails` while the bug is open: it asserts the behaviour the fix must give, and vitest reports it as
- * passing only as long as that behaviour is missing. When the reconcile is fixed, drop `.fails`.
+ * pool's lease (killed, or timed out and gone with its sandbox) never records its outcome. A notice for the
+ * pool while the lease was held used to ask the dead holder for one more pass and return success, so the
+ * platform never retried it, and when the lease lapsed no event was left to reconcile the pool. Now such a
+ * notice ends as a requeue (docs/reconcile.md, "Outcomes"): redelivered until the lease lapses, it then takes
+ * over the pool.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import type { KubeObject } from '../../core/index.ts';
 import { DEFAULT_NAMESPACE } from '../../core/index.ts';
-import { getItem, keys, LEASE_OWNER } from '../../adapters/state-table/index.ts';
+import { getItem, keys, LEASE_OWNER, LEASE_UNTIL } from '../../adapters/state-table/index.ts';
+import { RequeueError } from '../../core/outcome.ts';
+import { LOCKED_RECHECK_MS } from '../../functions/reconcile/run.ts';
 import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from './harness.ts';
+
+const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'ps-edge-dead', namespace: DEFAULT_NAMESPACE } };
 
 describe('a lease left by a dead reconcile', () => {
   let world: ReconcileWorld;
   let release!: (err: Error) => void;
   let dead: Promise<unknown> | undefined;
-  // Set up outside the test marked `fails`, so a broken setup fails the file instead of passing it.
   beforeAll(async () => {
     world = await startReconcileWorld();
     await world.createNodePool('edge-dead', { type: 'Edge' });
@@ -48,9 +50,35 @@ describe('a lease left by a dead reconcile', () => {
     await world?.stop();
   });
 
-  it.fails('does not acknowledge a notice it did not act on: the platform must deliver it again', async () => {
-    // Today the notice returns `skipped-locked`, which the bus counts as delivered; the dead holder never
-    // runs the pass it was asked for, and after the lease lapses nothing reconciles the pool.
-    await expect(world.invoke('edge-dead', { via: 'notice' })).rejects.toThrow();
+  it('does not acknowledge a notice it did not act on: it is requeued until the lease lapses, and then repairs the pool', async () => {
+    const item = await getItem(world.table, keys.pool(CLUSTER_ID, 'edge-dead'));
+    const lapsesAt = Number(item?.[LEASE_UNTIL]);
+    const eventId = 'notice-while-held';
+    // Deliver the notice as the platform does: each requeue is redelivered after the afterMs it asked for.
+    const requeues: number[] = [];
+    let result: string | undefined;
+    try {
+      while (result === undefined && requeues.length <= 20) {
+        try {
+          result = (await world.invoke('edge-dead', { via: 'notice', eventId })).result;
+        } catch (err) {
+          expect(err).toBeInstanceOf(RequeueError);
+          const { afterMs } = err as RequeueError;
+          expect(afterMs).toBeGreaterThan(0);
+          expect(afterMs).toBeLessThanOrEqual(LOCKED_RECHECK_MS);
+          requeues.push(afterMs);
+          // Nothing was written meanwhile: the dead holder left the set half-made.
+          await expect(world.admin.read(deployment)).rejects.toThrow(/not found/);
+          world.clockOffsetMs += afterMs;
+        }
+      }
+      // Taken over once the lease lapsed, not before; within the notice rule's 20 retries (serverless.yml).
+      expect(result).toBe('applied');
+      expect(Date.now() + world.clockOffsetMs).toBeGreaterThanOrEqual(lapsesAt);
+      expect(requeues.length).toBeLessThanOrEqual(Math.ceil(world.deps.leaseTtlMs / LOCKED_RECHECK_MS));
+    } finally {
+      world.clockOffsetMs = 0;
+    }
+    expect(await world.admin.read(deployment)).toBeDefined();
   });
 });

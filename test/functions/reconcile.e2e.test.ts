@@ -8,6 +8,8 @@ import { readPoolState, keys, getItem } from '../../adapters/state-table/index.t
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { DEFAULT_NAMESPACE } from '../../core/index.ts';
 import type { KubeObject } from '../../core/index.ts';
+import { RequeueError } from '../../core/outcome.ts';
+import { LOCKED_RECHECK_MS } from '../../functions/reconcile/run.ts';
 
 const NS = DEFAULT_NAMESPACE;
 let world: ReconcileWorld;
@@ -335,19 +337,26 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect(item?.expiresAt).toBeGreaterThan(Date.now() / 1000); // the record ages out by TTL
   });
 
-  it('lets one of two concurrent invocations reconcile; the other backs off without error', async () => {
+  it('lets one of two concurrent invocations reconcile; the other is requeued to look again', async () => {
     await world.createNodePool('edge-race', { type: 'Edge' });
     const info = vi.spyOn(world.deps.logger, 'info');
-    const results = await Promise.all([world.invoke('edge-race'), world.invoke('edge-race')]);
-    const kinds = results.map((r) => r.result).sort();
-    expect(kinds).toEqual(['applied', 'skipped-locked']);
-    const winner = results.find((r) => r.result === 'applied')!;
-    // The loser's notice is not lost: it asked the holder for one more pass, which found nothing to do.
-    expect(winner.passes).toBe(2);
-    expect(info.mock.calls.some(([message]) => String(message).includes('backing off'))).toBe(true);
+    const settled = await Promise.allSettled([world.invoke('edge-race'), world.invoke('edge-race')]);
+    const winners = settled.filter((s): s is PromiseFulfilledResult<Awaited<ReturnType<typeof world.invoke>>> => s.status === 'fulfilled');
+    const losers = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
+    expect(winners.map((w) => w.value.result)).toEqual(['applied']);
+    expect(losers).toHaveLength(1);
+    // Not acknowledged: a holder that died would never run the pass it was asked for (dead-lease-holder test).
+    expect(losers[0].reason).toBeInstanceOf(RequeueError);
+    expect((losers[0].reason as RequeueError).afterMs).toBeGreaterThan(0);
+    expect((losers[0].reason as RequeueError).afterMs).toBeLessThanOrEqual(LOCKED_RECHECK_MS);
+    // A live holder serves the notice at once all the same: it ran one more pass, which found nothing to do.
+    expect(winners[0].value.passes).toBe(2);
+    expect(info.mock.calls.some(([message]) => String(message).includes('; requeued'))).toBe(true);
     info.mockRestore();
-    // Each kind of object was written once, not twice.
-    expect(results.find((r) => r.result === 'skipped-locked')!.clusterWrites).toBe(0);
+    // The redelivery, once the lease is free, finds the pool converged: no cluster writes.
+    const mark = world.cluster.requestLog.mark();
+    expect((await world.invoke('edge-race', { via: 'notice' })).result).toBe('unchanged');
+    expect(world.cluster.requestLog.writesSince(mark)).toEqual([]);
   });
 
   it('completes the set on the next invocation after a function failed between two applies', async () => {
@@ -392,8 +401,8 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     await vi.waitFor(async () => expect(await read('v1', 'Service', 'ps-edge-hang', NS)).toBeDefined(), { timeout: 10_000, interval: 20 });
     world.wrapClient = undefined;
 
-    // While the lease is held, others back off.
-    expect((await world.invoke('edge-hang')).result).toBe('skipped-locked');
+    // While the lease is held, others are requeued (not acknowledged).
+    await expect(world.invoke('edge-hang')).rejects.toBeInstanceOf(RequeueError);
     // After the lease lapses, the next invocation takes over and completes the set.
     world.clockOffsetMs = world.deps.leaseTtlMs + 1_000;
     try {
