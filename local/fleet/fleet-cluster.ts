@@ -15,7 +15,7 @@ import { clusterAuthority, type ClusterCa } from './cluster-ca.ts';
 import { ClusterProgressTracker } from './cluster-progress.ts';
 import { startClusterStorage, type ClusterStorage } from './cluster-storage.ts';
 import type { FleetCluster, LocalFleetOptions } from './fleet.ts';
-import { PRODUCT_NAMESPACE, runLimited, seedCluster } from './seed.ts';
+import { PRODUCT_NAMESPACE, seedCluster } from './seed.ts';
 import { markSeeded, type FleetStateDir } from './state-dir.ts';
 
 /** What every cluster of a fleet shares. */
@@ -75,12 +75,10 @@ export async function startFleetCluster(ctx: FleetContext, id: string, resumed: 
     });
   parts.push(async () => kubelet.stop());
   await kubelet.start();
-  // Pods that were Ready before the restart never become Ready again: the sim agent reports them now,
-  // as a restarted agent does, so their leaders are renewed again.
-  if (resumed && leaderRenewals) {
-    const ready = [...kubelet.pods.snapshot().values()].filter(podReady);
-    await runLimited(ready, 4, async (pod) => leaderRenewals.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod));
-  }
+  // Pods that were Ready before the restart never become Ready again: the sim agent reports them again, as a
+  // restarted agent does, so their leaders are renewed again. Through the kubelet's queue, retried there: a
+  // report can fail (its pool's bootstrap ConfigMap deleted before the restart) and must not fail the start.
+  if (resumed && leaderRenewals) kubelet.reportReadyAgain();
   const forwarder = new Forwarder({ clusterId: id, kubeConfig: host.forwarderKubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
   forwarder.start();
   parts.push(async () => void (await forwarder.stop(2_000)));

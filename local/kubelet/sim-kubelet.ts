@@ -108,6 +108,23 @@ export class SimKubelet {
     this.heartbeats?.start();
   }
 
+  /**
+   * Reports every Ready pod again (onPodReady), through the work queue: a resumed cluster's pods never become
+   * Ready again, but their agents restart and report, as the sim agent must for them. A report that fails (the
+   * bootstrap ConfigMap deleted meanwhile, an API fault) is retried like any sync until it succeeds or the pod
+   * is gone; it never fails the caller, so a stack restart cannot fail on one pool's report.
+   */
+  reportReadyAgain(): number {
+    let queued = 0;
+    for (const [key, pod] of this.pods.snapshot()) {
+      if (pod.metadata?.deletionTimestamp || !podReady(pod)) continue;
+      this.unreported.add(key);
+      this.enqueue(`pod:${key}`);
+      queued += 1;
+    }
+    return queued;
+  }
+
   stop(): void {
     this.stopped = true;
     for (const inf of this.informers()) inf.stop();
