@@ -20,16 +20,22 @@
  *  - `unknown-detail-type`: a detail-type this function does not take (a rule routed what it should not);
  *  - `unkeyable-name`: a name that can never be a state-table key (upper case, `#`, too long);
  *  - `unknown-cluster`: the event names a cluster that is not in the registry;
+ *  - `access-refused`: the cluster is registered, but the access policy refuses its access as loaded (an exec
+ *    credential or a file reference in a kubeconfig registered by path or kept in a secret, a metadata
+ *    address): every load is refused alike until an operator changes the registration or its source;
  *  - `not-found`: the input names something else that does not exist (a rollout id);
  *  - `conflict`: the input contradicts what is stored (a rollout id reused with another spec).
  */
-export const TERMINAL_KINDS = ['invalid-event', 'unknown-detail-type', 'unkeyable-name', 'unknown-cluster', 'not-found', 'conflict'] as const;
+export const TERMINAL_KINDS = ['invalid-event', 'unknown-detail-type', 'unkeyable-name', 'unknown-cluster', 'access-refused', 'not-found', 'conflict'] as const;
 export type TerminalKind = (typeof TERMINAL_KINDS)[number];
 
 /** `kind` is for machines (alarms, DLQ triage), `message` for people. */
 export interface TerminalReason {
   kind: TerminalKind;
-  /** Path of the offending field in the input (`detail.clusterId`), when one field is at fault. */
+  /**
+   * Path of the offending field in the input (`detail.clusterId`), when one field is at fault; for
+   * `access-refused`, the field of the cluster's access the policy refused (`users[0].user.exec`, `access.url`).
+   */
   field?: string;
   /** What is wrong, in words; never a secret (built from our own wording and the input's names only). */
   message: string;

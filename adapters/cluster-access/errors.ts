@@ -16,12 +16,15 @@ export class ClusterAccessError extends Error {
    */
   readonly field: string | undefined;
   /**
-   * `rule`: why the access policy (policy.ts) refused it — our own wording, which holds no value from the
-   * kubeconfig or registration.
+   * Why the access policy (policy.ts) refused it — our own wording, which holds no value from the kubeconfig
+   * or registration. Set only for a refusal: the same access is refused on every load, so retrying cannot help
+   * (functions/shared/terminal.ts makes it terminal).
    */
+  readonly rule: string | undefined;
   constructor(clusterId: string, kind: ClusterAccessKind | undefined, reason: ClusterAccessFailure, field?: string, rule?: string) {
     super(`cluster ${clusterId}${kind ? ` (access ${kind})` : ''}: ${rule ? `refused: ${rule}` : describe(reason)}${field ? ` (at ${field})` : ''}`);
     this.field = field;
+    this.rule = rule;
     this.name = 'ClusterAccessError';
     this.clusterId = clusterId;
     this.kind = kind;

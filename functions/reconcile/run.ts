@@ -15,8 +15,8 @@ import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileTarget } from './trigger.ts';
 import { converge } from './converge.ts';
 import type { ConvergeResult } from './converge.ts';
-import { outcomeOf, RequeueError } from '../../core/outcome.ts';
-import { unknownCluster } from '../shared/terminal.ts';
+import { outcomeOf, RequeueError, TerminalError } from '../../core/outcome.ts';
+import { terminalReasonOf, unknownCluster } from '../shared/terminal.ts';
 
 export type ReconcileResultKind = ReconcileOutcome | 'duplicate' | 'superseded';
 
@@ -124,7 +124,8 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
       return finish('superseded');
     }
     if (failure) {
-      const outcome = outcomeOf(failure);
+      const thrown = failed(failure);
+      const outcome = outcomeOf(thrown);
       if (outcome === 'requeue') {
         logger.info('not finished yet; requeued', { why: sanitizeErrorMessage(failure, 500), afterMs: (failure as RequeueError).afterMs });
         metrics.addMetric('ReconcileRequeues', MetricUnit.Count, 1);
@@ -133,7 +134,7 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
         metrics.addMetric('ReconcileErrors', MetricUnit.Count, 1);
       }
       // A terminal error is logged once, by the handler that records its dead letter.
-      throw failed(failure);
+      throw thrown;
     }
     logger.info('reconciled', {
       outcome: result!.outcome,
@@ -150,8 +151,14 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
   return finish(summary.result);
 }
 
-/** What is thrown for a failed pass: our own outcome errors as they are (built safe), anything else sanitised. */
+/**
+ * What is thrown for a failed pass: our own outcome errors as they are (built safe); an error the shared
+ * contract knows as terminal (a cluster access the policy refuses) as a TerminalError, since sanitising it
+ * into a plain Error would put it on the retry path; anything else sanitised.
+ */
 function failed(err: unknown): unknown {
+  const terminal = terminalReasonOf(err);
+  if (terminal) return err instanceof TerminalError ? err : new TerminalError(terminal);
   return outcomeOf(err) === 'retry' ? safeError(err) : err;
 }
 

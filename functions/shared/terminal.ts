@@ -31,6 +31,11 @@ export function terminalReasonOf(err: unknown): TerminalReason | undefined {
   if (err instanceof ClusterAccessError && err.reason === 'not-registered') {
     return { kind: 'unknown-cluster', field: 'detail.clusterId', message: err.message };
   }
+  // The access policy refuses the registration's access on every load alike: only an operator changing the
+  // registration (or the kubeconfig it names) can help, and that is replayed from the dead-letter queue.
+  if (err instanceof ClusterAccessError && err.rule !== undefined) {
+    return { kind: 'access-refused', ...(err.field ? { field: err.field } : {}), message: err.message };
+  }
   return undefined;
 }
 

@@ -7,6 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
@@ -20,7 +22,7 @@ import { createAuditHandler } from '../../functions/audit/handler.ts';
 import { createProbeHandler } from '../../functions/probe/handler.ts';
 import { createCloudEventsHandler } from '../../functions/cloud-events/handler.ts';
 import { createRolloutHandler } from '../../functions/rollout/handler.ts';
-import { keys, readPoolState, TTL_ATTRIBUTE } from '../../adapters/state-table/index.ts';
+import { deregisterCluster, keys, readPoolState, registerCluster, TTL_ATTRIBUTE } from '../../adapters/state-table/index.ts';
 import type { Item } from '../../adapters/state-table/index.ts';
 import { AUDIT_REQUEST_DETAIL_TYPE, CHANGE_NOTICE_DETAIL_TYPE, FORWARDER_SOURCE, LEADER_PROBE_REQUEST_DETAIL_TYPE, RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../events/index.ts';
 import { CLUSTER_ID, lambdaContext, startReconcileWorld } from './harness.ts';
@@ -28,6 +30,7 @@ import type { ReconcileWorld } from './harness.ts';
 import { waitFor } from '../support/wait.ts';
 
 const UNREGISTERED = 'nobody-registered-this';
+const REFUSED = 'refused-access';
 const FUNCTIONS = ['reconcile', 'audit', 'probe', 'cloudEvents', 'rollout'] as const;
 
 let world: ReconcileWorld;
@@ -207,6 +210,34 @@ describe('input that can never succeed, through the local bus to the real handle
       expect(letter.deadLetterQueueArn).toMatch(new RegExp(`-${c.target}-dlq$`));
     });
   }
+
+  it('a reconcile request for a registered cluster whose access the policy refuses at load (an exec kubeconfig by path): 1 attempt, 1 log line naming the field, 1 dead letter saying access-refused', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ps-refused-'));
+    try {
+      const path = join(dir, 'exec.kubeconfig');
+      await writeFile(path, [
+        'apiVersion: v1', 'kind: Config', 'current-context: c',
+        'clusters:', '- name: c', '  cluster:', '    server: http://127.0.0.1:1',
+        'contexts:', '- name: c', '  context:', '    cluster: c', '    user: u',
+        'users:', '- name: u', '  user:', '    exec:', '      apiVersion: client.authentication.k8s.io/v1', '      command: /bin/sh', '      args: ["-c", "echo s3cr3t-exec-arg"]', '',
+      ].join('\n'), { mode: 0o600 });
+      // Written past the CLI (which refuses it): only the function's own load can refuse it.
+      await registerCluster(world.table, { id: REFUSED, access: { kind: 'kubeconfig-file', path }, labels: { environment: 'e2e' } }, new Date());
+      const seen = await deliver(reconcileRequest({ clusterId: REFUSED, nodePool: 'pool-a', reason: 'e2e', requestedBy: 'e2e' }));
+      timings['a cluster whose access the policy refuses'] = Math.round(seen.msToDeadLetter);
+      expect(seen.attempts, 'attempts').toBe(1);
+      expect(seen.linesNaming('"field":"users[0].user.exec"'), 'log lines naming the field').toHaveLength(1);
+      expect(seen.deadLetters, 'dead letters').toHaveLength(1);
+      const [letter] = seen.deadLetters;
+      expect(letter).toMatchObject({ reason: 'terminal', target: 'reconcile', attempts: 1, terminal: { kind: 'access-refused', field: 'users[0].user.exec' } });
+      expect(letter.terminal?.message).toMatch(/exec credential plugins are refused/);
+      // The refusal names the field, never a value or the path of the file.
+      expect(JSON.stringify(letter.terminal)).not.toMatch(/s3cr3t-exec-arg|\/bin\/sh|exec\.kubeconfig/);
+    } finally {
+      await deregisterCluster(world.table, REFUSED);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it('an unknown detail-type is not routed by the rules at all: no attempt, no dead letter', async () => {
     const before = { matched: bus.stats().eventsMatched, unmatched: bus.stats().eventsUnmatched, letters: bus.deadLetters().length };

@@ -5,6 +5,7 @@
  * when a registry entry or a secret was written without the CLI. Every refusal names the field, and no
  * secret from the input appears in the message or in the function's logs.
  */
+import { TerminalError } from '../../../core/outcome.ts';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -194,7 +195,10 @@ describe('refused cluster access', () => {
         await writeRaw(id, { kind: 'kubeconfig-file', path: join(dir, `${a.name}.kubeconfig`) });
         const { error, logs } = await reconcileOnce(id);
         expect(error.message, a.name).toContain(`(at ${a.field})`);
-        expect(error.message).toMatch(new RegExp(`^cluster ${id} \\(access kubeconfig-file\\): refused: `));
+        expect(error.message).toContain(`cluster ${id} (access kubeconfig-file): refused: `);
+        // Terminal: the same access is refused on every load, so it is not retried (functions/shared/terminal.ts).
+        expect(error).toBeInstanceOf(TerminalError);
+        expect((error as TerminalError).reason).toMatchObject({ kind: 'access-refused', field: a.field });
         expect(error.message).not.toContain(SECRET);
         expect(logs).toContain(a.field);
         expect(logs).not.toContain(SECRET);
