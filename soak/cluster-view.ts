@@ -5,8 +5,52 @@
 import type { Storage } from '../local/kube-api/storage/types.ts';
 import { resourcePrefix } from '../local/kube-api/storage/keys.ts';
 import { PRODUCT_NAMESPACE } from '../local/fleet/seed.ts';
+import type { ObjectMeta } from '../core/kube.ts';
 
-export type Obj = Record<string, any>;
+/** A status condition, as every kind the soak reads carries them. */
+export interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  time?: string;
+}
+
+/**
+ * An object as stored: the fields the invariants and operations read, each optional where the API leaves it
+ * so, and the rest unknown. Read from storage without validation: every kind is one of ours or a core kind,
+ * written through the API, which enforces these shapes.
+ */
+export interface Obj {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta & { deletionTimestamp?: string; managedFields?: ManagedFieldsEntry[] };
+  spec?: ObjSpec;
+  status?: ObjStatus;
+  /** ConfigMap and Secret data. */
+  data?: Record<string, string>;
+}
+
+/** The spec fields read: NodePool `type`, Pod `nodeName`, Deployment `template`, Service `ports`. */
+export interface ObjSpec {
+  type?: string;
+  nodeName?: string;
+  template?: { spec?: { containers?: { name: string }[] } };
+  ports?: { name?: string; port?: number }[];
+  [field: string]: unknown;
+}
+
+export interface ObjStatus {
+  conditions?: Condition[];
+  phase?: string;
+  [field: string]: unknown;
+}
 
 export const OWNED_KINDS = {
   Secret: { group: '', resource: 'secrets', path: '/api/v1' },
@@ -30,7 +74,8 @@ export interface ClusterView {
 async function listAll(storage: Storage, group: string, resource: string, namespace?: string): Promise<Obj[]> {
   const prefix = `${resourcePrefix({ group, resource })}/${namespace ? `${namespace}/` : ''}`;
   const { items } = await storage.list(prefix);
-  return items.map((i) => i.value as Obj);
+  // Stored through the API, which enforced the shape Obj names (see its comment).
+  return items.map((i) => i.value as unknown as Obj);
 }
 
 export async function readCluster(storage: Storage): Promise<ClusterView> {
@@ -50,7 +95,7 @@ export async function readCluster(storage: Storage): Promise<ClusterView> {
   return { at, pools, nodes, spirits, pods, owned };
 }
 
-export const isReady = (node: Obj) => (node.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+export const isReady = (node: Pick<Obj, 'status'>) => (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 export const poolOf = (node: Obj): string | undefined => node.metadata?.labels?.['apps.openyurt.io/nodepool'];
-export const isAvailable = (spirit: Obj) => (spirit.status?.conditions ?? []).some((c: Obj) => c.type === 'Available' && c.status === 'True');
+export const isAvailable = (spirit: Obj) => (spirit.status?.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'True');
 export const ownedPool = (obj: Obj): string | undefined => obj.metadata?.labels?.['poolspirit.io/pool'];

@@ -10,6 +10,7 @@ import { privateKeysInPem, SecretScanner, secretObjectSecrets, type KnownSecret 
 import { OPT_OUT_ANNOTATION } from '../core/nodepool.ts';
 import { evictionGraceSeconds } from '../local/kubelet/scheduling.ts';
 import { LEASE_OWNER, LEASE_UNTIL } from '../adapters/state-table/lease.ts';
+import type { Item } from '../adapters/state-table/table.ts';
 import { isAvailable, isReady, ownedPool, poolOf, readCluster, type ClusterView, type Obj } from './cluster-view.ts';
 import { BOUNDS, type SoakWorld } from './world.ts';
 import type { TextTap } from './text-tap.ts';
@@ -34,7 +35,7 @@ export class Invariants {
   #caKeys = new WeakSet<object>();
   #pass = 0;
   /** The table as the last pass read it (evidence: a stuck pool's reconcile state). */
-  #items: Obj[] = [];
+  #items: Item[] = [];
   readonly rss = { maxMb: 0, firstMb: 0, lastMb: 0 };
 
   constructor(w: SoakWorld, tap: TextTap) {
@@ -106,7 +107,7 @@ export class Invariants {
         'available', `Edge pool ${key} has a Ready node but its PoolSpirit is not Available`,
         {
           phase: spirit?.status?.phase ?? 'no PoolSpirit',
-          conditions: (spirit?.status?.conditions ?? []).map((c: Obj) => `${c.type}=${c.status} ${c.reason ?? ''}: ${String(c.message ?? '').slice(0, 200)}`),
+          conditions: (spirit?.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${String(c.message ?? '').slice(0, 200)}`),
           nodes: view.nodes.filter((n) => poolOf(n) === pool).map((n) => `${n.metadata.name} ${isReady(n) ? 'Ready' : 'NotReady'}`),
           pods: view.pods.filter((p) => p.metadata.labels?.['app.kubernetes.io/instance'] === `ps-${pool}`).map(podSummary),
           recent: w.journal.recent(clusterId, pool),
@@ -132,7 +133,7 @@ export class Invariants {
       const foreign = foreignEntry(kind, obj);
       if (foreign) {
         whole = this.#bad(`foreign ${clusterId} ${kind}/${obj.metadata.name}`, seen, BOUNDS.foreignMs, w.disturbed.get(key) ?? 0, final, () => [
-          'foreign', `${foreign} survives in ${kind} ${obj.metadata.name} (${clusterId})`, { reconcileState: this.#state(clusterId, pool), kind, name: obj.metadata.name, managedFields: (obj.metadata.managedFields ?? []).map((m: Obj) => `${m.manager} ${m.operation} ${m.time}`), recent: w.journal.recent(clusterId, pool) },
+          'foreign', `${foreign} survives in ${kind} ${obj.metadata.name} (${clusterId})`, { reconcileState: this.#state(clusterId, pool), kind, name: obj.metadata.name, managedFields: (obj.metadata.managedFields ?? []).map((m) => `${m.manager} ${m.operation} ${m.time}`), recent: w.journal.recent(clusterId, pool) },
         ]) && whole;
       }
     }
@@ -149,7 +150,7 @@ export class Invariants {
     return whole;
   }
 
-  #state(clusterId: string, pool: string): Obj | undefined {
+  #state(clusterId: string, pool: string): Record<string, unknown> | undefined {
     const item = this.#items.find((i) => i.pk === `CLUSTER#${clusterId}` && i.sk === `POOL#${pool}`);
     if (!item) return undefined;
     const { outcome, failures, lastError, error, updatedAt, attempts, recentEvents, fencingToken } = item;
@@ -179,7 +180,7 @@ export class Invariants {
     for (const dl of letters.slice(this.#deadLettersSeen)) {
       this.#count('dead-letters');
       this.#tap.add(`dead letter ${dl.eventId}`, JSON.stringify(dl));
-      const detail = (dl.event?.detail ?? {}) as Obj;
+      const detail = (dl.event?.detail ?? {}) as Record<string, unknown>;
       const clusterId = typeof detail.clusterId === 'string' ? detail.clusterId : undefined;
       const terminalInput = clusterId !== undefined && w.terminalClusters.has(clusterId);
       const reason = dl.terminal?.message ?? dl.error;
@@ -238,18 +239,19 @@ export class Invariants {
 function evictionDue(view: ClusterView, pool: string): number {
   let due = 0;
   for (const pod of view.pods) {
-    if (pod.metadata.labels?.['app.kubernetes.io/instance'] !== `ps-${pool}` || !pod.spec?.nodeName) continue;
-    const node = view.nodes.find((n) => n.metadata.name === pod.spec.nodeName);
+    const nodeName = pod.spec?.nodeName;
+    if (pod.metadata.labels?.['app.kubernetes.io/instance'] !== `ps-${pool}` || !nodeName) continue;
+    const node = view.nodes.find((n) => n.metadata.name === nodeName);
     const grace = evictionGraceSeconds(pod, node);
     if (grace === undefined || !Number.isFinite(grace)) continue;
-    const since = Date.parse((node?.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready')?.lastTransitionTime ?? '') || view.at;
+    const since = Date.parse((node?.status?.conditions ?? []).find((c) => c.type === 'Ready')?.lastTransitionTime ?? '') || view.at;
     due = Math.max(due, since + grace * 1000);
   }
   return due;
 }
 
 function podSummary(p: Obj): string {
-  const conds = (p.status?.conditions ?? []).map((c: Obj) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`).join(',');
+  const conds = (p.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`).join(',');
   return `${p.metadata.name} node=${p.spec?.nodeName ?? '-'} phase=${p.status?.phase ?? '-'} ${conds}${p.metadata.deletionTimestamp ? ' deleting' : ''} created=${p.metadata.creationTimestamp}`;
 }
 
@@ -258,14 +260,14 @@ function wantsSpirit(pool: Obj): boolean {
 }
 
 function foreignEntry(kind: string, obj: Obj): string | undefined {
-  if (kind === 'Deployment' && (obj.spec?.template?.spec?.containers ?? []).some((c: Obj) => c.name === FOREIGN_CONTAINER)) return `sidecar ${FOREIGN_CONTAINER}`;
-  if (kind === 'Service' && (obj.spec?.ports ?? []).some((p: Obj) => p.name === FOREIGN_PORT)) return `port ${FOREIGN_PORT}`;
+  if (kind === 'Deployment' && (obj.spec?.template?.spec?.containers ?? []).some((c) => c.name === FOREIGN_CONTAINER)) return `sidecar ${FOREIGN_CONTAINER}`;
+  if (kind === 'Service' && (obj.spec?.ports ?? []).some((p) => p.name === FOREIGN_PORT)) return `port ${FOREIGN_PORT}`;
   return undefined;
 }
 
-async function scanTable(w: SoakWorld): Promise<Obj[]> {
-  const items: Obj[] = [];
-  let start: Obj | undefined;
+async function scanTable(w: SoakWorld): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
   do {
     const page = await w.fleet.table.doc.send(new ScanCommand({ TableName: w.fleet.table.name, ExclusiveStartKey: start }));
     items.push(...(page.Items ?? []));

@@ -12,7 +12,7 @@ import { edgeNode, nodePool, NODEPOOL_LABEL } from '../local/fleet/seed.ts';
 import { registerCluster } from '../adapters/state-table/index.ts';
 import { checkServerUrl } from '../adapters/cluster-access/policy.ts';
 import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../events/source.ts';
-import { isReady, OWNED_KINDS, ownedPool, poolOf, readCluster, type Obj } from './cluster-view.ts';
+import { isReady, OWNED_KINDS, ownedPool, poolOf, readCluster, type Obj, type ObjStatus } from './cluster-view.ts';
 import { FOREIGN_CONTAINER, FOREIGN_PORT } from './invariants.ts';
 import type { SoakWorld } from './world.ts';
 import { localApiOf } from '../local/fleet/fleet.ts';
@@ -45,9 +45,9 @@ async function pickNode(w: SoakWorld, c: FleetCluster, filter: (n: Obj) => boole
 async function addNode(w: SoakWorld, c: FleetCluster, ready: boolean): Promise<void> {
   const pool = await pickPool(w, c);
   const node = edgeNode(`${pool}-soak-${w.nextId++}`, pool, ready);
-  const stored: Obj = await w.api(c).createJson(node);
+  const stored = await w.api(c).createJson(node);
   // The local API keeps a Node's status on create; kube-apiserver would not, so it is set either way.
-  if (isReady(stored) !== ready) await w.api(c).requestJson(HttpMethod.PUT, `/api/v1/nodes/${node.metadata!.name}/status`, { body: { ...stored, status: node.status } });
+  if (isReady({ status: stored.status as ObjStatus }) !== ready) await w.api(c).requestJson(HttpMethod.PUT, `/api/v1/nodes/${node.metadata!.name}/status`, { body: { ...stored, status: node.status } });
   w.touch(c.id, pool);
 }
 
@@ -59,7 +59,8 @@ async function setReadiness(w: SoakWorld, c: FleetCluster): Promise<void> {
   w.touch(c.id, poolOf(node)!);
 }
 
-async function patchSpirit(w: SoakWorld, c: FleetCluster, pool: string, spec: Obj): Promise<void> {
+/** `spec` is a JSON merge patch of the PoolSpirit's spec (null removes a field). */
+async function patchSpirit(w: SoakWorld, c: FleetCluster, pool: string, spec: Record<string, unknown>): Promise<void> {
   await w.api(c).requestJson(HttpMethod.PATCH, `${SPIRITS}/${pool}`, { body: { spec }, contentType: MERGE, query: { fieldManager: 'soak-operator' } });
   w.touch(c.id, pool);
 }
@@ -67,7 +68,7 @@ async function patchSpirit(w: SoakWorld, c: FleetCluster, pool: string, spec: Ob
 async function pickOwned(w: SoakWorld, c: FleetCluster, kinds: string[]): Promise<{ kind: keyof typeof OWNED_KINDS; obj: Obj }> {
   const view = await readCluster(localApiOf(c).storage);
   const live = new Set(view.pools.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name));
-  const picked = w.rng.pick(view.owned.filter((o) => kinds.includes(o.kind) && live.has(ownedPool(o.obj)) && !o.obj.metadata.deletionTimestamp));
+  const picked = w.rng.pick(view.owned.filter((o) => kinds.includes(o.kind) && live.has(ownedPool(o.obj) ?? '') && !o.obj.metadata.deletionTimestamp));
   if (!picked) throw new NothingToDo();
   return picked;
 }
