@@ -104,7 +104,9 @@ export class Dispatcher {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  stop(): void {
+  /** Stops delivering: drops what is queued, held or waiting for a retry; returns how many were dropped. */
+  stop(): number {
+    const dropped = this.#queue.length + this.#retryTimers.size + this.#reorderBuffer.length;
     this.#stopped = true;
     for (const handle of this.#retryTimers.keys()) this.#opts.clock.clearTimeout(handle);
     this.#retryTimers.clear();
@@ -113,6 +115,7 @@ export class Dispatcher {
     this.#reorderBuffer = [];
     this.#queue = [];
     this.#checkIdle();
+    return dropped;
   }
 
   #releaseReordered(): void {

@@ -80,6 +80,13 @@ export interface LocalBus {
    * count. With a FakeClock, pending retries only progress when the test advances the clock.
    */
   drain(): Promise<void>;
+  /**
+   * Stops delivering at once: what is queued or waiting for a retry is dropped (a stopped EventBridge target
+   * gets nothing more; a kill loses the same), and only the attempts running now are waited for, at most
+   * `graceMs` (real time). Resolves to how many deliveries were dropped. The endpoint still accepts events
+   * until stop().
+   */
+  stopDeliveries(graceMs: number): Promise<{ dropped: number; stillRunning: number }>;
   stop(): Promise<void>;
 }
 
@@ -264,6 +271,13 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
       waitingRetry: dispatcher.waitingRetry,
     }),
     drain: () => dispatcher.drain(),
+    async stopDeliveries(graceMs) {
+      const dropped = dispatcher.stop();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([dispatcher.drain(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+      return { dropped, stillRunning: dispatcher.inFlight };
+    },
     async stop() {
       stopped = true;
       for (const handle of scheduleTimers.values()) clock.clearTimeout(handle);

@@ -119,6 +119,9 @@ export interface LocalFleet {
   stop(): Promise<void>;
 }
 
+/** How long stop() lets the deliveries running at that moment finish. */
+const STOP_GRACE_MS = 5_000;
+
 export const clusterId = (i: number) => `cluster-${String(i + 1).padStart(2, '0')}`;
 const LOCAL_AWS = { region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
 
@@ -271,8 +274,11 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
             c.leaderRenewals?.stop();
             c.progressTracker.stop();
           });
-          // The bus drains while the clusters still serve: in-flight reconciles finish against them.
-          await bus.drain().catch(() => undefined);
+          // Prompt: deliveries waiting for a retry (up to a minute of backoff, or a requeue's wait for a lease)
+          // are dropped, as a kill drops them; a resumed fleet's forwarders resync every pool anyway. Only the
+          // attempts running now finish, while the clusters still serve.
+          const { dropped, stillRunning } = await bus.stopDeliveries(STOP_GRACE_MS);
+          if (dropped || stillRunning) log(`stopping: ${dropped} bus deliver${dropped === 1 ? 'y' : 'ies'} not yet due dropped${stillRunning ? `, ${stillRunning} still running after ${STOP_GRACE_MS / 1000} s left behind` : ''}`);
           await bus.stop();
           for (const c of clusters) await stopHost(c);
           eventBridge.destroy();
