@@ -16,7 +16,7 @@ export interface SoakReport {
   timeToRepairMs: Record<string, { samples: number; p50: number; p99: number; max: number }>;
   bounds: typeof BOUNDS;
   rssMb: { first: number; max: number; last: number };
-  fleet: { reconciles: number; reconcileErrors: number; reconcileTimeouts: number; busDeadLetters: number; stackRestarts: number };
+  fleet: { reconciles: number; reconcileErrors: number; reconcileRequeues: number; reconcileTimeouts: number; busDeadLetters: number; stackRestarts: number };
   secretScan: { charactersScanned: number; textsDropped: number };
 }
 
@@ -59,7 +59,7 @@ export function humanReport(r: SoakReport): string {
     `faults: ${total(r.faults)} (${Object.entries(r.faults).map(([k, c]) => `${k} ${c.done}`).join(', ')})`,
     `checks: ${Object.entries(r.checks).map(([k, n]) => `${k} ${n}`).join(', ')}`,
     `time to repair (p50/p99 ms): ${Object.entries(r.timeToRepairMs).map(([k, t]) => `${k} ${t.p50}/${t.p99}`).join(', ')}`,
-    `quiesced in: ${r.quiescedInMs === null ? 'never (see violations)' : `${r.quiescedInMs} ms`} · rss ${r.rssMb.first} → max ${r.rssMb.max} MB · reconciles ${r.fleet.reconciles} (${r.fleet.reconcileErrors} errors, ${r.fleet.reconcileTimeouts} timeouts)`,
+    `quiesced in: ${r.quiescedInMs === null ? 'never (see violations)' : `${r.quiescedInMs} ms`} · rss ${r.rssMb.first} → max ${r.rssMb.max} MB · reconciles ${r.fleet.reconciles} (${r.fleet.reconcileErrors} errors, ${r.fleet.reconcileRequeues} requeues, ${r.fleet.reconcileTimeouts} timeouts)`,
     `violations: ${r.violations.length}`,
     ...r.violations.slice(0, 20).map((v) => `  [${(v.when / 1000).toFixed(1)} s] ${v.invariant}: ${v.what}`),
   ];

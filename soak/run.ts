@@ -11,6 +11,19 @@ import { parseArgs } from 'node:util';
 import { runSoak } from './soak.ts';
 import { humanReport } from './report.ts';
 
+const USAGE = `npm run soak -- [options]: the chaos soak on the local fleet (docs/reliability.md)
+  --minutes M          how long operations and faults run (default 1), then a quiet phase
+  --clusters C         clusters in the fleet (default 1)
+  --pools P            edge pools per cluster (default 3)
+  --nodes N            nodes per pool (default 2)
+  --seed S             seed of the random choices (default: random, printed)
+  --store etcd|memory  cluster storage (default etcd: needs the built etcd, npm run kube-bins; stack restarts resume from it)
+  --quiesce-seconds Q  the quiet phase (default 120)
+  --json               the result as JSON on stdout (progress goes to stderr)
+  --show-logs          show what the functions logged
+Exits 0 with no violation, 1 with violations, 2 when it could not run.
+`;
+
 function positive(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
   const n = Number(text);
@@ -23,9 +36,14 @@ async function main(): Promise<number> {
     options: {
       minutes: { type: 'string' }, clusters: { type: 'string' }, pools: { type: 'string' }, nodes: { type: 'string' },
       seed: { type: 'string' }, store: { type: 'string' }, json: { type: 'boolean' }, 'show-logs': { type: 'boolean' }, 'quiesce-seconds': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const store = values.store ?? 'etcd';
   if (store !== 'etcd' && store !== 'memory') throw new Error(`--store: expected etcd or memory, got "${store}"`);
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);

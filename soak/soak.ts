@@ -49,10 +49,11 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       } else if (a.type === 'attempt-failed') tap.add('bus attempt error', a.error);
     },
   };
-  const stats = { reconciles: 0, reconcileErrors: 0, reconcileTimeouts: 0, busDeadLetters: 0, stackRestarts: 0 };
+  const stats = { reconciles: 0, reconcileErrors: 0, reconcileRequeues: 0, reconcileTimeouts: 0, busDeadLetters: 0, stackRestarts: 0 };
   const addStats = (f: LocalFleet) => {
     stats.reconciles += f.reconcile.stats.invocations;
     stats.reconcileErrors += f.reconcile.stats.errors;
+    stats.reconcileRequeues += f.reconcile.stats.requeues;
     stats.reconcileTimeouts += f.reconcile.stats.timeouts;
     stats.busDeadLetters += f.bus.deadLetters().length;
   };
