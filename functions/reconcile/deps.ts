@@ -39,6 +39,11 @@ export interface ReconcileDeps {
   keyFactory: KeyFactory;
   /** How long a reconcile may hold its pool's lease: longer than the function timeout. */
   leaseTtlMs: number;
+  /**
+   * How long an invocation that finds its pool's lease held waits (reading the item only) for the holder to
+   * finish before it ends as a requeue: a live holder is usually done within a second or two.
+   */
+  lockedWaitMs: number;
   /** At most this many passes per invocation when other invocations asked for another (requeue). */
   maxPasses: number;
   /** Namespace of the rendered objects. */
@@ -61,6 +66,7 @@ export function reconcileDeps(input: ReconcileDepsInput): ReconcileDeps {
     fleetDefaults: {},
     keyFactory: webCryptoKeyFactory(),
     leaseTtlMs: 90_000,
+    lockedWaitMs: 2_000,
     maxPasses: 3,
     ...input,
     logger,

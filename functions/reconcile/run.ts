@@ -9,8 +9,8 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { StateTable } from '../../adapters/state-table/index.ts';
-import { beginReconcile, LeaseLostError, meteredTable, recordOutcome, sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
-import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
+import { beginReconcile, getItem, keys, LEASE_OWNER, LEASE_UNTIL, LeaseLostError, meteredTable, recordOutcome, sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import type { BeginResult, ReconcileOutcome } from '../../adapters/state-table/index.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileTarget } from './trigger.ts';
 import { converge } from './converge.ts';
@@ -28,6 +28,8 @@ export const LEASE_LAPSE_MARGIN_MS = 500;
  * notice rule's 20 retries.
  */
 export const LOCKED_RECHECK_MS = 10_000;
+/** How often a held lease is looked at while waiting for it (one read each). */
+const LOCKED_POLL_MS = 200;
 
 export interface ReconcileResult {
   result: ReconcileResultKind;
@@ -64,17 +66,27 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
   const convergeDeps: ReconcileDeps = { ...deps, cluster: async (id) => (id === target.clusterId ? registration : deps.cluster(id)) };
 
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
-    const begun = await beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), pass === 1 ? target.eventId : undefined);
+    const eventId = pass === 1 ? target.eventId : undefined;
+    let begun = await beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), eventId);
+    // Only the first pass waits: a later pass that finds the pool taken leaves it to that holder (below).
+    if (begun.status === 'locked' && pass === 1) begun = await awaitLease(deps, table, key, invocationId, eventId);
     if (begun.status === 'duplicate') {
       logger.info('event already reconciled; nothing to do', { eventId: target.eventId });
       metrics.addMetric('DuplicateEvents', MetricUnit.Count, 1);
       return finish('duplicate');
     }
+    if (begun.status === 'locked' && pass > 1) {
+      // Our own event was served by pass 1. The invocation that took the pool since reads the cluster after
+      // every ask we were serving; if it dies, its own event is not acknowledged either.
+      logger.info('another invocation took the pool for the next pass', { heldUntil: new Date(begun.heldUntil).toISOString() });
+      break;
+    }
     if (begun.status === 'locked') {
-      // The holder has been asked to run once more for our notice, but only a live holder will: one that was
-      // killed or timed out holding the lease never records its outcome. So the notice is not acknowledged:
-      // it is requeued, and a redelivery finds the pool converged (a cheap, read-only pass) or, once the lease
-      // has lapsed, takes over a dead holder's pool (docs/reconcile.md, "Outcomes").
+      // Still held after a short wait. The holder has been asked to run once more for our notice, but only a
+      // live holder will: one that was killed or timed out holding the lease never records its outcome. So
+      // the notice is not acknowledged: it is requeued, and a redelivery finds the pool converged (a cheap,
+      // read-only pass) or, once the lease has lapsed, takes over a dead holder's pool (docs/reconcile.md,
+      // "Outcomes").
       const afterMs = Math.min(Math.max(0, begun.heldUntil - deps.clock().getTime()) + LEASE_LAPSE_MARGIN_MS, LOCKED_RECHECK_MS);
       logger.info('pool is being reconciled by another invocation; requeued', {
         heldUntil: new Date(begun.heldUntil).toISOString(),
@@ -149,6 +161,25 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
     logger.info('another invocation asked for one more pass');
   }
   return finish(summary.result);
+}
+
+/**
+ * Waits up to `lockedWaitMs` for a held lease to be released or to lapse, polling the item with reads (a
+ * write per look would spend the table's write budget), then tries once more to take it. Most contention is
+ * a live holder finishing within a second or two; its release is then found here, and this invocation runs
+ * its own pass instead of failing to a platform retry.
+ */
+async function awaitLease(deps: ReconcileDeps, table: StateTable, key: { clusterId: string; nodePool: string }, invocationId: string, eventId: string | undefined): Promise<BeginResult> {
+  const deadline = performance.now() + deps.lockedWaitMs;
+  for (;;) {
+    const left = deadline - performance.now();
+    if (left <= 0) return beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), eventId);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(LOCKED_POLL_MS, left)));
+    const item = await getItem(table, keys.pool(key.clusterId, key.nodePool));
+    const heldUntil = item?.[LEASE_UNTIL];
+    const held = item?.[LEASE_OWNER] !== undefined && typeof heldUntil === 'number' && heldUntil > deps.clock().getTime();
+    if (!held) return beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), eventId);
+  }
 }
 
 /**

@@ -22,7 +22,8 @@ describe('a lease left by a dead reconcile', () => {
   let release!: (err: Error) => void;
   let dead: Promise<unknown> | undefined;
   beforeAll(async () => {
-    world = await startReconcileWorld();
+    // A short wait for the lease: each delivery below finds it held until it lapses.
+    world = await startReconcileWorld({ lockedWaitMs: 300 });
     await world.createNodePool('edge-dead', { type: 'Edge' });
     // Frozen until the file ends: then it is let go, so it settles while the table is still there.
     const never = new Promise<never>((_, reject) => (release = reject));

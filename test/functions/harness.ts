@@ -79,7 +79,7 @@ async function applyManifest(admin: RawObjectApi, obj: KubernetesObject): Promis
   await admin.applyJson(obj, 'test-setup', true);
 }
 
-export async function startReconcileWorld(options: { logLevel?: 'SILENT' | 'INFO' | 'DEBUG' } = {}): Promise<ReconcileWorld> {
+export async function startReconcileWorld(options: { logLevel?: 'SILENT' | 'INFO' | 'DEBUG'; lockedWaitMs?: number } = {}): Promise<ReconcileWorld> {
   const cluster = await startLocalCluster({ port: 0 });
   const dynamo = await startLocalDynamo();
   await ensureTable(dynamo.client, TABLE_NAME);
@@ -114,6 +114,7 @@ export async function startReconcileWorld(options: { logLevel?: 'SILENT' | 'INFO
     metrics,
     // One key pair per certificate purpose: keeps tests fast; reuse logic is exercised all the same.
     keyFactory: cachingKeyFactory(),
+    ...(options.lockedWaitMs !== undefined ? { lockedWaitMs: options.lockedWaitMs } : {}),
     clusterClient: (config) => {
       const client = allocatingClusterIPs(createClusterClient(config, { retry: { initialDelayMs: 5, maxDelayMs: 50 } }), admin);
       return world.wrapClient ? world.wrapClient(client) : client;
