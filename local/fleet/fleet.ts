@@ -25,6 +25,7 @@ import { createClusterCa, loadOrCreateClusterCa, type ClusterCa } from './cluste
 import type { FleetProgress } from './progress.ts';
 import { ClusterProgressTracker } from './cluster-progress.ts';
 import { runLimited, type FleetShape } from './seed.ts';
+import { requestHeldLeases } from './held-leases.ts';
 
 export interface LocalFleetOptions extends FleetShape {
   clusters: number;
@@ -222,6 +223,12 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     const count = Math.max(opts.clusters, ...kept.ids.map((id) => Number(id.slice('cluster-'.length))));
     if (kept.seeded.size) log(`resuming ${kept.seeded.size} cluster(s) kept in ${state.dir}${count > kept.seeded.size ? `, starting ${count - kept.seeded.size} more` : ''}`);
     for (let i = 0; i < count; i++) await addCluster();
+    // After the forwarders are up: a lease kept from before a restart belongs to an invocation killed with it.
+    const resumedIds = clusters.filter((c) => c.resumed).map((c) => c.id);
+    if (resumedIds.length) {
+      const requested = await requestHeldLeases(table, resumedIds, bus, eventBusName);
+      if (requested) log(`${requested} pool(s) kept with the lease of an invocation killed with the stack: reconcile requested`);
+    }
 
     const progress = async (): Promise<FleetProgress> => {
       const per = clusters.map((c) => ({ id: c.id, ...c.progressTracker.current() }));
