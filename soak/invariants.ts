@@ -28,6 +28,8 @@ export class Invariants {
   readonly #w: SoakWorld;
   readonly #tap: TextTap;
   readonly #episodes = new Map<string, Episode>();
+  /** Leases held past their bound at the last pass, already reported. */
+  #staleLeases = new Set<string>();
   #deadLettersSeen = 0;
   #known: KnownSecret[] = [];
   #knownIds = new Set<string>();
@@ -162,15 +164,18 @@ export class Invariants {
     const items = await scanTable(w);
     this.#items = items;
     const now = Date.now();
+    const stale = new Set<string>();
     for (const item of items) {
       this.#count('leases');
       const until = Number(item[LEASE_UNTIL]);
       if (item[LEASE_OWNER] === undefined || !(until < now - BOUNDS.leaseGraceMs)) continue;
       const key = `lease ${item.pk}/${item.sk}`;
-      if (this.#episodes.has(key)) continue;
-      this.#episodes.set(key, { since: now, reported: true });
+      stale.add(key);
+      if (this.#staleLeases.has(key)) continue;
       w.violate('lease', `lease on ${item.pk}/${item.sk} is still held ${Math.round((now - until) / 1000)} s past its expiry`, { owner: String(item[LEASE_OWNER]).slice(0, 80), leaseUntil: new Date(until).toISOString(), final });
     }
+    // One violation per stale lease for as long as it stays stale (it was reported again on every pass).
+    this.#staleLeases = stale;
     this.#tap.add('table items', JSON.stringify(items));
   }
 
