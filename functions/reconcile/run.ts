@@ -4,7 +4,8 @@
  * If another invocation asked for another pass while we held the lease, run again (bounded).
  *
  * How it ends (core/outcome.ts, docs/reconcile.md "Outcomes"): a result is `done`; a RequeueError (the
- * pool still being deleted, or its lease held by another invocation) is `requeue`; a TerminalError (an unregistered cluster) is `terminal` and goes to the handler, which records
+ * pool still being deleted, or its lease held by another invocation) is `requeue`; a TerminalError (an
+ * unregistered cluster, an access the policy refuses) is `terminal` and goes to the handler, which records
  * the dead letter; anything else is `retry` and is thrown for the platform to retry.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -167,7 +168,8 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
  * Waits up to `lockedWaitMs` for a held lease to be released or to lapse, polling the item with reads (a
  * write per look would spend the table's write budget), then tries once more to take it. Most contention is
  * a live holder finishing within a second or two; its release is then found here, and this invocation runs
- * its own pass instead of failing to a platform retry.
+ * its own pass instead of failing to a platform retry. At the deadline it tries once more (the same
+ * conditional write that found the lease held, and it asks the holder for one more pass again).
  */
 async function awaitLease(deps: ReconcileDeps, table: StateTable, key: { clusterId: string; nodePool: string }, invocationId: string, eventId: string | undefined): Promise<BeginResult> {
   const deadline = performance.now() + deps.lockedWaitMs;
