@@ -35,6 +35,7 @@ export type ReconcileOutcome =
   | 'paused'
   | 'not-edge' // NodePool is Cloud or opted out; nothing of ours remains
   | 'gone' // NodePool no longer exists
+  | 'requeued' // waiting on something expected to happen by itself; looked at again later
   | 'error';
 
 export interface PoolReconcileState {

@@ -101,7 +101,7 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
     let result: ConvergeResult | undefined;
     let failure: unknown;
     try {
-      result = await converge(convergeDeps, target, begun.lease.token);
+      result = await converge(convergeDeps, target);
     } catch (err) {
       failure = err;
     }
@@ -148,6 +148,15 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
       }
       // A terminal error is logged once, by the handler that records its dead letter.
       throw thrown;
+    }
+    if (result!.outcome === 'requeued') {
+      // The pass completed but waits on something expected to happen by itself. An event platform
+      // redelivers only what fails, so the wish to look again leaves the function as a RequeueError
+      // (logged and counted as a requeue, never as an error).
+      const afterMs = result!.requeueAfterMs ?? 0;
+      logger.info('not finished yet; requeued', { why: result!.requeueReason, afterMs });
+      metrics.addMetric('ReconcileRequeues', MetricUnit.Count, 1);
+      throw new RequeueError(result!.requeueReason ?? `pool ${target.nodePool} is not finished yet`, afterMs);
     }
     logger.info('reconciled', {
       outcome: result!.outcome,

@@ -337,6 +337,34 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect(item?.expiresAt).toBeGreaterThan(Date.now() / 1000); // the record ages out by TTL
   });
 
+  it('requeues a pool whose earlier PoolSpirit is still being collected, records it as requeued (not a failure), and creates the new one once it is gone', async () => {
+    await world.createNodePool('edge-regen', { type: 'Edge' });
+    await world.invoke('edge-regen');
+    const first = await poolSpirit('edge-regen');
+    const hold = { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: 'edge-regen', finalizers: ['test.poolspirit.io/hold'] } };
+    await world.admin.applyJson(hold as KubernetesObject, 'operator', true);
+    await world.admin.delete({ apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: 'edge-regen' } });
+    expect((await poolSpirit('edge-regen'))?.metadata.deletionTimestamp).toBeDefined();
+
+    const mark = world.cluster.requestLog.mark();
+    const err = await world.invoke('edge-regen').then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(RequeueError);
+    expect((err as RequeueError).message).toContain('being deleted');
+    expect((err as RequeueError).afterMs).toBeGreaterThan(0);
+    expect(world.cluster.requestLog.writesSince(mark)).toEqual([]);
+    const state = await readPoolState(world.table, CLUSTER_ID, 'edge-regen');
+    expect(state.outcome).toBe('requeued');
+    expect(state.failures).toBe(0);
+
+    // The finalizer goes (the operator's apply without it), collection completes, the next pass creates anew.
+    await world.admin.applyJson({ ...hold, metadata: { name: 'edge-regen' } } as KubernetesObject, 'operator', true);
+    await vi.waitFor(async () => expect(await poolSpirit('edge-regen')).toBeUndefined(), { timeout: 10_000, interval: 50 });
+    expect((await world.invoke('edge-regen')).result).toBe('applied');
+    const second = await poolSpirit('edge-regen');
+    expect(second?.metadata.uid).toBeDefined();
+    expect(second?.metadata.uid).not.toBe(first?.metadata.uid);
+  });
+
   it('lets one of two concurrent invocations reconcile; the other waits for the lease and finds nothing left to do', async () => {
     await world.createNodePool('edge-race', { type: 'Edge' });
     const results = await Promise.all([world.invoke('edge-race'), world.invoke('edge-race')]);

@@ -1,0 +1,147 @@
+/**
+ * Stage 3 of a reconcile pass: render what should be (pure core) from what is, and write only the
+ * difference.
+ *
+ * Reads the Service (its ClusterIP is a SAN), the PKI Secrets (reused byte for byte), the cluster CA and the
+ * rest of the owned objects; renders; removes list entries others added (server-side apply keeps them);
+ * applies only objects that differ — the Service first, and if its ClusterIP was only now allocated, renders
+ * again so the certificate carries it. The CA Secret is owned by the NodePool, so a deleted PoolSpirit leaves
+ * the pool CA in place for the one re-created. A paused spec is rendered (for its status) but not applied.
+ */
+import type { KubeObject } from '../../../core/kube.ts';
+import { objectKey } from '../../../core/kube.ts';
+import { existingPkiFromSecrets, objectNames, objectsToApply, renderPoolSpirit, renderPoolSpiritService, SpecRenderError } from '../../../core/index.ts';
+import type { FieldIssue, NodePool, ObjectNames, RenderResult, ResolvedPoolSpiritSpec } from '../../../core/index.ts';
+import { foreignEntriesPatch } from '../../../core/plan.ts';
+import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import type { ReconcileDeps } from '../deps.ts';
+import { describe, ownedByOtherNodePool } from './ownership.ts';
+
+export const CLUSTER_DOMAIN = 'cluster.local';
+
+export type Applied =
+  | { kind: 'invalid'; issues: FieldIssue[] }
+  | {
+      kind: 'rendered';
+      rendered: RenderResult;
+      /** The owned objects as the cluster has them after this stage, by objectKey. */
+      live: ReadonlyMap<string, KubeObject>;
+      applied: string[];
+    };
+
+export interface DesiredInput {
+  deps: ReconcileDeps;
+  client: ClusterClient;
+  namespace: string;
+  nodePool: NodePool;
+  poolSpirit: KubeObject;
+  spec: ResolvedPoolSpiritSpec;
+}
+
+export async function applyDesired({ deps, client, namespace, nodePool, poolSpirit, spec }: DesiredInput): Promise<Applied> {
+  const names = objectNames(poolSpirit.metadata.name);
+  const applied: string[] = [];
+
+  // Everything the render needs from the cluster, read in parallel.
+  let [service, caSecret, pkiSecret, agentSecret, liveWorkload, caBundlePem] = await Promise.all([
+    client.get({ apiVersion: 'v1', kind: 'Service', namespace, name: names.base }),
+    client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.caSecret }),
+    client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.pkiSecret }),
+    client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.agentSecret }),
+    client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace, name: names.base }),
+    client.readClusterCA(),
+  ]);
+  // A CA Secret still owned by an earlier NodePool of this name is that pool's, waiting for collection: a
+  // re-created pool gets a CA of its own (the apply below replaces it).
+  if (caSecret && ownedByOtherNodePool(caSecret, nodePool)) caSecret = undefined;
+  if (!caBundlePem) {
+    throw new Error('cluster CA not found: expected ConfigMap kube-system/kube-root-ca.crt with key ca.crt');
+  }
+  const renderTarget = {
+    poolSpirit: { metadata: { name: poolSpirit.metadata.name, uid: poolSpirit.metadata.uid! }, spec },
+    cluster: { caBundlePem, clusterDomain: CLUSTER_DOMAIN, namespace },
+  };
+  if (!service && !spec.paused) {
+    // A new pool: its Service first, so the one render below already puts its ClusterIP into the certificate.
+    service = await client.apply(renderPoolSpiritService(renderTarget));
+    applied.push(describe(service));
+  }
+  const render = (serviceClusterIP: string | undefined, existingPki: Record<string, string>) =>
+    renderPoolSpirit({ ...renderTarget, nodePool, serviceClusterIP, existingPki, liveWorkload, now: deps.clock(), keys: deps.keyFactory });
+
+  let rendered: RenderResult;
+  try {
+    rendered = await render(clusterIPOf(service), existingPkiFromSecrets([caSecret, pkiSecret, agentSecret], names));
+  } catch (err) {
+    if (!(err instanceof SpecRenderError)) throw err;
+    return { kind: 'invalid', issues: err.issues as FieldIssue[] };
+  }
+
+  const live = new Map<string, KubeObject>();
+  for (const obj of [service, caSecret, pkiSecret, agentSecret, liveWorkload]) if (obj) live.set(objectKey(obj), obj);
+  await readTheRest(client, rendered.objects, live, names);
+  if (spec.paused) return { kind: 'rendered', rendered, live, applied };
+
+  applied.push(...(await removeForeignEntries(client, rendered.objects, live)));
+  let pending = objectsToApply(rendered.objects, live);
+  const desiredService = pending.find((o) => o.kind === 'Service' && o.apiVersion === 'v1');
+  if (desiredService) {
+    const after = await client.apply(desiredService);
+    applied.push(describe(after));
+    live.set(objectKey(after), after);
+    const ip = clusterIPOf(after);
+    if (ip !== clusterIPOf(service)) {
+      // The certificate must name the Service IP: render again, keeping every key and cert still good.
+      const secretsSoFar = rendered.objects.filter((o) => o.kind === 'Secret');
+      rendered = await render(ip, existingPkiFromSecrets(secretsSoFar, names));
+    }
+    pending = objectsToApply(rendered.objects, live);
+  }
+  for (const obj of pending) {
+    const after = await client.apply(obj);
+    applied.push(describe(after));
+    live.set(objectKey(after), after);
+  }
+  return { kind: 'rendered', rendered, live, applied };
+}
+
+/** Reads, in parallel, every rendered object not read before the render. */
+async function readTheRest(client: ClusterClient, desired: readonly KubeObject[], live: Map<string, KubeObject>, names: ObjectNames): Promise<void> {
+  await Promise.all(
+    desired
+      .filter((obj) => !live.has(objectKey(obj)) && !isPreRead(obj, names))
+      .map(async (obj) => {
+        const current = await client.get({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
+        if (current) live.set(objectKey(current), current);
+      }),
+  );
+}
+
+/**
+ * Server-side apply keeps list entries other managers added (a sidecar, a volume, a second Service port):
+ * one guarded JSON patch per object removes them before the apply, so the rendered lists are the whole
+ * lists. Objects with nothing foreign cost no write.
+ */
+async function removeForeignEntries(client: ClusterClient, desired: readonly KubeObject[], live: Map<string, KubeObject>): Promise<string[]> {
+  const applied: string[] = [];
+  for (const obj of desired) {
+    const current = live.get(objectKey(obj));
+    if (!current) continue;
+    const ops = foreignEntriesPatch(obj, current);
+    if (ops.length === 0) continue;
+    const after = await client.patchJson({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name }, ops);
+    applied.push(`remove foreign entries from ${describe(after)}`);
+    live.set(objectKey(after), after);
+  }
+  return applied;
+}
+
+function isPreRead(obj: KubeObject, names: ObjectNames): boolean {
+  if (obj.kind === 'Secret') return [names.caSecret, names.pkiSecret, names.agentSecret].includes(obj.metadata.name);
+  return (obj.kind === 'Service' || obj.kind === 'Deployment') && obj.metadata.name === names.base;
+}
+
+function clusterIPOf(service: KubeObject | undefined): string | undefined {
+  const ip = (service?.spec as { clusterIP?: string } | undefined)?.clusterIP;
+  return ip && ip !== 'None' ? ip : undefined;
+}
