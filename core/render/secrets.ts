@@ -40,16 +40,17 @@ export interface RenderedSecrets {
 }
 
 export function renderSecrets(pki: PkiResult, clusterCaBundle: string, names: ObjectNames, namespace: string, pool: string): RenderedSecrets {
+  const pkiFile = (name: string) => pki.files[name] ?? missingFile(name);
   const files: Record<string, string> = {
     ...pki.files,
     // The apiserver trusts node certificates (cluster CA: YurtHubs) and the agent's certificate (pool CA).
-    'client-ca.crt': `${clusterCaBundle.trim()}\n${pki.files[PKI_FILES.caCert].trim()}\n`,
+    'client-ca.crt': `${clusterCaBundle.trim()}\n${pkiFile(PKI_FILES.caCert).trim()}\n`,
     kubeconfig: kubeconfigYaml({
       cluster: `poolspirit-${pool}`,
       server: `https://127.0.0.1:${APISERVER_PORT}`,
-      caPem: pki.files[PKI_FILES.caCert],
-      certPem: pki.files[certFile('agent')],
-      keyPem: pki.files[keyFile('agent')],
+      caPem: pkiFile(PKI_FILES.caCert),
+      certPem: pkiFile(certFile('agent')),
+      keyPem: pkiFile(keyFile('agent')),
       user: AGENT_USER,
     }),
   };
@@ -58,7 +59,7 @@ export function renderSecrets(pki: PkiResult, clusterCaBundle: string, names: Ob
     kind: 'Secret',
     metadata: { name, namespace },
     type: 'Opaque',
-    data: Object.fromEntries(keys.map((k) => [k, Buffer.from(files[k]).toString('base64')])),
+    data: Object.fromEntries(keys.map((k) => [k, Buffer.from(files[k] ?? missingFile(k)).toString('base64')])),
   });
   const pkiSecret = secret(names.pkiSecret, PKI_SECRET_KEYS.pki);
   const agentSecret = secret(names.agentSecret, PKI_SECRET_KEYS.agent);
@@ -84,4 +85,9 @@ export function existingPkiFromSecrets(secrets: Array<KubeObject | undefined>, n
     }
   }
   return out;
+}
+
+/** A Secret key the PKI did not produce: a renderer bug, named instead of rendered as "undefined". */
+function missingFile(name: string): never {
+  throw new Error(`render: the PKI result has no ${name}`);
 }

@@ -138,16 +138,25 @@ export async function handleWatch(s: Scope): Promise<void> {
   if (closed) return;
   handle = ctx.storage.watch(prefix, startRev, onEvent, onError);
 
+  // A timer's async work ends the watch with an ERROR event if it fails, instead of an unhandled rejection.
+  const later = (work: () => Promise<void>) => () =>
+    void work().catch((err: unknown) => onError(err instanceof Error ? err : new Error(String(err))));
   timers.push(
-    setTimeout(async () => {
-      if (bookmarks) bookmark(await progressRevision());
-      finish();
-    }, timeoutMs),
+    setTimeout(
+      later(async () => {
+        if (bookmarks) bookmark(await progressRevision());
+        finish();
+      }),
+      timeoutMs,
+    ),
   );
   if (bookmarks) {
-    const interval = setInterval(async () => {
-      if (!closed) bookmark(await progressRevision());
-    }, ctx.bookmarkIntervalMs);
+    const interval = setInterval(
+      later(async () => {
+        if (!closed) bookmark(await progressRevision());
+      }),
+      ctx.bookmarkIntervalMs,
+    );
     res.on('close', () => clearInterval(interval));
   }
   if (s.dropWatchAfterMs !== undefined) timers.push(setTimeout(() => res.destroy(), s.dropWatchAfterMs));
