@@ -13,7 +13,7 @@
  */
 import { DEFAULT_ETCD_STORAGE, DEFAULT_RESOURCES } from '../../core/poolspirit/defaults.ts';
 import { quantityBytes } from '../../core/quantity.ts';
-import { etcdFlags } from '../../local/etcd/launch.ts';
+import { etcdFlags } from '../../core/poolspirit/etcd-flags.ts';
 
 export type EtcdProfile = 'product' | 'upstream';
 
