@@ -1,14 +1,19 @@
 /** Where kubeconfigs kept in a secret store come from: Secrets Manager in the cloud, a map in tests. */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 
 export interface SecretSource {
   /** The secret's string; rejects with an error whose `name` classifies the failure. */
   getSecretString(secretId: string, region?: string): Promise<string>;
 }
 
-export function secretsManagerSource(makeClient: (region?: string) => SecretsManagerClient = (region) =>
+/** What the source needs of a Secrets Manager client: one call. */
+export interface SecretValueReader {
+  send(command: GetSecretValueCommand): Promise<Pick<GetSecretValueCommandOutput, 'SecretString' | 'SecretBinary'>>;
+}
+
+export function secretsManagerSource(makeClient: (region?: string) => SecretValueReader = (region) =>
   new SecretsManagerClient(region ? { region } : {})): SecretSource {
-  const clients = new Map<string, SecretsManagerClient>();
+  const clients = new Map<string, SecretValueReader>();
   return {
     async getSecretString(secretId, region) {
       const cacheKey = region ?? '';

@@ -52,6 +52,11 @@ export class RawObjectApi extends KubernetesObjectApi {
     return this.requestPromise<T>(ctx);
   }
 
+  /** A read answered as plain JSON of the caller's shape (unchecked, as requestJson), not client-node's models. */
+  async readJson<T>(header: KubernetesObject): Promise<T> {
+    return this.requestJson<T>(HttpMethod.GET, await this.specUriPath(header, 'read'));
+  }
+
   /** Any request with a plain JSON body and answer, e.g. to a subresource the typed methods do not cover. */
   async requestJson<T>(method: HttpMethod, path: string, opts: { body?: unknown; contentType?: string; accept?: string; query?: Record<string, string> } = {}): Promise<T> {
     const ctx = this.configuration.baseServer.makeRequestContext(path, method);
