@@ -1,19 +1,14 @@
 /** Where kubeconfigs kept in a secret store come from: Secrets Manager in the cloud, a map in tests. */
-import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 
 export interface SecretSource {
   /** The secret's string; rejects with an error whose `name` classifies the failure. */
   getSecretString(secretId: string, region?: string): Promise<string>;
 }
 
-/** What the source needs of a Secrets Manager client: one call. */
-export interface SecretValueReader {
-  send(command: GetSecretValueCommand): Promise<Pick<GetSecretValueCommandOutput, 'SecretString' | 'SecretBinary'>>;
-}
-
-export function secretsManagerSource(makeClient: (region?: string) => SecretValueReader = (region) =>
+export function secretsManagerSource(makeClient: (region?: string) => SecretsManagerClient = (region) =>
   new SecretsManagerClient(region ? { region } : {})): SecretSource {
-  const clients = new Map<string, SecretValueReader>();
+  const clients = new Map<string, SecretsManagerClient>();
   return {
     async getSecretString(secretId, region) {
       const cacheKey = region ?? '';

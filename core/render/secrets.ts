@@ -40,17 +40,16 @@ export interface RenderedSecrets {
 }
 
 export function renderSecrets(pki: PkiResult, clusterCaBundle: string, names: ObjectNames, namespace: string, pool: string): RenderedSecrets {
-  const pkiFile = (name: string) => pki.files[name] ?? missingFile(name);
   const files: Record<string, string> = {
     ...pki.files,
     // The apiserver trusts node certificates (cluster CA: YurtHubs) and the agent's certificate (pool CA).
-    'client-ca.crt': `${clusterCaBundle.trim()}\n${pkiFile(PKI_FILES.caCert).trim()}\n`,
+    'client-ca.crt': `${clusterCaBundle.trim()}\n${pkiFile(pki, PKI_FILES.caCert).trim()}\n`,
     kubeconfig: kubeconfigYaml({
       cluster: `poolspirit-${pool}`,
       server: `https://127.0.0.1:${APISERVER_PORT}`,
-      caPem: pkiFile(PKI_FILES.caCert),
-      certPem: pkiFile(certFile('agent')),
-      keyPem: pkiFile(keyFile('agent')),
+      caPem: pkiFile(pki, PKI_FILES.caCert),
+      certPem: pkiFile(pki, certFile('agent')),
+      keyPem: pkiFile(pki, keyFile('agent')),
       user: AGENT_USER,
     }),
   };
@@ -87,7 +86,11 @@ export function existingPkiFromSecrets(secrets: Array<KubeObject | undefined>, n
   return out;
 }
 
-/** A Secret key the PKI did not produce: a renderer bug, named instead of rendered as "undefined". */
+/** A file of the PKI result; one it lacks is a renderer bug, named instead of rendered as "undefined". */
+function pkiFile(pki: PkiResult, name: string): string {
+  return pki.files[name] ?? missingFile(name);
+}
+
 function missingFile(name: string): never {
   throw new Error(`render: the PKI result has no ${name}`);
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClusterAccess, ClusterAccessError, EKS_TOKEN_PREFIX, secretsManagerSource } from '../../adapters/cluster-access/index.ts';
-import type { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SecretSource } from '../../adapters/cluster-access/index.ts';
 import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
 
@@ -125,11 +125,11 @@ describe('cluster access', () => {
     const source = secretsManagerSource((region) => {
       made.push(region);
       return {
-        send: async (command: GetSecretValueCommand) => {
+        send: async (command: { input: { SecretId: string } }) => {
           calls.push({ region, secretId: command.input.SecretId });
           return command.input.SecretId === 'binary' ? { SecretBinary: new Uint8Array([1]) } : { SecretString: 'kubeconfig text' };
         },
-      };
+      } as unknown as SecretsManagerClient;
     });
     expect(await source.getSecretString('a', 'eu-west-1')).toBe('kubeconfig text');
     expect(await source.getSecretString('b', 'eu-west-1')).toBe('kubeconfig text');
