@@ -1,9 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * End-to-end tests are named `*.e2e.test.ts`: they start the built Kubernetes binaries, a local fleet, the
+ * CLI as a process or the packager. Everything else is the `unit` project, which runs in seconds:
+ * `npx vitest run --project unit`. `vitest run` (what `npm test` runs) runs both.
+ */
+const E2E = 'test/**/*.e2e.test.ts';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    exclude: ['node_modules/**', 'bench/**'],
     pool: 'forks',
     // Two cores: more workers only add contention between etcd, kubectl and the API under test.
     maxWorkers: 2,
@@ -12,6 +17,17 @@ export default defineConfig({
     isolate: false,
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // Reporters belong to the whole run, not to a project: the summary line is printed once.
     reporters: ['default', './test/support/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['node_modules/**', 'bench/**', E2E] },
+      },
+      {
+        extends: true,
+        test: { name: 'e2e', include: [E2E], exclude: ['node_modules/**', 'bench/**'] },
+      },
+    ],
   },
 });

@@ -71,12 +71,14 @@ export const DEFAULTS = {
 } as const;
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 
 /** `500ms`, `10s`, `5m`, `1h` → milliseconds. */
 export function parseDuration(text: string): number | undefined {
   const m = DURATION.exec(text.trim());
-  return m ? Number(m[1]) * UNIT_MS[m[2]] : undefined;
+  if (!m) return undefined;
+  // The pattern admits only the units UNIT_MS names.
+  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
 }
 
 const duration = z.string().transform((s, ctx) => {

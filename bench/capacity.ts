@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { DEFAULT_CAPACITY_OPTIONS, formatCapacityReport, runCapacityProbe } from '../probe/capacity/index.ts';
 import { nodeObject } from '../probe/capacity/objects.ts';
 import { round } from './lib/stats.ts';
+import { startPoolSpiritTarget } from '../local/capacity/pool-spirit-target.ts';
 
 const log = (line: string) => process.stderr.write(`capacity: ${line}\n`);
 
@@ -36,7 +37,7 @@ export async function run(args: string[]): Promise<unknown> {
   }
   const options = {
     ...DEFAULT_CAPACITY_OPTIONS,
-    target: { kind: 'local' as const },
+    target: { kind: 'local' as const, start: startPoolSpiritTarget },
     nodes: Number(values.nodes),
     pods: Number(values.pods),
     objectBytes: Number(values['object-bytes']),

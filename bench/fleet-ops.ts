@@ -1,5 +1,5 @@
 /**
- * Issue 6's fleet runs on one fleet instead of two: converge a local fleet (default 20 clusters × 50 pools,
+ * The fleet-scale rollout and audit benchmarks on one fleet instead of two: converge a local fleet (default 20 clusters × 50 pools,
  * sim mode), run the rollout scenario (canary and waves to Succeeded; then a version that never gets healthy
  * in the last cluster, which must stop and roll back by itself), then the audit scenario (one drift of each
  * kind injected, the whole fleet audited, fixable ones fixed). One JSON document with both.

@@ -1,4 +1,4 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs, type ParseArgsConfig, type ParseArgsOptionDescriptor, type ParseArgsOptionsConfig } from 'node:util';
 
 /** A CLI usage error: printed with the command's name, exit code 2. */
 export class UsageError extends Error {}
@@ -41,13 +41,15 @@ export function helpText(cmd: Command): string {
 /** Parses argv for one command; unknown flags and missing values become UsageErrors naming the flag. */
 export function parseCommandArgs(cmd: Command, argv: string[]) {
   const options: Record<string, OptionSpec> = { ...cmd.options, help: { type: 'boolean', description: '' } };
-  const parseOptions = Object.fromEntries(
-    // Node 22's parseArgs rejects keys present with an undefined value, so only set ones are passed.
-    Object.entries(options).map(([k, v]) => [
-      k,
-      Object.fromEntries(Object.entries({ type: v.type, multiple: v.multiple, short: v.short, default: v.default }).filter(([, x]) => x !== undefined)),
-    ]),
-  ) as unknown as ParseArgsConfig['options'];
+  // Node 22's parseArgs rejects keys present with an undefined value, so only set ones are passed.
+  const parseOptions: ParseArgsOptionsConfig = {};
+  for (const [name, spec] of Object.entries(options)) {
+    const descriptor: ParseArgsOptionDescriptor = { type: spec.type };
+    if (spec.multiple !== undefined) descriptor.multiple = spec.multiple;
+    if (spec.short !== undefined) descriptor.short = spec.short;
+    if (spec.default !== undefined) descriptor.default = spec.default;
+    parseOptions[name] = descriptor;
+  }
   try {
     return parseArgs({ args: argv, options: parseOptions, allowPositionals: true, strict: true });
   } catch (err) {

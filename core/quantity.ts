@@ -23,11 +23,10 @@ export function isQuantity(value: unknown): value is Quantity {
 export function quantityValue(q: Quantity): number {
   if (typeof q === 'number') return q;
   if (!QUANTITY_RE.test(q)) throw new Error(`"${q}" is not a Kubernetes quantity`);
-  const m = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(.*)$/.exec(q)!;
-  const number = Number(m[1]);
-  const suffix = m[2];
-  if (suffix in BINARY) return number * BINARY[suffix];
-  if (suffix in DECIMAL) return number * DECIMAL[suffix];
+  const [, digits = '', suffix = ''] = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(.*)$/.exec(q) ?? [];
+  const number = Number(digits);
+  const unit = BINARY[suffix] ?? DECIMAL[suffix];
+  if (unit !== undefined) return number * unit;
   return number * 10 ** Number(suffix.slice(1)); // decimal exponent: e3, E-2
 }
 

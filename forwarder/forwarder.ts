@@ -67,7 +67,7 @@ export class Forwarder {
   stats(): ForwarderStats {
     return {
       sender: this.sender.stats(),
-      informers: Object.fromEntries(this.informers.map((inf, i) => [this.resources[i].kind, { ...inf.stats }])),
+      informers: Object.fromEntries(this.informers.map((inf, i) => [this.resources[i]?.kind, { ...inf.stats }])),
       resyncNotices: this.resyncNotices,
     };
   }

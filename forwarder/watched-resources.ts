@@ -1,9 +1,49 @@
-import type { InformerResource } from '../adapters/kubernetes/informer.ts';
+import type { InformerResource, WatchedObject } from '../adapters/kubernetes/informer.ts';
 import type { ChangeNoticeKind } from '../events/index.ts';
 import { FIELD_MANAGER } from '../adapters/kubernetes/client.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../core/render/labels.ts';
 
-type Obj = Record<string, any>;
+interface Condition {
+  type?: string;
+  status?: string;
+  reason?: string;
+}
+
+/**
+ * The fields the forwarder reads of any watched kind (NodePool, PoolSpirit, Deployment, Pod, Node and the
+ * metadata-only kinds), as the wire delivers them: every one may be missing.
+ */
+export interface ForwardedObject extends WatchedObject {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: Array<{ kind?: string; name?: string }>;
+    managedFields?: ManagedFieldsEntry[];
+  };
+  spec?: { nodePool?: string };
+  status?: {
+    // PoolSpirit: what the agent reports.
+    bootstrap?: { appliedHash?: string };
+    leader?: { holder?: string };
+    etcd?: { healthy?: boolean; alarms?: unknown };
+    // Deployment: rollout counts.
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    // Pod and Node.
+    phase?: string;
+    conditions?: Condition[];
+    containerStatuses?: Array<{ name?: string; ready?: boolean; restartCount?: number; state?: { waiting?: { reason?: string } } }>;
+  };
+}
 
 /** What the forwarder remembers per object: enough to decide relevance, never the whole object. */
 export interface ObjectSummary {
@@ -17,7 +57,7 @@ export interface ObjectSummary {
   reconcilerCreated?: boolean;
 }
 
-export interface WatchedResource extends InformerResource<ObjectSummary> {
+export interface WatchedResource extends InformerResource<ObjectSummary, ForwardedObject> {
   kind: ChangeNoticeKind;
 }
 
@@ -39,7 +79,7 @@ export const OWNED_METADATA_KINDS = [
   { kind: 'Service', resource: 'services' },
 ] as const satisfies ReadonlyArray<{ kind: ChangeNoticeKind; resource: string }>;
 
-const base = (obj: Obj) => ({
+const base = (obj: ForwardedObject) => ({
   uid: String(obj.metadata?.uid ?? ''),
   resourceVersion: String(obj.metadata?.resourceVersion ?? ''),
   generation: typeof obj.metadata?.generation === 'number' ? obj.metadata.generation : undefined,
@@ -52,25 +92,25 @@ const always = () => true;
  * converging that pool (and if it fails, the bus retries the event that started it). Anyone else's write
  * adds a managedFields entry, so the object stops counting as the reconciler's own.
  */
-function createdByReconciler(obj: Obj): boolean {
-  const fields: Obj[] = obj.metadata?.managedFields ?? [];
-  return obj.metadata?.generation === 1 && fields.length === 1 && fields[0].manager === FIELD_MANAGER;
+function createdByReconciler(obj: ForwardedObject): boolean {
+  const fields = obj.metadata?.managedFields ?? [];
+  return obj.metadata?.generation === 1 && fields.length === 1 && fields[0]?.manager === FIELD_MANAGER;
 }
 
 /**
  * The pool an owned object belongs to: the name of its owner (PoolSpirit or NodePool, both named after
  * the pool), else its pool label. The label alone is not enough: label values are cut to 63 characters.
  */
-function poolOfOwned(obj: Obj): string | undefined {
-  const owner = (obj.metadata?.ownerReferences ?? []).find((r: Obj) => r.kind === 'PoolSpirit' || r.kind === 'NodePool');
+function poolOfOwned(obj: ForwardedObject): string | undefined {
+  const owner = (obj.metadata?.ownerReferences ?? []).find((r) => r.kind === 'PoolSpirit' || r.kind === 'NodePool');
   return owner?.name ?? obj.metadata?.labels?.[POOL_LABEL];
 }
 
 type ManagedFieldsEntry = { manager?: string; operation?: string; subresource?: string; time?: string; fieldsV1?: unknown };
 
 /** Writers of the object itself (not of a status subresource) other than the reconciler. */
-function foreignWriters(obj: Obj): ManagedFieldsEntry[] {
-  const fields: ManagedFieldsEntry[] = obj.metadata?.managedFields ?? [];
+function foreignWriters(obj: ForwardedObject): ManagedFieldsEntry[] {
+  const fields = obj.metadata?.managedFields ?? [];
   return fields.filter((f) => f.manager !== FIELD_MANAGER && !f.subresource);
 }
 
@@ -80,7 +120,7 @@ function foreignWriters(obj: Obj): ManagedFieldsEntry[] {
  * only its own entry, so they send nothing; taking fields back from another manager changes that
  * manager's entry once, which costs one reconcile that finds nothing to do.
  */
-function foreignState(obj: Obj): string {
+function foreignState(obj: ForwardedObject): string {
   const writers = foreignWriters(obj).map((f) => JSON.stringify([f.manager, f.operation, f.time, f.fieldsV1])).sort();
   return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, writers]);
 }
@@ -90,7 +130,7 @@ const changedByOthers = (before: ObjectSummary | undefined, after: ObjectSummary
   !before ? !after?.reconcilerCreated : !after || before.generation !== after.generation || before.state !== after.state;
 
 /** What of a PoolSpirit someone other than the reconciler changes: deletion and the agent's reports. */
-function poolSpiritState(obj: Obj): string {
+function poolSpiritState(obj: ForwardedObject): string {
   const st = obj.status ?? {};
   return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, st.bootstrap?.appliedHash ?? null, st.leader?.holder ?? null, st.etcd?.healthy ?? null, st.etcd?.alarms ?? null]);
 }
@@ -99,7 +139,7 @@ function poolSpiritState(obj: Obj): string {
  * What of a pool-spirit Deployment the reconciler acts on: its rollout and readiness counts, and labels or
  * annotations someone may have edited. Spec edits bump the generation, which `base` already carries.
  */
-function deploymentState(obj: Obj): string {
+function deploymentState(obj: ForwardedObject): string {
   const st = obj.status ?? {};
   const md = obj.metadata ?? {};
   return JSON.stringify([
@@ -119,15 +159,15 @@ function deploymentState(obj: Obj): string {
  * container's waiting reason and restart count (a crash loop moves both). Heartbeat-free: a running,
  * ready pod does not change it.
  */
-function podState(obj: Obj): string {
+function podState(obj: ForwardedObject): string {
   const st = obj.status ?? {};
-  const scheduled = (st.conditions ?? []).find((c: Obj) => c.type === 'PodScheduled');
-  const containers = (st.containerStatuses ?? []).map((c: Obj) => [c.name, c.ready ?? false, c.state?.waiting?.reason ?? null, c.restartCount ?? 0]);
+  const scheduled = (st.conditions ?? []).find((c) => c.type === 'PodScheduled');
+  const containers = (st.containerStatuses ?? []).map((c) => [c.name, c.ready ?? false, c.state?.waiting?.reason ?? null, c.restartCount ?? 0]);
   return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, st.phase ?? null, scheduled?.status ?? null, scheduled?.reason ?? null, containers]);
 }
 
-function nodeReady(obj: Obj): string {
-  const ready = (obj.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
+function nodeReady(obj: ForwardedObject): string {
+  const ready = (obj.status?.conditions ?? []).find((c) => c.type === 'Ready');
   return String(ready?.status ?? 'Unknown');
 }
 

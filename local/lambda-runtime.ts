@@ -51,8 +51,8 @@ export class LocalFunction<E = unknown, R = unknown> {
   readonly stats: LocalFunctionStats = { containers: 0, invocations: 0, errors: 0, requeues: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0 };
 
   /** One handler shared by every invocation (fine for handlers that keep no per-invocation state). */
-  constructor(handler: Handler<E, R>, options: LocalFunctionOptions) {
-    this.newContainer = () => handler;
+  constructor(handler: Handler<E, R> | { newContainer: () => Handler<E, R> }, options: LocalFunctionOptions) {
+    this.newContainer = typeof handler === 'function' ? () => handler : handler.newContainer;
     this.options = options;
   }
 
@@ -62,9 +62,7 @@ export class LocalFunction<E = unknown, R = unknown> {
    * invocations.
    */
   static perContainer<E, R>(newHandler: () => Handler<E, R>, options: LocalFunctionOptions): LocalFunction<E, R> {
-    const fn = new LocalFunction<E, R>(undefined as unknown as Handler<E, R>, options);
-    (fn as unknown as { newContainer: () => Handler<E, R> }).newContainer = newHandler;
-    return fn;
+    return new LocalFunction<E, R>({ newContainer: newHandler }, options);
   }
 
   async invoke(event: E): Promise<R> {

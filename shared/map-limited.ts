@@ -10,7 +10,7 @@ export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (
   const worker = async () => {
     while (next < items.length) {
       const i = next++;
-      out[i] = await fn(items[i], i);
+      out[i] = await fn(items[i] as T, i); // i < items.length: the element exists (it may itself be undefined)
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));

@@ -18,7 +18,7 @@
  */
 import { open } from 'node:fs/promises';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import type { ClusterAccess, ClusterRegistration } from '../state-table/registry.ts';
+import type { ClusterRegistration } from '../state-table/registry.ts';
 import { ClusterAccessError } from './errors.ts';
 import type { ClusterAccessFailure } from './errors.ts';
 import { eksToken, EKS_TOKEN_LIFETIME_MS } from './eks-token.ts';

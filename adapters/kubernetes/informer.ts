@@ -2,11 +2,32 @@ import { ApiException, HttpMethod, Watch, type KubeConfig } from '@kubernetes/cl
 import { RawObjectApi } from './raw-object-api.ts';
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 
-type Obj = Record<string, any>;
+/**
+ * An object as a list or a watch delivers it, before anything checked it: any kind, every field may be
+ * missing. The informer reads only metadata; a resource's summarize reads its own kind's fields.
+ */
+export interface WatchedObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+/** A list page as the apiserver sends it (a PartialObjectMetadataList for metadata-only resources). */
+interface ListPage<O> {
+  items?: O[];
+  metadata?: { continue?: string; resourceVersion?: string };
+}
+
+/** What a watch's ERROR event carries: a Status. */
+interface WatchStatus {
+  code?: number;
+  message?: string;
+}
+
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 /** What to list and watch, and what to remember of each object (a summary, or the object itself). */
-export interface InformerResource<S> {
+export interface InformerResource<S, O extends WatchedObject = WatchedObject> {
   apiVersion: string;
   kind: string;
   namespace?: string;
@@ -24,7 +45,7 @@ export interface InformerResource<S> {
    * does. Without it every object a list finds is reported, which suits kinds with no other resync.
    */
   listedByRelevance?: boolean;
-  summarize(obj: Obj): S;
+  summarize(obj: O): S;
   /**
    * False for changes nobody acts on (e.g. Node heartbeats); the cache is still updated. `before` is
    * undefined for an object created while watching (a relist reports every new object regardless).
@@ -68,18 +89,18 @@ function metadataOnlyConfig(kc: KubeConfig): KubeConfig {
   return config;
 }
 
-const rvOf = (s: unknown) => (s as Obj)?.resourceVersion ?? (s as Obj)?.metadata?.resourceVersion;
-export const keyOf = (o: Obj) => (o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : String(o.metadata?.name));
+const rvOf = (s: { resourceVersion?: string; metadata?: { resourceVersion?: string } }) => s.resourceVersion ?? s.metadata?.resourceVersion;
+export const keyOf = (o: WatchedObject) => (o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : String(o.metadata?.name));
 
 /**
  * List+watch of one resource with the outer loop the JS client lacks: resumes from the last
  * resourceVersion after a dropped watch, relists on 410 Gone, and diffs the relist against what it knew
  * so deletions missed while disconnected still become DELETED changes.
  */
-export class Informer<S extends { resourceVersion?: string } = Obj> {
+export class Informer<S extends { resourceVersion?: string; metadata?: { resourceVersion?: string } } = WatchedObject, O extends WatchedObject = WatchedObject> {
   private readonly known = new Map<string, S>();
   private readonly kc: KubeConfig;
-  private readonly resource: InformerResource<S>;
+  private readonly resource: InformerResource<S, O>;
   private readonly handlers: InformerHandlers<S>;
   private readonly watchTimeoutSeconds: number;
   private abort: AbortController | undefined;
@@ -92,7 +113,7 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
   readonly hasSynced = new Promise<void>((resolve) => (this.synced = resolve));
   readonly stats: InformerStats = { lists: 0, watchesStarted: 0, gone410: 0, watchErrors: 0, events: 0, bookmarks: 0, lastResourceVersion: '' };
 
-  constructor(kc: KubeConfig, resource: InformerResource<S>, handlers: InformerHandlers<S>, opts: { watchTimeoutSeconds?: number } = {}) {
+  constructor(kc: KubeConfig, resource: InformerResource<S, O>, handlers: InformerHandlers<S>, opts: { watchTimeoutSeconds?: number } = {}) {
     this.kc = kc;
     this.resource = resource;
     this.handlers = handlers;
@@ -130,7 +151,7 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
   }
 
   private async relist(): Promise<void> {
-    const items: Obj[] = [];
+    const items: O[] = [];
     let cont: string | undefined;
     let listRv = '';
     do {
@@ -169,7 +190,8 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
       // Events are handled one at a time, in order; the chain also carries consumer backpressure.
       let chain = Promise.resolve();
       let failed: Error | undefined;
-      const onEvent = (type: string, obj: Obj) => {
+      // client-node hands the decoded JSON of each event over untyped: an ERROR event carries a Status.
+      const onEvent = (type: string, obj: O & WatchStatus) => {
         chain = chain.then(async () => {
           if (failed) return;
           if (type === 'ERROR') {
@@ -184,11 +206,11 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
           await this.apply(type as ChangeType, obj);
         });
       };
-      const onDone = (err: any) => {
+      const onDone = (err: unknown) => {
         void chain.then(() => {
           if (failed) reject(failed);
-          else if (err && err.statusCode === 410) reject(new GoneError('gone'));
-          else if (err && err.name !== 'AbortError' && !this.stopped) reject(err instanceof Error ? err : new Error(String(err)));
+          else if (isGone(err)) reject(new GoneError('gone'));
+          else if (err && !(err instanceof Error && err.name === 'AbortError') && !this.stopped) reject(err instanceof Error ? err : new Error(String(err)));
           else resolve();
         });
       };
@@ -220,7 +242,7 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
     return this.known.get(key);
   }
 
-  private async apply(type: ChangeType, obj: Obj): Promise<void> {
+  private async apply(type: ChangeType, obj: O): Promise<void> {
     const key = keyOf(obj);
     const before = this.known.get(key);
     const summary = this.resource.summarize(obj);
@@ -234,20 +256,24 @@ export class Informer<S extends { resourceVersion?: string } = Obj> {
     await this.handlers.onChange(before ? 'MODIFIED' : 'ADDED', key, summary, before);
   }
 
-  private async listPage(cont: string | undefined): Promise<Obj> {
+  private async listPage(cont: string | undefined): Promise<ListPage<O>> {
     const r = this.resource;
     try {
       this.objects ??= RawObjectApi.fromKubeConfig(this.kc);
-      if (r.metadataOnly) {
-        const query: Record<string, string> = { limit: '500' };
-        if (r.labelSelector) query.labelSelector = r.labelSelector;
-        if (cont) query.continue = cont;
-        return await this.objects.requestJson<Obj>(HttpMethod.GET, r.path, { accept: PARTIAL_LIST, query });
-      }
-      return await this.objects.list(r.apiVersion, r.kind, r.namespace, undefined, undefined, undefined, undefined, r.labelSelector, 500, cont);
+      // The watch's collection path lists too: the same objects, metadata only when the resource says so.
+      const query: Record<string, string> = { limit: '500' };
+      if (r.labelSelector) query.labelSelector = r.labelSelector;
+      if (cont) query.continue = cont;
+      const accept = r.metadataOnly ? PARTIAL_LIST : 'application/json';
+      return await this.objects.requestJson<ListPage<O>>(HttpMethod.GET, r.path, { accept, query });
     } catch (err) {
       if (err instanceof ApiException && err.code === 410) throw new GoneError('list continue token expired');
       throw err;
     }
   }
+}
+
+/** A watch that ended with 410 Gone: its resourceVersion is too old, only a relist can go on. */
+function isGone(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && 'statusCode' in err && err.statusCode === 410;
 }

@@ -52,6 +52,11 @@ export class RawObjectApi extends KubernetesObjectApi {
     return this.requestPromise<T>(ctx);
   }
 
+  /** A read answered as plain JSON of the caller's shape (unchecked, as requestJson), not client-node's models. */
+  async readJson<T>(header: KubernetesObject): Promise<T> {
+    return this.requestJson<T>(HttpMethod.GET, await this.specUriPath(header, 'read'));
+  }
+
   /** Any request with a plain JSON body and answer, e.g. to a subresource the typed methods do not cover. */
   async requestJson<T>(method: HttpMethod, path: string, opts: { body?: unknown; contentType?: string; accept?: string; query?: Record<string, string> } = {}): Promise<T> {
     const ctx = this.configuration.baseServer.makeRequestContext(path, method);
@@ -61,6 +66,8 @@ export class RawObjectApi extends KubernetesObjectApi {
       ctx.setHeaderParam('Content-Type', opts.contentType ?? 'application/json');
       ctx.setBody(JSON.stringify(opts.body));
     }
-    return this.requestPromise<KubernetesObject>(ctx) as unknown as Promise<T>;
+    // The answer is the apiserver's JSON, of the shape the caller asked for: unchecked, as JSON.parse is.
+    const body: unknown = await this.requestPromise<KubernetesObject>(ctx);
+    return body as T;
   }
 }

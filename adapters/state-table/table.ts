@@ -15,7 +15,6 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type {
   DeleteCommandInput,
-  GetCommandInput,
   PutCommandInput,
   QueryCommandInput,
   UpdateCommandInput,

@@ -8,6 +8,9 @@ import { statusOf } from '../../adapters/kubernetes/retry.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import type { LeaseLike } from '../decide/leader.ts';
 
+/** A stored object as read back: the bootstrap step looks at a CRD's conditions, nothing else. */
+export type StoredObject = KubernetesObject & { status?: { conditions?: Array<{ type?: string; status?: string }> } };
+
 export const AGENT_FIELD_MANAGER = 'pool-spirit-agent';
 
 export class OwnApiserver {
@@ -23,10 +26,10 @@ export class OwnApiserver {
   }
 
   /** The object as stored, or undefined when it does not exist. */
-  async read<T extends object = KubeObject>(obj: KubeObject): Promise<T | undefined> {
+  async read(obj: KubeObject): Promise<StoredObject | undefined> {
     try {
       const ref = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace } };
-      return (await this.api.read(ref)) as unknown as T;
+      return await this.api.read<StoredObject>(ref);
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
       throw err;

@@ -45,13 +45,14 @@ export function parseBootstrapConfigMap(cm: ConfigMapLike): BootstrapContent {
   if (typeof text !== 'string') throw new BootstrapContentError(`${where}: data.${BOOTSTRAP_MANIFESTS_KEY} is missing`);
   const manifests: KubeObject[] = [];
   parseAllDocuments(text).forEach((doc, i) => {
-    if (doc.errors.length > 0) throw new BootstrapContentError(`${where}: document ${i + 1} is not valid YAML: ${doc.errors[0].message}`);
+    const [yamlError] = doc.errors;
+    if (yamlError) throw new BootstrapContentError(`${where}: document ${i + 1} is not valid YAML: ${yamlError.message}`);
     const value: unknown = doc.toJS();
     if (value === null || value === undefined) return; // an empty document (e.g. a trailing ---)
     const parsed = ManifestSchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new BootstrapContentError(`${where}: document ${i + 1}: ${issue.path.join('.') || '(root)'} ${issue.message}`);
+      throw new BootstrapContentError(`${where}: document ${i + 1}: ${issue?.path.join('.') || '(root)'} ${issue?.message ?? 'is invalid'}`);
     }
     manifests.push(parsed.data as KubeObject);
   });

@@ -36,7 +36,7 @@ export class BootstrapStep {
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    const { host, own, namespace, configMap, log } = this.d;
+    const { host, namespace, configMap, log } = this.d;
     const cm = await host.readConfigMap(namespace, configMap);
     if (!cm) throw new Error(`bootstrap ConfigMap ${namespace}/${configMap} not found in the host cluster`);
     const content = parseBootstrapConfigMap(cm);

@@ -1,24 +1,7 @@
-/** Small statistics helpers shared by the benchmarks. */
+/** Small statistics helpers shared by the benchmarks; the order statistics live in shared/ (the probe uses them too). */
+import { round } from '../../shared/stats.ts';
 
-export function median(values: number[]): number {
-  if (values.length === 0) return NaN;
-  const s = [...values].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
-
-/** Nearest-rank percentile (p in 0..100). */
-export function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const s = [...values].sort((a, b) => a - b);
-  const rank = Math.ceil((p / 100) * s.length);
-  return s[Math.min(s.length - 1, Math.max(0, rank - 1))];
-}
-
-export function round(n: number, digits = 2): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
-}
+export { median, percentile, round } from '../../shared/stats.ts';
 
 export const mib = (bytes: number) => round(bytes / (1024 * 1024), 1);
 

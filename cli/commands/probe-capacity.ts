@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { intFlag, UsageError, type Command } from '../command.ts';
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags, stateTableRequested } from './state-table-flags.ts';
+import type { ProbeTarget } from '../../probe/capacity/index.ts';
 
 const TARGET_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
@@ -85,9 +86,12 @@ Examples:
     const peaksOut = values['peaks-out'] === undefined ? undefined : resolve(String(values['peaks-out']));
     if (peaksOut && !local) throw new UsageError('--peaks-out needs --local (only a local run measures the containers)');
     const { DEFAULT_CAPACITY_OPTIONS, runCapacityProbe, formatCapacityReport } = await import('../../probe/capacity/index.ts');
+    const target: ProbeTarget = local
+      ? { kind: 'local', start: (await import('../../local/capacity/pool-spirit-target.ts')).startPoolSpiritTarget }
+      : { kind: 'kubeconfig', file: file!, context, etcdMetricsUrl };
     const options = {
       ...DEFAULT_CAPACITY_OPTIONS,
-      target: local ? ({ kind: 'local' } as const) : ({ kind: 'kubeconfig', file: file!, context, etcdMetricsUrl } as const),
+      target,
       nodes: intFlag('nodes', values.nodes, 1, 100_000),
       pods: intFlag('pods', values.pods, 0, 100_000),
       objectBytes: intFlag('object-bytes', values['object-bytes'], 512, 1_000_000),

@@ -2,9 +2,14 @@ import type { ChartSeries } from './report.ts';
 import { escapeHtml } from './html-escape.ts';
 
 /** Colour-blind-safe palette (Okabe-Ito); every series also gets its own marker shape and dash. */
-const COLOURS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9'];
-const DASHES = ['', '6 3', '2 3', '8 3 2 3', '4 4', '1 2'];
+const COLOURS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9'] as const;
+const DASHES = ['', '6 3', '2 3', '8 3 2 3', '4 4', '1 2'] as const;
 const MARKERS = ['circle', 'square', 'diamond', 'triangle', 'circle', 'square'] as const;
+
+/** The i-th entry of a style list, starting over after its last. */
+function cycle<T>(list: readonly [T, ...T[]], i: number): T {
+  return list[i % list.length] ?? list[0];
+}
 
 export interface LineChartOptions {
   title: string;
@@ -62,22 +67,22 @@ export function lineChart(series: ChartSeries[], opts: LineChartOptions): string
     parts.push(`<text x="${width - pad.right}" y="${(Number(ry) - 4).toFixed(1)}" text-anchor="end" class="reference-label">${escapeHtml(opts.reference.label)}</text>`);
   }
   series.forEach((s, i) => {
-    const colour = COLOURS[i % COLOURS.length];
+    const colour = cycle(COLOURS, i);
     const coords = s.points.map((p) => [x(Date.parse(p.at)), y(p.value)] as const);
     if (coords.length > 1) {
-      const dash = DASHES[i % DASHES.length];
+      const dash = cycle(DASHES, i);
       parts.push(`<polyline fill="none" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''} points="${coords.map(([a, b]) => `${a.toFixed(1)},${b.toFixed(1)}`).join(' ')}"/>`);
     }
     s.points.forEach((p, j) => {
-      const [cx, cy] = coords[j];
-      parts.push(`<g>${marker(MARKERS[i % MARKERS.length], cx, cy, colour)}<title>${escapeHtml(`${s.pool} at ${p.at}: ${opts.format(p.value)}`)}</title></g>`);
+      const [cx, cy] = coords[j] ?? [x(Date.parse(p.at)), y(p.value)];
+      parts.push(`<g>${marker(cycle(MARKERS, i), cx, cy, colour)}<title>${escapeHtml(`${s.pool} at ${p.at}: ${opts.format(p.value)}`)}</title></g>`);
     });
   });
   const legendY = height - 10;
   let legendX = pad.left;
   series.forEach((s, i) => {
-    const colour = COLOURS[i % COLOURS.length];
-    parts.push(`<g class="legend">${marker(MARKERS[i % MARKERS.length], legendX + 4, legendY - 4, colour)}<text x="${legendX + 12}" y="${legendY}">${escapeHtml(s.pool)}</text></g>`);
+    const colour = cycle(COLOURS, i);
+    parts.push(`<g class="legend">${marker(cycle(MARKERS, i), legendX + 4, legendY - 4, colour)}<text x="${legendX + 12}" y="${legendY}">${escapeHtml(s.pool)}</text></g>`);
     legendX += 16 + Math.min(s.pool.length, 24) * 6.5 + 12;
   });
   const summary = series.map((s) => `${s.pool}: ${opts.format(s.points.at(-1)!.value)}`).join('; ');

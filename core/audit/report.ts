@@ -154,7 +154,7 @@ function leaderSeries(records: AuditRecord[], probes: ProbeSample[]): ChartSerie
   }
   return [...series].map(([pool, points]) => ({
     pool,
-    points: points.sort((a, b) => a.at.localeCompare(b.at)).filter((p, i, all) => i === 0 || p.at !== all[i - 1].at),
+    points: points.sort((a, b) => a.at.localeCompare(b.at)).filter((p, i, all) => p.at !== all[i - 1]?.at),
   }));
 }
 

@@ -75,7 +75,10 @@ export function classifyLeader(
     // Without a holder since the earliest observation of the current holder-less run, or since the last
     // renewal the Lease still shows (a released Lease keeps its renewTime).
     let since = latest.at;
-    for (let i = sorted.length - 1; i >= 0 && !sorted[i].holder; i--) since = sorted[i].at;
+    for (const earlier of [...sorted].reverse()) {
+      if (earlier.holder) break;
+      since = earlier.at;
+    }
     const renewed = Date.parse(latest.renewTime ?? '');
     if (Number.isFinite(renewed)) since = Math.min(since, renewed);
     const noLeaderSeconds = round((nowMs - since) / 1000);
@@ -109,9 +112,9 @@ function flappingOr(t: LeaderThresholds, transitionsLastHour: number, healthyRea
  */
 function countTransitions(window: ReadonlyArray<LeaderObservation & { at: number }>): number {
   let total = 0;
-  for (let i = 1; i < window.length; i++) {
+  for (const [i, cur] of window.entries()) {
     const prev = window[i - 1];
-    const cur = window[i];
+    if (!prev) continue;
     const holderChanged = !!cur.holder && !!prev.holder && cur.holder !== prev.holder ? 1 : 0;
     let counted = holderChanged;
     if (typeof prev.transitions === 'number' && typeof cur.transitions === 'number') {

@@ -16,7 +16,7 @@ type Attribute = readonly [type: string, value: string];
 export function sameSubject(nodeSubject: string | undefined, expected: string): boolean {
   const have = nodeSubject === undefined ? undefined : parseAttributes(nodeSubject.split('\n'));
   const want = parseAttributes(splitUnescaped(expected, ','));
-  return have !== undefined && want !== undefined && have.length === want.length && have.every(([t, v], i) => t === want[i][0] && v === want[i][1]);
+  return have !== undefined && want !== undefined && have.length === want.length && have.every(([t, v], i) => t === want[i]?.[0] && v === want[i]?.[1]);
 }
 
 function parseAttributes(parts: string[]): Attribute[] | undefined {

@@ -150,11 +150,13 @@ export function foreignEntries(desired: KubeObject, live: KubeObject): ForeignEn
 function documentOrder(a: string, b: string): number {
   const as = a.split('/');
   const bs = b.split('/');
-  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
-    if (as[i] === bs[i]) continue;
-    const an = Number(as[i]);
-    const bn = Number(bs[i]);
-    return Number.isInteger(an) && Number.isInteger(bn) ? an - bn : as[i].localeCompare(bs[i]);
+  for (const [i, ai] of as.entries()) {
+    const bi = bs[i];
+    if (bi === undefined) break;
+    if (ai === bi) continue;
+    const an = Number(ai);
+    const bn = Number(bi);
+    return Number.isInteger(an) && Number.isInteger(bn) ? an - bn : ai.localeCompare(bi);
   }
   return as.length - bs.length;
 }

@@ -20,5 +20,5 @@ export async function publicKeyPem(key: CryptoKey, crypto: Crypto): Promise<stri
 export async function serialFor(id: string, now: Date, publicKey: CryptoKey, crypto: Crypto): Promise<string> {
   const spki = Buffer.from(await crypto.subtle.exportKey('spki', publicKey)).toString('hex');
   const hex = sha256Hex(`${id}|${now.toISOString()}|${spki}`).slice(0, 32);
-  return ((parseInt(hex[0], 16) & 7) | 1).toString(16) + hex.slice(1);
+  return ((parseInt(hex.slice(0, 1), 16) & 7) | 1).toString(16) + hex.slice(1);
 }

@@ -43,13 +43,13 @@ export function renderSecrets(pki: PkiResult, clusterCaBundle: string, names: Ob
   const files: Record<string, string> = {
     ...pki.files,
     // The apiserver trusts node certificates (cluster CA: YurtHubs) and the agent's certificate (pool CA).
-    'client-ca.crt': `${clusterCaBundle.trim()}\n${pki.files[PKI_FILES.caCert].trim()}\n`,
+    'client-ca.crt': `${clusterCaBundle.trim()}\n${pkiFile(pki, PKI_FILES.caCert).trim()}\n`,
     kubeconfig: kubeconfigYaml({
       cluster: `poolspirit-${pool}`,
       server: `https://127.0.0.1:${APISERVER_PORT}`,
-      caPem: pki.files[PKI_FILES.caCert],
-      certPem: pki.files[certFile('agent')],
-      keyPem: pki.files[keyFile('agent')],
+      caPem: pkiFile(pki, PKI_FILES.caCert),
+      certPem: pkiFile(pki, certFile('agent')),
+      keyPem: pkiFile(pki, keyFile('agent')),
       user: AGENT_USER,
     }),
   };
@@ -58,7 +58,7 @@ export function renderSecrets(pki: PkiResult, clusterCaBundle: string, names: Ob
     kind: 'Secret',
     metadata: { name, namespace },
     type: 'Opaque',
-    data: Object.fromEntries(keys.map((k) => [k, Buffer.from(files[k]).toString('base64')])),
+    data: Object.fromEntries(keys.map((k) => [k, Buffer.from(files[k] ?? missingFile(k)).toString('base64')])),
   });
   const pkiSecret = secret(names.pkiSecret, PKI_SECRET_KEYS.pki);
   const agentSecret = secret(names.agentSecret, PKI_SECRET_KEYS.agent);
@@ -84,4 +84,13 @@ export function existingPkiFromSecrets(secrets: Array<KubeObject | undefined>, n
     }
   }
   return out;
+}
+
+/** A file of the PKI result; one it lacks is a renderer bug, named instead of rendered as "undefined". */
+function pkiFile(pki: PkiResult, name: string): string {
+  return pki.files[name] ?? missingFile(name);
+}
+
+function missingFile(name: string): never {
+  throw new Error(`render: the PKI result has no ${name}`);
 }

@@ -73,7 +73,7 @@ export function decide(input: RolloutState, observations: ClusterObservation[], 
   // stale writers, and every step observes afresh anyway.
   const changed = comparable(state) !== comparable(input);
   if (changed) state.updatedAt = at;
-  else state.clusters.forEach((c, i) => (c.observedAt = input.clusters[i].observedAt));
+  else state.clusters.forEach((c, i) => (c.observedAt = input.clusters[i]?.observedAt ?? c.observedAt));
   return { state, actions, changed };
 }
 
@@ -170,7 +170,7 @@ function failCluster(state: RolloutState, cluster: ClusterProgress, reason: stri
 }
 
 function removeActions(actions: RolloutAction[], clusterId: string): void {
-  for (let i = actions.length - 1; i >= 0; i--) if (actions[i].clusterId === clusterId) actions.splice(i, 1);
+  for (let i = actions.length - 1; i >= 0; i--) if (actions[i]?.clusterId === clusterId) actions.splice(i, 1);
 }
 
 export function beginClusterRollback(cluster: ClusterProgress, at: string, actions: RolloutAction[]): void {
@@ -219,10 +219,10 @@ function startNextWave(state: RolloutState, at: string, actions: RolloutAction[]
     return;
   }
   // Canaries go alone: a wave never mixes them with the rest.
-  const pool = pending[0].canary ? pending.filter((c) => c.canary) : pending;
+  const pool = pending[0]?.canary ? pending.filter((c) => c.canary) : pending;
   const wave = pool.slice(0, concurrencyLimit(state));
   state.wave += 1;
-  state.reason = `wave ${state.wave}${wave[0].canary ? ' (canary)' : ''}: ${wave.map((c) => c.id).join(', ')}`;
+  state.reason = `wave ${state.wave}${wave[0]?.canary ? ' (canary)' : ''}: ${wave.map((c) => c.id).join(', ')}`;
   for (const c of wave) {
     c.phase = 'Updating';
     c.wave = state.wave;

@@ -39,7 +39,7 @@ export function formatLimit(limit: Limit): string {
   return 'count' in limit ? String(limit.count) : `${limit.percent}%`;
 }
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** `90s`, `5m`, `1h30m`, `500ms` (Go-style, as kubectl writes them) → milliseconds. */
 export function parseDuration(field: string, raw: string | number): number {
@@ -52,7 +52,7 @@ export function parseDuration(field: string, raw: string | number): number {
   let total = 0;
   let matched = 0;
   for (let m = re.exec(text); m; m = re.exec(text)) {
-    total += Number(m[1]) * UNIT_MS[m[2]];
+    total += Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS]; // the pattern admits only these units
     matched = re.lastIndex;
   }
   if (text === '0') return 0;

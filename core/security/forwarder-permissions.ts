@@ -14,9 +14,9 @@ const GROUP_PATH = /^\/apis\/([^/]+)\/[^/]+\/(?:namespaces\/([^/]+)\/)?([a-z0-9.
 /** Group, resource and namespace of a collection path such as `/apis/apps/v1/namespaces/x/deployments`. */
 export function collectionOf(path: string): { apiGroup: string; resource: string; namespace: string } {
   const core = CORE_PATH.exec(path);
-  if (core) return { apiGroup: '', namespace: core[1] ?? '', resource: core[2] };
+  if (core) return { apiGroup: '', namespace: core[1] ?? '', resource: core[2] ?? '' };
   const grouped = GROUP_PATH.exec(path);
-  if (grouped) return { apiGroup: grouped[1], namespace: grouped[2] ?? '', resource: grouped[3] };
+  if (grouped) return { apiGroup: grouped[1] ?? '', namespace: grouped[2] ?? '', resource: grouped[3] ?? '' };
   throw new TypeError(`path: expected a collection path like /api/v1/nodes or /apis/<group>/<version>/[namespaces/<ns>/]<resource>, got ${JSON.stringify(path)}`);
 }
 

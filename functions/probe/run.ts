@@ -49,7 +49,8 @@ export async function runProbe(deps: ProbeDeps, target: ProbeTarget): Promise<Pr
   for (const s of LEADER_STATES) deps.metrics.addMetric(`LeaderPools_${s}`, MetricUnit.Count, counts[s]);
   // A single-cluster request that could not be done is retried by the bus; a scheduled run is not (the
   // next tick probes again, and one unreachable cluster must not hide the others' results).
-  if (target.scope === 'cluster' && clusters[0].error) throw new Error(`probe of cluster ${target.clusterId} failed: ${clusters[0].error}`);
+  const [only] = clusters;
+  if (target.scope === 'cluster' && only?.error) throw new Error(`probe of cluster ${target.clusterId} failed: ${only.error}`);
   return { clusters, counts };
 }
 

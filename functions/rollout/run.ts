@@ -153,8 +153,11 @@ async function rollBack(inv: Invocation, state: RolloutState, clusterId: string)
   const ops = await inv.ops(clusterId);
   const patch = state.spec.patch;
   const items = await ops.listPoolSpirits();
-  const todo = items.filter((i) => snapshot[i.metadata.name] && !specMatchesSnapshot(i.spec, patch, snapshot[i.metadata.name]));
-  await mapLimited(todo, 4, (i) => ops.applySpecFields(i.metadata.name, snapshot[i.metadata.name]));
+  const todo = items.flatMap((i) => {
+    const saved = snapshot[i.metadata.name];
+    return saved && !specMatchesSnapshot(i.spec, patch, saved) ? [{ name: i.metadata.name, saved }] : [];
+  });
+  await mapLimited(todo, 4, ({ name, saved }) => ops.applySpecFields(name, saved));
   return todo.length;
 }
 

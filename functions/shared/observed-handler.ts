@@ -39,13 +39,13 @@ export function observedHandler<D extends ObservedDeps, R>(
   /** The function's own never-succeeding errors, besides the shared ones (functions/shared/terminal.ts). */
   terminalOf: (err: unknown, event: unknown) => TerminalReason | undefined = () => undefined,
 ): LambdaHandler<R | TerminalResult> {
-  let wrapped: LambdaHandler<R | TerminalResult> | undefined;
+  let wrapped: ((event: unknown, context: Context) => Promise<R | TerminalResult>) | undefined;
   return (event, context) => {
     if (!wrapped) {
       const d = deps();
       wrapped = middy((e: unknown, c: Context) => withOutcomes(functionName, d, e, c, core, terminalOf))
         .use(injectLambdaContext(d.logger, { resetKeys: true }))
-        .use(logMetrics(d.metrics)) as unknown as LambdaHandler<R | TerminalResult>;
+        .use(logMetrics(d.metrics));
     }
     // A direct caller (spiritctl, a test) may pass no context.
     return wrapped(event, context ?? ({} as Context));

@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { DeadLetter } from './types.ts';
+import type { BusEvent, DeadLetter } from './types.ts';
 import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, stringifyBounded } from '../../shared/bounded-json.ts';
 
 /** The local stack keeps its dead letters here, one JSON object per line. */
@@ -23,7 +23,8 @@ export function storableDeadLetter(deadLetter: DeadLetter): { deadLetter: DeadLe
     return { deadLetter, line: stringifyBounded(deadLetter, DLQ_LINE_LIMITS) };
   } catch (err) {
     const reason = err instanceof JsonLimitError ? err.message : String(err);
-    const e = (deadLetter.event ?? {}) as unknown as Record<string, unknown>;
+    // Read field by field: a dead letter read back from a file may lack any of them.
+    const e: Partial<BusEvent> = deadLetter.event ?? {};
     const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 1000) : '');
     const event = {
       version: str(e.version),
@@ -33,7 +34,7 @@ export function storableDeadLetter(deadLetter: DeadLetter): { deadLetter: DeadLe
       account: str(e.account),
       time: str(e.time),
       region: str(e.region),
-      resources: Array.isArray(e.resources) ? e.resources.filter((r) => typeof r === 'string').slice(0, 100).map(str) : [],
+      resources: Array.isArray(e.resources) ? e.resources.filter((r: unknown) => typeof r === 'string').slice(0, 100).map(str) : [],
       detail: {},
     };
     const kept: DeadLetter = {

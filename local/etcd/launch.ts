@@ -8,8 +8,7 @@ import { constants as fsConstants, closeSync, fstatSync, openSync, readFileSync,
 import { access, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { DEFAULT_ETCD_STORAGE } from '../../core/poolspirit/defaults.ts';
-import { quantityBytes } from '../../core/quantity.ts';
+import { etcdFlags } from '../../core/poolspirit/etcd-flags.ts';
 import { kubeBinaryPath } from '../kube-bins/index.ts';
 
 export const ETCD_BINARY = kubeBinaryPath('etcd');
@@ -21,30 +20,7 @@ const LOG_FILE = 'etcd.log';
 const HEALTH_DEADLINE_MS = 20_000;
 const PORT_ATTEMPTS = 5;
 
-/**
- * etcd flag presets, without the leading `--`. `product` is what a pool-spirit runs with; `upstream` is the
- * OpenYurt pool-coordinator's etcd, kept so the capacity probe can show both side by side.
- *
- * `product` is derived from the core's storage defaults (core/poolspirit/defaults.ts DEFAULT_ETCD_STORAGE,
- * the values the pool-spirit workload is rendered with), so a local pool-spirit and the capacity probe
- * run exactly what the edge runs; the reasons for each value are documented there. (It used to carry its
- * own copy, which had drifted: a 256 MiB quota and 5-minute compaction against the rendered 512Mi / 1m.)
- */
-export const etcdFlags = {
-  product: {
-    'snapshot-count': String(DEFAULT_ETCD_STORAGE.snapshotCount),
-    'max-wals': String(DEFAULT_ETCD_STORAGE.maxWals),
-    'max-snapshots': String(DEFAULT_ETCD_STORAGE.maxSnapshots),
-    'quota-backend-bytes': String(quantityBytes(DEFAULT_ETCD_STORAGE.quotaBackendBytes)),
-    'auto-compaction-mode': DEFAULT_ETCD_STORAGE.autoCompaction.mode,
-    'auto-compaction-retention': DEFAULT_ETCD_STORAGE.autoCompaction.retention,
-  },
-  upstream: {
-    'snapshot-count': '10000',
-    'max-txn-ops': '102400',
-    'max-request-bytes': '100000000',
-  },
-} as const satisfies Record<string, Record<string, string>>;
+export { etcdFlags };
 
 /** `{ 'snapshot-count': '5000' }` → `['--snapshot-count=5000']`. */
 export function flagArgs(flags: Readonly<Record<string, string>>): string[] {

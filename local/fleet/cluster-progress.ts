@@ -1,8 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Informer } from '../../adapters/kubernetes/informer.ts';
-import { poolSpiritIntent } from '../../core/nodepool.ts';
+import { Informer, type WatchedObject } from '../../adapters/kubernetes/informer.ts';
+import { poolSpiritIntent, type NodePool } from '../../core/nodepool.ts';
 
-type Obj = Record<string, any>;
+/** What the tracker reads of a PoolSpirit: its status as the reconciler writes it. */
+interface WatchedPoolSpirit extends WatchedObject {
+  status?: { phase?: string; conditions?: Array<{ type?: string; status?: string }> };
+}
 
 interface PoolSummary {
   resourceVersion: string;
@@ -14,7 +17,7 @@ interface SpiritSummary {
   failing: boolean;
 }
 
-const rv = (o: Obj) => String(o.metadata?.resourceVersion ?? '');
+const rv = (o: WatchedObject) => String(o.metadata?.resourceVersion ?? '');
 
 /**
  * One cluster's convergence, kept current by watching NodePools and PoolSpirits. Listing every pool of
@@ -22,23 +25,23 @@ const rv = (o: Obj) => String(o.metadata?.resourceVersion ?? '');
  * 20 × 50; a watch costs one small event per change instead.
  */
 export class ClusterProgressTracker {
-  private readonly pools: Informer<PoolSummary>;
-  private readonly spirits: Informer<SpiritSummary>;
+  private readonly pools: Informer<PoolSummary, NodePool>;
+  private readonly spirits: Informer<SpiritSummary, WatchedPoolSpirit>;
 
   constructor(kc: KubeConfig) {
     const ignore = async () => undefined;
-    this.pools = new Informer<PoolSummary>(
+    this.pools = new Informer<PoolSummary, NodePool>(
       kc,
       {
         apiVersion: 'apps.openyurt.io/v1beta1',
         kind: 'NodePool',
         path: '/apis/apps.openyurt.io/v1beta1/nodepools',
-        summarize: (o) => ({ resourceVersion: rv(o), wanted: poolSpiritIntent(o as never, {}).wanted }),
+        summarize: (o) => ({ resourceVersion: rv(o), wanted: poolSpiritIntent(o, {}).wanted }),
         isRelevant: () => false,
       },
       { onChange: ignore },
     );
-    this.spirits = new Informer<SpiritSummary>(
+    this.spirits = new Informer<SpiritSummary, WatchedPoolSpirit>(
       kc,
       {
         apiVersion: 'poolspirit.io/v1alpha1',
@@ -46,7 +49,7 @@ export class ClusterProgressTracker {
         path: '/apis/poolspirit.io/v1alpha1/poolspirits',
         summarize: (o) => ({
           resourceVersion: rv(o),
-          available: (o.status?.conditions ?? []).some((c: Obj) => c.type === 'Available' && c.status === 'True'),
+          available: (o.status?.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'True'),
           failing: o.status?.phase === 'Invalid',
         }),
         isRelevant: () => false,

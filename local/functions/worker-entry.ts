@@ -14,7 +14,14 @@ const containers = new Map<number, Handler>();
 parentPort!.on('message', (msg: InvokeMessage) => {
   let handler = containers.get(msg.container);
   if (!handler) containers.set(msg.container, (handler = CONTAINER_FACTORIES[kind](settings)));
-  const context = { ...msg.context, getRemainingTimeInMillis: () => Math.max(0, msg.deadline - Date.now()) } as unknown as Context;
+  const context: Context = {
+    ...msg.context,
+    getRemainingTimeInMillis: () => Math.max(0, msg.deadline - Date.now()),
+    // The deprecated callback-style completions: the handlers here return promises and never call them.
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
   handler(msg.event, context).then(
     (result) => parentPort!.postMessage({ id: msg.id, ok: true, result } satisfies ResultMessage),
     (err: unknown) =>

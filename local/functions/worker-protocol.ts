@@ -1,10 +1,15 @@
 /** Messages between the local stack and its function worker threads (structured-clone safe). */
+import type { Context } from 'aws-lambda';
+
+/** The Lambda context without its functions, which a message between threads cannot carry. */
+export type PlainContext = Omit<Context, 'getRemainingTimeInMillis' | 'done' | 'fail' | 'succeed'>;
+
 export interface InvokeMessage {
   id: number;
   container: number;
   event: unknown;
   /** The Lambda context's plain fields; the worker adds getRemainingTimeInMillis from `deadline`. */
-  context: Record<string, unknown>;
+  context: PlainContext;
   deadline: number;
 }
 

@@ -23,13 +23,14 @@ export interface ObjectRef {
   uid: string;
 }
 
-export type KubeObject = Record<string, any>;
+import type { ApiObject } from './api-object.ts';
+export type { ApiObject };
 
 export type Propagation = 'Background' | 'Foreground' | 'Orphan';
 
 export interface GcApi {
-  listAll(): Promise<KubeObject[]>;
-  watchAll(onChange: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => void): () => void;
+  listAll(): Promise<ApiObject[]>;
+  watchAll(onChange: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: ApiObject) => void): () => void;
   deleteObject(ref: ObjectRef, propagation: Propagation): Promise<void>;
   /** Replaces the named metadata lists with the given ones. */
   patchMetadata(ref: ObjectRef, patch: { finalizers?: string[]; ownerReferences?: unknown[] }): Promise<void>;
@@ -63,13 +64,13 @@ export const ORPHAN_FINALIZER = 'orphan';
 /** Remembered deleted uids, enough to cover any burst of cascading deletes. */
 const ABSENT_MEMORY = 100_000;
 
-const ownerRefs = (o: KubeObject): OwnerReference[] => (Array.isArray(o.metadata?.ownerReferences) ? o.metadata.ownerReferences : []);
-const finalizers = (o: KubeObject): string[] => (Array.isArray(o.metadata?.finalizers) ? o.metadata.finalizers : []);
-const isDeleting = (o: KubeObject) => !!o.metadata?.deletionTimestamp;
-const hasFinalizer = (o: KubeObject, f: string) => finalizers(o).includes(f);
+const ownerRefs = (o: ApiObject): OwnerReference[] => (Array.isArray(o.metadata?.ownerReferences) ? o.metadata.ownerReferences : []);
+const finalizers = (o: ApiObject): string[] => (Array.isArray(o.metadata?.finalizers) ? o.metadata.finalizers : []);
+const isDeleting = (o: ApiObject) => !!o.metadata?.deletionTimestamp;
+const hasFinalizer = (o: ApiObject, f: string) => finalizers(o).includes(f);
 const groupOf = (apiVersion: string | undefined) => (apiVersion && apiVersion.includes('/') ? apiVersion.split('/')[0] : '');
 
-function refOf(o: KubeObject): ObjectRef {
+function refOf(o: ApiObject): ObjectRef {
   const ref: ObjectRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata?.name, uid: o.metadata?.uid };
   if (o.metadata?.namespace) ref.namespace = o.metadata.namespace;
   return ref;
@@ -80,13 +81,13 @@ function isNotFound(err: unknown): boolean {
   return e?.statusCode === 404 || e?.status === 404 || e?.code === 404 || e?.response?.statusCode === 404;
 }
 
-function revision(o: KubeObject): number {
+function revision(o: ApiObject): number {
   const rv = Number(o.metadata?.resourceVersion);
   return Number.isFinite(rv) ? rv : NaN;
 }
 
 export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptions = {}): GarbageCollector {
-  const objects = new Map<string, KubeObject>();
+  const objects = new Map<string, ApiObject>();
   /** owner uid → uids of objects that list it in ownerReferences. */
   const dependents = new Map<string, Set<string>>();
   /** Uids known to be deleted (insertion-ordered, trimmed to ABSENT_MEMORY). */
@@ -106,14 +107,14 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
   /** Observation counter, and when each object's current version was observed. */
   let seq = 0;
   const observedSeq = new Map<string, number>();
-  let buffered: Array<['ADDED' | 'MODIFIED' | 'DELETED', KubeObject]> | undefined = [];
+  let buffered: Array<['ADDED' | 'MODIFIED' | 'DELETED', ApiObject]> | undefined = [];
 
   const rememberAbsent = (uid: string) => {
     absent.add(uid);
     if (absent.size > ABSENT_MEMORY) absent.delete(absent.values().next().value as string);
   };
 
-  const link = (o: KubeObject, add: boolean) => {
+  const link = (o: ApiObject, add: boolean) => {
     const uid = o.metadata.uid;
     for (const r of ownerRefs(o)) {
       let set = dependents.get(r.uid);
@@ -137,7 +138,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     for (const d of dependents.get(uid) ?? []) enqueue(d);
   };
 
-  const observe = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => {
+  const observe = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: ApiObject) => {
     const uid = obj?.metadata?.uid;
     if (!uid) return;
     const known = objects.get(uid);
@@ -172,7 +173,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     }
   };
 
-  const onChange = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => {
+  const onChange = (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: ApiObject) => {
     if (stopped) return;
     if (buffered) buffered.push([type, obj]);
     else observe(type, obj);
@@ -206,7 +207,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
 
   type OwnerState = 'solid' | 'dangling' | 'waiting' | 'unknown';
 
-  const ownerState = (dep: KubeObject, r: OwnerReference): OwnerState => {
+  const ownerState = (dep: ApiObject, r: OwnerReference): OwnerState => {
     const owner = objects.get(r.uid);
     if (!owner) return absent.has(r.uid) ? 'dangling' : 'unknown';
     const ns = owner.metadata?.namespace;
@@ -218,7 +219,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     return isDeleting(owner) && hasFinalizer(owner, FOREGROUND_FINALIZER) ? 'waiting' : 'solid';
   };
 
-  const attemptToDelete = async (obj: KubeObject): Promise<void> => {
+  const attemptToDelete = async (obj: ApiObject): Promise<void> => {
     const refs = ownerRefs(obj);
     let states = refs.map((r) => ownerState(obj, r));
     if (states.includes('unknown')) {
@@ -237,7 +238,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
       await api.patchMetadata(refOf(obj), { ownerReferences: refs.filter((r) => !dropped.has(r.uid)) });
       return;
     }
-    const ownDependents = [...(dependents.get(obj.metadata.uid) ?? [])].map((uid) => objects.get(uid)).filter((d): d is KubeObject => !!d);
+    const ownDependents = [...(dependents.get(obj.metadata.uid) ?? [])].map((uid) => objects.get(uid)).filter((d): d is ApiObject => !!d);
     if (states.includes('waiting') && ownDependents.length > 0) {
       // A dependent of ours already waits in the foreground: possibly a cycle (it owns one of our owners).
       // Like kube, stop blocking our owners so neither side waits for the other forever.
@@ -252,18 +253,18 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     await api.deleteObject(refOf(obj), policy);
   };
 
-  const removeFinalizer = (obj: KubeObject, f: string) =>
+  const removeFinalizer = (obj: ApiObject, f: string) =>
     api.patchMetadata(refOf(obj), { finalizers: finalizers(obj).filter((x) => x !== f) });
 
-  const processDeletingDependents = async (owner: KubeObject): Promise<void> => {
+  const processDeletingDependents = async (owner: ApiObject): Promise<void> => {
     const blocking = [...(dependents.get(owner.metadata.uid) ?? [])]
       .map((uid) => objects.get(uid))
-      .filter((d): d is KubeObject => !!d && ownerRefs(d).some((r) => r.uid === owner.metadata.uid && r.blockOwnerDeletion === true));
+      .filter((d): d is ApiObject => !!d && ownerRefs(d).some((r) => r.uid === owner.metadata.uid && r.blockOwnerDeletion === true));
     if (blocking.length === 0) await removeFinalizer(owner, FOREGROUND_FINALIZER);
     // Otherwise the dependents' deletions (queued when the owner's state was observed) bring us back here.
   };
 
-  const orphanDependents = async (owner: KubeObject): Promise<void> => {
+  const orphanDependents = async (owner: ApiObject): Promise<void> => {
     for (const uid of [...(dependents.get(owner.metadata.uid) ?? [])]) {
       const dep = objects.get(uid);
       if (!dep) continue;

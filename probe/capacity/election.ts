@@ -17,7 +17,7 @@
 import type { KubeHttp } from './kube-http.ts';
 import { unexpected } from './kube-http.ts';
 import { summarize, type LatencySummary } from './load.ts';
-import { median } from './stats.ts';
+import { median } from '../../shared/stats.ts';
 import type { LeaderElectionConfig, Lease } from '../../core/leader/index.ts';
 import { ACQUIRE_JITTER_FACTOR, nextLeaseAction } from '../../core/leader/index.ts';
 
@@ -399,16 +399,16 @@ export function overlapFigures(
   let smallestGap: number | null = null;
   let smallestMargin: number | null = null;
   let latestEnd = -Infinity;
-  for (let i = 0; i < sorted.length; i++) {
-    const { start } = sorted[i];
-    const end = sorted[i].end ?? endAt;
+  for (const [i, interval] of sorted.entries()) {
+    const { start } = interval;
+    const end = interval.end ?? endAt;
     if (i > 0) {
       const gap = start - latestEnd;
       if (gap < 0) overlaps++;
       smallestGap = smallestGap === null ? gap : Math.min(smallestGap, gap);
     }
-    if (sorted[i].end !== null && sorted[i].endedBy !== 'stop') {
-      const margin = sorted[i].expiresAt - end;
+    if (interval.end !== null && interval.endedBy !== 'stop') {
+      const margin = interval.expiresAt - end;
       smallestMargin = smallestMargin === null ? margin : Math.min(smallestMargin, margin);
     }
     latestEnd = Math.max(latestEnd, end);

@@ -13,7 +13,7 @@
  */
 import { DEFAULT_ETCD_STORAGE, DEFAULT_RESOURCES } from '../../core/poolspirit/defaults.ts';
 import { quantityBytes } from '../../core/quantity.ts';
-import { etcdFlags } from '../../local/etcd/launch.ts';
+import { etcdFlags } from '../../core/poolspirit/etcd-flags.ts';
 
 export type EtcdProfile = 'product' | 'upstream';
 
@@ -30,7 +30,7 @@ const ETCD_DEFAULT_QUOTA_BYTES = 2 * 2 ** 30;
 /** yurt-coordinator's etcd container limit. */
 const UPSTREAM_MEMORY_LIMIT = '512Mi';
 
-export function productEtcdSettings(storage = DEFAULT_ETCD_STORAGE, limit = DEFAULT_RESOURCES.etcd.limits.memory): EtcdSettings {
+export function productEtcdSettings(storage = DEFAULT_ETCD_STORAGE, limit = etcdMemoryLimit()): EtcdSettings {
   const quota = quantityBytes(storage.quotaBackendBytes);
   return {
     profile: 'product',
@@ -78,4 +78,11 @@ export function diffFromLaunchPreset(): Array<{ flag: string; rendered: string; 
     if (!same) out.push({ flag, rendered: value, launchPreset: other });
   }
   return out;
+}
+
+/** The rendered etcd container's memory limit: the probe's verdict is judged against it. */
+function etcdMemoryLimit(): string | number {
+  const limit = DEFAULT_RESOURCES.etcd.limits.memory;
+  if (limit === undefined) throw new Error('core/poolspirit/defaults.ts: DEFAULT_RESOURCES.etcd.limits.memory is not set');
+  return limit;
 }

@@ -38,7 +38,7 @@ const IMAGES = [
   'docker.io/library/nginx:1.27.2',
   'quay.io/prometheus/node-exporter:v1.8.2',
   'docker.io/eclipse-mosquitto:2.0.20',
-];
+] as const;
 
 export function nodeObject(i: number, objectBytes: number): Json {
   const name = nodeName(i);
@@ -98,7 +98,7 @@ export function nodeObject(i: number, objectBytes: number): Json {
   // A real edge node's images list is what makes its object large: pad with it.
   const images = (node.status as { images: Json[] }).images;
   for (let k = 0; size(node) < objectBytes; k++) {
-    const image = IMAGES[k % IMAGES.length];
+    const image = IMAGES[k % IMAGES.length] ?? IMAGES[0];
     images.push({
       names: [`${image.split(':')[0]}@sha256:${hex(i * 131 + k, 64)}`, `${image.replace(/:.*/, '')}:r${k}`],
       sizeBytes: 10_000_000 + ((i * 7919 + k * 104729) % 90_000_000),

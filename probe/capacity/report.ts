@@ -67,8 +67,9 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
       ['target', r.patchStorm.target],
     ] as const
   ).filter((x): x is readonly ['product' | 'upstream' | 'target', StormSide] => x[1] !== null);
-  if (sides.length) {
-    const first = sides[0][1].storm;
+  const [firstSide] = sides;
+  if (firstSide) {
+    const first = firstSide[1].storm;
     out.push(
       `Patch storm (${p.patchStormSeconds} s of random read-modify-write updates, ${first.concurrency} at once; ` +
         'memory = etcd RSS + tmpfs, the mapped db counted once)',

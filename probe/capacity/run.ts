@@ -19,11 +19,12 @@ import type { KubeHttp } from './kube-http.ts';
 import { kubeHttpForKubeconfig } from './kube-http.ts';
 import { deleteObjects, probePaths, removeLeftovers, writeObjects, type LoadShape, type PhaseFigures, type WriteFigures } from './load.ts';
 import { memoryFlagsOf, memoryPeaks, type MemoryPeaks } from './peaks.ts';
-import { startPoolSpiritTarget } from './pool-spirit-target.ts';
+import type { StartPoolSpiritTarget } from './pool-spirit-target.ts';
 import { PROBE_NAMESPACE } from './objects.ts';
 import { patchStorm, type StormResult } from './storm.ts';
 
-export type ProbeTarget = { kind: 'local' } | { kind: 'kubeconfig'; file: string; context?: string; etcdMetricsUrl?: string };
+/** `local` carries the starter of the rendered pool-spirit (local/capacity/pool-spirit-target.ts in the CLI). */
+export type ProbeTarget = { kind: 'local'; start: StartPoolSpiritTarget } | { kind: 'kubeconfig'; file: string; context?: string; etcdMetricsUrl?: string };
 
 export interface CapacityProbeOptions {
   target: ProbeTarget;
@@ -177,7 +178,7 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
 
   if (o.target.kind === 'local') {
     log('local: rendered pool-spirit (product etcd and kube-apiserver flags) on the built etcd + kube-apiserver');
-    const stack = await startPoolSpiritTarget({ etcd: product, apiServer: 'product', log: o.verbose ? log : undefined, http: { maxSockets } });
+    const stack = await o.target.start({ etcd: product, apiServer: 'product', log: o.verbose ? log : undefined, http: { maxSockets } });
     try {
       const observer = localEtcdObserver(stack.etcd, stack.apiServerPid);
       server = stack.api.server;
@@ -196,7 +197,7 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
       await stack.stop();
     }
     log('local: the same pool-spirit with upstream etcd flags and no kube-apiserver memory flags');
-    const up = await startPoolSpiritTarget({ etcd: upstream, apiServer: 'upstream', log: o.verbose ? log : undefined, http: { maxSockets } });
+    const up = await o.target.start({ etcd: upstream, apiServer: 'upstream', log: o.verbose ? log : undefined, http: { maxSockets } });
     try {
       const observer = localEtcdObserver(up.etcd, up.apiServerPid);
       apiServerFlags.upstream = memoryFlagsOf(up.args.apiServer);

@@ -82,7 +82,7 @@ export async function patchStorm(api: KubeHttp, o: StormOptions): Promise<StormR
 
   const worker = async () => {
     while (performance.now() < endAt) {
-      const path = o.paths[Math.floor(Math.random() * o.paths.length)];
+      const path = o.paths[Math.floor(Math.random() * o.paths.length)] ?? o.paths[0]!; // checked non-empty above
       const t0 = performance.now();
       try {
         await updateOnce(path);

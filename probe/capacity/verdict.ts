@@ -46,9 +46,12 @@ export function memoryVerdict({ samples, limitBytes, tolerance, stepBytes = WAL_
   if (measured.length < 3) return { ...base, verdict: 'unknown', reason: `only ${measured.length} memory samples (need 3 or more)` };
   const steady = measured.filter((s) => (s.updates ?? Infinity) >= warmupUpdates);
   const known = steady.length >= 6 ? steady : measured;
-  const after = known === steady && warmupUpdates > 0 ? `, judged from ${known[0].t} s once ${warmupUpdates} updates filled the raft log` : '';
-  const start = known[0].t;
-  const span = known[known.length - 1].t - start;
+  const [first] = known;
+  const final = known.at(-1);
+  if (!first || !final) return { ...base, verdict: 'unknown', reason: 'no memory samples' };
+  const after = known === steady && warmupUpdates > 0 ? `, judged from ${first.t} s once ${warmupUpdates} updates filled the raft log` : '';
+  const start = first.t;
+  const span = final.t - start;
   const third = (s: { t: number }) => Math.min(2, Math.floor(((s.t - start) / (span || 1)) * 3));
   const maxOf = (k: number) => Math.max(...known.filter((s) => third(s) === k).map((s) => s.bytes), -Infinity);
   let middle = maxOf(1);
@@ -61,7 +64,7 @@ export function memoryVerdict({ samples, limitBytes, tolerance, stepBytes = WAL_
   }
   // The limit counts over the whole storm, warm-up included: an OOM kill does not wait for steady state.
   const peak = Math.max(...measured.map((s) => s.bytes));
-  const figures = { ...base, peakBytes: peak, middleThirdMaxBytes: middle, lastThirdMaxBytes: last, judgedFromSeconds: known[0].t };
+  const figures = { ...base, peakBytes: peak, middleThirdMaxBytes: middle, lastThirdMaxBytes: last, judgedFromSeconds: first.t };
   const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
   if (peak >= limitBytes) {
     return { ...figures, verdict: 'growing', reason: `peak ${mib(peak)} reached the ${mib(limitBytes)} limit: the container would be OOM-killed` };

@@ -12,7 +12,7 @@ const seen: { method: string; url: string; contentType?: string; body: string }[
 
 async function startFake(script: Reply[]): Promise<ClusterConnection> {
   seen.length = 0;
-  server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
     let body = '';
     for await (const chunk of req) body += chunk;
     const url = req.url ?? '';
@@ -33,7 +33,8 @@ async function startFake(script: Reply[]): Promise<ClusterConnection> {
     const next = script.shift() ?? { status: 500, body: { kind: 'Status', code: 500 } };
     if (next === 'hang') return; // never answers: the attempt timeout must fire
     send(next.status, next.body ?? { kind: 'Status', code: next.status, message: 'scripted' });
-  });
+  };
+  server = createServer((req, res) => void answer(req, res));
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   return { server: `http://127.0.0.1:${(server!.address() as AddressInfo).port}` };
 }

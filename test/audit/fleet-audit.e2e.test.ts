@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalFleet, type LocalFleet } from '../../local/fleet/fleet.ts';
-import { auditDeps, auditNow, fleetReportFromTable, type AuditDeps } from '../../functions/audit/handler.ts';
+import { auditDeps, auditNow, type AuditDeps } from '../../functions/audit/handler.ts';
 import { latestClusterAudit } from '../../adapters/state-table/index.ts';
 import type { Finding, FleetReport } from '../../core/audit/index.ts';
 import { waitFor } from '../support/local-cluster.ts';

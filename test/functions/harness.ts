@@ -32,7 +32,6 @@ export const CLUSTER_ID = 'c1';
 export const TABLE_NAME = 'pool-spirit-state';
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
 /** A throwaway cluster CA made at test time (its key is never written anywhere). */
 export async function generateClusterCaPem(): Promise<string> {
@@ -103,13 +102,14 @@ export async function startReconcileWorld(options: { logLevel?: 'SILENT' | 'INFO
   } as KubernetesObject);
 
   const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
-  const world = { metricsOut: [] } as unknown as ReconcileWorld;
+  // What the handler's dependencies read while the world is being built; the world is this same object.
+  const early: Pick<ReconcileWorld, 'metricsOut' | 'clockOffsetMs' | 'wrapClient'> = { metricsOut: [], clockOffsetMs: 0 };
   const metrics = new Metrics({ namespace: 'PoolSpiritTest', serviceName: 'reconcile-test', logger: silent });
   // EMF lines go to the metrics' own console: capture them instead of printing.
-  Object.assign(metrics, { console: { log: (line: string) => world.metricsOut.push(JSON.parse(line) as Record<string, unknown>) } });
+  Object.assign(metrics, { console: { log: (line: string) => early.metricsOut.push(JSON.parse(line) as Record<string, unknown>) } });
   const deps = reconcileDeps({
     table,
-    clock: () => new Date(Date.now() + world.clockOffsetMs),
+    clock: () => new Date(Date.now() + early.clockOffsetMs),
     logger: new Logger({ serviceName: 'reconcile-test', logLevel: options.logLevel ?? 'SILENT' }),
     metrics,
     // One key pair per certificate purpose: keeps tests fast; reuse logic is exercised all the same.
@@ -117,16 +117,17 @@ export async function startReconcileWorld(options: { logLevel?: 'SILENT' | 'INFO
     ...(options.lockedWaitMs !== undefined ? { lockedWaitMs: options.lockedWaitMs } : {}),
     clusterClient: (config) => {
       const client = allocatingClusterIPs(createClusterClient(config, { retry: { initialDelayMs: 5, maxDelayMs: 50 } }), admin);
-      return world.wrapClient ? world.wrapClient(client) : client;
+      return early.wrapClient ? early.wrapClient(client) : client;
     },
   });
-  const handler = createReconcileHandler(deps);
+  // No dead-letter sink: a terminal error reaches the test as a throw, so invoke answers a ReconcileResult.
+  const handler = createReconcileHandler({ ...deps, deadLetters: undefined });
 
   const envelope = (eventId: string) => ({
     version: '0', id: eventId, account: '000000000000', time: new Date().toISOString(), region: 'local', resources: [],
   });
-  Object.assign(world, {
-    cluster, dynamo, table, deps, admin, clusterCaPem, clockOffsetMs: 0, tableWrites,
+  const world: ReconcileWorld = Object.assign(early, {
+    cluster, dynamo, table, deps, admin, clusterCaPem, tableWrites,
     reconcileRequestEvent: (pool: string, eventId = randomUUID()) => ({
       ...envelope(eventId), source: 'pool-spirit.reconciler', 'detail-type': 'Reconcile Request',
       detail: { clusterId: CLUSTER_ID, nodePool: pool, reason: 'test', requestedBy: 'e2e' },

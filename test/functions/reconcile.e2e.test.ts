@@ -25,7 +25,7 @@ afterAll(async () => {
 
 async function read(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KubeObject | undefined> {
   try {
-    return (await world.admin.read({ apiVersion, kind, metadata: { name, namespace } })) as unknown as KubeObject;
+    return await world.admin.readJson<KubeObject>({ apiVersion, kind, metadata: { name, namespace } });
   } catch (err) {
     if ((err as { code?: number }).code === 404) return undefined;
     throw err;

@@ -101,6 +101,10 @@ describe('Pod Security Standards check', () => {
     expect(podTemplateOf({ kind: 'Deployment', spec: { template } }).prefix).toBe('spec.template');
     expect(podTemplateOf({ kind: 'CronJob', spec: { jobTemplate: { spec: { template } } } }).prefix).toBe('spec.jobTemplate.spec.template');
     expect(() => podSecurityViolations({ kind: 'Service' })).toThrow(/kind: expected one of .*Deployment/);
+    // Names inherited by every object are not kinds: each gets the error naming the field, not a crash.
+    for (const kind of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      expect(() => podTemplateOf({ kind }), kind).toThrow(/kind: expected one of .*Deployment/);
+    }
     expect(() => podSecurityViolations({ kind: 'Deployment', spec: {} })).toThrow('spec.template: expected the pod template of the Deployment');
     expect(() => podSecurityViolations({ kind: 'Pod', spec: { containers: [] } })).toThrow('spec.containers: expected at least one container');
     expect(() => podSecurityViolations(null)).toThrow(/expected a Kubernetes object/);

@@ -6,7 +6,7 @@ import { requiredActions } from './sdk-actions.ts';
 /**
  * The permission table (functions/shared/permissions.ts) against the code: each handler's tree-shaken
  * bundle must reference exactly the SDK commands its row allows. The roles in the packaged CloudFormation
- * are held to the same table in package.test.ts.
+ * are held to the same table in package.e2e.test.ts.
  */
 const build = readServerlessBuild();
 

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { RuleReport } from '../../local/kube-api/index.ts';
 import { DEFAULT_NAMESPACE, type KubeObject } from '../../core/index.ts';
 import { waitFor } from '../support/wait.ts';
@@ -35,11 +36,9 @@ async function reconcileUntilAvailable(pool: string): Promise<void> {
 
 /** The pool-spirit pod of `pool` that is not being deleted, and its node. */
 async function spiritPod(pool: string): Promise<{ name: string; node?: string } | undefined> {
-  const pods = (await world.admin.list('v1', 'Pod', NS, undefined, undefined, undefined, undefined, `poolspirit.io/pool=${pool}`)) as unknown as {
-    items: Array<{ metadata: { name: string; deletionTimestamp?: string }; spec: { nodeName?: string } }>;
-  };
-  const live = pods.items.find((p) => !p.metadata.deletionTimestamp);
-  return live && { name: live.metadata.name, node: live.spec.nodeName };
+  const pods = await world.admin.list<V1Pod>('v1', 'Pod', NS, undefined, undefined, undefined, undefined, `poolspirit.io/pool=${pool}`);
+  const live = pods.items.find((p) => !p.metadata?.deletionTimestamp);
+  return live && { name: live.metadata?.name ?? '', node: live.spec?.nodeName };
 }
 
 const reconcilerDenials = () => world.cluster!.authz!.denials().filter((d) => d.user === RECONCILER_USER);
@@ -151,7 +150,7 @@ describe('the functions with only the reconciler RBAC (local API enforcing RBAC)
         `ClusterRole pool-spirit-reconciler rule ${(original.rules as unknown[]).length} ({"apiGroups":[""],"resources":["nodes"],"verbs":["get"]}): never used`,
       ]);
     } finally {
-      await world.applyAsAdmin(original as unknown as Record<string, unknown>);
+      await world.applyAsAdmin(original);
     }
   });
 
@@ -173,7 +172,7 @@ describe('the functions with only the reconciler RBAC (local API enforcing RBAC)
       ]);
       expect(await world.read('poolspirit.io/v1alpha1', 'PoolSpirit', pool)).toBeUndefined();
     } finally {
-      await world.applyAsAdmin(original as unknown as Record<string, unknown>);
+      await world.applyAsAdmin(original);
     }
     // The same reconcile succeeds with the rule back: that one verb was the difference.
     expect((await world.reconcile(pool)).result).toBe('applied');

@@ -39,7 +39,7 @@ describe('reconcile on the real control plane', () => {
       return condition(await spirit(), 'Available') === 'True';
     }, 60_000, 'Available', 100);
     const replicaSets = await world.admin.list('apps/v1', 'ReplicaSet', NS);
-    expect((replicaSets as unknown as { items: KubeObject[] }).items.some((rs) => rs.metadata.ownerReferences?.[0]?.name === NAMES.base)).toBe(true);
+    expect(replicaSets.items.some((rs) => rs.metadata?.ownerReferences?.[0]?.name === NAMES.base)).toBe(true);
   }, 90_000);
 
   it('a converged pool costs zero writes', async () => {
@@ -104,7 +104,7 @@ describe('reconcile on the real control plane', () => {
     ];
     await waitFor(async () => {
       const left = await Promise.all(owned.map(([v, k, n, ns]) => world.read(v, k, n, ns)));
-      const pods = (await world.admin.list('v1', 'Pod', NS)) as unknown as { items: KubeObject[] };
+      const pods = await world.admin.list('v1', 'Pod', NS);
       return left.every((o) => o === undefined) && pods.items.length === 0;
     }, 60_000, 'every owned object and the pod gone');
   }, 90_000);

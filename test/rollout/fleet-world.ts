@@ -13,7 +13,6 @@ import { ensureTable, startLocalDynamo } from '../../local/dynamodb.ts';
 import type { LocalDynamo } from '../../local/dynamodb.ts';
 import { createRolloutHandler, rolloutDeps } from '../../functions/rollout/handler.ts';
 import type { RolloutDeps, RolloutResult } from '../../functions/rollout/handler.ts';
-import type { WithoutDeadLetters } from '../../functions/shared/observed-handler.ts';
 import { rolloutClusterOps } from '../../functions/rollout/cluster-ops.ts';
 import type { RolloutClusterOps } from '../../functions/rollout/cluster-ops.ts';
 import { startTestCluster } from '../support/local-cluster.ts';
@@ -54,32 +53,33 @@ export async function startRolloutFleet(clusterCount: number, poolsPerCluster: n
       await t.api.create({ apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: `pool-${p}` }, spec: { nodePool: `pool-${p}`, version: '0.1.0' } } as never);
     }
   }
-  const fleet = { clusters, dynamo, table, ms: 0, bad: {} } as unknown as RolloutFleet;
+  // What the handler's dependencies and settle() read; the fleet returned is this same object.
+  const state: Pick<RolloutFleet, 'clusters' | 'dynamo' | 'table' | 'ms' | 'bad' | 'wrapOps'> = { clusters, dynamo, table, ms: 0, bad: {} };
   const metrics = new Metrics({ namespace: 'RolloutTest', serviceName: 'rollout-test', logger: silent });
   Object.assign(metrics, { console: { log() {} } });
-  fleet.deps = rolloutDeps({
+  const deps = rolloutDeps({
     table,
-    clock: () => new Date(T0 + fleet.ms),
+    clock: () => new Date(T0 + state.ms),
     logger: new Logger({ serviceName: 'rollout-test', logLevel: 'SILENT' }),
     metrics,
     clusterOps: (connection: ClusterConnection, clusterId: string) => {
       const ops = rolloutClusterOps(connection);
-      return fleet.wrapOps ? fleet.wrapOps(ops, clusterId) : ops;
+      return state.wrapOps ? state.wrapOps(ops, clusterId) : ops;
     },
   });
   // No dead-letter sink: a terminal error reaches the test as a throw.
-  const handler = createRolloutHandler(fleet.deps as WithoutDeadLetters<RolloutDeps>);
-  fleet.invoke = (event) => handler(event);
-  fleet.settle = async () => {
+  const handler = createRolloutHandler({ ...deps, deadLetters: undefined });
+  const invoke = (event: unknown) => handler(event);
+  const settle = async () => {
     for (const [id, t] of clusters) {
       const custom = t.kc.makeApiClient(CustomObjectsApi);
       const list = (await custom.listClusterCustomObject({ group: 'poolspirit.io', version: 'v1alpha1', plural: 'poolspirits' })) as { items: any[] };
       for (const ps of list.items) {
         const agent = ps.spec.agent?.version ?? '0.1.0';
-        const bad = [...(fleet.bad[id] ?? []), ...(fleet.bad['*'] ?? [])].includes(agent);
+        const bad = [...(state.bad[id] ?? []), ...(state.bad['*'] ?? [])].includes(agent);
         const versions = { bundle: ps.spec.version ?? '0.1.0', agent };
         const prev = ps.status?.versions?.current;
-        const time = new Date(T0 + fleet.ms).toISOString();
+        const time = new Date(T0 + state.ms).toISOString();
         const cond = (type: string, ok: boolean) => ({ type, status: ok ? 'True' : 'False', reason: ok ? type : 'WorkloadNotReady', message: ok ? '' : 'the pool-spirit pod is not ready', lastTransitionTime: time, observedGeneration: ps.metadata.generation });
         const status = {
           observedGeneration: ps.metadata.generation,
@@ -94,7 +94,7 @@ export async function startRolloutFleet(clusterCount: number, poolsPerCluster: n
       }
     }
   };
-  fleet.specs = async () => {
+  const specs = async () => {
     const out: Record<string, Record<string, unknown>> = {};
     for (const [id, t] of clusters) {
       const list = (await t.kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'poolspirit.io', version: 'v1alpha1', plural: 'poolspirits' })) as { items: any[] };
@@ -102,9 +102,10 @@ export async function startRolloutFleet(clusterCount: number, poolsPerCluster: n
     }
     return out;
   };
-  fleet.stop = async () => {
+  const stop = async () => {
     for (const t of clusters.values()) await t.stop();
     await dynamo.stop();
   };
+  const fleet: RolloutFleet = Object.assign(state, { deps, invoke, settle, specs, stop });
   return fleet;
 }

@@ -165,7 +165,20 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
       } as Record<string, unknown>,
       { get: (t, prop) => (prop in t ? t[prop as string] : poison(`deps.${String(prop)}`)) },
     );
-  const context = { awsRequestId: 'fuzz', functionName: 'fuzz', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
+  const context: Context = {
+    awsRequestId: 'fuzz',
+    functionName: 'fuzz',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:fuzz',
+    memoryLimitInMB: '512',
+    logGroupName: '/aws/lambda/fuzz',
+    logStreamName: 'local',
+    callbackWaitsForEmptyEventLoop: false,
+    getRemainingTimeInMillis: () => 60_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
 
   const HANDLERS: Record<string, { handler: (e: unknown, c: Context) => Promise<unknown>; samples: unknown[] }> = {
     reconcile: {

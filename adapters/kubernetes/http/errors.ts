@@ -25,7 +25,7 @@ export class KubeApiError extends Error {
     const status = parseStatus(responseText);
     const reason = typeof status?.reason === 'string' && status.reason ? status.reason : undefined;
     const detail = typeof status?.message === 'string' ? status.message : text;
-    const cleanPath = path.split('?')[0];
+    const cleanPath = path.split('?', 1)[0] ?? path;
     super(`${method} ${cleanPath}: ${code} ${reason ?? ''}: ${detail}`);
     this.code = code;
     this.reason = reason;

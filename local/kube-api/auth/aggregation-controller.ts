@@ -29,7 +29,7 @@ export class AggregationController {
   /** Runs a pass now, or once more after the one in progress. */
   trigger(): void {
     if (this.stopped) return;
-    if (this.running) {
+    if (this.running !== undefined) {
       this.again = true;
       return;
     }
@@ -38,7 +38,7 @@ export class AggregationController {
 
   /** Resolves when no pass is running or pending (for tests and start-up). */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running !== undefined) await this.running;
   }
 
   async stop(): Promise<void> {

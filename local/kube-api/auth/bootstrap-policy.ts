@@ -7,7 +7,7 @@
  * controller-manager runs here.
  */
 import type { PolicyRule } from './types.ts';
-import type { KubeObject } from '../server/objects.ts';
+import type { ApiObject } from '../server/objects.ts';
 
 const RW = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 const READ = ['get', 'list', 'watch'];
@@ -22,7 +22,7 @@ function r(apiGroups: string[], resources: string[], verbs: string[], resourceNa
   return { apiGroups, resources, verbs, ...(resourceNames ? { resourceNames } : {}) };
 }
 
-function clusterRole(name: string, rules: PolicyRule[] | null, extraLabels: Record<string, string> = {}, aggregateFrom?: string): KubeObject {
+function clusterRole(name: string, rules: PolicyRule[] | null, extraLabels: Record<string, string> = {}, aggregateFrom?: string): ApiObject {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
@@ -38,7 +38,7 @@ const toAdmin = { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' };
 const toEdit = { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' };
 const toView = { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' };
 
-export const BOOTSTRAP_CLUSTER_ROLES: KubeObject[] = [
+export const BOOTSTRAP_CLUSTER_ROLES: ApiObject[] = [
   clusterRole('cluster-admin', [r(['*'], ['*'], ['*']), { nonResourceURLs: ['*'], verbs: ['*'] }]),
   clusterRole('admin', null, {}, 'admin'),
   clusterRole('edit', null, toAdmin, 'edit'),
@@ -123,7 +123,7 @@ export const BOOTSTRAP_CLUSTER_ROLES: KubeObject[] = [
   clusterRole('system:public-info-viewer', [{ nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] }]),
 ];
 
-function clusterRoleBinding(name: string, role: string, groups: string[]): KubeObject {
+function clusterRoleBinding(name: string, role: string, groups: string[]): ApiObject {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',
@@ -133,7 +133,7 @@ function clusterRoleBinding(name: string, role: string, groups: string[]): KubeO
   };
 }
 
-export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: KubeObject[] = [
+export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: ApiObject[] = [
   clusterRoleBinding('cluster-admin', 'cluster-admin', ['system:masters']),
   clusterRoleBinding('system:basic-user', 'system:basic-user', ['system:authenticated']),
   clusterRoleBinding('system:discovery', 'system:discovery', ['system:authenticated']),

@@ -13,7 +13,7 @@
  *   checked (IsOnlyMutatingGCFields), so the garbage collector's writes go through.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { KubeObject } from '../server/objects.ts';
+import type { ApiObject } from '../server/objects.ts';
 import { badRequest, internalError, notFound, type ApiError } from '../server/errors.ts';
 import { RBAC_GROUP, type RbacSnapshot } from './rbac-policy.ts';
 import { subjectMatches } from './rbac-rules.ts';
@@ -36,8 +36,8 @@ export interface RbacWrite {
   /** The request's attributes (a resource request on one of the four RBAC resources). */
   request: Extract<RequestAttributes, { resourceRequest: true }>;
   /** The object to store (before defaulting), and the stored one for an update. */
-  obj: KubeObject;
-  old: KubeObject | undefined;
+  obj: ApiObject;
+  old: ApiObject | undefined;
   policy: RbacSnapshot;
   authorize(user: UserInfo, attributes: RequestAttributes): Promise<Decision>;
 }
@@ -183,7 +183,7 @@ function splitOnce(resource: string): [string, string?] {
   return slash < 0 ? [resource] : [resource.slice(0, slash), resource.slice(slash + 1)];
 }
 
-function hasAggregationRule(role: KubeObject): boolean {
+function hasAggregationRule(role: ApiObject): boolean {
   return Array.isArray(role.aggregationRule?.clusterRoleSelectors) && role.aggregationRule.clusterRoleSelectors.length > 0;
 }
 
@@ -193,7 +193,7 @@ const GC_FIELDS = ['ownerReferences', 'finalizers', 'selfLink', 'managedFields']
  * kube's IsOnlyMutatingGCFields: equal to the stored object once the GC's fields are taken from it.
  * Semantic equality as apimachinery's: an empty list or map equals an absent one.
  */
-export function isOnlyMutatingGcFields(obj: KubeObject, old: KubeObject): boolean {
+export function isOnlyMutatingGcFields(obj: ApiObject, old: ApiObject): boolean {
   const copy = structuredClone(obj);
   const m = (copy.metadata ??= {});
   for (const field of GC_FIELDS) {

@@ -7,7 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ResourceInfo, ResourceRegistry } from '../registry.ts';
 import type { ObjectStore } from '../server/store.ts';
-import type { KubeObject } from '../server/objects.ts';
+import type { ApiObject } from '../server/objects.ts';
 import { labelSelectorFromMeta, matchLabels } from '../selectors.ts';
 import type { PolicyRule, RoleRef, Subject } from './types.ts';
 
@@ -23,13 +23,13 @@ export interface Binding {
 }
 
 export class RbacSnapshot {
-  readonly clusterRoles: Map<string, KubeObject>;
-  readonly roles: Map<string, KubeObject>;
+  readonly clusterRoles: Map<string, ApiObject>;
+  readonly roles: Map<string, ApiObject>;
   readonly clusterRoleBindings: Binding[];
   readonly roleBindings: Map<string, Binding[]>;
   private readonly effective = new Map<string, PolicyRule[]>();
 
-  constructor(clusterRoles: KubeObject[], roles: KubeObject[], clusterRoleBindings: KubeObject[], roleBindings: KubeObject[]) {
+  constructor(clusterRoles: ApiObject[], roles: ApiObject[], clusterRoleBindings: ApiObject[], roleBindings: ApiObject[]) {
     this.clusterRoles = new Map(clusterRoles.map((r) => [r.metadata.name, r]));
     this.roles = new Map(roles.map((r) => [`${r.metadata.namespace}/${r.metadata.name}`, r]));
     this.clusterRoleBindings = clusterRoleBindings.map((b) => toBinding('ClusterRoleBinding', b));
@@ -65,7 +65,7 @@ export class RbacSnapshot {
   }
 
   /** Names of the ClusterRoles an aggregating ClusterRole selects, sorted as the controller visits them. */
-  aggregatedSources(role: KubeObject): string[] {
+  aggregatedSources(role: ApiObject): string[] {
     const selectors = (role.aggregationRule?.clusterRoleSelectors ?? []).map((s: unknown) => labelSelectorFromMeta(s as never));
     const names = new Set<string>();
     for (const selector of selectors) {
@@ -87,7 +87,7 @@ export function aggregateRules(sources: string[], rulesOf: (name: string) => Pol
   return out;
 }
 
-function toBinding(kind: Binding['kind'], obj: KubeObject): Binding {
+function toBinding(kind: Binding['kind'], obj: ApiObject): Binding {
   return { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name, subjects: obj.subjects ?? [], roleRef: obj.roleRef };
 }
 

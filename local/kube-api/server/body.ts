@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ApiError, badRequest, unsupportedMediaType } from './errors.ts';
 import { groupVersion, type ResourceInfo } from '../registry.ts';
-import { isPlainObject, type KubeObject } from './objects.ts';
+import { isPlainObject, type ApiObject } from './objects.ts';
 import { decodeKubeProtobuf, ProtobufDecodeError } from '../protobuf/decode.ts';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -86,7 +86,7 @@ class DecodeError extends Error {}
  * Decodes an object body for `info`: defaults apiVersion/kind from the URL as kube's decoder does, and
  * rejects a body of another kind or version with kube's "cannot be handled as a" BadRequest.
  */
-export function decodeObject(body: Buffer, contentType: string | undefined, info: ResourceInfo): KubeObject {
+export function decodeObject(body: Buffer, contentType: string | undefined, info: ResourceInfo): ApiObject {
   let parsed: unknown;
   try {
     parsed = mediaType(contentType) === PROTOBUF ? decodeProtobufObject(body, info) : parseText(body, bodyFormat(contentType));

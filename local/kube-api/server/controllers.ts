@@ -7,7 +7,7 @@ import type { ApiContext } from './context.ts';
 import type { ObjectStore } from './store.ts';
 import type { ResourceInfo } from '../registry.ts';
 import { ApiError } from './errors.ts';
-import type { KubeObject } from './objects.ts';
+import type { ApiObject } from './objects.ts';
 import { timestamp } from './objects.ts';
 import { schemaModule } from './peers.ts';
 import { crdResources, CRD_CLEANUP_FINALIZER, establishedStatus, terminatingStatus } from '../crd-resources.ts';
@@ -66,7 +66,7 @@ export class Controllers {
     this.running.set(key, p);
   }
 
-  private async onCrd(crd: KubeObject, deleted: boolean): Promise<KubeObject | void> {
+  private async onCrd(crd: ApiObject, deleted: boolean): Promise<ApiObject | void> {
     const name = crd.metadata.name;
     if (deleted) {
       this.ctx.registry.removeCrd(name);
@@ -77,7 +77,7 @@ export class Controllers {
     const now = timestamp(this.ctx.now());
     if (crd.metadata.deletionTimestamp) {
       const status = terminatingStatus(crd, now);
-      let latest: KubeObject | undefined;
+      let latest: ApiObject | undefined;
       if (!isDeepStrictEqual(crd.status, status)) latest = await this.writeCrdStatus(name, status);
       if (crd.metadata.finalizers?.includes(CRD_CLEANUP_FINALIZER)) this.spawn(`crd/${name}`, () => this.cleanupCrd(name));
       return latest;
@@ -87,7 +87,7 @@ export class Controllers {
     return this.writeCrdStatus(name, status);
   }
 
-  private async writeCrdStatus(name: string, status: Record<string, unknown>): Promise<KubeObject | undefined> {
+  private async writeCrdStatus(name: string, status: Record<string, unknown>): Promise<ApiObject | undefined> {
     try {
       return await this.store.update(this.crdInfo(), undefined, name, 'status', { fieldManager: SYSTEM_MANAGER, fieldValidation: 'Ignore' }, (c) => ({
         ...c,

@@ -6,11 +6,11 @@
  */
 import { randomInt } from 'node:crypto';
 import type { ResourceInfo } from '../registry.ts';
-import { isPlainObject, type KubeObject } from './objects.ts';
+import { isPlainObject, type ApiObject } from './objects.ts';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
-function setDefault(obj: KubeObject, key: string, value: unknown): void {
+function setDefault(obj: ApiObject, key: string, value: unknown): void {
   if (obj[key] === undefined || obj[key] === null) obj[key] = value;
 }
 
@@ -36,7 +36,7 @@ function defaultProbe(p: unknown): void {
   }
 }
 
-function defaultContainer(c: KubeObject): void {
+function defaultContainer(c: ApiObject): void {
   for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) defaultProbe(c[probe]);
   if (Array.isArray(c.env)) {
     for (const e of c.env) if (isPlainObject(e) && isPlainObject(e.valueFrom) && isPlainObject(e.valueFrom.fieldRef)) setDefault(e.valueFrom.fieldRef, 'apiVersion', 'v1');
@@ -65,13 +65,13 @@ export function defaultPodSpec(spec: unknown): void {
 }
 
 /** QoS class as kube computes it for a new pod's status. */
-function qosClass(spec: KubeObject): string {
-  const containers: KubeObject[] = [...(spec.initContainers ?? []), ...(spec.containers ?? [])].filter(isPlainObject);
+function qosClass(spec: ApiObject): string {
+  const containers: ApiObject[] = [...(spec.initContainers ?? []), ...(spec.containers ?? [])].filter(isPlainObject);
   let anySet = false;
   let guaranteed = containers.length > 0;
   for (const c of containers) {
-    const req: KubeObject = c.resources?.requests ?? {};
-    const lim: KubeObject = c.resources?.limits ?? {};
+    const req: ApiObject = c.resources?.requests ?? {};
+    const lim: ApiObject = c.resources?.limits ?? {};
     if (Object.keys(req).length || Object.keys(lim).length) anySet = true;
     for (const r of ['cpu', 'memory']) {
       if (lim[r] === undefined) guaranteed = false;
@@ -116,13 +116,13 @@ function ipOffset(ip: unknown): number | undefined {
   return (a << 16) | (b << 8) | c;
 }
 
-function defaultService(obj: KubeObject, old: KubeObject | undefined, ips: ClusterIpAllocator | undefined): void {
+function defaultService(obj: ApiObject, old: ApiObject | undefined, ips: ClusterIpAllocator | undefined): void {
   const spec = (obj.spec ??= {});
   if (!isPlainObject(spec)) return;
   setDefault(spec, 'type', 'ClusterIP');
   setDefault(spec, 'sessionAffinity', 'None');
   if (spec.type === 'ExternalName') return;
-  const oldSpec: KubeObject = old?.spec ?? {};
+  const oldSpec: ApiObject = old?.spec ?? {};
   if (!spec.clusterIP && oldSpec.clusterIP) {
     spec.clusterIP = oldSpec.clusterIP;
     spec.clusterIPs = oldSpec.clusterIPs;
@@ -147,7 +147,7 @@ function defaultService(obj: KubeObject, old: KubeObject | undefined, ips: Clust
       setDefault(p, 'protocol', 'TCP');
       setDefault(p, 'targetPort', p.port);
       if (needsNodePort && !p.nodePort) {
-        const prev = (oldSpec.ports ?? []).find((o: KubeObject) => o.port === p.port && (o.protocol ?? 'TCP') === p.protocol);
+        const prev = (oldSpec.ports ?? []).find((o: ApiObject) => o.port === p.port && (o.protocol ?? 'TCP') === p.protocol);
         p.nodePort = prev?.nodePort ?? randomInt(30000, 32768);
       }
     }
@@ -156,7 +156,7 @@ function defaultService(obj: KubeObject, old: KubeObject | undefined, ips: Clust
 }
 
 /** Applies defaults in place; `old` is the stored object on updates (allocated values carry over). */
-export function applyBuiltinDefaults(info: ResourceInfo, obj: KubeObject, old: KubeObject | undefined, ips?: ClusterIpAllocator): void {
+export function applyBuiltinDefaults(info: ResourceInfo, obj: ApiObject, old: ApiObject | undefined, ips?: ClusterIpAllocator): void {
   if (info.custom) return;
   const gr = `${info.group}/${info.resource}`;
   switch (gr) {

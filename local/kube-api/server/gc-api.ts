@@ -8,15 +8,15 @@ import type { ApiContext } from './context.ts';
 import type { ObjectStore, Propagation } from './store.ts';
 import type { ResourceInfo } from '../registry.ts';
 import { ApiError } from './errors.ts';
-import { present, type KubeObject } from './objects.ts';
+import { present, type ApiObject } from './objects.ts';
 import { CompactedError, type StorageWatchEvent, type WatchHandle } from '../storage/types.ts';
 import type { ObjectRef } from '../gc.ts';
 
 export type { ObjectRef };
 
 export interface GcApi {
-  listAll(): Promise<KubeObject[]>;
-  watchAll(onChange: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => void): () => void;
+  listAll(): Promise<ApiObject[]>;
+  watchAll(onChange: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: ApiObject) => void): () => void;
   deleteObject(ref: ObjectRef, propagation: Propagation): Promise<void>;
   patchMetadata(ref: ObjectRef, patch: { finalizers?: string[]; ownerReferences?: unknown[] }): Promise<void>;
 }
@@ -48,7 +48,7 @@ export function createGcApi(ctx: ApiContext, store: ObjectStore): GcApi {
 
   return {
     async listAll() {
-      const out: KubeObject[] = [];
+      const out: ApiObject[] = [];
       let revision = 0;
       for (const info of ctx.registry.storedResources()) {
         const { items, revision: rev } = await store.listAll(info);
@@ -65,8 +65,8 @@ export function createGcApi(ctx: ApiContext, store: ObjectStore): GcApi {
       const onEvent = (e: StorageWatchEvent) => {
         const info = resourceForKey(e.key);
         if (!info) return;
-        if (e.type === 'delete') onChange('DELETED', present(info, e.prevValue as KubeObject, e.modRevision));
-        else onChange(e.created ? 'ADDED' : 'MODIFIED', present(info, e.value as KubeObject, e.modRevision));
+        if (e.type === 'delete') onChange('DELETED', present(info, e.prevValue as ApiObject, e.modRevision));
+        else onChange(e.created ? 'ADDED' : 'MODIFIED', present(info, e.value as ApiObject, e.modRevision));
       };
       const start = async (after: number | undefined) => {
         const from = after ?? (await ctx.storage.currentRevision());

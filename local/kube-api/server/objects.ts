@@ -1,11 +1,11 @@
 /** Small helpers on Kubernetes objects as plain JSON. */
 import { isDeepStrictEqual } from 'node:util';
 import { groupVersion, type ResourceInfo } from '../registry.ts';
-import type { KubeObject } from './peers.ts';
+import type { ApiObject } from './peers.ts';
 
-export type { KubeObject };
+export type { ApiObject };
 
-export function meta(obj: KubeObject): KubeObject {
+export function meta(obj: ApiObject): ApiObject {
   if (!obj.metadata || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) obj.metadata = {};
   return obj.metadata;
 }
@@ -16,7 +16,7 @@ export function timestamp(d: Date): string {
 }
 
 /** The object as a client at `info.version` sees it: apiVersion of that version, resourceVersion stamped. */
-export function present(info: ResourceInfo, value: KubeObject, modRevision: number): KubeObject {
+export function present(info: ResourceInfo, value: ApiObject, modRevision: number): ApiObject {
   value.apiVersion = groupVersion(info.group, info.version);
   if (!value.kind) value.kind = info.kind;
   meta(value).resourceVersion = String(modRevision);
@@ -24,8 +24,8 @@ export function present(info: ResourceInfo, value: KubeObject, modRevision: numb
 }
 
 /** The object as stored: storage version, no resourceVersion (that is the key's revision). */
-export function toStored(info: ResourceInfo, obj: KubeObject): KubeObject {
-  const out: KubeObject = { ...obj, apiVersion: groupVersion(info.group, info.storageVersion), kind: info.kind };
+export function toStored(info: ResourceInfo, obj: ApiObject): ApiObject {
+  const out: ApiObject = { ...obj, apiVersion: groupVersion(info.group, info.storageVersion), kind: info.kind };
   const m = { ...meta(obj) };
   delete m.resourceVersion;
   delete m.selfLink;
@@ -39,8 +39,8 @@ export function toStored(info: ResourceInfo, obj: KubeObject): KubeObject {
  * Equality for no-op detection: resourceVersion never counts; managedFields only when asked (an apply
  * that makes a new manager co-own unchanged values is still a write, as in kube).
  */
-export function sameContent(a: KubeObject, b: KubeObject, includeManagedFields = false): boolean {
-  const strip = (o: KubeObject) => {
+export function sameContent(a: ApiObject, b: ApiObject, includeManagedFields = false): boolean {
+  const strip = (o: ApiObject) => {
     const m = { ...(o.metadata ?? {}) };
     delete m.resourceVersion;
     if (!includeManagedFields) delete m.managedFields;
@@ -49,14 +49,14 @@ export function sameContent(a: KubeObject, b: KubeObject, includeManagedFields =
   return isDeepStrictEqual(strip(a), strip(b));
 }
 
-export function withoutKeys(obj: KubeObject, keys: string[]): KubeObject {
-  const out: KubeObject = {};
+export function withoutKeys(obj: ApiObject, keys: string[]): ApiObject {
+  const out: ApiObject = {};
   for (const [k, v] of Object.entries(obj)) if (!keys.includes(k)) out[k] = v;
   return out;
 }
 
 /** Whether metadata.generation must move: spec changes for built-ins, any non-metadata/status change for CRs. */
-export function generationChanged(info: ResourceInfo, before: KubeObject, after: KubeObject): boolean {
+export function generationChanged(info: ResourceInfo, before: ApiObject, after: ApiObject): boolean {
   if (!info.tracksGeneration) return false;
   if (!info.custom) return !isDeepStrictEqual(before.spec, after.spec);
   const ignore = info.subresources.status ? ['metadata', 'status', 'apiVersion', 'kind'] : ['metadata', 'apiVersion', 'kind'];
@@ -72,6 +72,6 @@ export function randomSuffix(): string {
   return s;
 }
 
-export function isPlainObject(v: unknown): v is KubeObject {
+export function isPlainObject(v: unknown): v is ApiObject {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

@@ -12,5 +12,5 @@ export * as faultsModule from '../faults.ts';
 export * as gcModule from '../gc.ts';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
-export type KubeObject = Record<string, any>;
+export type { ApiObject } from '../api-object.ts';
 export type { FaultDecision } from '../faults.ts';

@@ -10,7 +10,7 @@ import { ConflictError, KeyExistsError, NotFoundError, type StoredObject } from 
 import type { ResourceInfo } from '../registry.ts';
 import type { ApiContext } from './context.ts';
 import { alreadyExists, badRequest, cause, conflict, forbidden, invalid, notFound, staleConflict } from './errors.ts';
-import { generationChanged, meta, present, randomSuffix, sameContent, timestamp, toStored, type KubeObject } from './objects.ts';
+import { generationChanged, meta, present, randomSuffix, sameContent, timestamp, toStored, type ApiObject } from './objects.ts';
 import { patchModule, schemaModule, type FieldValidation } from './peers.ts';
 import { validateName, validateObject } from './validate.ts';
 import { applyBuiltinDefaults, ClusterIpAllocator } from './defaults.ts';
@@ -29,7 +29,7 @@ export interface WriteOptions {
    * Checks the object to store before anything else (create: no `old`), and throws to refuse it: where
    * kube's RBAC storage runs its escalation check (in Create, and on the updated object in Update).
    */
-  admit?: (obj: KubeObject, old: KubeObject | undefined) => Promise<void>;
+  admit?: (obj: ApiObject, old: ApiObject | undefined) => Promise<void>;
 }
 
 export type Propagation = 'Background' | 'Foreground' | 'Orphan';
@@ -42,7 +42,7 @@ export interface DeleteOptions {
 
 export interface DeleteResult {
   /** The object as deleted, or as it stands with deletionTimestamp while finalizers remain. */
-  obj: KubeObject;
+  obj: ApiObject;
   /** True when the object is gone from storage. */
   deleted: boolean;
 }
@@ -55,7 +55,7 @@ function clone<T>(v: T): T {
 }
 
 /** Defaulting kube applies before validation (only CRDs need it here). */
-function withKindDefaults(info: ResourceInfo, obj: KubeObject): KubeObject {
+function withKindDefaults(info: ResourceInfo, obj: ApiObject): ApiObject {
   if (!info.custom && info.group === 'apiextensions.k8s.io' && info.resource === 'customresourcedefinitions') return schemaModule.withCrdDefaults(obj);
   return obj;
 }
@@ -73,7 +73,7 @@ export function objectKeyFor(info: ResourceInfo, namespace: string | undefined, 
 export class ObjectStore {
   private readonly ctx: ApiContext;
   /** Hooks run after a committed (non-dry-run) write of a resource, e.g. CRD registration. */
-  readonly afterCommit = new Map<string, (info: ResourceInfo, obj: KubeObject | undefined, deleted: boolean) => Promise<KubeObject | void>>();
+  readonly afterCommit = new Map<string, (info: ResourceInfo, obj: ApiObject | undefined, deleted: boolean) => Promise<ApiObject | void>>();
 
   private readonly activeNamespaces = new Set<string>();
   private ipAllocator: ClusterIpAllocator | undefined;
@@ -88,12 +88,12 @@ export class ObjectStore {
     return this.ctx.storage;
   }
 
-  async get(info: ResourceInfo, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+  async get(info: ResourceInfo, namespace: string | undefined, name: string): Promise<ApiObject | undefined> {
     const stored = await this.storage.get(objectKeyFor(info, namespace, name));
-    return stored ? present(info, stored.value as KubeObject, stored.modRevision) : undefined;
+    return stored ? present(info, stored.value as ApiObject, stored.modRevision) : undefined;
   }
 
-  async mustGet(info: ResourceInfo, namespace: string | undefined, name: string): Promise<KubeObject> {
+  async mustGet(info: ResourceInfo, namespace: string | undefined, name: string): Promise<ApiObject> {
     const obj = await this.get(info, namespace, name);
     if (!obj) throw notFound(info, name);
     return obj;
@@ -137,7 +137,7 @@ export class ObjectStore {
     this.activeNamespaces.add(namespace);
   }
 
-  private commitHook(info: ResourceInfo, obj: KubeObject | undefined, deleted: boolean): Promise<KubeObject | void> | undefined {
+  private commitHook(info: ResourceInfo, obj: ApiObject | undefined, deleted: boolean): Promise<ApiObject | void> | undefined {
     if (this.isNamespace(info) && obj?.metadata?.name) this.activeNamespaces.delete(obj.metadata.name);
     const hook = this.afterCommit.get(`${info.group}/${info.resource}`);
     return hook?.(info, obj, deleted);
@@ -145,7 +145,7 @@ export class ObjectStore {
 
   /** POST: fills system metadata, validates and stores a new object. */
   /** `input` is taken over (mutated); pass a copy if the caller still needs it. */
-  async create(info: ResourceInfo, namespace: string | undefined, input: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+  async create(info: ResourceInfo, namespace: string | undefined, input: ApiObject, opts: WriteOptions): Promise<ApiObject> {
     const obj = input;
     await opts.admit?.(obj, undefined);
     const m = meta(obj);
@@ -198,13 +198,13 @@ export class ObjectStore {
       throw err;
     }
     this.ctx.afterWrite?.();
-    const created = present(info, stored.value as KubeObject, stored.modRevision);
+    const created = present(info, stored.value as ApiObject, stored.modRevision);
     const hooked = await this.commitHook(info, created, false);
     return hooked ? present(info, hooked, Number(hooked.metadata.resourceVersion)) : created;
   }
 
   /** Kind-specific defaults on create, as kube's strategies' PrepareForCreate do. */
-  private prepareCreateForKind(info: ResourceInfo, obj: KubeObject): void {
+  private prepareCreateForKind(info: ResourceInfo, obj: ApiObject): void {
     // kube's node strategy keeps status on create (kubelets register their Node with its conditions);
     // the other kinds with a status subresource start from an empty status.
     const keepsStatus = !info.custom && info.group === '' && info.resource === 'nodes';
@@ -229,14 +229,14 @@ export class ObjectStore {
     name: string,
     subresource: string | undefined,
     opts: WriteOptions,
-    mutate: (current: KubeObject) => KubeObject | Promise<KubeObject>,
-  ): Promise<KubeObject> {
+    mutate: (current: ApiObject) => ApiObject | Promise<ApiObject>,
+  ): Promise<ApiObject> {
     const key = objectKeyFor(info, namespace, name);
     if (!info.custom && info.group === '' && info.resource === 'services') await this.clusterIps();
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const stored = await this.storage.get(key);
       if (!stored) throw notFound(info, name);
-      const current = present(info, stored.value as KubeObject, stored.modRevision);
+      const current = present(info, stored.value as ApiObject, stored.modRevision);
       const desired = await mutate(clone(current));
       await opts.admit?.(desired, current);
       const m = meta(desired);
@@ -271,12 +271,12 @@ export class ObjectStore {
       try {
         const written = await this.storage.update(key, toWrite, stored.modRevision);
         this.ctx.afterWrite?.();
-        let result = present(info, written.value as KubeObject, written.modRevision);
+        let result = present(info, written.value as ApiObject, written.modRevision);
         if (removeNow) {
           // The last finalizer is gone from an object being deleted: finish the deletion.
           try {
             const gone = await this.storage.delete(key, written.modRevision);
-            result = present(info, gone.value as KubeObject, gone.modRevision);
+            result = present(info, gone.value as ApiObject, gone.modRevision);
             await this.commitHook(info, result, true);
             return result;
           } catch (err) {
@@ -295,8 +295,8 @@ export class ObjectStore {
   }
 
   /** Carries system metadata over, keeps the status subresource apart, bumps generation, validates. */
-  private prepareUpdate(info: ResourceInfo, old: KubeObject, desired: KubeObject, subresource: string | undefined, opts: WriteOptions): KubeObject {
-    let next: KubeObject;
+  private prepareUpdate(info: ResourceInfo, old: ApiObject, desired: ApiObject, subresource: string | undefined, opts: WriteOptions): ApiObject {
+    let next: ApiObject;
     if (subresource === 'status') {
       // Only status moves through /status (plus the managedFields that track it).
       next = clone(old);
@@ -362,7 +362,7 @@ export class ObjectStore {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const stored = await this.storage.get(key);
       if (!stored) throw notFound(info, name);
-      const current = present(info, stored.value as KubeObject, stored.modRevision);
+      const current = present(info, stored.value as ApiObject, stored.modRevision);
       const m = current.metadata;
       const pre = opts.preconditions;
       if (pre?.uid && pre.uid !== m.uid) {
@@ -386,7 +386,7 @@ export class ObjectStore {
         try {
           const gone = await this.storage.delete(key, stored.modRevision);
           this.ctx.afterWrite?.();
-          const obj = present(info, gone.value as KubeObject, gone.modRevision);
+          const obj = present(info, gone.value as ApiObject, gone.modRevision);
           await this.commitHook(info, obj, true);
           return { obj, deleted: true };
         } catch (err) {
@@ -410,7 +410,7 @@ export class ObjectStore {
       try {
         const written = await this.storage.update(key, toStored(info, next), stored.modRevision);
         this.ctx.afterWrite?.();
-        const obj = present(info, written.value as KubeObject, written.modRevision);
+        const obj = present(info, written.value as ApiObject, written.modRevision);
         await this.commitHook(info, obj, false);
         return { obj, deleted: false };
       } catch (err) {
@@ -423,10 +423,10 @@ export class ObjectStore {
   }
 
   /** Lists every stored object of a resource (optionally one namespace), served at info.version. */
-  async listAll(info: ResourceInfo, namespace?: string): Promise<{ items: KubeObject[]; revision: number }> {
+  async listAll(info: ResourceInfo, namespace?: string): Promise<{ items: ApiObject[]; revision: number }> {
     const prefix = info.namespaced && namespace ? `${info.keyPrefix}/${namespace}/` : `${info.keyPrefix}/`;
     const res = await this.storage.list(prefix);
-    return { items: res.items.map((s) => present(info, s.value as KubeObject, s.modRevision)), revision: res.revision };
+    return { items: res.items.map((s) => present(info, s.value as ApiObject, s.modRevision)), revision: res.revision };
   }
 }
 

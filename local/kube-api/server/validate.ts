@@ -5,12 +5,12 @@
 import { badRequest, invalid } from './errors.ts';
 import { namesModule, schemaModule, type FieldValidation } from './peers.ts';
 import { qualifiedResource, type ResourceInfo } from '../registry.ts';
-import type { KubeObject } from './objects.ts';
+import type { ApiObject } from './objects.ts';
 import type { StatusCause } from '../schema/types.ts';
 
 export interface ValidationOutcome {
   /** The object with unknown fields pruned (CRs) or unchanged. */
-  obj: KubeObject;
+  obj: ApiObject;
   warnings: string[];
 }
 
@@ -23,7 +23,7 @@ export function validateName(info: ResourceInfo, meta: { name?: string; generate
  * Validates `obj` for a write. Strict unknown fields → 400 BadRequest, schema violations → 422 Invalid;
  * Warn collects `unknown field "x"` warnings for the Warning header.
  */
-export function validateObject(info: ResourceInfo, obj: KubeObject, fieldValidation: FieldValidation, verb: 'create' | 'update' | 'patch' = 'create'): ValidationOutcome {
+export function validateObject(info: ResourceInfo, obj: ApiObject, fieldValidation: FieldValidation, verb: 'create' | 'update' | 'patch' = 'create'): ValidationOutcome {
   const name = String(obj.metadata?.name ?? '');
   const warnings: string[] = [];
   let result = obj;
@@ -40,7 +40,7 @@ export function validateObject(info: ResourceInfo, obj: KubeObject, fieldValidat
     }
     causes.push(...outcome.causes);
     // Like decoding into a typed object (built-ins) or pruning (CRs): unknown fields do not get stored.
-    result = outcome.pruned as KubeObject;
+    result = outcome.pruned as ApiObject;
   }
   if (info.group === 'apiextensions.k8s.io' && info.resource === 'customresourcedefinitions') {
     causes.push(...schemaModule.validateCrd(obj));

@@ -4,18 +4,18 @@
  * deletionTimestamp; an object with a deletionTimestamp and no finalizers left is removed), and watch
  * events arrive asynchronously, as over HTTP.
  */
-import type { GcApi, KubeObject, ObjectRef, Propagation } from '../../../local/kube-api/gc.ts';
+import type { GcApi, ApiObject, ObjectRef, Propagation } from '../../../local/kube-api/gc.ts';
 
 export class FakeGcApi implements GcApi {
-  readonly objects = new Map<string, KubeObject>();
+  readonly objects = new Map<string, ApiObject>();
   readonly deleted: string[] = [];
   readonly calls: string[] = [];
   listCalls = 0;
   private rv = 0;
-  private listeners = new Set<(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => void>();
+  private listeners = new Set<(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: ApiObject) => void>();
 
   /** Creates an object; with `silent` the watch never hears of it (a lagging watch). */
-  create(obj: KubeObject, silent = false): KubeObject {
+  create(obj: ApiObject, silent = false): ApiObject {
     const stored = structuredClone(obj);
     stored.metadata.resourceVersion = String(++this.rv);
     this.objects.set(stored.metadata.uid, stored);
@@ -27,7 +27,7 @@ export class FakeGcApi implements GcApi {
     return [...this.objects.values()].map((o) => o.metadata.name).sort();
   }
 
-  get(name: string): KubeObject | undefined {
+  get(name: string): ApiObject | undefined {
     return [...this.objects.values()].find((o) => o.metadata.name === name);
   }
 
@@ -38,12 +38,12 @@ export class FakeGcApi implements GcApi {
     await this.deleteObject({ apiVersion: o.apiVersion, kind: o.kind, name, uid: o.metadata.uid, namespace: o.metadata.namespace }, propagation);
   }
 
-  async listAll(): Promise<KubeObject[]> {
+  async listAll(): Promise<ApiObject[]> {
     this.listCalls++;
     return [...this.objects.values()].map((o) => structuredClone(o));
   }
 
-  watchAll(onChange: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => void): () => void {
+  watchAll(onChange: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: ApiObject) => void): () => void {
     this.listeners.add(onChange);
     return () => this.listeners.delete(onChange);
   }
@@ -70,19 +70,19 @@ export class FakeGcApi implements GcApi {
     this.modified(o);
   }
 
-  private remove(o: KubeObject) {
+  private remove(o: ApiObject) {
     this.objects.delete(o.metadata.uid);
     this.deleted.push(o.metadata.name);
     o.metadata.resourceVersion = String(++this.rv);
     this.emit('DELETED', o);
   }
 
-  private modified(o: KubeObject) {
+  private modified(o: ApiObject) {
     o.metadata.resourceVersion = String(++this.rv);
     this.emit('MODIFIED', o);
   }
 
-  private emit(type: 'ADDED' | 'MODIFIED' | 'DELETED', o: KubeObject) {
+  private emit(type: 'ADDED' | 'MODIFIED' | 'DELETED', o: ApiObject) {
     const copy = structuredClone(o);
     setImmediate(() => {
       for (const l of this.listeners) l(type, copy);
@@ -94,15 +94,15 @@ let uidCounter = 0;
 export function obj(
   kind: string,
   name: string,
-  opts: { namespace?: string; owners?: Array<KubeObject | { obj: KubeObject; block?: boolean }>; finalizers?: string[] } = {},
-): KubeObject {
-  const metadata: KubeObject = { name, uid: `uid-${name}-${++uidCounter}` };
+  opts: { namespace?: string; owners?: Array<ApiObject | { obj: ApiObject; block?: boolean }>; finalizers?: string[] } = {},
+): ApiObject {
+  const metadata: ApiObject = { name, uid: `uid-${name}-${++uidCounter}` };
   if (opts.namespace) metadata.namespace = opts.namespace;
   if (opts.finalizers) metadata.finalizers = opts.finalizers;
   if (opts.owners) {
     metadata.ownerReferences = opts.owners.map((o) => {
       const owner = 'obj' in o ? o.obj : o;
-      const ref: KubeObject = { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid };
+      const ref: ApiObject = { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid };
       if ('obj' in o && o.block) ref.blockOwnerDeletion = true;
       return ref;
     });

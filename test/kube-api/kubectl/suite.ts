@@ -1,6 +1,6 @@
 /**
  * The kubectl judge suite: the real kubectl (1.36, built by npm run kube-bins) against the local API, the same cases on each storage
- * backend (memory.test.ts, etcd.test.ts). Every case uses its own namespace so cases stay independent.
+ * backend (memory.e2e.test.ts, etcd.e2e.test.ts). Every case uses its own namespace so cases stay independent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startKubectlEnv, type Backend, type KubectlEnv } from './harness.ts';

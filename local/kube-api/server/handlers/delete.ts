@@ -1,7 +1,7 @@
 /** DELETE and DELETE-collection with DeleteOptions from the body and/or the query. */
 import { readBody, parseText, bodyFormat } from '../body.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import { isPlainObject, type KubeObject } from '../objects.ts';
+import { isPlainObject, type ApiObject } from '../objects.ts';
 import { negotiate, sendJson } from '../respond.ts';
 import type { DeleteOptions, Propagation } from '../store.ts';
 import { renderList, renderObject } from './render.ts';
@@ -13,7 +13,7 @@ const POLICIES = ['Background', 'Foreground', 'Orphan'];
 
 async function deleteOptions(s: Scope): Promise<DeleteOptions> {
   const raw = await readBody(s.req);
-  let body: KubeObject = {};
+  let body: ApiObject = {};
   if (raw.length) {
     let parsed: unknown;
     try {
@@ -65,7 +65,7 @@ export async function handleDelete(s: Scope): Promise<void> {
   const opts = await deleteOptions(s);
   const { obj, deleted } = await s.store.delete(s.info, s.route.namespace, s.route.name!, opts);
   if (deleted && !returnsObject(s)) {
-    const details: KubeObject = { name: obj.metadata.name };
+    const details: ApiObject = { name: obj.metadata.name };
     if (s.info.group) details.group = s.info.group;
     details.kind = s.info.resource;
     details.uid = obj.metadata.uid;
@@ -80,7 +80,7 @@ export async function handleDeleteCollection(s: Scope): Promise<void> {
   const opts = await deleteOptions(s);
   const filter = selectionFilter(s.info, s.query);
   const page = await readPage(s.ctx, s.info, listPrefixFor(s.info, s.route.namespace), filter, 0, undefined, undefined);
-  const out: KubeObject[] = [];
+  const out: ApiObject[] = [];
   for (const item of page.items) {
     try {
       const { obj } = await s.store.delete(s.info, item.metadata.namespace, item.metadata.name, opts);

@@ -5,7 +5,7 @@
  */
 import { CompactedError, type StoredObject } from '../../storage/types.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import { present, type KubeObject } from '../objects.ts';
+import { present, type ApiObject } from '../objects.ts';
 import { negotiate, sendJson } from '../respond.ts';
 import type { ApiContext } from '../context.ts';
 import type { ResourceInfo } from '../../registry.ts';
@@ -48,7 +48,7 @@ export function parseLimit(query: URLSearchParams): number {
 }
 
 export interface ListPage {
-  items: KubeObject[];
+  items: ApiObject[];
   revision: number;
   continueToken?: string;
   /** Objects after this page; known for unfiltered lists only, as in kube. */
@@ -67,8 +67,8 @@ export async function readPage(
 ): Promise<ListPage> {
   let startAfterKey = token ? prefix + token.start : undefined;
   const rev = token?.rv ?? atRevision;
-  const items: KubeObject[] = [];
-  const take = (s: StoredObject) => present(info, s.value as KubeObject, s.modRevision);
+  const items: ApiObject[] = [];
+  const take = (s: StoredObject) => present(info, s.value as ApiObject, s.modRevision);
   try {
     if (!filter) {
       const res = await ctx.storage.list(prefix, { limit, startAfterKey, atRevision: rev });

@@ -5,7 +5,7 @@
 import { readBody, decodePatchBody, mediaType } from '../body.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { groupVersion } from '../../registry.ts';
-import { isPlainObject, timestamp, type KubeObject } from '../objects.ts';
+import { isPlainObject, timestamp, type ApiObject } from '../objects.ts';
 import { patchModule } from '../peers.ts';
 import { ApplyConflictError, PatchError, PatchInternalError } from '../../patch/types.ts';
 import { resetFields } from '../store.ts';
@@ -92,7 +92,7 @@ export async function handlePatch(s: Scope): Promise<void> {
     throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
   }
   const force = s.query.get('force') === 'true';
-  const apply = (live: KubeObject | undefined) => {
+  const apply = (live: ApiObject | undefined) => {
     try {
       return patchModule.serverSideApply({
         live,
@@ -103,7 +103,7 @@ export async function handlePatch(s: Scope): Promise<void> {
         subresource: route.subresource,
         resetFields: resetFields(info, route.subresource),
         now: timestamp(s.ctx.now()),
-      }) as KubeObject;
+      }) as ApiObject;
     } catch (err) {
       if (err instanceof ApplyConflictError) throw applyConflictError(err);
       return patchFailure(err);

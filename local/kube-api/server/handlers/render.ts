@@ -1,6 +1,6 @@
 /** Shapes an object or list for the negotiated output form (plain JSON, Table, PartialObjectMetadata). */
 import { groupVersion, type ResourceInfo } from '../../registry.ts';
-import type { KubeObject } from '../objects.ts';
+import type { ApiObject } from '../objects.ts';
 import { tableModule } from '../peers.ts';
 import type { OutputForm } from '../respond.ts';
 
@@ -16,11 +16,11 @@ export function tableResource(info: ResourceInfo) {
   };
 }
 
-export function partial(obj: KubeObject): KubeObject {
+export function partial(obj: ApiObject): ApiObject {
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata };
 }
 
-export function renderObject(info: ResourceInfo, form: OutputForm, obj: KubeObject): unknown {
+export function renderObject(info: ResourceInfo, form: OutputForm, obj: ApiObject): unknown {
   if (form.form === 'table') {
     return tableModule.toTable(tableResource(info), [obj], {
       includeObject: form.includeObject,
@@ -31,11 +31,11 @@ export function renderObject(info: ResourceInfo, form: OutputForm, obj: KubeObje
   return obj;
 }
 
-export function renderList(info: ResourceInfo, form: OutputForm, items: KubeObject[], resourceVersion: string, cont?: string, remainingItemCount?: number): unknown {
+export function renderList(info: ResourceInfo, form: OutputForm, items: ApiObject[], resourceVersion: string, cont?: string, remainingItemCount?: number): unknown {
   if (form.form === 'table') {
     return tableModule.toTable(tableResource(info), items, { includeObject: form.includeObject, resourceVersion, continue: cont, remainingItemCount });
   }
-  const metadata: KubeObject = { resourceVersion };
+  const metadata: ApiObject = { resourceVersion };
   if (cont) metadata.continue = cont;
   if (remainingItemCount !== undefined) metadata.remainingItemCount = remainingItemCount;
   if (form.form === 'partial') {

@@ -5,7 +5,7 @@
  */
 import { readBody, decodePatchBody, mediaType, parseText, bodyFormat } from '../body.ts';
 import { ApiError, badRequest, cause, invalid } from '../errors.ts';
-import { isPlainObject, type KubeObject } from '../objects.ts';
+import { isPlainObject, type ApiObject } from '../objects.ts';
 import { patchModule } from '../peers.ts';
 import { labelSelectorFromMeta, labelSelectorToString } from '../../selectors.ts';
 import type { ResourceInfo, ScalePaths } from '../../registry.ts';
@@ -16,13 +16,13 @@ function pathKeys(path: string): string[] {
   return path.replace(/^\./, '').split('.');
 }
 
-function readPath(obj: KubeObject, path: string): unknown {
+function readPath(obj: ApiObject, path: string): unknown {
   return pathKeys(path).reduce<any>((acc, k) => (acc == null ? undefined : acc[k]), obj);
 }
 
-function writePath(obj: KubeObject, path: string, value: unknown): void {
+function writePath(obj: ApiObject, path: string, value: unknown): void {
   const keys = pathKeys(path);
-  let cur: KubeObject = obj;
+  let cur: ApiObject = obj;
   for (const k of keys.slice(0, -1)) {
     if (!isPlainObject(cur[k])) cur[k] = {};
     cur = cur[k];
@@ -30,7 +30,7 @@ function writePath(obj: KubeObject, path: string, value: unknown): void {
   cur[keys[keys.length - 1]] = value;
 }
 
-function selectorString(info: ResourceInfo, obj: KubeObject, paths: ScalePaths): string | undefined {
+function selectorString(info: ResourceInfo, obj: ApiObject, paths: ScalePaths): string | undefined {
   if (!paths.labelSelectorPath) return undefined;
   const raw = readPath(obj, paths.labelSelectorPath);
   if (typeof raw === 'string') return raw;
@@ -41,19 +41,19 @@ function selectorString(info: ResourceInfo, obj: KubeObject, paths: ScalePaths):
   return undefined;
 }
 
-export function toScale(info: ResourceInfo, obj: KubeObject): KubeObject {
+export function toScale(info: ResourceInfo, obj: ApiObject): ApiObject {
   const paths = info.subresources.scale!;
   const m = obj.metadata;
-  const status: KubeObject = { replicas: Number(readPath(obj, paths.statusReplicasPath) ?? 0) };
+  const status: ApiObject = { replicas: Number(readPath(obj, paths.statusReplicasPath) ?? 0) };
   const selector = selectorString(info, obj, paths);
   if (selector) status.selector = selector;
-  const metadata: KubeObject = { name: m.name, uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp };
+  const metadata: ApiObject = { name: m.name, uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp };
   if (m.namespace) metadata.namespace = m.namespace;
   return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata, spec: { replicas: Number(readPath(obj, paths.specReplicasPath) ?? 0) }, status };
 }
 
 function replicasOf(scale: unknown, name: string): number {
-  const replicas = (scale as KubeObject)?.spec?.replicas ?? 0;
+  const replicas = (scale as ApiObject)?.spec?.replicas ?? 0;
   if (!Number.isInteger(replicas) || replicas < 0) {
     throw invalid({ group: 'autoscaling', kind: 'Scale' }, name, [
       cause('FieldValueInvalid', 'spec.replicas', `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`),
@@ -72,7 +72,7 @@ export async function handleScale(s: Scope): Promise<void> {
   const opts = writeOptions(s, route.verb === 'update' ? 'UpdateOptions' : 'PatchOptions');
   const raw = await readBody(s.req);
   const type = mediaType(s.req.headers['content-type']);
-  let change: (scale: KubeObject) => KubeObject;
+  let change: (scale: ApiObject) => ApiObject;
   if (route.verb === 'update') {
     const body = parseText(raw, bodyFormat(s.req.headers['content-type']));
     if (!isPlainObject(body)) throw badRequest('the object provided is unrecognized (must be of type Scale)');
@@ -80,9 +80,9 @@ export async function handleScale(s: Scope): Promise<void> {
   } else {
     const patch = decodePatchBody(raw, type === 'application/apply-patch+yaml' ? 'yaml' : 'json');
     change = (scale) => {
-      if (type === 'application/json-patch+json') return patchModule.applyJsonPatch(scale, patch as never) as KubeObject;
+      if (type === 'application/json-patch+json') return patchModule.applyJsonPatch(scale, patch as never) as ApiObject;
       if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json' || type === 'application/apply-patch+yaml') {
-        return patchModule.applyMergePatch(scale, patch as never) as KubeObject;
+        return patchModule.applyMergePatch(scale, patch as never) as ApiObject;
       }
       throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
     };

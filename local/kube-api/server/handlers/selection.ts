@@ -1,11 +1,11 @@
 /** labelSelector / fieldSelector query parameters → one predicate; bad selectors are 400s. */
 import { qualifiedResource, type ResourceInfo } from '../../registry.ts';
 import { badRequest } from '../errors.ts';
-import type { KubeObject } from '../objects.ts';
+import type { ApiObject } from '../objects.ts';
 import { selectorsModule } from '../peers.ts';
 import type { FieldSelector, LabelSelector } from '../../selectors.ts';
 
-export type ObjectFilter = ((obj: KubeObject) => boolean) | undefined;
+export type ObjectFilter = ((obj: ApiObject) => boolean) | undefined;
 
 export function selectionFilter(info: ResourceInfo, query: URLSearchParams): ObjectFilter {
   const labelText = query.get('labelSelector') ?? '';

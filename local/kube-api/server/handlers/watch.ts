@@ -7,7 +7,7 @@
 import { CompactedError, type StorageWatchEvent } from '../../storage/types.ts';
 import { groupVersion } from '../../registry.ts';
 import { badRequest } from '../errors.ts';
-import { present, type KubeObject } from '../objects.ts';
+import { present, type ApiObject } from '../objects.ts';
 import { negotiate, type OutputForm } from '../respond.ts';
 import { partial, tableResource } from './render.ts';
 import { tableModule } from '../peers.ts';
@@ -30,7 +30,7 @@ export async function handleWatch(s: Scope): Promise<void> {
   const form: OutputForm = negotiate(req, query, true);
   const selection = selectionFilter(info, query);
   const name = route.name;
-  const filter = (obj: KubeObject) => (name === undefined || obj.metadata?.name === name) && (!selection || selection(obj));
+  const filter = (obj: ApiObject) => (name === undefined || obj.metadata?.name === name) && (!selection || selection(obj));
   const rvParam = query.get('resourceVersion') ?? '';
   if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rvParam)}: must be an integer`);
   const timeoutMs = parseTimeout(query) * 1000;
@@ -48,7 +48,7 @@ export async function handleWatch(s: Scope): Promise<void> {
   const timers: ReturnType<typeof setTimeout>[] = [];
 
   let columnsSent = false;
-  const shape = (obj: KubeObject): unknown => {
+  const shape = (obj: ApiObject): unknown => {
     if (form.form === 'table') {
       const table = tableModule.toTable(tableResource(info), [obj], { includeObject: form.includeObject, resourceVersion: String(obj.metadata.resourceVersion) });
       // As kube: a watch's first Table event defines the columns, later ones carry null.
@@ -62,7 +62,7 @@ export async function handleWatch(s: Scope): Promise<void> {
     if (!closed) res.write(JSON.stringify({ type, object }) + '\n');
   };
   const bookmark = (rev: number, initialEventsEnd = false) => {
-    const metadata: KubeObject = { resourceVersion: String(rev) };
+    const metadata: ApiObject = { resourceVersion: String(rev) };
     if (initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
     write('BOOKMARK', { kind: info.kind, apiVersion: gv, metadata });
   };
@@ -93,13 +93,13 @@ export async function handleWatch(s: Scope): Promise<void> {
     if (closed) return;
     lastRev = e.modRevision;
     if (e.type === 'delete') {
-      const prev = present(info, e.prevValue as KubeObject, e.modRevision);
+      const prev = present(info, e.prevValue as ApiObject, e.modRevision);
       if (filter(prev)) write('DELETED', shape(prev));
       return;
     }
-    const obj = present(info, e.value as KubeObject, e.modRevision);
+    const obj = present(info, e.value as ApiObject, e.modRevision);
     const now = filter(obj);
-    const before = e.prevValue ? filter(present(info, e.prevValue as KubeObject, e.modRevision)) : false;
+    const before = e.prevValue ? filter(present(info, e.prevValue as ApiObject, e.modRevision)) : false;
     if (now && before) write('MODIFIED', shape(obj));
     else if (now) write('ADDED', shape(obj));
     else if (before) write('DELETED', shape(obj));
@@ -127,7 +127,7 @@ export async function handleWatch(s: Scope): Promise<void> {
     const listed = await ctx.storage.list(prefix);
     startRev = listed.revision;
     for (const item of listed.items) {
-      const obj = present(info, item.value as KubeObject, item.modRevision);
+      const obj = present(info, item.value as ApiObject, item.modRevision);
       if (filter(obj)) write('ADDED', shape(obj));
     }
     if (sendInitialEvents && bookmarks) bookmark(startRev, true);
@@ -138,16 +138,25 @@ export async function handleWatch(s: Scope): Promise<void> {
   if (closed) return;
   handle = ctx.storage.watch(prefix, startRev, onEvent, onError);
 
+  // A timer's async work ends the watch with an ERROR event if it fails, instead of an unhandled rejection.
+  const later = (work: () => Promise<void>) => () =>
+    void work().catch((err: unknown) => onError(err instanceof Error ? err : new Error(String(err))));
   timers.push(
-    setTimeout(async () => {
-      if (bookmarks) bookmark(await progressRevision());
-      finish();
-    }, timeoutMs),
+    setTimeout(
+      later(async () => {
+        if (bookmarks) bookmark(await progressRevision());
+        finish();
+      }),
+      timeoutMs,
+    ),
   );
   if (bookmarks) {
-    const interval = setInterval(async () => {
-      if (!closed) bookmark(await progressRevision());
-    }, ctx.bookmarkIntervalMs);
+    const interval = setInterval(
+      later(async () => {
+        if (!closed) bookmark(await progressRevision());
+      }),
+      ctx.bookmarkIntervalMs,
+    );
     res.on('close', () => clearInterval(interval));
   }
   if (s.dropWatchAfterMs !== undefined) timers.push(setTimeout(() => res.destroy(), s.dropWatchAfterMs));

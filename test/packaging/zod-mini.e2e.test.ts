@@ -46,7 +46,7 @@ function shippedInputs(metafile: Metafile): Set<string> {
 /** First-party shipped files importing zod other than through shared/zod.ts: where a classic import came from. */
 function directZodImporters(metafile: Metafile, shipped: Set<string>): string[] {
   return Object.entries(metafile.inputs)
-    .filter(([file, input]) => shipped.has(file) && file !== LOCALE_SETUP && !file.includes('node_modules/'))
+    .filter(([file]) => shipped.has(file) && file !== LOCALE_SETUP && !file.includes('node_modules/'))
     .filter(([, input]) => input.imports.some((i) => i.path.includes('node_modules/zod/')))
     .map(([file, input]) => `${file} → ${input.imports.filter((i) => i.path.includes('node_modules/zod/')).map((i) => i.original ?? i.path).join(', ')}`);
 }

@@ -11,6 +11,7 @@ import { DEFAULT_CAPACITY_OPTIONS, formatCapacityReport, runCapacityProbe, type 
 import { createStateTable, latestCapacityProbe, recordCapacityProbe } from '../../adapters/state-table/index.ts';
 import { ensureTable, startLocalDynamo } from '../../local/dynamodb.ts';
 import { startTestCluster } from '../support/local-cluster.ts';
+import { startPoolSpiritTarget } from '../../local/capacity/pool-spirit-target.ts';
 
 const CLI = fileURLToPath(new URL('../../cli/main.ts', import.meta.url));
 const run = promisify(execFile);
@@ -33,7 +34,7 @@ const SMALL = {
 describe('capacity probe, --local at small scale', () => {
   let report: CapacityProbeReport;
   beforeAll(async () => {
-    report = await runCapacityProbe({ ...SMALL, target: { kind: 'local' } });
+    report = await runCapacityProbe({ ...SMALL, target: { kind: 'local', start: startPoolSpiritTarget } });
   }, 240_000);
 
   it('writes and deletes every object, with sizes near the target and latency figures', () => {
