@@ -353,8 +353,8 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect((err as RequeueError).afterMs).toBeGreaterThan(0);
     expect(world.cluster.requestLog.writesSince(mark)).toEqual([]);
     const state = await readPoolState(world.table, CLUSTER_ID, 'edge-regen');
-    expect(state.outcome).toBe('requeued');
-    expect(state.failures).toBe(0);
+    expect(state?.outcome).toBe('requeued');
+    expect(state?.failures).toBe(0);
 
     // The finalizer goes (the operator's apply without it), collection completes, the next pass creates anew.
     await world.admin.applyJson({ ...hold, metadata: { name: 'edge-regen' } } as KubernetesObject, 'operator', true);
