@@ -20,6 +20,25 @@ export interface LocalFunctionStats {
   running: number;
   queued: number;
   maxRunning: number;
+  /**
+   * Billed duration summed over invocations: each one's run time rounded up to the whole millisecond, as
+   * Lambda bills it (with the memory size, the GB-seconds of the cost model).
+   */
+  billedMs: number;
+  /** Time invocations spent waiting for a concurrency slot (a throttled event's wait in Lambda's queue). */
+  queuedMs: number;
+  /** Bytes of the START/END/REPORT lines Lambda writes to the function's log group for each invocation. */
+  platformLogBytes: number;
+}
+
+/** The three lines the Lambda platform logs per invocation (text format), for counting log bytes. */
+export function platformLogLines(requestId: string, durationMs: number, memoryMb: number): string {
+  const billed = Math.ceil(durationMs);
+  return (
+    `START RequestId: ${requestId} Version: $LATEST\n` +
+    `END RequestId: ${requestId}\n` +
+    `REPORT RequestId: ${requestId}\tDuration: ${durationMs.toFixed(2)} ms\tBilled Duration: ${billed} ms\tMemory Size: ${memoryMb} MB\tMax Memory Used: ${Math.min(memoryMb, 128)} MB\t\n`
+  );
 }
 
 export class FunctionTimeoutError extends Error {
@@ -42,7 +61,7 @@ export class LocalFunction<E = unknown, R = unknown> {
   private readonly idle: Handler<E, R>[] = [];
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  readonly stats: LocalFunctionStats = { containers: 0, invocations: 0, errors: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0 };
+  readonly stats: LocalFunctionStats = { containers: 0, invocations: 0, errors: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0, billedMs: 0, queuedMs: 0, platformLogBytes: 0 };
 
   /** One handler shared by every invocation (fine for handlers that keep no per-invocation state). */
   constructor(handler: Handler<E, R>, options: LocalFunctionOptions) {
@@ -63,9 +82,11 @@ export class LocalFunction<E = unknown, R = unknown> {
 
   async invoke(event: E): Promise<R> {
     if (this.running >= this.options.concurrency) {
+      const queuedAt = performance.now();
       this.stats.queued += 1;
       await new Promise<void>((resolve) => this.waiting.push(resolve));
       this.stats.queued -= 1;
+      this.stats.queuedMs += performance.now() - queuedAt;
     }
     this.running += 1;
     this.stats.running = this.running;
@@ -81,6 +102,7 @@ export class LocalFunction<E = unknown, R = unknown> {
     }
     const handler = container;
     let timedOut = false;
+    const startedAt = performance.now();
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
@@ -95,6 +117,9 @@ export class LocalFunction<E = unknown, R = unknown> {
       throw err;
     } finally {
       clearTimeout(timer);
+      const ran = timedOut ? this.options.timeoutMs : performance.now() - startedAt;
+      this.stats.billedMs += Math.ceil(ran);
+      this.stats.platformLogBytes += Buffer.byteLength(platformLogLines(context.awsRequestId, ran, this.options.memorySizeMb ?? 512));
       // A timed-out invocation may still be running inside its container: that container is not reused.
       if (!timedOut) this.idle.push(handler);
       this.running -= 1;
