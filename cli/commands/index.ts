@@ -17,3 +17,5 @@ commands.push(...clustersCommands, auditCommand);
 commands.push(probeCapacityCommand, probeLeadersCommand);
 import { rolloutCommands } from './rollout.ts';
 commands.push(...rolloutCommands);
+import { costCommand } from './cost.ts';
+commands.push(costCommand);

@@ -35,6 +35,8 @@ export interface Comparison {
    * or costs nothing per pool.
    */
   breakEvenPoolsPerCluster: number | null;
+  /** Set when there is no break-even: which one is cheaper at every number of pools per cluster. */
+  cheaperAtAnySize: 'serverless' | 'controller' | null;
 }
 
 export function compareWithController(fleet: FleetUsage, profile: UsageProfile, prices: RegionPrices, controller = CONTROLLER_REQUESTS, forwarder = FORWARDER_REQUESTS): Comparison {
@@ -44,11 +46,13 @@ export function compareWithController(fleet: FleetUsage, profile: UsageProfile, 
   // The model is linear in pools per cluster: cost(M) = a + b·M; the break-even solves a + b·M = controller.
   const a = monthlyCost({ ...fleet, poolsPerCluster: 0 }, profile, prices).total + forwarders;
   const b = monthlyCost({ ...fleet, poolsPerCluster: 1 }, profile, prices).total + forwarders - a;
-  const m = b > 0 ? (controllerTotal - a) / b : null;
+  const m = b > 0 && a < controllerTotal ? (controllerTotal - a) / b : null;
+  const cheaperAtAnySize = m !== null ? null : a < controllerTotal ? 'serverless' : 'controller';
   return {
     serverless: { cloud, forwarders, total: cloud + forwarders },
     controller: { total: controllerTotal, perCluster: podMonthly(controller, prices) },
     ratio: (cloud + forwarders) / controllerTotal,
-    breakEvenPoolsPerCluster: m !== null && m > 0 ? m : null,
+    breakEvenPoolsPerCluster: m,
+    cheaperAtAnySize,
   };
 }
