@@ -167,7 +167,7 @@ export async function run(args: string[]): Promise<unknown> {
         knownFigures: {
           apiWritesPerNewPool: round(created.apiWrites / pools0, 2),
           tableWriteUnitsPerReconcile: reconcilesCreating ? round(created.writeUnits / reconcilesCreating, 2) : null,
-          reconcileBilledMsMedianPerInvocation: reconcilesCreating ? round((created.billedMs.reconcile ?? 0) / reconcilesCreating, 1) : null,
+          reconcileBilledMsMeanPerInvocation: reconcilesCreating ? round((created.billedMs.reconcile ?? 0) / reconcilesCreating, 1) : null,
           /** Billed ms of an average reconcile ÷ the runtime's empty-invocation floor: how much is the function's own work. */
           reconcileMsVsFloor: reconcilesCreating && floorMs > 0 ? round((created.billedMs.reconcile ?? 0) / reconcilesCreating / floorMs, 1) : null,
           rolloutTicksDriven: rollout.ticks,
