@@ -19,3 +19,5 @@ import { rolloutCommands } from './rollout.ts';
 commands.push(...rolloutCommands);
 import { costCommand } from './cost.ts';
 commands.push(costCommand);
+import { costLimitsCommand } from './cost-limits.ts';
+commands.push(costLimitsCommand);

@@ -84,4 +84,13 @@ export interface UsageProfile {
   rolloutPerPool: Counts;
   /** CloudWatch custom metric series the functions emit: fixed ones and ones per cluster (a clusterId dimension). */
   metricSeries: { fixed: number; perCluster: number };
+  /** Figures the scale model needs besides the counts (core/cost/scale.ts). */
+  sizes?: {
+    /** Clusters of the measured fleet (the probe's per-pool time is read against its cluster concurrency). */
+    measuredClusters: number;
+    /** The rollout state item, per cluster, with the pool details compaction drops. */
+    rolloutStateBytesPerCluster: number;
+    /** PutEvents entries per call the forwarders achieved. */
+    putEventsEntriesPerCall: number;
+  };
 }

@@ -139,6 +139,11 @@ export const MEASURED_PROFILE: UsageProfile = {
     "sqsMessages": 0,
     "logBytes": 13293.165
   },
+  "sizes": {
+    "measuredClusters": 4,
+    "rolloutStateBytesPerCluster": 418.5,
+    "putEventsEntriesPerCall": 1.12
+  },
   "metricSeries": {
     "fixed": 6,
     "perCluster": 8

@@ -12,6 +12,8 @@ export interface FunctionSettings {
   memorySizeMb: number;
   timeoutSeconds: number;
   reservedConcurrency: number | null;
+  /** How long Lambda keeps an event it could not run yet (throttled) before it gives up (maximumEventAge). */
+  maximumEventAgeSeconds: number;
 }
 
 const SERVERLESS_YML = join(import.meta.dirname, '..', '..', 'serverless.yml');
@@ -34,6 +36,8 @@ export function functionSettings(file = SERVERLESS_YML): Record<FunctionName, Fu
           memorySizeMb: num(f.memorySize ?? provider.memorySize, 'memorySize'),
           timeoutSeconds: num(f.timeout ?? provider.timeout, 'timeout'),
           reservedConcurrency: typeof f.reservedConcurrency === 'number' ? f.reservedConcurrency : null,
+          // Lambda's default for asynchronous invocations is 6 hours.
+          maximumEventAgeSeconds: typeof f.maximumEventAge === 'number' ? f.maximumEventAge : 21_600,
         },
       ];
     }),
