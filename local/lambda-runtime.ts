@@ -41,6 +41,19 @@ export function platformLogLines(requestId: string, durationMs: number, memoryMb
   );
 }
 
+/** One invocation's timeline (epoch ms, sub-millisecond): for latency breakdowns (bench/latency.ts). */
+export interface InvocationTiming {
+  event: unknown;
+  /** invoke() called: the event was handed over (by the bus, or a caller). */
+  calledAt: number;
+  /** A concurrency slot was free and the handler started. */
+  startedAt: number;
+  endedAt: number;
+  ok: boolean;
+}
+
+const epochMs = () => performance.timeOrigin + performance.now();
+
 export class FunctionTimeoutError extends Error {
   constructor(name: string, timeoutMs: number) {
     super(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds (${name})`);
@@ -80,7 +93,19 @@ export class LocalFunction<E = unknown, R = unknown> {
     return fn;
   }
 
+  private readonly observers: ((t: InvocationTiming) => void)[] = [];
+
+  /** Calls `observer` after each invocation with its timeline; returns a function that stops it. */
+  observe(observer: (t: InvocationTiming) => void): () => void {
+    this.observers.push(observer);
+    return () => {
+      const i = this.observers.indexOf(observer);
+      if (i >= 0) this.observers.splice(i, 1);
+    };
+  }
+
   async invoke(event: E): Promise<R> {
+    const calledAt = epochMs();
     if (this.running >= this.options.concurrency) {
       const queuedAt = performance.now();
       this.stats.queued += 1;
@@ -102,7 +127,9 @@ export class LocalFunction<E = unknown, R = unknown> {
     }
     const handler = container;
     let timedOut = false;
+    let ok = false;
     const startedAt = performance.now();
+    const startedAtEpoch = epochMs();
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
@@ -111,7 +138,9 @@ export class LocalFunction<E = unknown, R = unknown> {
           reject(new FunctionTimeoutError(this.options.name, this.options.timeoutMs));
         }, this.options.timeoutMs);
       });
-      return await Promise.race([handler(event, context), timeout]);
+      const result = await Promise.race([handler(event, context), timeout]);
+      ok = true;
+      return result;
     } catch (err) {
       this.stats.errors += 1;
       throw err;
@@ -125,6 +154,7 @@ export class LocalFunction<E = unknown, R = unknown> {
       this.running -= 1;
       this.stats.running = this.running;
       this.waiting.shift()?.();
+      for (const o of this.observers) o({ event, calledAt, startedAt: startedAtEpoch, endedAt: epochMs(), ok });
     }
   }
 
