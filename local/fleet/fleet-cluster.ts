@@ -81,7 +81,14 @@ export async function startFleetCluster(ctx: FleetContext, id: string, resumed: 
     const ready = [...kubelet.pods.snapshot().values()].filter(podReady);
     await runLimited(ready, 4, async (pod) => leaderRenewals.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod));
   }
-  const forwarder = new Forwarder({ clusterId: id, kubeConfig: host.forwarderKubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
+  const forwarder = new Forwarder({
+    clusterId: id,
+    kubeConfig: host.forwarderKubeConfig,
+    bus: eventBridgePutEvents(eventBridge),
+    eventBusName,
+    namespace: PRODUCT_NAMESPACE,
+    ...(opts.forwarderCoalesceWindowMs !== undefined ? { sender: { coalesceWindowMs: opts.forwarderCoalesceWindowMs } } : {}),
+  });
   forwarder.start();
   parts.push(async () => void (await forwarder.stop(2_000)));
   const progressTracker = new ClusterProgressTracker(kubeConfig);
