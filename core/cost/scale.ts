@@ -17,8 +17,8 @@ export interface ScaleSettings {
   probeClusterConcurrency: number;
   /** Share of the fleet a rollout wave updates at once (the rollouts' maxConcurrency, e.g. 25%). */
   rolloutWaveFraction: number;
-  /** The forwarder's coalescing window: at most one PutEvents flush per window per cluster when busy. */
-  forwarderCoalesceWindowMs: number;
+  /** A fleet-wide change: every pool's notices arrive within this many seconds. */
+  burstSeconds: number;
   /** Compaction budget of the rollout state item (adapters/state-table/rollout-state.ts). */
   rolloutStateMaxBytes: number;
   /** Characters one account's statement adds to the central bus's resource policy (cross-account PutEvents). */
@@ -28,7 +28,7 @@ export interface ScaleSettings {
 export const DEFAULT_SCALE_SETTINGS: ScaleSettings = {
   probeClusterConcurrency: 4,
   rolloutWaveFraction: 0.25,
-  forwarderCoalesceWindowMs: 200,
+  burstSeconds: 60,
   rolloutStateMaxBytes: 350_000,
   busPolicyCharactersPerAccount: 250,
 };
@@ -139,31 +139,34 @@ export function scaleLimits(input: ScaleInput): Limit[] {
     (fn.audit.maximumEventAgeSeconds * 1000 * auditSlots) / (M * Math.max(1e-9, auditMsPerPool)),
   );
 
-  // 5. PutEvents: worst case every forwarder flushing once per coalescing window.
-  const flushesPerClusterPerS = 1000 / s.forwarderCoalesceWindowMs;
+  // 5. PutEvents: a fleet-wide change (every pool at once: a region's nodes flapping, a change to every pool)
+  // sends each pool's notices within burstSeconds; the forwarder sends due keys as they come due, so calls
+  // follow the notice rate (divided by the entries a call carries), not the coalescing window.
+  const noticesPerPool = p.rolloutPerPool.billedEvents;
+  const callsPerPool = noticesPerPool / Math.max(1e-9, sizes.putEventsEntriesPerCall);
   add(
     {
       id: 'put-events-rate',
-      what: 'the forwarders\' PutEvents calls stay under the account\'s PutEvents rate',
+      what: 'a fleet-wide change\'s PutEvents calls stay under the account\'s PutEvents rate',
       limit: { value: QUOTAS.putEventsPerSecond.value, unit: QUOTAS.putEventsPerSecond.unit, source: QUOTAS.putEventsPerSecond.source },
-      atFleet: C * flushesPerClusterPerS,
-      how: `worst case: every cluster changing continuously, each forwarder flushing once per ${s.forwarderCoalesceWindowMs} ms window (${sizes.putEventsEntriesPerCall} entries per call measured). A typical burst — every pool noticed once within 10 s — is ${Math.round((C * M) / 10 / sizes.putEventsEntriesPerCall)} calls/s`,
-      change: 'a longer coalescing window under load, larger batches (up to 10 entries), or a bus per region',
+      atFleet: (C * M * callsPerPool) / s.burstSeconds,
+      how: `every pool changing within ${s.burstSeconds} s, ${noticesPerPool} notices per pool (a rollout's, measured) at ${sizes.putEventsEntriesPerCall} entries per call (measured); over the quota the forwarders resend the throttled entries`,
+      change: 'fuller batches under load (up to 10 entries a call: the forwarder sends what is due, so a longer window when busy fills them), or a bus per region',
     },
-    QUOTAS.putEventsPerSecond.value / flushesPerClusterPerS,
+    (QUOTAS.putEventsPerSecond.value * s.burstSeconds) / (M * callsPerPool),
   );
 
   // 6. EventBridge invocations: every accepted change notice matches the reconcile rule once.
   add(
     {
       id: 'eventbridge-invocations',
-      what: 'rule matches stay under the account\'s EventBridge invocations rate',
+      what: 'a fleet-wide change\'s rule matches stay under the account\'s invocations rate',
       limit: { value: QUOTAS.eventBridgeInvocationsPerSecond.value, unit: QUOTAS.eventBridgeInvocationsPerSecond.unit, source: QUOTAS.eventBridgeInvocationsPerSecond.source },
-      atFleet: C * flushesPerClusterPerS * sizes.putEventsEntriesPerCall,
-      how: 'one invocation per notice (worst case as above); past it deliveries are delayed, not dropped',
-      change: 'as for PutEvents; matches per notice stay 1 (one rule per notice type)',
+      atFleet: (C * M * noticesPerPool) / s.burstSeconds,
+      how: `one invocation per notice, the same burst; past the quota deliveries are delayed, not dropped`,
+      change: 'as for PutEvents; one rule per notice type keeps it at one match per notice',
     },
-    QUOTAS.eventBridgeInvocationsPerSecond.value / (flushesPerClusterPerS * sizes.putEventsEntriesPerCall),
+    (QUOTAS.eventBridgeInvocationsPerSecond.value * s.burstSeconds) / (M * Math.max(1e-9, noticesPerPool)),
   );
 
   // 7. DynamoDB: the hottest partition is one cluster's (its pools, probes and audits share CLUSTER#<id>).
