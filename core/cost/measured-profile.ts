@@ -3,10 +3,11 @@
  * measures them again and reports any that drifted (`inputsCheck`); paste its `measured` here when the
  * code's cost changes on purpose.
  *
- * Billed milliseconds are wall time on the local stack of a shared 2-core machine (load average 14.82/11.43/5.91
- * during this run, i.e. several times oversubscribed) with the clusters' API servers on the same thread:
- * an upper bound on what Lambda would bill. Counts (invocations, events, request units, log bytes, metric
- * series) do not depend on the machine.
+ * Billed milliseconds are wall time on the local stack of a shared 2-core machine (load average 12.66/12.03/10.48
+ * during this run) with the clusters' API servers on the same thread: they vary several-fold between runs
+ * (an earlier run under load 11-15 measured the probe at 113 ms a pool against 7 ms here, a rollout's
+ * reconcile at 1.8 s against 0.38 s). Counts (invocations, events, request units, log bytes, metric series)
+ * do not depend on the machine: they were identical in both runs.
  */
 import type { UsageProfile } from './counts.ts';
 
@@ -24,14 +25,14 @@ export const MEASURED_PROFILE: UsageProfile = {
       "reconcile": 8
     },
     "billedMs": {
-      "reconcile": 27015.525
+      "reconcile": 14714.35
     },
     "billedEvents": 8,
     "ruleMatches": 8,
-    "readUnits": 12.85,
-    "writeUnits": 23.275,
+    "readUnits": 12.45,
+    "writeUnits": 22.55,
     "sqsMessages": 0,
-    "logBytes": 12871.75
+    "logBytes": 12797.925
   },
   "poolDay": {
     "invocations": {},
@@ -41,21 +42,21 @@ export const MEASURED_PROFILE: UsageProfile = {
     "readUnits": 0,
     "writeUnits": 0,
     "sqsMessages": 0,
-    "logBytes": 86.4
+    "logBytes": 0
   },
   "idleRolloutTick": {
     "invocations": {
       "rollout": 1
     },
     "billedMs": {
-      "rollout": 17.2
+      "rollout": 7.6
     },
     "billedEvents": 0,
     "ruleMatches": 0,
     "readUnits": 0,
     "writeUnits": 0,
     "sqsMessages": 0,
-    "logBytes": 540.8
+    "logBytes": 540.4
   },
   "audit": {
     "perRun": {
@@ -63,7 +64,7 @@ export const MEASURED_PROFILE: UsageProfile = {
         "audit": 1
       },
       "billedMs": {
-        "audit": 30
+        "audit": 9
       },
       "billedEvents": 0,
       "ruleMatches": 0,
@@ -87,14 +88,14 @@ export const MEASURED_PROFILE: UsageProfile = {
     "perPool": {
       "invocations": {},
       "billedMs": {
-        "audit": 153.725
+        "audit": 78.075
       },
       "billedEvents": 0,
       "ruleMatches": 0,
       "readUnits": 0.313,
       "writeUnits": 0.225,
       "sqsMessages": 0,
-      "logBytes": 149.4
+      "logBytes": 148.95
     }
   },
   "probe": {
@@ -113,14 +114,14 @@ export const MEASURED_PROFILE: UsageProfile = {
     "perPool": {
       "invocations": {},
       "billedMs": {
-        "probe": 112.7
+        "probe": 7.025
       },
       "billedEvents": 0,
       "ruleMatches": 0,
       "readUnits": 0.113,
       "writeUnits": 2,
       "sqsMessages": 0,
-      "logBytes": 54.275
+      "logBytes": 54.225
     }
   },
   "rolloutPerPool": {
@@ -129,23 +130,23 @@ export const MEASURED_PROFILE: UsageProfile = {
       "rollout": 0.025
     },
     "billedMs": {
-      "reconcile": 16388.55,
-      "rollout": 1399.335
+      "reconcile": 3447.2,
+      "rollout": 145.27
     },
     "billedEvents": 9,
     "ruleMatches": 9,
-    "readUnits": 17.638,
-    "writeUnits": 28.8,
+    "readUnits": 15.85,
+    "writeUnits": 27.25,
     "sqsMessages": 0,
-    "logBytes": 13293.165
+    "logBytes": 13322.105
+  },
+  "metricSeries": {
+    "fixed": 6,
+    "perCluster": 8
   },
   "sizes": {
     "measuredClusters": 4,
     "rolloutStateBytesPerCluster": 418.5,
     "putEventsEntriesPerCall": 1.12
-  },
-  "metricSeries": {
-    "fixed": 6,
-    "perCluster": 8
   }
 };
