@@ -11,6 +11,7 @@ import {
   ResourceInUseException,
 } from '@aws-sdk/client-dynamodb';
 import { ATTRIBUTE_DEFINITIONS, BILLING_MODE, KEY_SCHEMA } from '../adapters/state-table/keys.ts';
+import { TableUsageMeter, type TableUsage } from './table-usage.ts';
 
 const require = createRequire(import.meta.url);
 const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;
@@ -18,6 +19,8 @@ const dynalite = require('dynalite') as (options: Record<string, unknown>) => im
 export interface LocalDynamo {
   endpoint: string;
   client: DynamoDBClient;
+  /** Read and write request units consumed so far, as on-demand DynamoDB would bill them (local/table-usage.ts). */
+  usage(): TableUsage;
   stop(): Promise<void>;
 }
 
@@ -39,6 +42,10 @@ export interface LocalDynamoOptions {
 export async function startLocalDynamo(opts: LocalDynamoOptions = {}): Promise<LocalDynamo> {
   // Tables become ACTIVE at once: nothing waits on CREATING in the local stack or tests.
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(opts.path ? { path: opts.path } : {}) });
+  const meter = new TableUsageMeter();
+  const [handler] = server.listeners('request') as import('node:http').RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', meter.wrap(handler));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -50,6 +57,7 @@ export async function startLocalDynamo(opts: LocalDynamoOptions = {}): Promise<L
   return {
     endpoint,
     client,
+    usage: () => meter.snapshot(),
     async stop() {
       if (stopped) return;
       stopped = true;

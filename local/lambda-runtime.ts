@@ -26,7 +26,39 @@ export interface LocalFunctionStats {
   running: number;
   queued: number;
   maxRunning: number;
+  /**
+   * Billed duration summed over invocations: each one's run time rounded up to the whole millisecond, as
+   * Lambda bills it (with the memory size, the GB-seconds of the cost model).
+   */
+  billedMs: number;
+  /** Time invocations spent waiting for a concurrency slot (a throttled event's wait in Lambda's queue). */
+  queuedMs: number;
+  /** Bytes of the START/END/REPORT lines Lambda writes to the function's log group for each invocation. */
+  platformLogBytes: number;
 }
+
+/** The three lines the Lambda platform logs per invocation (text format), for counting log bytes. */
+export function platformLogLines(requestId: string, durationMs: number, memoryMb: number): string {
+  const billed = Math.ceil(durationMs);
+  return (
+    `START RequestId: ${requestId} Version: $LATEST\n` +
+    `END RequestId: ${requestId}\n` +
+    `REPORT RequestId: ${requestId}\tDuration: ${durationMs.toFixed(2)} ms\tBilled Duration: ${billed} ms\tMemory Size: ${memoryMb} MB\tMax Memory Used: ${Math.min(memoryMb, 128)} MB\t\n`
+  );
+}
+
+/** One invocation's timeline (epoch ms, sub-millisecond): for latency breakdowns (bench/latency.ts). */
+export interface InvocationTiming {
+  event: unknown;
+  /** invoke() called: the event was handed over (by the bus, or a caller). */
+  calledAt: number;
+  /** A concurrency slot was free and the handler started. */
+  startedAt: number;
+  endedAt: number;
+  ok: boolean;
+}
+
+const epochMs = () => performance.timeOrigin + performance.now();
 
 export class FunctionTimeoutError extends Error {
   constructor(name: string, timeoutMs: number) {
@@ -48,7 +80,7 @@ export class LocalFunction<E = unknown, R = unknown> {
   private readonly idle: Handler<E, R>[] = [];
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  readonly stats: LocalFunctionStats = { containers: 0, invocations: 0, errors: 0, requeues: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0 };
+  readonly stats: LocalFunctionStats = { containers: 0, invocations: 0, errors: 0, requeues: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0, billedMs: 0, queuedMs: 0, platformLogBytes: 0 };
 
   /** One handler shared by every invocation (fine for handlers that keep no per-invocation state). */
   constructor(handler: Handler<E, R> | { newContainer: () => Handler<E, R> }, options: LocalFunctionOptions) {
@@ -65,11 +97,25 @@ export class LocalFunction<E = unknown, R = unknown> {
     return new LocalFunction<E, R>({ newContainer: newHandler }, options);
   }
 
+  private readonly observers: ((t: InvocationTiming) => void)[] = [];
+
+  /** Calls `observer` after each invocation with its timeline; returns a function that stops it. */
+  observe(observer: (t: InvocationTiming) => void): () => void {
+    this.observers.push(observer);
+    return () => {
+      const i = this.observers.indexOf(observer);
+      if (i >= 0) this.observers.splice(i, 1);
+    };
+  }
+
   async invoke(event: E): Promise<R> {
+    const calledAt = epochMs();
     if (this.running >= this.options.concurrency) {
+      const queuedAt = performance.now();
       this.stats.queued += 1;
       await new Promise<void>((resolve) => this.waiting.push(resolve));
       this.stats.queued -= 1;
+      this.stats.queuedMs += performance.now() - queuedAt;
     }
     this.running += 1;
     this.stats.running = this.running;
@@ -85,6 +131,9 @@ export class LocalFunction<E = unknown, R = unknown> {
     }
     const handler = container;
     let timedOut = false;
+    let ok = false;
+    const startedAt = performance.now();
+    const startedAtEpoch = epochMs();
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
@@ -93,18 +142,24 @@ export class LocalFunction<E = unknown, R = unknown> {
           reject(new FunctionTimeoutError(this.options.name, this.options.timeoutMs));
         }, this.options.timeoutMs);
       });
-      return await Promise.race([handler(event, context), timeout]);
+      const result = await Promise.race([handler(event, context), timeout]);
+      ok = true;
+      return result;
     } catch (err) {
       if ((err as Error | null)?.name === 'RequeueError') this.stats.requeues += 1;
       else this.stats.errors += 1;
       throw err;
     } finally {
       clearTimeout(timer);
+      const ran = timedOut ? this.options.timeoutMs : performance.now() - startedAt;
+      this.stats.billedMs += Math.ceil(ran);
+      this.stats.platformLogBytes += Buffer.byteLength(platformLogLines(context.awsRequestId, ran, this.options.memorySizeMb ?? 512));
       // A timed-out invocation may still be running inside its container: that container is not reused.
       if (!timedOut) this.idle.push(handler);
       this.running -= 1;
       this.stats.running = this.running;
       this.waiting.shift()?.();
+      for (const o of this.observers) o({ event, calledAt, startedAt: startedAtEpoch, endedAt: epochMs(), ok });
     }
   }
 

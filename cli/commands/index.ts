@@ -17,3 +17,7 @@ commands.push(...clustersCommands, auditCommand);
 commands.push(probeCapacityCommand, probeLeadersCommand);
 import { rolloutCommands } from './rollout.ts';
 commands.push(...rolloutCommands);
+import { costCommand } from './cost.ts';
+commands.push(costCommand);
+import { costLimitsCommand } from './cost-limits.ts';
+commands.push(costLimitsCommand);

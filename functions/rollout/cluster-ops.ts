@@ -10,7 +10,9 @@ import type { LivePoolSpirit } from '../../core/rollout/index.ts';
 import { retryPolicy } from '../../adapters/kubernetes/index.ts';
 import { apiClientFor, APPLY_PATCH, type ClusterTarget } from '../../adapters/kubernetes/api-client.ts';
 
-export const ROLLOUT_FIELD_MANAGER = 'pool-spirit-rollout';
+import { ROLLOUT_FIELD_MANAGER } from './field-manager.ts';
+
+export { ROLLOUT_FIELD_MANAGER };
 
 export interface RolloutClusterOps {
   listPoolSpirits(): Promise<LivePoolSpirit[]>;

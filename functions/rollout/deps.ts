@@ -13,7 +13,6 @@ import { createStateTable, getCluster, listClusters } from '../../adapters/state
 import type { ClusterAccessResolver } from '../../adapters/cluster-access/index.ts';
 import { createClusterAccess, secretsManagerSource } from '../../adapters/cluster-access/index.ts';
 import type { RolloutClusterOps } from './cluster-ops.ts';
-import { rolloutClusterOps } from './cluster-ops.ts';
 import type { DeadLetterSink } from '../shared/dead-letters.ts';
 import { cloudDeadLetters } from '../shared/sqs-dead-letters.ts';
 
@@ -41,6 +40,25 @@ export interface RolloutDeps {
 
 export type RolloutDepsInput = Partial<RolloutDeps> & Pick<RolloutDeps, 'table'>;
 
+/**
+ * The apiserver client (retry policies, HTTP, apply) loads on the first call, as a chunk of its own: most
+ * invocations are the schedule's tick with no rollout running, which never reach a cluster, and a cold
+ * start of those need not compile it (docs/deploy.md, "Bundle size and load time").
+ */
+function lazyClusterOps(connection: ClusterConnection): RolloutClusterOps {
+  let loaded: RolloutClusterOps | undefined;
+  let loading: Promise<RolloutClusterOps> | undefined;
+  const ops = () => (loading ??= import('./cluster-ops.ts').then((m) => (loaded = m.rolloutClusterOps(connection))));
+  const none = { reads: 0, writes: 0, retries: 0 };
+  return {
+    get counters() {
+      return loaded?.counters ?? none;
+    },
+    listPoolSpirits: async () => (await ops()).listPoolSpirits(),
+    applySpecFields: async (name, specFields) => (await ops()).applySpecFields(name, specFields),
+  };
+}
+
 /** `rollout-20260130-101500-3fa2`: sortable by start time, readable, a DNS label. */
 export function defaultRolloutId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15).toLowerCase();
@@ -53,7 +71,7 @@ export function rolloutDeps(input: RolloutDepsInput): RolloutDeps {
     cluster: (id) => getCluster(input.table, id),
     clusters: (selector) => listClusters(input.table, selector),
     clusterAccess: createClusterAccess({ now: clock }),
-    clusterOps: (connection) => rolloutClusterOps(connection),
+    clusterOps: (connection) => lazyClusterOps(connection),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME }),
     clusterConcurrency: 8,
     newRolloutId: defaultRolloutId,

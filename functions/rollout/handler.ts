@@ -27,7 +27,7 @@ import { RolloutExistsError, RolloutNotFoundError } from '../../adapters/state-t
 export type { RolloutDeps, RolloutDepsInput } from './deps.ts';
 export type { RolloutResult, RolloutSummary, ActionOutcome } from './run.ts';
 export { rolloutDeps, defaultRolloutId } from './deps.ts';
-export { ROLLOUT_FIELD_MANAGER } from './cluster-ops.ts';
+export { ROLLOUT_FIELD_MANAGER } from './field-manager.ts';
 
 /** A schedule event, a `Rollout Command` event, or a bare command → the command (fields named on error). */
 export function parseRolloutInput(event: unknown): RolloutCommandDetail {

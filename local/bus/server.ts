@@ -20,6 +20,7 @@ import { resolveRules } from './rules.ts';
 import { deadLetterFromSendMessage, queueUrlFor, SQS_SEND_MESSAGE_TARGET, SqsCallError } from './dead-letter-queue.ts';
 import { nextFireTime } from './schedule.ts';
 import type { BusActivity, BusEvent, BusStats, DeadLetter, Rule, TargetFn } from './types.ts';
+import { BusUsageMeter, type BusUsage } from './usage.ts';
 
 export { parseSchedule, nextFireTime, InvalidScheduleError } from './schedule.ts';
 export type { Schedule } from './schedule.ts';
@@ -75,6 +76,8 @@ export interface LocalBus {
    */
   deadLetterQueueUrl(target: string): string | undefined;
   stats(): BusStats;
+  /** What EventBridge and SQS would bill and count against quotas so far (local/bus/usage.ts). */
+  usage(): BusUsage;
   /**
    * Resolves when nothing is queued, in flight, waiting for a retry or held for reordering. Schedules do not
    * count. With a FakeClock, pending retries only progress when the test advances the clock.
@@ -109,6 +112,7 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
   const deadLetters: DeadLetter[] = [];
   const counts = { entriesReceived: 0, entriesAccepted: 0, entriesFailed: 0, eventsMatched: 0, eventsUnmatched: 0, scheduledEventsFired: 0 };
   const onActivity = opts.onActivity ?? (() => {});
+  const usage = new BusUsageMeter();
   const reorderWindowMs = opts.injectReorder ? (opts.injectReorder === true ? 10 : opts.injectReorder.windowMs) : null;
 
   const dispatcher = new Dispatcher({
@@ -123,6 +127,7 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
     reorderWindowMs,
     onActivity,
     onDeadLetter: (dl) => {
+      usage.sqsMessage();
       // Never throws: the store bounds what it serialises, and a failed write is reported, not fatal.
       const { deadLetter } = storableDeadLetter(dl);
       deadLetters.push(deadLetter);
@@ -137,6 +142,7 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
 
   function route(event: BusEvent, eventBus: string): void {
     const matched = rules.filter((r) => r.enabled && r.compiled && r.eventBus === eventBus && matches(r.compiled, event));
+    usage.matched(matched.map((r) => r.target));
     if (matched.length) counts.eventsMatched++;
     else counts.eventsUnmatched++;
     onActivity({ type: 'accepted', event, rules: matched.map((r) => r.name) });
@@ -148,6 +154,10 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
       { Entries: entries },
       { now: clock.now(), account, region, busExists: (name) => buses.has(name), injectEntryFailure: opts.injectEntryFailure },
     );
+    usage.putEventsCall();
+    result.Entries.forEach((r, i) => {
+      if ('EventId' in r) usage.accepted((entries as PutEventsRequestEntry[])[i] ?? {});
+    });
     counts.entriesReceived += result.Entries.length;
     counts.entriesFailed += result.FailedEntryCount;
     counts.entriesAccepted += accepted.length;
@@ -167,6 +177,7 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
   function fire(rule: ResolvedRule, at: number): void {
     if (stopped) return;
     counts.scheduledEventsFired++;
+    usage.scheduled(rule.target);
     const event = scheduledEvent(rule, randomUUID(), at, account, defaultRegion);
     onActivity({ type: 'accepted', event, rules: [rule.name] });
     dispatcher.dispatch(event, [rule]);
@@ -259,6 +270,7 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
       return event;
     },
     deadLetters: () => [...deadLetters],
+    usage: () => usage.snapshot(),
     deadLetterQueueUrl(target) {
       const arn = rules.find((r) => r.target === target && r.deadLetterQueueArn)?.deadLetterQueueArn;
       return arn ? queueUrlFor(`http://127.0.0.1:${port}`, arn) : undefined;

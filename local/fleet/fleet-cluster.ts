@@ -79,7 +79,14 @@ export async function startFleetCluster(ctx: FleetContext, id: string, resumed: 
   // restarted agent does, so their leaders are renewed again. Through the kubelet's queue, retried there: a
   // report can fail (its pool's bootstrap ConfigMap deleted before the restart) and must not fail the start.
   if (resumed && leaderRenewals) kubelet.reportReadyAgain();
-  const forwarder = new Forwarder({ clusterId: id, kubeConfig: host.forwarderKubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName, namespace: PRODUCT_NAMESPACE });
+  const forwarder = new Forwarder({
+    clusterId: id,
+    kubeConfig: host.forwarderKubeConfig,
+    bus: eventBridgePutEvents(eventBridge),
+    eventBusName,
+    namespace: PRODUCT_NAMESPACE,
+    ...(opts.forwarderCoalesceWindowMs !== undefined ? { sender: { coalesceWindowMs: opts.forwarderCoalesceWindowMs } } : {}),
+  });
   forwarder.start();
   parts.push(async () => void (await forwarder.stop(2_000)));
   const progressTracker = new ClusterProgressTracker(kubeConfig);

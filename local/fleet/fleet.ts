@@ -64,6 +64,8 @@ export interface LocalFleetOptions extends FleetShape {
    * Large fleets use them so reconciles do not queue behind every cluster's API server on one core.
    */
   functionThreads?: number;
+  /** The forwarders' coalescing window (ms); default the forwarder's own (bench/latency.ts compares windows). */
+  forwarderCoalesceWindowMs?: number;
   /** Bus retry base (ms); tests use a few ms. */
   retryBaseDelayMs?: number;
   log?: (line: string) => void;

@@ -1,0 +1,216 @@
+/**
+ * Where the design stops scaling: each limit's usage for a fleet, from the measured per-pool figures
+ * (measured-profile.ts), the functions' settings (serverless.yml) and AWS's quotas (quotas.ts), and the fleet
+ * size at which it is reached. Pure arithmetic; `spiritctl cost limits` prints it (docs/scale.md).
+ */
+import type { FunctionName, UsageProfile } from './counts.ts';
+import { QUOTAS } from './quotas.ts';
+
+export interface FunctionLimits {
+  reservedConcurrency: number | null;
+  timeoutSeconds: number;
+  maximumEventAgeSeconds: number;
+}
+
+export interface ScaleSettings {
+  /** Clusters the scheduled probe probes at once (functions/probe/deps.ts). */
+  probeClusterConcurrency: number;
+  /** Share of the fleet a rollout wave updates at once (the rollouts' maxConcurrency, e.g. 25%). */
+  rolloutWaveFraction: number;
+  /** A fleet-wide change: every pool's notices arrive within this many seconds. */
+  burstSeconds: number;
+  /** Compaction budget of the rollout state item (adapters/state-table/rollout-state.ts). */
+  rolloutStateMaxBytes: number;
+  /** Characters one account's statement adds to the central bus's resource policy (cross-account PutEvents). */
+  busPolicyCharactersPerAccount: number;
+}
+
+export const DEFAULT_SCALE_SETTINGS: ScaleSettings = {
+  probeClusterConcurrency: 4,
+  rolloutWaveFraction: 0.25,
+  burstSeconds: 60,
+  rolloutStateMaxBytes: 350_000,
+  busPolicyCharactersPerAccount: 250,
+};
+
+export interface Limit {
+  id: string;
+  what: string;
+  /** The bound and where it comes from. */
+  limit: { value: number; unit: string; source: string };
+  /** This fleet's figure against the bound (same unit). */
+  atFleet: number;
+  /** atFleet ÷ limit.value: 1 or more means reached. */
+  utilisation: number;
+  /** Pools (at this fleet's pools per cluster) at which the limit is reached; null when it does not grow with the fleet. */
+  reachedAtPools: number | null;
+  /** Clusters at which the limit is reached (same pools per cluster). */
+  reachedAtClusters: number | null;
+  /** How it is reached and what moves it. */
+  how: string;
+  change: string;
+}
+
+export interface ScaleInput {
+  clusters: number;
+  poolsPerCluster: number;
+  profile: UsageProfile;
+  functions: Record<FunctionName, FunctionLimits>;
+  settings?: Partial<ScaleSettings>;
+  /** Accounts whose forwarders send to the central bus. */
+  accounts?: number;
+}
+
+const per = (ms: number | undefined, n: number | undefined) => (ms ?? 0) / Math.max(1e-9, n ?? 0);
+
+/** Every limit for this fleet, first reached first. */
+export function scaleLimits(input: ScaleInput): Limit[] {
+  const s = { ...DEFAULT_SCALE_SETTINGS, ...input.settings };
+  const { clusters: C, poolsPerCluster: M, profile: p, functions: fn } = input;
+  const sizes = p.sizes ?? { measuredClusters: 1, rolloutStateBytesPerCluster: 0, putEventsEntriesPerCall: 1 };
+  const limits: Limit[] = [];
+  const add = (l: Omit<Limit, 'utilisation' | 'reachedAtPools' | 'reachedAtClusters'>, clustersAtLimit: number | null) =>
+    limits.push({
+      ...l,
+      utilisation: l.atFleet / l.limit.value,
+      reachedAtClusters: clustersAtLimit === null ? null : Math.max(0, clustersAtLimit),
+      reachedAtPools: clustersAtLimit === null ? null : Math.max(0, clustersAtLimit * M),
+    });
+
+  // 1. The scheduled probe: one invocation walks every cluster, probeClusterConcurrency at a time, pools one by one.
+  const probeMsPerPool = (p.probe.perPool.billedMs.probe ?? 0) * sizes.measuredClusters / Math.ceil(sizes.measuredClusters / s.probeClusterConcurrency);
+  const probeRunS = (Math.ceil(C / s.probeClusterConcurrency) * M * probeMsPerPool) / 1000;
+  add(
+    {
+      id: 'probe-run-timeout',
+      what: 'the scheduled leader probe finishes within its timeout',
+      limit: { value: fn.probe.timeoutSeconds, unit: 's per probe run', source: 'serverless.yml functions.probe.timeout (Lambda allows up to 900 s)' },
+      atFleet: probeRunS,
+      how: `one invocation probes every cluster, ${s.probeClusterConcurrency} at a time, ${Math.round(probeMsPerPool)} ms per pool (measured)`,
+      change: 'fan the scheduled probe out as one Leader Probe Request per cluster (as the audit does); the bound becomes per cluster (pools per cluster × ms per pool ≤ timeout)',
+    },
+    (fn.probe.timeoutSeconds * 1000 * s.probeClusterConcurrency) / (M * probeMsPerPool),
+  );
+
+  // 2. The rollout state item: every cluster's entry, in one DynamoDB item.
+  const stateBytes = C * sizes.rolloutStateBytesPerCluster;
+  add(
+    {
+      id: 'rollout-state-item',
+      what: 'a rollout\'s state fits its DynamoDB item',
+      limit: { value: s.rolloutStateMaxBytes, unit: 'bytes', source: `adapters/state-table/rollout-state.ts MAX_STATE_BYTES, under DynamoDB's item size (${QUOTAS.dynamoItemBytes.source})` },
+      atFleet: stateBytes,
+      how: `${sizes.rolloutStateBytesPerCluster} bytes per cluster even with pool details dropped (measured); past it a rollout cannot be stored. Each state write also costs ${Math.ceil(stateBytes / 1024)} write units.`,
+      change: 'keep per-cluster progress in the per-cluster items (ROLLOUT#id / CLUSTER#c, already written) and only counts and the wave in the state item',
+    },
+    s.rolloutStateMaxBytes / Math.max(1e-9, sizes.rolloutStateBytesPerCluster),
+  );
+
+  // 3. Reconcile throughput: reserved concurrency ÷ duration; a wave's backlog must drain within maximumEventAge.
+  const reconcileS = per(p.rolloutPerPool.billedMs.reconcile, p.rolloutPerPool.invocations.reconcile) / 1000;
+  const reconcilesPerPool = p.rolloutPerPool.invocations.reconcile ?? 0;
+  const concurrency = fn.reconcile.reservedConcurrency ?? QUOTAS.lambdaConcurrentExecutions.value;
+  const waveBacklogS = (s.rolloutWaveFraction * C * M * reconcilesPerPool * reconcileS) / concurrency;
+  add(
+    {
+      id: 'reconcile-backlog',
+      what: 'a rollout wave\'s reconciles start before Lambda drops them (maximumEventAge)',
+      limit: { value: fn.reconcile.maximumEventAgeSeconds, unit: 's of queued reconciles', source: 'serverless.yml functions.reconcile.maximumEventAge; throttled asynchronous events wait in Lambda\'s queue up to it' },
+      atFleet: waveBacklogS,
+      how: `${reconcilesPerPool} reconciles per pool in a rollout × ${reconcileS.toFixed(2)} s each (measured) through ${concurrency} reserved concurrency = ${(concurrency / reconcileS).toFixed(1)} reconciles/s; a wave is ${s.rolloutWaveFraction * 100}% of the pools; a whole rollout takes ${((C * M * reconcilesPerPool * reconcileS) / concurrency / 60).toFixed(0)} min of reconcile time`,
+      change: 'bound concurrency per cluster (what protects an apiserver) instead of fleet-wide: e.g. raise reservedConcurrency and keep the per-cluster lease; or smaller waves',
+    },
+    (fn.reconcile.maximumEventAgeSeconds * concurrency) / (s.rolloutWaveFraction * M * reconcilesPerPool * reconcileS),
+  );
+
+  // 4. The audit: one request per cluster through reservedConcurrency slots; each must start within its event age.
+  const auditMsPerPool = p.audit.perPool.billedMs.audit ?? 0;
+  const auditSlots = fn.audit.reservedConcurrency ?? QUOTAS.lambdaConcurrentExecutions.value;
+  const auditRunS = (Math.ceil(C / auditSlots) * M * auditMsPerPool) / 1000;
+  add(
+    {
+      id: 'audit-fan-out',
+      what: 'every cluster\'s audit request runs before it expires (and before the next scheduled run)',
+      limit: { value: fn.audit.maximumEventAgeSeconds, unit: 's for a fleet audit', source: 'serverless.yml functions.audit.maximumEventAge (= the 10-minute schedule)' },
+      atFleet: auditRunS,
+      how: `${auditSlots} audits at a time, ${Math.round(auditMsPerPool)} ms per pool (measured); one cluster's audit must also fit its own ${fn.audit.timeoutSeconds} s timeout: at most ${Math.floor((fn.audit.timeoutSeconds * 1000) / Math.max(1e-9, auditMsPerPool))} pools per cluster`,
+      change: 'raise the audit\'s reserved concurrency, or audit less often than every 10 minutes (the schedule and the event age move together)',
+    },
+    (fn.audit.maximumEventAgeSeconds * 1000 * auditSlots) / (M * Math.max(1e-9, auditMsPerPool)),
+  );
+
+  // 5. PutEvents: a fleet-wide change (every pool at once: a region's nodes flapping, a change to every pool)
+  // sends each pool's notices within burstSeconds; the forwarder sends due keys as they come due, so calls
+  // follow the notice rate (divided by the entries a call carries), not the coalescing window.
+  const noticesPerPool = p.rolloutPerPool.billedEvents;
+  const callsPerPool = noticesPerPool / Math.max(1e-9, sizes.putEventsEntriesPerCall);
+  add(
+    {
+      id: 'put-events-rate',
+      what: 'a fleet-wide change\'s PutEvents calls stay under the account\'s PutEvents rate',
+      limit: { value: QUOTAS.putEventsPerSecond.value, unit: QUOTAS.putEventsPerSecond.unit, source: QUOTAS.putEventsPerSecond.source },
+      atFleet: (C * M * callsPerPool) / s.burstSeconds,
+      how: `every pool changing within ${s.burstSeconds} s, ${noticesPerPool} notices per pool (a rollout's, measured) at ${sizes.putEventsEntriesPerCall} entries per call (measured); over the quota the forwarders resend the throttled entries`,
+      change: 'fuller batches under load (up to 10 entries a call: the forwarder sends what is due, so a longer window when busy fills them), or a bus per region',
+    },
+    (QUOTAS.putEventsPerSecond.value * s.burstSeconds) / (M * callsPerPool),
+  );
+
+  // 6. EventBridge invocations: every accepted change notice matches the reconcile rule once.
+  add(
+    {
+      id: 'eventbridge-invocations',
+      what: 'a fleet-wide change\'s rule matches stay under the account\'s invocations rate',
+      limit: { value: QUOTAS.eventBridgeInvocationsPerSecond.value, unit: QUOTAS.eventBridgeInvocationsPerSecond.unit, source: QUOTAS.eventBridgeInvocationsPerSecond.source },
+      atFleet: (C * M * noticesPerPool) / s.burstSeconds,
+      how: `one invocation per notice, the same burst; past the quota deliveries are delayed, not dropped`,
+      change: 'as for PutEvents; one rule per notice type keeps it at one match per notice',
+    },
+    (QUOTAS.eventBridgeInvocationsPerSecond.value * s.burstSeconds) / (M * Math.max(1e-9, noticesPerPool)),
+  );
+
+  // 7. DynamoDB: the hottest partition is one cluster's (its pools, probes and audits share CLUSTER#<id>).
+  const reconcileWriteUnits = per(p.rolloutPerPool.writeUnits, p.rolloutPerPool.invocations.reconcile);
+  const fleetWriteRate = (concurrency / Math.max(1e-9, reconcileS)) * reconcileWriteUnits;
+  add(
+    {
+      id: 'dynamodb-cluster-partition',
+      what: 'writes to one cluster\'s partition stay under a partition\'s write throughput',
+      limit: { value: QUOTAS.dynamoPartitionWriteUnitsPerSecond.value, unit: QUOTAS.dynamoPartitionWriteUnitsPerSecond.unit, source: QUOTAS.dynamoPartitionWriteUnitsPerSecond.source },
+      atFleet: fleetWriteRate,
+      how: `even if every running reconcile wrote to one cluster: ${concurrency} at a time × ${reconcileWriteUnits.toFixed(1)} write units per ${reconcileS.toFixed(2)} s; the reserved concurrency caps it, independent of fleet size. A probe writes 2 units per pool, one pool at a time`,
+      change: `reached only with ${Math.round((QUOTAS.dynamoPartitionWriteUnitsPerSecond.value * reconcileS) / Math.max(1e-9, reconcileWriteUnits))} concurrent reconciles on one cluster; then shard the pool items by pool (POOL#<cluster>#<pool>) and list them with a GSI`,
+    },
+    null,
+  );
+
+  // 8. Lambda concurrency: the reserved concurrencies are fixed, so fleet size does not move them.
+  const reserved = Object.values(fn).reduce((n, f) => n + (f.reservedConcurrency ?? 0), 0);
+  add(
+    {
+      id: 'lambda-concurrency',
+      what: 'the functions\' reserved concurrency fits the account\'s',
+      limit: { value: QUOTAS.lambdaConcurrentExecutions.value - 100, unit: 'reservable concurrent executions (100 stay unreserved)', source: QUOTAS.lambdaConcurrentExecutions.source },
+      atFleet: reserved,
+      how: `${reserved} reserved in all; fleet size changes waiting time, not concurrency. The scaling rate (${QUOTAS.lambdaScalingRate.value} per 10 s per function) only matters above 1,000`,
+      change: 'shared with every other function in the account: a separate account for the reconciler',
+    },
+    null,
+  );
+
+  // 9. Cross-account PutEvents: the central bus's resource policy grows per account granted.
+  const accounts = input.accounts ?? 1;
+  add(
+    {
+      id: 'bus-policy-size',
+      what: 'the central bus\'s resource policy names every sending account',
+      limit: { value: QUOTAS.eventBusPolicyCharacters.value, unit: QUOTAS.eventBusPolicyCharacters.unit, source: QUOTAS.eventBusPolicyCharacters.source },
+      atFleet: accounts * s.busPolicyCharactersPerAccount,
+      how: `about ${s.busPolicyCharactersPerAccount} characters per account statement: about ${Math.floor(QUOTAS.eventBusPolicyCharacters.value / s.busPolicyCharactersPerAccount)} accounts`,
+      change: 'one statement with an aws:PrincipalOrgID condition (any account of the organization) instead of one per account',
+    },
+    null,
+  );
+
+  return limits.sort((a, b) => (a.reachedAtPools ?? Infinity) - (b.reachedAtPools ?? Infinity));
+}
