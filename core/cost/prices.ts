@@ -35,7 +35,7 @@ export function parsePrices(doc: unknown): Prices {
   const r = pricesSchema.safeParse(doc);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
-  throw new Error(`prices: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  throw new Error(`prices: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
 }
 
 export function regionPrices(prices: Prices, region: string): RegionPrices {
