@@ -156,7 +156,9 @@ export type Phase = (typeof PHASES)[number];
 import type { PoolSpiritStatus } from './status-schema.ts';
 export type { Condition, ComponentVersions, PoolSpiritStatus } from './status-schema.ts';
 
-export interface PoolSpirit {
+// A type alias, not an interface: an alias is assignable to KubeObject's index signature, so a PoolSpirit
+// is applied as it is, with no cast.
+export type PoolSpirit = {
   apiVersion: typeof API_VERSION;
   kind: typeof KIND;
   metadata: {
@@ -170,4 +172,4 @@ export interface PoolSpirit {
   };
   spec: PoolSpiritSpec;
   status?: PoolSpiritStatus;
-}
+};

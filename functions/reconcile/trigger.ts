@@ -67,8 +67,9 @@ function keyable(target: ReconcileTarget, nodePoolPath: string): ReconcileTarget
       issues.push({ path, message: (err as Error).message.replace(/^[^:]+: /, '') });
     }
   }
-  if (issues.length) {
-    throw new TerminalError({ kind: 'unkeyable-name', field: issues[0].path, message: issues.map((i) => `${i.path}: ${i.message}`).join('; ') });
+  const [first] = issues;
+  if (first) {
+    throw new TerminalError({ kind: 'unkeyable-name', field: first.path, message: issues.map((i) => `${i.path}: ${i.message}`).join('; ') });
   }
   return target;
 }

@@ -32,6 +32,6 @@ export async function ensurePoolSpirit(client: ClusterClient, namespace: string,
     return { kind: 'wait', afterMs: COLLECTION_WAIT_MS, why: `PoolSpirit ${poolSpirit.metadata.name} is being deleted; retry once it is gone` };
   }
   if (poolSpirit) return { kind: 'ready', poolSpirit, applied: [] };
-  const created = await client.apply(observed.intent.spec as unknown as KubeObject);
+  const created = await client.apply(observed.intent.spec);
   return { kind: 'ready', poolSpirit: created, applied: [describe(created)] };
 }
