@@ -1,0 +1,54 @@
+import type { LeafSpec } from '../render/pki-spec.ts';
+
+/**
+ * The client identity every compat YurtHub of a cluster shares (upstream: one Secret per cluster, so one
+ * certificate). Upstream issues it as `CN=admin, O=system:masters`; here it is a plain user and group that
+ * only the role below is bound to inside each compat pool-spirit, and that nothing in the host cluster
+ * knows (it is signed by the cluster's own coordinator client CA, which only compat pool-spirits trust).
+ */
+export const COORDINATOR_CLIENT_USER = 'poolspirit:yurt-coordinator-yurthub';
+export const COORDINATOR_CLIENT_GROUP = 'poolspirit:yurt-coordinator-yurthubs';
+export const COORDINATOR_CLIENT_CA_SUBJECT = 'CN=poolspirit-yurt-coordinator-client-ca, O=pool-spirit';
+
+export const coordinatorClientLeaf: LeafSpec = {
+  id: 'yurt-coordinator-yurthub-client',
+  issuer: 'yurt-coordinator-client-ca',
+  subject: `CN=${COORDINATOR_CLIENT_USER}, O=${COORDINATOR_CLIENT_GROUP}`,
+  dns: [],
+  ips: [],
+  usages: ['clientAuth'],
+};
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+/**
+ * What a real YurtHub v1.5.0 asks of the coordinator apiserver, observed in the pool-spirit apiserver's audit
+ * log (test/yurthub/rbac.e2e.test.ts lists every rule held against the requests made): the leader election,
+ * the informer-sync Lease, the node Leases it writes and the leader reads to delegate heartbeats, and the
+ * pool-scoped reads a follower serves from the coordinator. Nothing else — no Secrets, no RBAC, no Pods.
+ */
+export const COORDINATOR_CLIENT_RULES: PolicyRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+];
+
+const rbac = 'rbac.authorization.k8s.io/v1';
+
+/** The role and binding inside a compat pool-spirit (applied by its agent with the rest of the bootstrap). */
+export function coordinatorClientRbac(): Array<Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string } }> {
+  const name = 'poolspirit:yurt-coordinator-yurthub';
+  return [
+    { apiVersion: rbac, kind: 'ClusterRole', metadata: { name }, rules: COORDINATOR_CLIENT_RULES },
+    {
+      apiVersion: rbac,
+      kind: 'ClusterRoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: COORDINATOR_CLIENT_GROUP }],
+    },
+  ];
+}
