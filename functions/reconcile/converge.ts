@@ -47,6 +47,8 @@ import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { statusOf } from '../../adapters/kubernetes/retry.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileTarget } from './trigger.ts';
+import { coordinatorCompatInput } from './yurt-coordinator.ts';
+import { wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/compat.ts';
 
 export interface ConvergeResult {
   outcome: Exclude<ReconcileOutcome, 'error'>;
@@ -154,10 +156,12 @@ async function convergePool(
     service = await client.apply(renderPoolSpiritService(renderTarget));
     applied.push(describe(service));
   }
+  const yurtCoordinator = wantsYurtCoordinatorCompat(nodePool) ? await coordinatorCompatInput(deps, client, namespace, applied) : undefined;
   const render = (serviceClusterIP: string | undefined, existingPki: Record<string, string>) =>
     renderPoolSpirit({
       ...renderTarget,
       nodePool,
+      yurtCoordinator,
       serviceClusterIP,
       existingPki,
       liveWorkload,
