@@ -27,13 +27,18 @@ export interface PolicyRule {
 }
 
 /**
- * What a real YurtHub v1.5.0 asks of the coordinator apiserver, observed in the pool-spirit apiserver's audit
- * log (test/yurthub/rbac.e2e.test.ts lists every rule held against the requests made): the leader election,
- * the informer-sync Lease, the node Leases it writes and the leader reads to delegate heartbeats, and the
- * pool-scoped reads a follower serves from the coordinator. Nothing else — no Secrets, no RBAC, no Pods.
+ * What a real YurtHub v1.5.0 asks of the coordinator apiserver (read from its source, then checked against
+ * the requests the real hubs make: test/yurthub/): the leader election on kube-system/yurthub and the
+ * informer-sync Lease (the leader deletes and re-creates it), every hub's node Lease in kube-node-lease (its
+ * coordinator health probe) and the lease informer over all of them (the leader delegates heartbeats); the
+ * Node a new node Lease names as its owner; the pool-scoped lists a follower's pool proxy serves from the
+ * coordinator (endpoints, endpointslices). Nothing else: no Secrets, no RBAC, no Pods, no writes but Leases.
  */
 export const COORDINATOR_CLIENT_RULES: PolicyRule[] = [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+  { apiGroups: [''], resources: ['endpoints'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
 ];
 
 const rbac = 'rbac.authorization.k8s.io/v1';
