@@ -28,7 +28,8 @@ export interface PolicyRule {
 
 /**
  * What a real YurtHub v1.5.0 asks of the coordinator apiserver (read from its source, then checked against
- * the requests the real hubs make: test/yurthub/): the leader election on kube-system/yurthub and the
+ * the requests the real hubs make: test/yurthub/election.e2e.test.ts fails if a rule held is not used or a
+ * request is refused, from each pool-spirit apiserver's audit log): the leader election on kube-system/yurthub and the
  * informer-sync Lease (the leader deletes and re-creates it), every hub's node Lease in kube-node-lease (its
  * coordinator health probe) and the lease informer over all of them (the leader delegates heartbeats); the
  * Node a new node Lease names as its owner; the pool-scoped lists a follower's pool proxy serves from the
@@ -37,8 +38,9 @@ export interface PolicyRule {
 export const COORDINATOR_CLIENT_RULES: PolicyRule[] = [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
-  { apiGroups: [''], resources: ['endpoints'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+  // Only list and watch: YurtHub sends a get of a pool-scoped object to the host, never to the coordinator.
+  { apiGroups: [''], resources: ['endpoints'], verbs: ['list', 'watch'] },
+  { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
 ];
 
 const rbac = 'rbac.authorization.k8s.io/v1';

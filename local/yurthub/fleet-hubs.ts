@@ -1,7 +1,9 @@
 /**
  * Real YurtHubs for the pools of one process-mode fleet cluster on the real control plane: the host install
- * (host-install.ts), then one hub per node, each pointed at its own pool's running pool-spirit (apiserver
- * and etcd on their 127.0.0.1 ports). Their logs are `<dir>/<node>.log`.
+ * (host-install.ts), then one hub per node, each pointed at its own pool's pool-spirit through two links per
+ * pool (apiserver, etcd: stable 127.0.0.1 ports that follow the pool-spirit when it restarts on new ports, as
+ * a Service's ClusterIP does) and at the host through a link of its own (so one node can be cut off while the
+ * others are not). Their logs are `<dir>/yurthubs/<node>.log`.
  */
 import { join } from 'node:path';
 import type { FleetCluster } from '../fleet/fleet.ts';
@@ -11,12 +13,15 @@ import type { RunningPoolSpirit } from '../kubelet/process/pool-spirit-process.t
 import type { CertificateAuthority } from '../kube-api/index.ts';
 import { installForYurtHubs } from './host-install.ts';
 import { startYurtHub, type RunningYurtHub } from './hub.ts';
+import { hostPort, startLink, type Link } from './link.ts';
 
 export interface FleetHubs {
   hubs: RunningYurtHub[];
   byPool(pool: string): RunningYurtHub[];
   /** The running pool-spirit of a pool (by its pod name ps-<pool>-…). */
   spiritOf(pool: string): RunningPoolSpirit;
+  /** The node's path to the host apiserver. */
+  hostLinkOf(node: string): Link;
   stop(): Promise<void>;
 }
 
@@ -44,31 +49,47 @@ export async function startFleetHubs(opts: {
     return s;
   };
   const hubs: RunningYurtHub[] = [];
+  const links: Link[] = [];
+  const hostLinks = new Map<string, Link>();
+  const closeAll = async () => {
+    await Promise.all(hubs.map((h) => h.stop()));
+    await Promise.all(links.map((l) => l.close()));
+  };
   try {
     for (const pool of pools) {
-      const spirit = spiritOf(pool);
+      spiritOf(pool);
+      const api = await startLink(() => hostPort(spiritOf(pool).apiServerUrl));
+      const etcd = await startLink(() => hostPort(spiritOf(pool).etcd.endpoint));
+      links.push(api, etcd);
       for (let j = 0; j < opts.hubsPerPool; j++) {
+        const node = nodeName(pool, j);
+        const toHost = await startLink(() => hostPort(cluster.url));
+        links.push(toHost);
+        hostLinks.set(node, toHost);
         hubs.push(
           await startYurtHub({
-            node: nodeName(pool, j),
+            node,
             pool,
             dir: join(opts.dir, 'yurthubs'),
-            host: { url: cluster.url, caPem: opts.hostCa.certPem, ca: opts.hostCa, kubernetesServiceIP: opts.kubernetesServiceIP ?? '10.96.0.1' },
-            coordinator: { serverAddr: spirit.apiServerUrl, storageAddr: spirit.etcd.endpoint },
+            host: { url: toHost.url('https'), caPem: opts.hostCa.certPem, ca: opts.hostCa, kubernetesServiceIP: opts.kubernetesServiceIP ?? '10.96.0.1' },
+            coordinator: { serverAddr: api.url('https'), storageAddr: etcd.url('https') },
           }),
         );
       }
     }
   } catch (err) {
-    await Promise.all(hubs.map((h) => h.stop()));
+    await closeAll();
     throw err;
   }
   return {
     hubs,
     byPool: (pool) => hubs.filter((h) => h.pool === pool),
     spiritOf,
-    async stop() {
-      await Promise.all(hubs.map((h) => h.stop()));
+    hostLinkOf(node) {
+      const link = hostLinks.get(node);
+      if (!link) throw new Error(`no hub for node ${node}`);
+      return link;
     },
+    stop: closeAll,
   };
 }
