@@ -55,6 +55,17 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
     }
   }, 150_000);
 
+  it('the pool-spirit agent reports the real leader in PoolSpirit status (what the fleet audit reads)', async () => {
+    const host = await hostApi(world);
+    for (const pool of world.pools) {
+      await waitFor(async () => {
+        const { holder } = await leaderOf(world, pool);
+        const ps = await host.requestJson<Obj>(HttpMethod.GET, `/apis/poolspirit.io/v1alpha1/poolspirits/${pool}`);
+        return holder !== undefined && ps.status?.leader?.holder === holder;
+      }, 60_000, `PoolSpirit ${pool} status naming the real leader`, 500);
+    }
+  }, 90_000);
+
   it('serves pool-scoped data the leader synced into the pool-spirit to a follower (its pool proxy)', async () => {
     const pool = world.pools[2]!;
     const s = world.hubs.spiritOf(pool);
