@@ -22,6 +22,11 @@ export interface FleetHubs {
   spiritOf(pool: string): RunningPoolSpirit;
   /** The node's path to the host apiserver. */
   hostLinkOf(node: string): Link;
+  /**
+   * Resolves once every running hub answers /v1/healthz and has joined its pool's election (leader or
+   * follower, exactly one leader per pool); rejects after `timeoutMs` naming the hubs that have not.
+   */
+  waitElected(timeoutMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -89,6 +94,22 @@ export async function startFleetHubs(opts: {
       const link = hostLinks.get(node);
       if (!link) throw new Error(`no hub for node ${node}`);
       return link;
+    },
+    async waitElected(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      let behind: string[] = [];
+      while (Date.now() < deadline) {
+        const live = hubs.filter((h) => h.process.ended() === undefined);
+        const states = await Promise.all(live.map(async (h) => ({ h, healthy: await h.healthy(), role: await h.role() })));
+        behind = states.filter((x) => !x.healthy || (x.role !== 'leader' && x.role !== 'follower')).map((x) => `${x.h.node} (${x.healthy ? x.role : 'not healthy'})`);
+        const leaders = new Map<string, number>();
+        for (const x of states) if (x.role === 'leader') leaders.set(x.h.pool, (leaders.get(x.h.pool) ?? 0) + 1);
+        const poolsWithoutOneLeader = pools.filter((p) => leaders.get(p) !== 1);
+        if (behind.length === 0 && poolsWithoutOneLeader.length === 0) return;
+        if (behind.length === 0) behind = poolsWithoutOneLeader.map((p) => `pool ${p} (${leaders.get(p) ?? 0} leaders)`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      throw new Error(`YurtHubs not elected after ${timeoutMs} ms: ${behind.join(', ')}; logs in ${join(opts.dir, 'yurthubs')}`);
     },
     stop: closeAll,
   };

@@ -53,6 +53,8 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
         return leaders.length === 1 && leaders[0] === holder && roles.every(([, r]) => r === 'leader' || r === 'follower');
       }, 30_000, `hubs of ${pool} agreeing on leader ${holder}`, 200);
     }
+    // The harness's own readiness wait agrees: every hub healthy and elected, one leader per pool.
+    await world.hubs.waitElected(10_000);
   }, 150_000);
 
   it('the pool-spirit agent reports the real leader in PoolSpirit status (what the fleet audit reads)', async () => {
