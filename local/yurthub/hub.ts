@@ -33,7 +33,10 @@ export interface RunningYurtHub {
   process: SupervisedProcess;
   /** What the hub says it is, from its own metrics (yurt_coordinator_yurthub_role). */
   role(): Promise<HubRole>;
-  /** The coordinator healthy/ready gauges: healthy = elected leader or follower; ready = pool cache usable. */
+  /**
+   * The coordinator healthy/ready gauges: healthy = elected leader or follower; ready = pool cache usable.
+   * YurtHub sets them only when it asks itself (ready: on a pool-scoped request), so they can be stale.
+   */
   coordinatorStatus(): Promise<{ healthy: boolean; ready: boolean }>;
   healthy(): Promise<boolean>;
   stop(): Promise<void>;
