@@ -247,7 +247,10 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
     // A restarted pool-spirit refuses everyone until its agent has applied the bootstrap again (its RBAC is
     // in memory too): 403s inside that window are the restart, not a missing rule.
     const denied = mine.filter((e) => e.responseStatus?.code === 403);
-    const inRestart = (e: Obj) => { const t = Date.parse(e.stageTimestamp); return t >= restartWindow.from && t <= restartWindow.to; };
+    const inRestart = (e: Obj) => {
+      const t = Date.parse(e.stageTimestamp);
+      return t >= restartWindow.from && t <= restartWindow.to;
+    };
     const describe = (e: Obj) => `${e.objectRef?.apiGroup ?? ''}/${e.objectRef?.resource}:${e.verb} ${e.objectRef?.namespace ?? ''}/${e.objectRef?.name ?? ''}`;
     const forbidden = [...new Set(denied.filter((e) => !inRestart(e)).map(describe))];
     figure('rbac', { held, used: [...used].sort(), heldNotUsed: held.filter((h) => !used.has(h)), forbidden, deniedDuringRestart: denied.filter(inRestart).length });
