@@ -23,6 +23,8 @@ targets=(
   "etcdctl|tools/etcd|go.etcd.io/etcd/etcdctl/v3|etcd"
   # The local API's protobuf pointer-field table, read from the same release's Go types (test/kube-api/protobuf).
   "pointer-fields|tools/kubectl|./cmd/pointer-fields|"
+  # A real YurtHub (OpenYurt v1.5.0, the newest release the module proxy serves with coordinator support).
+  "yurthub|tools/yurthub|github.com/openyurtio/openyurt/cmd/yurthub|openyurt-v1.5.0"
 )
 
 ldflags_for() {
@@ -30,6 +32,12 @@ ldflags_for() {
   [ -n "$release" ] || return 0
   # etcd's version is a constant of its api module; only the commit is left to stamp.
   if [ "$release" = etcd ]; then echo "-X go.etcd.io/etcd/api/v3/version.GitSHA=module-build"; return 0; fi
+  # OpenYurt stamps its own projectinfo package (hack/lib/common.sh); the commit is the release tag's.
+  if [ "$release" = openyurt-v1.5.0 ]; then
+    local p=github.com/openyurtio/openyurt/pkg/projectinfo
+    echo "-X $p.gitVersion=v1.5.0 -X $p.gitCommit=57d87de488a76b5e44ec3a259669fcb73da8e8e6 -X $p.buildDate=2024-07-17T01:30:40Z"
+    return 0
+  fi
   local minor=${release#v1.}; minor=${minor%%.*}
   local date; date=$(git log -1 --format=%cI -- tools 2>/dev/null || echo 1970-01-01T00:00:00Z)
   local v

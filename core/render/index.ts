@@ -8,13 +8,15 @@ import { componentChanges, type ComponentChange } from './changes.ts';
 import type { KeyFactory } from './keys.ts';
 import { managedLabels } from './labels.ts';
 import { objectNames, type ObjectNames } from './names.ts';
-import { applyOverrides } from './overrides.ts';
+import { applyOverrides, SpecRenderError } from './overrides.ts';
 import { ensurePki } from './pki.ts';
 import { DEFAULT_PKI_POLICY, leafSpecs, type PkiPolicy } from './pki-spec.ts';
 import { renderRbac } from './rbac.ts';
 import { renderSecrets } from './secrets.ts';
 import { endpointFor, renderService } from './service.ts';
 import { renderDeployment } from './workload.ts';
+import { COMPAT_LABEL, wantsYurtCoordinatorCompat } from '../yurt-coordinator/compat.ts';
+import { compatBootstrap, compatDeployment, compatPkiFiles, compatSans, type PoolCompatInput } from '../yurt-coordinator/pool.ts';
 
 export interface RenderInput {
   /** The PoolSpirit: its name and uid (for owner references) and its parsed, defaulted spec. */
@@ -36,6 +38,11 @@ export interface RenderInput {
   now: Date;
   keys: KeyFactory;
   pkiPolicy?: Partial<PkiPolicy>;
+  /**
+   * The cluster's yurt-coordinator compat material. Used only when the NodePool opts in (label
+   * poolspirit.io/yurt-coordinator=compat); such a pool without it is a render error naming the field.
+   */
+  yurtCoordinator?: PoolCompatInput;
 }
 
 export interface RenderResult {
@@ -65,19 +72,27 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
   const names = objectNames(name);
   const labels = managedLabels(spec.nodePool);
   const clusterIP = input.serviceClusterIP && input.serviceClusterIP !== 'None' ? input.serviceClusterIP : undefined;
+  const compat = wantsYurtCoordinatorCompat(nodePool) ? input.yurtCoordinator : undefined;
+  if (wantsYurtCoordinatorCompat(nodePool) && !compat) {
+    throw new SpecRenderError([
+      { field: `nodePool.metadata.labels[${COMPAT_LABEL}]`, message: 'yurt-coordinator compat is asked for, but the cluster has no coordinator client CA yet' },
+    ]);
+  }
 
   const pki = await ensurePki({
     pool: spec.nodePool,
-    leaves: leafSpecs(names, cluster.namespace, cluster.clusterDomain, clusterIP),
+    leaves: leafSpecs(names, cluster.namespace, cluster.clusterDomain, clusterIP, compat ? compatSans(compat, cluster.clusterDomain) : {}),
     existing: input.existingPki ?? {},
     now: input.now,
     keys: input.keys,
     policy: { ...DEFAULT_PKI_POLICY, ...input.pkiPolicy },
   });
-  const secrets = renderSecrets(pki, cluster.caBundlePem, names, cluster.namespace, spec.nodePool);
-  const bootstrap = renderBootstrap(names, cluster.namespace, labels);
-  const deployment = applyOverrides(
-    renderDeployment({
+  // A compat pool's apiserver also trusts the coordinator client CA (the YurtHubs' shared identity).
+  const clientCas = compat ? `${cluster.caBundlePem.trim()}\n${compat.clientCaPem.trim()}\n` : cluster.caBundlePem;
+  const secrets = renderSecrets(pki, clientCas, names, cluster.namespace, spec.nodePool, compat ? compatPkiFiles(compat, pki.files) : {});
+  const plainBootstrap = renderBootstrap(names, cluster.namespace, labels);
+  const bootstrap = compat ? compatBootstrap(plainBootstrap.configMap) : plainBootstrap;
+  const rendered = renderDeployment({
       spec,
       names,
       nodePool,
@@ -88,9 +103,8 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
       clusterDomain: cluster.clusterDomain,
       hostNetwork: nodePool.spec?.hostNetwork === true,
       pkiHash: secrets.mountedHash.slice(0, 16),
-    }),
-    spec.overrides,
-  );
+    });
+  const deployment = applyOverrides(compat ? compatDeployment(rendered) : rendered, spec.overrides);
 
   const byPoolSpirit = ownedBy(poolSpiritRef(poolSpirit), labels);
   // The pool CA outlives its PoolSpirit: deleting and re-creating a PoolSpirit must not rotate the CA

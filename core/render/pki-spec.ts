@@ -6,8 +6,9 @@ import { labelValue } from './labels.ts';
  * the agent's client certificate) and an etcd CA that etcd alone trusts, so no client certificate of the
  * apiserver side (and no node certificate) can ever talk to etcd directly.
  */
-export type CaId = 'ca' | 'etcd-ca';
-export type LeafId = 'apiserver' | 'apiserver-etcd-client' | 'etcd-server' | 'etcd-peer' | 'agent';
+// The yurt-coordinator ids belong to one cluster, not a pool: core/yurt-coordinator/pki.ts.
+export type CaId = 'ca' | 'etcd-ca' | 'yurt-coordinator-client-ca';
+export type LeafId = 'apiserver' | 'apiserver-etcd-client' | 'etcd-server' | 'etcd-peer' | 'agent' | 'yurt-coordinator-yurthub-client';
 
 export interface LeafSpec {
   id: LeafId;
@@ -50,20 +51,30 @@ export function serviceDnsNames(service: string, namespace: string, clusterDomai
   return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.${clusterDomain}`];
 }
 
-export function leafSpecs(names: ObjectNames, namespace: string, clusterDomain: string, serviceClusterIP?: string): LeafSpec[] {
+/** Names a serving certificate carries beyond the pool's own (a yurt-coordinator-compatible pool's Service names). */
+export type ExtraSans = Partial<Record<'apiserver' | 'etcd-server', { dns: string[]; ips: string[] }>>;
+
+export function leafSpecs(names: ObjectNames, namespace: string, clusterDomain: string, serviceClusterIP?: string, extra: ExtraSans = {}): LeafSpec[] {
   const loopback = { dns: ['localhost'], ips: ['127.0.0.1'] };
-  const apiserverIps = ['127.0.0.1', ...(serviceClusterIP ? [serviceClusterIP] : [])];
+  const apiserverIps = ['127.0.0.1', ...(serviceClusterIP ? [serviceClusterIP] : []), ...(extra.apiserver?.ips ?? [])];
   return [
     {
       id: 'apiserver',
       issuer: 'ca',
       subject: 'CN=poolspirit-apiserver, O=pool-spirit',
-      dns: ['localhost', ...serviceDnsNames(names.base, namespace, clusterDomain)],
+      dns: ['localhost', ...serviceDnsNames(names.base, namespace, clusterDomain), ...(extra.apiserver?.dns ?? [])],
       ips: apiserverIps,
       usages: ['serverAuth'],
     },
     { id: 'agent', issuer: 'ca', subject: `CN=${AGENT_USER}, O=${AGENT_GROUP}`, dns: [], ips: [], usages: ['clientAuth'] },
-    { id: 'etcd-server', issuer: 'etcd-ca', subject: 'CN=poolspirit-etcd-server', ...loopback, usages: ['serverAuth', 'clientAuth'] },
+    {
+      id: 'etcd-server',
+      issuer: 'etcd-ca',
+      subject: 'CN=poolspirit-etcd-server',
+      dns: [...loopback.dns, ...(extra['etcd-server']?.dns ?? [])],
+      ips: [...loopback.ips, ...(extra['etcd-server']?.ips ?? [])],
+      usages: ['serverAuth', 'clientAuth'],
+    },
     { id: 'etcd-peer', issuer: 'etcd-ca', subject: 'CN=poolspirit-etcd-peer', ...loopback, usages: ['serverAuth', 'clientAuth'] },
     { id: 'apiserver-etcd-client', issuer: 'etcd-ca', subject: 'CN=poolspirit-apiserver-etcd-client', dns: [], ips: [], usages: ['clientAuth'] },
   ];

@@ -39,9 +39,18 @@ export interface RenderedSecrets {
   mountedHash: string;
 }
 
-export function renderSecrets(pki: PkiResult, clusterCaBundle: string, names: ObjectNames, namespace: string, pool: string): RenderedSecrets {
+export function renderSecrets(
+  pki: PkiResult,
+  clusterCaBundle: string,
+  names: ObjectNames,
+  namespace: string,
+  pool: string,
+  /** Extra files for the -pki Secret (a yurt-coordinator-compatible pool's etcd client CA bundle). */
+  extraPkiFiles: Record<string, string> = {},
+): RenderedSecrets {
   const files: Record<string, string> = {
     ...pki.files,
+    ...extraPkiFiles,
     // The apiserver trusts node certificates (cluster CA: YurtHubs) and the agent's certificate (pool CA).
     'client-ca.crt': `${clusterCaBundle.trim()}\n${pkiFile(pki, PKI_FILES.caCert).trim()}\n`,
     kubeconfig: kubeconfigYaml({
@@ -60,7 +69,7 @@ export function renderSecrets(pki: PkiResult, clusterCaBundle: string, names: Ob
     type: 'Opaque',
     data: Object.fromEntries(keys.map((k) => [k, Buffer.from(files[k] ?? missingFile(k)).toString('base64')])),
   });
-  const pkiSecret = secret(names.pkiSecret, PKI_SECRET_KEYS.pki);
+  const pkiSecret = secret(names.pkiSecret, [...PKI_SECRET_KEYS.pki, ...Object.keys(extraPkiFiles).sort()]);
   const agentSecret = secret(names.agentSecret, PKI_SECRET_KEYS.agent);
   return {
     objects: [secret(names.caSecret, PKI_SECRET_KEYS.ca), pkiSecret, agentSecret],

@@ -13,6 +13,8 @@ export interface FleetShape {
   nodesPerPool: number;
   /** Extra Cloud pools per cluster (they must get nothing). */
   cloudPools?: number;
+  /** Labels every seeded edge NodePool carries (e.g. poolspirit.io/yurt-coordinator=compat). */
+  edgePoolLabels?: Record<string, string>;
 }
 
 export const PRODUCT_NAMESPACE = 'pool-spirit-system';
@@ -82,7 +84,9 @@ export async function seedCluster(kc: KubeConfig, shape: FleetShape, clusterCaPe
   const objects: KubernetesObject[] = [];
   for (let i = 0; i < shape.pools; i++) {
     const pool = poolName(i);
-    objects.push(nodePool(pool, 'Edge'));
+    const np = nodePool(pool, 'Edge');
+    if (shape.edgePoolLabels) np.metadata = { ...np.metadata, labels: { ...shape.edgePoolLabels } };
+    objects.push(np);
     for (let j = 0; j < shape.nodesPerPool; j++) objects.push(edgeNode(nodeName(pool, j), pool));
   }
   for (let i = 0; i < (shape.cloudPools ?? 0); i++) objects.push(nodePool(`cloud-${i}`, 'Cloud'));

@@ -20,7 +20,8 @@ export type KubeBinary =
   | 'kube-controller-manager'
   | 'kube-scheduler'
   | 'etcd'
-  | 'etcdctl';
+  | 'etcdctl'
+  | 'yurthub';
 
 /**
  * Which local build realises each component release a bundle names (core/poolspirit/defaults.ts): the

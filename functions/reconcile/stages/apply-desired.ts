@@ -16,6 +16,8 @@ import { foreignEntriesPatch } from '../../../core/plan.ts';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
 import type { ReconcileDeps } from '../deps.ts';
 import { describe, ownedByOtherNodePool } from './ownership.ts';
+import { coordinatorCompatInput } from '../yurt-coordinator.ts';
+import { wantsYurtCoordinatorCompat } from '../../../core/yurt-coordinator/compat.ts';
 
 export const CLUSTER_DOMAIN = 'cluster.local';
 
@@ -66,8 +68,12 @@ export async function applyDesired({ deps, client, namespace, nodePool, poolSpir
     service = await client.apply(renderPoolSpiritService(renderTarget));
     applied.push(describe(service));
   }
+  // A yurt-coordinator-compatible pool (docs/yurthub.md) trusts the cluster's coordinator client CA.
+  const compat = wantsYurtCoordinatorCompat(nodePool) ? await coordinatorCompatInput(deps, client, namespace) : undefined;
+  if (compat) applied.push(...compat.applied);
+  const yurtCoordinator = compat?.input;
   const render = (serviceClusterIP: string | undefined, existingPki: Record<string, string>) =>
-    renderPoolSpirit({ ...renderTarget, nodePool, serviceClusterIP, existingPki, liveWorkload, now: deps.clock(), keys: deps.keyFactory });
+    renderPoolSpirit({ ...renderTarget, nodePool, yurtCoordinator, serviceClusterIP, existingPki, liveWorkload, now: deps.clock(), keys: deps.keyFactory });
 
   let rendered: RenderResult;
   try {

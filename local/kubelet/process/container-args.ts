@@ -34,7 +34,7 @@ export function translateContainerArgs(args: readonly string[], layout: HostLayo
     const rendered = arg.slice(eq + 1);
     const value = rendered
       .split(',')
-      .map((item) => translatePorts(translatePath(item, mounts), layout.ports))
+      .map((item) => translatePorts(translatePath(loopbackListener(item), mounts), layout.ports))
       .join(',');
     if (value === rendered) return arg;
     translations.push({ flag, rendered, translated: value });
@@ -51,6 +51,15 @@ function translatePath(item: string, mounts: Array<[string, string]>): string {
     if (value === mountPath || value.startsWith(`${mountPath}/`)) return item.slice(0, at) + hostDir + value.slice(mountPath.length);
   }
   return item;
+}
+
+/**
+ * A URL on every address (`https://0.0.0.0:12379`: a yurt-coordinator-compatible pool's etcd, the etcd
+ * metrics listener) serves only loopback here: every pool-spirit shares this host's network namespace, and
+ * a local server listens on 127.0.0.1 alone.
+ */
+function loopbackListener(item: string): string {
+  return item.replace(/^([a-z]+:\/\/)0\.0\.0\.0:/, '$1127.0.0.1:');
 }
 
 function translatePorts(item: string, ports: Record<number, number>): string {

@@ -131,12 +131,20 @@ export async function startRealControlPlane(opts: StartRealControlPlaneOptions):
       const c = container(name);
       const translated = translateContainerArgs(c.args ?? [], layoutFor(c));
       for (const t of translated.translations) log(`${name}: --${t.flag}=${t.rendered} → ${t.translated}`);
-      const proc = spawnSupervised(name, binaries[name], translated.args, join(workDir, `${name}.log`));
+      const proc = spawnSupervised(name, binaries[name], [...translated.args, ...observation(name)], join(workDir, `${name}.log`));
       processes.push(proc);
       log(`${name}: started pid ${proc.pid}`);
       return { proc, translated };
     };
     const failed = (name: ControlPlaneContainer) => (exit: ProcessExit) => new ContainerExitError(name, exit.exitCode, exit.lastLines);
+    // POOLSPIRIT_PROCESS_AUDIT=1 (tests that observe what a real YurtHub asks of the apiserver): an audit log
+    // of every request with its user, `<workDir>/audit.log`. Not part of the rendered pod; logged as such.
+    const auditFiles = process.env.POOLSPIRIT_PROCESS_AUDIT === '1' ? await writeAuditPolicy(workDir) : undefined;
+    const observation = (name: ControlPlaneContainer): string[] => {
+      if (name !== 'kube-apiserver' || !auditFiles) return [];
+      log(`kube-apiserver: observation flags added (not rendered): --audit-log-path=${auditFiles.log}`);
+      return [`--audit-policy-file=${auditFiles.policy}`, `--audit-log-path=${auditFiles.log}`, '--audit-log-format=json', '--audit-log-mode=blocking'];
+    };
     const etcd = start('etcd');
     await waitUntilReady(etcd.proc, () => httpStatus(`http://127.0.0.1:${metricsPort}/health`), deadline, failed('etcd'));
     const apiServer = start('kube-apiserver');
@@ -203,4 +211,11 @@ async function materializeVolumes(volumes: PodVolume[], workDir: string, readSec
     }
   }
   return { dirs, caPem };
+}
+
+/** A Metadata-level audit policy (who did what to which object, no bodies) and where its log goes. */
+async function writeAuditPolicy(workDir: string): Promise<{ policy: string; log: string }> {
+  const policy = join(workDir, 'audit-policy.yaml');
+  await writeFile(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n', { mode: 0o600 });
+  return { policy, log: join(workDir, 'audit.log') };
 }

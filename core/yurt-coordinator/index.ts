@@ -1,0 +1,6 @@
+export * from './contract.ts';
+export * from './compat.ts';
+export * from './identity.ts';
+export * from './pki.ts';
+export * from './pool.ts';
+export * from './cluster-objects.ts';
