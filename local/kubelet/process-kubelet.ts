@@ -68,7 +68,7 @@ export class ProcessKubelet extends SimKubelet {
 
   /** Stops watching and placing pods, then every pool-spirit's agent, kube-apiserver and etcd. */
   override async stop(): Promise<void> {
-    super.stop();
+    await super.stop();
     await this.runtime.stopAll();
   }
 }

@@ -3,7 +3,7 @@ import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { stableHash } from '../../core/hash.ts';
 import { Informer, keyOf } from '../../adapters/kubernetes/informer.ts';
 import { NodeHeartbeats, type NodeLike } from './node-heartbeats.ts';
-import { evictionGraceSeconds, nodeReady, placePod } from './scheduling.ts';
+import { evictionGraceSeconds, placePod } from './scheduling.ts';
 
 type Obj = Record<string, any>;
 
@@ -125,7 +125,8 @@ export class SimKubelet {
     return queued;
   }
 
-  stop(): void {
+  /** Async so that a kubelet with processes to stop (process-kubelet.ts) can override it and be awaited. */
+  async stop(): Promise<void> {
     this.stopped = true;
     for (const inf of this.informers()) inf.stop();
     for (const t of this.timers) clearTimeout(t);

@@ -47,7 +47,7 @@ export async function startLeaderStandIn(opts: LeaderStandInOptions): Promise<Le
       failingSince ??= Date.now();
       if (!stopped && Date.now() - failingSince > REPORT_AFTER_MS) opts.onError?.(err as Error);
     }
-    if (!stopped) timer = setTimeout(round, YURTHUB_LEADER_ELECTION.retryPeriodSeconds * 1000);
+    if (!stopped) timer = setTimeout(() => void round(), YURTHUB_LEADER_ELECTION.retryPeriodSeconds * 1000);
   };
   void round();
   return {
