@@ -31,7 +31,7 @@ describe('sim kubelet: a failed ready report is retried', () => {
   });
 
   afterAll(async () => {
-    kubelet?.stop();
+    await kubelet?.stop();
     await t?.stop();
   });
 

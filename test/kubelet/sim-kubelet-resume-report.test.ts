@@ -50,11 +50,11 @@ describe('sim kubelet: a resumed cluster reports its Ready pods again, through i
       spec: { replicas: 1, selector: { matchLabels: { app: 'p1' } }, template: { metadata: { labels: { app: 'p1' } }, spec: { containers: [{ name: 'c', image: 'x:1' }] } } },
     });
     await waitFor(() => reports.some((r) => r.ok && r.by === 1), 10_000, 'the first report');
-    first.stop();
+    await first.stop();
   });
 
   afterAll(async () => {
-    for (const k of kubelets) k.stop();
+    for (const k of kubelets) await k.stop();
     await t?.stop();
   });
 

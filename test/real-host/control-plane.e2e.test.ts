@@ -34,7 +34,7 @@ describe('local real host cluster', () => {
     await kubelet.start();
   }, 180_000);
   afterAll(async () => {
-    kubelet?.stop();
+    await kubelet?.stop();
     await cluster?.stop();
   });
 
