@@ -1,6 +1,6 @@
 // ESLint runs only the promise rules that need the TypeScript type checker (Biome does the rest, see
 // biome.json): Biome's own noFloatingPromises misses promises whose type comes from a dependency's
-// declarations (docs/decisions/0011-habits-lint-biome-and-typed-promise-rules.md).
+// declarations (docs/decisions/0013-lint-biome-and-typed-promise-rules.md).
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(

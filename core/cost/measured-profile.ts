@@ -8,7 +8,7 @@
  * (an earlier run under load 11-15 measured the probe at 113 ms a pool against 7 ms here, a rollout's
  * reconcile at 1.8 s against 0.38 s). Counts (invocations, events, request units, log bytes, metric series)
  * do not depend on the machine: they were identical in both runs. Metric series re-measured after decision
- * 0012 (clusterId as metadata, not a dimension): 14 fixed, none per cluster (before: 6 + 8 per cluster).
+ * 0019 (clusterId as metadata, not a dimension): 14 fixed, none per cluster (before: 6 + 8 per cluster).
  */
 import type { UsageProfile } from './counts.ts';
 

@@ -3,7 +3,7 @@
  * held ends as a RequeueError asking to look again when the lease lapses or in 10 s, whichever is sooner
  * (functions/reconcile/run.ts). With
  * the rule of serverless.yml and the local fleet's backoff, measured on a fake clock: the figures are
- * printed as one JSON line (docs/decisions/0011-soak-held-lease-notice-requeued.md quotes them).
+ * printed as one JSON line (docs/decisions/0011-held-lease-notice-requeued.md quotes them).
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
