@@ -34,7 +34,12 @@ export interface RunningAgent {
  */
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const now = options.now ?? (() => new Date());
-  const log = options.logger ?? createLogger({ level: options.logLevel, base: { component: 'pool-spirit-agent', poolspirit: options.poolSpirit, pool: options.pool } });
+  const log =
+    options.logger ??
+    createLogger({
+      level: options.logLevel,
+      base: { component: 'pool-spirit-agent', poolspirit: options.poolSpirit, pool: options.pool },
+    });
   const intervalMs = options.intervalMs ?? DEFAULTS.intervalMs;
   const bootstrapIntervalMs = options.bootstrapIntervalMs ?? DEFAULTS.bootstrapIntervalMs;
   const reportIntervalMs = options.reportIntervalMs ?? DEFAULTS.reportIntervalMs;
@@ -44,7 +49,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
   const own = new OwnApiserver(loadKubeConfigFile(options.kubeconfig, 'own apiserver (--kubeconfig)'));
   const host = new HostCluster(loadHostKubeConfig(options.hostKubeconfig));
-  const etcd = options.etcd || options.etcdHealthUrl ? createEtcdAccess(options.etcd, options.etcdHealthUrl) : undefined;
+  const etcd =
+    options.etcd || options.etcdHealthUrl ? createEtcdAccess(options.etcd, options.etcdHealthUrl) : undefined;
 
   const stats = newStats();
   const sections = {
@@ -66,7 +72,13 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   });
   const leader = new LeaderStep({ ...common, own, lease: options.lease ?? DEFAULTS.lease, section: sections.leader });
   const etcdStep = etcd
-    ? new EtcdStep({ ...common, etcd, quotaBytes, policy: { ...DEFAULTS.defrag, ...options.defrag }, section: sections.etcd })
+    ? new EtcdStep({
+        ...common,
+        etcd,
+        quotaBytes,
+        policy: { ...DEFAULTS.defrag, ...options.defrag },
+        section: sections.etcd,
+      })
     : undefined;
 
   const report = async () => {
@@ -98,7 +110,10 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       const run = (failingSince[name] ??= { count: 0 });
       run.count++;
       // The first failure of an outage is news; the retries while waiting for a component mostly are not.
-      (run.count === 1 || run.count % 50 === 0 ? log.warn : log.debug)(`${name} failed`, { error: message, failures: run.count });
+      (run.count === 1 || run.count % 50 === 0 ? log.warn : log.debug)(`${name} failed`, {
+        error: message,
+        failures: run.count,
+      });
       return false;
     }
   };
@@ -124,7 +139,11 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     maxDelay: options.backoff?.maxMs ?? intervalMs,
   });
   const loop = (async () => {
-    log.info('agent started', { kubeconfig: options.kubeconfig, host: options.hostKubeconfig ?? 'in-cluster', etcd: options.etcd?.endpoints ?? null });
+    log.info('agent started', {
+      kubeconfig: options.kubeconfig,
+      host: options.hostKubeconfig ?? 'in-cluster',
+      etcd: options.etcd?.endpoints ?? null,
+    });
     let backoff: IBackoff<unknown> | undefined;
     while (!stopping.signal.aborted) {
       const ok = await tick();

@@ -15,13 +15,17 @@ export interface Logger {
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-export function createLogger(opts: { level?: LogLevel; base?: Record<string, unknown>; write?: (line: string) => void } = {}): Logger {
+export function createLogger(
+  opts: { level?: LogLevel; base?: Record<string, unknown>; write?: (line: string) => void } = {},
+): Logger {
   const min = RANK[opts.level ?? 'info'];
   const write = opts.write ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const emit = (level: Exclude<LogLevel, 'silent'>) => (message: string, fields: Record<string, unknown> = {}) => {
-    if (RANK[level] < min) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level, message, ...opts.base, ...fields }));
-  };
+  const emit =
+    (level: Exclude<LogLevel, 'silent'>) =>
+    (message: string, fields: Record<string, unknown> = {}) => {
+      if (RANK[level] < min) return;
+      write(JSON.stringify({ time: new Date().toISOString(), level, message, ...opts.base, ...fields }));
+    };
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }
 

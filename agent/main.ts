@@ -7,7 +7,11 @@ import { parseAgentArgs, UsageError } from './options.ts';
 import { createLogger, errorText } from './log.ts';
 
 /** Runs until `stopRequested` settles (with the signal's name); resolves to the exit code. */
-export async function main(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, stopRequested: Promise<string>): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  stopRequested: Promise<string>,
+): Promise<number> {
   let options;
   try {
     options = parseAgentArgs(argv, env);
@@ -18,7 +22,10 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
     }
     throw err;
   }
-  const log = createLogger({ level: options.logLevel, base: { component: 'pool-spirit-agent', poolspirit: options.poolSpirit, pool: options.pool } });
+  const log = createLogger({
+    level: options.logLevel,
+    base: { component: 'pool-spirit-agent', poolspirit: options.poolSpirit, pool: options.pool },
+  });
   let agent;
   try {
     // Loaded after the flags are checked: the API and etcd clients take seconds to load on a busy node.

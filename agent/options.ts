@@ -84,7 +84,10 @@ export function parseDuration(text: string): number | undefined {
 const duration = z.string().transform((s, ctx) => {
   const ms = parseDuration(s);
   if (ms === undefined || ms <= 0) {
-    ctx.addIssue({ code: 'custom', message: `must be a positive duration such as 500ms, 10s or 5m; got ${JSON.stringify(s)}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a positive duration such as 500ms, 10s or 5m; got ${JSON.stringify(s)}`,
+    });
     return z.NEVER;
   }
   return ms;
@@ -92,7 +95,10 @@ const duration = z.string().transform((s, ctx) => {
 
 const bytes = z.string().transform((s, ctx) => {
   if (!isQuantity(s) || s.startsWith('-')) {
-    ctx.addIssue({ code: 'custom', message: `must be a byte quantity such as 67108864, 64Mi or 1Gi; got ${JSON.stringify(s)}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a byte quantity such as 67108864, 64Mi or 1Gi; got ${JSON.stringify(s)}`,
+    });
     return z.NEVER;
   }
   return quantityBytes(s);
@@ -119,7 +125,12 @@ const FlagsSchema = z.strictObject({
   pool: name.optional(),
   'etcd-endpoints': z
     .string()
-    .transform((s) => s.split(',').map((e) => e.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(url).min(1, { error: 'must list at least one URL' }))
     .optional(),
   'etcd-ca-file': name.optional(),
@@ -175,7 +186,10 @@ export const USAGE = `usage: agent --kubeconfig FILE --poolspirit NAME --namespa
   --log-level L                debug, info, warn, error or silent (default info)`;
 
 /** Parses the command line (both `--flag value` and `--flag=value`); throws UsageError naming the flag. */
-export function parseAgentArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): AgentOptions {
+export function parseAgentArgs(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
+): AgentOptions {
   let values: Record<string, string | undefined>;
   try {
     values = parseArgs({
@@ -199,9 +213,7 @@ export function parseAgentArgs(argv: readonly string[], env: Readonly<Record<str
       const flag = String(issue.path[0] ?? '');
       const fallback = ENV_FALLBACK[flag as (typeof FLAG_NAMES)[number]];
       const missing = input[flag] === undefined;
-      return missing
-        ? `--${flag} is required${fallback ? ` (or env ${fallback})` : ''}`
-        : `--${flag} ${issue.message}`;
+      return missing ? `--${flag} is required${fallback ? ` (or env ${fallback})` : ''}` : `--${flag} ${issue.message}`;
     });
     throw new UsageError(`${lines.join('\n')}\n${USAGE}`);
   }
@@ -228,7 +240,12 @@ export function parseAgentArgs(argv: readonly string[], env: Readonly<Record<str
     bootstrapConfigMap: f['bootstrap-configmap'],
     pool: f.pool,
     etcd: f['etcd-endpoints']
-      ? { endpoints: f['etcd-endpoints'], caFile: f['etcd-ca-file'], certFile: f['etcd-cert-file'], keyFile: f['etcd-key-file'] }
+      ? {
+          endpoints: f['etcd-endpoints'],
+          caFile: f['etcd-ca-file'],
+          certFile: f['etcd-cert-file'],
+          keyFile: f['etcd-key-file'],
+        }
       : undefined,
     etcdHealthUrl: f['etcd-health-url'],
     etcdQuotaBytes: f['etcd-quota-bytes'],

@@ -13,7 +13,14 @@ export interface AgentStats {
     appliedTime?: string;
   };
   leader: { reads: number; holder?: string; withdrawn: number };
-  etcd: { reads: number; compactions: number; defrags: number; alarmsDisarmed: number; lastDefragTime?: string; withdrawn: number };
+  etcd: {
+    reads: number;
+    compactions: number;
+    defrags: number;
+    alarmsDisarmed: number;
+    lastDefragTime?: string;
+    withdrawn: number;
+  };
   /** Merge patches of the PoolSpirit status accepted by the host. */
   statusWrites: number;
   /** Failures per step since start. */

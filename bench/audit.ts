@@ -30,40 +30,122 @@ interface Injection {
   inject(kubectl: (...args: string[]) => Promise<string>, cluster: FleetCluster): Promise<void>;
 }
 
-const statusPatch = (pool: string, status: object) => ['patch', 'poolspirit', pool, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })];
+const statusPatch = (pool: string, status: object) => [
+  'patch',
+  'poolspirit',
+  pool,
+  '--subresource=status',
+  '--type=merge',
+  '-p',
+  JSON.stringify({ status }),
+];
 
 function injections(clusterIds: string[]): Injection[] {
   const all: Omit<Injection, 'cluster'>[] = [
-    { kind: 'spec-drift', pool: 'pool-00', fixable: true, inject: (k) => k('delete', 'service', '-n', NS, 'ps-pool-00').then(() => undefined) },
     {
-      kind: 'spec-drift', pool: 'pool-01', fixable: true,
-      inject: (k) => k('patch', 'deployment', '-n', NS, 'ps-pool-01', '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'registry.example/edited:1' }])).then(() => undefined),
+      kind: 'spec-drift',
+      pool: 'pool-00',
+      fixable: true,
+      inject: (k) => k('delete', 'service', '-n', NS, 'ps-pool-00').then(() => undefined),
     },
-    { kind: 'missing-pool-spirit', pool: 'pool-02', fixable: true, inject: (k) => k('delete', 'poolspirit', 'pool-02', '--wait=true').then(() => undefined) },
     {
-      kind: 'orphan', pool: 'gone', fixable: false,
+      kind: 'spec-drift',
+      pool: 'pool-01',
+      fixable: true,
+      inject: (k) =>
+        k(
+          'patch',
+          'deployment',
+          '-n',
+          NS,
+          'ps-pool-01',
+          '--type=json',
+          '-p',
+          JSON.stringify([
+            { op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'registry.example/edited:1' },
+          ]),
+        ).then(() => undefined),
+    },
+    {
+      kind: 'missing-pool-spirit',
+      pool: 'pool-02',
+      fixable: true,
+      inject: (k) => k('delete', 'poolspirit', 'pool-02', '--wait=true').then(() => undefined),
+    },
+    {
+      kind: 'orphan',
+      pool: 'gone',
+      fixable: false,
       inject: async (k) => {
         await k('create', 'configmap', '-n', NS, 'ps-gone-bootstrap', '--from-literal=a=b');
-        await k('label', 'configmap', '-n', NS, 'ps-gone-bootstrap', 'app.kubernetes.io/managed-by=pool-spirit', 'poolspirit.io/pool=gone');
+        await k(
+          'label',
+          'configmap',
+          '-n',
+          NS,
+          'ps-gone-bootstrap',
+          'app.kubernetes.io/managed-by=pool-spirit',
+          'poolspirit.io/pool=gone',
+        );
       },
     },
-    { kind: 'etcd-near-quota', pool: 'pool-03', fixable: false, inject: (k) => k(...statusPatch('pool-03', { etcd: { healthy: true, alarms: [], dbSizeBytes: 470 * MI, quotaBackendBytes: 512 * MI } })).then(() => undefined) },
-    { kind: 'etcd-alarm', pool: 'pool-04', fixable: false, inject: (k) => k(...statusPatch('pool-04', { etcd: { healthy: true, alarms: ['NOSPACE'], dbSizeBytes: 512 * MI, quotaBackendBytes: 512 * MI } })).then(() => undefined) },
     {
-      kind: 'misplaced', pool: 'pool-05', fixable: false,
+      kind: 'etcd-near-quota',
+      pool: 'pool-03',
+      fixable: false,
+      inject: (k) =>
+        k(
+          ...statusPatch('pool-03', {
+            etcd: { healthy: true, alarms: [], dbSizeBytes: 470 * MI, quotaBackendBytes: 512 * MI },
+          }),
+        ).then(() => undefined),
+    },
+    {
+      kind: 'etcd-alarm',
+      pool: 'pool-04',
+      fixable: false,
+      inject: (k) =>
+        k(
+          ...statusPatch('pool-04', {
+            etcd: { healthy: true, alarms: ['NOSPACE'], dbSizeBytes: 512 * MI, quotaBackendBytes: 512 * MI },
+          }),
+        ).then(() => undefined),
+    },
+    {
+      kind: 'misplaced',
+      pool: 'pool-05',
+      fixable: false,
       inject: async (k) => {
-        const pod = JSON.parse(await k('get', 'pods', '-n', NS, '-l', 'poolspirit.io/pool=pool-05', '-o', 'json')).items[0];
+        const pod = JSON.parse(await k('get', 'pods', '-n', NS, '-l', 'poolspirit.io/pool=pool-05', '-o', 'json'))
+          .items[0];
         await k('label', 'node', pod.spec.nodeName, 'apps.openyurt.io/nodepool=pool-06', '--overwrite');
       },
     },
     {
       // The pool's YurtHubs stop electing: the sim agent no longer renews its leader, which then goes away.
-      kind: 'no-leader', pool: 'pool-07', fixable: false,
-      inject: (k, c) => (c.leaderRenewals?.forget('pool-07'), k(...statusPatch('pool-07', { leader: null })).then(() => undefined)),
+      kind: 'no-leader',
+      pool: 'pool-07',
+      fixable: false,
+      inject: (k, c) => (
+        c.leaderRenewals?.forget('pool-07'), k(...statusPatch('pool-07', { leader: null })).then(() => undefined)
+      ),
     },
     {
-      kind: 'stale-leader', pool: 'pool-08', fixable: false,
-      inject: (k, c) => (c.leaderRenewals?.forget('pool-08'), k(...statusPatch('pool-08', { leader: { holder: 'pool-08-node-0', renewTime: new Date(Date.now() - 3 * 86_400_000).toISOString(), transitions: 0 } })).then(() => undefined)),
+      kind: 'stale-leader',
+      pool: 'pool-08',
+      fixable: false,
+      inject: (k, c) => (
+        c.leaderRenewals?.forget('pool-08'),
+        k(
+          ...statusPatch('pool-08', {
+            leader: {
+              holder: 'pool-08-node-0',
+              renewTime: new Date(Date.now() - 3 * 86_400_000).toISOString(),
+              transitions: 0,
+            },
+          }),
+        ).then(() => undefined)
+      ),
     },
   ];
   return all.map((inj, i) => ({ ...inj, cluster: clusterIds[i % clusterIds.length] }));
@@ -72,7 +154,11 @@ function injections(clusterIds: string[]): Injection[] {
 export async function run(args: string[]): Promise<unknown> {
   const { values } = parseArgs({
     args,
-    options: { ...FLEET_SHAPE_FLAGS, 'nodes-per-pool': { type: 'string', default: '2' }, 'converge-timeout': { type: 'string', default: '1800' } },
+    options: {
+      ...FLEET_SHAPE_FLAGS,
+      'nodes-per-pool': { type: 'string', default: '2' },
+      'converge-timeout': { type: 'string', default: '1800' },
+    },
   });
   // One pool per injected drift kind.
   const { clusters, pools } = fleetShape(values, { pools: 9 });
@@ -83,7 +169,10 @@ export async function run(args: string[]): Promise<unknown> {
   return withBenchFleet('audit', { clusters, pools, nodesPerPool }, async (fleet) => {
     const convergeSeconds = await convergedAfter(fleet, t0, timeoutS * 1000);
     log(`converged in ${convergeSeconds} s`);
-    return { fleet: { clusters, poolsPerCluster: pools, nodesPerPool, convergeSeconds }, ...(await auditScenario(fleet)) };
+    return {
+      fleet: { clusters, poolsPerCluster: pools, nodesPerPool, convergeSeconds },
+      ...(await auditScenario(fleet)),
+    };
   });
 }
 
@@ -99,7 +188,10 @@ export async function auditScenario(fleet: LocalFleet) {
   const plan = injections(fleet.clusters.map((c) => c.id));
   for (const inj of plan) {
     const cluster = f.clusters.find((c) => c.id === inj.cluster)!;
-    await inj.inject(async (...a) => (await exec(KUBECTL, ['--kubeconfig', cluster.kubeconfigPath, ...a])).stdout, cluster);
+    await inj.inject(
+      async (...a) => (await exec(KUBECTL, ['--kubeconfig', cluster.kubeconfigPath, ...a])).stdout,
+      cluster,
+    );
   }
 
   const deps = auditDeps({
@@ -115,11 +207,20 @@ export async function auditScenario(fleet: LocalFleet) {
   const found = plan.map((inj) => {
     const record = first.results.find((r) => r.record.cluster === inj.cluster)!.record;
     const hit = record.findings.find((x) => x.kind === inj.kind && x.pool === inj.pool);
-    return { cluster: inj.cluster, kind: inj.kind, pool: inj.pool, found: !!hit, fixable: hit?.fixable, reason: hit?.reason };
+    return {
+      cluster: inj.cluster,
+      kind: inj.kind,
+      pool: inj.pool,
+      found: !!hit,
+      fixable: hit?.fixable,
+      reason: hit?.reason,
+    };
   });
   const allFindings = first.results.flatMap((r) => r.record.findings);
   const unexpected = allFindings.filter((x) => !plan.some((p) => p.cluster === x.cluster && p.pool === x.pool));
-  log(`audit of ${fleet.clusters.length} clusters in ${(auditMs / 1000).toFixed(1)} s: ${found.filter((x) => x.found).length}/${plan.length} injected drifts found, ${unexpected.length} other findings`);
+  log(
+    `audit of ${fleet.clusters.length} clusters in ${(auditMs / 1000).toFixed(1)} s: ${found.filter((x) => x.found).length}/${plan.length} injected drifts found, ${unexpected.length} other findings`,
+  );
 
   const requested = first.results.reduce((n, r) => n + r.reconcileRequests, 0);
   const f0 = performance.now();
@@ -127,13 +228,20 @@ export async function auditScenario(fleet: LocalFleet) {
   let remainingFixable: Finding[] = [];
   for (;;) {
     await fleet.bus.drain();
-    const again = await auditNow({ ...deps, events: undefined }, { clusterIds: [...new Set(plan.filter((p) => p.fixable).map((p) => p.cluster))], requestedBy: 'bench' });
+    const again = await auditNow(
+      { ...deps, events: undefined },
+      { clusterIds: [...new Set(plan.filter((p) => p.fixable).map((p) => p.cluster))], requestedBy: 'bench' },
+    );
     remainingFixable = again.results.flatMap((r) => r.record.findings).filter((x) => x.fixable && x.kind !== 'unready');
     if (remainingFixable.length === 0 || Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 500));
   }
   const fixS = (performance.now() - f0) / 1000;
-  const perCluster = first.results.map((r) => ({ reads: r.clusterReads, writeUnits: r.tableWriteUnits, ms: r.record.durationMs ?? 0 }));
+  const perCluster = first.results.map((r) => ({
+    reads: r.clusterReads,
+    writeUnits: r.tableWriteUnits,
+    ms: r.record.durationMs ?? 0,
+  }));
   return {
     audit: {
       seconds: round(auditMs / 1000, 2),

@@ -18,7 +18,14 @@ import { loadavg, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { buildBundle, heaviestInputs, readServerlessBuild, ROOT, sdkBaselineSource, sdkUsage } from '../scripts/bundle-functions.ts';
+import {
+  buildBundle,
+  heaviestInputs,
+  readServerlessBuild,
+  ROOT,
+  sdkBaselineSource,
+  sdkUsage,
+} from '../scripts/bundle-functions.ts';
 import { UsageError } from '../cli/command.ts';
 import { median, round } from './lib/stats.ts';
 
@@ -102,7 +109,8 @@ export async function loadTime(file: string, nodeOptions: string): Promise<LoadT
   } catch {
     // reported below
   }
-  if (!Number.isFinite(parsed.wallMs) || !Number.isFinite(parsed.cpuMs)) throw new Error(`loading ${file} printed ${JSON.stringify(stdout)}, expected {wallMs, cpuMs}`);
+  if (!Number.isFinite(parsed.wallMs) || !Number.isFinite(parsed.cpuMs))
+    throw new Error(`loading ${file} printed ${JSON.stringify(stdout)}, expected {wallMs, cpuMs}`);
   return parsed as LoadTime;
 }
 
@@ -179,7 +187,9 @@ async function buildAtRevision(ref: string, outdir: string, names: string[], pro
   await mkdir(src, { recursive: true });
   await exec('sh', ['-c', 'git -C "$0" archive "$1" | tar -x -C "$2"', ROOT, ref, src]);
   await symlink(join(ROOT, 'node_modules'), join(src, 'node_modules'));
-  const mod = (await import(pathToFileURL(join(src, 'scripts', 'bundle-functions.ts')).href)) as typeof import('../scripts/bundle-functions.ts');
+  const mod = (await import(
+    pathToFileURL(join(src, 'scripts', 'bundle-functions.ts')).href
+  )) as typeof import('../scripts/bundle-functions.ts');
   const build = mod.readServerlessBuild(join(src, 'serverless.yml'));
   progress(`building ${ref}'s bundles in ${outdir}`);
   return Promise.all(
@@ -189,14 +199,26 @@ async function buildAtRevision(ref: string, outdir: string, names: string[], pro
         const usage = await mod.sdkUsage(fn.entry);
         const [bundle, baseline] = await Promise.all([
           mod.buildBundle(build, fn.entry, join(outdir, fn.name)),
-          mod.buildBundle(build, { name: `${fn.name}-sdk-baseline`, contents: mod.sdkBaselineSource(usage) }, join(outdir, fn.name)),
+          mod.buildBundle(
+            build,
+            { name: `${fn.name}-sdk-baseline`, contents: mod.sdkBaselineSource(usage) },
+            join(outdir, fn.name),
+          ),
         ]);
         return { name: fn.name, bundle, baseline };
       }),
   );
 }
 
-export async function measureBundles(options: { runs?: number; outdir?: string; functions?: string[]; against?: string; progress?: (line: string) => void } = {}): Promise<BundlesReport> {
+export async function measureBundles(
+  options: {
+    runs?: number;
+    outdir?: string;
+    functions?: string[];
+    against?: string;
+    progress?: (line: string) => void;
+  } = {},
+): Promise<BundlesReport> {
   const runs = options.runs ?? 7;
   if (!Number.isInteger(runs) || runs < 1) throw new RangeError(`runs: expected a whole number ≥ 1, got ${runs}`);
   const progress = options.progress ?? (() => {});
@@ -210,12 +232,23 @@ export async function measureBundles(options: { runs?: number; outdir?: string; 
         const usage = await sdkUsage(fn.entry);
         const [bundle, baseline] = await Promise.all([
           buildBundle(build, fn.entry, join(outdir, fn.name)),
-          buildBundle(build, { name: `${fn.name}-sdk-baseline`, contents: sdkBaselineSource(usage) }, join(outdir, fn.name)),
+          buildBundle(
+            build,
+            { name: `${fn.name}-sdk-baseline`, contents: sdkBaselineSource(usage) },
+            join(outdir, fn.name),
+          ),
         ]);
         return { fn, usage, bundle, baseline };
       }),
     );
-    const previous = options.against ? await buildAtRevision(options.against, join(outdir, 'against'), built.map((b) => b.fn.name), progress) : [];
+    const previous = options.against
+      ? await buildAtRevision(
+          options.against,
+          join(outdir, 'against'),
+          built.map((b) => b.fn.name),
+          progress,
+        )
+      : [];
     const loads = await compareLoadTimes(
       [
         ...built.map((b) => ({ name: b.fn.name, file: b.bundle.file, baseline: b.baseline.file })),
@@ -243,7 +276,15 @@ export async function measureBundles(options: { runs?: number; outdir?: string; 
     }
     const { stdout: node } = await exec(NODE_22, ['--version']);
     const against = options.against
-      ? { ref: options.against, functions: Object.fromEntries(previous.map((p) => [p.name, { bytes: p.bundle.bytes, totalBytes: p.bundle.totalBytes, ...loads[`${p.name}@`] }])) }
+      ? {
+          ref: options.against,
+          functions: Object.fromEntries(
+            previous.map((p) => [
+              p.name,
+              { bytes: p.bundle.bytes, totalBytes: p.bundle.totalBytes, ...loads[`${p.name}@`] },
+            ]),
+          ),
+        }
       : undefined;
     return {
       node: node.trim(),
@@ -274,13 +315,25 @@ export async function run(args: string[]): Promise<BundlesReport> {
     strict: true,
   });
   if (values.help) {
-    process.stderr.write('usage: npm run bench -- bundles [--runs N (default and least 7)] [--function NAME ...] [--keep DIR] [--against GIT-REV]\n');
+    process.stderr.write(
+      'usage: npm run bench -- bundles [--runs N (default and least 7)] [--function NAME ...] [--keep DIR] [--against GIT-REV]\n',
+    );
     process.exit(0);
   }
   const runs = Number(values.runs);
-  if (!Number.isInteger(runs) || runs < MIN_RUNS) throw new UsageError(`--runs: expected a whole number ≥ ${MIN_RUNS}, got ${values.runs}`);
+  if (!Number.isInteger(runs) || runs < MIN_RUNS)
+    throw new UsageError(`--runs: expected a whole number ≥ ${MIN_RUNS}, got ${values.runs}`);
   const known = readServerlessBuild().functions.map((f) => f.name);
   const unknown = (values.function ?? []).filter((f) => !known.includes(f));
-  if (unknown.length) throw new UsageError(`--function: no function ${unknown.join(', ')} in serverless.yml (expected one of ${known.join(', ')})`);
-  return measureBundles({ runs, functions: values.function, outdir: values.keep, against: values.against, progress: (l) => process.stderr.write(`${l}\n`) });
+  if (unknown.length)
+    throw new UsageError(
+      `--function: no function ${unknown.join(', ')} in serverless.yml (expected one of ${known.join(', ')})`,
+    );
+  return measureBundles({
+    runs,
+    functions: values.function,
+    outdir: values.keep,
+    against: values.against,
+    progress: (l) => process.stderr.write(`${l}\n`),
+  });
 }

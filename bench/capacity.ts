@@ -32,7 +32,9 @@ export async function run(args: string[]): Promise<unknown> {
     },
   });
   if (values.help) {
-    process.stderr.write('npm run bench -- capacity [--nodes 500] [--pods 1000] [--object-bytes 8192] [--contenders 500] [--patch-storm 120] [--time-scale 1] [--kills 10]\n');
+    process.stderr.write(
+      'npm run bench -- capacity [--nodes 500] [--pods 1000] [--object-bytes 8192] [--contenders 500] [--patch-storm 120] [--time-scale 1] [--kills 10]\n',
+    );
     return { help: true };
   }
   const options = {
@@ -45,11 +47,13 @@ export async function run(args: string[]): Promise<unknown> {
     patchStormSeconds: Number(values['patch-storm']),
     timeScale: Number(values['time-scale']),
     kills: Number(values.kills),
-    productEtcdOverrides: Object.fromEntries((values['etcd-flag'] ?? []).map((f) => {
-      const at = f.indexOf('=');
-      if (at < 1) throw new TypeError(`--etcd-flag must be NAME=VALUE, got "${f}"`);
-      return [f.slice(0, at).replace(/^--/, ''), f.slice(at + 1)];
-    })),
+    productEtcdOverrides: Object.fromEntries(
+      (values['etcd-flag'] ?? []).map((f) => {
+        const at = f.indexOf('=');
+        if (at < 1) throw new TypeError(`--etcd-flag must be NAME=VALUE, got "${f}"`);
+        return [f.slice(0, at).replace(/^--/, ''), f.slice(at + 1)];
+      }),
+    ),
     log,
   };
   log('floor: raw etcd puts of the same objects at the same concurrency');

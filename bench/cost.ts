@@ -31,15 +31,39 @@ import { between, read, type Reading, scheduledBetween } from './lib/usage-sampl
 const log = (line: string) => process.stderr.write(`[cost] ${line}\n`);
 
 function scheduledEvent() {
-  return { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', account: '000000000000', time: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), region: 'local', resources: [], detail: {} };
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    region: 'local',
+    resources: [],
+    detail: {},
+  };
 }
 /** The rollout schedule's constant input (serverless.yml). */
 const TICK_INPUT = { command: 'tick', requestedBy: 'schedule' };
 
 const nonNegative = (c: Counts): Counts => {
   const clamp = (v: number) => Math.max(0, v);
-  const rec = (r: Counts['invocations']) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, clamp(v ?? 0)]).filter(([, v]) => (v as number) > 0));
-  return { invocations: rec(c.invocations), billedMs: rec(c.billedMs), billedEvents: clamp(c.billedEvents), ruleMatches: clamp(c.ruleMatches), readUnits: clamp(c.readUnits), writeUnits: clamp(c.writeUnits), sqsMessages: clamp(c.sqsMessages), logBytes: clamp(c.logBytes) };
+  const rec = (r: Counts['invocations']) =>
+    Object.fromEntries(
+      Object.entries(r)
+        .map(([k, v]) => [k, clamp(v ?? 0)])
+        .filter(([, v]) => (v as number) > 0),
+    );
+  return {
+    invocations: rec(c.invocations),
+    billedMs: rec(c.billedMs),
+    billedEvents: clamp(c.billedEvents),
+    ruleMatches: clamp(c.ruleMatches),
+    readUnits: clamp(c.readUnits),
+    writeUnits: clamp(c.writeUnits),
+    sqsMessages: clamp(c.sqsMessages),
+    logBytes: clamp(c.logBytes),
+  };
 };
 /**
  * Outside the rollout phase the rollout function only runs for the schedule's ticks, which idleRolloutTick
@@ -51,18 +75,49 @@ const withoutRollout = (c: Counts): Counts => {
   const { rollout: _m, ...billedMs } = c.billedMs;
   return { ...c, invocations, billedMs };
 };
-const strip = ({ invocations, billedMs, billedEvents, ruleMatches, readUnits, writeUnits, sqsMessages, logBytes }: Counts): Counts => ({ invocations, billedMs, billedEvents, ruleMatches, readUnits, writeUnits, sqsMessages, logBytes });
+const strip = ({
+  invocations,
+  billedMs,
+  billedEvents,
+  ruleMatches,
+  readUnits,
+  writeUnits,
+  sqsMessages,
+  logBytes,
+}: Counts): Counts => ({
+  invocations,
+  billedMs,
+  billedEvents,
+  ruleMatches,
+  readUnits,
+  writeUnits,
+  sqsMessages,
+  logBytes,
+});
 
 function roundCounts(c: Counts, digits = 3): Counts {
   const r = (v: number) => round(v, digits);
   const rec = (x: Counts['invocations']) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, r(v ?? 0)]));
-  return { invocations: rec(c.invocations), billedMs: rec(c.billedMs), billedEvents: r(c.billedEvents), ruleMatches: r(c.ruleMatches), readUnits: r(c.readUnits), writeUnits: r(c.writeUnits), sqsMessages: r(c.sqsMessages), logBytes: r(c.logBytes) };
+  return {
+    invocations: rec(c.invocations),
+    billedMs: rec(c.billedMs),
+    billedEvents: r(c.billedEvents),
+    ruleMatches: r(c.ruleMatches),
+    readUnits: r(c.readUnits),
+    writeUnits: r(c.writeUnits),
+    sqsMessages: r(c.sqsMessages),
+    logBytes: r(c.logBytes),
+  };
 }
 
 export async function run(args: string[]): Promise<unknown> {
   const { values } = parseArgs({
     args,
-    options: { clusters: { type: 'string', default: '4' }, pools: { type: 'string', default: '10' }, 'steady-seconds': { type: 'string', default: '30' } },
+    options: {
+      clusters: { type: 'string', default: '4' },
+      pools: { type: 'string', default: '10' },
+      'steady-seconds': { type: 'string', default: '30' },
+    },
   });
   const clusters = intFlag('clusters', values.clusters, 1, 50);
   const pools = intFlag('pools', values.pools, 1, 200);
@@ -89,17 +144,31 @@ export async function run(args: string[]): Promise<unknown> {
       const idleTicks = 5;
       for (let i = 0; i < idleTicks; i++) await fleet.rollout.invoke(TICK_INPUT);
       const idleRolloutTick = scaleCounts(strip(between(a, now())), 1 / idleTicks);
-      const scheduledOverhead = (from: Reading, to: Reading) => scaleCounts(idleRolloutTick, scheduledBetween(from, to).rollout ?? 0);
+      const scheduledOverhead = (from: Reading, to: Reading) =>
+        scaleCounts(idleRolloutTick, scheduledBetween(from, to).rollout ?? 0);
 
       log(`creating ${pools0} pools (one edge node each)…`);
-      const senders = () => fleet.clusters.reduce((n, c) => { const x = c.forwarder.stats().sender; return { received: n.received + x.received, coalesced: n.coalesced + x.coalesced, sent: n.sent + x.sent, batches: n.batches + x.batches }; }, { received: 0, coalesced: 0, sent: 0, batches: 0 });
+      const senders = () =>
+        fleet.clusters.reduce(
+          (n, c) => {
+            const x = c.forwarder.stats().sender;
+            return {
+              received: n.received + x.received,
+              coalesced: n.coalesced + x.coalesced,
+              sent: n.sent + x.sent,
+              batches: n.batches + x.batches,
+            };
+          },
+          { received: 0, coalesced: 0, sent: 0, batches: 0 },
+        );
       const senders0 = senders();
       a = now();
       const t0 = performance.now();
       await runLimited(fleet.clusters, clusters, async (c) => {
         const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
         const objects = [];
-        for (let i = 0; i < pools; i++) objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
+        for (let i = 0; i < pools; i++)
+          objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
         await runLimited(objects, 4, (o) => createIfMissing(api, o));
       });
       await fleet.waitConverged(10 * 60_000);
@@ -108,15 +177,22 @@ export async function run(args: string[]): Promise<unknown> {
       let b = now();
       const created = between(a, b);
       const senders1 = senders();
-      const forwarderPerNewPool = Object.fromEntries(Object.entries(senders1).map(([k, v]) => [k, round((v - senders0[k as keyof typeof senders0]) / pools0, 2)]));
-      const newPool = scaleCounts(withoutRollout(nonNegative(addCounts(strip(created), scaleCounts(scheduledOverhead(a, b), -1)))), 1 / pools0);
+      const forwarderPerNewPool = Object.fromEntries(
+        Object.entries(senders1).map(([k, v]) => [k, round((v - senders0[k as keyof typeof senders0]) / pools0, 2)]),
+      );
+      const newPool = scaleCounts(
+        withoutRollout(nonNegative(addCounts(strip(created), scaleCounts(scheduledOverhead(a, b), -1)))),
+        1 / pools0,
+      );
 
       log(`at rest for ${steadySeconds} s…`);
       a = now();
       await new Promise((r) => setTimeout(r, steadySeconds * 1000));
       await fleet.bus.drain();
       b = now();
-      const rest = withoutRollout(nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))));
+      const rest = withoutRollout(
+        nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))),
+      );
       const poolDay = scaleCounts(rest, 86_400 / steadySeconds / pools0);
 
       log('one scheduled leader probe…');
@@ -124,7 +200,9 @@ export async function run(args: string[]): Promise<unknown> {
       await fleet.probe.invoke(scheduledEvent());
       await fleet.bus.drain();
       b = now();
-      const probeRun = withoutRollout(nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))));
+      const probeRun = withoutRollout(
+        nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))),
+      );
       const probe = {
         perRun: { ...zeroCounts(), invocations: { probe: probeRun.invocations.probe ?? 0 } },
         perPool: scaleCounts({ ...probeRun, invocations: {} }, 1 / pools0),
@@ -136,13 +214,29 @@ export async function run(args: string[]): Promise<unknown> {
       const afterFanOut = now();
       await fleet.bus.drain();
       b = now();
-      const auditRun = withoutRollout(nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))));
+      const auditRun = withoutRollout(
+        nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))),
+      );
       const fanOutMs = afterFanOut.fns.audit.billedMs - a.fns.audit.billedMs;
       const auditInvocations = auditRun.invocations.audit ?? 0;
       const audit = {
         perRun: { ...zeroCounts(), invocations: { audit: 1 }, billedMs: { audit: fanOutMs } },
-        perCluster: { ...zeroCounts(), invocations: { audit: (auditInvocations - 1) / clusters }, billedEvents: auditRun.billedEvents / clusters, ruleMatches: auditRun.ruleMatches / clusters },
-        perPool: scaleCounts({ ...auditRun, invocations: {}, billedMs: { audit: (auditRun.billedMs.audit ?? 0) - fanOutMs }, billedEvents: 0, ruleMatches: 0 }, 1 / pools0),
+        perCluster: {
+          ...zeroCounts(),
+          invocations: { audit: (auditInvocations - 1) / clusters },
+          billedEvents: auditRun.billedEvents / clusters,
+          ruleMatches: auditRun.ruleMatches / clusters,
+        },
+        perPool: scaleCounts(
+          {
+            ...auditRun,
+            invocations: {},
+            billedMs: { audit: (auditRun.billedMs.audit ?? 0) - fanOutMs },
+            billedEvents: 0,
+            ruleMatches: 0,
+          },
+          1 / pools0,
+        ),
       };
 
       log('one fleet rollout (canary 1, waves of 25%)…');
@@ -153,7 +247,10 @@ export async function run(args: string[]): Promise<unknown> {
       b = now();
       const rolloutItem = await rolloutItemSize(fleet, rollout.id);
       const ticksInRollout = rollout.ticks + (scheduledBetween(a, b).rollout ?? 0);
-      const rolloutPerPool = scaleCounts(nonNegative(addCounts(strip(between(a, b)), scaleCounts(idleRolloutTick, -ticksInRollout))), 1 / pools0);
+      const rolloutPerPool = scaleCounts(
+        nonNegative(addCounts(strip(between(a, b)), scaleCounts(idleRolloutTick, -ticksInRollout))),
+        1 / pools0,
+      );
 
       const series = [...logs.series];
       const perClusterSeries = series.filter((s) => s.includes('clusterId=')).length / clusters;
@@ -163,7 +260,11 @@ export async function run(args: string[]): Promise<unknown> {
         newPool: roundCounts(newPool),
         poolDay: roundCounts(poolDay),
         idleRolloutTick: roundCounts(idleRolloutTick),
-        audit: { perRun: roundCounts(audit.perRun), perCluster: roundCounts(audit.perCluster), perPool: roundCounts(audit.perPool) },
+        audit: {
+          perRun: roundCounts(audit.perRun),
+          perCluster: roundCounts(audit.perCluster),
+          perPool: roundCounts(audit.perPool),
+        },
         probe: { perRun: roundCounts(probe.perRun), perPool: roundCounts(probe.perPool) },
         rolloutPerPool: roundCounts(rolloutPerPool),
         metricSeries: { fixed: series.length - perClusterSeries * clusters, perCluster: perClusterSeries },
@@ -176,15 +277,26 @@ export async function run(args: string[]): Promise<unknown> {
       const reconcilesCreating = created.invocations.reconcile ?? 0;
       return {
         benchmark: 'cost',
-        fleet: { clusters, poolsPerCluster: pools, pools: pools0, convergeSeconds: round(convergeSeconds, 1), steadySeconds },
+        fleet: {
+          clusters,
+          poolsPerCluster: pools,
+          pools: pools0,
+          convergeSeconds: round(convergeSeconds, 1),
+          steadySeconds,
+        },
         loadAverage: { before: loadBefore.map((x) => round(x, 2)), after: os.loadavg().map((x) => round(x, 2)) },
         floor: { emptyInvocationMs: round(floorMs, 3) },
         knownFigures: {
           apiWritesPerNewPool: round(created.apiWrites / pools0, 2),
           tableWriteUnitsPerReconcile: reconcilesCreating ? round(created.writeUnits / reconcilesCreating, 2) : null,
-          reconcileBilledMsMeanPerInvocation: reconcilesCreating ? round((created.billedMs.reconcile ?? 0) / reconcilesCreating, 1) : null,
+          reconcileBilledMsMeanPerInvocation: reconcilesCreating
+            ? round((created.billedMs.reconcile ?? 0) / reconcilesCreating, 1)
+            : null,
           /** Billed ms of an average reconcile ÷ the runtime's empty-invocation floor: how much is the function's own work. */
-          reconcileMsVsFloor: reconcilesCreating && floorMs > 0 ? round((created.billedMs.reconcile ?? 0) / reconcilesCreating / floorMs, 1) : null,
+          reconcileMsVsFloor:
+            reconcilesCreating && floorMs > 0
+              ? round((created.billedMs.reconcile ?? 0) / reconcilesCreating / floorMs, 1)
+              : null,
           rolloutTicksDriven: rollout.ticks,
           rolloutStateItem: rolloutItem,
           forwarderPerNewPool,
@@ -200,7 +312,10 @@ export async function run(args: string[]): Promise<unknown> {
     });
   } finally {
     logs.stop();
-    for (const [k, v] of [['POWERTOOLS_LOG_LEVEL', saved.level], ['PS_LOCAL_METRICS', saved.metrics]] as const) {
+    for (const [k, v] of [
+      ['POWERTOOLS_LOG_LEVEL', saved.level],
+      ['PS_LOCAL_METRICS', saved.metrics],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -227,14 +342,28 @@ async function rolloutItemSize(fleet: LocalFleet, id: string) {
   const bare = { ...state, clusters: state.clusters.map((c) => ({ ...c, pools: {} })) };
   return {
     bytes: Buffer.byteLength(JSON.stringify(item)),
-    bytesPerPool: round(Buffer.byteLength(JSON.stringify(item)) / state.clusters.reduce((n, c) => n + Object.keys(c.pools).length, 0), 1),
+    bytesPerPool: round(
+      Buffer.byteLength(JSON.stringify(item)) / state.clusters.reduce((n, c) => n + Object.keys(c.pools).length, 0),
+      1,
+    ),
     bytesPerClusterWithoutPools: round(Buffer.byteLength(JSON.stringify(bare)) / state.clusters.length, 1),
   };
 }
 
 async function driveRollout(fleet: LocalFleet): Promise<{ id: string; ticks: number; phase: string }> {
   const id = `cost-${Date.now()}`;
-  await fleet.rollout.invoke({ command: 'start', rollout: { id, patch: { agent: { version: '0.2.0' } }, progressDeadline: '10m', canary: 1, maxConcurrency: '25%', soak: '1s', autoRollback: true } });
+  await fleet.rollout.invoke({
+    command: 'start',
+    rollout: {
+      id,
+      patch: { agent: { version: '0.2.0' } },
+      progressDeadline: '10m',
+      canary: 1,
+      maxConcurrency: '25%',
+      soak: '1s',
+      autoRollback: true,
+    },
+  });
   let ticks = 0;
   const deadline = Date.now() + 10 * 60_000;
   for (;;) {
@@ -258,7 +387,10 @@ interface Mismatch {
  * Compares committed inputs with measured ones. Counts (invocations, events, units, messages) must be
  * within ±35%; durations and log bytes within a factor of 3 (a shared 2-core machine's timing varies).
  */
-export function checkInputs(measured: UsageProfile, committed: UsageProfile): { ok: boolean; checked: number; mismatches: Mismatch[] } {
+export function checkInputs(
+  measured: UsageProfile,
+  committed: UsageProfile,
+): { ok: boolean; checked: number; mismatches: Mismatch[] } {
   const mismatches: Mismatch[] = [];
   let checked = 0;
   const compare = (path: string, m: number, c: number, tolerance: number) => {
@@ -266,14 +398,16 @@ export function checkInputs(measured: UsageProfile, committed: UsageProfile): { 
     // Tiny figures (a fraction of a unit per pool) are noise-dominated either way.
     if (Math.max(Math.abs(m), Math.abs(c)) < 0.05) return;
     const ratio = c === 0 ? null : m / c;
-    if (ratio === null || ratio > tolerance || ratio < 1 / tolerance) mismatches.push({ input: path, committed: c, measured: m, ratio: ratio === null ? null : round(ratio, 2) });
+    if (ratio === null || ratio > tolerance || ratio < 1 / tolerance)
+      mismatches.push({ input: path, committed: c, measured: m, ratio: ratio === null ? null : round(ratio, 2) });
   };
   const counts = (path: string, m: Counts, c: Counts) => {
     for (const f of FUNCTIONS) {
       compare(`${path}.invocations.${f}`, m.invocations[f] ?? 0, c.invocations[f] ?? 0, 1.35);
       compare(`${path}.billedMs.${f}`, m.billedMs[f] ?? 0, c.billedMs[f] ?? 0, 3);
     }
-    for (const k of ['billedEvents', 'ruleMatches', 'readUnits', 'writeUnits', 'sqsMessages'] as const) compare(`${path}.${k}`, m[k], c[k], 1.35);
+    for (const k of ['billedEvents', 'ruleMatches', 'readUnits', 'writeUnits', 'sqsMessages'] as const)
+      compare(`${path}.${k}`, m[k], c[k], 1.35);
     compare(`${path}.logBytes`, m.logBytes, c.logBytes, 3);
   };
   counts('newPool', measured.newPool, committed.newPool);

@@ -30,14 +30,24 @@ export async function run(args: string[]): Promise<unknown> {
   const bad = clusterId(clusters - 1);
   log(`starting ${clusters} clusters × ${pools} pools (agent ${BAD_AGENT_VERSION} never gets Ready in ${bad})…`);
   const t0 = performance.now();
-  return withBenchFleet('fleet-ops', { clusters, pools, nodesPerPool: 1, unhealthyVersions: { [bad]: [BAD_AGENT_VERSION] } }, async (fleet) => {
-    const convergeSeconds = await convergedAfter(fleet, t0, 45 * 60_000, (p) => {
-      const a = p.clusters.reduce((n, c) => n + c.available, 0);
-      if (a % 50 === 0) log(`${a}/${clusters * pools} Available after ${round((performance.now() - t0) / 1000, 1)} s`);
-    });
-    log(`converged in ${convergeSeconds} s`);
-    const rollouts = await rolloutScenario(fleet, scenario);
-    const audit = await auditScenario(fleet);
-    return { benchmark: 'fleet-ops', fleet: { clusters, poolsPerCluster: pools, pools: clusters * pools, kubelet: 'sim', convergeSeconds }, rollouts, audit };
-  });
+  return withBenchFleet(
+    'fleet-ops',
+    { clusters, pools, nodesPerPool: 1, unhealthyVersions: { [bad]: [BAD_AGENT_VERSION] } },
+    async (fleet) => {
+      const convergeSeconds = await convergedAfter(fleet, t0, 45 * 60_000, (p) => {
+        const a = p.clusters.reduce((n, c) => n + c.available, 0);
+        if (a % 50 === 0)
+          log(`${a}/${clusters * pools} Available after ${round((performance.now() - t0) / 1000, 1)} s`);
+      });
+      log(`converged in ${convergeSeconds} s`);
+      const rollouts = await rolloutScenario(fleet, scenario);
+      const audit = await auditScenario(fleet);
+      return {
+        benchmark: 'fleet-ops',
+        fleet: { clusters, poolsPerCluster: pools, pools: clusters * pools, kubelet: 'sim', convergeSeconds },
+        rollouts,
+        audit,
+      };
+    },
+  );
 }

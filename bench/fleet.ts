@@ -25,9 +25,14 @@ function whenAvailable(c: FleetCluster, name: string): { ready: Promise<number>;
   let controller: AbortController | undefined;
   const ready = new Promise<number>((resolve, reject) => {
     new Watch(c.kubeConfig)
-      .watch('/apis/poolspirit.io/v1alpha1/poolspirits', { fieldSelector: `metadata.name=${name}` }, (_type, obj) => {
-        if (available(obj)) resolve(performance.now());
-      }, (err) => (err ? reject(err) : undefined))
+      .watch(
+        '/apis/poolspirit.io/v1alpha1/poolspirits',
+        { fieldSelector: `metadata.name=${name}` },
+        (_type, obj) => {
+          if (available(obj)) resolve(performance.now());
+        },
+        (err) => (err ? reject(err) : undefined),
+      )
       .then((ac) => (controller = ac), reject);
   });
   return { ready, stop: () => controller?.abort() };
@@ -48,7 +53,11 @@ export async function run(args: string[]): Promise<unknown> {
   const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
 
   log('measuring the local API write floor (memory backend)…');
-  const floor = await measureWriteFloor({ backends: ['memory'], repeats: intFlag('floor-repeats', values['floor-repeats'], 1, 20), log });
+  const floor = await measureWriteFloor({
+    backends: ['memory'],
+    repeats: intFlag('floor-repeats', values['floor-repeats'], 1, 20),
+    log,
+  });
   const floorCreates = floor.backends.memory!.createsPerSec;
   const floorBest = Math.max(...Object.values(floorCreates));
 
@@ -61,7 +70,8 @@ export async function run(args: string[]): Promise<unknown> {
     await runLimited(fleet.clusters, clusters, async (c) => {
       const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
       const objects = [];
-      for (let i = 0; i < pools; i++) objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
+      for (let i = 0; i < pools; i++)
+        objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
       await runLimited(objects, 4, (o) => createIfMissing(api, o));
     });
     const converged = await fleet.waitConverged(30 * 60_000, (p) => {
@@ -89,7 +99,14 @@ export async function run(args: string[]): Promise<unknown> {
 
     return {
       benchmark: 'fleet',
-      fleet: { clusters, poolsPerCluster: pools, pools: clusters * pools, kubelet: 'sim', readyDelayMs: 0, functionThreads },
+      fleet: {
+        clusters,
+        poolsPerCluster: pools,
+        pools: clusters * pools,
+        kubelet: 'sim',
+        readyDelayMs: 0,
+        functionThreads,
+      },
       convergeFromEmpty: {
         seconds: round(seconds, 2),
         poolsPerSec: round((clusters * pools) / seconds, 1),

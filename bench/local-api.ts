@@ -44,7 +44,12 @@ export interface BackendFloor {
     etcdRssMb?: number;
     objectsStored: number;
   };
-  runs: Array<{ createsPerSec: Record<string, number>; updatesPerSec: Record<string, number>; watchP50Ms: number; watchP99Ms: number }>;
+  runs: Array<{
+    createsPerSec: Record<string, number>;
+    updatesPerSec: Record<string, number>;
+    watchP50Ms: number;
+    watchP99Ms: number;
+  }>;
 }
 
 export interface WriteFloor {
@@ -90,7 +95,11 @@ async function startTarget(backend: Backend): Promise<Target> {
 /** Runs `total` tasks with `concurrency` workers; returns tasks per second. */
 async function throughput(total: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
   const start = performance.now();
-  await mapLimited(Array.from({ length: total }, (_, i) => i), concurrency, task);
+  await mapLimited(
+    Array.from({ length: total }, (_, i) => i),
+    concurrency,
+    task,
+  );
   return total / ((performance.now() - start) / 1000);
 }
 
@@ -104,7 +113,10 @@ async function measureWrites(t: Target, ns: string, objects: number, concurrency
   const createsPerSec = await throughput(objects, concurrency, async (i) => {
     created[i] = await t.api.createNamespacedConfigMap({
       namespace: ns,
-      body: { metadata: { name: `cm-c${concurrency}-${i}`, namespace: ns }, data: { payload: payload(payloadBytes, i) } },
+      body: {
+        metadata: { name: `cm-c${concurrency}-${i}`, namespace: ns },
+        data: { payload: payload(payloadBytes, i) },
+      },
     });
   });
   const updatesPerSec = await throughput(objects, concurrency, async (i) => {
@@ -128,12 +140,20 @@ async function measureWatchLatency(t: Target, ns: string, samples: number, paylo
     waiters.get(key)?.();
   };
   let watchError: unknown;
-  const abort = await new k8s.Watch(t.kc).watch(`/api/v1/namespaces/${ns}/configmaps`, {}, onEvent, (err) => (watchError = err));
+  const abort = await new k8s.Watch(t.kc).watch(
+    `/api/v1/namespaces/${ns}/configmaps`,
+    {},
+    onEvent,
+    (err) => (watchError = err),
+  );
   const arrival = (key: string) =>
     arrivals.has(key)
       ? Promise.resolve(arrivals.get(key)!)
       : new Promise<number>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`no watch event for ${key} within 10 s (${String(watchError ?? 'watch open')})`)), 10_000);
+          const timer = setTimeout(
+            () => reject(new Error(`no watch event for ${key} within 10 s (${String(watchError ?? 'watch open')})`)),
+            10_000,
+          );
           waiters.set(key, () => {
             clearTimeout(timer);
             waiters.delete(key);
@@ -142,11 +162,18 @@ async function measureWatchLatency(t: Target, ns: string, samples: number, paylo
         });
   try {
     // The first event proves the watch is established before timing starts.
-    let cm = await t.api.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'watched' }, data: { payload: payload(payloadBytes, 0) } } });
+    let cm = await t.api.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'watched' }, data: { payload: payload(payloadBytes, 0) } },
+    });
     await arrival(`watched@${cm.metadata!.resourceVersion}`);
     const latencies: number[] = [];
     for (let i = 1; i <= samples; i++) {
-      cm = await t.api.replaceNamespacedConfigMap({ name: 'watched', namespace: ns, body: { ...cm, data: { payload: payload(payloadBytes, i) } } });
+      cm = await t.api.replaceNamespacedConfigMap({
+        name: 'watched',
+        namespace: ns,
+        body: { ...cm, data: { payload: payload(payloadBytes, i) } },
+      });
       const responded = performance.now();
       const arrived = await arrival(`watched@${cm.metadata!.resourceVersion}`);
       // An event can beat the response to the client; it was then already there when the writer knew.
@@ -158,7 +185,11 @@ async function measureWatchLatency(t: Target, ns: string, samples: number, paylo
   }
 }
 
-async function measureBackend(backend: Backend, cfg: WriteFloor['config'], log: (s: string) => void): Promise<BackendFloor> {
+async function measureBackend(
+  backend: Backend,
+  cfg: WriteFloor['config'],
+  log: (s: string) => void,
+): Promise<BackendFloor> {
   await collectGarbage();
   const baselineRss = process.memoryUsage().rss;
   const t = await startTarget(backend);
@@ -176,7 +207,9 @@ async function measureBackend(backend: Backend, cfg: WriteFloor['config'], log: 
         stored += cfg.objects;
         run.createsPerSec[c] = round(createsPerSec, 1);
         run.updatesPerSec[c] = round(updatesPerSec, 1);
-        log(`${backend} run ${r + 1}/${cfg.repeats} concurrency ${c}: ${run.createsPerSec[c]} creates/s, ${run.updatesPerSec[c]} updates/s`);
+        log(
+          `${backend} run ${r + 1}/${cfg.repeats} concurrency ${c}: ${run.createsPerSec[c]} creates/s, ${run.updatesPerSec[c]} updates/s`,
+        );
       }
       const lat = await measureWatchLatency(t, ns, cfg.watchSamples, cfg.payloadBytes);
       stored += 1;
@@ -193,7 +226,11 @@ async function measureBackend(backend: Backend, cfg: WriteFloor['config'], log: 
     return {
       createsPerSec: perConcurrency((run) => run.createsPerSec),
       updatesPerSec: perConcurrency((run) => run.updatesPerSec),
-      watchLatencyMs: { p50: round(median(runs.map((r) => r.watchP50Ms)), 3), p99: round(median(runs.map((r) => r.watchP99Ms)), 3), samplesPerRun: cfg.watchSamples },
+      watchLatencyMs: {
+        p50: round(median(runs.map((r) => r.watchP50Ms)), 3),
+        p99: round(median(runs.map((r) => r.watchP99Ms)), 3),
+        samplesPerRun: cfg.watchSamples,
+      },
       memory: {
         apiProcessRssMb: mib(mem.rss),
         apiProcessRssGrowthMb: mib(mem.rss - baselineRss),
@@ -225,8 +262,6 @@ export async function measureWriteFloor(opts: WriteFloorOptions = {}): Promise<W
   return { config, backends };
 }
 
-
-
 const OPTIONS_HELP = `options:
   --backends memory,etcd   storage backends to measure (default both)
   --repeats N              runs per figure, medians reported (default 3)
@@ -239,7 +274,8 @@ function parseArgs(args: string[]): WriteFloorOptions | 'help' {
   const opts: WriteFloorOptions = {};
   const positiveInt = (flag: string, v: string | undefined) => {
     const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} expects a positive integer, got ${JSON.stringify(v)}\n${OPTIONS_HELP}`);
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error(`${flag} expects a positive integer, got ${JSON.stringify(v)}\n${OPTIONS_HELP}`);
     return n;
   };
   for (let i = 0; i < args.length; i++) {
@@ -252,7 +288,8 @@ function parseArgs(args: string[]): WriteFloorOptions | 'help' {
       case '--backends': {
         const list = (value ?? '').split(',').filter(Boolean);
         const bad = list.filter((b) => b !== 'memory' && b !== 'etcd');
-        if (list.length === 0 || bad.length) throw new Error(`--backends expects a list of memory,etcd, got ${JSON.stringify(value)}`);
+        if (list.length === 0 || bad.length)
+          throw new Error(`--backends expects a list of memory,etcd, got ${JSON.stringify(value)}`);
         opts.backends = list as Backend[];
         i++;
         break;
@@ -298,7 +335,13 @@ export async function run(args: string[]): Promise<unknown> {
     benchmark: 'local-api',
     startedAt,
     // Other work on the machine skews every figure; the 1-minute load average says how much there was.
-    machine: { node: process.version, cpus: os.cpus().length, platform: process.platform, loadAvg1mBefore: round(loadBefore), loadAvg1mAfter: round(os.loadavg()[0]) },
+    machine: {
+      node: process.version,
+      cpus: os.cpus().length,
+      platform: process.platform,
+      loadAvg1mBefore: round(loadBefore),
+      loadAvg1mAfter: round(os.loadavg()[0]),
+    },
     ...floor,
   };
 }

@@ -14,11 +14,16 @@ function option(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(`--${name}`);
   if (i < 0) return fallback;
   const value = Number(args[i + 1]);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name}: expected a positive integer, got ${args[i + 1]}`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`--${name}: expected a positive integer, got ${args[i + 1]}`);
   return value;
 }
 
-const latency = (samples: number[]) => ({ p50: round(percentile(samples, 50)), p99: round(percentile(samples, 99)), samples: samples.length });
+const latency = (samples: number[]) => ({
+  p50: round(percentile(samples, 50)),
+  p99: round(percentile(samples, 99)),
+  samples: samples.length,
+});
 
 export async function run(args: string[] = []): Promise<object> {
   if (args.includes('--help')) {
@@ -32,14 +37,21 @@ export async function run(args: string[] = []): Promise<object> {
   try {
     const writes = () => world.cluster.requestLog;
     const reconcilerWrites = (mark: number) =>
-      writes().writesSince(mark).filter((r) => r.fieldManager !== IP_ALLOCATOR);
+      writes()
+        .writesSince(mark)
+        .filter((r) => r.fieldManager !== IP_ALLOCATOR);
 
     // Warm-up (JIT, discovery caches) on a pool that is not measured.
     await world.createNodePool('warmup', { type: 'Edge' });
     await world.invoke('warmup');
     await world.invoke('warmup');
 
-    const newPool = { latencyMs: [] as number[], writes: [] as number[], minimum: [] as number[], tableUnits: [] as number[] };
+    const newPool = {
+      latencyMs: [] as number[],
+      writes: [] as number[],
+      minimum: [] as number[],
+      tableUnits: [] as number[],
+    };
     const byResource: Record<string, number> = {};
     for (let i = 0; i < pools; i++) {
       const name = `edge-${i}`;

@@ -24,13 +24,33 @@ export const BAD_AGENT_VERSION = '0.3.0';
  * On a converged fleet whose last cluster cannot run BAD_AGENT_VERSION: a good rollout with a canary and
  * waves, then a bad one that must stop and roll back by itself, then the fleet healthy again.
  */
-export async function rolloutScenario(fleet: LocalFleet, o: { tickMs: number; maxConcurrency: string; soak: string; badDeadline: string }) {
+export async function rolloutScenario(
+  fleet: LocalFleet,
+  o: { tickMs: number; maxConcurrency: string; soak: string; badDeadline: string },
+) {
   const bad = fleet.clusters.at(-1)!.id;
   log(`rollout 1 (agent 0.2.0, canary 1, waves of ${o.maxConcurrency})…`);
   const common = { canary: 1, maxConcurrency: o.maxConcurrency, soak: o.soak, autoRollback: true };
-  const good = await drive(fleet, { rollout: { id: 'bench-good', patch: { agent: { version: '0.2.0' } }, progressDeadline: '10m', ...common } }, o.tickMs, 30 * 60_000);
+  const good = await drive(
+    fleet,
+    { rollout: { id: 'bench-good', patch: { agent: { version: '0.2.0' } }, progressDeadline: '10m', ...common } },
+    o.tickMs,
+    30 * 60_000,
+  );
   log(`rollout 1: ${good.phase} in ${good.seconds}s; rollout 2 (agent ${BAD_AGENT_VERSION}, bad in ${bad})…`);
-  const failing = await drive(fleet, { rollout: { id: 'bench-bad', patch: { agent: { version: BAD_AGENT_VERSION } }, progressDeadline: o.badDeadline, ...common } }, o.tickMs, 30 * 60_000);
+  const failing = await drive(
+    fleet,
+    {
+      rollout: {
+        id: 'bench-bad',
+        patch: { agent: { version: BAD_AGENT_VERSION } },
+        progressDeadline: o.badDeadline,
+        ...common,
+      },
+    },
+    o.tickMs,
+    30 * 60_000,
+  );
   const healedStart = performance.now();
   await fleet.waitConverged(30 * 60_000);
   const healthyAgainSeconds = round((performance.now() - healedStart) / 1000, 1);
@@ -64,19 +84,28 @@ async function drive(fleet: LocalFleet, request: Record<string, unknown>, tickMs
     cost.clusterReads += r.clusterReads;
     cost.clusterWrites += r.clusterWrites;
   };
-  add((await fleet.rollout.invoke({ command: 'start', rollout: (request as { rollout: object }).rollout })) as RolloutResult);
+  add(
+    (await fleet.rollout.invoke({
+      command: 'start',
+      rollout: (request as { rollout: object }).rollout,
+    })) as RolloutResult,
+  );
   let state: RolloutState | undefined;
   const phaseTimes: Record<string, number> = {};
   for (;;) {
     state = await readRollout(fleet.table, id);
     if (state && !(state.phase in phaseTimes)) phaseTimes[state.phase] = round((performance.now() - started) / 1000, 2);
     if (state && TERMINAL_PHASES.includes(state.phase)) break;
-    if (performance.now() - started > timeoutMs) throw new Error(`rollout ${id} still ${state?.phase} after ${timeoutMs} ms: ${state?.reason}`);
+    if (performance.now() - started > timeoutMs)
+      throw new Error(`rollout ${id} still ${state?.phase} after ${timeoutMs} ms: ${state?.reason}`);
     await new Promise((r) => setTimeout(r, tickMs));
     add((await fleet.rollout.invoke({ command: 'tick', rolloutId: id })) as RolloutResult);
   }
   cost.reconciles = fleet.reconcile.stats.invocations - reconcilesBefore;
-  cost.apiWrites = fleet.clusters.reduce((n, c, i) => n + localApiOf(c).requestLog.countWritesSince(0) - apiBefore[i], 0);
+  cost.apiWrites = fleet.clusters.reduce(
+    (n, c, i) => n + localApiOf(c).requestLog.countWritesSince(0) - apiBefore[i],
+    0,
+  );
   const clusters = state!.clusters.length;
   const clusterSeconds = state!.clusters
     .filter((c) => c.startedAt && c.finishedAt)
@@ -125,8 +154,15 @@ export async function run(args: string[]): Promise<unknown> {
   const bad = clusterId(clusters - 1);
   log(`starting ${clusters} clusters × ${pools} pools (agent ${BAD_AGENT_VERSION} never gets Ready in ${bad})…`);
   const t0 = performance.now();
-  return withBenchFleet('rollout', { clusters, pools, nodesPerPool: 1, unhealthyVersions: { [bad]: [BAD_AGENT_VERSION] } }, async (fleet) => {
-    const convergeSeconds = await convergedAfter(fleet, t0, 30 * 60_000);
-    return { fleet: { clusters, pools, poolSpirits: clusters * pools, convergeSeconds }, ...(await rolloutScenario(fleet, scenario)) };
-  });
+  return withBenchFleet(
+    'rollout',
+    { clusters, pools, nodesPerPool: 1, unhealthyVersions: { [bad]: [BAD_AGENT_VERSION] } },
+    async (fleet) => {
+      const convergeSeconds = await convergedAfter(fleet, t0, 30 * 60_000);
+      return {
+        fleet: { clusters, pools, poolSpirits: clusters * pools, convergeSeconds },
+        ...(await rolloutScenario(fleet, scenario)),
+      };
+    },
+  );
 }

@@ -22,7 +22,12 @@ async function available(): Promise<string[]> {
 
 /** Lists names only: importing every benchmark just for its description would load the whole stack. */
 async function usage(): Promise<string> {
-  const lines = ['usage: npm run bench -- <name> [options]', '', 'benchmarks:', ...(await available()).map((n) => `  ${n}`)];
+  const lines = [
+    'usage: npm run bench -- <name> [options]',
+    '',
+    'benchmarks:',
+    ...(await available()).map((n) => `  ${n}`),
+  ];
   lines.push('', 'Each prints one JSON document on stdout; `npm run bench -- <name> --help` shows its options.');
   return lines.join('\n');
 }

@@ -11,7 +11,9 @@ const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
   const node22 = join(here, '..', 'node_modules', 'node', 'bin', 'node');
   if (!existsSync(node22)) {
-    process.stderr.write(`spiritctl: needs Node 22 or newer (found ${process.version}); run \`npm install\` in ${join(here, '..')}\n`);
+    process.stderr.write(
+      `spiritctl: needs Node 22 or newer (found ${process.version}); run \`npm install\` in ${join(here, '..')}\n`,
+    );
     process.exit(1);
   }
   const result = spawnSync(node22, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });

@@ -1,4 +1,9 @@
-import { parseArgs, type ParseArgsConfig, type ParseArgsOptionDescriptor, type ParseArgsOptionsConfig } from 'node:util';
+import {
+  parseArgs,
+  type ParseArgsConfig,
+  type ParseArgsOptionDescriptor,
+  type ParseArgsOptionsConfig,
+} from 'node:util';
 
 /** A CLI usage error: printed with the command's name, exit code 2. */
 export class UsageError extends Error {}
@@ -61,7 +66,8 @@ export function parseCommandArgs(cmd: Command, argv: string[]) {
 /** Parses an integer flag, naming the flag and the accepted range when it is not one. */
 export function intFlag(name: string, raw: unknown, min: number, max: number): number {
   const text = String(raw);
-  if (!/^-?\d+$/.test(text)) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${text}"`);
+  if (!/^-?\d+$/.test(text))
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${text}"`);
   const n = Number(text);
   if (n < min || n > max) throw new UsageError(`--${name} must be from ${min} to ${max}, got ${n}`);
   return n;

@@ -33,7 +33,9 @@ export function readJsonFile(flag: string, file: unknown, maxBytes: number, what
   try {
     bytes = readAtMost(file, maxBytes);
   } catch (err) {
-    throw new UsageError(`--${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(
+      `--${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   if (bytes === null) {
     throw new UsageError(`--${flag}: ${file} is over ${maxBytes} bytes (the limit for ${what}), or never ends`);
@@ -42,7 +44,9 @@ export function readJsonFile(flag: string, file: unknown, maxBytes: number, what
     return parseBoundedJson(bytes.toString('utf8'), { maxDepth: MAX_JSON_DEPTH });
   } catch (err) {
     // "is nested deeper than 64 levels (the limit is 64)" or "is not valid JSON (<parser's reason>)"
-    throw new UsageError(`--${flag}: ${file} is ${err instanceof JsonLimitError ? err.message : `not valid JSON (${(err as Error).message})`}`);
+    throw new UsageError(
+      `--${flag}: ${file} is ${err instanceof JsonLimitError ? err.message : `not valid JSON (${(err as Error).message})`}`,
+    );
   }
 }
 
@@ -51,6 +55,8 @@ export function parseJsonFlag(flag: string, text: string, maxBytes: number): unk
   try {
     return parseBoundedJson(text, { maxDepth: MAX_JSON_DEPTH, maxBytes });
   } catch (err) {
-    throw new UsageError(`--${flag}: ${err instanceof JsonLimitError ? err.message : `not valid JSON (${(err as Error).message})`}`);
+    throw new UsageError(
+      `--${flag}: ${err instanceof JsonLimitError ? err.message : `not valid JSON (${(err as Error).message})`}`,
+    );
   }
 }

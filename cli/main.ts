@@ -46,7 +46,9 @@ export async function main(argv: string[]): Promise<number> {
     return code ?? 0;
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`spiritctl ${match.path.join(' ')}: ${err.message}\nRun \`spiritctl ${match.path.join(' ')} --help\` for usage.\n`);
+      process.stderr.write(
+        `spiritctl ${match.path.join(' ')}: ${err.message}\nRun \`spiritctl ${match.path.join(' ')} --help\` for usage.\n`,
+      );
       return 2;
     }
     process.stderr.write(`spiritctl ${match.path.join(' ')}: ${(err as Error).message}\n`);

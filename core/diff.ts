@@ -23,7 +23,8 @@ export function fieldDiffs(desired: unknown, live: unknown, path = '', out: stri
       out.push(path);
       return out;
     }
-    const byName = desired.length > 0 && desired.every((e) => typeof (e as { name?: unknown } | null)?.name === 'string');
+    const byName =
+      desired.length > 0 && desired.every((e) => typeof (e as { name?: unknown } | null)?.name === 'string');
     desired.forEach((element, i) => {
       if (byName) {
         const name = (element as { name: string }).name;

@@ -35,6 +35,8 @@ export function etcdNearQuota(etcd: EtcdStatus | undefined): boolean {
 
 /** Whether any certificate expires within `days` of `now` (the reconciler renews 30 days ahead by default). */
 export function certificatesExpireWithin(status: PoolSpiritStatus | undefined, now: Date, days: number): boolean {
-  const dates = [status?.certificates?.notAfter, status?.certificates?.caNotAfter].filter((d): d is string => !!d).map(Date.parse);
+  const dates = [status?.certificates?.notAfter, status?.certificates?.caNotAfter]
+    .filter((d): d is string => !!d)
+    .map(Date.parse);
   return dates.some((t) => t - now.getTime() <= days * 86_400_000);
 }

@@ -18,13 +18,32 @@ export { DEFAULT_PKI_POLICY, AGENT_USER, AGENT_GROUP, type PkiPolicy } from './r
 export { PKI_FILES } from './render/pki.ts';
 export { existingPkiFromSecrets, PKI_SECRET_KEYS } from './render/secrets.ts';
 export { objectNames, type ObjectNames } from './render/names.ts';
-export { managedLabels, managedSelector, labelValue, MANAGED_BY_LABEL, MANAGED_BY, POOL_LABEL } from './render/labels.ts';
+export {
+  managedLabels,
+  managedSelector,
+  labelValue,
+  MANAGED_BY_LABEL,
+  MANAGED_BY,
+  POOL_LABEL,
+} from './render/labels.ts';
 export { SpecRenderError } from './render/overrides.ts';
 export { componentChanges, workloadVersions, type ComponentChange } from './render/changes.ts';
-export { bootstrapManifests, BOOTSTRAP_HASH_ANNOTATION, BOOTSTRAP_MANIFESTS_KEY, BOOTSTRAP_HASH_KEY } from './render/bootstrap.ts';
+export {
+  bootstrapManifests,
+  BOOTSTRAP_HASH_ANNOTATION,
+  BOOTSTRAP_MANIFESTS_KEY,
+  BOOTSTRAP_HASH_KEY,
+} from './render/bootstrap.ts';
 export { ANNOTATIONS, LOST_NODE_TOLERATION_SECONDS } from './render/workload.ts';
 export * from './render/layout.ts';
 export { objectsToApply, objectsToDelete } from './plan.ts';
 export { fieldDiffs } from './diff.ts';
-export { poolSpiritStatus, meaningfulTransitions, observeWorkload, type StatusInputs, type StatusEvent, type WorkloadObservation } from './status.ts';
+export {
+  poolSpiritStatus,
+  meaningfulTransitions,
+  observeWorkload,
+  type StatusInputs,
+  type StatusEvent,
+  type WorkloadObservation,
+} from './status.ts';
 export { ETCD_MAINTENANCE, etcdNeedsDefrag, etcdNearQuota, certificatesExpireWithin } from './etcd-health.ts';

@@ -32,7 +32,9 @@ export interface KubeObject {
 }
 
 /** Identity of an object independent of its content: what a live-object map is keyed by. */
-export function objectKey(obj: Pick<KubeObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } }): string {
+export function objectKey(
+  obj: Pick<KubeObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } },
+): string {
   const group = obj.apiVersion.includes('/') ? obj.apiVersion.slice(0, obj.apiVersion.indexOf('/')) : '';
   // Keyed by group, not group/version: the same object read through another served version is the same object.
   return `${group}/${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
@@ -41,7 +43,9 @@ export function objectKey(obj: Pick<KubeObject, 'apiVersion' | 'kind'> & { metad
 /** An owner reference that makes `owner` the managing controller of a dependent (deletion cascades). */
 export function controllerRef(owner: KubeObject): OwnerReference {
   if (!owner.metadata.uid) {
-    throw new Error(`${owner.kind} ${owner.metadata.name} has no metadata.uid; an owner reference needs the live object's uid`);
+    throw new Error(
+      `${owner.kind} ${owner.metadata.name} has no metadata.uid; an owner reference needs the live object's uid`,
+    );
   }
   return {
     apiVersion: owner.apiVersion,

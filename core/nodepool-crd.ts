@@ -47,14 +47,26 @@ const v1beta1Status = {
 const v1beta2Spec = {
   ...v1beta1Spec,
   enableLeaderElection: { description: 'Elect leader YurtHubs in the pool.', type: 'boolean' },
-  interConnectivity: { description: 'Nodes of the pool reach each other over L2/L3; cannot change after creation.', type: 'boolean' },
+  interConnectivity: {
+    description: 'Nodes of the pool reach each other over L2/L3; cannot change after creation.',
+    type: 'boolean',
+  },
   leaderElectionStrategy: str('mark (from nodes matching leaderNodeLabelSelector) or random.'),
   leaderNodeLabelSelector: stringMap('Nodes eligible as leader when the strategy is mark.'),
-  leaderReplicas: { description: 'Number of leader YurtHubs (default 1).', format: 'int32', minimum: 1, type: 'integer' },
+  leaderReplicas: {
+    description: 'Number of leader YurtHubs (default 1).',
+    format: 'int32',
+    minimum: 1,
+    type: 'integer',
+  },
   poolScopeMetadata: {
     description: 'Kinds shared inside the pool (default Service and EndpointSlice).',
     type: 'array',
-    items: { type: 'object', required: ['group', 'kind', 'version'], properties: { group: str(), kind: str(), version: str() } },
+    items: {
+      type: 'object',
+      required: ['group', 'kind', 'version'],
+      properties: { group: str(), kind: str(), version: str() },
+    },
   },
 };
 
@@ -116,10 +128,20 @@ export function nodePoolCrd(): KubeObject {
     metadata: { name: `nodepools.${NODEPOOL_GROUP}` },
     spec: {
       group: NODEPOOL_GROUP,
-      names: { kind: 'NodePool', listKind: 'NodePoolList', plural: 'nodepools', singular: 'nodepool', shortNames: ['np'], categories: ['all'] },
+      names: {
+        kind: 'NodePool',
+        listKind: 'NodePoolList',
+        plural: 'nodepools',
+        singular: 'nodepool',
+        shortNames: ['np'],
+        categories: ['all'],
+      },
       scope: 'Cluster',
       conversion: { strategy: 'None' },
-      versions: [version('v1beta1', false, v1beta1Spec, v1beta1Status), version('v1beta2', true, v1beta2Spec, v1beta2Status)],
+      versions: [
+        version('v1beta1', false, v1beta1Spec, v1beta1Status),
+        version('v1beta2', true, v1beta2Spec, v1beta2Status),
+      ],
     },
   };
 }

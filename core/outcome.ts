@@ -26,7 +26,15 @@
  *  - `not-found`: the input names something else that does not exist (a rollout id);
  *  - `conflict`: the input contradicts what is stored (a rollout id reused with another spec).
  */
-export const TERMINAL_KINDS = ['invalid-event', 'unknown-detail-type', 'unkeyable-name', 'unknown-cluster', 'access-refused', 'not-found', 'conflict'] as const;
+export const TERMINAL_KINDS = [
+  'invalid-event',
+  'unknown-detail-type',
+  'unkeyable-name',
+  'unknown-cluster',
+  'access-refused',
+  'not-found',
+  'conflict',
+] as const;
 export type TerminalKind = (typeof TERMINAL_KINDS)[number];
 
 /** `kind` is for machines (alarms, DLQ triage), `message` for people. */

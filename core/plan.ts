@@ -11,7 +11,10 @@ export { poolSpiritStatus, meaningfulTransitions, observeWorkload } from './stat
  * sets differing from the live one (see fieldDiffs). `live` is keyed by objectKey; a key mapped to
  * undefined (or absent) means the object does not exist. A steady pool yields an empty list: zero writes.
  */
-export function objectsToApply(desired: readonly KubeObject[], live: ReadonlyMap<string, KubeObject | undefined>): KubeObject[] {
+export function objectsToApply(
+  desired: readonly KubeObject[],
+  live: ReadonlyMap<string, KubeObject | undefined>,
+): KubeObject[] {
   return desired.filter((obj) => {
     const current = live.get(objectKey(obj));
     return current === undefined || fieldDiffs(obj, current).length > 0;

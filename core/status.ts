@@ -45,53 +45,93 @@ const PROBLEM_MESSAGE_MAX = 400;
  * line it printed. Undefined when every pod is ready or nothing more specific is known.
  */
 export function podProblem(pods: readonly PodLike[], nodePool: string): PodProblem | undefined {
-  const pod = pods.find((p) => !p.metadata.deletionTimestamp && !p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  const pod = pods.find(
+    (p) =>
+      !p.metadata.deletionTimestamp && !p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  );
   if (!pod) return undefined;
-  const bounded = (text: string) => (text.length > PROBLEM_MESSAGE_MAX ? `${text.slice(0, PROBLEM_MESSAGE_MAX - 1)}…` : text);
+  const bounded = (text: string) =>
+    text.length > PROBLEM_MESSAGE_MAX ? `${text.slice(0, PROBLEM_MESSAGE_MAX - 1)}…` : text;
   const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
   if (scheduled?.status === 'False') {
     return {
       reason: 'Unschedulable',
-      message: bounded(`no node can run the pool-spirit pod: NodePool ${nodePool} needs a Ready node that fits it (scheduler: ${scheduled.message ?? scheduled.reason ?? 'no reason given'})`),
+      message: bounded(
+        `no node can run the pool-spirit pod: NodePool ${nodePool} needs a Ready node that fits it (scheduler: ${scheduled.message ?? scheduled.reason ?? 'no reason given'})`,
+      ),
     };
   }
   // The container that terminated is the one that failed; the others may only be waiting on it.
-  const statuses = [...(pod.status?.containerStatuses ?? [])].sort((a, b) => Number(!a.lastState?.terminated) - Number(!b.lastState?.terminated));
+  const statuses = [...(pod.status?.containerStatuses ?? [])].sort(
+    (a, b) => Number(!a.lastState?.terminated) - Number(!b.lastState?.terminated),
+  );
   for (const c of statuses) {
     const waiting = c.state?.waiting;
     const terminated = c.lastState?.terminated;
-    if (waiting?.reason && waiting.reason !== 'ContainerCreating' && (terminated || /BackOff|Error|Invalid/.test(waiting.reason))) {
+    if (
+      waiting?.reason &&
+      waiting.reason !== 'ContainerCreating' &&
+      (terminated || /BackOff|Error|Invalid/.test(waiting.reason))
+    ) {
       const said = lastMeaningfulLine(terminated?.message ?? waiting.message ?? '');
       const code = terminated?.exitCode !== undefined ? ` (exit code ${terminated.exitCode})` : '';
-      return { reason: waiting.reason, message: bounded(`container ${c.name} is in ${waiting.reason}${code}${said ? `: ${said}` : ''}`) };
+      return {
+        reason: waiting.reason,
+        message: bounded(`container ${c.name} is in ${waiting.reason}${code}${said ? `: ${said}` : ''}`),
+      };
     }
   }
   const unready = (pod.status?.containerStatuses ?? []).filter((c) => !c.ready).map((c) => c.name);
-  if (unready.length) return { reason: 'ContainersNotReady', message: `the pool-spirit pod's containers are not ready: ${unready.join(', ')}` };
+  if (unready.length)
+    return {
+      reason: 'ContainersNotReady',
+      message: `the pool-spirit pod's containers are not ready: ${unready.join(', ')}`,
+    };
   return undefined;
 }
 
 /** The line of a binary's output that says what went wrong: an error line if there is one, else the last. */
 function lastMeaningfulLine(text: string): string {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.find((l) => /^(Error|error|E\d{4}|F\d{4}|panic)/.test(l)) ?? lines.at(-1) ?? '';
 }
 
 type DeploymentLike = KubeObject & {
   spec?: { replicas?: number };
-  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number; availableReplicas?: number };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+  };
 };
 
-export function observeWorkload(live: KubeObject | undefined, desired?: KubeObject, problem?: PodProblem): WorkloadObservation {
+export function observeWorkload(
+  live: KubeObject | undefined,
+  desired?: KubeObject,
+  problem?: PodProblem,
+): WorkloadObservation {
   if (!live) return { exists: false, upToDate: false, ready: false };
   const d = live as DeploymentLike;
   const s = d.status ?? {};
   const want = d.spec?.replicas ?? 1;
   const rolledOut =
-    (s.observedGeneration ?? 0) >= (d.metadata.generation ?? 0) && (s.updatedReplicas ?? 0) >= want && (s.replicas ?? 0) <= want;
+    (s.observedGeneration ?? 0) >= (d.metadata.generation ?? 0) &&
+    (s.updatedReplicas ?? 0) >= want &&
+    (s.replicas ?? 0) <= want;
   const upToDate = rolledOut && (!desired || fieldDiffs(desired.spec, live.spec).length === 0);
   const ready = (s.readyReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want;
-  return { exists: true, upToDate, ready, currentVersions: rolledOut && ready ? workloadVersions(live) : undefined, ...(problem ? { problem } : {}) };
+  return {
+    exists: true,
+    upToDate,
+    ready,
+    currentVersions: rolledOut && ready ? workloadVersions(live) : undefined,
+    ...(problem ? { problem } : {}),
+  };
 }
 
 export interface StatusInputs {
@@ -102,7 +142,12 @@ export interface StatusInputs {
   invalid?: FieldIssue[];
   paused?: boolean;
   /** From renderPoolSpirit. */
-  render?: { endpoint: string; versions: ComponentVersions; bootstrapHash: string; pki: { notAfter: string; caNotAfter: string } };
+  render?: {
+    endpoint: string;
+    versions: ComponentVersions;
+    bootstrapHash: string;
+    pki: { notAfter: string; caNotAfter: string };
+  };
   /** Every PKI Secret exists in the cluster with the rendered content. */
   secretsApplied?: boolean;
   workload?: WorkloadObservation;
@@ -157,9 +202,19 @@ export function poolSpiritStatus(inputs: StatusInputs): PoolSpiritStatus {
   const wl = !workload.exists
     ? condition('WorkloadReady', 'False', 'NotCreated', 'the pool-spirit Deployment does not exist yet')
     : !workload.upToDate
-      ? condition('WorkloadReady', 'False', 'RollingOut', `the pool-spirit pod is being replaced with the desired one${workload.problem ? `; ${workload.problem.message}` : ''}`)
+      ? condition(
+          'WorkloadReady',
+          'False',
+          'RollingOut',
+          `the pool-spirit pod is being replaced with the desired one${workload.problem ? `; ${workload.problem.message}` : ''}`,
+        )
       : !workload.ready
-        ? condition('WorkloadReady', 'False', workload.problem?.reason ?? 'NotReady', workload.problem?.message ?? 'the pool-spirit pod is not ready')
+        ? condition(
+            'WorkloadReady',
+            'False',
+            workload.problem?.reason ?? 'NotReady',
+            workload.problem?.message ?? 'the pool-spirit pod is not ready',
+          )
         : condition('WorkloadReady', 'True', 'Ready', 'the pool-spirit pod is ready');
   const applied = previous?.bootstrap?.appliedHash;
   // After a pod restart etcd is empty and an old appliedHash proves nothing, so it only counts while the
@@ -169,7 +224,14 @@ export function poolSpiritStatus(inputs: StatusInputs): PoolSpiritStatus {
       ? condition('Bootstrapped', 'Unknown', 'WorkloadNotReady', 'waiting for the pool-spirit pod')
       : render && applied === render.bootstrapHash
         ? condition('Bootstrapped', 'True', 'Applied', 'the agent applied the current bootstrap manifests')
-        : condition('Bootstrapped', 'False', 'Pending', applied ? 'the agent has not applied the current bootstrap manifests yet' : 'the agent has not reported a bootstrap yet');
+        : condition(
+            'Bootstrapped',
+            'False',
+            'Pending',
+            applied
+              ? 'the agent has not applied the current bootstrap manifests yet'
+              : 'the agent has not reported a bootstrap yet',
+          );
   const leader = leaderCondition(previous, now, inputs.leaderStaleAfterSeconds ?? 60, condition);
   const failing = [certs, wl, boot].find((c) => c.status !== 'True');
   const available = failing
@@ -192,8 +254,13 @@ export function poolSpiritStatus(inputs: StatusInputs): PoolSpiritStatus {
     phase,
     conditions: [certs, wl, boot, leader, available],
     endpoint: render?.endpoint ?? previous?.endpoint,
-    versions: { desired: render?.versions ?? previous?.versions?.desired, current: workload.currentVersions ?? previous?.versions?.current },
-    certificates: render ? { notAfter: render.pki.notAfter, caNotAfter: render.pki.caNotAfter } : previous?.certificates,
+    versions: {
+      desired: render?.versions ?? previous?.versions?.desired,
+      current: workload.currentVersions ?? previous?.versions?.current,
+    },
+    certificates: render
+      ? { notAfter: render.pki.notAfter, caNotAfter: render.pki.caNotAfter }
+      : previous?.certificates,
   };
 }
 
@@ -208,7 +275,12 @@ function leaderCondition(
   const renewed = Date.parse(previous?.leader?.renewTime ?? '');
   const age = (now.getTime() - renewed) / 1000;
   if (!Number.isFinite(age) || age > staleAfterSeconds) {
-    return condition('LeaderElected', 'False', 'LeaderStale', `${holder} last renewed the leader Lease ${Number.isFinite(age) ? `${Math.round(age)}s ago` : 'at an unknown time'}`);
+    return condition(
+      'LeaderElected',
+      'False',
+      'LeaderStale',
+      `${holder} last renewed the leader Lease ${Number.isFinite(age) ? `${Math.round(age)}s ago` : 'at an unknown time'}`,
+    );
   }
   return condition('LeaderElected', 'True', 'Elected', `${holder} is the leader YurtHub`);
 }
@@ -238,20 +310,28 @@ export interface StatusEvent {
  * first False of a new object), a new leader, an invalid spec (or a different invalidity), a completed
  * version change. Timestamps, renewals and generation bumps are not events.
  */
-export function meaningfulTransitions(oldStatus: PoolSpiritStatus | undefined, newStatus: PoolSpiritStatus): StatusEvent[] {
+export function meaningfulTransitions(
+  oldStatus: PoolSpiritStatus | undefined,
+  newStatus: PoolSpiritStatus,
+): StatusEvent[] {
   const events: StatusEvent[] = [];
   const before = new Map((oldStatus?.conditions ?? []).map((c) => [c.type, c]));
   for (const c of newStatus.conditions ?? []) {
     const old = before.get(c.type);
     if (c.type === 'Available' && c.reason === 'Invalid') {
-      if (old?.reason !== 'Invalid' || old.message !== c.message) events.push({ type: 'Warning', reason: 'InvalidSpec', message: c.message });
+      if (old?.reason !== 'Invalid' || old.message !== c.message)
+        events.push({ type: 'Warning', reason: 'InvalidSpec', message: c.message });
       continue;
     }
     if (old?.status === c.status) continue;
     if (c.status === 'True') {
       events.push({ type: 'Normal', reason: c.type, message: c.message });
     } else if (old?.status === 'True') {
-      events.push({ type: 'Warning', reason: NOT_READY_REASON[c.type as ConditionType] ?? `${c.type}False`, message: c.message });
+      events.push({
+        type: 'Warning',
+        reason: NOT_READY_REASON[c.type as ConditionType] ?? `${c.type}False`,
+        message: c.message,
+      });
     }
   }
   const oldHolder = oldStatus?.leader?.holder;
@@ -262,8 +342,13 @@ export function meaningfulTransitions(oldStatus: PoolSpiritStatus | undefined, n
   const oldBundle = oldStatus?.versions?.current?.bundle;
   const newBundle = newStatus.versions?.current?.bundle;
   if (oldBundle && newBundle && oldBundle !== newBundle) {
-    events.push({ type: 'Normal', reason: 'VersionChanged', message: `now running bundle ${newBundle} (was ${oldBundle})` });
+    events.push({
+      type: 'Normal',
+      reason: 'VersionChanged',
+      message: `now running bundle ${newBundle} (was ${oldBundle})`,
+    });
   }
-  if (oldStatus?.phase !== 'Paused' && newStatus.phase === 'Paused') events.push({ type: 'Normal', reason: 'Paused', message: 'reconciliation paused by spec.paused' });
+  if (oldStatus?.phase !== 'Paused' && newStatus.phase === 'Paused')
+    events.push({ type: 'Normal', reason: 'Paused', message: 'reconciliation paused by spec.paused' });
   return events;
 }

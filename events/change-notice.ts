@@ -3,7 +3,17 @@ import { eventEnvelopeSchema } from './envelope.ts';
 import { CHANGE_NOTICE_DETAIL_TYPE, FORWARDER_SOURCE } from './source.ts';
 
 /** NodePool, PoolSpirit and Node, and every kind the reconciler renders for a pool (forwarder/watched-resources.ts). */
-export const CHANGE_NOTICE_KINDS = ['NodePool', 'PoolSpirit', 'Deployment', 'Node', 'Secret', 'ConfigMap', 'ServiceAccount', 'Service', 'Pod'] as const;
+export const CHANGE_NOTICE_KINDS = [
+  'NodePool',
+  'PoolSpirit',
+  'Deployment',
+  'Node',
+  'Secret',
+  'ConfigMap',
+  'ServiceAccount',
+  'Service',
+  'Pod',
+] as const;
 export const CHANGE_TYPES = ['ADDED', 'MODIFIED', 'DELETED', 'RESYNC'] as const;
 
 // Kubernetes names are at most 253 characters (DNS subdomain); uids and resourceVersions are short opaque strings.

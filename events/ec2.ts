@@ -7,7 +7,9 @@ import { EC2_SOURCE, EC2_SPOT_INTERRUPTION_DETAIL_TYPE, EC2_STATE_CHANGE_DETAIL_
  * notification" and "EC2 Spot Instance interruption notices" in the EC2 user guide). Unknown fields are
  * kept out (stripped), so new fields AWS adds never break parsing.
  */
-const instanceId = z.string().check(z.regex(/^i-[0-9a-f]{8,17}$/, 'expected an EC2 instance id such as i-0abcd1234ef567890'));
+const instanceId = z
+  .string()
+  .check(z.regex(/^i-[0-9a-f]{8,17}$/, 'expected an EC2 instance id such as i-0abcd1234ef567890'));
 
 /**
  * Optional: the registered cluster the instance belongs to, when an enrichment step (for example an

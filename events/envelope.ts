@@ -23,7 +23,9 @@ export function eventEnvelopeSchema<D extends z.core.$ZodType>(detailSchema: D) 
 }
 
 export const anyEventEnvelopeSchema = eventEnvelopeSchema(z.record(z.string(), z.unknown()));
-export type EventEnvelope<D = Record<string, unknown>> = Omit<z.infer<typeof anyEventEnvelopeSchema>, 'detail'> & { detail: D };
+export type EventEnvelope<D = Record<string, unknown>> = Omit<z.infer<typeof anyEventEnvelopeSchema>, 'detail'> & {
+  detail: D;
+};
 
 /** An event that did not fit its schema; `issues` name each field (`detail.clusterId: ...`). */
 export class EventValidationError extends Error {
@@ -61,11 +63,22 @@ export function parseEvent<S extends z.core.$ZodType>(schema: S, raw: unknown): 
       // is iterative, so only the size bounds what it builds.
       value = parseBoundedJson(raw, { maxDepth: Number.MAX_SAFE_INTEGER, maxBytes: MAX_EVENT_BYTES });
     } catch (err) {
-      throw new EventValidationError([{ path: '(event)', message: err instanceof JsonLimitError && err.kind === 'too-large' ? `is ${err.message}` : (err as Error).message }]);
+      throw new EventValidationError([
+        {
+          path: '(event)',
+          message:
+            err instanceof JsonLimitError && err.kind === 'too-large' ? `is ${err.message}` : (err as Error).message,
+        },
+      ]);
     }
   }
   if (valueDepthExceeds(value, MAX_EVENT_DEPTH)) {
-    throw new EventValidationError([{ path: tooDeepAt(value, MAX_EVENT_DEPTH), message: `is nested deeper than ${MAX_EVENT_DEPTH} levels (the limit is ${MAX_EVENT_DEPTH})` }]);
+    throw new EventValidationError([
+      {
+        path: tooDeepAt(value, MAX_EVENT_DEPTH),
+        message: `is nested deeper than ${MAX_EVENT_DEPTH} levels (the limit is ${MAX_EVENT_DEPTH})`,
+      },
+    ]);
   }
   const result = z.safeParse(schema, value);
   if (result.success) return result.data;
@@ -85,9 +98,11 @@ function tooDeepAt(value: unknown, maxDepth: number): string {
   while (stack.length && visited++ < 1_000_000) {
     const [v, path] = stack.pop()!;
     if (typeof v !== 'object' || v === null) continue;
-    if (path.length + 1 > maxDepth) return pathText(path.slice(0, DEEP_PATH_SHOWN)) + (path.length > DEEP_PATH_SHOWN ? '…' : '');
+    if (path.length + 1 > maxDepth)
+      return pathText(path.slice(0, DEEP_PATH_SHOWN)) + (path.length > DEEP_PATH_SHOWN ? '…' : '');
     const entries: [PropertyKey, unknown][] = Array.isArray(v) ? v.map((c, i) => [i, c]) : Object.entries(v);
-    for (const [key, child] of entries) if (typeof child === 'object' && child !== null) stack.push([child, [...path, key]]);
+    for (const [key, child] of entries)
+      if (typeof child === 'object' && child !== null) stack.push([child, [...path, key]]);
   }
   return '(event)';
 }

@@ -19,7 +19,8 @@ const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
 /** Size of one entry as EventBridge counts it: Time 14 bytes, then the UTF-8 bytes of the other fields. */
 export function entrySize(entry: SizedEntry): number {
   let size = entry.Time !== undefined && entry.Time !== null ? 14 : 0;
-  for (const field of [entry.Source, entry.DetailType, entry.Detail]) if (typeof field === 'string') size += utf8(field);
+  for (const field of [entry.Source, entry.DetailType, entry.Detail])
+    if (typeof field === 'string') size += utf8(field);
   if (Array.isArray(entry.Resources)) for (const r of entry.Resources) if (typeof r === 'string') size += utf8(r);
   return size;
 }

@@ -18,7 +18,10 @@ export const reconcileRequestDetailSchema = z.object({
 
 export type ReconcileRequest = z.infer<typeof reconcileRequestDetailSchema>;
 
-export const reconcileRequestRouting = { source: RECONCILER_SOURCE, detailType: RECONCILE_REQUEST_DETAIL_TYPE } as const;
+export const reconcileRequestRouting = {
+  source: RECONCILER_SOURCE,
+  detailType: RECONCILE_REQUEST_DETAIL_TYPE,
+} as const;
 
 /** A whole EventBridge event carrying a reconcile request, as a target receives it. */
 export const reconcileRequestEventSchema = z.extend(eventEnvelopeSchema(reconcileRequestDetailSchema), {

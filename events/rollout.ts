@@ -11,7 +11,9 @@ import { RECONCILER_SOURCE, SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE 
 export const ROLLOUT_COMMAND_DETAIL_TYPE = 'Rollout Command';
 export const rolloutCommandRouting = { source: RECONCILER_SOURCE, detailType: ROLLOUT_COMMAND_DETAIL_TYPE } as const;
 
-const rolloutId = z.string().check(z.regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a rollout id (a DNS label)'));
+const rolloutId = z
+  .string()
+  .check(z.regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a rollout id (a DNS label)'));
 const requestedBy = z.optional(z.string().check(z.minLength(1), z.maxLength(128)));
 /** A count or a percentage (`"25%"`); parseRolloutSpec checks the value. */
 const countOrText = z.union([z.string(), z.int()]);
@@ -23,7 +25,9 @@ export const rolloutStartInputSchema = z.strictObject({
   version: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
   patch: z.optional(z.record(z.string(), z.unknown())),
   selector: z.optional(z.record(z.string(), z.string())),
-  canary: z.optional(z.union([z.array(z.string().check(z.minLength(1))).check(z.minLength(1)), z.int().check(z.gte(1))])),
+  canary: z.optional(
+    z.union([z.array(z.string().check(z.minLength(1))).check(z.minLength(1)), z.int().check(z.gte(1))]),
+  ),
   maxConcurrency: z.optional(countOrText),
   maxFailures: z.optional(countOrText),
   soak: z.optional(durationOrMs),

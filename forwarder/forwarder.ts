@@ -43,10 +43,15 @@ export class Forwarder {
     this.resources = watchedResources(opts.namespace ?? 'pool-spirit-system');
     this.informers = this.resources.map(
       (resource) =>
-        new Informer(opts.kubeConfig, resource, {
-          onChange: (type, key, summary, before) => this.onChange(resource, type, key, summary, before),
-          onRelist: (known) => this.onRelist(resource, known),
-        }, { watchTimeoutSeconds: opts.watchTimeoutSeconds }),
+        new Informer(
+          opts.kubeConfig,
+          resource,
+          {
+            onChange: (type, key, summary, before) => this.onChange(resource, type, key, summary, before),
+            onRelist: (known) => this.onRelist(resource, known),
+          },
+          { watchTimeoutSeconds: opts.watchTimeoutSeconds },
+        ),
     );
   }
 
@@ -79,7 +84,13 @@ export class Forwarder {
     return this.sender.close(deadlineMs);
   }
 
-  private async onChange(resource: WatchedResource, type: ChangeType, key: string, summary: ObjectSummary, before?: ObjectSummary) {
+  private async onChange(
+    resource: WatchedResource,
+    type: ChangeType,
+    key: string,
+    summary: ObjectSummary,
+    before?: ObjectSummary,
+  ) {
     await this.send(resource, type, key, summary);
     // A Node that moved between pools matters to the pool it left as well.
     if (resource.kind === 'Node' && before?.poolName && before.poolName !== summary.poolName) {

@@ -104,7 +104,15 @@ export class EventSender {
   private timerDueAt = Infinity;
   private batchesInFlight = 0;
   private stopped = false;
-  private readonly counters = { received: 0, coalesced: 0, sent: 0, batches: 0, failedEntryAttempts: 0, failedCalls: 0, rejected: 0 };
+  private readonly counters = {
+    received: 0,
+    coalesced: 0,
+    sent: 0,
+    batches: 0,
+    failedEntryAttempts: 0,
+    failedCalls: 0,
+    rejected: 0,
+  };
   private lastError: string | undefined;
 
   constructor(port: PutEventsPort, options: SenderOptions = {}) {
@@ -118,7 +126,10 @@ export class EventSender {
       initialRetryDelayMs: options.initialRetryDelayMs ?? 100,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
     };
-    this.backoffFactory = new ExponentialBackoff({ initialDelay: this.opts.initialRetryDelayMs, maxDelay: this.opts.maxRetryDelayMs });
+    this.backoffFactory = new ExponentialBackoff({
+      initialDelay: this.opts.initialRetryDelayMs,
+      maxDelay: this.opts.maxRetryDelayMs,
+    });
   }
 
   /**
@@ -128,7 +139,8 @@ export class EventSender {
   async enqueue(key: string, entry: PutEventsRequestEntry): Promise<void> {
     if (this.stopped) throw new Error('sender is stopped');
     const size = entrySize(entry);
-    if (size > MAX_BYTES_PER_CALL) throw new Error(`notice for ${key} is ${size} bytes; EventBridge accepts at most ${MAX_BYTES_PER_CALL}`);
+    if (size > MAX_BYTES_PER_CALL)
+      throw new Error(`notice for ${key} is ${size} bytes; EventBridge accepts at most ${MAX_BYTES_PER_CALL}`);
     this.counters.received += 1;
     const existing = this.pending.get(key);
     if (existing) {
@@ -144,7 +156,14 @@ export class EventSender {
     const now = this.now();
     const superseded = this.inFlight.get(key);
     if (superseded) superseded.version += 1;
-    this.pending.set(key, { key, entry, firstSeenAt: now, attempt: 0, notBefore: now + this.opts.coalesceWindowMs, version: 0 });
+    this.pending.set(key, {
+      key,
+      entry,
+      firstSeenAt: now,
+      attempt: 0,
+      notBefore: now + this.opts.coalesceWindowMs,
+      version: 0,
+    });
     this.schedule(this.opts.coalesceWindowMs);
   }
 
@@ -195,11 +214,14 @@ export class EventSender {
     if (this.timer && this.timerDueAt <= dueAt) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerDueAt = dueAt;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.timerDueAt = Infinity;
-      this.pump();
-    }, Math.max(0, delayMs));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerDueAt = Infinity;
+        this.pump();
+      },
+      Math.max(0, delayMs),
+    );
   }
 
   private pump(): void {
@@ -269,7 +291,8 @@ export class EventSender {
   }
 
   private afterProgress(): void {
-    while (this.waiters.length && this.pending.size + this.inFlight.size < this.opts.maxPendingKeys) this.waiters.shift()!();
+    while (this.waiters.length && this.pending.size + this.inFlight.size < this.opts.maxPendingKeys)
+      this.waiters.shift()!();
     if (this.pending.size === 0 && this.inFlight.size === 0) for (const w of this.idleWaiters.splice(0)) w();
     else this.pump();
   }

@@ -41,7 +41,12 @@ export interface ForwardedObject extends WatchedObject {
     // Pod and Node.
     phase?: string;
     conditions?: Condition[];
-    containerStatuses?: Array<{ name?: string; ready?: boolean; restartCount?: number; state?: { waiting?: { reason?: string } } }>;
+    containerStatuses?: Array<{
+      name?: string;
+      ready?: boolean;
+      restartCount?: number;
+      state?: { waiting?: { reason?: string } };
+    }>;
   };
 }
 
@@ -106,7 +111,13 @@ function poolOfOwned(obj: ForwardedObject): string | undefined {
   return owner?.name ?? obj.metadata?.labels?.[POOL_LABEL];
 }
 
-type ManagedFieldsEntry = { manager?: string; operation?: string; subresource?: string; time?: string; fieldsV1?: unknown };
+type ManagedFieldsEntry = {
+  manager?: string;
+  operation?: string;
+  subresource?: string;
+  time?: string;
+  fieldsV1?: unknown;
+};
 
 /** Writers of the object itself (not of a status subresource) other than the reconciler. */
 function foreignWriters(obj: ForwardedObject): ManagedFieldsEntry[] {
@@ -121,18 +132,28 @@ function foreignWriters(obj: ForwardedObject): ManagedFieldsEntry[] {
  * manager's entry once, which costs one reconcile that finds nothing to do.
  */
 function foreignState(obj: ForwardedObject): string {
-  const writers = foreignWriters(obj).map((f) => JSON.stringify([f.manager, f.operation, f.time, f.fieldsV1])).sort();
+  const writers = foreignWriters(obj)
+    .map((f) => JSON.stringify([f.manager, f.operation, f.time, f.fieldsV1]))
+    .sort();
   return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, writers]);
 }
 
 /** Relevance for kinds the reconciler creates: not its own creation; then a spec change or a state change. */
 const changedByOthers = (before: ObjectSummary | undefined, after: ObjectSummary | undefined) =>
-  !before ? !after?.reconcilerCreated : !after || before.generation !== after.generation || before.state !== after.state;
+  !before
+    ? !after?.reconcilerCreated
+    : !after || before.generation !== after.generation || before.state !== after.state;
 
 /** What of a PoolSpirit someone other than the reconciler changes: deletion and the agent's reports. */
 function poolSpiritState(obj: ForwardedObject): string {
   const st = obj.status ?? {};
-  return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, st.bootstrap?.appliedHash ?? null, st.leader?.holder ?? null, st.etcd?.healthy ?? null, st.etcd?.alarms ?? null]);
+  return JSON.stringify([
+    obj.metadata?.deletionTimestamp ?? null,
+    st.bootstrap?.appliedHash ?? null,
+    st.leader?.holder ?? null,
+    st.etcd?.healthy ?? null,
+    st.etcd?.alarms ?? null,
+  ]);
 }
 
 /**
@@ -162,8 +183,19 @@ function deploymentState(obj: ForwardedObject): string {
 function podState(obj: ForwardedObject): string {
   const st = obj.status ?? {};
   const scheduled = (st.conditions ?? []).find((c) => c.type === 'PodScheduled');
-  const containers = (st.containerStatuses ?? []).map((c) => [c.name, c.ready ?? false, c.state?.waiting?.reason ?? null, c.restartCount ?? 0]);
-  return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, st.phase ?? null, scheduled?.status ?? null, scheduled?.reason ?? null, containers]);
+  const containers = (st.containerStatuses ?? []).map((c) => [
+    c.name,
+    c.ready ?? false,
+    c.state?.waiting?.reason ?? null,
+    c.restartCount ?? 0,
+  ]);
+  return JSON.stringify([
+    obj.metadata?.deletionTimestamp ?? null,
+    st.phase ?? null,
+    scheduled?.status ?? null,
+    scheduled?.reason ?? null,
+    containers,
+  ]);
 }
 
 function nodeReady(obj: ForwardedObject): string {
@@ -182,7 +214,12 @@ function ownedMetadataResource(namespace: string, kind: ChangeNoticeKind, resour
     metadataOnly: true,
     // The NodePool relist already resyncs every pool: a list reports only objects someone else touched.
     listedByRelevance: true,
-    summarize: (o) => ({ ...base(o), poolName: poolOfOwned(o), state: foreignState(o), reconcilerCreated: foreignWriters(o).length === 0 }),
+    summarize: (o) => ({
+      ...base(o),
+      poolName: poolOfOwned(o),
+      state: foreignState(o),
+      reconcilerCreated: foreignWriters(o).length === 0,
+    }),
     isRelevant: changedByOthers,
   };
 }
@@ -200,7 +237,12 @@ export function watchedResources(namespace: string): WatchedResource[] {
       kind: 'PoolSpirit',
       apiVersion: 'poolspirit.io/v1alpha1',
       path: '/apis/poolspirit.io/v1alpha1/poolspirits',
-      summarize: (o) => ({ ...base(o), poolName: o.spec?.nodePool ?? o.metadata?.name, state: poolSpiritState(o), reconcilerCreated: createdByReconciler(o) }),
+      summarize: (o) => ({
+        ...base(o),
+        poolName: o.spec?.nodePool ?? o.metadata?.name,
+        state: poolSpiritState(o),
+        reconcilerCreated: createdByReconciler(o),
+      }),
       // The reconciler's own status writes come back as changes; only a spec change (generation), a
       // deletion or what the agent reports needs another reconcile.
       isRelevant: changedByOthers,
@@ -211,7 +253,12 @@ export function watchedResources(namespace: string): WatchedResource[] {
       namespace,
       path: `/apis/apps/v1/namespaces/${namespace}/deployments`,
       labelSelector: OWNED_SELECTOR,
-      summarize: (o) => ({ ...base(o), poolName: poolOfOwned(o), state: deploymentState(o), reconcilerCreated: createdByReconciler(o) }),
+      summarize: (o) => ({
+        ...base(o),
+        poolName: poolOfOwned(o),
+        state: deploymentState(o),
+        reconcilerCreated: createdByReconciler(o),
+      }),
       // Status writes that change no count (conditions' heartbeat times, collisionCount…) need no reconcile.
       isRelevant: changedByOthers,
     },

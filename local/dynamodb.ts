@@ -41,7 +41,12 @@ export interface LocalDynamoOptions {
 
 export async function startLocalDynamo(opts: LocalDynamoOptions = {}): Promise<LocalDynamo> {
   // Tables become ACTIVE at once: nothing waits on CREATING in the local stack or tests.
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(opts.path ? { path: opts.path } : {}) });
+  const server = dynalite({
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+    ...(opts.path ? { path: opts.path } : {}),
+  });
   const meter = new TableUsageMeter();
   const [handler] = server.listeners('request') as import('node:http').RequestListener[];
   server.removeAllListeners('request');

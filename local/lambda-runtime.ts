@@ -80,7 +80,19 @@ export class LocalFunction<E = unknown, R = unknown> {
   private readonly idle: Handler<E, R>[] = [];
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  readonly stats: LocalFunctionStats = { containers: 0, invocations: 0, errors: 0, requeues: 0, timeouts: 0, running: 0, queued: 0, maxRunning: 0, billedMs: 0, queuedMs: 0, platformLogBytes: 0 };
+  readonly stats: LocalFunctionStats = {
+    containers: 0,
+    invocations: 0,
+    errors: 0,
+    requeues: 0,
+    timeouts: 0,
+    running: 0,
+    queued: 0,
+    maxRunning: 0,
+    billedMs: 0,
+    queuedMs: 0,
+    platformLogBytes: 0,
+  };
 
   /** One handler shared by every invocation (fine for handlers that keep no per-invocation state). */
   constructor(handler: Handler<E, R> | { newContainer: () => Handler<E, R> }, options: LocalFunctionOptions) {
@@ -153,7 +165,9 @@ export class LocalFunction<E = unknown, R = unknown> {
       clearTimeout(timer);
       const ran = timedOut ? this.options.timeoutMs : performance.now() - startedAt;
       this.stats.billedMs += Math.ceil(ran);
-      this.stats.platformLogBytes += Buffer.byteLength(platformLogLines(context.awsRequestId, ran, this.options.memorySizeMb ?? 512));
+      this.stats.platformLogBytes += Buffer.byteLength(
+        platformLogLines(context.awsRequestId, ran, this.options.memorySizeMb ?? 512),
+      );
       // A timed-out invocation may still be running inside its container: that container is not reused.
       if (!timedOut) this.idle.push(handler);
       this.running -= 1;

@@ -81,7 +81,8 @@ export class TableUsageMeter {
     }
     if (status !== 200) {
       // A write whose condition failed still consumes (at least) one write unit in DynamoDB.
-      if (WRITES.has(operation) && String(parsed.__type ?? '').endsWith('ConditionalCheckFailedException')) this.record(operation, 1);
+      if (WRITES.has(operation) && String(parsed.__type ?? '').endsWith('ConditionalCheckFailedException'))
+        this.record(operation, 1);
       return;
     }
     const consumed = parsed.ConsumedCapacity;

@@ -29,9 +29,26 @@ export interface ServerlessBuild {
 
 /** serverless-esbuild options that it strips before calling esbuild (its dist/bundle.js). */
 const PLUGIN_ONLY_OPTIONS = [
-  'concurrency', 'zipConcurrency', 'exclude', 'nativeZip', 'packager', 'packagePath', 'watch', 'keepOutputDirectory',
-  'packagerOptions', 'installExtraArgs', 'outputFileExtension', 'outputBuildFolder', 'outputWorkFolder', 'nodeExternals',
-  'skipBuild', 'skipRebuild', 'skipBuildExcludeFns', 'stripEntryResolveExtensions', 'disposeContext', 'config',
+  'concurrency',
+  'zipConcurrency',
+  'exclude',
+  'nativeZip',
+  'packager',
+  'packagePath',
+  'watch',
+  'keepOutputDirectory',
+  'packagerOptions',
+  'installExtraArgs',
+  'outputFileExtension',
+  'outputBuildFolder',
+  'outputWorkFolder',
+  'nodeExternals',
+  'skipBuild',
+  'skipRebuild',
+  'skipBuildExcludeFns',
+  'stripEntryResolveExtensions',
+  'disposeContext',
+  'config',
 ];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -46,7 +63,8 @@ export function readServerlessBuild(file = join(ROOT, 'serverless.yml')): Server
   const exclude = Array.isArray(custom.exclude) ? (custom.exclude as string[]) : ['aws-sdk'];
   options.external = [...((options.external as string[] | undefined) ?? []), ...(exclude.includes('*') ? [] : exclude)];
 
-  if (!isObject(doc.functions)) throw new Error(`${file}: functions: expected a mapping of function name to definition`);
+  if (!isObject(doc.functions))
+    throw new Error(`${file}: functions: expected a mapping of function name to definition`);
   const functions = Object.entries(doc.functions).map(([name, fn]): FunctionEntry => {
     const handler = isObject(fn) ? fn.handler : undefined;
     if (typeof handler !== 'string' || !/^[\w/.-]+\.\w+$/.test(handler)) {
@@ -56,7 +74,11 @@ export function readServerlessBuild(file = join(ROOT, 'serverless.yml')): Server
   });
   const provider = isObject(doc.provider) ? doc.provider : {};
   const env = isObject(provider.environment) ? provider.environment : {};
-  return { functions, esbuildOptions: options as esbuild.BuildOptions, nodeOptions: typeof env.NODE_OPTIONS === 'string' ? env.NODE_OPTIONS : '' };
+  return {
+    functions,
+    esbuildOptions: options as esbuild.BuildOptions,
+    nodeOptions: typeof env.NODE_OPTIONS === 'string' ? env.NODE_OPTIONS : '',
+  };
 }
 
 export interface BuiltBundle {
@@ -72,10 +94,17 @@ export interface BuiltBundle {
 }
 
 /** Bundles one entry (a file, or source text for a synthetic entry) with the packaging options into outdir. */
-export async function buildBundle(build: ServerlessBuild, entry: string | { name: string; contents: string }, outdir: string): Promise<BuiltBundle> {
-  const source = typeof entry === 'string'
-    ? { entryPoints: [join(ROOT, entry)] }
-    : { stdin: { contents: entry.contents, resolveDir: ROOT, sourcefile: `${entry.name}.ts`, loader: 'ts' as const } };
+export async function buildBundle(
+  build: ServerlessBuild,
+  entry: string | { name: string; contents: string },
+  outdir: string,
+): Promise<BuiltBundle> {
+  const source =
+    typeof entry === 'string'
+      ? { entryPoints: [join(ROOT, entry)] }
+      : {
+          stdin: { contents: entry.contents, resolveDir: ROOT, sourcefile: `${entry.name}.ts`, loader: 'ts' as const },
+        };
   const result = await esbuild.build({
     ...build.esbuildOptions,
     ...source,
@@ -89,18 +118,28 @@ export async function buildBundle(build: ServerlessBuild, entry: string | { name
   const code = Object.entries(result.metafile.outputs).filter(([f]) => !f.endsWith('.map'));
   const [file, output] = code.find(([, o]) => o.entryPoint !== undefined) ?? code[0];
   const chunks = code.filter(([f]) => f !== file).map(([f, o]) => ({ file: join(ROOT, f), bytes: o.bytes }));
-  return { file: join(ROOT, file), bytes: output.bytes, chunks, totalBytes: output.bytes + chunks.reduce((n, c) => n + c.bytes, 0), metafile: result.metafile };
+  return {
+    file: join(ROOT, file),
+    bytes: output.bytes,
+    chunks,
+    totalBytes: output.bytes + chunks.reduce((n, c) => n + c.bytes, 0),
+    metafile: result.metafile,
+  };
 }
 
 /** The heaviest packages (or first-party directories) of a bundle, by bytes of minified output. */
 export function heaviestInputs(metafile: esbuild.Metafile, top = 8): { input: string; bytes: number }[] {
-  const output = Object.values(metafile.outputs).find((o) => o.entryPoint !== undefined) ?? Object.values(metafile.outputs)[0];
+  const output =
+    Object.values(metafile.outputs).find((o) => o.entryPoint !== undefined) ?? Object.values(metafile.outputs)[0];
   const byInput = new Map<string, number>();
   for (const [path, input] of Object.entries(output.inputs)) {
     const pkg = path.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/)?.[1] ?? path.split('/').slice(0, 2).join('/');
     byInput.set(pkg, (byInput.get(pkg) ?? 0) + input.bytesInOutput);
   }
-  return [...byInput].map(([input, bytes]) => ({ input, bytes })).sort((a, b) => b.bytes - a.bytes).slice(0, top);
+  return [...byInput]
+    .map(([input, bytes]) => ({ input, bytes }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, top);
 }
 
 export interface SdkBinding {
@@ -148,7 +187,10 @@ export async function sdkUsage(entry: string): Promise<SdkUsage> {
     if (!module.startsWith('@aws-sdk/')) continue;
     const named = clause.match(/\{([^}]*)\}/)?.[1];
     if (!named || clause.replace(/\{[^}]*\}/, '').replace(/[\s,]/g, '')) opaque.push(`${clause} from ${module}`);
-    for (const spec of (named ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const spec of (named ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const [name, local = name] = spec.split(/\s+as\s+/);
       if (new RegExp(`(?<![\\w$])${local.replace(/\$/g, '\\$')}(?![\\w$])`).test(body)) bindings.push({ module, name });
     }
@@ -158,7 +200,11 @@ export async function sdkUsage(entry: string): Promise<SdkUsage> {
     if (m[1].startsWith('@aws-sdk/')) opaque.push(`import(${m[1]})`);
   }
   const unique = [...new Map(bindings.map((b) => [`${b.module} ${b.name}`, b])).values()];
-  return { bindings: unique.sort((a, b) => `${a.module}${a.name}`.localeCompare(`${b.module}${b.name}`)), packages: [...packages].sort(), opaque };
+  return {
+    bindings: unique.sort((a, b) => `${a.module}${a.name}`.localeCompare(`${b.module}${b.name}`)),
+    packages: [...packages].sort(),
+    opaque,
+  };
 }
 
 /** Source of a bundle that loads only the SDK exports a handler uses: the load-time baseline. */

@@ -42,8 +42,10 @@ export interface JsonLimits {
   maxBytes?: number;
 }
 
-const tooDeep = (maxDepth: number) => new JsonLimitError('too-deep', `nested deeper than ${maxDepth} levels (the limit is ${maxDepth})`, maxDepth);
-const tooLarge = (maxBytes: number) => new JsonLimitError('too-large', `over ${maxBytes} bytes (the limit is ${maxBytes})`, maxBytes);
+const tooDeep = (maxDepth: number) =>
+  new JsonLimitError('too-deep', `nested deeper than ${maxDepth} levels (the limit is ${maxDepth})`, maxDepth);
+const tooLarge = (maxBytes: number) =>
+  new JsonLimitError('too-large', `over ${maxBytes} bytes (the limit is ${maxBytes})`, maxBytes);
 
 /**
  * Greatest nesting depth of JSON text, by one pass over its characters (brackets inside strings do not
@@ -56,7 +58,8 @@ export function jsonTextDepth(text: string, stopAbove = Infinity): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;
@@ -75,7 +78,10 @@ export function jsonTextDepth(text: string, stopAbove = Infinity): number {
 /** JSON.parse with the size and depth checked first; throws JsonLimitError (kind `invalid` for bad JSON). */
 export function parseBoundedJson(text: string, limits: JsonLimits = {}): unknown {
   const maxDepth = limits.maxDepth ?? MAX_JSON_DEPTH;
-  if (limits.maxBytes !== undefined && (text.length > limits.maxBytes || Buffer.byteLength(text, 'utf8') > limits.maxBytes)) {
+  if (
+    limits.maxBytes !== undefined &&
+    (text.length > limits.maxBytes || Buffer.byteLength(text, 'utf8') > limits.maxBytes)
+  ) {
     throw tooLarge(limits.maxBytes);
   }
   if (jsonTextDepth(text, maxDepth) > maxDepth) throw tooDeep(maxDepth);
@@ -117,6 +123,7 @@ export function stringifyBounded(value: unknown, limits: JsonLimits = {}): strin
     throw new JsonLimitError('invalid', `cannot be serialised as JSON (${(err as Error).message})`);
   }
   if (text === undefined) throw new JsonLimitError('invalid', 'cannot be serialised as JSON');
-  if (limits.maxBytes !== undefined && Buffer.byteLength(text, 'utf8') > limits.maxBytes) throw tooLarge(limits.maxBytes);
+  if (limits.maxBytes !== undefined && Buffer.byteLength(text, 'utf8') > limits.maxBytes)
+    throw tooLarge(limits.maxBytes);
   return text;
 }

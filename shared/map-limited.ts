@@ -3,7 +3,11 @@
  * fan-out in the product (clusters audited, probed or searched; pools rolled out) and in the local stack
  * goes through this one bound, so none can flood an apiserver by accident.
  */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   if (!(limit >= 1)) throw new RangeError(`mapLimited: limit must be at least 1, got ${limit}`);
   const out: R[] = new Array(items.length);
   let next = 0;

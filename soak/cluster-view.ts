@@ -95,7 +95,9 @@ export async function readCluster(storage: Storage): Promise<ClusterView> {
   return { at, pools, nodes, spirits, pods, owned };
 }
 
-export const isReady = (node: Pick<Obj, 'status'>) => (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+export const isReady = (node: Pick<Obj, 'status'>) =>
+  (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 export const poolOf = (node: Obj): string | undefined => node.metadata?.labels?.['apps.openyurt.io/nodepool'];
-export const isAvailable = (spirit: Obj) => (spirit.status?.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'True');
+export const isAvailable = (spirit: Obj) =>
+  (spirit.status?.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'True');
 export const ownedPool = (obj: Obj): string | undefined => obj.metadata?.labels?.['poolspirit.io/pool'];

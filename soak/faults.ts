@@ -88,20 +88,54 @@ async function reorder(w: SoakWorld, chaos: BusChaos, ms: number, filter: (e: Bu
  * coincide with a bus fault or a restart, as in life; two API faults would overwrite each other's rules).
  */
 export const FAULTS: Record<string, { weight: number; lane: 'api' | 'delivery'; run: FaultRun; needs?: 'etcd' }> = {
-  'api-409': { weight: 2, lane: 'api', run: (w) => withApiFaults(w, [{ verbs: ['update', 'patch'], errorRate: 0.4, errorStatus: 409 }], w.rng.between(1_500, 5_000)) },
-  'api-429': { weight: 2, lane: 'api', run: (w) => withApiFaults(w, [{ verbs: ALL, errorRate: 0.3, errorStatus: 429 }], w.rng.between(1_500, 5_000)) },
-  'api-500': { weight: 2, lane: 'api', run: (w) => withApiFaults(w, [{ verbs: ALL, errorRate: 0.3, errorStatus: 500 }], w.rng.between(1_500, 5_000)) },
+  'api-409': {
+    weight: 2,
+    lane: 'api',
+    run: (w) =>
+      withApiFaults(w, [{ verbs: ['update', 'patch'], errorRate: 0.4, errorStatus: 409 }], w.rng.between(1_500, 5_000)),
+  },
+  'api-429': {
+    weight: 2,
+    lane: 'api',
+    run: (w) => withApiFaults(w, [{ verbs: ALL, errorRate: 0.3, errorStatus: 429 }], w.rng.between(1_500, 5_000)),
+  },
+  'api-500': {
+    weight: 2,
+    lane: 'api',
+    run: (w) => withApiFaults(w, [{ verbs: ALL, errorRate: 0.3, errorStatus: 500 }], w.rng.between(1_500, 5_000)),
+  },
   /** A slow apiserver: reads and writes answered seconds late (clients' own timeouts and the function's). */
-  'api-timeout': { weight: 2, lane: 'api', run: (w) => withApiFaults(w, [{ verbs: ALL, latencyMs: w.rng.between(2_000, 4_000) }], w.rng.between(3_000, 6_000)) },
-  'watch-drop': { weight: 2, lane: 'api', run: (w) => withApiFaults(w, [{ verbs: ['watch'], watchDropAfterMs: w.rng.between(100, 1_000) }], w.rng.between(3_000, 8_000)) },
+  'api-timeout': {
+    weight: 2,
+    lane: 'api',
+    run: (w) => withApiFaults(w, [{ verbs: ALL, latencyMs: w.rng.between(2_000, 4_000) }], w.rng.between(3_000, 6_000)),
+  },
+  'watch-drop': {
+    weight: 2,
+    lane: 'api',
+    run: (w) =>
+      withApiFaults(
+        w,
+        [{ verbs: ['watch'], watchDropAfterMs: w.rng.between(100, 1_000) }],
+        w.rng.between(3_000, 8_000),
+      ),
+  },
   /** Writes answered after the function's timeout: the invocation times out with its work half done. */
   'function-timeout': {
     weight: 1,
     lane: 'api',
     async run(w) {
       const before = w.fleet.reconcile.stats.timeouts;
-      await withApiFaults(w, [{ verbs: WRITES, latencyMs: RECONCILE_TIMEOUT_MS + 1_000 }], RECONCILE_TIMEOUT_MS + 2_000);
-      w.faults.add(w.fleet.reconcile.stats.timeouts > before ? 'function-timeout (timed out)' : 'function-timeout (no invocation ran)');
+      await withApiFaults(
+        w,
+        [{ verbs: WRITES, latencyMs: RECONCILE_TIMEOUT_MS + 1_000 }],
+        RECONCILE_TIMEOUT_MS + 2_000,
+      );
+      w.faults.add(
+        w.fleet.reconcile.stats.timeouts > before
+          ? 'function-timeout (timed out)'
+          : 'function-timeout (no invocation ran)',
+      );
     },
   },
   /**
@@ -112,13 +146,21 @@ export const FAULTS: Record<string, { weight: number; lane: 'api' | 'delivery'; 
     async run(w) {
       const until = Date.now() + 5_000;
       while (w.fleet.reconcile.stats.running === 0 && Date.now() < until) await sleep(20);
-      w.faults.add(w.fleet.reconcile.stats.running > 0 ? 'function-killed-between-applies (hit a running reconcile)' : 'function-killed-between-applies (none running)');
+      w.faults.add(
+        w.fleet.reconcile.stats.running > 0
+          ? 'function-killed-between-applies (hit a running reconcile)'
+          : 'function-killed-between-applies (none running)',
+      );
       await withApiFaults(w, [{ verbs: WRITES, errorRate: 1, errorStatus: 500 }], w.rng.between(1_000, 3_000));
     },
     weight: 1,
     lane: 'api',
   },
-  'bus-duplicate': { weight: 2, lane: 'delivery', run: (w, chaos) => chaos.during(w.rng.between(1_500, 5_000), (e) => chaos.reinject(e)) },
+  'bus-duplicate': {
+    weight: 2,
+    lane: 'delivery',
+    run: (w, chaos) => chaos.during(w.rng.between(1_500, 5_000), (e) => chaos.reinject(e)),
+  },
   'bus-delay': {
     weight: 2,
     lane: 'delivery',
@@ -131,11 +173,23 @@ export const FAULTS: Record<string, { weight: number; lane: 'api' | 'delivery'; 
       await Promise.all(late);
     },
   },
-  'bus-reorder': { weight: 2, lane: 'delivery', run: (w, chaos) => reorder(w, chaos, w.rng.between(1_000, 4_000), () => true) },
+  'bus-reorder': {
+    weight: 2,
+    lane: 'delivery',
+    run: (w, chaos) => reorder(w, chaos, w.rng.between(1_000, 4_000), () => true),
+  },
   /** What a duplicated watch event becomes past the forwarder: the same change notice twice. */
-  'watch-duplicate': { weight: 1, lane: 'delivery', run: (w, chaos) => chaos.during(w.rng.between(2_000, 5_000), (e) => isNotice(e) && chaos.reinject(e)) },
+  'watch-duplicate': {
+    weight: 1,
+    lane: 'delivery',
+    run: (w, chaos) => chaos.during(w.rng.between(2_000, 5_000), (e) => isNotice(e) && chaos.reinject(e)),
+  },
   /** What reordered watch events become past the forwarder: change notices, older ones last. */
-  'watch-reorder': { weight: 1, lane: 'delivery', run: (w, chaos) => reorder(w, chaos, w.rng.between(1_000, 4_000), isNotice) },
+  'watch-reorder': {
+    weight: 1,
+    lane: 'delivery',
+    run: (w, chaos) => reorder(w, chaos, w.rng.between(1_000, 4_000), isNotice),
+  },
   'forwarder-restart': {
     weight: 2,
     lane: 'delivery',
@@ -144,11 +198,28 @@ export const FAULTS: Record<string, { weight: number; lane: 'api' | 'delivery'; 
       await c.forwarder.stop(2_000);
       await sleep(w.rng.between(500, 4_000));
       // A new process would have a new client: nothing of the old forwarder's watch state carries over.
-      const eventBridge = new EventBridgeClient({ endpoint: w.fleet.bus.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-      const forwarder = new Forwarder({ clusterId: c.id, kubeConfig: c.kubeConfig, bus: eventBridgePutEvents(eventBridge), eventBusName: w.fleet.eventBusName, namespace: PRODUCT_NAMESPACE });
+      const eventBridge = new EventBridgeClient({
+        endpoint: w.fleet.bus.endpoint,
+        region: 'local',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      });
+      const forwarder = new Forwarder({
+        clusterId: c.id,
+        kubeConfig: c.kubeConfig,
+        bus: eventBridgePutEvents(eventBridge),
+        eventBusName: w.fleet.eventBusName,
+        namespace: PRODUCT_NAMESPACE,
+      });
       forwarder.start();
       c.forwarder = forwarder;
     },
   },
-  'stack-restart': { weight: 1, lane: 'delivery', needs: 'etcd', run: async () => { throw new Error('run by the soak loop (it replaces the fleet)'); } },
+  'stack-restart': {
+    weight: 1,
+    lane: 'delivery',
+    needs: 'etcd',
+    run: async () => {
+      throw new Error('run by the soak loop (it replaces the fleet)');
+    },
+  },
 };

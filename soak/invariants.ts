@@ -74,7 +74,14 @@ export class Invariants {
   }
 
   /** Tracks a bad condition; reports it once when it has outlived its bound. Returns false (not whole). */
-  #bad(key: string, seen: Set<string>, boundMs: number, disturbedAt: number, final: boolean, report: () => [string, string, Record<string, unknown>]): false {
+  #bad(
+    key: string,
+    seen: Set<string>,
+    boundMs: number,
+    disturbedAt: number,
+    final: boolean,
+    report: () => [string, string, Record<string, unknown>],
+  ): false {
     const w = this.#w;
     seen.add(key);
     const now = Date.now();
@@ -93,7 +100,9 @@ export class Invariants {
     const w = this.#w;
     let whole = true;
     const readyPools = new Set(view.nodes.filter(isReady).map(poolOf).filter(Boolean));
-    const livePools = new Set(view.pools.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata.name as string));
+    const livePools = new Set(
+      view.pools.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata.name as string),
+    );
     const wanted = new Set(view.pools.filter((p) => wantsSpirit(p)).map((p) => p.metadata.name as string));
     const spirits = new Map(view.spirits.map((s) => [s.metadata.name as string, s]));
     for (const pool of wanted) {
@@ -106,15 +115,24 @@ export class Invariants {
       // the pool's bound starts then, not when the node went away.
       const startsAt = Math.max(w.disturbed.get(key) ?? 0, evictionDue(view, pool));
       whole = this.#bad(`available ${key}`, seen, BOUNDS.availableMs, startsAt, final, () => [
-        'available', `Edge pool ${key} has a Ready node but its PoolSpirit is not Available`,
+        'available',
+        `Edge pool ${key} has a Ready node but its PoolSpirit is not Available`,
         {
           phase: spirit?.status?.phase ?? 'no PoolSpirit',
-          conditions: (spirit?.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${String(c.message ?? '').slice(0, 200)}`),
-          nodes: view.nodes.filter((n) => poolOf(n) === pool).map((n) => `${n.metadata.name} ${isReady(n) ? 'Ready' : 'NotReady'}`),
-          pods: view.pods.filter((p) => p.metadata.labels?.['app.kubernetes.io/instance'] === `ps-${pool}`).map(podSummary),
+          conditions: (spirit?.status?.conditions ?? []).map(
+            (c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${String(c.message ?? '').slice(0, 200)}`,
+          ),
+          nodes: view.nodes
+            .filter((n) => poolOf(n) === pool)
+            .map((n) => `${n.metadata.name} ${isReady(n) ? 'Ready' : 'NotReady'}`),
+          pods: view.pods
+            .filter((p) => p.metadata.labels?.['app.kubernetes.io/instance'] === `ps-${pool}`)
+            .map(podSummary),
           recent: w.journal.recent(clusterId, pool),
           reconcileState: this.#state(clusterId, pool),
-          deployment: view.owned.filter((o) => o.kind === 'Deployment' && ownedPool(o.obj) === pool).map((o) => ({ generation: o.obj.metadata.generation, status: o.obj.status })),
+          deployment: view.owned
+            .filter((o) => o.kind === 'Deployment' && ownedPool(o.obj) === pool)
+            .map((o) => ({ generation: o.obj.metadata.generation, status: o.obj.status })),
         },
       ]);
     }
@@ -126,17 +144,48 @@ export class Invariants {
       if (!livePools.has(pool) || !wanted.has(pool)) {
         const deletedAt = w.deletions.get(key);
         const invariant = deletedAt !== undefined ? 'lost-deletion' : 'orphan';
-        whole = this.#bad(`${invariant} ${key} ${kind}/${obj.metadata.name}`, seen, BOUNDS.deletionMs, deletedAt ?? 0, final, () => [
-          invariant, `${kind} ${obj.metadata.name} of ${deletedAt !== undefined ? 'deleted' : 'absent'} NodePool ${key} still exists`,
-          { recent: w.journal.recent(clusterId, pool), kind, name: obj.metadata.name, deletionTimestamp: obj.metadata.deletionTimestamp ?? null, ownerReferences: obj.metadata.ownerReferences ?? [] },
-        ]) && whole;
+        whole =
+          this.#bad(
+            `${invariant} ${key} ${kind}/${obj.metadata.name}`,
+            seen,
+            BOUNDS.deletionMs,
+            deletedAt ?? 0,
+            final,
+            () => [
+              invariant,
+              `${kind} ${obj.metadata.name} of ${deletedAt !== undefined ? 'deleted' : 'absent'} NodePool ${key} still exists`,
+              {
+                recent: w.journal.recent(clusterId, pool),
+                kind,
+                name: obj.metadata.name,
+                deletionTimestamp: obj.metadata.deletionTimestamp ?? null,
+                ownerReferences: obj.metadata.ownerReferences ?? [],
+              },
+            ],
+          ) && whole;
       }
       this.#count('foreign');
       const foreign = foreignEntry(kind, obj);
       if (foreign) {
-        whole = this.#bad(`foreign ${clusterId} ${kind}/${obj.metadata.name}`, seen, BOUNDS.foreignMs, w.disturbed.get(key) ?? 0, final, () => [
-          'foreign', `${foreign} survives in ${kind} ${obj.metadata.name} (${clusterId})`, { reconcileState: this.#state(clusterId, pool), kind, name: obj.metadata.name, managedFields: (obj.metadata.managedFields ?? []).map((m) => `${m.manager} ${m.operation} ${m.time}`), recent: w.journal.recent(clusterId, pool) },
-        ]) && whole;
+        whole =
+          this.#bad(
+            `foreign ${clusterId} ${kind}/${obj.metadata.name}`,
+            seen,
+            BOUNDS.foreignMs,
+            w.disturbed.get(key) ?? 0,
+            final,
+            () => [
+              'foreign',
+              `${foreign} survives in ${kind} ${obj.metadata.name} (${clusterId})`,
+              {
+                reconcileState: this.#state(clusterId, pool),
+                kind,
+                name: obj.metadata.name,
+                managedFields: (obj.metadata.managedFields ?? []).map((m) => `${m.manager} ${m.operation} ${m.time}`),
+                recent: w.journal.recent(clusterId, pool),
+              },
+            ],
+          ) && whole;
       }
     }
     for (const spirit of view.spirits) {
@@ -145,9 +194,12 @@ export class Invariants {
       if (livePools.has(pool) && wanted.has(pool)) continue;
       const deletedAt = w.deletions.get(key);
       const invariant = deletedAt !== undefined ? 'lost-deletion' : 'orphan';
-      whole = this.#bad(`${invariant} ${key} PoolSpirit`, seen, BOUNDS.deletionMs, deletedAt ?? 0, final, () => [
-        invariant, `PoolSpirit ${key} outlives its NodePool`, { deletionTimestamp: spirit.metadata.deletionTimestamp ?? null },
-      ]) && whole;
+      whole =
+        this.#bad(`${invariant} ${key} PoolSpirit`, seen, BOUNDS.deletionMs, deletedAt ?? 0, final, () => [
+          invariant,
+          `PoolSpirit ${key} outlives its NodePool`,
+          { deletionTimestamp: spirit.metadata.deletionTimestamp ?? null },
+        ]) && whole;
     }
     return whole;
   }
@@ -156,7 +208,17 @@ export class Invariants {
     const item = this.#items.find((i) => i.pk === `CLUSTER#${clusterId}` && i.sk === `POOL#${pool}`);
     if (!item) return undefined;
     const { outcome, failures, lastError, error, updatedAt, attempts, recentEvents, fencingToken } = item;
-    return { outcome, failures, error: lastError ?? error, updatedAt, attempts, recentEvents, fencingToken, leaseOwner: item[LEASE_OWNER], leaseUntil: item[LEASE_UNTIL] };
+    return {
+      outcome,
+      failures,
+      error: lastError ?? error,
+      updatedAt,
+      attempts,
+      recentEvents,
+      fencingToken,
+      leaseOwner: item[LEASE_OWNER],
+      leaseUntil: item[LEASE_UNTIL],
+    };
   }
 
   async #leases(final: boolean): Promise<void> {
@@ -172,7 +234,11 @@ export class Invariants {
       const key = `lease ${item.pk}/${item.sk}`;
       stale.add(key);
       if (this.#staleLeases.has(key)) continue;
-      w.violate('lease', `lease on ${item.pk}/${item.sk} is still held ${Math.round((now - until) / 1000)} s past its expiry`, { owner: String(item[LEASE_OWNER]).slice(0, 80), leaseUntil: new Date(until).toISOString(), final });
+      w.violate(
+        'lease',
+        `lease on ${item.pk}/${item.sk} is still held ${Math.round((now - until) / 1000)} s past its expiry`,
+        { owner: String(item[LEASE_OWNER]).slice(0, 80), leaseUntil: new Date(until).toISOString(), final },
+      );
     }
     // One violation per stale lease for as long as it stays stale (it was reported again on every pass).
     this.#staleLeases = stale;
@@ -189,11 +255,25 @@ export class Invariants {
       const clusterId = typeof detail.clusterId === 'string' ? detail.clusterId : undefined;
       const terminalInput = clusterId !== undefined && w.terminalClusters.has(clusterId);
       const reason = dl.terminal?.message ?? dl.error;
-      if (!reason) w.violate('dead-letter', `dead letter ${dl.eventId} (${dl.target}) carries no reason`, { rule: dl.rule, reason: dl.reason });
-      if (!terminalInput) {
-        w.violate('dead-letter', `dead letter for an input that could succeed: ${dl.event?.['detail-type']} to ${dl.target}`, {
-          eventId: dl.eventId, rule: dl.rule, reason: dl.reason, attempts: dl.attempts, error: String(reason ?? '').slice(0, 300), clusterId, nodePool: detail.nodePool,
+      if (!reason)
+        w.violate('dead-letter', `dead letter ${dl.eventId} (${dl.target}) carries no reason`, {
+          rule: dl.rule,
+          reason: dl.reason,
         });
+      if (!terminalInput) {
+        w.violate(
+          'dead-letter',
+          `dead letter for an input that could succeed: ${dl.event?.['detail-type']} to ${dl.target}`,
+          {
+            eventId: dl.eventId,
+            rule: dl.rule,
+            reason: dl.reason,
+            attempts: dl.attempts,
+            error: String(reason ?? '').slice(0, 300),
+            clusterId,
+            nodePool: detail.nodePool,
+          },
+        );
       }
     }
     this.#deadLettersSeen = letters.length;
@@ -224,7 +304,8 @@ export class Invariants {
     if (!now) return;
     for (const { where, text } of this.#tap.drain()) {
       this.#count('secret-scan');
-      for (const f of this.#scanner.scan(where, text)) this.#w.violate('secret', `${f.what} in ${f.where}`, { where: f.where, what: f.what });
+      for (const f of this.#scanner.scan(where, text))
+        this.#w.violate('secret', `${f.what} in ${f.where}`, { where: f.where, what: f.what });
     }
   }
 
@@ -234,7 +315,8 @@ export class Invariants {
     if (!this.rss.firstMb) this.rss.firstMb = mb;
     this.rss.lastMb = mb;
     if (mb > this.rss.maxMb) {
-      if (mb > BOUNDS.rssMb && this.rss.maxMb <= BOUNDS.rssMb) this.#w.violate('rss', `soak process resident size ${mb} MB exceeds ${BOUNDS.rssMb} MB`, { rssMb: mb });
+      if (mb > BOUNDS.rssMb && this.rss.maxMb <= BOUNDS.rssMb)
+        this.#w.violate('rss', `soak process resident size ${mb} MB exceeds ${BOUNDS.rssMb} MB`, { rssMb: mb });
       this.rss.maxMb = mb;
     }
   }
@@ -249,23 +331,31 @@ function evictionDue(view: ClusterView, pool: string): number {
     const node = view.nodes.find((n) => n.metadata.name === nodeName);
     const grace = evictionGraceSeconds(pod, node);
     if (grace === undefined || !Number.isFinite(grace)) continue;
-    const since = Date.parse((node?.status?.conditions ?? []).find((c) => c.type === 'Ready')?.lastTransitionTime ?? '') || view.at;
+    const since =
+      Date.parse((node?.status?.conditions ?? []).find((c) => c.type === 'Ready')?.lastTransitionTime ?? '') || view.at;
     due = Math.max(due, since + grace * 1000);
   }
   return due;
 }
 
 function podSummary(p: Obj): string {
-  const conds = (p.status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`).join(',');
+  const conds = (p.status?.conditions ?? [])
+    .map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`)
+    .join(',');
   return `${p.metadata.name} node=${p.spec?.nodeName ?? '-'} phase=${p.status?.phase ?? '-'} ${conds}${p.metadata.deletionTimestamp ? ' deleting' : ''} created=${p.metadata.creationTimestamp}`;
 }
 
 function wantsSpirit(pool: Obj): boolean {
-  return pool.spec?.type === 'Edge' && !pool.metadata?.deletionTimestamp && pool.metadata?.annotations?.[OPT_OUT_ANNOTATION] !== 'true';
+  return (
+    pool.spec?.type === 'Edge' &&
+    !pool.metadata?.deletionTimestamp &&
+    pool.metadata?.annotations?.[OPT_OUT_ANNOTATION] !== 'true'
+  );
 }
 
 function foreignEntry(kind: string, obj: Obj): string | undefined {
-  if (kind === 'Deployment' && (obj.spec?.template?.spec?.containers ?? []).some((c) => c.name === FOREIGN_CONTAINER)) return `sidecar ${FOREIGN_CONTAINER}`;
+  if (kind === 'Deployment' && (obj.spec?.template?.spec?.containers ?? []).some((c) => c.name === FOREIGN_CONTAINER))
+    return `sidecar ${FOREIGN_CONTAINER}`;
   if (kind === 'Service' && (obj.spec?.ports ?? []).some((p) => p.name === FOREIGN_PORT)) return `port ${FOREIGN_PORT}`;
   return undefined;
 }
@@ -274,7 +364,9 @@ async function scanTable(w: SoakWorld): Promise<Item[]> {
   const items: Item[] = [];
   let start: Item | undefined;
   do {
-    const page = await w.fleet.table.doc.send(new ScanCommand({ TableName: w.fleet.table.name, ExclusiveStartKey: start }));
+    const page = await w.fleet.table.doc.send(
+      new ScanCommand({ TableName: w.fleet.table.name, ExclusiveStartKey: start }),
+    );
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start);

@@ -28,7 +28,10 @@ export class NothingToDo extends Error {}
 
 type Op = (w: SoakWorld, c: FleetCluster) => Promise<void>;
 
-const livePools = async (c: FleetCluster) => (await readCluster(localApiOf(c).storage)).pools.filter((p) => !p.metadata.deletionTimestamp && p.spec?.type === 'Edge');
+const livePools = async (c: FleetCluster) =>
+  (await readCluster(localApiOf(c).storage)).pools.filter(
+    (p) => !p.metadata.deletionTimestamp && p.spec?.type === 'Edge',
+  );
 
 async function pickPool(w: SoakWorld, c: FleetCluster): Promise<string> {
   const pool = w.rng.pick(await livePools(c));
@@ -47,33 +50,59 @@ async function addNode(w: SoakWorld, c: FleetCluster, ready: boolean): Promise<v
   const node = edgeNode(`${pool}-soak-${w.nextId++}`, pool, ready);
   const stored = await w.api(c).createJson(node);
   // The local API keeps a Node's status on create; kube-apiserver would not, so it is set either way.
-  if (isReady({ status: stored.status as ObjStatus }) !== ready) await w.api(c).requestJson(HttpMethod.PUT, `/api/v1/nodes/${node.metadata!.name}/status`, { body: { ...stored, status: node.status } });
+  if (isReady({ status: stored.status as ObjStatus }) !== ready)
+    await w.api(c).requestJson(HttpMethod.PUT, `/api/v1/nodes/${node.metadata!.name}/status`, {
+      body: { ...stored, status: node.status },
+    });
   w.touch(c.id, pool);
 }
 
 async function setReadiness(w: SoakWorld, c: FleetCluster): Promise<void> {
   const node = await pickNode(w, c);
   const ready = !isReady(node);
-  const conditions = [{ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'KubeletReady' : 'KubeletNotReady', lastTransitionTime: new Date().toISOString() }];
-  await w.api(c).requestJson(HttpMethod.PATCH, `/api/v1/nodes/${node.metadata.name}/status`, { body: { status: { conditions } }, contentType: 'application/strategic-merge-patch+json' });
+  const conditions = [
+    {
+      type: 'Ready',
+      status: ready ? 'True' : 'False',
+      reason: ready ? 'KubeletReady' : 'KubeletNotReady',
+      lastTransitionTime: new Date().toISOString(),
+    },
+  ];
+  await w.api(c).requestJson(HttpMethod.PATCH, `/api/v1/nodes/${node.metadata.name}/status`, {
+    body: { status: { conditions } },
+    contentType: 'application/strategic-merge-patch+json',
+  });
   w.touch(c.id, poolOf(node)!);
 }
 
 /** `spec` is a JSON merge patch of the PoolSpirit's spec (null removes a field). */
 async function patchSpirit(w: SoakWorld, c: FleetCluster, pool: string, spec: Record<string, unknown>): Promise<void> {
-  await w.api(c).requestJson(HttpMethod.PATCH, `${SPIRITS}/${pool}`, { body: { spec }, contentType: MERGE, query: { fieldManager: 'soak-operator' } });
+  await w.api(c).requestJson(HttpMethod.PATCH, `${SPIRITS}/${pool}`, {
+    body: { spec },
+    contentType: MERGE,
+    query: { fieldManager: 'soak-operator' },
+  });
   w.touch(c.id, pool);
 }
 
-async function pickOwned(w: SoakWorld, c: FleetCluster, kinds: string[]): Promise<{ kind: keyof typeof OWNED_KINDS; obj: Obj }> {
+async function pickOwned(
+  w: SoakWorld,
+  c: FleetCluster,
+  kinds: string[],
+): Promise<{ kind: keyof typeof OWNED_KINDS; obj: Obj }> {
   const view = await readCluster(localApiOf(c).storage);
   const live = new Set(view.pools.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name));
-  const picked = w.rng.pick(view.owned.filter((o) => kinds.includes(o.kind) && live.has(ownedPool(o.obj) ?? '') && !o.obj.metadata.deletionTimestamp));
+  const picked = w.rng.pick(
+    view.owned.filter(
+      (o) => kinds.includes(o.kind) && live.has(ownedPool(o.obj) ?? '') && !o.obj.metadata.deletionTimestamp,
+    ),
+  );
   if (!picked) throw new NothingToDo();
   return picked;
 }
 
-const ownedPath = (kind: keyof typeof OWNED_KINDS, name: string) => `${OWNED_KINDS[kind].path}/namespaces/${NS}/${OWNED_KINDS[kind].resource}/${name}`;
+const ownedPath = (kind: keyof typeof OWNED_KINDS, name: string) =>
+  `${OWNED_KINDS[kind].path}/namespaces/${NS}/${OWNED_KINDS[kind].resource}/${name}`;
 
 /** Bad registrations, as an operator might try: each must be refused by the CLI's check and, written to the registry anyway, never reached. */
 const BAD_ACCESS = [
@@ -86,10 +115,26 @@ const BAD_ACCESS = [
 
 function execKubeconfig(name: string): string {
   return [
-    'apiVersion: v1', 'kind: Config', `current-context: ${name}`,
-    'clusters:', `- name: ${name}`, '  cluster:', '    server: http://127.0.0.1:1',
-    'contexts:', `- name: ${name}`, '  context:', `    cluster: ${name}`, `    user: ${name}`,
-    'users:', `- name: ${name}`, '  user:', '    exec:', '      apiVersion: client.authentication.k8s.io/v1', '      command: /bin/sh', '      args: ["-c", "echo soak"]', '',
+    'apiVersion: v1',
+    'kind: Config',
+    `current-context: ${name}`,
+    'clusters:',
+    `- name: ${name}`,
+    '  cluster:',
+    '    server: http://127.0.0.1:1',
+    'contexts:',
+    `- name: ${name}`,
+    '  context:',
+    `    cluster: ${name}`,
+    `    user: ${name}`,
+    'users:',
+    `- name: ${name}`,
+    '  user:',
+    '    exec:',
+    '      apiVersion: client.authentication.k8s.io/v1',
+    '      command: /bin/sh',
+    '      args: ["-c", "echo soak"]',
+    '',
   ].join('\n');
 }
 
@@ -130,7 +175,10 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
     async run(w, c) {
       const node = await pickNode(w, c);
       const to = await pickPool(w, c);
-      await w.api(c).requestJson(HttpMethod.PATCH, `/api/v1/nodes/${node.metadata.name}`, { body: { metadata: { labels: { [NODEPOOL_LABEL]: to } } }, contentType: MERGE });
+      await w.api(c).requestJson(HttpMethod.PATCH, `/api/v1/nodes/${node.metadata.name}`, {
+        body: { metadata: { labels: { [NODEPOOL_LABEL]: to } } },
+        contentType: MERGE,
+      });
       w.touch(c.id, poolOf(node)!);
       w.touch(c.id, to);
     },
@@ -141,7 +189,9 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
     async run(w, c) {
       const pool = await pickPool(w, c);
       if (w.invalidSpec.has(`${c.id}/${pool}`)) throw new NothingToDo();
-      await patchSpirit(w, c, pool, { apiServer: { resources: { requests: { cpu: w.rng.pick(['100m', '150m', '200m', '250m']) } } } });
+      await patchSpirit(w, c, pool, {
+        apiServer: { resources: { requests: { cpu: w.rng.pick(['100m', '150m', '200m', '250m']) } } },
+      });
     },
   },
   'spec-invalid': {
@@ -194,11 +244,18 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
       const { kind, obj } = await pickOwned(w, c, ['ConfigMap', 'Secret', 'Deployment', 'ServiceAccount']);
       const key = Object.keys(obj.data ?? {})[0];
       const body =
-        kind === 'ConfigMap' && key ? { data: { [key]: 'soak-drift' } }
-        : kind === 'Secret' && key ? { data: { [key]: Buffer.from('soak-drift').toString('base64') } }
-        : kind === 'Deployment' ? { spec: { template: { metadata: { annotations: { 'soak/drift': String(w.nextId++) } } } } }
-        : { metadata: { labels: { 'soak-drift': 'yes' } } };
-      await w.api(c).requestJson(HttpMethod.PATCH, ownedPath(kind, obj.metadata.name), { body, contentType: MERGE, query: { fieldManager: 'soak-intruder' } });
+        kind === 'ConfigMap' && key
+          ? { data: { [key]: 'soak-drift' } }
+          : kind === 'Secret' && key
+            ? { data: { [key]: Buffer.from('soak-drift').toString('base64') } }
+            : kind === 'Deployment'
+              ? { spec: { template: { metadata: { annotations: { 'soak/drift': String(w.nextId++) } } } } }
+              : { metadata: { labels: { 'soak-drift': 'yes' } } };
+      await w.api(c).requestJson(HttpMethod.PATCH, ownedPath(kind, obj.metadata.name), {
+        body,
+        contentType: MERGE,
+        query: { fieldManager: 'soak-intruder' },
+      });
       w.touch(c.id, ownedPool(obj)!);
     },
   },
@@ -206,8 +263,18 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
     weight: 2,
     async run(w, c) {
       const { obj } = await pickOwned(w, c, ['Deployment']);
-      const patch = [{ op: 'add', path: '/spec/template/spec/containers/-', value: { name: FOREIGN_CONTAINER, image: 'registry.example/sidecar:1' } }];
-      await w.api(c).requestJson(HttpMethod.PATCH, ownedPath('Deployment', obj.metadata.name), { body: patch, contentType: JSON_PATCH, query: { fieldManager: 'soak-intruder' } });
+      const patch = [
+        {
+          op: 'add',
+          path: '/spec/template/spec/containers/-',
+          value: { name: FOREIGN_CONTAINER, image: 'registry.example/sidecar:1' },
+        },
+      ];
+      await w.api(c).requestJson(HttpMethod.PATCH, ownedPath('Deployment', obj.metadata.name), {
+        body: patch,
+        contentType: JSON_PATCH,
+        query: { fieldManager: 'soak-intruder' },
+      });
       w.touch(c.id, ownedPool(obj)!);
     },
   },
@@ -215,8 +282,18 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
     weight: 2,
     async run(w, c) {
       const { obj } = await pickOwned(w, c, ['Service']);
-      const patch = [{ op: 'add', path: '/spec/ports/-', value: { name: FOREIGN_PORT, port: 9443, targetPort: 9443, protocol: 'TCP' } }];
-      await w.api(c).requestJson(HttpMethod.PATCH, ownedPath('Service', obj.metadata.name), { body: patch, contentType: JSON_PATCH, query: { fieldManager: 'soak-intruder' } });
+      const patch = [
+        {
+          op: 'add',
+          path: '/spec/ports/-',
+          value: { name: FOREIGN_PORT, port: 9443, targetPort: 9443, protocol: 'TCP' },
+        },
+      ];
+      await w.api(c).requestJson(HttpMethod.PATCH, ownedPath('Service', obj.metadata.name), {
+        body: patch,
+        contentType: JSON_PATCH,
+        query: { fieldManager: 'soak-intruder' },
+      });
       w.touch(c.id, ownedPool(obj)!);
     },
   },
@@ -227,7 +304,15 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
       const id = `soak-rollout-${w.nextId++}`;
       await w.fleet.rollout.invoke({
         command: 'start',
-        rollout: { id, patch: { agent: { version: w.rng.pick(['0.2.0', '0.3.0', '0.4.0']) } }, ...(w.fleet.clusters.length > 1 ? { canary: 1 } : {}), maxConcurrency: '2', soak: '1s', progressDeadline: '30s', autoRollback: true },
+        rollout: {
+          id,
+          patch: { agent: { version: w.rng.pick(['0.2.0', '0.3.0', '0.4.0']) } },
+          ...(w.fleet.clusters.length > 1 ? { canary: 1 } : {}),
+          maxConcurrency: '2',
+          soak: '1s',
+          progressDeadline: '30s',
+          autoRollback: true,
+        },
       });
       w.rollouts.add(id);
       for (const c of w.fleet.clusters) for (const p of await livePools(c)) w.touch(c.id, p.metadata.name);
@@ -256,15 +341,30 @@ export const OPERATIONS: Record<string, { weight: number; run: Op }> = {
       // Written past the CLI (as a hand-edited registry item would be): the registry refuses it as well.
       const id = `bad-${w.nextId++}`;
       try {
-        await registerCluster(w.fleet.table, { id, access: { kind: 'url', url: bad.url }, labels: { environment: 'soak-bad' } }, new Date());
+        await registerCluster(
+          w.fleet.table,
+          { id, access: { kind: 'url', url: bad.url }, labels: { environment: 'soak-bad' } },
+          new Date(),
+        );
       } catch {
         // A kubeconfig file the CLI would refuse (an exec credential), registered by path: only the
         // functions' own load can refuse it, and every event for that cluster is then input that cannot succeed.
         const path = join(w.opts.stateDir, `${id}.kubeconfig`);
         await writeFile(path, execKubeconfig(id), { mode: 0o600 });
         w.terminalClusters.add(id);
-        await registerCluster(w.fleet.table, { id, access: { kind: 'kubeconfig-file', path }, labels: { environment: 'soak-bad' } }, new Date());
-        w.fleet.bus.putEvents([{ Source: RECONCILER_SOURCE, DetailType: RECONCILE_REQUEST_DETAIL_TYPE, EventBusName: w.fleet.eventBusName, Detail: JSON.stringify({ clusterId: id, nodePool: 'pool-00', reason: 'soak', requestedBy: 'soak' }) }]);
+        await registerCluster(
+          w.fleet.table,
+          { id, access: { kind: 'kubeconfig-file', path }, labels: { environment: 'soak-bad' } },
+          new Date(),
+        );
+        w.fleet.bus.putEvents([
+          {
+            Source: RECONCILER_SOURCE,
+            DetailType: RECONCILE_REQUEST_DETAIL_TYPE,
+            EventBusName: w.fleet.eventBusName,
+            Detail: JSON.stringify({ clusterId: id, nodePool: 'pool-00', reason: 'soak', requestedBy: 'soak' }),
+          },
+        ]);
         return;
       }
       w.violate('registration', `the registry accepted ${bad.why}`, { why: bad.why, id });

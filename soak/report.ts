@@ -16,7 +16,14 @@ export interface SoakReport {
   timeToRepairMs: Record<string, { samples: number; p50: number; p99: number; max: number }>;
   bounds: typeof BOUNDS;
   rssMb: { first: number; max: number; last: number };
-  fleet: { reconciles: number; reconcileErrors: number; reconcileRequeues: number; reconcileTimeouts: number; busDeadLetters: number; stackRestarts: number };
+  fleet: {
+    reconciles: number;
+    reconcileErrors: number;
+    reconcileRequeues: number;
+    reconcileTimeouts: number;
+    busDeadLetters: number;
+    stackRestarts: number;
+  };
   secretScan: { charactersScanned: number; textsDropped: number };
 }
 
@@ -24,7 +31,15 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : 0;
 }
 
-export function buildReport(w: SoakWorld, extra: { quiescedInMs: number | null; rss: { firstMb: number; maxMb: number; lastMb: number }; scan: { scannedChars: number; dropped: number }; stats: SoakReport['fleet'] }): SoakReport {
+export function buildReport(
+  w: SoakWorld,
+  extra: {
+    quiescedInMs: number | null;
+    rss: { firstMb: number; maxMb: number; lastMb: number };
+    scan: { scannedChars: number; dropped: number };
+    stats: SoakReport['fleet'];
+  },
+): SoakReport {
   const ttr: SoakReport['timeToRepairMs'] = {};
   for (const [kind, samples] of Object.entries(w.repairs)) {
     const s = [...samples].sort((a, b) => a - b);
@@ -50,15 +65,24 @@ export function buildReport(w: SoakWorld, extra: { quiescedInMs: number | null; 
   };
 }
 
-const total = (counts: Record<string, { done: number; failed: number }>) => Object.values(counts).reduce((s, c) => s + c.done, 0);
+const total = (counts: Record<string, { done: number; failed: number }>) =>
+  Object.values(counts).reduce((s, c) => s + c.done, 0);
 
 export function humanReport(r: SoakReport): string {
   const lines = [
     `soak: seed ${r.seed}, ${r.clusters} cluster(s) × ${r.pools} pools, ${r.store} store, ${(r.durationMs / 1000).toFixed(0)} s`,
-    `operations: ${total(r.operations)} (${Object.entries(r.operations).map(([k, c]) => `${k} ${c.done}${c.failed ? `/${c.failed} failed` : ''}`).join(', ')})`,
-    `faults: ${total(r.faults)} (${Object.entries(r.faults).map(([k, c]) => `${k} ${c.done}`).join(', ')})`,
-    `checks: ${Object.entries(r.checks).map(([k, n]) => `${k} ${n}`).join(', ')}`,
-    `time to repair (p50/p99 ms): ${Object.entries(r.timeToRepairMs).map(([k, t]) => `${k} ${t.p50}/${t.p99}`).join(', ')}`,
+    `operations: ${total(r.operations)} (${Object.entries(r.operations)
+      .map(([k, c]) => `${k} ${c.done}${c.failed ? `/${c.failed} failed` : ''}`)
+      .join(', ')})`,
+    `faults: ${total(r.faults)} (${Object.entries(r.faults)
+      .map(([k, c]) => `${k} ${c.done}`)
+      .join(', ')})`,
+    `checks: ${Object.entries(r.checks)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}`,
+    `time to repair (p50/p99 ms): ${Object.entries(r.timeToRepairMs)
+      .map(([k, t]) => `${k} ${t.p50}/${t.p99}`)
+      .join(', ')}`,
     `quiesced in: ${r.quiescedInMs === null ? 'never (see violations)' : `${r.quiescedInMs} ms`} · rss ${r.rssMb.first} → max ${r.rssMb.max} MB · reconciles ${r.fleet.reconciles} (${r.fleet.reconcileErrors} errors, ${r.fleet.reconcileRequeues} requeues, ${r.fleet.reconcileTimeouts} timeouts)`,
     `violations: ${r.violations.length}`,
     ...r.violations.slice(0, 20).map((v) => `  [${(v.when / 1000).toFixed(1)} s] ${v.invariant}: ${v.what}`),

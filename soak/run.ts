@@ -34,8 +34,15 @@ function positive(name: string, text: string | undefined, fallback: number): num
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      minutes: { type: 'string' }, clusters: { type: 'string' }, pools: { type: 'string' }, nodes: { type: 'string' },
-      seed: { type: 'string' }, store: { type: 'string' }, json: { type: 'boolean' }, 'show-logs': { type: 'boolean' }, 'quiesce-seconds': { type: 'string' },
+      minutes: { type: 'string' },
+      clusters: { type: 'string' },
+      pools: { type: 'string' },
+      nodes: { type: 'string' },
+      seed: { type: 'string' },
+      store: { type: 'string' },
+      json: { type: 'boolean' },
+      'show-logs': { type: 'boolean' },
+      'quiesce-seconds': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -47,7 +54,8 @@ async function main(): Promise<number> {
   const store = values.store ?? 'etcd';
   if (store !== 'etcd' && store !== 'memory') throw new Error(`--store: expected etcd or memory, got "${store}"`);
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
-  if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed: expected a non-negative integer, got "${values.seed}"`);
+  if (!Number.isInteger(seed) || seed < 0)
+    throw new Error(`--seed: expected a non-negative integer, got "${values.seed}"`);
   const stateDir = await mkdtemp(join(tmpdir(), 'ps-soak-'));
   try {
     const report = await runSoak({
@@ -69,7 +77,10 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code), (err) => {
-  process.stderr.write(`soak: ${(err as Error).message}\n`);
-  process.exit(2);
-});
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`soak: ${(err as Error).message}\n`);
+    process.exit(2);
+  },
+);

@@ -20,7 +20,12 @@ const OP_TIMEOUT_MS = 20_000;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms)),
+    ),
+  ]).finally(() => clearTimeout(timer));
 }
 
 export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
@@ -49,7 +54,14 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       } else if (a.type === 'attempt-failed') tap.add('bus attempt error', a.error);
     },
   };
-  const stats = { reconciles: 0, reconcileErrors: 0, reconcileRequeues: 0, reconcileTimeouts: 0, busDeadLetters: 0, stackRestarts: 0 };
+  const stats = {
+    reconciles: 0,
+    reconcileErrors: 0,
+    reconcileRequeues: 0,
+    reconcileTimeouts: 0,
+    busDeadLetters: 0,
+    stackRestarts: 0,
+  };
   const addStats = (f: LocalFleet) => {
     stats.reconciles += f.reconcile.stats.invocations;
     stats.reconcileErrors += f.reconcile.stats.errors;
@@ -67,7 +79,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     let restarting = false;
     let opInFlight: Promise<void> = Promise.resolve();
     let checkInFlight: Promise<unknown> = Promise.resolve();
-    opts.progress(`soak: fleet of ${opts.clusters} × ${opts.pools} up, running ${opts.minutes} min with seed ${opts.seed}`);
+    opts.progress(
+      `soak: fleet of ${opts.clusters} × ${opts.pools} up, running ${opts.minutes} min with seed ${opts.seed}`,
+    );
 
     const operationLoop = async () => {
       const kinds = Object.entries(OPERATIONS).map(([k, o]) => [k, o.weight] as const);
@@ -127,9 +141,11 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       while (Date.now() < deadline - 5_000) {
         await sleep(w.rng.between(500, 2_500));
         const kind = queue.shift() ?? w.rng.weighted(kinds.map(([k, f]) => [k, f.weight] as const));
-        await w.fault(kind, () => (kind === 'stack-restart' ? restartStack() : FAULTS[kind].run(w, chaos))).catch((err) => {
-          w.faults.add(`${kind} (could not be injected)`, false, err);
-        });
+        await w
+          .fault(kind, () => (kind === 'stack-restart' ? restartStack() : FAULTS[kind].run(w, chaos)))
+          .catch((err) => {
+            w.faults.add(`${kind} (could not be injected)`, false, err);
+          });
       }
     };
 
@@ -151,7 +167,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
           const p = await w.fleet.progress();
           const ops = Object.values(w.operations.counts).reduce((s, c) => s + c.done + c.failed, 0);
           const faults = Object.values(w.faults.counts).reduce((s, c) => s + c.done, 0);
-          opts.progress(`soak ${(w.elapsed() / 1000).toFixed(0)} s: ${ops} operations, ${faults} faults, available ${p.clusters.reduce((s, c) => s + c.available, 0)}/${p.clusters.reduce((s, c) => s + c.wanted, 0)}, violations ${w.violations.length}, rss ${inv.rss.lastMb} MB`);
+          opts.progress(
+            `soak ${(w.elapsed() / 1000).toFixed(0)} s: ${ops} operations, ${faults} faults, available ${p.clusters.reduce((s, c) => s + c.available, 0)}/${p.clusters.reduce((s, c) => s + c.wanted, 0)}, violations ${w.violations.length}, rss ${inv.rss.lastMb} MB`,
+          );
         }
       }
     };
@@ -162,20 +180,36 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     // must converge and every invariant hold at once.
     opts.progress('soak: quiescing');
     for (const c of w.fleet.clusters) localApiOf(c).setFaults({ rules: [] });
-    for (const id of [...w.rollouts]) await w.fleet.rollout.invoke({ command: 'abort', rolloutId: id }).catch(() => undefined);
+    for (const id of [...w.rollouts])
+      await w.fleet.rollout.invoke({ command: 'abort', rolloutId: id }).catch(() => undefined);
     w.rollouts.clear();
     for (const key of [...w.invalidSpec]) {
       const [clusterId, pool] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
       const c = w.fleet.clusters.find((x) => x.id === clusterId);
-      if (c) await w.api(c).requestJson(HttpMethod.PATCH, `/apis/poolspirit.io/v1alpha1/poolspirits/${pool}`, { body: { spec: { apiServer: { extraArgs: null } } }, contentType: 'application/merge-patch+json' }).catch(() => undefined);
+      if (c)
+        await w
+          .api(c)
+          .requestJson(HttpMethod.PATCH, `/apis/poolspirit.io/v1alpha1/poolspirits/${pool}`, {
+            body: { spec: { apiServer: { extraArgs: null } } },
+            contentType: 'application/merge-patch+json',
+          })
+          .catch(() => undefined);
       w.invalidSpec.delete(key);
       w.touch(clusterId, pool);
     }
     // Nodes the soak made NotReady come back: their pods would otherwise wait out their toleration (120 s).
     for (const c of w.fleet.clusters) {
       for (const node of (await readCluster(localApiOf(c).storage)).nodes.filter((n) => !isReady(n))) {
-        const conditions = [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastTransitionTime: new Date().toISOString() }];
-        await w.api(c).requestJson(HttpMethod.PATCH, `/api/v1/nodes/${node.metadata.name}/status`, { body: { status: { conditions } }, contentType: 'application/strategic-merge-patch+json' }).catch(() => undefined);
+        const conditions = [
+          { type: 'Ready', status: 'True', reason: 'KubeletReady', lastTransitionTime: new Date().toISOString() },
+        ];
+        await w
+          .api(c)
+          .requestJson(HttpMethod.PATCH, `/api/v1/nodes/${node.metadata.name}/status`, {
+            body: { status: { conditions } },
+            contentType: 'application/strategic-merge-patch+json',
+          })
+          .catch(() => undefined);
       }
     }
     const quietFrom = Date.now();
@@ -191,7 +225,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     // Whole or not, one last pass reports whatever is still wrong, whatever its bound.
     await inv.check(true);
     addStats(w.fleet);
-    return buildReport(w, { quiescedInMs, rss: inv.rss, scan: { scannedChars: tap.scannedChars, dropped: tap.dropped }, stats });
+    return buildReport(w, {
+      quiescedInMs,
+      rss: inv.rss,
+      scan: { scannedChars: tap.scannedChars, dropped: tap.dropped },
+      stats,
+    });
   } finally {
     await fleet.stop().catch(() => undefined);
     tap.stopCapture();

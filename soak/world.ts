@@ -79,9 +79,14 @@ export class Journal {
   /** Entries about this pool, its cluster as a whole, or the fleet, as `[s since start] what`. */
   recent(clusterId: string, pool: string): string[] {
     return this.#entries
-      .filter((e) => (e.clusterId === undefined || e.clusterId === clusterId) && (e.pool === undefined || e.pool === pool))
+      .filter(
+        (e) => (e.clusterId === undefined || e.clusterId === clusterId) && (e.pool === undefined || e.pool === pool),
+      )
       .slice(-25)
-      .map((e) => `[${((e.at - this.#startedAt) / 1000).toFixed(1)} s] ${e.clusterId ?? 'fleet'}${e.pool ? `/${e.pool}` : ''}: ${e.what}`);
+      .map(
+        (e) =>
+          `[${((e.at - this.#startedAt) / 1000).toFixed(1)} s] ${e.clusterId ?? 'fleet'}${e.pool ? `/${e.pool}` : ''}: ${e.what}`,
+      );
   }
 }
 

@@ -46,11 +46,18 @@ export async function eksToken(input: EksTokenInput): Promise<EksToken> {
     query: { Action: 'GetCallerIdentity', Version: '2011-06-15' },
     headers: { host: hostname, [CLUSTER_ID_HEADER]: input.clusterName },
   });
-  const signer = new SignatureV4({ credentials: input.credentials, region: input.region, service: 'sts', sha256: Sha256 });
+  const signer = new SignatureV4({
+    credentials: input.credentials,
+    region: input.region,
+    service: 'sts',
+    sha256: Sha256,
+  });
   const signed = await signer.presign(request, { expiresIn: PRESIGN_EXPIRES_SECONDS, signingDate: now });
   // Sorted query: the same bytes every time for the same input (the signature does not depend on order).
   const query = Object.entries(signed.query ?? {})
-    .flatMap(([k, v]): [string, string][] => (Array.isArray(v) ? v.map((x): [string, string] => [k, x]) : [[k, v ?? '']]))
+    .flatMap(([k, v]): [string, string][] =>
+      Array.isArray(v) ? v.map((x): [string, string] => [k, x]) : [[k, v ?? '']],
+    )
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([k, v]) => `${encode(k)}=${encode(v)}`)
     .join('&');

@@ -21,8 +21,16 @@ export class ClusterAccessError extends Error {
    * (functions/shared/terminal.ts makes it terminal).
    */
   readonly rule: string | undefined;
-  constructor(clusterId: string, kind: ClusterAccessKind | undefined, reason: ClusterAccessFailure, field?: string, rule?: string) {
-    super(`cluster ${clusterId}${kind ? ` (access ${kind})` : ''}: ${rule ? `refused: ${rule}` : describe(reason)}${field ? ` (at ${field})` : ''}`);
+  constructor(
+    clusterId: string,
+    kind: ClusterAccessKind | undefined,
+    reason: ClusterAccessFailure,
+    field?: string,
+    rule?: string,
+  ) {
+    super(
+      `cluster ${clusterId}${kind ? ` (access ${kind})` : ''}: ${rule ? `refused: ${rule}` : describe(reason)}${field ? ` (at ${field})` : ''}`,
+    );
     this.field = field;
     this.rule = rule;
     this.name = 'ClusterAccessError';

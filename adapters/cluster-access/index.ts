@@ -22,7 +22,13 @@ import type { ClusterRegistration } from '../state-table/registry.ts';
 import { ClusterAccessError } from './errors.ts';
 import type { ClusterAccessFailure } from './errors.ts';
 import { eksToken, EKS_TOKEN_LIFETIME_MS } from './eks-token.ts';
-import { AccessPolicyError, checkKubeconfigSize, checkServerUrl, KUBECONFIG_MAX_BYTES, oversizedKubeconfig } from './policy.ts';
+import {
+  AccessPolicyError,
+  checkKubeconfigSize,
+  checkServerUrl,
+  KUBECONFIG_MAX_BYTES,
+  oversizedKubeconfig,
+} from './policy.ts';
 import type { SecretSource } from './secrets.ts';
 import type { ClusterConnection } from '../kubernetes/http/index.ts';
 
@@ -31,7 +37,13 @@ export type { ClusterAccessFailure } from './errors.ts';
 export { eksToken, EKS_TOKEN_PREFIX, CLUSTER_ID_HEADER } from './eks-token.ts';
 export type { EksToken, EksTokenInput } from './eks-token.ts';
 export { secretsManagerSource } from './secrets.ts';
-export { AccessPolicyError, checkKubeconfig, checkServerUrl, serverUrlProblem, KUBECONFIG_MAX_BYTES } from './policy.ts';
+export {
+  AccessPolicyError,
+  checkKubeconfig,
+  checkServerUrl,
+  serverUrlProblem,
+  KUBECONFIG_MAX_BYTES,
+} from './policy.ts';
 export type { SecretSource } from './secrets.ts';
 
 export interface ClusterAccessOptions {
@@ -61,7 +73,8 @@ export function createClusterAccess(options: ClusterAccessOptions = {}): Cluster
 
   async function resolve(cluster: ClusterRegistration): Promise<{ connection: ClusterConnection; until: number }> {
     const access = cluster.access;
-    const fail = (reason: ClusterAccessFailure, field?: string, rule?: string) => new ClusterAccessError(cluster.id, access.kind, reason, field, rule);
+    const fail = (reason: ClusterAccessFailure, field?: string, rule?: string) =>
+      new ClusterAccessError(cluster.id, access.kind, reason, field, rule);
     const checkUrl = (value: string, field: string) => {
       try {
         checkServerUrl(value, field);
@@ -83,7 +96,11 @@ export function createClusterAccess(options: ClusterAccessOptions = {}): Cluster
       }
       case 'url': {
         checkUrl(access.url, 'access.url');
-        const connection: ClusterConnection = { server: access.url, caPem: pemOf(access.caData), insecureSkipTlsVerify: access.insecureSkipTlsVerify ?? false };
+        const connection: ClusterConnection = {
+          server: access.url,
+          caPem: pemOf(access.caData),
+          insecureSkipTlsVerify: access.insecureSkipTlsVerify ?? false,
+        };
         return { connection, until: at + ttl };
       }
       case 'eks': {

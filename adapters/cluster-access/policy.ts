@@ -71,7 +71,10 @@ const METADATA_NAMES = new Set([
 function addressOf(url: URL): { host: string; family?: 'ipv4' | 'ipv6' } {
   // WHATWG URL parsing has already turned 2852039166, 0xa9fea9fe and 0251.0376.0251.0376 into
   // 169.254.169.254, and put IPv6 in brackets in canonical form; the transport connects to exactly this.
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase().replace(/\.+$/, '');
+  const host = url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase()
+    .replace(/\.+$/, '');
   const v = isIP(host);
   return { host, family: v === 4 ? 'ipv4' : v === 6 ? 'ipv6' : undefined };
 }
@@ -93,7 +96,8 @@ export function serverUrlProblem(value: unknown): string | undefined {
     return 'expected an https URL';
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'expected an https URL';
-  if (url.username || url.password) return 'expected no user name or password in the URL (use a token or client certificate)';
+  if (url.username || url.password)
+    return 'expected no user name or password in the URL (use a token or client certificate)';
   const { host, family } = addressOf(url);
   if (!host) return 'expected a host in the URL';
   if (family ? linkLocal.check(host, family) : METADATA_NAMES.has(host)) {
@@ -116,7 +120,8 @@ const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.i
 
 const CLUSTER_FILE_FIELDS = ['certificate-authority'];
 const USER_FILE_FIELDS = ['client-certificate', 'client-key', 'tokenFile'];
-const INLINE_HINT = 'embed the data instead (`kubectl config view --minify --flatten` writes a kubeconfig with inline *-data)';
+const INLINE_HINT =
+  'embed the data instead (`kubectl config view --minify --flatten` writes a kubeconfig with inline *-data)';
 
 /** The refusal of a kubeconfig larger than KUBECONFIG_MAX_BYTES. */
 export function oversizedKubeconfig(): AccessPolicyError {
@@ -129,7 +134,11 @@ export function checkKubeconfigSize(text: string): void {
 }
 
 function checkDepth(value: unknown, depth: number): void {
-  if (depth > KUBECONFIG_MAX_DEPTH) throw new AccessPolicyError('(document)', `expected a kubeconfig nested at most ${KUBECONFIG_MAX_DEPTH} levels deep`);
+  if (depth > KUBECONFIG_MAX_DEPTH)
+    throw new AccessPolicyError(
+      '(document)',
+      `expected a kubeconfig nested at most ${KUBECONFIG_MAX_DEPTH} levels deep`,
+    );
   if (Array.isArray(value)) for (const v of value) checkDepth(v, depth + 1);
   else if (isObj(value)) for (const v of Object.values(value)) checkDepth(v, depth + 1);
 }
@@ -140,7 +149,8 @@ function checkDepth(value: unknown, depth: number): void {
  * stored with the fleet's access either). Throws AccessPolicyError on the first refusal.
  */
 export function checkKubeconfig(doc: unknown): void {
-  if (!isObj(doc)) throw new AccessPolicyError('(document)', 'expected a kubeconfig mapping with clusters, users and contexts');
+  if (!isObj(doc))
+    throw new AccessPolicyError('(document)', 'expected a kubeconfig mapping with clusters, users and contexts');
   checkDepth(doc, 0);
   const list = (key: string): unknown[] => {
     const v = doc[key];
@@ -157,7 +167,11 @@ export function checkKubeconfig(doc: unknown): void {
         throw new AccessPolicyError(`${at}.${key}`, `file references are refused: ${INLINE_HINT}`);
       }
     }
-    if (cluster['proxy-url'] !== undefined) throw new AccessPolicyError(`${at}.proxy-url`, 'proxies are not supported; the functions connect to the server directly');
+    if (cluster['proxy-url'] !== undefined)
+      throw new AccessPolicyError(
+        `${at}.proxy-url`,
+        'proxies are not supported; the functions connect to the server directly',
+      );
     checkServerUrl(cluster.server, `${at}.server`);
   });
   list('users').forEach((entry, i) => {
@@ -165,10 +179,16 @@ export function checkKubeconfig(doc: unknown): void {
     if (!isObj(user)) return;
     const at = `users[${i}].user`;
     if (user.exec !== undefined && user.exec !== null) {
-      throw new AccessPolicyError(`${at}.exec`, 'exec credential plugins are refused: the functions never run a command from a kubeconfig; use a token or a client certificate, or register an EKS cluster with --eks');
+      throw new AccessPolicyError(
+        `${at}.exec`,
+        'exec credential plugins are refused: the functions never run a command from a kubeconfig; use a token or a client certificate, or register an EKS cluster with --eks',
+      );
     }
     if (user['auth-provider'] !== undefined && user['auth-provider'] !== null) {
-      throw new AccessPolicyError(`${at}.auth-provider`, 'auth-provider credentials are refused; use a token or a client certificate');
+      throw new AccessPolicyError(
+        `${at}.auth-provider`,
+        'auth-provider credentials are refused; use a token or a client certificate',
+      );
     }
     for (const key of USER_FILE_FIELDS) {
       if (user[key] !== undefined && user[key] !== null && user[key] !== '') {

@@ -54,21 +54,34 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
 
   async function get(ref: ObjectRef): Promise<KubeObject | undefined> {
     try {
-      return await read(async (signal) => api.transport.request<KubeObject>({ method: 'GET', path: await api.path(ref), signal }));
+      return await read(async (signal) =>
+        api.transport.request<KubeObject>({ method: 'GET', path: await api.path(ref), signal }),
+      );
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
   }
 
-  async function listByLabel(apiVersion: string, kind: string, namespace: string | undefined, selector: Record<string, string>): Promise<KubeObject[]> {
-    const labelSelector = Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(',') || undefined;
+  async function listByLabel(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    selector: Record<string, string>,
+  ): Promise<KubeObject[]> {
+    const labelSelector =
+      Object.entries(selector)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',') || undefined;
     const items: KubeObject[] = [];
     let continueToken: string | undefined;
     do {
       const page = await read(async (signal) =>
         api.transport.request<{ items?: KubeObject[]; metadata?: { continue?: string } }>({
-          method: 'GET', path: await api.path({ apiVersion, kind, namespace }), query: { labelSelector, limit: PAGE_SIZE, continue: continueToken }, signal,
+          method: 'GET',
+          path: await api.path({ apiVersion, kind, namespace }),
+          query: { labelSelector, limit: PAGE_SIZE, continue: continueToken },
+          signal,
         }),
       );
       // List items carry no apiVersion/kind of their own.
@@ -87,32 +100,57 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
     listByLabel,
 
     async apply(obj) {
-      return write(async (signal) => api.transport.request<KubeObject>({
-        method: 'PATCH', path: await api.path(refOf(obj)), query: { fieldManager: FIELD_MANAGER, force: true }, body: obj, contentType: APPLY_PATCH, signal,
-      }));
+      return write(async (signal) =>
+        api.transport.request<KubeObject>({
+          method: 'PATCH',
+          path: await api.path(refOf(obj)),
+          query: { fieldManager: FIELD_MANAGER, force: true },
+          body: obj,
+          contentType: APPLY_PATCH,
+          signal,
+        }),
+      );
     },
 
     async patchJson(ref, ops) {
-      return write(async (signal) => api.transport.request<KubeObject>({
-        method: 'PATCH', path: await api.path(ref), query: { fieldManager: FIELD_MANAGER }, body: ops, contentType: JSON_PATCH, signal,
-      }));
+      return write(async (signal) =>
+        api.transport.request<KubeObject>({
+          method: 'PATCH',
+          path: await api.path(ref),
+          query: { fieldManager: FIELD_MANAGER },
+          body: ops,
+          contentType: JSON_PATCH,
+          signal,
+        }),
+      );
     },
 
     async patchStatus(obj, status) {
       if (obj.kind !== KIND) throw new TypeError(`patchStatus: only ${KIND} status is written, got ${obj.kind}`);
       const body = { apiVersion: API_VERSION, kind: KIND, metadata: { name: obj.metadata.name }, status };
-      return write(async (signal) => api.transport.request<KubeObject>({
-        method: 'PATCH', path: await api.path(refOf(obj), 'status'), query: { fieldManager: FIELD_MANAGER, force: true }, body, contentType: APPLY_PATCH, signal,
-      }));
+      return write(async (signal) =>
+        api.transport.request<KubeObject>({
+          method: 'PATCH',
+          path: await api.path(refOf(obj), 'status'),
+          query: { fieldManager: FIELD_MANAGER, force: true },
+          body,
+          contentType: APPLY_PATCH,
+          signal,
+        }),
+      );
     },
 
     async delete(ref, preconditionUid) {
       const body = {
-        apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background',
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        propagationPolicy: 'Background',
         ...(preconditionUid ? { preconditions: { uid: preconditionUid } } : {}),
       };
       try {
-        await write(async (signal) => api.transport.request({ method: 'DELETE', path: await api.path(ref), body, signal }));
+        await write(async (signal) =>
+          api.transport.request({ method: 'DELETE', path: await api.path(ref), body, signal }),
+        );
         return true;
       } catch (err) {
         if (isNotFound(err)) return false;
@@ -153,18 +191,36 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
       };
       const eventsPath = { apiVersion: 'v1', kind: 'Event', namespace };
       try {
-        await write(async (signal) => api.transport.request({ method: 'POST', path: await api.path(eventsPath), query: { fieldManager: FIELD_MANAGER }, body, signal }));
+        await write(async (signal) =>
+          api.transport.request({
+            method: 'POST',
+            path: await api.path(eventsPath),
+            query: { fieldManager: FIELD_MANAGER },
+            body,
+            signal,
+          }),
+        );
       } catch (err) {
         if (statusOf(err) !== 409) throw err;
       }
     },
 
     async readClusterCA() {
-      const cm = await get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: CLUSTER_CA_CONFIGMAP.namespace, name: CLUSTER_CA_CONFIGMAP.name });
+      const cm = await get({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        namespace: CLUSTER_CA_CONFIGMAP.namespace,
+        name: CLUSTER_CA_CONFIGMAP.name,
+      });
       const data = cm?.data as Record<string, string> | undefined;
       return data?.[CLUSTER_CA_CONFIGMAP.key];
     },
   };
 }
 
-const refOf = (obj: KubeObject): ObjectRef => ({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace });
+const refOf = (obj: KubeObject): ObjectRef => ({
+  apiVersion: obj.apiVersion,
+  kind: obj.kind,
+  name: obj.metadata.name,
+  namespace: obj.metadata.namespace,
+});

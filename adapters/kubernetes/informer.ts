@@ -89,15 +89,20 @@ function metadataOnlyConfig(kc: KubeConfig): KubeConfig {
   return config;
 }
 
-const rvOf = (s: { resourceVersion?: string; metadata?: { resourceVersion?: string } }) => s.resourceVersion ?? s.metadata?.resourceVersion;
-export const keyOf = (o: WatchedObject) => (o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : String(o.metadata?.name));
+const rvOf = (s: { resourceVersion?: string; metadata?: { resourceVersion?: string } }) =>
+  s.resourceVersion ?? s.metadata?.resourceVersion;
+export const keyOf = (o: WatchedObject) =>
+  o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : String(o.metadata?.name);
 
 /**
  * List+watch of one resource with the outer loop the JS client lacks: resumes from the last
  * resourceVersion after a dropped watch, relists on 410 Gone, and diffs the relist against what it knew
  * so deletions missed while disconnected still become DELETED changes.
  */
-export class Informer<S extends { resourceVersion?: string; metadata?: { resourceVersion?: string } } = WatchedObject, O extends WatchedObject = WatchedObject> {
+export class Informer<
+  S extends { resourceVersion?: string; metadata?: { resourceVersion?: string } } = WatchedObject,
+  O extends WatchedObject = WatchedObject,
+> {
   private readonly known = new Map<string, S>();
   private readonly kc: KubeConfig;
   private readonly resource: InformerResource<S, O>;
@@ -111,9 +116,22 @@ export class Informer<S extends { resourceVersion?: string; metadata?: { resourc
   private synced!: () => void;
   /** Resolves after the first successful list has been handed to the consumer. */
   readonly hasSynced = new Promise<void>((resolve) => (this.synced = resolve));
-  readonly stats: InformerStats = { lists: 0, watchesStarted: 0, gone410: 0, watchErrors: 0, events: 0, bookmarks: 0, lastResourceVersion: '' };
+  readonly stats: InformerStats = {
+    lists: 0,
+    watchesStarted: 0,
+    gone410: 0,
+    watchErrors: 0,
+    events: 0,
+    bookmarks: 0,
+    lastResourceVersion: '',
+  };
 
-  constructor(kc: KubeConfig, resource: InformerResource<S, O>, handlers: InformerHandlers<S>, opts: { watchTimeoutSeconds?: number } = {}) {
+  constructor(
+    kc: KubeConfig,
+    resource: InformerResource<S, O>,
+    handlers: InformerHandlers<S>,
+    opts: { watchTimeoutSeconds?: number } = {},
+  ) {
     this.kc = kc;
     this.resource = resource;
     this.handlers = handlers;
@@ -173,9 +191,9 @@ export class Informer<S extends { resourceVersion?: string; metadata?: { resourc
       const before = this.known.get(key);
       this.known.set(key, summary);
       if (!before) {
-        if (!this.resource.listedByRelevance || this.resource.isRelevant(undefined, summary)) await this.handlers.onChange('ADDED', key, summary, undefined);
-      }
-      else if (rvOf(before) !== rvOf(summary) && this.resource.isRelevant(before, summary)) {
+        if (!this.resource.listedByRelevance || this.resource.isRelevant(undefined, summary))
+          await this.handlers.onChange('ADDED', key, summary, undefined);
+      } else if (rvOf(before) !== rvOf(summary) && this.resource.isRelevant(before, summary)) {
         await this.handlers.onChange('MODIFIED', key, summary, before);
       }
     }
@@ -195,7 +213,10 @@ export class Informer<S extends { resourceVersion?: string; metadata?: { resourc
         chain = chain.then(async () => {
           if (failed) return;
           if (type === 'ERROR') {
-            failed = obj?.code === 410 ? new GoneError(obj?.message ?? 'gone') : new Error(`watch error: ${obj?.message ?? 'unknown'}`);
+            failed =
+              obj?.code === 410
+                ? new GoneError(obj?.message ?? 'gone')
+                : new Error(`watch error: ${obj?.message ?? 'unknown'}`);
             this.abort?.abort();
             return;
           }
@@ -210,7 +231,8 @@ export class Informer<S extends { resourceVersion?: string; metadata?: { resourc
         void chain.then(() => {
           if (failed) reject(failed);
           else if (isGone(err)) reject(new GoneError('gone'));
-          else if (err && !(err instanceof Error && err.name === 'AbortError') && !this.stopped) reject(err instanceof Error ? err : new Error(String(err)));
+          else if (err && !(err instanceof Error && err.name === 'AbortError') && !this.stopped)
+            reject(err instanceof Error ? err : new Error(String(err)));
           else resolve();
         });
       };

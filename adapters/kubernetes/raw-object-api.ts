@@ -58,7 +58,11 @@ export class RawObjectApi extends KubernetesObjectApi {
   }
 
   /** Any request with a plain JSON body and answer, e.g. to a subresource the typed methods do not cover. */
-  async requestJson<T>(method: HttpMethod, path: string, opts: { body?: unknown; contentType?: string; accept?: string; query?: Record<string, string> } = {}): Promise<T> {
+  async requestJson<T>(
+    method: HttpMethod,
+    path: string,
+    opts: { body?: unknown; contentType?: string; accept?: string; query?: Record<string, string> } = {},
+  ): Promise<T> {
     const ctx = this.configuration.baseServer.makeRequestContext(path, method);
     ctx.setHeaderParam('Accept', opts.accept ?? 'application/json');
     for (const [k, v] of Object.entries(opts.query ?? {})) ctx.setQueryParam(k, v);

@@ -4,15 +4,7 @@
  * Every call the reconcile makes is safe to repeat: reads, server-side apply (idempotent by design),
  * status apply, delete (404 treated as done) and Event create (409 treated as done).
  */
-import {
-  ExponentialBackoff,
-  handleWhen,
-  retry,
-  timeout,
-  TimeoutStrategy,
-  TaskCancelledError,
-  wrap,
-} from 'cockatiel';
+import { ExponentialBackoff, handleWhen, retry, timeout, TimeoutStrategy, TaskCancelledError, wrap } from 'cockatiel';
 import type { IPolicy } from 'cockatiel';
 
 export interface RetryOptions {
@@ -45,7 +37,10 @@ export function isTransient(err: unknown): boolean {
 export function retryPolicy(options: RetryOptions = {}, onRetry?: () => void): IPolicy {
   const retrying = retry(handleWhen(isTransient), {
     maxAttempts: (options.maxAttempts ?? 4) - 1,
-    backoff: new ExponentialBackoff({ initialDelay: options.initialDelayMs ?? 100, maxDelay: options.maxDelayMs ?? 2_000 }),
+    backoff: new ExponentialBackoff({
+      initialDelay: options.initialDelayMs ?? 100,
+      maxDelay: options.maxDelayMs ?? 2_000,
+    }),
   });
   if (onRetry) retrying.onRetry(() => onRetry());
   return wrap(retrying, timeout(options.attemptTimeoutMs ?? 10_000, TimeoutStrategy.Aggressive));

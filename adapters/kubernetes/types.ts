@@ -28,7 +28,12 @@ export interface ClusterClient {
   getPoolSpirit(name: string): Promise<KubeObject | undefined>;
   get(ref: ObjectRef): Promise<KubeObject | undefined>;
   /** Objects of one kind carrying every label in `selector` (paged through). */
-  listByLabel(apiVersion: string, kind: string, namespace: string | undefined, selector: Record<string, string>): Promise<KubeObject[]>;
+  listByLabel(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    selector: Record<string, string>,
+  ): Promise<KubeObject[]>;
   /** Server-side apply of a (partial) object; returns the live object after the apply. */
   apply(obj: KubeObject): Promise<KubeObject>;
   /** A JSON patch (RFC 6902) under the reconciler's field manager; returns the live object after it. */

@@ -6,7 +6,16 @@
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditRecord, LeaderSample, ProbeRecord, ProbeSample } from '../../core/audit/index.ts';
-import { AUDIT_PREFIX, CLUSTER_PREFIX, isExpired, keys, prefixes, PROBE_PREFIX, TTL_ATTRIBUTE, ttlAfter } from './keys.ts';
+import {
+  AUDIT_PREFIX,
+  CLUSTER_PREFIX,
+  isExpired,
+  keys,
+  prefixes,
+  PROBE_PREFIX,
+  TTL_ATTRIBUTE,
+  ttlAfter,
+} from './keys.ts';
 import type { StateTable } from './table.ts';
 import { putItem, queryAll } from './table.ts';
 
@@ -22,7 +31,9 @@ export async function putClusterAudit(table: StateTable, record: AuditRecord, no
       ...keys.clusterAudit(record.cluster, new Date(record.at)),
       ...record,
       findings,
-      ...(record.findings.length > findings.length ? { findingsTruncated: record.findings.length - findings.length } : {}),
+      ...(record.findings.length > findings.length
+        ? { findingsTruncated: record.findings.length - findings.length }
+        : {}),
       [TTL_ATTRIBUTE]: ttlAfter(now, AUDIT_RETENTION_MS),
     },
   });
@@ -36,7 +47,9 @@ export interface AuditRun {
 }
 
 export async function putAuditRun(table: StateTable, run: AuditRun, now: Date): Promise<void> {
-  await putItem(table, { Item: { ...keys.auditRun(run.runId), ...run, [TTL_ATTRIBUTE]: ttlAfter(now, AUDIT_RETENTION_MS) } });
+  await putItem(table, {
+    Item: { ...keys.auditRun(run.runId), ...run, [TTL_ATTRIBUTE]: ttlAfter(now, AUDIT_RETENTION_MS) },
+  });
 }
 
 function toRecord(item: Record<string, unknown>): AuditRecord {
@@ -53,7 +66,11 @@ function toRecord(item: Record<string, unknown>): AuditRecord {
 }
 
 /** The most recent unexpired audit record of a cluster. */
-export async function latestClusterAudit(table: StateTable, clusterId: string, now: Date): Promise<AuditRecord | undefined> {
+export async function latestClusterAudit(
+  table: StateTable,
+  clusterId: string,
+  now: Date,
+): Promise<AuditRecord | undefined> {
   let start: Record<string, unknown> | undefined;
   do {
     const out = await table.doc.send(
@@ -74,7 +91,12 @@ export async function latestClusterAudit(table: StateTable, clusterId: string, n
 }
 
 /** Audit records of a cluster from `since` on, oldest first. */
-export async function clusterAuditHistory(table: StateTable, clusterId: string, since: Date, now: Date): Promise<AuditRecord[]> {
+export async function clusterAuditHistory(
+  table: StateTable,
+  clusterId: string,
+  since: Date,
+  now: Date,
+): Promise<AuditRecord[]> {
   const items = await queryAll(table, {
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
     ExpressionAttributeValues: {
@@ -85,7 +107,15 @@ export async function clusterAuditHistory(table: StateTable, clusterId: string, 
     },
     // The history needs no findings (the bulk of an item); every name is aliased (several are reserved words).
     ProjectionExpression: '#cluster, #runId, #at, #pools, #requested, #error, #ttl',
-    ExpressionAttributeNames: { '#cluster': 'cluster', '#runId': 'runId', '#at': 'at', '#pools': 'pools', '#requested': 'requested', '#error': 'error', '#ttl': TTL_ATTRIBUTE },
+    ExpressionAttributeNames: {
+      '#cluster': 'cluster',
+      '#runId': 'runId',
+      '#at': 'at',
+      '#pools': 'pools',
+      '#requested': 'requested',
+      '#error': 'error',
+      '#ttl': TTL_ATTRIBUTE,
+    },
   });
   return items.filter((i) => !isExpired(i, now)).map(toRecord);
 }
@@ -94,7 +124,12 @@ export async function clusterAuditHistory(table: StateTable, clusterId: string, 
  * Probe observations of a cluster since `since` (sk `PROBE#<pool>#<iso time>`). Fields are read loosely:
  * holder, renewTime, transitions, classification and the time from the key.
  */
-export async function clusterProbes(table: StateTable, clusterId: string, since: Date, now: Date): Promise<{ pool: string; record: ProbeRecord }[]> {
+export async function clusterProbes(
+  table: StateTable,
+  clusterId: string,
+  since: Date,
+  now: Date,
+): Promise<{ pool: string; record: ProbeRecord }[]> {
   const items = await queryAll(table, {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': CLUSTER_PREFIX + clusterId, ':prefix': prefixes.allProbes },
@@ -122,11 +157,17 @@ export async function clusterProbes(table: StateTable, clusterId: string, since:
 }
 
 /** Leader samples per pool from audit records and probe records, oldest first (the flapping check). */
-export function leaderHistory(records: AuditRecord[], probes: { pool: string; record: ProbeRecord }[]): Record<string, LeaderSample[]> {
+export function leaderHistory(
+  records: AuditRecord[],
+  probes: { pool: string; record: ProbeRecord }[],
+): Record<string, LeaderSample[]> {
   const out: Record<string, LeaderSample[]> = {};
   const add = (pool: string, sample: LeaderSample) => (out[pool] ??= []).push(sample);
-  for (const r of records) for (const p of r.pools) if (p.leader) add(p.pool, { at: r.at, holder: p.leader.holder, transitions: p.leader.transitions });
-  for (const { pool, record } of probes) add(pool, { at: record.observedAt, holder: record.holder, transitions: record.transitions });
+  for (const r of records)
+    for (const p of r.pools)
+      if (p.leader) add(p.pool, { at: r.at, holder: p.leader.holder, transitions: p.leader.transitions });
+  for (const { pool, record } of probes)
+    add(pool, { at: record.observedAt, holder: record.holder, transitions: record.transitions });
   for (const samples of Object.values(out)) samples.sort((a, b) => a.at.localeCompare(b.at));
   return out;
 }

@@ -20,7 +20,12 @@ export async function claimEvent(
 ): Promise<boolean> {
   try {
     await putItem(table, {
-      Item: { ...keys.event(eventId), ...detail, claimedAt: now.toISOString(), [TTL_ATTRIBUTE]: ttlAfter(now, windowMs) },
+      Item: {
+        ...keys.event(eventId),
+        ...detail,
+        claimedAt: now.toISOString(),
+        [TTL_ATTRIBUTE]: ttlAfter(now, windowMs),
+      },
       ConditionExpression: 'attribute_not_exists(pk) OR #ttl <= :nowSeconds',
       ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
       ExpressionAttributeValues: { ':nowSeconds': Math.floor(now.getTime() / 1000) },

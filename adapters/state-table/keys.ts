@@ -67,7 +67,8 @@ const OPAQUE_PART = /^[\x21-\x22\x24-\x7e]{1,200}$/;
 
 function part(value: string, what: string, pattern: RegExp = KEY_PART): string {
   if (typeof value !== 'string' || !pattern.test(value)) {
-    const expected = pattern === KEY_PART ? 'lowercase DNS name (a-z, 0-9, "-", ".")' : 'printable, no "#", 1-200 chars';
+    const expected =
+      pattern === KEY_PART ? 'lowercase DNS name (a-z, 0-9, "-", ".")' : 'printable, no "#", 1-200 chars';
     throw new TypeError(`${what}: expected a ${expected}, got ${JSON.stringify(value)}`);
   }
   return value;
@@ -116,7 +117,10 @@ export const keys = {
     pk: ROLLOUT_PREFIX + part(rolloutId, 'rolloutId'),
     sk: CLUSTER_PREFIX + part(clusterId, 'clusterId'),
   }),
-  rolloutIndex: (rolloutId: string): ItemKey => ({ pk: ROLLOUT_INDEX_PK, sk: ROLLOUT_PREFIX + part(rolloutId, 'rolloutId') }),
+  rolloutIndex: (rolloutId: string): ItemKey => ({
+    pk: ROLLOUT_INDEX_PK,
+    sk: ROLLOUT_PREFIX + part(rolloutId, 'rolloutId'),
+  }),
   lease: (name: string): ItemKey => ({ pk: 'LEASE#' + part(name, 'lease name', OPAQUE_PART), sk: 'LEASE' }),
   event: (eventId: string): ItemKey => ({ pk: 'EVENT#' + part(eventId, 'event id', OPAQUE_PART), sk: 'EVENT' }),
 };

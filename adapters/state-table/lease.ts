@@ -114,9 +114,7 @@ export async function acquireLease(
     const item = await getItem(table, key);
     const heldUntil = typeof item?.[LEASE_UNTIL] === 'number' ? (item[LEASE_UNTIL] as number) : undefined;
     const held = item?.[LEASE_OWNER] !== undefined && heldUntil !== undefined && heldUntil > nowMs;
-    return held
-      ? { acquired: false, heldBy: String(item![LEASE_OWNER]), heldUntil, item }
-      : { acquired: false, item };
+    return held ? { acquired: false, heldBy: String(item![LEASE_OWNER]), heldUntil, item } : { acquired: false, item };
   }
 }
 

@@ -31,10 +31,13 @@ export async function recordLeaderProbe(
 ): Promise<void> {
   const { clusterId, nodePool, observation, classification } = record;
   const at = new Date(observation.observedAt);
-  if (Number.isNaN(at.getTime())) throw new TypeError(`observation.observedAt: expected an ISO time, got ${JSON.stringify(observation.observedAt)}`);
+  if (Number.isNaN(at.getTime()))
+    throw new TypeError(`observation.observedAt: expected an ISO time, got ${JSON.stringify(observation.observedAt)}`);
   const common = { clusterId, nodePool, ...compact(observation), [TTL_ATTRIBUTE]: ttlAfter(now, retentionMs) };
   await putItem(table, { Item: { ...keys.probe(clusterId, nodePool, at), ...common, state: classification.state } });
-  await putItem(table, { Item: { ...keys.probeLatest(clusterId, nodePool), ...common, classification: compact(classification) } });
+  await putItem(table, {
+    Item: { ...keys.probeLatest(clusterId, nodePool), ...common, classification: compact(classification) },
+  });
 }
 
 /** A pool's observations taken at or after `since`, oldest first, expired ones left out. */
@@ -59,7 +62,11 @@ export async function leaderObservationsSince(
 }
 
 /** Every pool's latest probe in one cluster (one Query), expired ones left out, by pool name. */
-export async function latestLeaderProbes(table: StateTable, clusterId: string, now: Date): Promise<LeaderProbeRecord[]> {
+export async function latestLeaderProbes(
+  table: StateTable,
+  clusterId: string,
+  now: Date,
+): Promise<LeaderProbeRecord[]> {
   const items = await queryAll(table, {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': clusterPartition(clusterId), ':prefix': prefixes.probeLatest },
@@ -96,13 +103,23 @@ export async function recordCapacityProbe(
   const json = JSON.stringify(report);
   if (json === undefined) throw new TypeError('capacity probe report: expected a JSON-serialisable value');
   await putItem(table, {
-    Item: { ...keys.capacityProbe(target, now), target, recordedAt: now.toISOString(), report: json, [TTL_ATTRIBUTE]: ttlAfter(now, retentionMs) },
+    Item: {
+      ...keys.capacityProbe(target, now),
+      target,
+      recordedAt: now.toISOString(),
+      report: json,
+      [TTL_ATTRIBUTE]: ttlAfter(now, retentionMs),
+    },
   });
   return { target, recordedAt: now.toISOString(), report };
 }
 
 /** The newest capacity probe result of a target, if any that has not expired. */
-export async function latestCapacityProbe(table: StateTable, target: string, now: Date): Promise<CapacityProbeRecord | undefined> {
+export async function latestCapacityProbe(
+  table: StateTable,
+  target: string,
+  now: Date,
+): Promise<CapacityProbeRecord | undefined> {
   const out = await table.doc.send(
     new QueryCommand({
       TableName: table.name,

@@ -122,11 +122,14 @@ export async function beginReconcile(
     if (res.acquired) {
       return { status: 'acquired', lease: res.lease, previous: toState(res.item, target.clusterId, target.nodePool) };
     }
-    const seen = Array.isArray(res.item?.recentEvents) && eventId !== undefined &&
+    const seen =
+      Array.isArray(res.item?.recentEvents) &&
+      eventId !== undefined &&
       (res.item.recentEvents as unknown[]).includes(eventId);
     if (seen) return { status: 'duplicate' };
     if (res.heldBy !== undefined) {
-      if (await markRequeue(table, key, now)) return { status: 'locked', heldBy: res.heldBy, heldUntil: res.heldUntil! };
+      if (await markRequeue(table, key, now))
+        return { status: 'locked', heldBy: res.heldBy, heldUntil: res.heldUntil! };
     }
   }
   // Pathological churn: report as locked; the event's retry or the next audit converges it.
@@ -195,7 +198,8 @@ export async function recordOutcome(
 /** The item's TTL after this outcome: gone pools and pools that never converged expire; others are kept. */
 function expiryOf(outcome: ReconcileOutcome, previous: PoolReconcileState, now: Date): number | null {
   if (outcome === 'gone') return ttlAfter(now, GONE_RETENTION_MS);
-  const neverConverged = previous.outcome === undefined || (previous.outcome === 'error' && previous.observedGeneration === undefined);
+  const neverConverged =
+    previous.outcome === undefined || (previous.outcome === 'error' && previous.observedGeneration === undefined);
   if (outcome === 'error' && neverConverged) return ttlAfter(now, NEVER_CONVERGED_RETENTION_MS);
   return null;
 }

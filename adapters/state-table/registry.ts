@@ -11,7 +11,12 @@ import { renderUpdate, setAttributes } from './expression.ts';
 
 const clusterId = z
   .string()
-  .check(z.regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a DNS label: lowercase a-z, 0-9 and "-", at most 63 chars'));
+  .check(
+    z.regex(
+      /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/,
+      'expected a DNS label: lowercase a-z, 0-9 and "-", at most 63 chars',
+    ),
+  );
 
 /** Base64 of a PEM bundle, as in a kubeconfig's certificate-authority-data. */
 const caData = z.string().check(z.regex(/^[A-Za-z0-9+/=\s]+$/, 'expected base64 of a PEM CA bundle'));
@@ -22,10 +27,13 @@ const awsRegion = z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected 
  * An API server URL the cluster access policy accepts (https, or http to loopback; never a link-local or
  * metadata address). The functions check it again when they load the access.
  */
-const serverUrl = (protocol: RegExp) => z.url({ protocol }).check(z.superRefine((value, ctx) => {
-  const problem = serverUrlProblem(value);
-  if (problem) ctx.issues.push({ code: 'custom', message: problem, input: value });
-}));
+const serverUrl = (protocol: RegExp) =>
+  z.url({ protocol }).check(
+    z.superRefine((value, ctx) => {
+      const problem = serverUrlProblem(value);
+      if (problem) ctx.issues.push({ code: 'custom', message: problem, input: value });
+    }),
+  );
 
 /** Which context of the kubeconfig to use, when not its current one. */
 const kubeconfigContext = z.optional(z.string().check(z.minLength(1)));
@@ -135,9 +143,7 @@ export async function listClusters(
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': REGISTRY_PK, ':prefix': CLUSTER_PREFIX },
   });
-  return items
-    .map(fromItem)
-    .filter((c) => Object.entries(selector).every(([k, v]) => c.labels[k] === v));
+  return items.map(fromItem).filter((c) => Object.entries(selector).every(([k, v]) => c.labels[k] === v));
 }
 
 /** Removes a registration; returns whether it existed. */

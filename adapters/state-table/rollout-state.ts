@@ -70,7 +70,8 @@ function compactForStorage(state: RolloutState): string {
   }
   for (const c of copy.clusters) for (const p of Object.values(c.pools)) delete p.reason;
   json = JSON.stringify(copy);
-  if (Buffer.byteLength(json) > MAX_STATE_BYTES) throw new Error(`rollout ${state.id}: state is ${Buffer.byteLength(json)} bytes even without pool details`);
+  if (Buffer.byteLength(json) > MAX_STATE_BYTES)
+    throw new Error(`rollout ${state.id}: state is ${Buffer.byteLength(json)} bytes even without pool details`);
   return json;
 }
 
@@ -114,7 +115,11 @@ export async function readRollout(table: StateTable, id: string): Promise<Rollou
  * Writes `next` if the stored version is still `expectedVersion`; the stored state gets expectedVersion+1.
  * Throws RolloutConflictError when another invocation got there first.
  */
-export async function writeRollout(table: StateTable, next: RolloutState, expectedVersion: number): Promise<RolloutState> {
+export async function writeRollout(
+  table: StateTable,
+  next: RolloutState,
+  expectedVersion: number,
+): Promise<RolloutState> {
   const state = { ...next, version: expectedVersion + 1 };
   try {
     await putItem(table, {
@@ -176,8 +181,14 @@ export async function updateRolloutIndex(table: StateTable, state: RolloutState)
         'SET #id = :id, #phase = :phase, #active = :active, #createdAt = :createdAt, #updatedAt = :updatedAt, #stateVersion = :v, #reason = :reason, #patch = :patch',
       ConditionExpression: 'attribute_not_exists(#stateVersion) OR #stateVersion < :v',
       ExpressionAttributeNames: {
-        '#id': 'id', '#phase': 'phase', '#active': 'active', '#createdAt': 'createdAt', '#updatedAt': 'updatedAt',
-        '#stateVersion': 'stateVersion', '#reason': 'reason', '#patch': 'patch',
+        '#id': 'id',
+        '#phase': 'phase',
+        '#active': 'active',
+        '#createdAt': 'createdAt',
+        '#updatedAt': 'updatedAt',
+        '#stateVersion': 'stateVersion',
+        '#reason': 'reason',
+        '#patch': 'patch',
       },
       ExpressionAttributeValues: {
         ':id': state.id,
@@ -196,7 +207,10 @@ export async function updateRolloutIndex(table: StateTable, state: RolloutState)
 }
 
 /** The fleet's rollouts, newest first by creation; `activeOnly` keeps those not yet finished. */
-export async function listRollouts(table: StateTable, options: { activeOnly?: boolean } = {}): Promise<RolloutIndexEntry[]> {
+export async function listRollouts(
+  table: StateTable,
+  options: { activeOnly?: boolean } = {},
+): Promise<RolloutIndexEntry[]> {
   const items = await queryAll(table, {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': ROLLOUT_INDEX_PK, ':prefix': prefixes.rollouts },
@@ -253,13 +267,24 @@ export async function saveClusterSnapshot(
     values[`:v${i}`] = encoded[name];
     return `#pools.#p${i} = if_not_exists(#pools.#p${i}, :v${i})`;
   });
-  await updateItem(table, { Key: key, UpdateExpression: `SET ${sets.join(', ')}`, ExpressionAttributeNames: names, ExpressionAttributeValues: values });
+  await updateItem(table, {
+    Key: key,
+    UpdateExpression: `SET ${sets.join(', ')}`,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  });
   return (await readClusterSnapshot(table, rolloutId, clusterId))!;
 }
 
-export async function readClusterSnapshot(table: StateTable, rolloutId: string, clusterId: string): Promise<ClusterSnapshot | undefined> {
+export async function readClusterSnapshot(
+  table: StateTable,
+  rolloutId: string,
+  clusterId: string,
+): Promise<ClusterSnapshot | undefined> {
   const item = await getItem(table, keys.rolloutCluster(rolloutId, clusterId));
   if (!item) return undefined;
   const pools = (item.pools ?? {}) as Record<string, string>;
-  return Object.fromEntries(Object.entries(pools).map(([name, json]) => [name, JSON.parse(json) as Record<string, unknown>]));
+  return Object.fromEntries(
+    Object.entries(pools).map(([name, json]) => [name, JSON.parse(json) as Record<string, unknown>]),
+  );
 }

@@ -7,7 +7,10 @@ const REDACTIONS: [RegExp, string][] = [
   [/-----BEGIN [A-Z ]+-----[\s\S]*?(-----END [A-Z ]+-----|$)/g, '[redacted pem]'],
   [/k8s-aws-v1\.[A-Za-z0-9_-]+/g, '[redacted token]'],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]'],
-  [/\b(token|password|secret|client-key-data|client-certificate-data|certificate-authority-data)(["']?\s*[:=]\s*)["']?[^\s"',}]+/gi, '$1$2[redacted]'],
+  [
+    /\b(token|password|secret|client-key-data|client-certificate-data|certificate-authority-data)(["']?\s*[:=]\s*)["']?[^\s"',}]+/gi,
+    '$1$2[redacted]',
+  ],
   [/(X-Amz-[A-Za-z-]+=)[^&\s"]+/g, '$1[redacted]'],
   [/\bA(KIA|SIA)[A-Z0-9]{12,}\b/g, '[redacted key id]'],
 ];

@@ -13,12 +13,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type {
-  DeleteCommandInput,
-  PutCommandInput,
-  QueryCommandInput,
-  UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ItemKey } from './keys.ts';
 
 export type WriteOp = 'put' | 'update' | 'delete';
@@ -120,9 +115,7 @@ export async function queryAll(table: StateTable, input: Without<QueryCommandInp
   const items: Item[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await table.doc.send(
-      new QueryCommand({ ...input, TableName: table.name, ExclusiveStartKey: start }),
-    );
+    const out = await table.doc.send(new QueryCommand({ ...input, TableName: table.name, ExclusiveStartKey: start }));
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);

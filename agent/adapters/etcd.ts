@@ -37,7 +37,10 @@ export function createEtcdAccess(conn: EtcdConnection | undefined, healthUrl: st
         return { healthEndpointOk: health };
       }
       const status = await client.maintenance.status(deadline());
-      const alarms = await client.maintenance.alarm({ action: AlarmAction.Get, memberID: 0, alarm: AlarmType.None }, deadline());
+      const alarms = await client.maintenance.alarm(
+        { action: AlarmAction.Get, memberID: 0, alarm: AlarmType.None },
+        deadline(),
+      );
       return {
         dbSizeBytes: Number(status.dbSize),
         dbSizeInUseBytes: Number(status.dbSizeInUse),
@@ -62,9 +65,15 @@ export function createEtcdAccess(conn: EtcdConnection | undefined, healthUrl: st
     async disarmNoSpace() {
       if (!client) return withoutClient();
       // Get lists every member's alarms with memberID 0, but Deactivate needs the member that raised it.
-      const raised = await client.maintenance.alarm({ action: AlarmAction.Get, memberID: 0, alarm: AlarmType.None }, deadline());
+      const raised = await client.maintenance.alarm(
+        { action: AlarmAction.Get, memberID: 0, alarm: AlarmType.None },
+        deadline(),
+      );
       for (const a of raised.alarms.filter((x) => alarmName(x.alarm) === 'NOSPACE')) {
-        await client.maintenance.alarm({ action: AlarmAction.Deactivate, memberID: a.memberID, alarm: AlarmType.Nospace }, deadline());
+        await client.maintenance.alarm(
+          { action: AlarmAction.Deactivate, memberID: a.memberID, alarm: AlarmType.Nospace },
+          deadline(),
+        );
       }
     },
     close() {

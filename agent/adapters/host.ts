@@ -23,7 +23,10 @@ export class HostCluster {
 
   async readConfigMap(namespace: string, name: string): Promise<ConfigMap | undefined> {
     try {
-      return await this.api.requestJson<ConfigMap>(HttpMethod.GET, `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`);
+      return await this.api.requestJson<ConfigMap>(
+        HttpMethod.GET,
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`,
+      );
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
       throw err;
@@ -35,10 +38,14 @@ export class HostCluster {
    * rest of the status and a merge patch leaves what it does not name alone.
    */
   async patchStatus(poolSpirit: string, status: Record<string, unknown>): Promise<void> {
-    await this.api.requestJson(HttpMethod.PATCH, `/apis/${GROUP}/${VERSION}/${PLURAL}/${encodeURIComponent(poolSpirit)}/status`, {
-      body: { status },
-      contentType: PatchStrategy.MergePatch,
-      query: { fieldManager: AGENT_FIELD_MANAGER },
-    });
+    await this.api.requestJson(
+      HttpMethod.PATCH,
+      `/apis/${GROUP}/${VERSION}/${PLURAL}/${encodeURIComponent(poolSpirit)}/status`,
+      {
+        body: { status },
+        contentType: PatchStrategy.MergePatch,
+        query: { fieldManager: AGENT_FIELD_MANAGER },
+      },
+    );
   }
 }

@@ -28,7 +28,11 @@ export class OwnApiserver {
   /** The object as stored, or undefined when it does not exist. */
   async read(obj: KubeObject): Promise<StoredObject | undefined> {
     try {
-      const ref = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace } };
+      const ref = {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace },
+      };
       return await this.api.read<StoredObject>(ref);
     } catch (err) {
       if (statusOf(err) === 404) return undefined;
@@ -51,7 +55,14 @@ export class OwnApiserver {
 
 /** An apply body must not carry server-owned metadata (a copy-pasted manifest sometimes does). */
 function stripServerFields(obj: KubeObject): KubeObject {
-  const { resourceVersion: _rv, uid: _uid, creationTimestamp: _ct, managedFields: _mf, generation: _g, ...metadata } = obj.metadata;
+  const {
+    resourceVersion: _rv,
+    uid: _uid,
+    creationTimestamp: _ct,
+    managedFields: _mf,
+    generation: _g,
+    ...metadata
+  } = obj.metadata;
   const { status: _status, ...rest } = obj as KubeObject & { status?: unknown };
   return { ...rest, metadata } as KubeObject;
 }

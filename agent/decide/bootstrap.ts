@@ -46,17 +46,24 @@ export function parseBootstrapConfigMap(cm: ConfigMapLike): BootstrapContent {
   const manifests: KubeObject[] = [];
   parseAllDocuments(text).forEach((doc, i) => {
     const [yamlError] = doc.errors;
-    if (yamlError) throw new BootstrapContentError(`${where}: document ${i + 1} is not valid YAML: ${yamlError.message}`);
+    if (yamlError)
+      throw new BootstrapContentError(`${where}: document ${i + 1} is not valid YAML: ${yamlError.message}`);
     const value: unknown = doc.toJS();
     if (value === null || value === undefined) return; // an empty document (e.g. a trailing ---)
     const parsed = ManifestSchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new BootstrapContentError(`${where}: document ${i + 1}: ${issue?.path.join('.') || '(root)'} ${issue?.message ?? 'is invalid'}`);
+      throw new BootstrapContentError(
+        `${where}: document ${i + 1}: ${issue?.path.join('.') || '(root)'} ${issue?.message ?? 'is invalid'}`,
+      );
     }
     manifests.push(parsed.data as KubeObject);
   });
-  return { manifests, contentHash: stableHash(manifests), annotationHash: cm.metadata?.annotations?.[BOOTSTRAP_HASH_ANNOTATION] };
+  return {
+    manifests,
+    contentHash: stableHash(manifests),
+    annotationHash: cm.metadata?.annotations?.[BOOTSTRAP_HASH_ANNOTATION],
+  };
 }
 
 /** The identity of a bootstrap: changes to either the content or the annotation mean "apply again". */
@@ -70,7 +77,10 @@ export function bootstrapIdentity(content: BootstrapContent): string {
  */
 export function applyPhases(manifests: readonly KubeObject[]): { foundation: KubeObject[]; rest: KubeObject[] } {
   return {
-    foundation: [...manifests.filter((m) => m.kind === 'Namespace'), ...manifests.filter((m) => m.kind === 'CustomResourceDefinition')],
+    foundation: [
+      ...manifests.filter((m) => m.kind === 'Namespace'),
+      ...manifests.filter((m) => m.kind === 'CustomResourceDefinition'),
+    ],
     rest: manifests.filter((m) => m.kind !== 'Namespace' && m.kind !== 'CustomResourceDefinition'),
   };
 }
@@ -80,7 +90,9 @@ export function isCrd(obj: KubeObject): boolean {
 }
 
 /** Whether a CRD as read back from the apiserver serves its resource yet. */
-export function crdEstablished(crd: { status?: { conditions?: Array<{ type?: string; status?: string }> } } | undefined): boolean {
+export function crdEstablished(
+  crd: { status?: { conditions?: Array<{ type?: string; status?: string }> } } | undefined,
+): boolean {
   return (crd?.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True');
 }
 

@@ -73,16 +73,26 @@ export function decideMaintenance(
   const coolingDown = lastDefragAt !== undefined && now - lastDefragAt < policy.cooldownMs;
   if (reading.alarms?.includes(NOSPACE)) {
     if (!coolingDown) {
-      return { kind: 'defrag', compactTo: revision, disarmIfUnderQuota: true, reason: 'NOSPACE alarm raised: compact and defragment to free space' };
+      return {
+        kind: 'defrag',
+        compactTo: revision,
+        disarmIfUnderQuota: true,
+        reason: 'NOSPACE alarm raised: compact and defragment to free space',
+      };
     }
-    if (underQuota(dbSizeBytes, quotaBackendBytes)) return { kind: 'disarm', reason: 'NOSPACE alarm raised but the db file is under the quota again' };
+    if (underQuota(dbSizeBytes, quotaBackendBytes))
+      return { kind: 'disarm', reason: 'NOSPACE alarm raised but the db file is under the quota again' };
     return { kind: 'none' };
   }
   if (coolingDown) return { kind: 'none' };
   const free = dbSizeBytes - dbSizeInUseBytes;
   const ratio = fragmentation(reading);
   if (free > 0 && free >= policy.minFreeBytes && ratio >= policy.minFreeRatio) {
-    return { kind: 'defrag', disarmIfUnderQuota: false, reason: `fragmentation ${ratio.toFixed(2)} (${free} bytes free)` };
+    return {
+      kind: 'defrag',
+      disarmIfUnderQuota: false,
+      reason: `fragmentation ${ratio.toFixed(2)} (${free} bytes free)`,
+    };
   }
   return { kind: 'none' };
 }

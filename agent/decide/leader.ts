@@ -27,16 +27,22 @@ export function leaderFromLease(lease: LeaseLike | undefined, observedAt: Date):
   const spec = lease?.spec;
   if (!spec) return { observedTime };
   const renewTime = spec.renewTime ?? spec.acquireTime ?? undefined;
-  const transitions = typeof spec.leaseTransitions === 'number' && spec.leaseTransitions >= 0 ? spec.leaseTransitions : undefined;
+  const transitions =
+    typeof spec.leaseTransitions === 'number' && spec.leaseTransitions >= 0 ? spec.leaseTransitions : undefined;
   const report: LeaderStatus = { observedTime };
   if (renewTime) report.renewTime = renewTime;
   if (transitions !== undefined) report.transitions = transitions;
-  if (spec.holderIdentity && !leaseExpired(renewTime, spec.leaseDurationSeconds, observedAt)) report.holder = spec.holderIdentity;
+  if (spec.holderIdentity && !leaseExpired(renewTime, spec.leaseDurationSeconds, observedAt))
+    report.holder = spec.holderIdentity;
   return report;
 }
 
 /** A Lease without a renew time or a duration cannot prove it is held, so it counts as expired. */
-export function leaseExpired(renewTime: string | null | undefined, durationSeconds: number | null | undefined, now: Date): boolean {
+export function leaseExpired(
+  renewTime: string | null | undefined,
+  durationSeconds: number | null | undefined,
+  now: Date,
+): boolean {
   const renewed = Date.parse(renewTime ?? '');
   if (!Number.isFinite(renewed) || typeof durationSeconds !== 'number' || durationSeconds <= 0) return true;
   return now.getTime() > renewed + durationSeconds * 1000;
@@ -49,5 +55,7 @@ export function leaseExpired(renewTime: string | null | undefined, durationSecon
  */
 export function leaderChangedMeaningfully(before: LeaderStatus | undefined, after: LeaderStatus): boolean {
   if (!before) return true;
-  return before.holder !== after.holder || before.transitions !== after.transitions || !before.renewTime !== !after.renewTime;
+  return (
+    before.holder !== after.holder || before.transitions !== after.transitions || !before.renewTime !== !after.renewTime
+  );
 }

@@ -29,7 +29,8 @@ export class ReportSection<T extends Fields> {
   offer(value: T, now: number, reportIntervalMs: number): void {
     const due = this.writtenAt === undefined || now - this.writtenAt >= reportIntervalMs;
     const base = this.pending?.value ?? this.written;
-    if (this.pending || due || this.spec.meaningful(base, value)) this.pending = { value, patch: mergePatchFor(value, this.spec.clearable) };
+    if (this.pending || due || this.spec.meaningful(base, value))
+      this.pending = { value, patch: mergePatchFor(value, this.spec.clearable) };
   }
 
   /**

@@ -4,7 +4,14 @@
  * hash annotation changes, and when an applied object has gone missing; otherwise a pass only reads.
  */
 import type { KubeObject } from '../../core/kube.ts';
-import { applyPhases, bootstrapIdentity, crdEstablished, describeObject, isCrd, parseBootstrapConfigMap } from '../decide/bootstrap.ts';
+import {
+  applyPhases,
+  bootstrapIdentity,
+  crdEstablished,
+  describeObject,
+  isCrd,
+  parseBootstrapConfigMap,
+} from '../decide/bootstrap.ts';
 import type { ReportSection } from '../decide/report.ts';
 import type { HostCluster } from '../adapters/host.ts';
 import type { OwnApiserver } from '../adapters/own-apiserver.ts';
@@ -88,7 +95,8 @@ export class BootstrapStep {
     const deadline = Date.now() + this.d.crdEstablishTimeoutMs;
     for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
       if (crdEstablished(await this.d.own.read(crd))) return;
-      if (Date.now() > deadline) throw new Error(`${describeObject(crd)} not Established after ${this.d.crdEstablishTimeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`${describeObject(crd)} not Established after ${this.d.crdEstablishTimeoutMs} ms`);
       await sleep(delay, signal);
       if (signal.aborted) throw new Error('stopped while waiting for CRDs to be Established');
     }

@@ -3,7 +3,16 @@
  * compaction, NOSPACE disarm), and offer the report; withdraw it once etcd could not be read for longer
  * than the staleness bound.
  */
-import { decideMaintenance, etcdChangedMeaningfully, etcdReport, NOSPACE, underQuota, type DefragPolicy, type EtcdReading, type EtcdStatus } from '../decide/etcd.ts';
+import {
+  decideMaintenance,
+  etcdChangedMeaningfully,
+  etcdReport,
+  NOSPACE,
+  underQuota,
+  type DefragPolicy,
+  type EtcdReading,
+  type EtcdStatus,
+} from '../decide/etcd.ts';
 import { ReportSection } from '../decide/report.ts';
 import { freshAt, shouldWithdraw, type Freshness } from '../decide/staleness.ts';
 import type { EtcdAccess } from '../adapters/etcd.ts';
@@ -11,7 +20,10 @@ import { errorText, type Logger } from '../log.ts';
 import type { AgentStats } from '../stats.ts';
 
 export function etcdSection(): ReportSection<EtcdStatus> {
-  return new ReportSection<EtcdStatus>({ clearable: ['healthy', 'dbSizeBytes', 'dbSizeInUseBytes', 'alarms'], meaningful: etcdChangedMeaningfully });
+  return new ReportSection<EtcdStatus>({
+    clearable: ['healthy', 'dbSizeBytes', 'dbSizeInUseBytes', 'alarms'],
+    meaningful: etcdChangedMeaningfully,
+  });
 }
 
 export interface EtcdStepDeps {
@@ -59,11 +71,22 @@ export class EtcdStep {
   /** Runs the maintenance the reading calls for and returns the reading after it (or the old one on failure). */
   private async maintain(reading: EtcdReading): Promise<EtcdReading> {
     const { etcd, stats, log } = this.d;
-    const plan = decideMaintenance(reading, this.d.policy, this.d.quotaBytes, this.lastDefragAt, this.d.now().getTime());
+    const plan = decideMaintenance(
+      reading,
+      this.d.policy,
+      this.d.quotaBytes,
+      this.lastDefragAt,
+      this.d.now().getTime(),
+    );
     if (plan.kind === 'none') return reading;
     try {
       if (plan.kind === 'defrag') {
-        log.info('etcd maintenance', { action: plan.compactTo !== undefined ? 'compact+defragment' : 'defragment', reason: plan.reason, dbSizeBytes: reading.dbSizeBytes, dbSizeInUseBytes: reading.dbSizeInUseBytes });
+        log.info('etcd maintenance', {
+          action: plan.compactTo !== undefined ? 'compact+defragment' : 'defragment',
+          reason: plan.reason,
+          dbSizeBytes: reading.dbSizeBytes,
+          dbSizeInUseBytes: reading.dbSizeInUseBytes,
+        });
         if (plan.compactTo !== undefined) {
           await etcd.compact(plan.compactTo);
           stats.etcd.compactions++;
@@ -79,16 +102,26 @@ export class EtcdStep {
         if (underQuota(after.dbSizeBytes ?? Infinity, this.d.quotaBytes)) {
           await etcd.disarmNoSpace();
           stats.etcd.alarmsDisarmed++;
-          log.info('etcd NOSPACE alarm disarmed', { dbSizeBytes: after.dbSizeBytes, quotaBackendBytes: this.d.quotaBytes });
-          after = await etcd.read();
-        } else {
-          log.warn('etcd NOSPACE alarm kept: the db file is still at or over the quota after compaction and defragmentation', {
+          log.info('etcd NOSPACE alarm disarmed', {
             dbSizeBytes: after.dbSizeBytes,
             quotaBackendBytes: this.d.quotaBytes,
           });
+          after = await etcd.read();
+        } else {
+          log.warn(
+            'etcd NOSPACE alarm kept: the db file is still at or over the quota after compaction and defragmentation',
+            {
+              dbSizeBytes: after.dbSizeBytes,
+              quotaBackendBytes: this.d.quotaBytes,
+            },
+          );
         }
       }
-      log.info('etcd maintenance done', { dbSizeBytes: after.dbSizeBytes, dbSizeInUseBytes: after.dbSizeInUseBytes, alarms: after.alarms });
+      log.info('etcd maintenance done', {
+        dbSizeBytes: after.dbSizeBytes,
+        dbSizeInUseBytes: after.dbSizeInUseBytes,
+        alarms: after.alarms,
+      });
       return after;
     } catch (err) {
       log.warn('etcd maintenance failed', { error: errorText(err) });
@@ -100,7 +133,9 @@ export class EtcdStep {
     if (!shouldWithdraw(this.freshness, this.d.now().getTime(), this.d.staleAfterMs)) return;
     this.freshness = { ...this.freshness, withdrawn: true };
     this.d.stats.etcd.withdrawn++;
-    this.d.log.warn('etcd unreadable for longer than the staleness bound; withdrawing the etcd report', { lastObservedTime: this.lastObservedTime ?? null });
+    this.d.log.warn('etcd unreadable for longer than the staleness bound; withdrawing the etcd report', {
+      lastObservedTime: this.lastObservedTime ?? null,
+    });
     const keep: EtcdStatus = {};
     if (this.lastObservedTime) keep.observedTime = this.lastObservedTime;
     if (this.d.quotaBytes !== undefined) keep.quotaBackendBytes = this.d.quotaBytes;

@@ -10,7 +10,10 @@ import type { Logger } from '../log.ts';
 import type { AgentStats } from '../stats.ts';
 
 export function leaderSection(): ReportSection<LeaderStatus> {
-  return new ReportSection<LeaderStatus>({ clearable: ['holder', 'renewTime', 'transitions'], meaningful: leaderChangedMeaningfully });
+  return new ReportSection<LeaderStatus>({
+    clearable: ['holder', 'renewTime', 'transitions'],
+    meaningful: leaderChangedMeaningfully,
+  });
 }
 
 export interface LeaderStepDeps {
@@ -45,7 +48,8 @@ export class LeaderStep {
       this.withdrawIfStale();
       throw err;
     }
-    if (stats.leader.reads === 0 || stats.leader.holder !== report.holder) log.info('leader', { holder: report.holder ?? null, transitions: report.transitions ?? null });
+    if (stats.leader.reads === 0 || stats.leader.holder !== report.holder)
+      log.info('leader', { holder: report.holder ?? null, transitions: report.transitions ?? null });
     const now = this.d.now().getTime();
     this.freshness = freshAt(now);
     this.lastObservedTime = report.observedTime;
@@ -59,7 +63,9 @@ export class LeaderStep {
     this.freshness = { ...this.freshness, withdrawn: true };
     this.d.stats.leader.withdrawn++;
     this.d.stats.leader.holder = undefined;
-    this.d.log.warn('leader Lease unreadable for longer than the staleness bound; withdrawing the leader report', { lastObservedTime: this.lastObservedTime ?? null });
+    this.d.log.warn('leader Lease unreadable for longer than the staleness bound; withdrawing the leader report', {
+      lastObservedTime: this.lastObservedTime ?? null,
+    });
     this.d.section.force(this.lastObservedTime ? { observedTime: this.lastObservedTime } : {});
   }
 }

@@ -15,18 +15,32 @@ export const FLEET_SHAPE_FLAGS = {
   pools: { type: 'string', default: '50' },
 } as const;
 
-export function fleetShape(values: { clusters?: unknown; pools?: unknown }, min: { clusters?: number; pools?: number } = {}) {
+export function fleetShape(
+  values: { clusters?: unknown; pools?: unknown },
+  min: { clusters?: number; pools?: number } = {},
+) {
   return {
     clusters: intFlag('clusters', values.clusters, min.clusters ?? 1, 200),
     pools: intFlag('pools', values.pools, min.pools ?? 1, 1000),
   };
 }
 
-export async function withBenchFleet<T>(name: string, options: Omit<LocalFleetOptions, 'stateDir'>, body: (fleet: LocalFleet) => Promise<T>): Promise<T> {
+export async function withBenchFleet<T>(
+  name: string,
+  options: Omit<LocalFleetOptions, 'stateDir'>,
+  body: (fleet: LocalFleet) => Promise<T>,
+): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), `ps-bench-${name}-`));
   let fleet: LocalFleet | undefined;
   try {
-    fleet = await startLocalFleet({ readyDelayMs: 0, retryBaseDelayMs: 50, reconcileConcurrency: 32, functionThreads: 1, ...options, stateDir: dir });
+    fleet = await startLocalFleet({
+      readyDelayMs: 0,
+      retryBaseDelayMs: 50,
+      reconcileConcurrency: 32,
+      functionThreads: 1,
+      ...options,
+      stateDir: dir,
+    });
     return await body(fleet);
   } finally {
     await fleet?.stop();
@@ -35,7 +49,12 @@ export async function withBenchFleet<T>(name: string, options: Omit<LocalFleetOp
 }
 
 /** Waits for the whole fleet to be Available and returns the seconds since `startedAt` (performance.now()). */
-export async function convergedAfter(fleet: LocalFleet, startedAt: number, timeoutMs: number, onTick?: Parameters<LocalFleet['waitConverged']>[1]): Promise<number> {
+export async function convergedAfter(
+  fleet: LocalFleet,
+  startedAt: number,
+  timeoutMs: number,
+  onTick?: Parameters<LocalFleet['waitConverged']>[1],
+): Promise<number> {
   await fleet.waitConverged(timeoutMs, onTick);
   return round((performance.now() - startedAt) / 1000, 1);
 }

@@ -16,7 +16,13 @@ export interface Reading {
 }
 
 export function functionsOf(fleet: LocalFleet): Record<FunctionName, LocalFleet['reconcile']> {
-  return { reconcile: fleet.reconcile, audit: fleet.audit, rollout: fleet.rollout, probe: fleet.probe, cloudEvents: fleet.cloudEvents };
+  return {
+    reconcile: fleet.reconcile,
+    audit: fleet.audit,
+    rollout: fleet.rollout,
+    probe: fleet.probe,
+    cloudEvents: fleet.cloudEvents,
+  };
 }
 
 export function read(fleet: LocalFleet, logs: LogMeter, apiWrites: () => number): Reading {
@@ -25,7 +31,15 @@ export function read(fleet: LocalFleet, logs: LogMeter, apiWrites: () => number)
     bus: fleet.bus.usage(),
     table: fleet.dynamo.usage(),
     fns: Object.fromEntries(
-      FUNCTIONS.map((f) => [f, { invocations: fns[f].stats.invocations, billedMs: fns[f].stats.billedMs, platformLogBytes: fns[f].stats.platformLogBytes, queuedMs: fns[f].stats.queuedMs }]),
+      FUNCTIONS.map((f) => [
+        f,
+        {
+          invocations: fns[f].stats.invocations,
+          billedMs: fns[f].stats.billedMs,
+          platformLogBytes: fns[f].stats.platformLogBytes,
+          queuedMs: fns[f].stats.queuedMs,
+        },
+      ]),
     ) as Reading['fns'],
     functionLogBytes: logs.totalBytes(),
     apiWrites: apiWrites(),

@@ -26,14 +26,20 @@ export function reportText(report: FleetReport): string {
   ]);
   const header = ['CLUSTER', 'HEALTH', 'HEALTHY POOLS', 'FINDINGS', 'AUDITED'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   lines.push(line(header), ...rows.map(line));
   for (const c of report.clusters) {
     if (!c.findings.length) continue;
     lines.push('', `${c.id}:`);
     for (const f of c.findings) {
       const fix = f.fixable ? (c.requested.includes(f.pool) ? ' [reconcile requested]' : ' [fixable]') : '';
-      lines.push(`  ${f.severity.toUpperCase().padEnd(8)} ${f.kind.padEnd(22)} ${(f.pool || '-').padEnd(16)} ${f.reason}${fix}`);
+      lines.push(
+        `  ${f.severity.toUpperCase().padEnd(8)} ${f.kind.padEnd(22)} ${(f.pool || '-').padEnd(16)} ${f.reason}${fix}`,
+      );
     }
   }
   return lines.join('\n') + '\n';
@@ -43,12 +49,25 @@ export const auditCommand: Command = {
   path: ['audit'],
   summary: 'audit registered clusters now and print the fleet report',
   options: {
-    cluster: { type: 'string', multiple: true, valueName: 'ID', description: 'audit only this cluster (repeatable); default every registered one' },
+    cluster: {
+      type: 'string',
+      multiple: true,
+      valueName: 'ID',
+      description: 'audit only this cluster (repeatable); default every registered one',
+    },
     json: { type: 'boolean', description: 'print the fleet report as JSON' },
     html: { type: 'string', valueName: 'FILE', description: 'also write the report as one self-contained HTML page' },
     'report-only': { type: 'boolean', description: 'do not audit now: report the latest stored audits' },
-    'bus-endpoint': { type: 'string', valueName: 'URL', description: 'send reconcile requests for fixable findings to this local bus (env SPIRITCTL_BUS_ENDPOINT)' },
-    'event-bus': { type: 'string', valueName: 'NAME', description: `bus the reconcile requests go to (env EVENT_BUS_NAME, else ${DEFAULT_LOCAL_EVENT_BUS})` },
+    'bus-endpoint': {
+      type: 'string',
+      valueName: 'URL',
+      description: 'send reconcile requests for fixable findings to this local bus (env SPIRITCTL_BUS_ENDPOINT)',
+    },
+    'event-bus': {
+      type: 'string',
+      valueName: 'NAME',
+      description: `bus the reconcile requests go to (env EVENT_BUS_NAME, else ${DEFAULT_LOCAL_EVENT_BUS})`,
+    },
     ...stateTableFlags,
   },
   details: `
@@ -67,8 +86,10 @@ ${STATE_TABLE_DETAILS}`,
   async run({ values }) {
     const clusterIds = (values.cluster as string[] | undefined) ?? [];
     const busEndpoint = (values['bus-endpoint'] as string | undefined) ?? process.env.SPIRITCTL_BUS_ENDPOINT;
-    if (busEndpoint && !/^https?:\/\/[^/]+/.test(busEndpoint)) throw new UsageError(`--bus-endpoint must be an http(s) URL, got "${busEndpoint}"`);
-    const eventBusName = (values['event-bus'] as string | undefined) ?? process.env.EVENT_BUS_NAME ?? DEFAULT_LOCAL_EVENT_BUS;
+    if (busEndpoint && !/^https?:\/\/[^/]+/.test(busEndpoint))
+      throw new UsageError(`--bus-endpoint must be an http(s) URL, got "${busEndpoint}"`);
+    const eventBusName =
+      (values['event-bus'] as string | undefined) ?? process.env.EVENT_BUS_NAME ?? DEFAULT_LOCAL_EVENT_BUS;
     const { table, close } = await openStateTable(values);
     const { auditDeps, auditNow, fleetReportFromTable } = await import('../../functions/audit/handler.ts');
     const { renderFleetReportHtml } = await import('../../core/audit/index.ts');
@@ -79,7 +100,11 @@ ${STATE_TABLE_DETAILS}`,
         const { EventBridgeClient } = await import('@aws-sdk/client-eventbridge');
         const { eventBridgePutEvents } = await import('../../adapters/eventbridge/put-events.ts');
         const client = busEndpoint
-          ? new EventBridgeClient({ endpoint: busEndpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+          ? new EventBridgeClient({
+              endpoint: busEndpoint,
+              region: 'local',
+              credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+            })
           : new EventBridgeClient({});
         destroyBus = () => client.destroy();
         events = eventBridgePutEvents(client);
@@ -91,10 +116,14 @@ ${STATE_TABLE_DETAILS}`,
         try {
           await auditNow(deps, { clusterIds, requestedBy: 'spiritctl' });
         } catch (err) {
-          if ((err as Error).message.startsWith('not registered')) throw new UsageError(`--cluster: ${(err as Error).message}`);
+          if ((err as Error).message.startsWith('not registered'))
+            throw new UsageError(`--cluster: ${(err as Error).message}`);
           throw err;
         }
-        if (!events) process.stderr.write('note: no bus given (--bus-endpoint or EVENT_BUS_NAME): fixable findings were not sent to reconcile\n');
+        if (!events)
+          process.stderr.write(
+            'note: no bus given (--bus-endpoint or EVENT_BUS_NAME): fixable findings were not sent to reconcile\n',
+          );
       }
       const report = await fleetReportFromTable(deps, { clusterIds });
       if (values.html) {

@@ -3,7 +3,12 @@ import { resolve } from 'node:path';
 import type { Command } from '../command.ts';
 import { UsageError } from '../command.ts';
 import type { ClusterAccess, ClusterRegistration } from '../../adapters/state-table/registry.ts';
-import { AccessPolicyError, checkServerUrl, KUBECONFIG_MAX_BYTES, oversizedKubeconfig } from '../../adapters/cluster-access/policy.ts';
+import {
+  AccessPolicyError,
+  checkServerUrl,
+  KUBECONFIG_MAX_BYTES,
+  oversizedKubeconfig,
+} from '../../adapters/cluster-access/policy.ts';
 import { connectionFromKubeconfig, KubeconfigError } from '../../adapters/kubernetes/http/kubeconfig.ts';
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';
 
@@ -15,8 +20,10 @@ export function parseLabel(flag: string, text: string): [string, string] {
   const eq = text.indexOf('=');
   if (eq <= 0) throw new UsageError(`--${flag} expects key=value, got "${text}"`);
   const [key, value] = [text.slice(0, eq), text.slice(eq + 1)];
-  if (!LABEL_KEY.test(key)) throw new UsageError(`--${flag}: "${key}" is not a valid label key (e.g. region, rollout-group, example.com/tier)`);
-  if (!LABEL_VALUE.test(value)) throw new UsageError(`--${flag}: "${value}" is not a valid label value (at most 63 of A-Z a-z 0-9 - _ .)`);
+  if (!LABEL_KEY.test(key))
+    throw new UsageError(`--${flag}: "${key}" is not a valid label key (e.g. region, rollout-group, example.com/tier)`);
+  if (!LABEL_VALUE.test(value))
+    throw new UsageError(`--${flag}: "${value}" is not a valid label value (at most 63 of A-Z a-z 0-9 - _ .)`);
   return [key, value];
 }
 
@@ -30,7 +37,9 @@ function readCaFile(file: unknown): string {
   try {
     pem = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new UsageError(`--ca-file: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(
+      `--ca-file: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`--ca-file: ${file} holds no PEM certificate`);
   return Buffer.from(pem).toString('base64');
@@ -60,7 +69,8 @@ function checkKubeconfigFile(path: string, context: string | undefined): void {
       if (!fstatSync(fd).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
       const buffer = Buffer.alloc(KUBECONFIG_MAX_BYTES + 1);
       let length = 0;
-      for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) length += n;
+      for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0; )
+        length += n;
       if (length > KUBECONFIG_MAX_BYTES) throw new UsageError(`--kubeconfig ${path}: ${oversizedKubeconfig().message}`);
       text = buffer.subarray(0, length).toString('utf8');
     } finally {
@@ -85,7 +95,9 @@ function checkKubeconfigFile(path: string, context: string | undefined): void {
 export function accessFromFlags(v: Record<string, unknown>): ClusterAccess {
   const ways = (['kubeconfig', 'url', 'eks', 'secret'] as const).filter((k) => v[k] !== undefined);
   if (ways.length !== 1) {
-    throw new UsageError(`give exactly one of --kubeconfig FILE, --url URL, --eks NAME or --secret ID${ways.length ? ` (got ${ways.map((w) => `--${w}`).join(', ')})` : ''}`);
+    throw new UsageError(
+      `give exactly one of --kubeconfig FILE, --url URL, --eks NAME or --secret ID${ways.length ? ` (got ${ways.map((w) => `--${w}`).join(', ')})` : ''}`,
+    );
   }
   const context = v.context as string | undefined;
   switch (ways[0]) {
@@ -103,10 +115,24 @@ export function accessFromFlags(v: Record<string, unknown>): ClusterAccess {
       };
     case 'eks':
       if (!v.region) throw new UsageError('--region is required with --eks (e.g. eu-west-1)');
-      if (!v.endpoint) throw new UsageError('--endpoint URL is required with --eks (the cluster API endpoint, from `aws eks describe-cluster`)');
-      return { kind: 'eks', clusterName: String(v.eks), region: String(v.region), endpoint: checkUrlFlag('endpoint', String(v.endpoint)), caData: readCaFile(v['ca-file']) };
+      if (!v.endpoint)
+        throw new UsageError(
+          '--endpoint URL is required with --eks (the cluster API endpoint, from `aws eks describe-cluster`)',
+        );
+      return {
+        kind: 'eks',
+        clusterName: String(v.eks),
+        region: String(v.region),
+        endpoint: checkUrlFlag('endpoint', String(v.endpoint)),
+        caData: readCaFile(v['ca-file']),
+      };
     case 'secret':
-      return { kind: 'secret', secretId: String(v.secret), ...(v.region ? { region: String(v.region) } : {}), ...(context ? { context } : {}) };
+      return {
+        kind: 'secret',
+        secretId: String(v.secret),
+        ...(v.region ? { region: String(v.region) } : {}),
+        ...(context ? { context } : {}),
+      };
   }
 }
 
@@ -124,23 +150,48 @@ export function describeAccess(access: ClusterAccess): string {
   }
 }
 
-const formatLabels = (labels: Record<string, string>) => Object.entries(labels).sort().map(([k, v]) => `${k}=${v}`).join(',') || '-';
+const formatLabels = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .sort()
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',') || '-';
 
 export const clustersAdd: Command = {
   path: ['clusters', 'add'],
   summary: 'register a cluster in the fleet (how to reach it, and labels)',
   options: {
     id: { type: 'string', valueName: 'ID', description: 'cluster id: a DNS label, e.g. edge-eu-1' },
-    kubeconfig: { type: 'string', valueName: 'FILE', description: 'reach it with this kubeconfig file (local clusters)' },
-    context: { type: 'string', valueName: 'NAME', description: 'with --kubeconfig or --secret: the kubeconfig context' },
+    kubeconfig: {
+      type: 'string',
+      valueName: 'FILE',
+      description: 'reach it with this kubeconfig file (local clusters)',
+    },
+    context: {
+      type: 'string',
+      valueName: 'NAME',
+      description: 'with --kubeconfig or --secret: the kubeconfig context',
+    },
     url: { type: 'string', valueName: 'URL', description: 'reach it at this API URL, anonymously (local clusters)' },
     'insecure-skip-tls-verify': { type: 'boolean', description: 'with --url: do not verify the server certificate' },
-    eks: { type: 'string', valueName: 'NAME', description: 'an EKS cluster: IAM token signed with the functions\' role' },
+    eks: {
+      type: 'string',
+      valueName: 'NAME',
+      description: "an EKS cluster: IAM token signed with the functions' role",
+    },
     region: { type: 'string', valueName: 'REGION', description: 'with --eks (required) or --secret: the AWS region' },
     endpoint: { type: 'string', valueName: 'URL', description: 'with --eks: the cluster API endpoint' },
-    'ca-file': { type: 'string', valueName: 'FILE', description: 'with --eks (required) or --url: PEM CA bundle of the API server' },
+    'ca-file': {
+      type: 'string',
+      valueName: 'FILE',
+      description: 'with --eks (required) or --url: PEM CA bundle of the API server',
+    },
     secret: { type: 'string', valueName: 'ID', description: 'a kubeconfig kept in Secrets Manager (id or ARN)' },
-    label: { type: 'string', multiple: true, valueName: 'K=V', description: 'a label (repeatable): region, environment, rollout-group, ...' },
+    label: {
+      type: 'string',
+      multiple: true,
+      valueName: 'K=V',
+      description: 'a label (repeatable): region, environment, rollout-group, ...',
+    },
     replace: { type: 'boolean', description: 'replace an existing registration of this id (otherwise refused)' },
     json: { type: 'boolean', description: 'print the registration as JSON' },
     ...stateTableFlags,
@@ -167,13 +218,19 @@ ${STATE_TABLE_DETAILS}`,
     const { registerCluster, ClusterExistsError } = await import('../../adapters/state-table/registry.ts');
     const { table, close } = await openStateTable(values);
     try {
-      const reg = await registerCluster(table, { id: values.id, access, labels }, new Date(), { createOnly: !values.replace });
+      const reg = await registerCluster(table, { id: values.id, access, labels }, new Date(), {
+        createOnly: !values.replace,
+      });
       if (values.json) process.stdout.write(JSON.stringify(reg, null, 2) + '\n');
-      else process.stdout.write(`cluster ${reg.id} registered: ${describeAccess(reg.access)}; labels ${formatLabels(reg.labels)}\n`);
+      else
+        process.stdout.write(
+          `cluster ${reg.id} registered: ${describeAccess(reg.access)}; labels ${formatLabels(reg.labels)}\n`,
+        );
       return 0;
     } catch (err) {
       if (err instanceof ClusterExistsError) throw new UsageError(`${err.message} (use --replace to overwrite it)`);
-      if (err instanceof TypeError && err.message.startsWith('invalid cluster registration')) throw new UsageError(err.message);
+      if (err instanceof TypeError && err.message.startsWith('invalid cluster registration'))
+        throw new UsageError(err.message);
       throw err;
     } finally {
       close();
@@ -185,7 +242,12 @@ export const clustersList: Command = {
   path: ['clusters', 'list'],
   summary: 'list the registered clusters',
   options: {
-    selector: { type: 'string', multiple: true, valueName: 'K=V', description: 'only clusters with this label (repeatable: all must match)' },
+    selector: {
+      type: 'string',
+      multiple: true,
+      valueName: 'K=V',
+      description: 'only clusters with this label (repeatable: all must match)',
+    },
     json: { type: 'boolean', description: 'print JSON ({ "clusters": [...], "count": N })' },
     ...stateTableFlags,
   },
@@ -211,7 +273,11 @@ export const clustersList: Command = {
     const rows = clusters.map((c) => [c.id, describeAccess(c.access), formatLabels(c.labels), c.updatedAt ?? '']);
     const header = ['ID', 'ACCESS', 'LABELS', 'UPDATED'];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+    const line = (cells: string[]) =>
+      cells
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd();
     process.stdout.write([line(header), ...rows.map(line)].join('\n') + `\n${clusters.length} cluster(s)\n`);
     return 0;
   },
@@ -254,7 +320,12 @@ export const clustersLabel: Command = {
   summary: 'add, change or remove labels of a registered cluster (kubectl label syntax)',
   positionals: [
     { name: 'id', description: 'cluster id', required: true },
-    { name: 'k=v | k-', description: 'labels to set (k=v) or remove (k-), one or more', required: true, variadic: true },
+    {
+      name: 'k=v | k-',
+      description: 'labels to set (k=v) or remove (k-), one or more',
+      required: true,
+      variadic: true,
+    },
   ],
   options: { json: { type: 'boolean', description: 'print the registration as JSON' }, ...stateTableFlags },
   details: `

@@ -2,7 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from '../command.ts';
 import { intFlag, UsageError } from '../command.ts';
-import { CONTROLLER_REQUESTS, compareWithController, FORWARDER_REQUESTS, type PodRequests } from '../../core/cost/controller.ts';
+import {
+  CONTROLLER_REQUESTS,
+  compareWithController,
+  FORWARDER_REQUESTS,
+  type PodRequests,
+} from '../../core/cost/controller.ts';
 import { MEASURED_PROFILE } from '../../core/cost/measured-profile.ts';
 import { adjustedProfile } from '../../core/cost/adjust.ts';
 import { DEFAULT_USAGE, type FleetUsage, monthlyCost } from '../../core/cost/model.ts';
@@ -14,7 +19,8 @@ export const DEFAULT_PRICES_FILE = join(import.meta.dirname, '..', '..', 'core',
 /** `10m`, `1h`, `30` (minutes) → minutes. */
 export function minutesFlag(name: string, raw: unknown): number {
   const m = /^(\d+(?:\.\d+)?)(m|h|d)?$/.exec(String(raw));
-  if (!m || Number(m[1]) <= 0) throw new UsageError(`--${name} must be a duration like 10m, 1h or 1d (or minutes), got "${String(raw)}"`);
+  if (!m || Number(m[1]) <= 0)
+    throw new UsageError(`--${name} must be a duration like 10m, 1h or 1d (or minutes), got "${String(raw)}"`);
   return Number(m[1]) * ({ m: 1, h: 60, d: 1440 } as const)[(m[2] ?? 'm') as 'm' | 'h' | 'd'];
 }
 
@@ -27,12 +33,17 @@ function numberFlag(name: string, raw: unknown, min: number): number {
 function podFlag(values: Record<string, unknown>, base: PodRequests): PodRequests {
   const cpu = values['controller-cpu'];
   const memory = values['controller-memory'];
-  if (cpu !== undefined && !isQuantity(cpu)) throw new UsageError(`--controller-cpu must be a CPU quantity like 100m or 0.5, got "${String(cpu)}"`);
-  if (memory !== undefined && !isQuantity(memory)) throw new UsageError(`--controller-memory must be a memory quantity like 256Mi, got "${String(memory)}"`);
+  if (cpu !== undefined && !isQuantity(cpu))
+    throw new UsageError(`--controller-cpu must be a CPU quantity like 100m or 0.5, got "${String(cpu)}"`);
+  if (memory !== undefined && !isQuantity(memory))
+    throw new UsageError(`--controller-memory must be a memory quantity like 256Mi, got "${String(memory)}"`);
   return {
     cpu: cpu !== undefined ? quantityValue(String(cpu)) : base.cpu,
     memoryGiB: memory !== undefined ? quantityBytes(String(memory)) / 2 ** 30 : base.memoryGiB,
-    replicas: values['controller-replicas'] !== undefined ? intFlag('controller-replicas', values['controller-replicas'], 1, 10) : base.replicas,
+    replicas:
+      values['controller-replicas'] !== undefined
+        ? intFlag('controller-replicas', values['controller-replicas'], 1, 10)
+        : base.replicas,
   };
 }
 
@@ -44,17 +55,58 @@ export const costCommand: Command = {
   options: {
     clusters: { type: 'string', default: '10', valueName: 'N', description: 'clusters in the fleet' },
     'pools-per-cluster': { type: 'string', default: '20', valueName: 'M', description: 'edge pools per cluster' },
-    'audit-every': { type: 'string', default: '10m', valueName: 'D', description: 'audit schedule (serverless.yml: rate(10 minutes))' },
-    'probe-every': { type: 'string', default: '5m', valueName: 'D', description: 'leader probe schedule (serverless.yml: rate(5 minutes))' },
-    'rollouts-per-month': { type: 'string', default: '2', valueName: 'R', description: 'fleet-wide rollouts a month (each updates every pool)' },
+    'audit-every': {
+      type: 'string',
+      default: '10m',
+      valueName: 'D',
+      description: 'audit schedule (serverless.yml: rate(10 minutes))',
+    },
+    'probe-every': {
+      type: 'string',
+      default: '5m',
+      valueName: 'D',
+      description: 'leader probe schedule (serverless.yml: rate(5 minutes))',
+    },
+    'rollouts-per-month': {
+      type: 'string',
+      default: '2',
+      valueName: 'R',
+      description: 'fleet-wide rollouts a month (each updates every pool)',
+    },
     'new-pools-per-month': { type: 'string', default: '0', valueName: 'K', description: 'pools created a month' },
     prices: { type: 'string', valueName: 'FILE', description: 'prices JSON (same shape as the defaults file)' },
-    region: { type: 'string', default: 'us-east-1', valueName: 'REGION', description: 'region of the prices file to use' },
-    'controller-cpu': { type: 'string', valueName: 'CPU', description: `controller pod's CPU request (default ${CONTROLLER_REQUESTS.cpu * 1000}m)` },
-    'controller-memory': { type: 'string', valueName: 'MEM', description: `controller pod's memory request (default ${CONTROLLER_REQUESTS.memoryGiB * 1024}Mi)` },
-    'controller-replicas': { type: 'string', valueName: 'N', description: `controller replicas per cluster (default ${CONTROLLER_REQUESTS.replicas})` },
-    'duration-factor': { type: 'string', default: '1', valueName: 'F', description: 'multiply the measured billed milliseconds (they were measured on a loaded machine: an upper bound)' },
-    'metric-series-per-cluster': { type: 'string', valueName: 'N', description: 'custom metric series per cluster (default: as measured; 0 = no clusterId metric dimension)' },
+    region: {
+      type: 'string',
+      default: 'us-east-1',
+      valueName: 'REGION',
+      description: 'region of the prices file to use',
+    },
+    'controller-cpu': {
+      type: 'string',
+      valueName: 'CPU',
+      description: `controller pod's CPU request (default ${CONTROLLER_REQUESTS.cpu * 1000}m)`,
+    },
+    'controller-memory': {
+      type: 'string',
+      valueName: 'MEM',
+      description: `controller pod's memory request (default ${CONTROLLER_REQUESTS.memoryGiB * 1024}Mi)`,
+    },
+    'controller-replicas': {
+      type: 'string',
+      valueName: 'N',
+      description: `controller replicas per cluster (default ${CONTROLLER_REQUESTS.replicas})`,
+    },
+    'duration-factor': {
+      type: 'string',
+      default: '1',
+      valueName: 'F',
+      description: 'multiply the measured billed milliseconds (they were measured on a loaded machine: an upper bound)',
+    },
+    'metric-series-per-cluster': {
+      type: 'string',
+      valueName: 'N',
+      description: 'custom metric series per cluster (default: as measured; 0 = no clusterId metric dimension)',
+    },
     json: { type: 'boolean', description: 'print the result as JSON' },
   },
   details: `
@@ -100,14 +152,21 @@ Examples:
     const controller = podFlag(values, CONTROLLER_REQUESTS);
     const profile = adjustedProfile(MEASURED_PROFILE, {
       durationFactor: numberFlag('duration-factor', values['duration-factor'], 0),
-      metricSeriesPerCluster: values['metric-series-per-cluster'] === undefined ? undefined : numberFlag('metric-series-per-cluster', values['metric-series-per-cluster'], 0),
+      metricSeriesPerCluster:
+        values['metric-series-per-cluster'] === undefined
+          ? undefined
+          : numberFlag('metric-series-per-cluster', values['metric-series-per-cluster'], 0),
     });
     const cost = monthlyCost(fleet, profile, region);
     const cmp = compareWithController(fleet, profile, region, controller);
     const result = {
       fleet: { ...fleet, pools: fleet.clusters * fleet.poolsPerCluster },
       prices: { file, region: String(values.region), asOf: prices.asOf, unverified: region.unverified ?? [] },
-      inputs: { measuredBy: profile.measuredBy, durationFactor: Number(values['duration-factor']), metricSeries: profile.metricSeries },
+      inputs: {
+        measuredBy: profile.measuredBy,
+        durationFactor: Number(values['duration-factor']),
+        metricSeries: profile.metricSeries,
+      },
       monthly: cost,
       comparison: { controllerRequests: controller, forwarderRequests: FORWARDER_REQUESTS, ...cmp },
     };

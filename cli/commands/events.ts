@@ -8,7 +8,8 @@ import { MAX_ENTRIES_SIZE_BYTES } from '../../events/put-events-limits.ts';
 
 /** A pattern or event file is read up to this many bytes: an event is at most 256 KB on EventBridge. */
 export const MAX_JSON_FILE_BYTES = MAX_ENTRIES_SIZE_BYTES;
-const readPatternOrEvent = (flag: string, file: unknown) => readJsonFile(flag, file, MAX_JSON_FILE_BYTES, 'a pattern or event file');
+const readPatternOrEvent = (flag: string, file: unknown) =>
+  readJsonFile(flag, file, MAX_JSON_FILE_BYTES, 'a pattern or event file');
 
 export const testPatternCommand: Command = {
   path: ['events', 'test-pattern'],
@@ -50,14 +51,19 @@ export const dlqCommand: Command = {
   summary: 'list the dead letters the local event bus kept',
   options: {
     json: { type: 'boolean', description: 'print JSON ({ "deadLetters": [...], "count": N })' },
-    'state-dir': { type: 'string', valueName: 'DIR', description: `state directory of the local stack (env SPIRITCTL_STATE_DIR, which <state-dir>/env exports, else ${DEFAULT_STATE_DIR})` },
+    'state-dir': {
+      type: 'string',
+      valueName: 'DIR',
+      description: `state directory of the local stack (env SPIRITCTL_STATE_DIR, which <state-dir>/env exports, else ${DEFAULT_STATE_DIR})`,
+    },
   },
   details: `
 Events whose delivery gave up (retries exhausted or maximum event age exceeded) are kept with the rule,
 the target, the attempt count and the last error, in <state-dir>/dlq.jsonl. After \`source <state-dir>/env\`
 (written by \`spiritctl local up\`) that is the running stack's state directory.`,
   async run({ values }) {
-    const stateDir = (values['state-dir'] as string | undefined) ?? (process.env.SPIRITCTL_STATE_DIR || DEFAULT_STATE_DIR);
+    const stateDir =
+      (values['state-dir'] as string | undefined) ?? (process.env.SPIRITCTL_STATE_DIR || DEFAULT_STATE_DIR);
     const file = dlqFilePath(stateDir);
     const { deadLetters, badLines } = readDeadLetters(file);
     if (badLines.length) process.stderr.write(`warning: ${file}: skipped unreadable line(s) ${badLines.join(', ')}\n`);
@@ -69,11 +75,28 @@ the target, the attempt count and the last error, in <state-dir>/dlq.jsonl. Afte
       process.stdout.write(`no dead letters (${file})\n`);
       return 0;
     }
-    const rows = deadLetters.map((d) => [d.failedAt, d.rule, d.target, String(d.attempts), d.reason, d.event?.['detail-type'] ?? '', d.eventId, d.error]);
+    const rows = deadLetters.map((d) => [
+      d.failedAt,
+      d.rule,
+      d.target,
+      String(d.attempts),
+      d.reason,
+      d.event?.['detail-type'] ?? '',
+      d.eventId,
+      d.error,
+    ]);
     const header = ['FAILED AT', 'RULE', 'TARGET', 'ATTEMPTS', 'REASON', 'DETAIL-TYPE', 'EVENT ID', 'ERROR'];
-    const widths = header.map((h, i) => (i === header.length - 1 ? 0 : Math.max(h.length, ...rows.map((r) => r[i].length))));
-    const line = (cells: string[]) => cells.map((c, i) => (widths[i] ? c.padEnd(widths[i]) : c.split('\n')[0])).join('  ').trimEnd();
-    process.stdout.write([line(header), ...rows.map(line)].join('\n') + `\n${deadLetters.length} dead letter(s) in ${file}\n`);
+    const widths = header.map((h, i) =>
+      i === header.length - 1 ? 0 : Math.max(h.length, ...rows.map((r) => r[i].length)),
+    );
+    const line = (cells: string[]) =>
+      cells
+        .map((c, i) => (widths[i] ? c.padEnd(widths[i]) : c.split('\n')[0]))
+        .join('  ')
+        .trimEnd();
+    process.stdout.write(
+      [line(header), ...rows.map(line)].join('\n') + `\n${deadLetters.length} dead letter(s) in ${file}\n`,
+    );
     return 0;
   },
 };

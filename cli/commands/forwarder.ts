@@ -3,15 +3,37 @@ import { intFlag, UsageError, type Command } from '../command.ts';
 
 export const forwarderCommand: Command = {
   path: ['forwarder'],
-  summary: 'forward one cluster\'s NodePool, PoolSpirit, workload and Node changes to the event bus',
+  summary: "forward one cluster's NodePool, PoolSpirit, workload and Node changes to the event bus",
   options: {
-    'cluster-id': { type: 'string', valueName: 'ID', description: 'the cluster\'s id in the registry (required)' },
-    kubeconfig: { type: 'string', valueName: 'FILE', description: 'kubeconfig of the cluster (default: in-cluster service account)' },
-    'event-bus': { type: 'string', valueName: 'NAME', description: 'EventBridge bus name (default: the account\'s default bus)' },
-    'bus-endpoint': { type: 'string', valueName: 'URL', description: 'EventBridge endpoint override, e.g. the local bus' },
+    'cluster-id': { type: 'string', valueName: 'ID', description: "the cluster's id in the registry (required)" },
+    kubeconfig: {
+      type: 'string',
+      valueName: 'FILE',
+      description: 'kubeconfig of the cluster (default: in-cluster service account)',
+    },
+    'event-bus': {
+      type: 'string',
+      valueName: 'NAME',
+      description: "EventBridge bus name (default: the account's default bus)",
+    },
+    'bus-endpoint': {
+      type: 'string',
+      valueName: 'URL',
+      description: 'EventBridge endpoint override, e.g. the local bus',
+    },
     region: { type: 'string', valueName: 'REGION', description: 'AWS region (default: from the environment)' },
-    namespace: { type: 'string', default: 'pool-spirit-system', valueName: 'NS', description: 'namespace of the pool-spirit workloads' },
-    'metrics-port': { type: 'string', default: '9090', valueName: 'PORT', description: 'serve /metrics and /healthz here (0 = any free port)' },
+    namespace: {
+      type: 'string',
+      default: 'pool-spirit-system',
+      valueName: 'NS',
+      description: 'namespace of the pool-spirit workloads',
+    },
+    'metrics-port': {
+      type: 'string',
+      default: '9090',
+      valueName: 'PORT',
+      description: 'serve /metrics and /healthz here (0 = any free port)',
+    },
   },
   details: 'Runs until SIGTERM/SIGINT, then flushes every notice it holds before exiting.',
   async run({ values }) {
@@ -33,20 +55,33 @@ export const forwarderCommand: Command = {
       ...(values.region ? { region: values.region as string } : {}),
     });
     const forwarder = new Forwarder({
-      clusterId, kubeConfig, bus: eventBridgePutEvents(client),
-      eventBusName: values['event-bus'] as string | undefined, namespace: values.namespace as string,
+      clusterId,
+      kubeConfig,
+      bus: eventBridgePutEvents(client),
+      eventBusName: values['event-bus'] as string | undefined,
+      namespace: values.namespace as string,
       // A notice the bus refuses for good is said once, as a JSON line, and counted in /metrics.
-      sender: { onRejected: (r) => process.stderr.write(`${JSON.stringify({ level: 'error', message: 'notice refused by the bus; not re-sent', ...r })}\n`) },
+      sender: {
+        onRejected: (r) =>
+          process.stderr.write(
+            `${JSON.stringify({ level: 'error', message: 'notice refused by the bus; not re-sent', ...r })}\n`,
+          ),
+      },
     });
     forwarder.start();
     const server = createServer((req, res) => {
-      if (req.url === '/metrics') res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(prometheusText(clusterId, forwarder.stats()));
+      if (req.url === '/metrics')
+        res
+          .writeHead(200, { 'content-type': 'text/plain; version=0.0.4' })
+          .end(prometheusText(clusterId, forwarder.stats()));
       else if (req.url === '/healthz') res.writeHead(200).end('ok');
       else res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => server.listen(port, resolve));
     const address = server.address();
-    process.stdout.write(`forwarder for ${clusterId} ready; metrics on :${typeof address === 'object' && address ? address.port : port}/metrics\n`);
+    process.stdout.write(
+      `forwarder for ${clusterId} ready; metrics on :${typeof address === 'object' && address ? address.port : port}/metrics\n`,
+    );
     const stop = async () => {
       const left = await forwarder.stop(10_000);
       server.close();

@@ -15,7 +15,10 @@ function kubeconfigDir(values: Record<string, unknown>): string {
 
 function knownClusters(dir: string): string[] {
   try {
-    return readdirSync(dir).filter((f) => f.endsWith('.kubeconfig')).map((f) => f.slice(0, -'.kubeconfig'.length)).sort();
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.kubeconfig'))
+      .map((f) => f.slice(0, -'.kubeconfig'.length))
+      .sort();
   } catch {
     return [];
   }
@@ -28,8 +31,17 @@ export const localNodesAddCommand: Command = {
     cluster: { type: 'string', valueName: 'ID', description: 'local cluster id, e.g. cluster-01' },
     pool: { type: 'string', valueName: 'NAME', description: 'the NodePool the nodes join (it must exist)' },
     count: { type: 'string', valueName: 'N', default: '1', description: 'nodes to add (1-100)' },
-    'state-dir': { type: 'string', valueName: 'DIR', description: "the local stack's state directory (env SPIRITCTL_STATE_DIR, else .local)" },
-    'kubeconfig-dir': { type: 'string', valueName: 'DIR', description: "the local stack's kubeconfig directory (env SPIRITCTL_KUBECONFIG_DIR, else <state-dir>/kubeconfigs)" },
+    'state-dir': {
+      type: 'string',
+      valueName: 'DIR',
+      description: "the local stack's state directory (env SPIRITCTL_STATE_DIR, else .local)",
+    },
+    'kubeconfig-dir': {
+      type: 'string',
+      valueName: 'DIR',
+      description:
+        "the local stack's kubeconfig directory (env SPIRITCTL_KUBECONFIG_DIR, else <state-dir>/kubeconfigs)",
+    },
   },
   details: `
 Talks to the cluster through the kubeconfig \`spiritctl local up\` wrote for it. Each node is labelled
@@ -41,13 +53,18 @@ Example (after \`source .local/env\`):
   kubectl --kubeconfig .local/kubeconfigs/cluster-01.kubeconfig apply -f shop-17.yaml
   spiritctl local nodes add --cluster cluster-01 --pool shop-17 --count 2`,
   async run({ values }) {
-    if (values.cluster === undefined) throw new UsageError('--cluster is required (a local cluster id, e.g. cluster-01)');
+    if (values.cluster === undefined)
+      throw new UsageError('--cluster is required (a local cluster id, e.g. cluster-01)');
     if (values.pool === undefined) throw new UsageError('--pool is required (the NodePool the nodes join)');
     const cluster = String(values.cluster);
     const pool = String(values.pool);
-    if (!DNS_LABEL.test(cluster)) throw new UsageError(`--cluster must be a local cluster id such as cluster-01, got "${cluster}"`);
+    if (!DNS_LABEL.test(cluster))
+      throw new UsageError(`--cluster must be a local cluster id such as cluster-01, got "${cluster}"`);
     // A node name is <pool>-node-<n>: the pool name must leave room for it in a DNS subdomain.
-    if (!DNS_SUBDOMAIN.test(pool) || pool.length > 240) throw new UsageError(`--pool must be a NodePool name (lowercase letters, digits, '-', '.'; at most 240 characters), got "${pool}"`);
+    if (!DNS_SUBDOMAIN.test(pool) || pool.length > 240)
+      throw new UsageError(
+        `--pool must be a NodePool name (lowercase letters, digits, '-', '.'; at most 240 characters), got "${pool}"`,
+      );
     const count = intFlag('count', values.count, 1, 100);
 
     const dir = kubeconfigDir(values);
@@ -56,7 +73,9 @@ Example (after \`source .local/env\`):
       const known = knownClusters(dir);
       throw new UsageError(
         `--cluster ${cluster}: no kubeconfig at ${kubeconfigPath}; ` +
-          (known.length ? `the local stack's clusters are ${known.join(', ')}` : 'is `spiritctl local up` running with this state dir (source <state-dir>/env, or --state-dir)?'),
+          (known.length
+            ? `the local stack's clusters are ${known.join(', ')}`
+            : 'is `spiritctl local up` running with this state dir (source <state-dir>/env, or --state-dir)?'),
       );
     }
     const { KubeConfig } = await import('@kubernetes/client-node');
@@ -67,14 +86,19 @@ Example (after \`source .local/env\`):
     try {
       created = await addPoolNodes(kc, pool, count);
     } catch (err) {
-      if (err instanceof NoSuchPoolError) throw new UsageError(`--pool ${pool}: ${err.message} in ${cluster}; create it first (kubectl apply)`);
+      if (err instanceof NoSuchPoolError)
+        throw new UsageError(`--pool ${pool}: ${err.message} in ${cluster}; create it first (kubectl apply)`);
       const e = err as Error & { code?: unknown; cause?: { code?: string } };
       if (typeof e.code !== 'number') {
-        throw new Error(`cannot reach ${cluster} at ${kc.getCurrentCluster()?.server} (${e.cause?.code ?? e.message}): is \`spiritctl local up\` running?`);
+        throw new Error(
+          `cannot reach ${cluster} at ${kc.getCurrentCluster()?.server} (${e.cause?.code ?? e.message}): is \`spiritctl local up\` running?`,
+        );
       }
       throw err;
     }
-    process.stdout.write(`added ${created.length} Ready node(s) to NodePool ${pool} in ${cluster}: ${created.join(', ')}\n`);
+    process.stdout.write(
+      `added ${created.length} Ready node(s) to NodePool ${pool} in ${cluster}: ${created.join(', ')}\n`,
+    );
     return 0;
   },
 };

@@ -9,18 +9,75 @@ export const localUp: Command = {
   options: {
     clusters: { type: 'string', default: '2', valueName: 'N', description: 'local clusters to start (1-50)' },
     pools: { type: 'string', default: '3', valueName: 'M', description: 'edge NodePools per cluster (0-500)' },
-    'nodes-per-pool': { type: 'string', default: '2', valueName: 'K', description: 'Ready edge nodes per pool (0-100)' },
-    'cloud-pools': { type: 'string', default: '1', valueName: 'N', description: 'Cloud NodePools per cluster, which get nothing (0-100)' },
-    store: { type: 'string', default: 'memory', valueName: 'memory|etcd', description: 'storage of the local clusters' },
-    'control-plane': { type: 'string', default: 'local', valueName: 'local|real', description: 'who serves each cluster: local (the embedded API) or real (the built etcd, kube-apiserver, kube-controller-manager and kube-scheduler; needs npm run kube-bins)' },
-    kubelet: { type: 'string', default: 'sim', valueName: 'sim|process', description: 'how pods run: sim (Ready after a delay) or process (each pool-spirit really runs the built etcd and kube-apiserver with its rendered flags, and the agent)' },
-    'ready-delay': { type: 'string', default: '200', valueName: 'MS', description: 'sim kubelet: ms from placement to Ready (0-60000)' },
-    'function-threads': { type: 'string', default: '1', valueName: 'N', description: "worker threads for the reconcile function's containers, 0 = main thread (0-8)" },
-    'kubeconfig-dir': { type: 'string', valueName: 'DIR', description: 'where to write one kubeconfig per cluster (default <state-dir>/kubeconfigs)' },
-    'state-dir': { type: 'string', valueName: 'DIR', description: 'local state (default .local): dead letters, kubeconfigs, env; with --store etcd also the clusters, table and CA, resumed on the next start' },
-    json: { type: 'boolean', description: 'print JSON lines instead of the live view: progress when it changes, a line when converged' },
-    'exit-when-converged': { type: 'boolean', description: 'stop and exit 0 once every pool is Available (non-zero on timeout)' },
-    timeout: { type: 'string', default: '600', valueName: 'SECONDS', description: 'with --exit-when-converged: give up after this long' },
+    'nodes-per-pool': {
+      type: 'string',
+      default: '2',
+      valueName: 'K',
+      description: 'Ready edge nodes per pool (0-100)',
+    },
+    'cloud-pools': {
+      type: 'string',
+      default: '1',
+      valueName: 'N',
+      description: 'Cloud NodePools per cluster, which get nothing (0-100)',
+    },
+    store: {
+      type: 'string',
+      default: 'memory',
+      valueName: 'memory|etcd',
+      description: 'storage of the local clusters',
+    },
+    'control-plane': {
+      type: 'string',
+      default: 'local',
+      valueName: 'local|real',
+      description:
+        'who serves each cluster: local (the embedded API) or real (the built etcd, kube-apiserver, kube-controller-manager and kube-scheduler; needs npm run kube-bins)',
+    },
+    kubelet: {
+      type: 'string',
+      default: 'sim',
+      valueName: 'sim|process',
+      description:
+        'how pods run: sim (Ready after a delay) or process (each pool-spirit really runs the built etcd and kube-apiserver with its rendered flags, and the agent)',
+    },
+    'ready-delay': {
+      type: 'string',
+      default: '200',
+      valueName: 'MS',
+      description: 'sim kubelet: ms from placement to Ready (0-60000)',
+    },
+    'function-threads': {
+      type: 'string',
+      default: '1',
+      valueName: 'N',
+      description: "worker threads for the reconcile function's containers, 0 = main thread (0-8)",
+    },
+    'kubeconfig-dir': {
+      type: 'string',
+      valueName: 'DIR',
+      description: 'where to write one kubeconfig per cluster (default <state-dir>/kubeconfigs)',
+    },
+    'state-dir': {
+      type: 'string',
+      valueName: 'DIR',
+      description:
+        'local state (default .local): dead letters, kubeconfigs, env; with --store etcd also the clusters, table and CA, resumed on the next start',
+    },
+    json: {
+      type: 'boolean',
+      description: 'print JSON lines instead of the live view: progress when it changes, a line when converged',
+    },
+    'exit-when-converged': {
+      type: 'boolean',
+      description: 'stop and exit 0 once every pool is Available (non-zero on timeout)',
+    },
+    timeout: {
+      type: 'string',
+      default: '600',
+      valueName: 'SECONDS',
+      description: 'with --exit-when-converged: give up after this long',
+    },
   },
   details: `
 Starts N local clusters seeded with NodePools and Nodes, a forwarder and a local kubelet per cluster, the
@@ -55,30 +112,50 @@ Then, in another terminal:
     const store = choiceFlag('store', values.store, ['memory', 'etcd'] as const);
     const kubelet = choiceFlag('kubelet', values.kubelet, ['sim', 'process'] as const);
     const controlPlane = choiceFlag('control-plane', values['control-plane'], ['local', 'real'] as const);
-    if (controlPlane === 'real' && store === 'etcd') throw new UsageError('--store applies to the local API only: --control-plane real runs its own etcd per cluster');
+    if (controlPlane === 'real' && store === 'etcd')
+      throw new UsageError('--store applies to the local API only: --control-plane real runs its own etcd per cluster');
     const readyDelayMs = intFlag('ready-delay', values['ready-delay'], 0, 60_000);
     const timeoutS = intFlag('timeout', values.timeout, 1, 86_400);
     const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
     const stateDirFlag = values['state-dir'] as string | undefined;
     const stateDir = await directoryFlag('state-dir', stateDirFlag ?? '.local');
-    const kubeconfigDir = values['kubeconfig-dir'] === undefined ? undefined : await directoryFlag('kubeconfig-dir', String(values['kubeconfig-dir']));
+    const kubeconfigDir =
+      values['kubeconfig-dir'] === undefined
+        ? undefined
+        : await directoryFlag('kubeconfig-dir', String(values['kubeconfig-dir']));
     // Keeping state is asked for by naming where: the default .local is a scratch directory.
     const persist = store === 'etcd' && stateDirFlag !== undefined;
     const json = Boolean(values.json);
     const live = !json && process.stdout.isTTY;
-    const say = (line: string) => process.stdout.write(json ? JSON.stringify({ type: 'log', message: line }) + '\n' : line + '\n');
+    const say = (line: string) =>
+      process.stdout.write(json ? JSON.stringify({ type: 'log', message: line }) + '\n' : line + '\n');
 
     // Imported here so `spiritctl <other command>` does not pay for loading the whole local stack.
     const { startLocalFleet } = await import('../../local/fleet/fleet.ts');
     const { writeStackEnv } = await import('../../local/fleet/state-dir.ts');
     const { progressJson, progressState, renderProgress, totals } = await import('../../local/fleet/progress.ts');
-    say(`starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${controlPlane === 'real' ? 'real control plane' : `${store} store`}, ${kubelet} kubelet)`);
-    say(persist
-      ? `state kept in ${stateDir} (etcd data, state table, CA): a restart with the same --store and --state-dir resumes it`
-      : `state is in memory and lost on exit (only dead letters are kept, in ${stateDir}); --store etcd --state-dir DIR keeps it and resumes it`);
+    say(
+      `starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${controlPlane === 'real' ? 'real control plane' : `${store} store`}, ${kubelet} kubelet)`,
+    );
+    say(
+      persist
+        ? `state kept in ${stateDir} (etcd data, state table, CA): a restart with the same --store and --state-dir resumes it`
+        : `state is in memory and lost on exit (only dead letters are kept, in ${stateDir}); --store etcd --state-dir DIR keeps it and resumes it`,
+    );
     // On failure startLocalFleet has already stopped whatever it started: nothing is left listening.
     const fleet = await startLocalFleet({
-      clusters, pools, nodesPerPool, cloudPools, store, kubelet, controlPlane, readyDelayMs, functionThreads, kubeconfigDir, stateDir, persist,
+      clusters,
+      pools,
+      nodesPerPool,
+      cloudPools,
+      store,
+      kubelet,
+      controlPlane,
+      readyDelayMs,
+      functionThreads,
+      kubeconfigDir,
+      stateDir,
+      persist,
       log: say,
     });
 
@@ -95,8 +172,14 @@ Then, in another terminal:
 
     try {
       // spiritctl in another shell (clusters, audit, rollout, events dlq, local nodes) reaches this stack through these.
-      const vars = await writeStackEnv(fleet.state, { dynamoEndpoint: fleet.dynamo.endpoint, busEndpoint: fleet.bus.endpoint, eventBusName: fleet.eventBusName });
-      say(`spiritctl in another shell: source ${fleet.state.envFile}   (SPIRITCTL_DYNAMO_ENDPOINT=${vars.SPIRITCTL_DYNAMO_ENDPOINT})`);
+      const vars = await writeStackEnv(fleet.state, {
+        dynamoEndpoint: fleet.dynamo.endpoint,
+        busEndpoint: fleet.bus.endpoint,
+        eventBusName: fleet.eventBusName,
+      });
+      say(
+        `spiritctl in another shell: source ${fleet.state.envFile}   (SPIRITCTL_DYNAMO_ENDPOINT=${vars.SPIRITCTL_DYNAMO_ENDPOINT})`,
+      );
     } catch (err) {
       say(`cannot write ${fleet.state.envFile}: ${(err as Error).message}`);
       return void (await stop(1));
@@ -115,7 +198,8 @@ Then, in another terminal:
         lastState = progressState(p);
         process.stdout.write((json ? progressJson(p) : renderProgress(p).at(-1)!) + '\n');
       }
-      if (t.converged && !wasConverged) say(`converged: ${t.available}/${t.wanted} pools Available in ${(p.elapsedMs / 1000).toFixed(1)} s`);
+      if (t.converged && !wasConverged)
+        say(`converged: ${t.available}/${t.wanted} pools Available in ${(p.elapsedMs / 1000).toFixed(1)} s`);
       wasConverged = t.converged;
     };
 

@@ -10,14 +10,16 @@ const TARGET_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 function numberFlag(name: string, raw: unknown, min: number, max: number): number {
   const text = String(raw);
   const n = Number(text);
-  if (!/^\d+(\.\d+)?$/.test(text) || !(n >= min && n <= max)) throw new UsageError(`--${name} must be a number from ${min} to ${max}, got "${text}"`);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(n >= min && n <= max))
+    throw new UsageError(`--${name} must be a number from ${min} to ${max}, got "${text}"`);
   return n;
 }
 
 /** `--etcd-flag quota-backend-bytes=1073741824` (repeatable) → `{ 'quota-backend-bytes': '1073741824' }`. */
 export function parseEtcdFlags(raw: unknown, local: boolean): Record<string, string> {
   const list = raw === undefined ? [] : (raw as string[]);
-  if (list.length && !local) throw new UsageError('--etcd-flag needs --local (a remote target runs etcd with its own flags)');
+  if (list.length && !local)
+    throw new UsageError('--etcd-flag needs --local (a remote target runs etcd with its own flags)');
   const out: Record<string, string> = {};
   for (const item of list) {
     const m = /^(?:--)?([a-z][a-z0-9-]*)=(.+)$/.exec(item);
@@ -31,28 +33,94 @@ export const probeCapacityCommand: Command = {
   path: ['probe', 'capacity'],
   summary: 'measure etcd memory, write latency and YurtHub leader election of a pool-spirit under load',
   options: {
-    local: { type: 'boolean', description: 'run the rendered pool-spirit on the built etcd (data in /dev/shm) + kube-apiserver, once with product and once with upstream flags' },
-    verbose: { type: 'boolean', description: "with --local: also log the pool-spirit's processes and arg translations" },
-    kubeconfig: { type: 'string', description: 'probe the apiserver of this kubeconfig instead (its current context)', valueName: 'FILE' },
+    local: {
+      type: 'boolean',
+      description:
+        'run the rendered pool-spirit on the built etcd (data in /dev/shm) + kube-apiserver, once with product and once with upstream flags',
+    },
+    verbose: {
+      type: 'boolean',
+      description: "with --local: also log the pool-spirit's processes and arg translations",
+    },
+    kubeconfig: {
+      type: 'string',
+      description: 'probe the apiserver of this kubeconfig instead (its current context)',
+      valueName: 'FILE',
+    },
     context: { type: 'string', description: 'kubeconfig context to use', valueName: 'NAME' },
-    'etcd-metrics': { type: 'string', description: "with --kubeconfig: etcd's metrics URL (--listen-metrics-urls), for RSS and db size", valueName: 'URL' },
+    'etcd-metrics': {
+      type: 'string',
+      description: "with --kubeconfig: etcd's metrics URL (--listen-metrics-urls), for RSS and db size",
+      valueName: 'URL',
+    },
     nodes: { type: 'string', description: 'Nodes to write', default: '500', valueName: 'N' },
     pods: { type: 'string', description: 'Pods to write', default: '1000', valueName: 'N' },
-    'object-bytes': { type: 'string', description: 'JSON size of each Node and Pod', default: '8192', valueName: 'BYTES' },
+    'object-bytes': {
+      type: 'string',
+      description: 'JSON size of each Node and Pod',
+      default: '8192',
+      valueName: 'BYTES',
+    },
     concurrency: { type: 'string', description: 'concurrent writers while loading', default: '16', valueName: 'N' },
-    contenders: { type: 'string', description: 'YurtHub-like leader-election contenders (identity node-<i>)', default: '500', valueName: 'N' },
-    kills: { type: 'string', description: 'times the leader is killed (alternating crash and hang)', default: '10', valueName: 'N' },
-    'patch-storm': { type: 'string', description: 'seconds of random read-modify-write updates (per etcd setting)', default: '120', valueName: 'SECONDS' },
-    'storm-concurrency': { type: 'string', description: 'concurrent updaters in the patch storm', default: '16', valueName: 'N' },
-    'time-scale': { type: 'string', description: 'divide the 15 s / 10 s / 2 s election durations by this (quick runs)', default: '1', valueName: 'X' },
-    'etcd-flag': { type: 'string', multiple: true, description: 'with --local: an etcd flag laid over the product settings, e.g. auto-compaction-retention=10s (repeatable)', valueName: 'NAME=VALUE' },
-    'tolerance-percent': { type: 'string', description: "growth of the storm's last third over its middle third still called bounded", default: '10', valueName: 'PCT' },
-    target: { type: 'string', description: 'name the result is stored under (default: local, or the kubeconfig context)', valueName: 'NAME' },
+    contenders: {
+      type: 'string',
+      description: 'YurtHub-like leader-election contenders (identity node-<i>)',
+      default: '500',
+      valueName: 'N',
+    },
+    kills: {
+      type: 'string',
+      description: 'times the leader is killed (alternating crash and hang)',
+      default: '10',
+      valueName: 'N',
+    },
+    'patch-storm': {
+      type: 'string',
+      description: 'seconds of random read-modify-write updates (per etcd setting)',
+      default: '120',
+      valueName: 'SECONDS',
+    },
+    'storm-concurrency': {
+      type: 'string',
+      description: 'concurrent updaters in the patch storm',
+      default: '16',
+      valueName: 'N',
+    },
+    'time-scale': {
+      type: 'string',
+      description: 'divide the 15 s / 10 s / 2 s election durations by this (quick runs)',
+      default: '1',
+      valueName: 'X',
+    },
+    'etcd-flag': {
+      type: 'string',
+      multiple: true,
+      description:
+        'with --local: an etcd flag laid over the product settings, e.g. auto-compaction-retention=10s (repeatable)',
+      valueName: 'NAME=VALUE',
+    },
+    'tolerance-percent': {
+      type: 'string',
+      description: "growth of the storm's last third over its middle third still called bounded",
+      default: '10',
+      valueName: 'PCT',
+    },
+    target: {
+      type: 'string',
+      description: 'name the result is stored under (default: local, or the kubeconfig context)',
+      valueName: 'NAME',
+    },
     json: { type: 'boolean', description: 'print one JSON document instead of the report' },
-    'peaks-out': { type: 'string', description: "with --local: also write the memory peaks (what the containers' limits are checked against) to FILE", valueName: 'FILE' },
+    'peaks-out': {
+      type: 'string',
+      description:
+        "with --local: also write the memory peaks (what the containers' limits are checked against) to FILE",
+      valueName: 'FILE',
+    },
     ...stateTableFlags,
   },
-  details: `
+  details:
+    `
 --local runs the rendered pool-spirit (default bundle) on the built etcd and kube-apiserver, TLS throughout,
 etcd's data in /dev/shm: once with the product's flags, once with upstream etcd flags and no kube-apiserver
 memory flags. Each reports kube-apiserver RSS and etcd memory over time and their peaks. etcd memory means
@@ -70,22 +138,31 @@ Examples:
 
   async run({ values }) {
     const local = values.local === true;
-    if (local === (values.kubeconfig !== undefined)) throw new UsageError('give exactly one of --local or --kubeconfig FILE');
+    if (local === (values.kubeconfig !== undefined))
+      throw new UsageError('give exactly one of --local or --kubeconfig FILE');
     if (local && (values.context !== undefined || values['etcd-metrics'] !== undefined)) {
       throw new UsageError('--context and --etcd-metrics go with --kubeconfig, not --local');
     }
     const etcdMetricsUrl = values['etcd-metrics'] === undefined ? undefined : String(values['etcd-metrics']);
-    if (etcdMetricsUrl !== undefined && !/^https?:\/\/[^/\s]+/.test(etcdMetricsUrl)) throw new UsageError(`--etcd-metrics must be an http(s) URL, got "${etcdMetricsUrl}"`);
+    if (etcdMetricsUrl !== undefined && !/^https?:\/\/[^/\s]+/.test(etcdMetricsUrl))
+      throw new UsageError(`--etcd-metrics must be an http(s) URL, got "${etcdMetricsUrl}"`);
     const file = local ? undefined : resolve(String(values.kubeconfig));
     const context = values.context === undefined ? undefined : String(values.context);
-    const derived = (local ? 'local' : (context ?? 'kubeconfig')).toLowerCase().replace(/[^-a-z0-9.]+/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
+    const derived = (local ? 'local' : (context ?? 'kubeconfig'))
+      .toLowerCase()
+      .replace(/[^-a-z0-9.]+/g, '-')
+      .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
     const targetName = values.target === undefined ? derived || 'kubeconfig' : String(values.target);
-    if (!TARGET_NAME.test(targetName)) throw new UsageError(`--target must be a lowercase DNS name, got "${targetName}"`);
+    if (!TARGET_NAME.test(targetName))
+      throw new UsageError(`--target must be a lowercase DNS name, got "${targetName}"`);
 
     const productEtcdOverrides = parseEtcdFlags(values['etcd-flag'], local);
     const peaksOut = values['peaks-out'] === undefined ? undefined : resolve(String(values['peaks-out']));
-    if (peaksOut && !local) throw new UsageError('--peaks-out needs --local (only a local run measures the containers)');
-    const { DEFAULT_CAPACITY_OPTIONS, runCapacityProbe, formatCapacityReport } = await import('../../probe/capacity/index.ts');
+    if (peaksOut && !local)
+      throw new UsageError('--peaks-out needs --local (only a local run measures the containers)');
+    const { DEFAULT_CAPACITY_OPTIONS, runCapacityProbe, formatCapacityReport } = await import(
+      '../../probe/capacity/index.ts'
+    );
     const target: ProbeTarget = local
       ? { kind: 'local', start: (await import('../../local/capacity/pool-spirit-target.ts')).startPoolSpiritTarget }
       : { kind: 'kubeconfig', file: file!, context, etcdMetricsUrl };

@@ -8,18 +8,24 @@ export const probeLeadersCommand: Command = {
   path: ['probe', 'leaders'],
   summary: "print each pool's latest YurtHub leader-election probe (healthy, no-leader, stale, flapping)",
   options: {
-    cluster: { type: 'string', description: 'only this registered cluster (default: every registered cluster)', valueName: 'ID' },
+    cluster: {
+      type: 'string',
+      description: 'only this registered cluster (default: every registered cluster)',
+      valueName: 'ID',
+    },
     json: { type: 'boolean', description: 'print one JSON document' },
     ...stateTableFlags,
   },
-  details: `
+  details:
+    `
 Reads what the probe function stored; it does not contact any cluster. For the local stack pass its
 table, e.g. --dynamo-endpoint http://127.0.0.1:PORT --table pool-spirit-local-state.
 Exit code 0 when every pool is healthy, 3 when any is not.` + STATE_TABLE_DETAILS,
 
   async run({ values }) {
     const cluster = values.cluster === undefined ? undefined : String(values.cluster);
-    if (cluster !== undefined && !CLUSTER_ID.test(cluster)) throw new UsageError(`--cluster must be a registered cluster id (a DNS label), got "${cluster}"`);
+    if (cluster !== undefined && !CLUSTER_ID.test(cluster))
+      throw new UsageError(`--cluster must be a registered cluster id (a DNS label), got "${cluster}"`);
     const stored = await openStateTable(values);
     try {
       const { latestLeaderProbes } = await import('../../adapters/state-table/probe-records.ts');
@@ -33,8 +39,13 @@ Exit code 0 when every pool is healthy, 3 when any is not.` + STATE_TABLE_DETAIL
         process.stdout.write(`no leader probes recorded${cluster ? ` for cluster ${cluster}` : ''} yet\n`);
       } else {
         const rows = records.map((r) => [
-          r.clusterId, r.nodePool, r.classification.state, r.observation.holder ?? '–',
-          ago(now, r.observation.observedAt), String(r.classification.transitionsLastHour), r.classification.reason,
+          r.clusterId,
+          r.nodePool,
+          r.classification.state,
+          r.observation.holder ?? '–',
+          ago(now, r.observation.observedAt),
+          String(r.classification.transitionsLastHour),
+          r.classification.reason,
         ]);
         const header = ['CLUSTER', 'POOL', 'STATE', 'LEADER', 'PROBED', 'TRANSITIONS/H', 'REASON'];
         const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));

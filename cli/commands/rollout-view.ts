@@ -10,10 +10,16 @@ export function renderRollout(state: RolloutState): string {
   const s = state.spec;
   const lines: string[] = [];
   const failed = state.clusters.filter((c) => c.failed).length;
-  lines.push(`rollout ${state.id}  ${state.phase}  wave ${state.wave}  (state version ${state.version}, updated ${state.updatedAt})`);
+  lines.push(
+    `rollout ${state.id}  ${state.phase}  wave ${state.wave}  (state version ${state.version}, updated ${state.updatedAt})`,
+  );
   if (state.reason) lines.push(`  ${state.reason}`);
   lines.push(
-    `  change ${JSON.stringify(s.patch)}  selector ${Object.entries(s.selector).map(([k, v]) => `${k}=${v}`).join(',') || '(all clusters)'}`,
+    `  change ${JSON.stringify(s.patch)}  selector ${
+      Object.entries(s.selector)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',') || '(all clusters)'
+    }`,
     `  max concurrency ${formatLimit(s.maxConcurrency)} (= ${concurrencyLimit(state)})  max failures ${formatLimit(s.maxFailures)} (= ${failureBudget(state)}, ${failed} so far)` +
       `  soak ${formatDuration(s.soakMs)}  progress deadline ${formatDuration(s.progressDeadlineMs)}  auto-rollback ${s.autoRollback ? 'on' : 'off'}`,
     '',
@@ -24,9 +30,13 @@ export function renderRollout(state: RolloutState): string {
     const pools = Object.entries(c.pools);
     const wave = c.wave === undefined ? '-' : String(c.wave);
     const tag = c.canary ? ' (canary)' : '';
-    lines.push(`  ${c.id.padEnd(width)}  ${wave.padStart(4)}  ${c.phase.padEnd(11)}  ${c.poolCount !== undefined ? `${c.healthyPools}/${c.poolCount}`.padStart(8) : '       -'}  ${(c.reason ?? '') + tag}`);
+    lines.push(
+      `  ${c.id.padEnd(width)}  ${wave.padStart(4)}  ${c.phase.padEnd(11)}  ${c.poolCount !== undefined ? `${c.healthyPools}/${c.poolCount}`.padStart(8) : '       -'}  ${(c.reason ?? '') + tag}`,
+    );
     for (const [name, p] of pools) {
-      lines.push(`      ${name}: applied ${mark(p.specApplied)} available ${mark(p.available)} version ${mark(p.atVersion)} leader ${mark(p.leaderHealthy)}${p.reason ? `  ${p.reason}` : ''}`);
+      lines.push(
+        `      ${name}: applied ${mark(p.specApplied)} available ${mark(p.available)} version ${mark(p.atVersion)} leader ${mark(p.leaderHealthy)}${p.reason ? `  ${p.reason}` : ''}`,
+      );
     }
   }
   return lines.join('\n') + '\n';
@@ -36,6 +46,7 @@ export function renderRolloutList(entries: RolloutIndexEntry[]): string {
   if (entries.length === 0) return 'no rollouts\n';
   const width = Math.max(2, ...entries.map((e) => e.id.length));
   const lines = [`${'ID'.padEnd(width)}  ${'PHASE'.padEnd(11)}  CREATED                   CHANGE`];
-  for (const e of entries) lines.push(`${e.id.padEnd(width)}  ${e.phase.padEnd(11)}  ${e.createdAt.padEnd(24)}  ${JSON.stringify(e.patch)}`);
+  for (const e of entries)
+    lines.push(`${e.id.padEnd(width)}  ${e.phase.padEnd(11)}  ${e.createdAt.padEnd(24)}  ${JSON.stringify(e.patch)}`);
   return lines.join('\n') + '\n';
 }

@@ -14,9 +14,20 @@ import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-ta
 
 const outputFlags: Record<string, OptionSpec> = {
   json: { type: 'boolean', description: 'print the rollout state as JSON (with --watch: one JSON document per line)' },
-  watch: { type: 'boolean', description: 'follow the rollout until it finishes, printing progress per cluster and per pool' },
-  interval: { type: 'string', valueName: 'DURATION', default: '2s', description: 'with --watch: how often to tick and refresh' },
-  passive: { type: 'boolean', description: 'with --watch: only read the state, never tick (the schedule rule drives the rollout)' },
+  watch: {
+    type: 'boolean',
+    description: 'follow the rollout until it finishes, printing progress per cluster and per pool',
+  },
+  interval: {
+    type: 'string',
+    valueName: 'DURATION',
+    default: '2s',
+    description: 'with --watch: how often to tick and refresh',
+  },
+  passive: {
+    type: 'boolean',
+    description: 'with --watch: only read the state, never tick (the schedule rule drives the rollout)',
+  },
 };
 
 const WATCH_DETAILS = `
@@ -27,13 +38,22 @@ handler), so a rollout on the local stack moves at the pace of --interval rather
 Exit code with --watch: 0 when the rollout Succeeded, 1 when it ended Failed, Aborted or RolledBack.`;
 
 const FIELD_FLAGS: Record<string, string> = {
-  id: '--id', version: '--version', patch: '--patch', selector: '--selector', canary: '--canary',
-  maxConcurrency: '--max-concurrency', maxFailures: '--max-failures', soak: '--soak', progressDeadline: '--progress-deadline',
+  id: '--id',
+  version: '--version',
+  patch: '--patch',
+  selector: '--selector',
+  canary: '--canary',
+  maxConcurrency: '--max-concurrency',
+  maxFailures: '--max-failures',
+  soak: '--soak',
+  progressDeadline: '--progress-deadline',
 };
 
 /** `maxConcurrency: expected …` → `--max-concurrency: expected …`. */
 function inFlagTerms(message: string): string {
-  return message.replace(/^(\w+)([.:])/, (all, field: string, sep: string) => (FIELD_FLAGS[field] ? `${FIELD_FLAGS[field]}${sep}` : all));
+  return message.replace(/^(\w+)([.:])/, (all, field: string, sep: string) =>
+    FIELD_FLAGS[field] ? `${FIELD_FLAGS[field]}${sep}` : all,
+  );
 }
 
 /** The rollout's validation error in flag terms: RolloutSpecError names a field, the event schema `rollout.<field>`. */
@@ -50,7 +70,11 @@ async function handlerFor(values: Record<string, unknown>) {
   const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
   const metrics = new Metrics({ namespace: 'PoolSpirit', serviceName: 'spiritctl', logger: silent });
   Object.assign(metrics, { console: { log() {} } });
-  const handler = createRolloutHandler({ table, logger: new Logger({ serviceName: 'spiritctl', logLevel: 'SILENT' }), metrics });
+  const handler = createRolloutHandler({
+    table,
+    logger: new Logger({ serviceName: 'spiritctl', logLevel: 'SILENT' }),
+    metrics,
+  });
   return { table, close, invoke: (event: unknown) => handler(event) };
 }
 
@@ -64,7 +88,11 @@ async function durationMs(flag: string, raw: unknown): Promise<number> {
 }
 
 /** Prints the state once, or follows it (ticking unless --passive) until it finishes. */
-async function show(ctx: Awaited<ReturnType<typeof handlerFor>>, id: string, values: Record<string, unknown>): Promise<number> {
+async function show(
+  ctx: Awaited<ReturnType<typeof handlerFor>>,
+  id: string,
+  values: Record<string, unknown>,
+): Promise<number> {
   const { readRollout } = await import('../../adapters/state-table/rollout-state.ts');
   const { TERMINAL_PHASES } = await import('../../core/rollout/types.ts');
   const { renderRollout } = await import('./rollout-view.ts');
@@ -104,15 +132,49 @@ const startCommand: Command = {
   summary: 'start a progressive rollout of a pool-spirit version (or any spec change) across the fleet',
   options: {
     version: { type: 'string', valueName: 'V', description: 'bundle version to roll out (spec.version)' },
-    patch: { type: 'string', valueName: 'JSON|@FILE', description: 'any other PoolSpirit spec change, as a JSON merge patch on spec (no null)' },
-    selector: { type: 'string', valueName: 'k=v,...', description: 'only clusters whose registry labels match all of these' },
-    canary: { type: 'string', valueName: 'ID,ID|N', description: 'clusters updated first, alone (ids, or the first N by id); any canary failure stops the rollout' },
+    patch: {
+      type: 'string',
+      valueName: 'JSON|@FILE',
+      description: 'any other PoolSpirit spec change, as a JSON merge patch on spec (no null)',
+    },
+    selector: {
+      type: 'string',
+      valueName: 'k=v,...',
+      description: 'only clusters whose registry labels match all of these',
+    },
+    canary: {
+      type: 'string',
+      valueName: 'ID,ID|N',
+      description: 'clusters updated first, alone (ids, or the first N by id); any canary failure stops the rollout',
+    },
     'max-concurrency': { type: 'string', valueName: 'N|N%', default: '1', description: 'clusters changing at once' },
-    'max-failures': { type: 'string', valueName: 'N|N%', default: '0', description: 'failed clusters tolerated before the rollout stops' },
-    soak: { type: 'string', valueName: 'DURATION', default: '5m', description: 'every pool must stay Available at the new version with a healthy leader this long' },
-    'progress-deadline': { type: 'string', valueName: 'DURATION', default: '30m', description: 'a cluster not healthy this long after its update fails' },
-    'auto-rollback': { type: 'boolean', description: 'on a stop (or a failed cluster) restore the previous spec everywhere it was changed' },
-    id: { type: 'string', valueName: 'ID', description: 'rollout id (default: rollout-<time>-<random>); re-running with the same id and flags is harmless' },
+    'max-failures': {
+      type: 'string',
+      valueName: 'N|N%',
+      default: '0',
+      description: 'failed clusters tolerated before the rollout stops',
+    },
+    soak: {
+      type: 'string',
+      valueName: 'DURATION',
+      default: '5m',
+      description: 'every pool must stay Available at the new version with a healthy leader this long',
+    },
+    'progress-deadline': {
+      type: 'string',
+      valueName: 'DURATION',
+      default: '30m',
+      description: 'a cluster not healthy this long after its update fails',
+    },
+    'auto-rollback': {
+      type: 'boolean',
+      description: 'on a stop (or a failed cluster) restore the previous spec everywhere it was changed',
+    },
+    id: {
+      type: 'string',
+      valueName: 'ID',
+      description: 'rollout id (default: rollout-<time>-<random>); re-running with the same id and flags is harmless',
+    },
     ...outputFlags,
     ...stateTableFlags,
   },
@@ -127,25 +189,40 @@ Durations: 90s, 5m, 1h30m.
 ${WATCH_DETAILS}
 ${STATE_TABLE_DETAILS}`,
   async run({ values }) {
-    if (values.version === undefined && values.patch === undefined) throw new UsageError('give --version V or --patch JSON (or both)');
+    if (values.version === undefined && values.patch === undefined)
+      throw new UsageError('give --version V or --patch JSON (or both)');
     let patch: Record<string, unknown> | undefined;
     if (values.patch !== undefined) {
       const raw = String(values.patch);
       // `@FILE` or inline: either way bounded (a spec patch is a few KB; 256 KB is far beyond any real one).
-      const parsed = raw.startsWith('@') ? readJsonFile('patch', raw.slice(1), MAX_PATCH_BYTES, 'a spec patch') : parseJsonFlag('patch', raw, MAX_PATCH_BYTES);
+      const parsed = raw.startsWith('@')
+        ? readJsonFile('patch', raw.slice(1), MAX_PATCH_BYTES, 'a spec patch')
+        : parseJsonFlag('patch', raw, MAX_PATCH_BYTES);
       // `null` would otherwise be dropped silently and the rollout start without the change asked for.
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        throw new UsageError(`--patch: expected a JSON object (a merge patch on spec), got ${JSON.stringify(parsed) ?? typeof parsed}`);
+        throw new UsageError(
+          `--patch: expected a JSON object (a merge patch on spec), got ${JSON.stringify(parsed) ?? typeof parsed}`,
+        );
       }
       patch = parsed as Record<string, unknown>;
     }
     const selector = values.selector
-      ? Object.fromEntries(String(values.selector).split(',').filter(Boolean).map((l) => parseLabel('selector', l)))
+      ? Object.fromEntries(
+          String(values.selector)
+            .split(',')
+            .filter(Boolean)
+            .map((l) => parseLabel('selector', l)),
+        )
       : undefined;
     let canary: string[] | number | undefined;
     if (values.canary !== undefined) {
       const text = String(values.canary);
-      canary = /^\d+$/.test(text) ? Number(text) : text.split(',').map((s) => s.trim()).filter(Boolean);
+      canary = /^\d+$/.test(text)
+        ? Number(text)
+        : text
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
     }
     const ctx = await handlerFor(values);
     try {
@@ -169,7 +246,8 @@ ${STATE_TABLE_DETAILS}`,
       } catch (err) {
         // The rollout's own validation names the field; say it in flag terms.
         const e = err as Error;
-        if (e.name === 'RolloutSpecError' || e.name === 'EventValidationError') throw new UsageError(validationInFlagTerms(e));
+        if (e.name === 'RolloutSpecError' || e.name === 'EventValidationError')
+          throw new UsageError(validationInFlagTerms(e));
         throw err;
       }
       if (!values.watch && !values.json) process.stdout.write(`started rollout ${result.rollouts[0].rolloutId}\n`);
@@ -219,7 +297,8 @@ const controlCommands: Command[] = (Object.keys(CONTROL) as (keyof typeof CONTRO
     try {
       const result = await ctx.invoke({ command, rolloutId: positionals[0], requestedBy: 'spiritctl' });
       const r = result.rollouts[0];
-      if (!values.json && !values.watch) process.stdout.write(`rollout ${r.rolloutId}: ${r.phase}${r.reason ? ` — ${r.reason}` : ''}\n`);
+      if (!values.json && !values.watch)
+        process.stdout.write(`rollout ${r.rolloutId}: ${r.phase}${r.reason ? ` — ${r.reason}` : ''}\n`);
       if (values.json || values.watch) return await show(ctx, positionals[0], values);
       return 0;
     } finally {

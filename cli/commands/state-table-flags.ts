@@ -11,7 +11,8 @@ export const stateTableFlags: Record<string, OptionSpec> = {
   'dynamo-endpoint': {
     type: 'string',
     valueName: 'URL',
-    description: 'DynamoDB endpoint of the local stack (env SPIRITCTL_DYNAMO_ENDPOINT); unset: AWS DynamoDB with your AWS credentials',
+    description:
+      'DynamoDB endpoint of the local stack (env SPIRITCTL_DYNAMO_ENDPOINT); unset: AWS DynamoDB with your AWS credentials',
   },
   table: {
     type: 'string',
@@ -27,7 +28,12 @@ credentials and region reach the cloud table named by --table (or STATE_TABLE_NA
 
 /** True when a table was named by a flag or the environment (for commands where storing is optional). */
 export function stateTableRequested(values: Record<string, unknown>): boolean {
-  return [values['dynamo-endpoint'], values.table, process.env.SPIRITCTL_DYNAMO_ENDPOINT, process.env.STATE_TABLE_NAME].some((v) => v !== undefined);
+  return [
+    values['dynamo-endpoint'],
+    values.table,
+    process.env.SPIRITCTL_DYNAMO_ENDPOINT,
+    process.env.STATE_TABLE_NAME,
+  ].some((v) => v !== undefined);
 }
 
 /**
@@ -40,13 +46,18 @@ export async function openStateTable(
 ): Promise<{ table: StateTable; tableName: string; close(): void }> {
   const { UsageError } = await import('../command.ts');
   // An empty --dynamo-endpoint is a mistake to report, not "unset" (which would silently mean AWS).
-  const endpoint = values['dynamo-endpoint'] !== undefined ? String(values['dynamo-endpoint']) : process.env.SPIRITCTL_DYNAMO_ENDPOINT || undefined;
+  const endpoint =
+    values['dynamo-endpoint'] !== undefined
+      ? String(values['dynamo-endpoint'])
+      : process.env.SPIRITCTL_DYNAMO_ENDPOINT || undefined;
   const tableName = (values.table as string | undefined) ?? process.env.STATE_TABLE_NAME ?? DEFAULT_LOCAL_TABLE;
-  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(tableName)) throw new UsageError(`--table must be a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -), got "${tableName}"`);
+  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(tableName))
+    throw new UsageError(`--table must be a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -), got "${tableName}"`);
   const { createStateTable } = await import('../../adapters/state-table/index.ts');
   let client;
   if (endpoint !== undefined) {
-    if (!/^https?:\/\/[^/\s]+/.test(endpoint)) throw new UsageError(`--dynamo-endpoint must be an http(s) URL, got "${endpoint}"`);
+    if (!/^https?:\/\/[^/\s]+/.test(endpoint))
+      throw new UsageError(`--dynamo-endpoint must be an http(s) URL, got "${endpoint}"`);
     const { ensureTable, localDynamoClient } = await import('../../local/dynamodb.ts');
     client = localDynamoClient(endpoint);
     if (options.createIfLocal) await ensureTable(client, tableName);
@@ -61,7 +72,10 @@ export async function openStateTable(
   return { table: createStateTable({ client, tableName }), tableName, close: () => client.destroy() };
 }
 
-async function localTableExists(client: import('@aws-sdk/client-dynamodb').DynamoDBClient, name: string): Promise<boolean> {
+async function localTableExists(
+  client: import('@aws-sdk/client-dynamodb').DynamoDBClient,
+  name: string,
+): Promise<boolean> {
   const { DescribeTableCommand, ResourceNotFoundException } = await import('@aws-sdk/client-dynamodb');
   try {
     await client.send(new DescribeTableCommand({ TableName: name }));

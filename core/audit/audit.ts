@@ -52,19 +52,28 @@ export function auditCluster(obs: ClusterObservation, options: AuditOptions): Cl
     const available = status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ?? false;
     findings.push(...readiness(cluster, pool, spirit, now, t));
     // A leader only exists once the workload runs: judging it before adds noise to the unready finding.
-    if (available) findings.push(...leaderFindings(cluster, pool, status, obs.leaderHistory?.[pool], obs.probes?.[pool], now, t));
+    if (available)
+      findings.push(...leaderFindings(cluster, pool, status, obs.leaderHistory?.[pool], obs.probes?.[pool], now, t));
     findings.push(...etcdFindings(cluster, pool, status));
     findings.push(...certificateFindings(cluster, pool, status, now, t));
     const paused = (spirit.spec as { paused?: boolean } | undefined)?.paused === true;
     const drift = paused ? [] : driftFindings(cluster, pool, obs.desired[pool], liveByKey);
     findings.push(...drift);
     const deploymentDrifted = drift.some((f) => f.object?.startsWith('Deployment '));
-    findings.push(...placementFindings(cluster, pool, podsByPoolLabel.get(labelValue(pool)) ?? [], nodesByName, deploymentDrifted));
+    findings.push(
+      ...placementFindings(cluster, pool, podsByPoolLabel.get(labelValue(pool)) ?? [], nodesByName, deploymentDrifted),
+    );
   }
   findings.push(...orphans(cluster, obs.nodePools, obs.poolSpirits, obs.owned, defaults));
   findings.sort(compareFindings);
 
-  const pools = audited.map((pool) => poolHealth(pool, spirits.get(pool), findings.filter((f) => f.pool === pool)));
+  const pools = audited.map((pool) =>
+    poolHealth(
+      pool,
+      spirits.get(pool),
+      findings.filter((f) => f.pool === pool),
+    ),
+  );
   return { cluster, findings, pools };
 }
 
@@ -72,13 +81,27 @@ export function auditCluster(obs: ClusterObservation, options: AuditOptions): Cl
 export function unreachableAudit(cluster: string, reason: string): ClusterAudit {
   return {
     cluster,
-    findings: [{ severity: 'critical', kind: 'cluster-unreachable', cluster, pool: '', fixable: false, reason: `cluster could not be audited: ${reason}` }],
+    findings: [
+      {
+        severity: 'critical',
+        kind: 'cluster-unreachable',
+        cluster,
+        pool: '',
+        fixable: false,
+        reason: `cluster could not be audited: ${reason}`,
+      },
+    ],
     pools: [],
   };
 }
 
 export function compareFindings(a: Finding, b: Finding): number {
-  return SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity) || a.pool.localeCompare(b.pool) || a.kind.localeCompare(b.kind) || (a.object ?? '').localeCompare(b.object ?? '');
+  return (
+    SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity) ||
+    a.pool.localeCompare(b.pool) ||
+    a.kind.localeCompare(b.kind) ||
+    (a.object ?? '').localeCompare(b.object ?? '')
+  );
 }
 
 /** Worst severity wins: any critical → critical, any warning → degraded; info findings keep a pool healthy. */
@@ -95,9 +118,15 @@ function poolHealth(pool: string, spirit: KubeObject | undefined, findings: Find
     health: healthOf(findings),
     phase: status?.phase,
     available: status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ?? false,
-    leader: status?.leader ? { holder: status.leader.holder, renewTime: status.leader.renewTime, transitions: status.leader.transitions } : undefined,
+    leader: status?.leader
+      ? { holder: status.leader.holder, renewTime: status.leader.renewTime, transitions: status.leader.transitions }
+      : undefined,
     etcd: status?.etcd
-      ? { dbSizeBytes: status.etcd.dbSizeBytes, quotaBackendBytes: status.etcd.quotaBackendBytes, alarms: status.etcd.alarms }
+      ? {
+          dbSizeBytes: status.etcd.dbSizeBytes,
+          quotaBackendBytes: status.etcd.quotaBackendBytes,
+          alarms: status.etcd.alarms,
+        }
       : undefined,
     findings: findings.length,
   };

@@ -53,36 +53,55 @@ export function lineChart(series: ChartSeries[], opts: LineChartOptions): string
 
   for (let i = 0; i <= ticks; i++) {
     const v = step * i;
-    parts.push(`<line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" class="grid"/>`);
-    parts.push(`<text x="${pad.left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end" class="axis">${escapeHtml(opts.format(v))}</text>`);
+    parts.push(
+      `<line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" class="grid"/>`,
+    );
+    parts.push(
+      `<text x="${pad.left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end" class="axis">${escapeHtml(opts.format(v))}</text>`,
+    );
   }
-  for (const [t, anchor] of [[t0, 'start'], [t1, 'end']] as const) {
-    parts.push(`<text x="${x(t).toFixed(1)}" y="${height - pad.bottom + 16}" text-anchor="${anchor}" class="axis">${escapeHtml(shortTime(t))}</text>`);
+  for (const [t, anchor] of [
+    [t0, 'start'],
+    [t1, 'end'],
+  ] as const) {
+    parts.push(
+      `<text x="${x(t).toFixed(1)}" y="${height - pad.bottom + 16}" text-anchor="${anchor}" class="axis">${escapeHtml(shortTime(t))}</text>`,
+    );
   }
   parts.push(`<line x1="${pad.left}" x2="${pad.left}" y1="${pad.top}" y2="${pad.top + plotH}" class="axis-line"/>`);
-  parts.push(`<line x1="${pad.left}" x2="${width - pad.right}" y1="${pad.top + plotH}" y2="${pad.top + plotH}" class="axis-line"/>`);
+  parts.push(
+    `<line x1="${pad.left}" x2="${width - pad.right}" y1="${pad.top + plotH}" y2="${pad.top + plotH}" class="axis-line"/>`,
+  );
   if (opts.reference) {
     const ry = y(opts.reference.value).toFixed(1);
     parts.push(`<line x1="${pad.left}" x2="${width - pad.right}" y1="${ry}" y2="${ry}" class="reference"/>`);
-    parts.push(`<text x="${width - pad.right}" y="${(Number(ry) - 4).toFixed(1)}" text-anchor="end" class="reference-label">${escapeHtml(opts.reference.label)}</text>`);
+    parts.push(
+      `<text x="${width - pad.right}" y="${(Number(ry) - 4).toFixed(1)}" text-anchor="end" class="reference-label">${escapeHtml(opts.reference.label)}</text>`,
+    );
   }
   series.forEach((s, i) => {
     const colour = cycle(COLOURS, i);
     const coords = s.points.map((p) => [x(Date.parse(p.at)), y(p.value)] as const);
     if (coords.length > 1) {
       const dash = cycle(DASHES, i);
-      parts.push(`<polyline fill="none" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''} points="${coords.map(([a, b]) => `${a.toFixed(1)},${b.toFixed(1)}`).join(' ')}"/>`);
+      parts.push(
+        `<polyline fill="none" stroke="${colour}" stroke-width="2"${dash ? ` stroke-dasharray="${dash}"` : ''} points="${coords.map(([a, b]) => `${a.toFixed(1)},${b.toFixed(1)}`).join(' ')}"/>`,
+      );
     }
     s.points.forEach((p, j) => {
       const [cx, cy] = coords[j] ?? [x(Date.parse(p.at)), y(p.value)];
-      parts.push(`<g>${marker(cycle(MARKERS, i), cx, cy, colour)}<title>${escapeHtml(`${s.pool} at ${p.at}: ${opts.format(p.value)}`)}</title></g>`);
+      parts.push(
+        `<g>${marker(cycle(MARKERS, i), cx, cy, colour)}<title>${escapeHtml(`${s.pool} at ${p.at}: ${opts.format(p.value)}`)}</title></g>`,
+      );
     });
   });
   const legendY = height - 10;
   let legendX = pad.left;
   series.forEach((s, i) => {
     const colour = cycle(COLOURS, i);
-    parts.push(`<g class="legend">${marker(cycle(MARKERS, i), legendX + 4, legendY - 4, colour)}<text x="${legendX + 12}" y="${legendY}">${escapeHtml(s.pool)}</text></g>`);
+    parts.push(
+      `<g class="legend">${marker(cycle(MARKERS, i), legendX + 4, legendY - 4, colour)}<text x="${legendX + 12}" y="${legendY}">${escapeHtml(s.pool)}</text></g>`,
+    );
     legendX += 16 + Math.min(s.pool.length, 24) * 6.5 + 12;
   });
   const summary = series.map((s) => `${s.pool}: ${opts.format(s.points.at(-1)!.value)}`).join('; ');

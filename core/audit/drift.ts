@@ -14,17 +14,39 @@ const MAX_PATHS = 4;
  * Someone deleted or edited it; a reconcile removes the entries others added to lists pool-spirit alone
  * decides and re-applies the rendered fields. Paths are reported, never values (Secrets).
  */
-export function driftFindings(cluster: string, pool: string, desired: DesiredObjects | undefined, liveByKey: ReadonlyMap<string, KubeObject>): Finding[] {
+export function driftFindings(
+  cluster: string,
+  pool: string,
+  desired: DesiredObjects | undefined,
+  liveByKey: ReadonlyMap<string, KubeObject>,
+): Finding[] {
   if (!desired) return [];
   if ('error' in desired) {
-    return [{ severity: 'warning', kind: 'render-failed', cluster, pool, fixable: false, reason: `could not render the desired objects to compare: ${desired.error}` }];
+    return [
+      {
+        severity: 'warning',
+        kind: 'render-failed',
+        cluster,
+        pool,
+        fixable: false,
+        reason: `could not render the desired objects to compare: ${desired.error}`,
+      },
+    ];
   }
   const findings: Finding[] = [];
   for (const obj of desired.objects) {
     const live = liveByKey.get(objectKey(obj));
     const object = describeObject(obj);
     if (!live) {
-      findings.push({ severity: 'warning', kind: 'spec-drift', cluster, pool, object, fixable: true, reason: `${object} is missing (deleted?); a reconcile recreates it` });
+      findings.push({
+        severity: 'warning',
+        kind: 'spec-drift',
+        cluster,
+        pool,
+        object,
+        fixable: true,
+        reason: `${object} is missing (deleted?); a reconcile recreates it`,
+      });
       continue;
     }
     const foreign = foreignEntries(obj, live).map((f) => f.path);
@@ -35,7 +57,10 @@ export function driftFindings(cluster: string, pool: string, desired: DesiredObj
       ...(paths.length ? [`differs from the rendered spec at ${listed(paths)}`] : []),
       ...(foreign.length ? [`has entries pool-spirit did not render: ${listed(foreign)}`] : []),
     ].join(' and ');
-    const fix = [...(foreign.length ? ['removes those entries'] : []), ...(paths.length ? ['re-applies the rendered fields'] : [])].join(' and ');
+    const fix = [
+      ...(foreign.length ? ['removes those entries'] : []),
+      ...(paths.length ? ['re-applies the rendered fields'] : []),
+    ].join(' and ');
     findings.push({
       severity: 'warning',
       kind: 'spec-drift',
@@ -50,12 +75,18 @@ export function driftFindings(cluster: string, pool: string, desired: DesiredObj
 }
 
 function listed(paths: string[]): string {
-  return paths.slice(0, MAX_PATHS).join(', ') + (paths.length > MAX_PATHS ? ` and ${paths.length - MAX_PATHS} more` : '');
+  return (
+    paths.slice(0, MAX_PATHS).join(', ') + (paths.length > MAX_PATHS ? ` and ${paths.length - MAX_PATHS} more` : '')
+  );
 }
 
 /** Field managers other than pool-spirit that wrote the object (not its status), most recent first. */
 export function editorsOf(obj: KubeObject): string[] {
-  const entries = (obj.metadata.managedFields ?? []) as Array<{ manager?: string; time?: string; subresource?: string }>;
+  const entries = (obj.metadata.managedFields ?? []) as Array<{
+    manager?: string;
+    time?: string;
+    subresource?: string;
+  }>;
   return entries
     .filter((e) => e.manager && !OWN_FIELD_MANAGERS.includes(e.manager) && !e.subresource)
     .sort((a, b) => String(b.time ?? '').localeCompare(String(a.time ?? '')))

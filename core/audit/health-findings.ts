@@ -37,7 +37,13 @@ export function etcdFindings(cluster: string, pool: string, status: PoolSpiritSt
  * Certificates near expiry. The reconciler renews 30 days ahead, so a certificate this close to expiry
  * means no reconcile ran since: a reconcile renews it (fixable).
  */
-export function certificateFindings(cluster: string, pool: string, status: PoolSpiritStatus | undefined, now: Date, t: AuditThresholds): Finding[] {
+export function certificateFindings(
+  cluster: string,
+  pool: string,
+  status: PoolSpiritStatus | undefined,
+  now: Date,
+  t: AuditThresholds,
+): Finding[] {
   const certs = status?.certificates;
   const dates = [
     { what: 'leaf certificates', at: certs?.notAfter },
@@ -48,12 +54,14 @@ export function certificateFindings(cluster: string, pool: string, status: PoolS
   const days = (Date.parse(first.at) - now.getTime()) / 86_400_000;
   if (days > t.certificateWarningDays) return [];
   const when = days <= 0 ? `expired at ${first.at}` : `expire at ${first.at} (in ${Math.floor(days)} days)`;
-  return [{
-    cluster,
-    pool,
-    severity: days <= t.certificateCriticalDays ? 'critical' : 'warning',
-    kind: 'certificates-expiring',
-    reason: `${first.what} ${when}; the reconciler renews ${t.certificateWarningDays} days ahead, so a reconcile renews them`,
-    fixable: true,
-  }];
+  return [
+    {
+      cluster,
+      pool,
+      severity: days <= t.certificateCriticalDays ? 'critical' : 'warning',
+      kind: 'certificates-expiring',
+      reason: `${first.what} ${when}; the reconciler renews ${t.certificateWarningDays} days ahead, so a reconcile renews them`,
+      fixable: true,
+    },
+  ];
 }

@@ -42,7 +42,8 @@ export function leaderFindings(
         ...base,
         severity: 'warning',
         kind: 'no-leader',
-        reason: 'no YurtHub holds the kube-system/yurthub leader Lease: the pool shares no cache while the cloud is unreachable',
+        reason:
+          'no YurtHub holds the kube-system/yurthub leader Lease: the pool shares no cache while the cloud is unreachable',
       });
     }
     return findings;
@@ -70,7 +71,12 @@ export function leaderFindings(
 }
 
 /** Leader transitions between the oldest sample inside the window and now (undefined without data). */
-function transitionsWithin(history: LeaderSample[], current: number | undefined, now: Date, windowMs: number): number | undefined {
+function transitionsWithin(
+  history: LeaderSample[],
+  current: number | undefined,
+  now: Date,
+  windowMs: number,
+): number | undefined {
   if (current === undefined) return undefined;
   const from = now.getTime() - windowMs;
   const inWindow = history.filter((s) => Date.parse(s.at) >= from && typeof s.transitions === 'number');

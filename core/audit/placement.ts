@@ -25,7 +25,11 @@ export function placementFindings(
     const node = nodesByName.get(nodeName);
     const nodePool = node?.metadata.labels?.[NODE_POOL_LABEL];
     if (node && nodePool === pool) continue;
-    const where = !node ? `node ${nodeName}, which no longer exists` : nodePool ? `node ${nodeName} of pool ${nodePool}` : `node ${nodeName}, which is in no pool`;
+    const where = !node
+      ? `node ${nodeName}, which no longer exists`
+      : nodePool
+        ? `node ${nodeName} of pool ${nodePool}`
+        : `node ${nodeName}, which is in no pool`;
     findings.push({
       severity: 'critical',
       kind: 'misplaced',

@@ -12,18 +12,25 @@ export function poolOfSpirit(spirit: KubeObject): string {
 }
 
 /** An edge pool (wanted) without its PoolSpirit: the reconcile creates it. */
-export function missingPoolSpirit(cluster: string, nodePool: NodePool, spirit: KubeObject | undefined, defaults: FleetDefaults): Finding[] {
+export function missingPoolSpirit(
+  cluster: string,
+  nodePool: NodePool,
+  spirit: KubeObject | undefined,
+  defaults: FleetDefaults,
+): Finding[] {
   if (spirit) return [];
   const intent = poolSpiritIntent(nodePool, defaults);
   if (!intent.wanted) return [];
-  return [{
-    severity: 'critical',
-    kind: 'missing-pool-spirit',
-    cluster,
-    pool: nodePool.metadata.name,
-    reason: `edge NodePool ${nodePool.metadata.name} has no PoolSpirit: its nodes have no pool-scoped apiserver to fall back on`,
-    fixable: true,
-  }];
+  return [
+    {
+      severity: 'critical',
+      kind: 'missing-pool-spirit',
+      cluster,
+      pool: nodePool.metadata.name,
+      reason: `edge NodePool ${nodePool.metadata.name} has no PoolSpirit: its nodes have no pool-scoped apiserver to fall back on`,
+      fixable: true,
+    },
+  ];
 }
 
 /**
@@ -48,13 +55,25 @@ export function readiness(cluster: string, pool: string, spirit: KubeObject, now
     });
   }
   if (status?.phase === 'Paused') {
-    findings.push({ ...base, severity: 'info', kind: 'unready', reason: 'paused (spec.paused): the reconciler leaves its objects as they are', fixable: false });
+    findings.push({
+      ...base,
+      severity: 'info',
+      kind: 'unready',
+      reason: 'paused (spec.paused): the reconciler leaves its objects as they are',
+      fixable: false,
+    });
     return findings;
   }
   const available = status?.conditions?.find((c) => c.type === 'Available');
   if (available?.status === 'True') return findings;
   if (status?.phase === 'Invalid') {
-    findings.push({ ...base, severity: 'critical', kind: 'unready', reason: `invalid spec: ${available?.message ?? 'see status.conditions'}`, fixable: false });
+    findings.push({
+      ...base,
+      severity: 'critical',
+      kind: 'unready',
+      reason: `invalid spec: ${available?.message ?? 'see status.conditions'}`,
+      fixable: false,
+    });
     return findings;
   }
   const since = Date.parse(available?.lastTransitionTime ?? String(spirit.metadata.creationTimestamp ?? ''));
@@ -69,7 +88,13 @@ export function readiness(cluster: string, pool: string, spirit: KubeObject, now
       fixable: true,
     });
   } else {
-    findings.push({ ...base, severity: 'warning', kind: 'unready', reason: `not Available yet (${duration(age)}): ${why}`, fixable: false });
+    findings.push({
+      ...base,
+      severity: 'warning',
+      kind: 'unready',
+      reason: `not Available yet (${duration(age)}): ${why}`,
+      fixable: false,
+    });
   }
   return findings;
 }
@@ -78,7 +103,13 @@ export function readiness(cluster: string, pool: string, spirit: KubeObject, now
  * Orphans: a PoolSpirit whose NodePool is gone (or no longer wants one), and owned objects labelled for a
  * pool that no longer exists. Owner references normally cascade; these are what they missed.
  */
-export function orphans(cluster: string, nodePools: NodePool[], spirits: KubeObject[], owned: KubeObject[], defaults: FleetDefaults): Finding[] {
+export function orphans(
+  cluster: string,
+  nodePools: NodePool[],
+  spirits: KubeObject[],
+  owned: KubeObject[],
+  defaults: FleetDefaults,
+): Finding[] {
   const findings: Finding[] = [];
   const pools = new Map(nodePools.map((p) => [p.metadata.name, p]));
   for (const spirit of spirits) {
@@ -88,7 +119,11 @@ export function orphans(cluster: string, nodePools: NodePool[], spirits: KubeObj
     const object = describeObject(spirit);
     if (!nodePool) {
       findings.push({
-        severity: 'warning', kind: 'orphan', cluster, pool, object,
+        severity: 'warning',
+        kind: 'orphan',
+        cluster,
+        pool,
+        object,
         reason: `PoolSpirit ${spirit.metadata.name} serves NodePool ${pool}, which does not exist: delete the PoolSpirit (nothing will recreate it)`,
         fixable: false,
       });
@@ -97,7 +132,11 @@ export function orphans(cluster: string, nodePools: NodePool[], spirits: KubeObj
     const intent = poolSpiritIntent(nodePool, defaults);
     if (!intent.wanted && intent.reason !== 'NodePoolDeleting') {
       findings.push({
-        severity: 'warning', kind: 'orphan', cluster, pool, object,
+        severity: 'warning',
+        kind: 'orphan',
+        cluster,
+        pool,
+        object,
         reason: `NodePool ${pool} no longer wants a pool-spirit (${intent.reason}: ${intent.message}) but still has PoolSpirit ${spirit.metadata.name}`,
         fixable: true,
       });
@@ -108,7 +147,11 @@ export function orphans(cluster: string, nodePools: NodePool[], spirits: KubeObj
     const label = obj.metadata.labels?.[POOL_LABEL];
     if (label === undefined || labelled.has(label) || obj.metadata.deletionTimestamp) continue;
     findings.push({
-      severity: 'warning', kind: 'orphan', cluster, pool: label, object: describeObject(obj),
+      severity: 'warning',
+      kind: 'orphan',
+      cluster,
+      pool: label,
+      object: describeObject(obj),
       reason: `${describeObject(obj)} belongs to pool ${label}, which has no NodePool: delete it (garbage collection missed it)`,
       fixable: false,
     });

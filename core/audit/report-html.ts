@@ -59,35 +59,53 @@ function clusterSection(c: ClusterReport): string {
   const parts: string[] = [];
   parts.push(`<section class="cluster" id="cluster-${e(c.id)}" data-cluster="${e(c.id)}" data-health="${c.health}">`);
   parts.push(`<h2>${e(c.id)} ${badge(c.health)}</h2>`);
-  const labels = Object.entries(c.labels).map(([k, v]) => `<code>${e(k)}=${e(v)}</code>`).join('');
-  parts.push(`<p class="muted labels">${labels || 'no labels'} · ${c.auditedAt ? `audited ${e(c.auditedAt)}` : 'never audited'}</p>`);
+  const labels = Object.entries(c.labels)
+    .map(([k, v]) => `<code>${e(k)}=${e(v)}</code>`)
+    .join('');
+  parts.push(
+    `<p class="muted labels">${labels || 'no labels'} · ${c.auditedAt ? `audited ${e(c.auditedAt)}` : 'never audited'}</p>`,
+  );
   if (c.error) parts.push(`<p><strong>Audit failed:</strong> ${e(c.error)}</p>`);
   if (c.pools.length) {
-    parts.push(`<h3>Pools: ${count(c, 'healthy')} healthy, ${count(c, 'degraded')} degraded, ${count(c, 'critical')} critical</h3>`);
+    parts.push(
+      `<h3>Pools: ${count(c, 'healthy')} healthy, ${count(c, 'degraded')} degraded, ${count(c, 'critical')} critical</h3>`,
+    );
     parts.push('<ul class="tiles">');
     for (const p of c.pools) {
       const h = HEALTH[p.health];
       const detail = `${p.pool}: ${h.label}${p.phase ? `, phase ${p.phase}` : ''}${p.findings ? `, ${p.findings} finding(s)` : ''}`;
-      parts.push(`<li class="tile ${p.health}" data-pool="${e(p.pool)}" data-health="${p.health}" title="${e(detail)}">${h.symbol} <b>${e(p.pool)}</b> ${h.label}</li>`);
+      parts.push(
+        `<li class="tile ${p.health}" data-pool="${e(p.pool)}" data-health="${p.health}" title="${e(detail)}">${h.symbol} <b>${e(p.pool)}</b> ${h.label}</li>`,
+      );
     }
     parts.push('</ul>');
   }
   const requested = new Set(c.requested);
   if (c.findings.length) {
-    parts.push(`<h3>Findings (${c.findings.length})</h3><table><thead><tr><th>Severity</th><th>Kind</th><th>Pool</th><th>Reason</th><th>Fix</th></tr></thead><tbody>`);
+    parts.push(
+      `<h3>Findings (${c.findings.length})</h3><table><thead><tr><th>Severity</th><th>Kind</th><th>Pool</th><th>Reason</th><th>Fix</th></tr></thead><tbody>`,
+    );
     for (const f of c.findings) parts.push(findingRow(f, requested.has(f.pool)));
     parts.push('</tbody></table>');
   } else if (c.auditedAt) {
     parts.push('<p>No findings.</p>');
   }
   parts.push('<div class="charts">');
-  parts.push(lineChart(c.history.leaderTransitions, { title: 'Leader transitions (cumulative)', format: (v) => String(Math.round(v)), unit: 1 }));
+  parts.push(
+    lineChart(c.history.leaderTransitions, {
+      title: 'Leader transitions (cumulative)',
+      format: (v) => String(Math.round(v)),
+      unit: 1,
+    }),
+  );
   parts.push(
     lineChart(c.history.etcdBytes, {
       title: 'etcd memory (database size)',
       format: (v) => bytes(Math.round(v)),
       unit: 2 ** 20,
-      reference: c.history.etcdQuotaBytes ? { value: c.history.etcdQuotaBytes, label: `quota ${bytes(c.history.etcdQuotaBytes)}` } : undefined,
+      reference: c.history.etcdQuotaBytes
+        ? { value: c.history.etcdQuotaBytes, label: `quota ${bytes(c.history.etcdQuotaBytes)}` }
+        : undefined,
     }),
   );
   parts.push('</div></section>');
@@ -98,7 +116,10 @@ function clusterSection(c: ClusterReport): string {
 export function renderFleetReportHtml(report: FleetReport): string {
   const s = report.summary;
   const overview = report.clusters
-    .map((c) => `<tr data-cluster="${e(c.id)}"><td><a href="#cluster-${e(c.id)}">${e(c.id)}</a></td><td>${badge(c.health)}</td><td>${count(c, 'healthy')}</td><td>${count(c, 'degraded')}</td><td>${count(c, 'critical')}</td><td>${c.findings.length}</td><td>${e(c.auditedAt ?? '—')}</td></tr>`)
+    .map(
+      (c) =>
+        `<tr data-cluster="${e(c.id)}"><td><a href="#cluster-${e(c.id)}">${e(c.id)}</a></td><td>${badge(c.health)}</td><td>${count(c, 'healthy')}</td><td>${count(c, 'degraded')}</td><td>${count(c, 'critical')}</td><td>${c.findings.length}</td><td>${e(c.auditedAt ?? '—')}</td></tr>`,
+    )
     .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

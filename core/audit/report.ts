@@ -128,8 +128,13 @@ function clusterReport(input: ClusterReportInput): ClusterReport {
     error: latest?.error,
     history: {
       leaderTransitions: topSeries(leaderSeries(records, input.probes ?? []), (s) => spread(s)),
-      etcdBytes: topSeries(seriesOf(records, (p) => p.etcd?.dbSizeBytes), (s) => Math.max(...s.points.map((p) => p.value))),
-      etcdQuotaBytes: latest?.pools.map((p) => p.etcd?.quotaBackendBytes).find((q): q is number => typeof q === 'number'),
+      etcdBytes: topSeries(
+        seriesOf(records, (p) => p.etcd?.dbSizeBytes),
+        (s) => Math.max(...s.points.map((p) => p.value)),
+      ),
+      etcdQuotaBytes: latest?.pools
+        .map((p) => p.etcd?.quotaBackendBytes)
+        .find((q): q is number => typeof q === 'number'),
     },
   };
 }
@@ -158,7 +163,8 @@ function leaderSeries(records: AuditRecord[], probes: ProbeSample[]): ChartSerie
   }));
 }
 
-const spread = (s: ChartSeries) => Math.max(...s.points.map((p) => p.value)) - Math.min(...s.points.map((p) => p.value));
+const spread = (s: ChartSeries) =>
+  Math.max(...s.points.map((p) => p.value)) - Math.min(...s.points.map((p) => p.value));
 
 function topSeries(series: ChartSeries[], score: (s: ChartSeries) => number): ChartSeries[] {
   return series

@@ -12,7 +12,10 @@ export interface ProfileAdjustments {
 
 export function adjustedProfile(p: UsageProfile, a: ProfileAdjustments): UsageProfile {
   const f = a.durationFactor ?? 1;
-  const d = (c: Counts): Counts => ({ ...c, billedMs: Object.fromEntries(Object.entries(c.billedMs).map(([k, v]) => [k, (v ?? 0) * f])) });
+  const d = (c: Counts): Counts => ({
+    ...c,
+    billedMs: Object.fromEntries(Object.entries(c.billedMs).map(([k, v]) => [k, (v ?? 0) * f])),
+  });
   return {
     ...p,
     newPool: d(p.newPool),

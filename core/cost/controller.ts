@@ -22,7 +22,8 @@ export const FORWARDER_REQUESTS: PodRequests = { cpu: 0.05, memoryGiB: 0.125, re
  */
 export const CONTROLLER_REQUESTS: PodRequests = { cpu: 0.1, memoryGiB: 0.25, replicas: 1 };
 
-export const podMonthly = (r: PodRequests, p: RegionPrices) => r.replicas * (r.cpu * p.nodeCapacity.vcpuHour + r.memoryGiB * p.nodeCapacity.gibHour) * HOURS_PER_MONTH;
+export const podMonthly = (r: PodRequests, p: RegionPrices) =>
+  r.replicas * (r.cpu * p.nodeCapacity.vcpuHour + r.memoryGiB * p.nodeCapacity.gibHour) * HOURS_PER_MONTH;
 
 export interface Comparison {
   serverless: { cloud: number; forwarders: number; total: number };
@@ -39,7 +40,13 @@ export interface Comparison {
   cheaperAtAnySize: 'serverless' | 'controller' | null;
 }
 
-export function compareWithController(fleet: FleetUsage, profile: UsageProfile, prices: RegionPrices, controller = CONTROLLER_REQUESTS, forwarder = FORWARDER_REQUESTS): Comparison {
+export function compareWithController(
+  fleet: FleetUsage,
+  profile: UsageProfile,
+  prices: RegionPrices,
+  controller = CONTROLLER_REQUESTS,
+  forwarder = FORWARDER_REQUESTS,
+): Comparison {
   const cloud = monthlyCost(fleet, profile, prices).total;
   const forwarders = fleet.clusters * podMonthly(forwarder, prices);
   const controllerTotal = fleet.clusters * podMonthly(controller, prices);

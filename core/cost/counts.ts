@@ -24,9 +24,21 @@ export interface Counts {
   logBytes: number;
 }
 
-export const zeroCounts = (): Counts => ({ invocations: {}, billedMs: {}, billedEvents: 0, ruleMatches: 0, readUnits: 0, writeUnits: 0, sqsMessages: 0, logBytes: 0 });
+export const zeroCounts = (): Counts => ({
+  invocations: {},
+  billedMs: {},
+  billedEvents: 0,
+  ruleMatches: 0,
+  readUnits: 0,
+  writeUnits: 0,
+  sqsMessages: 0,
+  logBytes: 0,
+});
 
-function mapRecord(a: Partial<Record<FunctionName, number>>, f: (v: number) => number): Partial<Record<FunctionName, number>> {
+function mapRecord(
+  a: Partial<Record<FunctionName, number>>,
+  f: (v: number) => number,
+): Partial<Record<FunctionName, number>> {
   return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, f(v ?? 0)]));
 }
 

@@ -13,141 +13,141 @@
 import type { UsageProfile } from './counts.ts';
 
 export const MEASURED_PROFILE: UsageProfile = {
-  "measuredBy": "npm run bench -- cost --clusters 4 --pools 10 --steady-seconds 30 (2026-12-02)",
-  "memoryMb": {
-    "reconcile": 512,
-    "audit": 1024,
-    "rollout": 512,
-    "probe": 512,
-    "cloudEvents": 512
+  measuredBy: 'npm run bench -- cost --clusters 4 --pools 10 --steady-seconds 30 (2026-12-02)',
+  memoryMb: {
+    reconcile: 512,
+    audit: 1024,
+    rollout: 512,
+    probe: 512,
+    cloudEvents: 512,
   },
-  "newPool": {
-    "invocations": {
-      "reconcile": 8
+  newPool: {
+    invocations: {
+      reconcile: 8,
     },
-    "billedMs": {
-      "reconcile": 14714.35
+    billedMs: {
+      reconcile: 14714.35,
     },
-    "billedEvents": 8,
-    "ruleMatches": 8,
-    "readUnits": 12.45,
-    "writeUnits": 22.55,
-    "sqsMessages": 0,
-    "logBytes": 12797.925
+    billedEvents: 8,
+    ruleMatches: 8,
+    readUnits: 12.45,
+    writeUnits: 22.55,
+    sqsMessages: 0,
+    logBytes: 12797.925,
   },
-  "poolDay": {
-    "invocations": {},
-    "billedMs": {},
-    "billedEvents": 0,
-    "ruleMatches": 0,
-    "readUnits": 0,
-    "writeUnits": 0,
-    "sqsMessages": 0,
-    "logBytes": 0
+  poolDay: {
+    invocations: {},
+    billedMs: {},
+    billedEvents: 0,
+    ruleMatches: 0,
+    readUnits: 0,
+    writeUnits: 0,
+    sqsMessages: 0,
+    logBytes: 0,
   },
-  "idleRolloutTick": {
-    "invocations": {
-      "rollout": 1
+  idleRolloutTick: {
+    invocations: {
+      rollout: 1,
     },
-    "billedMs": {
-      "rollout": 7.6
+    billedMs: {
+      rollout: 7.6,
     },
-    "billedEvents": 0,
-    "ruleMatches": 0,
-    "readUnits": 0,
-    "writeUnits": 0,
-    "sqsMessages": 0,
-    "logBytes": 540.4
+    billedEvents: 0,
+    ruleMatches: 0,
+    readUnits: 0,
+    writeUnits: 0,
+    sqsMessages: 0,
+    logBytes: 540.4,
   },
-  "audit": {
-    "perRun": {
-      "invocations": {
-        "audit": 1
+  audit: {
+    perRun: {
+      invocations: {
+        audit: 1,
       },
-      "billedMs": {
-        "audit": 9
+      billedMs: {
+        audit: 9,
       },
-      "billedEvents": 0,
-      "ruleMatches": 0,
-      "readUnits": 0,
-      "writeUnits": 0,
-      "sqsMessages": 0,
-      "logBytes": 0
+      billedEvents: 0,
+      ruleMatches: 0,
+      readUnits: 0,
+      writeUnits: 0,
+      sqsMessages: 0,
+      logBytes: 0,
     },
-    "perCluster": {
-      "invocations": {
-        "audit": 1
+    perCluster: {
+      invocations: {
+        audit: 1,
       },
-      "billedMs": {},
-      "billedEvents": 1,
-      "ruleMatches": 1,
-      "readUnits": 0,
-      "writeUnits": 0,
-      "sqsMessages": 0,
-      "logBytes": 0
+      billedMs: {},
+      billedEvents: 1,
+      ruleMatches: 1,
+      readUnits: 0,
+      writeUnits: 0,
+      sqsMessages: 0,
+      logBytes: 0,
     },
-    "perPool": {
-      "invocations": {},
-      "billedMs": {
-        "audit": 78.075
+    perPool: {
+      invocations: {},
+      billedMs: {
+        audit: 78.075,
       },
-      "billedEvents": 0,
-      "ruleMatches": 0,
-      "readUnits": 0.313,
-      "writeUnits": 0.225,
-      "sqsMessages": 0,
-      "logBytes": 148.95
-    }
+      billedEvents: 0,
+      ruleMatches: 0,
+      readUnits: 0.313,
+      writeUnits: 0.225,
+      sqsMessages: 0,
+      logBytes: 148.95,
+    },
   },
-  "probe": {
-    "perRun": {
-      "invocations": {
-        "probe": 1
+  probe: {
+    perRun: {
+      invocations: {
+        probe: 1,
       },
-      "billedMs": {},
-      "billedEvents": 0,
-      "ruleMatches": 0,
-      "readUnits": 0,
-      "writeUnits": 0,
-      "sqsMessages": 0,
-      "logBytes": 0
+      billedMs: {},
+      billedEvents: 0,
+      ruleMatches: 0,
+      readUnits: 0,
+      writeUnits: 0,
+      sqsMessages: 0,
+      logBytes: 0,
     },
-    "perPool": {
-      "invocations": {},
-      "billedMs": {
-        "probe": 7.025
+    perPool: {
+      invocations: {},
+      billedMs: {
+        probe: 7.025,
       },
-      "billedEvents": 0,
-      "ruleMatches": 0,
-      "readUnits": 0.113,
-      "writeUnits": 2,
-      "sqsMessages": 0,
-      "logBytes": 54.225
-    }
-  },
-  "rolloutPerPool": {
-    "invocations": {
-      "reconcile": 9,
-      "rollout": 0.025
+      billedEvents: 0,
+      ruleMatches: 0,
+      readUnits: 0.113,
+      writeUnits: 2,
+      sqsMessages: 0,
+      logBytes: 54.225,
     },
-    "billedMs": {
-      "reconcile": 3447.2,
-      "rollout": 145.27
+  },
+  rolloutPerPool: {
+    invocations: {
+      reconcile: 9,
+      rollout: 0.025,
     },
-    "billedEvents": 9,
-    "ruleMatches": 9,
-    "readUnits": 15.85,
-    "writeUnits": 27.25,
-    "sqsMessages": 0,
-    "logBytes": 13322.105
+    billedMs: {
+      reconcile: 3447.2,
+      rollout: 145.27,
+    },
+    billedEvents: 9,
+    ruleMatches: 9,
+    readUnits: 15.85,
+    writeUnits: 27.25,
+    sqsMessages: 0,
+    logBytes: 13322.105,
   },
-  "metricSeries": {
-    "fixed": 14,
-    "perCluster": 0
+  metricSeries: {
+    fixed: 14,
+    perCluster: 0,
   },
-  "sizes": {
-    "measuredClusters": 4,
-    "rolloutStateBytesPerCluster": 418.5,
-    "putEventsEntriesPerCall": 1.12
-  }
+  sizes: {
+    measuredClusters: 4,
+    rolloutStateBytesPerCluster: 418.5,
+    putEventsEntriesPerCall: 1.12,
+  },
 };

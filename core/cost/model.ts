@@ -53,18 +53,28 @@ export interface MonthlyCost {
   perPool: number;
   parts: CostParts;
   /** The same total split by what causes it. */
-  byActivity: Record<'steadyState' | 'audits' | 'probes' | 'rolloutTicks' | 'rollouts' | 'newPools' | 'customMetrics', number>;
+  byActivity: Record<
+    'steadyState' | 'audits' | 'probes' | 'rolloutTicks' | 'rollouts' | 'newPools' | 'customMetrics',
+    number
+  >;
   /** The month's counts (what the bill would list). */
   counts: Counts & { gbSeconds: number; logGb: number; metricSeries: number };
 }
 
 /** The month's counts of each activity for this fleet. */
-export function monthlyCounts(fleet: FleetUsage, profile: UsageProfile): Record<Exclude<keyof MonthlyCost['byActivity'], 'customMetrics'>, Counts> {
+export function monthlyCounts(
+  fleet: FleetUsage,
+  profile: UsageProfile,
+): Record<Exclude<keyof MonthlyCost['byActivity'], 'customMetrics'>, Counts> {
   const pools = fleet.clusters * fleet.poolsPerCluster;
   const audits = MINUTES_PER_MONTH / fleet.auditEveryMinutes;
   const probes = MINUTES_PER_MONTH / fleet.probeEveryMinutes;
   const ticks = MINUTES_PER_MONTH / fleet.rolloutTickEveryMinutes;
-  const perAudit = addCounts(profile.audit.perRun, scaleCounts(profile.audit.perCluster, fleet.clusters), scaleCounts(profile.audit.perPool, pools));
+  const perAudit = addCounts(
+    profile.audit.perRun,
+    scaleCounts(profile.audit.perCluster, fleet.clusters),
+    scaleCounts(profile.audit.perPool, pools),
+  );
   const perProbe = addCounts(profile.probe.perRun, scaleCounts(profile.probe.perPool, pools));
   return {
     steadyState: scaleCounts(profile.poolDay, pools * DAYS_PER_MONTH),
@@ -77,7 +87,12 @@ export function monthlyCounts(fleet: FleetUsage, profile: UsageProfile): Record<
 }
 
 /** Prices one set of counts (custom metrics are priced separately: they are series, not counts). */
-export function priceCounts(c: Counts, memoryMb: UsageProfile['memoryMb'], p: RegionPrices, logRetentionMonths: number): Omit<CostParts, 'customMetrics'> & { gbSeconds: number; logGb: number } {
+export function priceCounts(
+  c: Counts,
+  memoryMb: UsageProfile['memoryMb'],
+  p: RegionPrices,
+  logRetentionMonths: number,
+): Omit<CostParts, 'customMetrics'> & { gbSeconds: number; logGb: number } {
   const gbSeconds = FUNCTIONS.reduce((n, fn) => n + ((c.billedMs[fn] ?? 0) / 1000) * (memoryMb[fn] / 1024), 0);
   const logGb = c.logBytes / 1e9;
   return {
@@ -96,7 +111,14 @@ export function priceCounts(c: Counts, memoryMb: UsageProfile['memoryMb'], p: Re
 }
 
 const sumParts = (parts: Omit<CostParts, 'customMetrics'>) =>
-  parts.lambdaRequests + parts.lambdaDuration + parts.eventBridge + parts.dynamodbReads + parts.dynamodbWrites + parts.sqs + parts.logIngestion + parts.logStorage;
+  parts.lambdaRequests +
+  parts.lambdaDuration +
+  parts.eventBridge +
+  parts.dynamodbReads +
+  parts.dynamodbWrites +
+  parts.sqs +
+  parts.logIngestion +
+  parts.logStorage;
 
 export function monthlyCost(fleet: FleetUsage, profile: UsageProfile, prices: RegionPrices): MonthlyCost {
   const activities = monthlyCounts(fleet, profile);
@@ -105,7 +127,10 @@ export function monthlyCost(fleet: FleetUsage, profile: UsageProfile, prices: Re
   const metricSeries = profile.metricSeries.fixed + profile.metricSeries.perCluster * fleet.clusters;
   const customMetrics = metricSeries * prices.cloudWatch.customMetricPerMonth;
   const byActivity = Object.fromEntries(
-    Object.entries(activities).map(([k, c]) => [k, sumParts(priceCounts(c, profile.memoryMb, prices, fleet.logRetentionMonths))]),
+    Object.entries(activities).map(([k, c]) => [
+      k,
+      sumParts(priceCounts(c, profile.memoryMb, prices, fleet.logRetentionMonths)),
+    ]),
   ) as Omit<MonthlyCost['byActivity'], 'customMetrics'>;
   const total = sumParts(parts) + customMetrics;
   const pools = fleet.clusters * fleet.poolsPerCluster;

@@ -69,7 +69,10 @@ export function scaleLimits(input: ScaleInput): Limit[] {
   const { clusters: C, poolsPerCluster: M, profile: p, functions: fn } = input;
   const sizes = p.sizes ?? { measuredClusters: 1, rolloutStateBytesPerCluster: 0, putEventsEntriesPerCall: 1 };
   const limits: Limit[] = [];
-  const add = (l: Omit<Limit, 'utilisation' | 'reachedAtPools' | 'reachedAtClusters'>, clustersAtLimit: number | null) =>
+  const add = (
+    l: Omit<Limit, 'utilisation' | 'reachedAtPools' | 'reachedAtClusters'>,
+    clustersAtLimit: number | null,
+  ) =>
     limits.push({
       ...l,
       utilisation: l.atFleet / l.limit.value,
@@ -78,16 +81,23 @@ export function scaleLimits(input: ScaleInput): Limit[] {
     });
 
   // 1. The scheduled probe: one invocation walks every cluster, probeClusterConcurrency at a time, pools one by one.
-  const probeMsPerPool = (p.probe.perPool.billedMs.probe ?? 0) * sizes.measuredClusters / Math.ceil(sizes.measuredClusters / s.probeClusterConcurrency);
+  const probeMsPerPool =
+    ((p.probe.perPool.billedMs.probe ?? 0) * sizes.measuredClusters) /
+    Math.ceil(sizes.measuredClusters / s.probeClusterConcurrency);
   const probeRunS = (Math.ceil(C / s.probeClusterConcurrency) * M * probeMsPerPool) / 1000;
   add(
     {
       id: 'probe-run-timeout',
       what: 'the scheduled leader probe finishes within its timeout',
-      limit: { value: fn.probe.timeoutSeconds, unit: 's per probe run', source: 'serverless.yml functions.probe.timeout (Lambda allows up to 900 s)' },
+      limit: {
+        value: fn.probe.timeoutSeconds,
+        unit: 's per probe run',
+        source: 'serverless.yml functions.probe.timeout (Lambda allows up to 900 s)',
+      },
       atFleet: probeRunS,
       how: `one invocation probes every cluster, ${s.probeClusterConcurrency} at a time, ${Math.round(probeMsPerPool)} ms per pool (measured)`,
-      change: 'fan the scheduled probe out as one Leader Probe Request per cluster (as the audit does); the bound becomes per cluster (pools per cluster × ms per pool ≤ timeout)',
+      change:
+        'fan the scheduled probe out as one Leader Probe Request per cluster (as the audit does); the bound becomes per cluster (pools per cluster × ms per pool ≤ timeout)',
     },
     (fn.probe.timeoutSeconds * 1000 * s.probeClusterConcurrency) / (M * probeMsPerPool),
   );
@@ -97,11 +107,16 @@ export function scaleLimits(input: ScaleInput): Limit[] {
   add(
     {
       id: 'rollout-state-item',
-      what: 'a rollout\'s state fits its DynamoDB item',
-      limit: { value: s.rolloutStateMaxBytes, unit: 'bytes', source: `adapters/state-table/rollout-state.ts MAX_STATE_BYTES, under DynamoDB's item size (${QUOTAS.dynamoItemBytes.source})` },
+      what: "a rollout's state fits its DynamoDB item",
+      limit: {
+        value: s.rolloutStateMaxBytes,
+        unit: 'bytes',
+        source: `adapters/state-table/rollout-state.ts MAX_STATE_BYTES, under DynamoDB's item size (${QUOTAS.dynamoItemBytes.source})`,
+      },
       atFleet: stateBytes,
       how: `${sizes.rolloutStateBytesPerCluster} bytes per cluster even with pool details dropped (measured); past it a rollout cannot be stored. Each state write also costs ${Math.ceil(stateBytes / 1024)} write units.`,
-      change: 'keep per-cluster progress in the per-cluster items (ROLLOUT#id / CLUSTER#c, already written) and only counts and the wave in the state item',
+      change:
+        'keep per-cluster progress in the per-cluster items (ROLLOUT#id / CLUSTER#c, already written) and only counts and the wave in the state item',
     },
     s.rolloutStateMaxBytes / Math.max(1e-9, sizes.rolloutStateBytesPerCluster),
   );
@@ -114,11 +129,17 @@ export function scaleLimits(input: ScaleInput): Limit[] {
   add(
     {
       id: 'reconcile-backlog',
-      what: 'a rollout wave\'s reconciles start before Lambda drops them (maximumEventAge)',
-      limit: { value: fn.reconcile.maximumEventAgeSeconds, unit: 's of queued reconciles', source: 'serverless.yml functions.reconcile.maximumEventAge; throttled asynchronous events wait in Lambda\'s queue up to it' },
+      what: "a rollout wave's reconciles start before Lambda drops them (maximumEventAge)",
+      limit: {
+        value: fn.reconcile.maximumEventAgeSeconds,
+        unit: 's of queued reconciles',
+        source:
+          "serverless.yml functions.reconcile.maximumEventAge; throttled asynchronous events wait in Lambda's queue up to it",
+      },
       atFleet: waveBacklogS,
       how: `${reconcilesPerPool} reconciles per pool in a rollout × ${reconcileS.toFixed(2)} s each (measured) through ${concurrency} reserved concurrency = ${(concurrency / reconcileS).toFixed(1)} reconciles/s; a wave is ${s.rolloutWaveFraction * 100}% of the pools; a whole rollout takes ${((C * M * reconcilesPerPool * reconcileS) / concurrency / 60).toFixed(0)} min of reconcile time`,
-      change: 'bound concurrency per cluster (what protects an apiserver) instead of fleet-wide: e.g. raise reservedConcurrency and keep the per-cluster lease; or smaller waves',
+      change:
+        'bound concurrency per cluster (what protects an apiserver) instead of fleet-wide: e.g. raise reservedConcurrency and keep the per-cluster lease; or smaller waves',
     },
     (fn.reconcile.maximumEventAgeSeconds * concurrency) / (s.rolloutWaveFraction * M * reconcilesPerPool * reconcileS),
   );
@@ -130,11 +151,16 @@ export function scaleLimits(input: ScaleInput): Limit[] {
   add(
     {
       id: 'audit-fan-out',
-      what: 'every cluster\'s audit request runs before it expires (and before the next scheduled run)',
-      limit: { value: fn.audit.maximumEventAgeSeconds, unit: 's for a fleet audit', source: 'serverless.yml functions.audit.maximumEventAge (= the 10-minute schedule)' },
+      what: "every cluster's audit request runs before it expires (and before the next scheduled run)",
+      limit: {
+        value: fn.audit.maximumEventAgeSeconds,
+        unit: 's for a fleet audit',
+        source: 'serverless.yml functions.audit.maximumEventAge (= the 10-minute schedule)',
+      },
       atFleet: auditRunS,
       how: `${auditSlots} audits at a time, ${Math.round(auditMsPerPool)} ms per pool (measured); one cluster's audit must also fit its own ${fn.audit.timeoutSeconds} s timeout: at most ${Math.floor((fn.audit.timeoutSeconds * 1000) / Math.max(1e-9, auditMsPerPool))} pools per cluster`,
-      change: 'raise the audit\'s reserved concurrency, or audit less often than every 10 minutes (the schedule and the event age move together)',
+      change:
+        "raise the audit's reserved concurrency, or audit less often than every 10 minutes (the schedule and the event age move together)",
     },
     (fn.audit.maximumEventAgeSeconds * 1000 * auditSlots) / (M * Math.max(1e-9, auditMsPerPool)),
   );
@@ -147,11 +173,16 @@ export function scaleLimits(input: ScaleInput): Limit[] {
   add(
     {
       id: 'put-events-rate',
-      what: 'a fleet-wide change\'s PutEvents calls stay under the account\'s PutEvents rate',
-      limit: { value: QUOTAS.putEventsPerSecond.value, unit: QUOTAS.putEventsPerSecond.unit, source: QUOTAS.putEventsPerSecond.source },
+      what: "a fleet-wide change's PutEvents calls stay under the account's PutEvents rate",
+      limit: {
+        value: QUOTAS.putEventsPerSecond.value,
+        unit: QUOTAS.putEventsPerSecond.unit,
+        source: QUOTAS.putEventsPerSecond.source,
+      },
       atFleet: (C * M * callsPerPool) / s.burstSeconds,
       how: `every pool changing within ${s.burstSeconds} s, ${noticesPerPool} notices per pool (a rollout's, measured) at ${sizes.putEventsEntriesPerCall} entries per call (measured); over the quota the forwarders resend the throttled entries`,
-      change: 'fuller batches under load (up to 10 entries a call: the forwarder sends what is due, so a longer window when busy fills them), or a bus per region',
+      change:
+        'fuller batches under load (up to 10 entries a call: the forwarder sends what is due, so a longer window when busy fills them), or a bus per region',
     },
     (QUOTAS.putEventsPerSecond.value * s.burstSeconds) / (M * callsPerPool),
   );
@@ -160,8 +191,12 @@ export function scaleLimits(input: ScaleInput): Limit[] {
   add(
     {
       id: 'eventbridge-invocations',
-      what: 'a fleet-wide change\'s rule matches stay under the account\'s invocations rate',
-      limit: { value: QUOTAS.eventBridgeInvocationsPerSecond.value, unit: QUOTAS.eventBridgeInvocationsPerSecond.unit, source: QUOTAS.eventBridgeInvocationsPerSecond.source },
+      what: "a fleet-wide change's rule matches stay under the account's invocations rate",
+      limit: {
+        value: QUOTAS.eventBridgeInvocationsPerSecond.value,
+        unit: QUOTAS.eventBridgeInvocationsPerSecond.unit,
+        source: QUOTAS.eventBridgeInvocationsPerSecond.source,
+      },
       atFleet: (C * M * noticesPerPool) / s.burstSeconds,
       how: `one invocation per notice, the same burst; past the quota deliveries are delayed, not dropped`,
       change: 'as for PutEvents; one rule per notice type keeps it at one match per notice',
@@ -175,8 +210,12 @@ export function scaleLimits(input: ScaleInput): Limit[] {
   add(
     {
       id: 'dynamodb-cluster-partition',
-      what: 'writes to one cluster\'s partition stay under a partition\'s write throughput',
-      limit: { value: QUOTAS.dynamoPartitionWriteUnitsPerSecond.value, unit: QUOTAS.dynamoPartitionWriteUnitsPerSecond.unit, source: QUOTAS.dynamoPartitionWriteUnitsPerSecond.source },
+      what: "writes to one cluster's partition stay under a partition's write throughput",
+      limit: {
+        value: QUOTAS.dynamoPartitionWriteUnitsPerSecond.value,
+        unit: QUOTAS.dynamoPartitionWriteUnitsPerSecond.unit,
+        source: QUOTAS.dynamoPartitionWriteUnitsPerSecond.source,
+      },
       atFleet: fleetWriteRate,
       how: `even if every running reconcile wrote to one cluster: ${concurrency} at a time × ${reconcileWriteUnits.toFixed(1)} write units per ${reconcileS.toFixed(2)} s; the reserved concurrency caps it, independent of fleet size. A probe writes 2 units per pool, one pool at a time`,
       change: `reached only with ${Math.round((QUOTAS.dynamoPartitionWriteUnitsPerSecond.value * reconcileS) / Math.max(1e-9, reconcileWriteUnits))} concurrent reconciles on one cluster; then shard the pool items by pool (POOL#<cluster>#<pool>) and list them with a GSI`,
@@ -189,8 +228,12 @@ export function scaleLimits(input: ScaleInput): Limit[] {
   add(
     {
       id: 'lambda-concurrency',
-      what: 'the functions\' reserved concurrency fits the account\'s',
-      limit: { value: QUOTAS.lambdaConcurrentExecutions.value - 100, unit: 'reservable concurrent executions (100 stay unreserved)', source: QUOTAS.lambdaConcurrentExecutions.source },
+      what: "the functions' reserved concurrency fits the account's",
+      limit: {
+        value: QUOTAS.lambdaConcurrentExecutions.value - 100,
+        unit: 'reservable concurrent executions (100 stay unreserved)',
+        source: QUOTAS.lambdaConcurrentExecutions.source,
+      },
       atFleet: reserved,
       how: `${reserved} reserved in all; fleet size changes waiting time, not concurrency. The scaling rate (${QUOTAS.lambdaScalingRate.value} per 10 s per function) only matters above 1,000`,
       change: 'shared with every other function in the account: a separate account for the reconciler',
@@ -203,11 +246,16 @@ export function scaleLimits(input: ScaleInput): Limit[] {
   add(
     {
       id: 'bus-policy-size',
-      what: 'the central bus\'s resource policy names every sending account',
-      limit: { value: QUOTAS.eventBusPolicyCharacters.value, unit: QUOTAS.eventBusPolicyCharacters.unit, source: QUOTAS.eventBusPolicyCharacters.source },
+      what: "the central bus's resource policy names every sending account",
+      limit: {
+        value: QUOTAS.eventBusPolicyCharacters.value,
+        unit: QUOTAS.eventBusPolicyCharacters.unit,
+        source: QUOTAS.eventBusPolicyCharacters.source,
+      },
       atFleet: accounts * s.busPolicyCharactersPerAccount,
       how: `about ${s.busPolicyCharactersPerAccount} characters per account statement: about ${Math.floor(QUOTAS.eventBusPolicyCharacters.value / s.busPolicyCharactersPerAccount)} accounts`,
-      change: 'one statement with an aws:PrincipalOrgID condition (any account of the organization) instead of one per account',
+      change:
+        'one statement with an aws:PrincipalOrgID condition (any account of the organization) instead of one per account',
     },
     null,
   );

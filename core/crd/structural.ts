@@ -4,7 +4,19 @@ import * as z from 'zod';
 export type StructuralSchema = Record<string, unknown>;
 
 const SAFE = Number.MAX_SAFE_INTEGER;
-const KEPT = ['description', 'enum', 'pattern', 'format', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minimum', 'maximum', 'required'];
+const KEPT = [
+  'description',
+  'enum',
+  'pattern',
+  'format',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'required',
+];
 
 /**
  * A zod schema as a *structural* CRD schema: every node typed, no $ref, maps as additionalProperties,
@@ -12,7 +24,10 @@ const KEPT = ['description', 'enum', 'pattern', 'format', 'minLength', 'maxLengt
  * Defaults are dropped on purpose (see core/poolspirit/api.ts).
  */
 export function zodToStructural(schema: z.ZodType): StructuralSchema {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw', reused: 'inline' }) as Record<string, unknown>;
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw', reused: 'inline' }) as Record<
+    string,
+    unknown
+  >;
   return convert(json, '');
 }
 
@@ -26,7 +41,8 @@ function convert(node: Record<string, unknown>, at: string): StructuralSchema {
     out['x-kubernetes-int-or-string'] = true;
     return out;
   }
-  if (node.anyOf || node.oneOf || node.allOf) throw new Error(`CRD schema at ${at || '/'} is a union; only quantities may be`);
+  if (node.anyOf || node.oneOf || node.allOf)
+    throw new Error(`CRD schema at ${at || '/'} is a union; only quantities may be`);
   for (const key of KEPT) {
     if (node[key] === undefined) continue;
     if ((key === 'minimum' || key === 'maximum') && Math.abs(node[key] as number) >= SAFE) continue;
@@ -43,7 +59,10 @@ function convert(node: Record<string, unknown>, at: string): StructuralSchema {
   if (node.type === 'object') {
     if (node.properties) {
       out.properties = Object.fromEntries(
-        Object.entries(node.properties as Record<string, Record<string, unknown>>).map(([k, v]) => [k, convert(v, `${at}/${k}`)]),
+        Object.entries(node.properties as Record<string, Record<string, unknown>>).map(([k, v]) => [
+          k,
+          convert(v, `${at}/${k}`),
+        ]),
       );
     }
     if (typeof node.additionalProperties === 'object') {
@@ -57,6 +76,11 @@ function convert(node: Record<string, unknown>, at: string): StructuralSchema {
 /** Stable, readable key order: description first, type next, then the rest alphabetically. */
 function orderKeys(node: StructuralSchema): StructuralSchema {
   const first = ['description', 'type'];
-  const keys = [...first.filter((k) => k in node), ...Object.keys(node).filter((k) => !first.includes(k)).sort()];
+  const keys = [
+    ...first.filter((k) => k in node),
+    ...Object.keys(node)
+      .filter((k) => !first.includes(k))
+      .sort(),
+  ];
   return Object.fromEntries(keys.map((k) => [k, node[k]]));
 }

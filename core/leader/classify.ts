@@ -68,7 +68,11 @@ export function classifyLeader(
   const transitionsLastHour = countTransitions(sorted.filter((o) => o.at >= nowMs - HOUR_MS));
   const latest = sorted.at(-1);
   if (!latest) {
-    return { state: 'no-leader', reason: 'no leader observation yet: the agent has not reported the yurthub Lease', transitionsLastHour: 0 };
+    return {
+      state: 'no-leader',
+      reason: 'no leader observation yet: the agent has not reported the yurthub Lease',
+      transitionsLastHour: 0,
+    };
   }
 
   if (!latest.holder) {
@@ -83,9 +87,21 @@ export function classifyLeader(
     if (Number.isFinite(renewed)) since = Math.min(since, renewed);
     const noLeaderSeconds = round((nowMs - since) / 1000);
     if (noLeaderSeconds > t.leaseDurationSeconds) {
-      return { state: 'no-leader', reason: `no YurtHub has held the leader Lease for ${noLeaderSeconds} s (lease duration ${t.leaseDurationSeconds} s)`, noLeaderSeconds, transitionsLastHour };
+      return {
+        state: 'no-leader',
+        reason: `no YurtHub has held the leader Lease for ${noLeaderSeconds} s (lease duration ${t.leaseDurationSeconds} s)`,
+        noLeaderSeconds,
+        transitionsLastHour,
+      };
     }
-    return { ...flappingOr(t, transitionsLastHour, `no holder for ${noLeaderSeconds} s, within the ${t.leaseDurationSeconds} s lease duration: an election is in progress`), noLeaderSeconds };
+    return {
+      ...flappingOr(
+        t,
+        transitionsLastHour,
+        `no holder for ${noLeaderSeconds} s, within the ${t.leaseDurationSeconds} s lease duration: an election is in progress`,
+      ),
+      noLeaderSeconds,
+    };
   }
 
   const renewed = Date.parse(latest.renewTime ?? '');
@@ -93,14 +109,28 @@ export function classifyLeader(
   const staleAfter = t.leaseDurationSeconds + t.staleGraceSeconds;
   if (renewAgeSeconds === undefined || renewAgeSeconds > staleAfter) {
     const age = renewAgeSeconds === undefined ? 'at an unknown time' : `${renewAgeSeconds} s ago`;
-    return { state: 'stale', reason: `leader ${latest.holder} last renewed ${age} (stale after ${staleAfter} s)`, holder: latest.holder, renewAgeSeconds, transitionsLastHour };
+    return {
+      state: 'stale',
+      reason: `leader ${latest.holder} last renewed ${age} (stale after ${staleAfter} s)`,
+      holder: latest.holder,
+      renewAgeSeconds,
+      transitionsLastHour,
+    };
   }
-  return { ...flappingOr(t, transitionsLastHour, `${latest.holder} leads, renewed ${renewAgeSeconds} s ago`), holder: latest.holder, renewAgeSeconds };
+  return {
+    ...flappingOr(t, transitionsLastHour, `${latest.holder} leads, renewed ${renewAgeSeconds} s ago`),
+    holder: latest.holder,
+    renewAgeSeconds,
+  };
 }
 
 function flappingOr(t: LeaderThresholds, transitionsLastHour: number, healthyReason: string): LeaderClassification {
   if (transitionsLastHour > t.maxTransitionsPerHour) {
-    return { state: 'flapping', reason: `${transitionsLastHour} leader transitions in the last hour (more than ${t.maxTransitionsPerHour})`, transitionsLastHour };
+    return {
+      state: 'flapping',
+      reason: `${transitionsLastHour} leader transitions in the last hour (more than ${t.maxTransitionsPerHour})`,
+      transitionsLastHour,
+    };
   }
   return { state: 'healthy', reason: healthyReason, transitionsLastHour };
 }

@@ -68,14 +68,17 @@ export function validateLeaderElectionConfig(config: LeaderElectionConfig): Lead
     throw new TypeError('leader election leaseDurationSeconds must be greater than renewDeadlineSeconds');
   }
   if (config.renewDeadlineSeconds <= ACQUIRE_JITTER_FACTOR * config.retryPeriodSeconds) {
-    throw new TypeError(`leader election renewDeadlineSeconds must be greater than ${ACQUIRE_JITTER_FACTOR} × retryPeriodSeconds`);
+    throw new TypeError(
+      `leader election renewDeadlineSeconds must be greater than ${ACQUIRE_JITTER_FACTOR} × retryPeriodSeconds`,
+    );
   }
   return config;
 }
 
 /** The config with every duration divided by `scale` (quick runs of the capacity probe). */
 export function scaleLeaderElection(config: LeaderElectionConfig, scale: number): LeaderElectionConfig {
-  if (!Number.isFinite(scale) || scale <= 0) throw new TypeError(`time scale: expected a positive number, got ${scale}`);
+  if (!Number.isFinite(scale) || scale <= 0)
+    throw new TypeError(`time scale: expected a positive number, got ${scale}`);
   return {
     leaseDurationSeconds: config.leaseDurationSeconds / scale,
     renewDeadlineSeconds: config.renewDeadlineSeconds / scale,
@@ -129,7 +132,13 @@ export function nextLeaseAction(
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name: ref.name, namespace: ref.namespace },
-        spec: { holderIdentity: identity, leaseDurationSeconds: durationField, acquireTime: at, renewTime: at, leaseTransitions: 0 },
+        spec: {
+          holderIdentity: identity,
+          leaseDurationSeconds: durationField,
+          acquireTime: at,
+          renewTime: at,
+          leaseTransitions: 0,
+        },
       },
     };
   }
@@ -137,7 +146,10 @@ export function nextLeaseAction(
   const holder = spec.holderIdentity ?? '';
   if (holder === identity) {
     // Renewing keeps acquireTime and transitions: only renewTime (and the duration we run with) move.
-    return { kind: 'renew', lease: { ...lease, spec: { ...spec, leaseDurationSeconds: durationField, renewTime: at } } };
+    return {
+      kind: 'renew',
+      lease: { ...lease, spec: { ...spec, leaseDurationSeconds: durationField, renewTime: at } },
+    };
   }
   const expiresAt = leaseExpiry(lease, config);
   if (holder !== '' && expiresAt && expiresAt.getTime() > now.getTime()) {

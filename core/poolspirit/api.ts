@@ -39,7 +39,10 @@ function optionalField<T extends z.ZodMiniType>(schema: T, description: string) 
 
 /** A resource quantity: an integer or a string in the API server's quantity grammar. */
 export const QuantitySchema = z
-  .union([z.int().check(z.gte(0)), z.string().check(z.regex(new RegExp(QUANTITY_PATTERN), { error: QUANTITY_MESSAGE }))], { error: QUANTITY_MESSAGE })
+  .union(
+    [z.int().check(z.gte(0)), z.string().check(z.regex(new RegExp(QUANTITY_PATTERN), { error: QUANTITY_MESSAGE }))],
+    { error: QUANTITY_MESSAGE },
+  )
   .check(
     z.refine((q) => isQuantity(q) && !String(q).startsWith('-'), { error: 'must not be negative' }),
     z.meta({ 'x-kubernetes-int-or-string': true, pattern: QUANTITY_PATTERN }),
@@ -60,7 +63,10 @@ const componentFields = {
     z.string().check(z.minLength(1)),
     'Image repository without a tag (e.g. registry.k8s.io/etcd), or a full reference with @sha256 digest.',
   ),
-  version: described(z.string().check(z.minLength(1), z.maxLength(128)), 'Image tag; defaults to the bundle version of this component.'),
+  version: described(
+    z.string().check(z.minLength(1), z.maxLength(128)),
+    'Image tag; defaults to the bundle version of this component.',
+  ),
   resources: ResourcesSchema,
   extraArgs: described(
     z.record(z.string(), z.string()),
@@ -83,19 +89,31 @@ function component(description: string) {
 export const AutoCompactionSchema = described(
   z.strictObject({
     mode: optionalField(z.enum(['periodic', 'revision']), 'periodic (time window) or revision (revision count).'),
-    retention: optionalField(z.string(), 'For periodic a duration such as 1m or 30s; for revision a count such as 10000.'),
+    retention: optionalField(
+      z.string(),
+      'For periodic a duration such as 1m or 30s; for revision a count such as 10000.',
+    ),
   }),
   'etcd built-in compaction of old revisions.',
 );
 
 export const EtcdStorageSchema = described(
   z.strictObject({
-    medium: optionalField(z.literal('Memory'), 'Only Memory: pool data is a cache the YurtHubs re-upload, so it must not outlive the pod.'),
+    medium: optionalField(
+      z.literal('Memory'),
+      'Only Memory: pool data is a cache the YurtHubs re-upload, so it must not outlive the pod.',
+    ),
     sizeLimit: optionalField(QuantitySchema, 'Size limit of the in-memory data volume.'),
     quotaBackendBytes: optionalField(QuantitySchema, 'etcd --quota-backend-bytes (e.g. 512Mi).'),
     autoCompaction: z.optional(AutoCompactionSchema),
-    snapshotCount: optionalField(z.int().check(z.gte(100)), 'etcd --snapshot-count: raft entries held in memory between snapshots.'),
-    maxWals: optionalField(z.int().check(z.gte(1)), 'etcd --max-wals: WAL files kept (each preallocates 64MB of memory).'),
+    snapshotCount: optionalField(
+      z.int().check(z.gte(100)),
+      'etcd --snapshot-count: raft entries held in memory between snapshots.',
+    ),
+    maxWals: optionalField(
+      z.int().check(z.gte(1)),
+      'etcd --max-wals: WAL files kept (each preallocates 64MB of memory).',
+    ),
     maxSnapshots: optionalField(z.int().check(z.gte(1)), 'etcd --max-snapshots.'),
   }),
   'Where and how etcd keeps its data.',
@@ -115,7 +133,10 @@ const EtcdComponentSchema = described(
 export const OverrideOpSchema = described(
   z.strictObject({
     op: z.enum(['add', 'remove', 'replace', 'move', 'copy', 'test']),
-    path: described(z.string(), 'JSON pointer into the rendered Deployment; an array step may be written name=<x> to select by name.'),
+    path: described(
+      z.string(),
+      'JSON pointer into the rendered Deployment; an array step may be written name=<x> to select by name.',
+    ),
     from: optionalField(z.string(), 'Source pointer for move and copy.'),
     value: optionalField(z.unknown(), 'Value for add, replace and test.'),
   }),
@@ -125,13 +146,21 @@ export const OverrideOpSchema = described(
 export const PoolSpiritSpecSchema = described(
   z.strictObject({
     nodePool: described(
-      z.string().check(z.maxLength(253), z.regex(DNS_SUBDOMAIN, { error: 'must be a NodePool name (a DNS subdomain)' })),
+      z
+        .string()
+        .check(z.maxLength(253), z.regex(DNS_SUBDOMAIN, { error: 'must be a NodePool name (a DNS subdomain)' })),
       'Name of the NodePool this pool-spirit serves.',
     ),
     version: optionalField(z.string().check(z.minLength(1)), 'Bundle version: the default version of every component.'),
-    apiServer: z.optional(component('The pool-scoped kube-apiserver. Always one replica (see docs): it fronts a single-member in-memory etcd.')),
+    apiServer: z.optional(
+      component(
+        'The pool-scoped kube-apiserver. Always one replica (see docs): it fronts a single-member in-memory etcd.',
+      ),
+    ),
     etcd: z.optional(EtcdComponentSchema),
-    agent: z.optional(component('The agent that bootstraps the pool-spirit apiserver and reports leader and etcd health.')),
+    agent: z.optional(
+      component('The agent that bootstraps the pool-spirit apiserver and reports leader and etcd health.'),
+    ),
     overrides: optionalField(
       z.array(OverrideOpSchema).check(z.maxLength(64)),
       'JSON-patch operations applied last to the rendered Deployment, for custom component implementations.',
@@ -146,7 +175,13 @@ export type OverrideOp = z.infer<typeof OverrideOpSchema>;
 export type ComponentName = 'apiServer' | 'etcd' | 'agent';
 export const COMPONENTS: readonly ComponentName[] = ['apiServer', 'etcd', 'agent'];
 
-export const CONDITION_TYPES = ['CertificatesReady', 'WorkloadReady', 'Bootstrapped', 'LeaderElected', 'Available'] as const;
+export const CONDITION_TYPES = [
+  'CertificatesReady',
+  'WorkloadReady',
+  'Bootstrapped',
+  'LeaderElected',
+  'Available',
+] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 export const PHASES = ['Pending', 'Provisioning', 'Running', 'Degraded', 'Paused', 'Invalid'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -167,7 +202,14 @@ export type PoolSpirit = {
     generation?: number;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
-    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }>;
+    ownerReferences?: Array<{
+      apiVersion: string;
+      kind: string;
+      name: string;
+      uid: string;
+      controller?: boolean;
+      blockOwnerDeletion?: boolean;
+    }>;
     [field: string]: unknown;
   };
   spec: PoolSpiritSpec;

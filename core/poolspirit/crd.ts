@@ -22,7 +22,14 @@ export function poolSpiritCrd(): KubeObject {
     metadata: { name: `${PLURAL}.${GROUP}`, labels: { 'app.kubernetes.io/part-of': 'pool-spirit' } },
     spec: {
       group: GROUP,
-      names: { kind: KIND, listKind: `${KIND}List`, plural: PLURAL, singular: SINGULAR, shortNames: SHORT_NAMES, categories: ['all', 'openyurt'] },
+      names: {
+        kind: KIND,
+        listKind: `${KIND}List`,
+        plural: PLURAL,
+        singular: SINGULAR,
+        shortNames: SHORT_NAMES,
+        categories: ['all', 'openyurt'],
+      },
       scope: 'Cluster',
       versions: [
         {
@@ -34,8 +41,18 @@ export function poolSpiritCrd(): KubeObject {
             { name: 'Pool', type: 'string', jsonPath: '.spec.nodePool', description: 'NodePool served' },
             { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
             { name: 'Available', type: 'string', jsonPath: '.status.conditions[?(@.type=="Available")].status' },
-            { name: 'Leader', type: 'string', jsonPath: '.status.leader.holder', description: 'Node holding the YurtHub leader Lease' },
-            { name: 'Version', type: 'string', jsonPath: '.status.versions.current.bundle', description: 'Bundle version running' },
+            {
+              name: 'Leader',
+              type: 'string',
+              jsonPath: '.status.leader.holder',
+              description: 'Node holding the YurtHub leader Lease',
+            },
+            {
+              name: 'Version',
+              type: 'string',
+              jsonPath: '.status.versions.current.bundle',
+              description: 'Bundle version running',
+            },
             { name: 'Endpoint', type: 'string', jsonPath: '.status.endpoint' },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],

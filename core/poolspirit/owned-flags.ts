@@ -8,7 +8,8 @@ import type { ComponentName } from './api.ts';
 const CERTS = 'certificates and keys are issued and rotated per pool by pool-spirit';
 const ETCD_LINK = 'the apiserver only talks to its own etcd, over TLS on 127.0.0.1';
 const PORTS = 'the Service, the probes and the agent depend on it';
-const AUTHZ = 'YurtHubs (group system:nodes) are authorised by RBAC alone, to exactly the poolspirit:yurthub role; another mode would grant them more or expose pool data';
+const AUTHZ =
+  'YurtHubs (group system:nodes) are authorised by RBAC alone, to exactly the poolspirit:yurthub role; another mode would grant them more or expose pool data';
 const TOPOLOGY = 'etcd is a single in-memory member inside the pool-spirit pod';
 const DATA = 'etcd data lives on the in-memory volume pool-spirit sizes and limits';
 
@@ -31,8 +32,10 @@ export const OWNED_FLAGS: Record<ComponentName, Record<string, string>> = {
     'service-account-signing-key-file': CERTS,
     'service-account-issuer': CERTS,
     'authorization-mode': AUTHZ,
-    'enable-admission-plugins': 'NodeRestriction would refuse YurtHub the leader Lease kube-system/yurthub; no other admission plugin is needed in a pool-spirit',
-    'anonymous-auth': 'the kubelet probes /livez and /readyz anonymously; RBAC limits anonymous users to health endpoints',
+    'enable-admission-plugins':
+      'NodeRestriction would refuse YurtHub the leader Lease kube-system/yurthub; no other admission plugin is needed in a pool-spirit',
+    'anonymous-auth':
+      'the kubelet probes /livez and /readyz anonymously; RBAC limits anonymous users to health endpoints',
   },
   etcd: {
     name: TOPOLOGY,

@@ -12,7 +12,13 @@ import {
   type ResourceRequirements,
 } from './defaults.ts';
 import { ownedFlagReason } from './owned-flags.ts';
-import type { FieldIssue, ParseResult, ResolvedComponent, ResolvedEtcdStorage, ResolvedPoolSpiritSpec } from './resolved.ts';
+import type {
+  FieldIssue,
+  ParseResult,
+  ResolvedComponent,
+  ResolvedEtcdStorage,
+  ResolvedPoolSpiritSpec,
+} from './resolved.ts';
 import { quantityBytes, quantityValue } from '../quantity.ts';
 import { validateOverridePaths } from './override-paths.ts';
 
@@ -51,7 +57,10 @@ export function parsePoolSpiritSpec(raw: unknown, options: ParseOptions = {}): P
   // Own keys only: a version named like an Object.prototype member ("constructor") is not a bundle.
   const bundle = Object.hasOwn(bundles, bundleVersion) ? bundles[bundleVersion] : undefined;
   if (!bundle) {
-    issues.push({ field: 'spec.version', message: `unknown bundle "${bundleVersion}"; known bundles: ${Object.keys(bundles).join(', ')}` });
+    issues.push({
+      field: 'spec.version',
+      message: `unknown bundle "${bundleVersion}"; known bundles: ${Object.keys(bundles).join(', ')}`,
+    });
   }
 
   const resolved = {} as Record<ComponentName, ResolvedComponent>;
@@ -77,7 +86,12 @@ export function parsePoolSpiritSpec(raw: unknown, options: ParseOptions = {}): P
 
 type ComponentInput = NonNullable<PoolSpiritSpec['agent']>;
 
-function resolveComponent(name: ComponentName, input: ComponentInput, bundleVersion: string, issues: FieldIssue[]): ResolvedComponent {
+function resolveComponent(
+  name: ComponentName,
+  input: ComponentInput,
+  bundleVersion: string,
+  issues: FieldIssue[],
+): ResolvedComponent {
   const at = `spec.${name}`;
   const repository = input.image ?? DEFAULT_IMAGES[name];
   const version = input.version ?? bundleVersion;
@@ -85,7 +99,10 @@ function resolveComponent(name: ComponentName, input: ComponentInput, bundleVers
   if (repository.includes('@')) {
     image = repository; // pinned by digest: the digest wins, version stays informational
   } else if (lastPathSegment(repository).includes(':')) {
-    issues.push({ field: `${at}.image`, message: `"${repository}" carries a tag; give the repository only and put the tag in ${at}.version` });
+    issues.push({
+      field: `${at}.image`,
+      message: `"${repository}" carries a tag; give the repository only and put the tag in ${at}.version`,
+    });
   }
   if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(version) && !repository.includes('@')) {
     issues.push({ field: `${at}.version`, message: `"${version}" is not a valid image tag` });
@@ -103,44 +120,68 @@ function resolveComponent(name: ComponentName, input: ComponentInput, bundleVers
       continue;
     }
     const reason = ownedFlagReason(name, flag);
-    if (reason) issues.push({ field, message: `--${flag} is owned by pool-spirit and cannot be overridden: ${reason}` });
+    if (reason)
+      issues.push({ field, message: `--${flag} is owned by pool-spirit and cannot be overridden: ${reason}` });
   }
 
   const resources = mergeResources(DEFAULT_RESOURCES[name], input.resources ?? {});
   for (const [resource, request] of Object.entries(resources.requests)) {
     const limit = Object.hasOwn(resources.limits, resource) ? resources.limits[resource] : undefined;
     if (limit !== undefined && quantityValue(request) > quantityValue(limit)) {
-      issues.push({ field: `${at}.resources.requests.${resource}`, message: `request ${request} exceeds the limit ${limit} (${at}.resources.limits.${resource})` });
+      issues.push({
+        field: `${at}.resources.requests.${resource}`,
+        message: `request ${request} exceeds the limit ${limit} (${at}.resources.limits.${resource})`,
+      });
     }
   }
   return { image, version, resources, extraArgs: { ...extraArgs } };
 }
 
-function mergeResources(defaults: ResourceRequirements, input: { requests?: Record<string, string | number>; limits?: Record<string, string | number> }): ResourceRequirements {
+function mergeResources(
+  defaults: ResourceRequirements,
+  input: { requests?: Record<string, string | number>; limits?: Record<string, string | number> },
+): ResourceRequirements {
   return {
     requests: { ...defaults.requests, ...input.requests },
     limits: { ...defaults.limits, ...input.limits },
   };
 }
 
-function resolveStorage(input: NonNullable<NonNullable<PoolSpiritSpec['etcd']>['storage']>, etcd: ResolvedComponent, issues: FieldIssue[]): ResolvedEtcdStorage {
+function resolveStorage(
+  input: NonNullable<NonNullable<PoolSpiritSpec['etcd']>['storage']>,
+  etcd: ResolvedComponent,
+  issues: FieldIssue[],
+): ResolvedEtcdStorage {
   const at = 'spec.etcd.storage';
   const d = DEFAULT_ETCD_STORAGE;
   const mode = input.autoCompaction?.mode ?? d.autoCompaction.mode;
-  const retention = input.autoCompaction?.retention ?? (mode === d.autoCompaction.mode ? d.autoCompaction.retention : '10000');
+  const retention =
+    input.autoCompaction?.retention ?? (mode === d.autoCompaction.mode ? d.autoCompaction.retention : '10000');
   if (mode === 'periodic' && !GO_DURATION.test(retention)) {
-    issues.push({ field: `${at}.autoCompaction.retention`, message: `"${retention}" is not a duration such as 30s, 1m or 1h (mode periodic)` });
+    issues.push({
+      field: `${at}.autoCompaction.retention`,
+      message: `"${retention}" is not a duration such as 30s, 1m or 1h (mode periodic)`,
+    });
   }
   if (mode === 'revision' && !/^[1-9][0-9]*$/.test(retention)) {
-    issues.push({ field: `${at}.autoCompaction.retention`, message: `"${retention}" is not a positive revision count (mode revision)` });
+    issues.push({
+      field: `${at}.autoCompaction.retention`,
+      message: `"${retention}" is not a positive revision count (mode revision)`,
+    });
   }
   const sizeLimit = input.sizeLimit ?? d.sizeLimit;
   const quota = quantityBytes(input.quotaBackendBytes ?? d.quotaBackendBytes);
   const sizeBytes = quantityBytes(sizeLimit);
   if (quota > MAX_QUOTA_BACKEND_BYTES) {
-    issues.push({ field: `${at}.quotaBackendBytes`, message: 'must be at most 8Gi (etcd does not support larger backends well)' });
+    issues.push({
+      field: `${at}.quotaBackendBytes`,
+      message: 'must be at most 8Gi (etcd does not support larger backends well)',
+    });
   } else if (quota <= 0) {
-    issues.push({ field: `${at}.quotaBackendBytes`, message: 'must be positive: without a quota a write storm grows etcd until it is OOM-killed' });
+    issues.push({
+      field: `${at}.quotaBackendBytes`,
+      message: 'must be positive: without a quota a write storm grows etcd until it is OOM-killed',
+    });
   } else if (quota + ETCD_WAL_PREALLOCATION_BYTES > sizeBytes) {
     issues.push({
       field: `${at}.quotaBackendBytes`,
@@ -171,7 +212,8 @@ export function zodIssues(issues: readonly z.core.$ZodIssue[], root = 'spec'): F
   for (const issue of issues) {
     const field = fieldPath(root, issue.path);
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) out.push({ field: fieldPath(root, [...issue.path, key]), message: `unknown field "${key}"` });
+      for (const key of issue.keys)
+        out.push({ field: fieldPath(root, [...issue.path, key]), message: `unknown field "${key}"` });
     } else if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
       out.push({ field, message: 'required' });
     } else {

@@ -41,10 +41,14 @@ export const PoolSpiritStatusSchema = z
           .string()
           .optional()
           .meta({ format: 'date-time' })
-          .describe('When the agent last read the Lease; older than the agent staleness bound means the other fields are unknown.'),
+          .describe(
+            'When the agent last read the Lease; older than the agent staleness bound means the other fields are unknown.',
+          ),
       })
       .optional()
-      .describe('Reported by the agent from the kube-system/yurthub Lease; holder absent when no one holds an unexpired lease.'),
+      .describe(
+        'Reported by the agent from the kube-system/yurthub Lease; holder absent when no one holds an unexpired lease.',
+      ),
     bootstrap: z
       .object({
         appliedHash: z.string().optional().describe('Bootstrap content hash the agent last applied.'),
@@ -62,10 +66,16 @@ export const PoolSpiritStatusSchema = z
         observedTime: z.string().optional().meta({ format: 'date-time' }).describe('When the agent last read etcd.'),
       })
       .optional()
-      .describe('Reported by the agent; healthy and the sizes are absent while etcd could not be read for longer than the staleness bound.'),
+      .describe(
+        'Reported by the agent; healthy and the sizes are absent while etcd could not be read for longer than the staleness bound.',
+      ),
     certificates: z
       .object({
-        notAfter: z.string().optional().meta({ format: 'date-time' }).describe('Earliest expiry of the leaf certificates.'),
+        notAfter: z
+          .string()
+          .optional()
+          .meta({ format: 'date-time' })
+          .describe('Earliest expiry of the leaf certificates.'),
         caNotAfter: z.string().optional().meta({ format: 'date-time' }),
       })
       .optional(),

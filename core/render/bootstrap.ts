@@ -36,11 +36,23 @@ export function bootstrapManifests(): KubeObject[] {
       kind: 'ClusterRole',
       metadata: { name: 'poolspirit:yurthub' },
       rules: [
-        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+        {
+          apiGroups: ['coordination.k8s.io'],
+          resources: ['leases'],
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+        },
         { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
         { apiGroups: ['apps.openyurt.io'], resources: ['nodepools'], verbs: ['get', 'list', 'watch'] },
-        { apiGroups: [''], resources: ['endpoints'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
-        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+        {
+          apiGroups: [''],
+          resources: ['endpoints'],
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+        },
+        {
+          apiGroups: ['discovery.k8s.io'],
+          resources: ['endpointslices'],
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+        },
       ],
     },
     {
@@ -71,14 +83,23 @@ function serialisedManifests(): { hash: string; yaml: string } {
   return serialised;
 }
 
-export function renderBootstrap(names: ObjectNames, namespace: string, labels: Record<string, string>): RenderedBootstrap {
+export function renderBootstrap(
+  names: ObjectNames,
+  namespace: string,
+  labels: Record<string, string>,
+): RenderedBootstrap {
   const { hash, yaml } = serialisedManifests();
   return {
     hash,
     configMap: {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: names.bootstrapConfigMap, namespace, labels, annotations: { [BOOTSTRAP_HASH_ANNOTATION]: hash } },
+      metadata: {
+        name: names.bootstrapConfigMap,
+        namespace,
+        labels,
+        annotations: { [BOOTSTRAP_HASH_ANNOTATION]: hash },
+      },
       data: { [BOOTSTRAP_MANIFESTS_KEY]: yaml, [BOOTSTRAP_HASH_KEY]: hash },
     },
   };

@@ -39,7 +39,13 @@ export function publicKeyDer(privateKey: KeyObject): Buffer {
 }
 
 /** The existing certificate and key if they can be kept, else the reason they cannot. */
-export function checkCertificate(certPem: string | undefined, keyPem: string | undefined, now: Date, policy: PkiPolicy, expect: Expectation): Reusable | string {
+export function checkCertificate(
+  certPem: string | undefined,
+  keyPem: string | undefined,
+  now: Date,
+  policy: PkiPolicy,
+  expect: Expectation,
+): Reusable | string {
   if (!certPem || !keyPem) return 'not present';
   let cert: X509Certificate;
   let key: KeyObject;
@@ -65,7 +71,14 @@ export function checkCertificate(certPem: string | undefined, keyPem: string | u
     const sanDiff = diffSans(cert, expect.leaf);
     if (sanDiff) return `SANs changed (${sanDiff})`;
     const have = [...(cert.keyUsage ?? [])].sort().join(',');
-    if (have !== expect.leaf.usages.map((u) => EXTENDED_KEY_USAGE_OIDS[u]).sort().join(',')) return 'usages changed';
+    if (
+      have !==
+      expect.leaf.usages
+        .map((u) => EXTENDED_KEY_USAGE_OIDS[u])
+        .sort()
+        .join(',')
+    )
+      return 'usages changed';
   }
   return { cert, certPem, keyPem, notAfter };
 }

@@ -16,7 +16,12 @@ type Attribute = readonly [type: string, value: string];
 export function sameSubject(nodeSubject: string | undefined, expected: string): boolean {
   const have = nodeSubject === undefined ? undefined : parseAttributes(nodeSubject.split('\n'));
   const want = parseAttributes(splitUnescaped(expected, ','));
-  return have !== undefined && want !== undefined && have.length === want.length && have.every(([t, v], i) => t === want[i]?.[0] && v === want[i]?.[1]);
+  return (
+    have !== undefined &&
+    want !== undefined &&
+    have.length === want.length &&
+    have.every(([t, v], i) => t === want[i]?.[0] && v === want[i]?.[1])
+  );
 }
 
 function parseAttributes(parts: string[]): Attribute[] | undefined {
@@ -104,7 +109,13 @@ export function subjectAltNames(text: string | undefined): string[] {
     }
     if (s.startsWith(', ', i)) i += 2;
     else if (i < s.length) return [...out, `unreadable:${s.slice(i)}`];
-    out.push(type === 'DNS' ? `dns:${value}` : type === 'IP Address' ? `ip:${canonicalIp(value) ?? value}` : `${type.toLowerCase()}:${value}`);
+    out.push(
+      type === 'DNS'
+        ? `dns:${value}`
+        : type === 'IP Address'
+          ? `ip:${canonicalIp(value) ?? value}`
+          : `${type.toLowerCase()}:${value}`,
+    );
   }
   return out;
 }

@@ -17,8 +17,9 @@ export interface ComponentChange {
 
 /** Versions a Deployment's pod template says it runs (from the annotations the renderer writes). */
 export function workloadVersions(deployment: KubeObject | undefined): ComponentVersions | undefined {
-  const annotations = (deployment?.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)?.template?.metadata
-    ?.annotations;
+  const annotations = (
+    deployment?.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined
+  )?.template?.metadata?.annotations;
   if (!annotations) return undefined;
   return {
     bundle: annotations[ANNOTATIONS.bundle],

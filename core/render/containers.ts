@@ -83,8 +83,14 @@ export function apiServerContainer(ctx: ContainerContext): Container {
         // the apiserver's own groups; every other group costs its storage, watch cache and OpenAPI share
         // (-50 MiB idle on the real binary), and its admission plugins would wait on informers of a group
         // that is off. networking.k8s.io stays: the apiserver's ServiceCIDR controller needs it to be ready.
-        ['runtime-config', 'apps/v1=false,batch/v1=false,autoscaling/v1=false,autoscaling/v2=false,policy/v1=false,storage.k8s.io/v1=false,node.k8s.io/v1=false,certificates.k8s.io/v1=false,resource.k8s.io/v1=false'],
-        ['disable-admission-plugins', 'DefaultStorageClass,StorageObjectInUseProtection,PersistentVolumeClaimResize,RuntimeClass,CertificateApproval,CertificateSigning,CertificateSubjectRestriction,ClusterTrustBundleAttest'],
+        [
+          'runtime-config',
+          'apps/v1=false,batch/v1=false,autoscaling/v1=false,autoscaling/v2=false,policy/v1=false,storage.k8s.io/v1=false,node.k8s.io/v1=false,certificates.k8s.io/v1=false,resource.k8s.io/v1=false',
+        ],
+        [
+          'disable-admission-plugins',
+          'DefaultStorageClass,StorageObjectInUseProtection,PersistentVolumeClaimResize,RuntimeClass,CertificateApproval,CertificateSigning,CertificateSubjectRestriction,ClusterTrustBundleAttest',
+        ],
         // Nothing in a pool watches Pods or Events (poolspirit:yurthub grants no access to either): without
         // a watch cache they are not also held decoded in the apiserver's memory; reads go to etcd.
         ['watch-cache-sizes', 'pods#0,events#0'],
@@ -145,7 +151,11 @@ export function etcdContainer(ctx: ContainerContext): Container {
     // As kubeadm: liveness ignores the NOSPACE alarm (restarting etcd does not clear it; the agent does),
     // startup needs a linearizable read so the member is really serving.
     startupProbe: probe('/health?serializable=false', { periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 24 }),
-    livenessProbe: probe('/health?exclude=NOSPACE&serializable=true', { periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 }),
+    livenessProbe: probe('/health?exclude=NOSPACE&serializable=true', {
+      periodSeconds: 10,
+      timeoutSeconds: 5,
+      failureThreshold: 6,
+    }),
     resources: c.resources,
     securityContext,
     volumeMounts: [

@@ -85,7 +85,8 @@ function describeKey(entry: Entry, list: EntryList): string {
 
 function at(obj: unknown, path: readonly string[]): unknown {
   let node = obj;
-  for (const step of path) node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[step] : undefined;
+  for (const step of path)
+    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[step] : undefined;
   return node;
 }
 
@@ -93,7 +94,14 @@ function entries(value: unknown): Entry[] {
   return Array.isArray(value) ? value.filter((e): e is Entry => e !== null && typeof e === 'object') : [];
 }
 
-function visit(desiredValue: unknown, liveValue: unknown, list: EntryList, pointer: string, path: string, out: ListFinding): void {
+function visit(
+  desiredValue: unknown,
+  liveValue: unknown,
+  list: EntryList,
+  pointer: string,
+  path: string,
+  out: ListFinding,
+): void {
   if (!Array.isArray(liveValue)) return;
   const desired = new Map(entries(desiredValue).map((e) => [keyOf(e, list), e]));
   const liveKeys = new Set<string>();
@@ -110,7 +118,9 @@ function visit(desiredValue: unknown, liveValue: unknown, list: EntryList, point
       foundForeign = true;
       const tests = list.keys
         .filter((k) => live[k.field] !== undefined)
-        .map((k): JsonPatchOp => ({ op: 'test', path: `${entryPointer}/${escapePointer(k.field)}`, value: live[k.field] }));
+        .map(
+          (k): JsonPatchOp => ({ op: 'test', path: `${entryPointer}/${escapePointer(k.field)}`, value: live[k.field] }),
+        );
       out.foreign.push({ pointer: entryPointer, path: entryPath, tests });
       return;
     }
@@ -119,7 +129,8 @@ function visit(desiredValue: unknown, liveValue: unknown, list: EntryList, point
     }
   });
   if (!foundForeign) return;
-  for (const [key, entry] of desired) if (!liveKeys.has(key)) out.additions.push({ op: 'add', path: `${pointer}/-`, value: entry });
+  for (const [key, entry] of desired)
+    if (!liveKeys.has(key)) out.additions.push({ op: 'add', path: `${pointer}/-`, value: entry });
 }
 
 function findings(desired: KubeObject, live: KubeObject): ListFinding {

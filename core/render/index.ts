@@ -16,7 +16,13 @@ import { renderSecrets } from './secrets.ts';
 import { endpointFor, renderService } from './service.ts';
 import { renderDeployment } from './workload.ts';
 import { COMPAT_LABEL, wantsYurtCoordinatorCompat } from '../yurt-coordinator/compat.ts';
-import { compatBootstrap, compatDeployment, compatPkiFiles, compatSans, type PoolCompatInput } from '../yurt-coordinator/pool.ts';
+import {
+  compatBootstrap,
+  compatDeployment,
+  compatPkiFiles,
+  compatSans,
+  type PoolCompatInput,
+} from '../yurt-coordinator/pool.ts';
 
 export interface RenderInput {
   /** The PoolSpirit: its name and uid (for owner references) and its parsed, defaulted spec. */
@@ -75,13 +81,22 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
   const compat = wantsYurtCoordinatorCompat(nodePool) ? input.yurtCoordinator : undefined;
   if (wantsYurtCoordinatorCompat(nodePool) && !compat) {
     throw new SpecRenderError([
-      { field: `nodePool.metadata.labels[${COMPAT_LABEL}]`, message: 'yurt-coordinator compat is asked for, but the cluster has no coordinator client CA yet' },
+      {
+        field: `nodePool.metadata.labels[${COMPAT_LABEL}]`,
+        message: 'yurt-coordinator compat is asked for, but the cluster has no coordinator client CA yet',
+      },
     ]);
   }
 
   const pki = await ensurePki({
     pool: spec.nodePool,
-    leaves: leafSpecs(names, cluster.namespace, cluster.clusterDomain, clusterIP, compat ? compatSans(compat, cluster.clusterDomain) : {}),
+    leaves: leafSpecs(
+      names,
+      cluster.namespace,
+      cluster.clusterDomain,
+      clusterIP,
+      compat ? compatSans(compat, cluster.clusterDomain) : {},
+    ),
     existing: input.existingPki ?? {},
     now: input.now,
     keys: input.keys,
@@ -89,21 +104,28 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
   });
   // A compat pool's apiserver also trusts the coordinator client CA (the YurtHubs' shared identity).
   const clientCas = compat ? `${cluster.caBundlePem.trim()}\n${compat.clientCaPem.trim()}\n` : cluster.caBundlePem;
-  const secrets = renderSecrets(pki, clientCas, names, cluster.namespace, spec.nodePool, compat ? compatPkiFiles(compat, pki.files) : {});
+  const secrets = renderSecrets(
+    pki,
+    clientCas,
+    names,
+    cluster.namespace,
+    spec.nodePool,
+    compat ? compatPkiFiles(compat, pki.files) : {},
+  );
   const plainBootstrap = renderBootstrap(names, cluster.namespace, labels);
   const bootstrap = compat ? compatBootstrap(plainBootstrap.configMap) : plainBootstrap;
   const rendered = renderDeployment({
-      spec,
-      names,
-      nodePool,
-      labels,
-      poolSpiritName: name,
-      namespace: cluster.namespace,
-      bootstrapConfigMap: names.bootstrapConfigMap,
-      clusterDomain: cluster.clusterDomain,
-      hostNetwork: nodePool.spec?.hostNetwork === true,
-      pkiHash: secrets.mountedHash.slice(0, 16),
-    });
+    spec,
+    names,
+    nodePool,
+    labels,
+    poolSpiritName: name,
+    namespace: cluster.namespace,
+    bootstrapConfigMap: names.bootstrapConfigMap,
+    clusterDomain: cluster.clusterDomain,
+    hostNetwork: nodePool.spec?.hostNetwork === true,
+    pkiHash: secrets.mountedHash.slice(0, 16),
+  });
   const deployment = applyOverrides(compat ? compatDeployment(rendered) : rendered, spec.overrides);
 
   const byPoolSpirit = ownedBy(poolSpiritRef(poolSpirit), labels);
@@ -119,10 +141,20 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
     deployment,
   ].map((obj) => (obj.kind === 'Secret' && obj.metadata.name === names.caSecret ? byNodePool(obj) : byPoolSpirit(obj)));
 
-  const versions: ComponentVersions = { bundle: spec.version, apiServer: spec.apiServer.version, etcd: spec.etcd.version, agent: spec.agent.version };
+  const versions: ComponentVersions = {
+    bundle: spec.version,
+    apiServer: spec.apiServer.version,
+    etcd: spec.etcd.version,
+    agent: spec.agent.version,
+  };
   return {
     objects,
-    pki: { reused: pki.reused, reasons: pki.reasons, notAfter: pki.notAfter.toISOString(), caNotAfter: pki.caNotAfter.toISOString() },
+    pki: {
+      reused: pki.reused,
+      reasons: pki.reasons,
+      notAfter: pki.notAfter.toISOString(),
+      caNotAfter: pki.caNotAfter.toISOString(),
+    },
     desiredHash: stableHash(objects),
     bootstrapHash: bootstrap.hash,
     names,
@@ -134,7 +166,14 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
 
 /** The PoolSpirit as the controlling owner of what is rendered for it. */
 export function poolSpiritRef(poolSpirit: { metadata: { name: string; uid: string } }): OwnerReference {
-  return { apiVersion: API_VERSION, kind: KIND, name: poolSpirit.metadata.name, uid: poolSpirit.metadata.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    name: poolSpirit.metadata.name,
+    uid: poolSpirit.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** Labels every object with the pool's labels and makes `owner` its controlling owner. */

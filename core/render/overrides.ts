@@ -33,10 +33,16 @@ export function applyOverrides(deployment: KubeObject, ops: readonly OverrideOp[
       const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
       throw new SpecRenderError([{ field: at, message: `does not apply to the rendered Deployment: ${message}` }]);
     }
-    const spec = doc.spec as { selector: { matchLabels: Record<string, string> }; template?: { metadata?: { labels?: Record<string, string> } } };
+    const spec = doc.spec as {
+      selector: { matchLabels: Record<string, string> };
+      template?: { metadata?: { labels?: Record<string, string> } };
+    };
     const labels = spec.template?.metadata?.labels ?? {};
     const lost = Object.entries(spec.selector.matchLabels).find(([k, v]) => labels[k] !== v);
-    if (lost) throw new SpecRenderError([{ field: at, message: `removes the pod label ${lost[0]}=${lost[1]} the Deployment selects its pods by` }]);
+    if (lost)
+      throw new SpecRenderError([
+        { field: at, message: `removes the pod label ${lost[0]}=${lost[1]} the Deployment selects its pods by` },
+      ]);
   });
   return doc;
 }
@@ -50,7 +56,10 @@ function resolvePointer(doc: unknown, pointer: string, field: string): string {
     if (Array.isArray(node) && step.startsWith('name=')) {
       const name = step.slice(5).replace(/~1/g, '/').replace(/~0/g, '~');
       const index = node.findIndex((e) => (e as { name?: string } | null)?.name === name);
-      if (index < 0) throw new SpecRenderError([{ field, message: `no element named "${name}" at ${['', ...out].join('/') || '/'}` }]);
+      if (index < 0)
+        throw new SpecRenderError([
+          { field, message: `no element named "${name}" at ${['', ...out].join('/') || '/'}` },
+        ]);
       token = String(index);
     }
     out.push(token);

@@ -12,7 +12,8 @@ export function pemDecode(pem: string): Buffer {
   if (!match) throw new Error('PEM: expected a -----BEGIN <label>----- … -----END <label>----- block');
   const body = (match[2] ?? '').replace(/\s+/g, '');
   // Encapsulated headers (Proc-Type, DEK-Info) mean an encrypted legacy key: not something we can use.
-  if (!body || !BASE64.test(body) || body.length % 4 !== 0) throw new Error(`PEM: the ${match[1]} block is not plain base64`);
+  if (!body || !BASE64.test(body) || body.length % 4 !== 0)
+    throw new Error(`PEM: the ${match[1]} block is not plain base64`);
   return Buffer.from(body, 'base64');
 }
 

@@ -24,7 +24,13 @@ const BACKDATE_MS = 5 * 60_000;
  */
 const loadX509 = () => import('../../shared/x509.ts');
 
-export async function issueCa(id: CaId, subject: string, now: Date, policy: PkiPolicy, keys: KeyFactory): Promise<Issued> {
+export async function issueCa(
+  id: CaId,
+  subject: string,
+  now: Date,
+  policy: PkiPolicy,
+  keys: KeyFactory,
+): Promise<Issued> {
   const x509 = await loadX509();
   const pair = await keys.generateKeyPair(id);
   const crypto = keys.crypto;
@@ -38,16 +44,30 @@ export async function issueCa(id: CaId, subject: string, now: Date, policy: PkiP
       keys: pair,
       extensions: [
         new x509.BasicConstraintsExtension(true, 0, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+        new x509.KeyUsagesExtension(
+          x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+          true,
+        ),
         await x509.SubjectKeyIdentifierExtension.create(pair.publicKey, false, crypto),
       ],
     },
     crypto,
   );
-  return { certPem: cert.toString('pem'), keyPem: await privateKeyPem(pair.privateKey, crypto), notAfter: cert.notAfter, privateKey: pair.privateKey };
+  return {
+    certPem: cert.toString('pem'),
+    keyPem: await privateKeyPem(pair.privateKey, crypto),
+    notAfter: cert.notAfter,
+    privateKey: pair.privateKey,
+  };
 }
 
-export async function issueLeaf(leaf: LeafSpec, ca: Issued, now: Date, policy: PkiPolicy, keys: KeyFactory): Promise<Issued> {
+export async function issueLeaf(
+  leaf: LeafSpec,
+  ca: Issued,
+  now: Date,
+  policy: PkiPolicy,
+  keys: KeyFactory,
+): Promise<Issued> {
   const x509 = await loadX509();
   const pair = await keys.generateKeyPair(leaf.id);
   const crypto = keys.crypto;
@@ -57,7 +77,10 @@ export async function issueLeaf(leaf: LeafSpec, ca: Issued, now: Date, policy: P
   const extensions: X509.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-    new x509.ExtendedKeyUsageExtension(leaf.usages.map((u) => x509.ExtendedKeyUsage[u]), false),
+    new x509.ExtendedKeyUsageExtension(
+      leaf.usages.map((u) => x509.ExtendedKeyUsage[u]),
+      false,
+    ),
     await x509.AuthorityKeyIdentifierExtension.create(caCert.publicKey, false, crypto),
     await x509.SubjectKeyIdentifierExtension.create(pair.publicKey, false, crypto),
   ];
@@ -83,5 +106,10 @@ export async function issueLeaf(leaf: LeafSpec, ca: Issued, now: Date, policy: P
     },
     crypto,
   );
-  return { certPem: cert.toString('pem'), keyPem: await privateKeyPem(pair.privateKey, crypto), notAfter: cert.notAfter, privateKey: pair.privateKey };
+  return {
+    certPem: cert.toString('pem'),
+    keyPem: await privateKeyPem(pair.privateKey, crypto),
+    notAfter: cert.notAfter,
+    privateKey: pair.privateKey,
+  };
 }

@@ -8,7 +8,13 @@ import { labelValue } from './labels.ts';
  */
 // The yurt-coordinator ids belong to one cluster, not a pool: core/yurt-coordinator/pki.ts.
 export type CaId = 'ca' | 'etcd-ca' | 'yurt-coordinator-client-ca';
-export type LeafId = 'apiserver' | 'apiserver-etcd-client' | 'etcd-server' | 'etcd-peer' | 'agent' | 'yurt-coordinator-yurthub-client';
+export type LeafId =
+  | 'apiserver'
+  | 'apiserver-etcd-client'
+  | 'etcd-server'
+  | 'etcd-peer'
+  | 'agent'
+  | 'yurt-coordinator-yurthub-client';
 
 export interface LeafSpec {
   id: LeafId;
@@ -48,13 +54,24 @@ export function caSubject(id: CaId, pool: string): string {
 
 /** The Service DNS names a client inside the cluster may use, shortest first. */
 export function serviceDnsNames(service: string, namespace: string, clusterDomain: string): string[] {
-  return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.${clusterDomain}`];
+  return [
+    service,
+    `${service}.${namespace}`,
+    `${service}.${namespace}.svc`,
+    `${service}.${namespace}.svc.${clusterDomain}`,
+  ];
 }
 
 /** Names a serving certificate carries beyond the pool's own (a yurt-coordinator-compatible pool's Service names). */
 export type ExtraSans = Partial<Record<'apiserver' | 'etcd-server', { dns: string[]; ips: string[] }>>;
 
-export function leafSpecs(names: ObjectNames, namespace: string, clusterDomain: string, serviceClusterIP?: string, extra: ExtraSans = {}): LeafSpec[] {
+export function leafSpecs(
+  names: ObjectNames,
+  namespace: string,
+  clusterDomain: string,
+  serviceClusterIP?: string,
+  extra: ExtraSans = {},
+): LeafSpec[] {
   const loopback = { dns: ['localhost'], ips: ['127.0.0.1'] };
   const apiserverIps = ['127.0.0.1', ...(serviceClusterIP ? [serviceClusterIP] : []), ...(extra.apiserver?.ips ?? [])];
   return [
@@ -66,7 +83,14 @@ export function leafSpecs(names: ObjectNames, namespace: string, clusterDomain: 
       ips: apiserverIps,
       usages: ['serverAuth'],
     },
-    { id: 'agent', issuer: 'ca', subject: `CN=${AGENT_USER}, O=${AGENT_GROUP}`, dns: [], ips: [], usages: ['clientAuth'] },
+    {
+      id: 'agent',
+      issuer: 'ca',
+      subject: `CN=${AGENT_USER}, O=${AGENT_GROUP}`,
+      dns: [],
+      ips: [],
+      usages: ['clientAuth'],
+    },
     {
       id: 'etcd-server',
       issuer: 'etcd-ca',
@@ -75,7 +99,20 @@ export function leafSpecs(names: ObjectNames, namespace: string, clusterDomain: 
       ips: [...loopback.ips, ...(extra['etcd-server']?.ips ?? [])],
       usages: ['serverAuth', 'clientAuth'],
     },
-    { id: 'etcd-peer', issuer: 'etcd-ca', subject: 'CN=poolspirit-etcd-peer', ...loopback, usages: ['serverAuth', 'clientAuth'] },
-    { id: 'apiserver-etcd-client', issuer: 'etcd-ca', subject: 'CN=poolspirit-apiserver-etcd-client', dns: [], ips: [], usages: ['clientAuth'] },
+    {
+      id: 'etcd-peer',
+      issuer: 'etcd-ca',
+      subject: 'CN=poolspirit-etcd-peer',
+      ...loopback,
+      usages: ['serverAuth', 'clientAuth'],
+    },
+    {
+      id: 'apiserver-etcd-client',
+      issuer: 'etcd-ca',
+      subject: 'CN=poolspirit-apiserver-etcd-client',
+      dns: [],
+      ips: [],
+      usages: ['clientAuth'],
+    },
   ];
 }

@@ -52,7 +52,12 @@ export async function ensurePki(input: PkiInput): Promise<PkiResult> {
   if (result.reused) remember(memoKey, result, input.policy);
   // What was just issued passes the reuse check by construction; the next reconcile reads it back from the
   // Secrets, so answer that question now instead of re-verifying fifteen artefacts then.
-  else remember(stableHash([input.pool, input.leaves, input.policy, result.files]), { ...result, reused: true, reasons: [] }, input.policy);
+  else
+    remember(
+      stableHash([input.pool, input.leaves, input.policy, result.files]),
+      { ...result, reused: true, reasons: [] },
+      input.policy,
+    );
   return result;
 }
 
@@ -109,10 +114,19 @@ async function checkOrIssue(input: PkiInput): Promise<PkiResult> {
   files[PKI_FILES.saPrivate] = sa.privatePem;
   files[PKI_FILES.saPublic] = sa.publicPem;
 
-  return { files, reused: reasons.length === 0, reasons, notAfter: new Date(earliest), caNotAfter: new Date(Math.min(cas.ca.notAfter.getTime(), cas['etcd-ca'].notAfter.getTime())) };
+  return {
+    files,
+    reused: reasons.length === 0,
+    reasons,
+    notAfter: new Date(earliest),
+    caNotAfter: new Date(Math.min(cas.ca.notAfter.getTime(), cas['etcd-ca'].notAfter.getTime())),
+  };
 }
 
-async function serviceAccountKeys(existing: Record<string, string>, keys: KeyFactory): Promise<{ privatePem: string; publicPem: string; reason?: string }> {
+async function serviceAccountKeys(
+  existing: Record<string, string>,
+  keys: KeyFactory,
+): Promise<{ privatePem: string; publicPem: string; reason?: string }> {
   const privatePem = existing[PKI_FILES.saPrivate];
   const publicPem = existing[PKI_FILES.saPublic];
   let reason = 'not present';
@@ -125,5 +139,9 @@ async function serviceAccountKeys(existing: Record<string, string>, keys: KeyFac
     }
   }
   const pair = await keys.generateKeyPair('service-account');
-  return { privatePem: await privateKeyPem(pair.privateKey, keys.crypto), publicPem: await publicKeyPem(pair.publicKey, keys.crypto), reason };
+  return {
+    privatePem: await privateKeyPem(pair.privateKey, keys.crypto),
+    publicPem: await publicKeyPem(pair.publicKey, keys.crypto),
+    reason,
+  };
 }

@@ -81,7 +81,10 @@ export function renderSecrets(
  * The existingPki input of renderPoolSpirit from the live Secrets (any order, missing ones skipped):
  * their data, base64-decoded and merged by file name.
  */
-export function existingPkiFromSecrets(secrets: Array<KubeObject | undefined>, names: ObjectNames): Record<string, string> {
+export function existingPkiFromSecrets(
+  secrets: Array<KubeObject | undefined>,
+  names: ObjectNames,
+): Record<string, string> {
   const out: Record<string, string> = {};
   const ours = new Set([names.caSecret, names.pkiSecret, names.agentSecret]);
   // The CA Secret last: after an interrupted apply its ca.crt is the one that signs, so it must win.

@@ -90,17 +90,28 @@ export function renderDeployment(input: WorkloadInput): KubeObject {
       secret: {
         secretName: names.pkiSecret,
         defaultMode: 0o440,
-        items: [PKI_FILES.etcdCaCert, certFile('etcd-server'), keyFile('etcd-server'), certFile('etcd-peer'), keyFile('etcd-peer')].map((key) => ({ key, path: key })),
+        items: [
+          PKI_FILES.etcdCaCert,
+          certFile('etcd-server'),
+          keyFile('etcd-server'),
+          certFile('etcd-peer'),
+          keyFile('etcd-peer'),
+        ].map((key) => ({ key, path: key })),
       },
     },
     { name: VOLUMES.etcdData, emptyDir: { medium: spec.etcd.storage.medium, sizeLimit: spec.etcd.storage.sizeLimit } },
-    { name: VOLUMES.agentKubeconfig, secret: { secretName: names.agentSecret, defaultMode: 0o440, items: [{ key: 'kubeconfig', path: 'kubeconfig' }] } },
+    {
+      name: VOLUMES.agentKubeconfig,
+      secret: { secretName: names.agentSecret, defaultMode: 0o440, items: [{ key: 'kubeconfig', path: 'kubeconfig' }] },
+    },
     {
       name: VOLUMES.agentEtcdClient,
       secret: {
         secretName: names.pkiSecret,
         defaultMode: 0o440,
-        items: [PKI_FILES.etcdCaCert, certFile('apiserver-etcd-client'), keyFile('apiserver-etcd-client')].map((key) => ({ key, path: key })),
+        items: [PKI_FILES.etcdCaCert, certFile('apiserver-etcd-client'), keyFile('apiserver-etcd-client')].map(
+          (key) => ({ key, path: key }),
+        ),
       },
     },
     {
@@ -111,7 +122,11 @@ export function renderDeployment(input: WorkloadInput): KubeObject {
         sources: [
           { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
           { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+          {
+            downwardAPI: {
+              items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+            },
+          },
         ],
       },
     },
@@ -156,7 +171,9 @@ export function renderDeployment(input: WorkloadInput): KubeObject {
           affinity: {
             nodeAffinity: {
               requiredDuringSchedulingIgnoredDuringExecution: {
-                nodeSelectorTerms: [{ matchExpressions: [{ key: NODE_POOL_LABEL, operator: 'In', values: [spec.nodePool] }] }],
+                nodeSelectorTerms: [
+                  { matchExpressions: [{ key: NODE_POOL_LABEL, operator: 'In', values: [spec.nodePool] }] },
+                ],
               },
             },
           },

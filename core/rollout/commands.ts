@@ -14,12 +14,18 @@ export class RolloutCommandError extends Error {
   }
 }
 
-export function applyCommand(input: RolloutState, cmd: RolloutCommand, now: Date): { state: RolloutState; changed: boolean } {
+export function applyCommand(
+  input: RolloutState,
+  cmd: RolloutCommand,
+  now: Date,
+): { state: RolloutState; changed: boolean } {
   const state = structuredClone(input);
   const at = now.toISOString();
   const by = cmd.by ? ` by ${cmd.by}` : '';
   const refuse = (what: string) => {
-    throw new RolloutCommandError(`cannot ${cmd.command} rollout ${state.id}: it is ${state.phase}${state.reason ? ` (${state.reason})` : ''}; ${what}`);
+    throw new RolloutCommandError(
+      `cannot ${cmd.command} rollout ${state.id}: it is ${state.phase}${state.reason ? ` (${state.reason})` : ''}; ${what}`,
+    );
   };
   switch (cmd.command) {
     case 'pause':
@@ -49,7 +55,9 @@ export function applyCommand(input: RolloutState, cmd: RolloutCommand, now: Date
       break;
     }
     default:
-      throw new RolloutCommandError(`unknown rollout command ${JSON.stringify((cmd as { command?: unknown }).command)}: expected pause, resume, abort or rollback`);
+      throw new RolloutCommandError(
+        `unknown rollout command ${JSON.stringify((cmd as { command?: unknown }).command)}: expected pause, resume, abort or rollback`,
+      );
   }
   const changed = JSON.stringify(state) !== JSON.stringify(input);
   if (changed) state.updatedAt = at;

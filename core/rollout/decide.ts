@@ -55,7 +55,8 @@ export function decide(input: RolloutState, observations: ClusterObservation[], 
     for (const cluster of state.clusters) {
       if (!isInFlight(cluster)) continue;
       const obs = byCluster.get(cluster.id);
-      const fresh = obs && (!cluster.observedAt || Date.parse(obs.observedAt) >= Date.parse(cluster.observedAt)) ? obs : undefined;
+      const fresh =
+        obs && (!cluster.observedAt || Date.parse(obs.observedAt) >= Date.parse(cluster.observedAt)) ? obs : undefined;
       if (fresh) fold(cluster, fresh);
       if (cluster.phase === 'RollingBack') stepRollingBack(cluster, fresh, at, actions);
       else stepUpdating(state, cluster, fresh, now, actions);
@@ -78,7 +79,11 @@ export function decide(input: RolloutState, observations: ClusterObservation[], 
 }
 
 function comparable(state: RolloutState): string {
-  return JSON.stringify({ ...state, updatedAt: undefined, clusters: state.clusters.map((c) => ({ ...c, observedAt: undefined })) });
+  return JSON.stringify({
+    ...state,
+    updatedAt: undefined,
+    clusters: state.clusters.map((c) => ({ ...c, observedAt: undefined })),
+  });
 }
 
 /** Duplicated or reordered deliveries: only the newest observation of each cluster counts. */
@@ -119,12 +124,20 @@ function unhealthyReason(obs: ClusterObservation): string {
   return `${bad.length} of ${obs.pools.length} pools not healthy${first ? ` (${first.name}: ${first.reason ?? 'unhealthy'})` : ''}`;
 }
 
-function stepUpdating(state: RolloutState, cluster: ClusterProgress, obs: ClusterObservation | undefined, now: Date, actions: RolloutAction[]): void {
+function stepUpdating(
+  state: RolloutState,
+  cluster: ClusterProgress,
+  obs: ClusterObservation | undefined,
+  now: Date,
+  actions: RolloutAction[],
+): void {
   const at = now.toISOString();
   if (obs) {
     const invalid = obs.error ? undefined : obs.pools.find((p) => p.specAtTarget && p.invalid);
-    if (invalid) return failCluster(state, cluster, `pool ${invalid.name} rejected the spec: ${invalid.invalid}`, at, actions);
-    if (!obs.error && obs.pools.some((p) => !p.specAtTarget)) actions.push({ kind: 'apply-version', clusterId: cluster.id });
+    if (invalid)
+      return failCluster(state, cluster, `pool ${invalid.name} rejected the spec: ${invalid.invalid}`, at, actions);
+    if (!obs.error && obs.pools.some((p) => !p.specAtTarget))
+      actions.push({ kind: 'apply-version', clusterId: cluster.id });
     if (!obs.error && obs.pools.every(healthy)) {
       if (cluster.phase === 'Updating') {
         cluster.phase = 'Soaking';
@@ -154,11 +167,23 @@ function stepUpdating(state: RolloutState, cluster: ClusterProgress, obs: Cluste
   }
   const deadline = Date.parse(cluster.startedAt!) + state.spec.progressDeadlineMs;
   if (cluster.phase === 'Updating' && now.getTime() >= deadline) {
-    failCluster(state, cluster, `progress deadline (${formatDuration(state.spec.progressDeadlineMs)}) passed: ${cluster.reason ?? 'not healthy'}`, at, actions);
+    failCluster(
+      state,
+      cluster,
+      `progress deadline (${formatDuration(state.spec.progressDeadlineMs)}) passed: ${cluster.reason ?? 'not healthy'}`,
+      at,
+      actions,
+    );
   }
 }
 
-function failCluster(state: RolloutState, cluster: ClusterProgress, reason: string, at: string, actions: RolloutAction[]): void {
+function failCluster(
+  state: RolloutState,
+  cluster: ClusterProgress,
+  reason: string,
+  at: string,
+  actions: RolloutAction[],
+): void {
   // A heal action queued for this cluster in this step would fight the rollback.
   removeActions(actions, cluster.id);
   cluster.failed = true;
@@ -181,7 +206,12 @@ export function beginClusterRollback(cluster: ClusterProgress, at: string, actio
   actions.push({ kind: 'rollback', clusterId: cluster.id });
 }
 
-function stepRollingBack(cluster: ClusterProgress, obs: ClusterObservation | undefined, at: string, actions: RolloutAction[]): void {
+function stepRollingBack(
+  cluster: ClusterProgress,
+  obs: ClusterObservation | undefined,
+  at: string,
+  actions: RolloutAction[],
+): void {
   if (obs && !obs.error && obs.pools.every((p) => p.specAtPrevious)) {
     cluster.phase = 'RolledBack';
     cluster.finishedAt = at;

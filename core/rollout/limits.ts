@@ -16,7 +16,8 @@ export function parseLimit(field: string, raw: string | number, min = 0): Limit 
   const pct = /^(\d{1,3})%$/.exec(text);
   if (pct) {
     const percent = Number(pct[1]);
-    if (percent > 100 || percent < (min > 0 ? 1 : 0)) throw new RolloutSpecError(field, `expected a percentage from ${min > 0 ? 1 : 0}% to 100%, got "${text}"`);
+    if (percent > 100 || percent < (min > 0 ? 1 : 0))
+      throw new RolloutSpecError(field, `expected a percentage from ${min > 0 ? 1 : 0}% to 100%, got "${text}"`);
     return { percent };
   }
   if (!/^\d{1,6}$/.test(text) || Number(text) < min) {
@@ -44,7 +45,8 @@ const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as co
 /** `90s`, `5m`, `1h30m`, `500ms` (Go-style, as kubectl writes them) → milliseconds. */
 export function parseDuration(field: string, raw: string | number): number {
   if (typeof raw === 'number') {
-    if (!(raw >= 0) || !Number.isFinite(raw)) throw new RolloutSpecError(field, `expected a non-negative duration, got ${raw}`);
+    if (!(raw >= 0) || !Number.isFinite(raw))
+      throw new RolloutSpecError(field, `expected a non-negative duration, got ${raw}`);
     return raw;
   }
   const text = raw.trim();
@@ -66,7 +68,11 @@ export function formatDuration(ms: number): string {
   if (ms === 0) return '0s';
   const parts: string[] = [];
   let rest = ms;
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;

@@ -15,17 +15,24 @@ type JsonObject = Record<string, Json>;
 const isObject = (v: Json): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function validatePatch(patch: Json, field = 'patch'): JsonObject {
-  if (!isObject(patch)) throw new RolloutSpecError(field, 'expected a JSON object (a merge patch on the PoolSpirit spec)');
+  if (!isObject(patch))
+    throw new RolloutSpecError(field, 'expected a JSON object (a merge patch on the PoolSpirit spec)');
   if (Object.keys(patch).length === 0) throw new RolloutSpecError(field, 'expected at least one field to change');
   const walk = (value: Json, path: string): void => {
-    if (value === null) throw new RolloutSpecError(`${field}.${path}`, 'null (field removal) is not supported: set an explicit value instead');
+    if (value === null)
+      throw new RolloutSpecError(
+        `${field}.${path}`,
+        'null (field removal) is not supported: set an explicit value instead',
+      );
     if (isObject(value)) {
-      if (path && Object.keys(value).length === 0) throw new RolloutSpecError(`${field}.${path}`, 'an empty object changes nothing');
+      if (path && Object.keys(value).length === 0)
+        throw new RolloutSpecError(`${field}.${path}`, 'an empty object changes nothing');
       for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
     }
   };
   walk(patch, '');
-  if ('nodePool' in patch) throw new RolloutSpecError(`${field}.nodePool`, 'a rollout cannot move a PoolSpirit to another NodePool');
+  if ('nodePool' in patch)
+    throw new RolloutSpecError(`${field}.nodePool`, 'a rollout cannot move a PoolSpirit to another NodePool');
   return patch;
 }
 
@@ -85,7 +92,10 @@ export function mergePatch(spec: Json, patch: JsonObject): JsonObject {
 export function specMatchesSnapshot(spec: Json, patch: JsonObject, snapshot: JsonObject): boolean {
   const s = isObject(spec) ? spec : {};
   return Object.entries(patch).every(([k, v]) => {
-    if (isObject(v)) return isObject(snapshot[k]) || !(k in snapshot) ? specMatchesSnapshot(s[k], v, isObject(snapshot[k]) ? snapshot[k] : {}) : jsonEqual(s[k], snapshot[k]);
+    if (isObject(v))
+      return isObject(snapshot[k]) || !(k in snapshot)
+        ? specMatchesSnapshot(s[k], v, isObject(snapshot[k]) ? snapshot[k] : {})
+        : jsonEqual(s[k], snapshot[k]);
     return k in snapshot ? jsonEqual(s[k], snapshot[k]) : !jsonEqual(s[k], v);
   });
 }

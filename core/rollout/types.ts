@@ -30,9 +30,25 @@ export interface RolloutSpec {
   autoRollback: boolean;
 }
 
-export const CLUSTER_PHASES = ['Pending', 'Updating', 'Soaking', 'Succeeded', 'Failed', 'RollingBack', 'RolledBack'] as const;
+export const CLUSTER_PHASES = [
+  'Pending',
+  'Updating',
+  'Soaking',
+  'Succeeded',
+  'Failed',
+  'RollingBack',
+  'RolledBack',
+] as const;
 export type ClusterPhase = (typeof CLUSTER_PHASES)[number];
-export const ROLLOUT_PHASES = ['Progressing', 'Paused', 'RollingBack', 'Succeeded', 'Failed', 'Aborted', 'RolledBack'] as const;
+export const ROLLOUT_PHASES = [
+  'Progressing',
+  'Paused',
+  'RollingBack',
+  'Succeeded',
+  'Failed',
+  'Aborted',
+  'RolledBack',
+] as const;
 export type RolloutPhase = (typeof ROLLOUT_PHASES)[number];
 
 /** Phases a rollout never leaves by itself (a manual rollback is still possible from them). */
@@ -113,9 +129,7 @@ export interface ClusterObservation {
   error?: string;
 }
 
-export type RolloutAction =
-  | { kind: 'apply-version'; clusterId: string }
-  | { kind: 'rollback'; clusterId: string };
+export type RolloutAction = { kind: 'apply-version'; clusterId: string } | { kind: 'rollback'; clusterId: string };
 
 export type RolloutCommand =
   | { command: 'pause'; by?: string }

@@ -41,20 +41,30 @@ export function agentRbac(namespace: string): KubeObject[] {
   const subjects = [{ apiGroup: rbac, kind: 'Group', name: agentGroup(namespace) }];
   return [
     {
-      apiVersion: `${rbac}/v1`, kind: 'ClusterRole', metadata: { name: AGENT_ROLE_NAME },
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: AGENT_ROLE_NAME },
       rules: [{ apiGroups: [POOLSPIRIT_GROUP], resources: [`${POOLSPIRIT_PLURAL}/status`], verbs: ['patch'] }],
     },
     {
-      apiVersion: `${rbac}/v1`, kind: 'ClusterRoleBinding', metadata: { name: AGENT_ROLE_NAME },
-      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: AGENT_ROLE_NAME }, subjects,
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: AGENT_ROLE_NAME },
+      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: AGENT_ROLE_NAME },
+      subjects,
     },
     {
-      apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: AGENT_ROLE_NAME, namespace },
+      apiVersion: `${rbac}/v1`,
+      kind: 'Role',
+      metadata: { name: AGENT_ROLE_NAME, namespace },
       rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
     },
     {
-      apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name: AGENT_ROLE_NAME, namespace },
-      roleRef: { apiGroup: rbac, kind: 'Role', name: AGENT_ROLE_NAME }, subjects,
+      apiVersion: `${rbac}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name: AGENT_ROLE_NAME, namespace },
+      roleRef: { apiGroup: rbac, kind: 'Role', name: AGENT_ROLE_NAME },
+      subjects,
     },
   ];
 }

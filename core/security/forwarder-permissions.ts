@@ -17,7 +17,9 @@ export function collectionOf(path: string): { apiGroup: string; resource: string
   if (core) return { apiGroup: '', namespace: core[1] ?? '', resource: core[2] ?? '' };
   const grouped = GROUP_PATH.exec(path);
   if (grouped) return { apiGroup: grouped[1] ?? '', namespace: grouped[2] ?? '', resource: grouped[3] ?? '' };
-  throw new TypeError(`path: expected a collection path like /api/v1/nodes or /apis/<group>/<version>/[namespaces/<ns>/]<resource>, got ${JSON.stringify(path)}`);
+  throw new TypeError(
+    `path: expected a collection path like /api/v1/nodes or /apis/<group>/<version>/[namespaces/<ns>/]<resource>, got ${JSON.stringify(path)}`,
+  );
 }
 
 export function forwarderGrants(watched: ReadonlyArray<{ path: string }>): Grant[] {

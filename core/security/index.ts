@@ -1,7 +1,16 @@
 /** Pure security checks and derivations: Pod Security Standards, and the RBAC the product's code needs. */
 export { formatViolations, podSecurityViolations, podTemplateOf } from './pod-security.ts';
 export type { PodSecurityLevel, PodSecurityViolation, PodTemplate } from './pod-security.ts';
-export { allows, compactRules, compareGrants, dedupe, grantKey, grantsOf, rulesToGrants, sortVerbs } from './rbac-rules.ts';
+export {
+  allows,
+  compactRules,
+  compareGrants,
+  dedupe,
+  grantKey,
+  grantsOf,
+  rulesToGrants,
+  sortVerbs,
+} from './rbac-rules.ts';
 export type { Grant, PolicyRule, RequestAttributes, Subject, Verb } from './rbac-rules.ts';
 export {
   FUNCTIONS,

@@ -27,19 +27,49 @@ export interface PodSecurityViolation {
 type Obj = Record<string, unknown>;
 
 const BASELINE_CAPABILITIES = new Set([
-  'AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE',
-  'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT',
+  'AUDIT_WRITE',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'MKNOD',
+  'NET_BIND_SERVICE',
+  'SETFCAP',
+  'SETGID',
+  'SETPCAP',
+  'SETUID',
+  'SYS_CHROOT',
 ]);
 const RESTRICTED_ADDABLE_CAPABILITIES = new Set(['NET_BIND_SERVICE']);
 const SAFE_SYSCTLS: ReadonlySet<unknown> = new Set([
-  'kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.ip_unprivileged_port_start',
-  'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range', 'net.ipv4.ip_local_reserved_ports',
-  'net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl',
+  'kernel.shm_rmid_forced',
+  'net.ipv4.ip_local_port_range',
+  'net.ipv4.ip_unprivileged_port_start',
+  'net.ipv4.tcp_syncookies',
+  'net.ipv4.ping_group_range',
+  'net.ipv4.ip_local_reserved_ports',
+  'net.ipv4.tcp_keepalive_time',
+  'net.ipv4.tcp_fin_timeout',
+  'net.ipv4.tcp_keepalive_intvl',
   'net.ipv4.tcp_keepalive_probes',
 ]);
-const SELINUX_TYPES: ReadonlySet<unknown> = new Set(['', 'container_t', 'container_init_t', 'container_kvm_t', 'container_engine_t']);
+const SELINUX_TYPES: ReadonlySet<unknown> = new Set([
+  '',
+  'container_t',
+  'container_init_t',
+  'container_kvm_t',
+  'container_engine_t',
+]);
 const RESTRICTED_VOLUME_SOURCES = new Set([
-  'configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret',
+  'configMap',
+  'csi',
+  'downwardAPI',
+  'emptyDir',
+  'ephemeral',
+  'persistentVolumeClaim',
+  'projected',
+  'secret',
 ]);
 const CONFINED_PROFILE_TYPES: ReadonlySet<unknown> = new Set(['RuntimeDefault', 'Localhost']);
 const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.io/';
@@ -98,7 +128,8 @@ export function podSecurityViolations(obj: unknown, level: PodSecurityLevel = 'r
   const specPath = prefix ? `${prefix}.spec` : 'spec';
   const metaPath = prefix ? `${prefix}.metadata` : 'metadata';
   const out: PodSecurityViolation[] = [];
-  const add = (check: string, lvl: PodSecurityLevel, path: string, message: string) => out.push({ check, level: lvl, path, message });
+  const add = (check: string, lvl: PodSecurityLevel, path: string, message: string) =>
+    out.push({ check, level: lvl, path, message });
   const restricted = level === 'restricted';
   const linux = at(spec, 'os', 'name') !== 'windows';
   const podSc = objAt(spec, 'securityContext');
@@ -112,18 +143,27 @@ export function podSecurityViolations(obj: unknown, level: PodSecurityLevel = 'r
   );
 
   // --- baseline ---
-  if (at(podSc, 'windowsOptions', 'hostProcess') === true) add('HostProcess', 'baseline', `${podScPath}.windowsOptions.hostProcess`, 'host process pods are not allowed');
+  if (at(podSc, 'windowsOptions', 'hostProcess') === true)
+    add('HostProcess', 'baseline', `${podScPath}.windowsOptions.hostProcess`, 'host process pods are not allowed');
   for (const field of ['hostNetwork', 'hostPID', 'hostIPC'] as const) {
-    if (spec[field] === true) add('Host Namespaces', 'baseline', `${specPath}.${field}`, `${field} must be unset or false`);
+    if (spec[field] === true)
+      add('Host Namespaces', 'baseline', `${specPath}.${field}`, `${field} must be unset or false`);
   }
   listAt(spec, 'volumes').forEach((v, i) => {
     const path = `${specPath}.volumes[${i}]`;
     const name = at(v, 'name');
-    if (at(v, 'hostPath') !== undefined) add('HostPath Volumes', 'baseline', `${path}.hostPath`, `volume ${name} must not be a hostPath`);
+    if (at(v, 'hostPath') !== undefined)
+      add('HostPath Volumes', 'baseline', `${path}.hostPath`, `volume ${name} must not be a hostPath`);
     else if (restricted) {
       const sources = Object.keys(isObj(v) ? v : {}).filter((k) => k !== 'name');
       for (const s of sources) {
-        if (!RESTRICTED_VOLUME_SOURCES.has(s)) add('Volume Types', 'restricted', `${path}.${s}`, `volume ${name} is of type ${s}; allowed: ${[...RESTRICTED_VOLUME_SOURCES].join(', ')}`);
+        if (!RESTRICTED_VOLUME_SOURCES.has(s))
+          add(
+            'Volume Types',
+            'restricted',
+            `${path}.${s}`,
+            `volume ${name} is of type ${s}; allowed: ${[...RESTRICTED_VOLUME_SOURCES].join(', ')}`,
+          );
       }
     }
   });
@@ -131,65 +171,125 @@ export function podSecurityViolations(obj: unknown, level: PodSecurityLevel = 'r
   for (const [key, value] of Object.entries(objAt(metadata, 'annotations'))) {
     if (!key.startsWith(APPARMOR_ANNOTATION_PREFIX)) continue;
     if (value !== 'runtime/default' && !(typeof value === 'string' && value.startsWith('localhost/'))) {
-      add('AppArmor', 'baseline', `${metaPath}.annotations[${key}]`, `AppArmor profile ${JSON.stringify(value)} is not allowed; use runtime/default or localhost/*`);
+      add(
+        'AppArmor',
+        'baseline',
+        `${metaPath}.annotations[${key}]`,
+        `AppArmor profile ${JSON.stringify(value)} is not allowed; use runtime/default or localhost/*`,
+      );
     }
   }
   checkSeLinux(at(podSc, 'seLinuxOptions'), `${podScPath}.seLinuxOptions`, add);
   checkSeccompNotUnconfined(at(podSc, 'seccompProfile'), `${podScPath}.seccompProfile.type`, add);
   listAt(podSc, 'sysctls').forEach((s, i) => {
     const name = at(s, 'name');
-    if (!SAFE_SYSCTLS.has(name)) add('Sysctls', 'baseline', `${podScPath}.sysctls[${i}].name`, `sysctl ${name} is not in the safe set`);
+    if (!SAFE_SYSCTLS.has(name))
+      add('Sysctls', 'baseline', `${podScPath}.sysctls[${i}].name`, `sysctl ${name} is not in the safe set`);
   });
 
   for (const { c, path, name } of containers) {
     const sc = objAt(c, 'securityContext');
     const scPath = `${path}.securityContext`;
-    if (at(sc, 'windowsOptions', 'hostProcess') === true) add('HostProcess', 'baseline', `${scPath}.windowsOptions.hostProcess`, `container ${name}: host process is not allowed`);
-    if (sc.privileged === true) add('Privileged Containers', 'baseline', `${scPath}.privileged`, `container ${name} must not be privileged`);
+    if (at(sc, 'windowsOptions', 'hostProcess') === true)
+      add(
+        'HostProcess',
+        'baseline',
+        `${scPath}.windowsOptions.hostProcess`,
+        `container ${name}: host process is not allowed`,
+      );
+    if (sc.privileged === true)
+      add('Privileged Containers', 'baseline', `${scPath}.privileged`, `container ${name} must not be privileged`);
     const added = listAt(sc, 'capabilities', 'add');
     // Restricted allows a subset of what baseline allows: report each capability once, under the stricter rule.
     const allowed = restricted && linux ? RESTRICTED_ADDABLE_CAPABILITIES : BASELINE_CAPABILITIES;
     added.forEach((cap, i) => {
-      if (!allowed.has(String(cap))) add('Capabilities', allowed === BASELINE_CAPABILITIES ? 'baseline' : 'restricted', `${scPath}.capabilities.add[${i}]`, `container ${name} must not add ${cap}`);
+      if (!allowed.has(String(cap)))
+        add(
+          'Capabilities',
+          allowed === BASELINE_CAPABILITIES ? 'baseline' : 'restricted',
+          `${scPath}.capabilities.add[${i}]`,
+          `container ${name} must not add ${cap}`,
+        );
     });
     listAt(c, 'ports').forEach((p, i) => {
       const hostPort = at(p, 'hostPort');
-      if (hostPort !== undefined && hostPort !== 0) add('Host Ports', 'baseline', `${path}.ports[${i}].hostPort`, `container ${name} must not use host port ${hostPort}`);
+      if (hostPort !== undefined && hostPort !== 0)
+        add(
+          'Host Ports',
+          'baseline',
+          `${path}.ports[${i}].hostPort`,
+          `container ${name} must not use host port ${hostPort}`,
+        );
     });
     for (const probe of PROBE_FIELDS) checkHostField(c[probe], `${path}.${probe}`, name, add);
-    for (const hook of ['postStart', 'preStop'] as const) checkHostField(at(c, 'lifecycle', hook), `${path}.lifecycle.${hook}`, name, add);
+    for (const hook of ['postStart', 'preStop'] as const)
+      checkHostField(at(c, 'lifecycle', hook), `${path}.lifecycle.${hook}`, name, add);
     checkProfile(at(sc, 'appArmorProfile'), `${scPath}.appArmorProfile.type`, 'AppArmor', add);
     checkSeLinux(at(sc, 'seLinuxOptions'), `${scPath}.seLinuxOptions`, add);
-    if (sc.procMount !== undefined && sc.procMount !== 'Default') add('/proc Mount Type', 'baseline', `${scPath}.procMount`, `container ${name} must use the Default /proc mount`);
+    if (sc.procMount !== undefined && sc.procMount !== 'Default')
+      add('/proc Mount Type', 'baseline', `${scPath}.procMount`, `container ${name} must use the Default /proc mount`);
     checkSeccompNotUnconfined(at(sc, 'seccompProfile'), `${scPath}.seccompProfile.type`, add);
   }
   if (!restricted) return out;
 
   // --- restricted ---
   const podNonRoot = podSc.runAsNonRoot === true;
-  if (podSc.runAsNonRoot === false) add('Running as Non-root', 'restricted', `${podScPath}.runAsNonRoot`, 'runAsNonRoot must be true');
-  if (podSc.runAsUser === 0) add('Running as Non-root user', 'restricted', `${podScPath}.runAsUser`, 'runAsUser must not be 0');
+  if (podSc.runAsNonRoot === false)
+    add('Running as Non-root', 'restricted', `${podScPath}.runAsNonRoot`, 'runAsNonRoot must be true');
+  if (podSc.runAsUser === 0)
+    add('Running as Non-root user', 'restricted', `${podScPath}.runAsUser`, 'runAsUser must not be 0');
   const podSeccomp = at(podSc, 'seccompProfile', 'type');
   if (linux && podSeccomp !== undefined && !CONFINED_PROFILE_TYPES.has(podSeccomp) && podSeccomp !== 'Unconfined') {
-    add('Seccomp', 'restricted', `${podScPath}.seccompProfile.type`, `seccomp profile ${podSeccomp} is not allowed; use RuntimeDefault or Localhost`);
+    add(
+      'Seccomp',
+      'restricted',
+      `${podScPath}.seccompProfile.type`,
+      `seccomp profile ${podSeccomp} is not allowed; use RuntimeDefault or Localhost`,
+    );
   }
   for (const { c, path, name } of containers) {
     const sc = objAt(c, 'securityContext');
     const scPath = `${path}.securityContext`;
     if (sc.runAsNonRoot === false || (sc.runAsNonRoot !== true && !podNonRoot)) {
-      add('Running as Non-root', 'restricted', `${scPath}.runAsNonRoot`, `container ${name}: runAsNonRoot must be true (here or in the pod's securityContext)`);
+      add(
+        'Running as Non-root',
+        'restricted',
+        `${scPath}.runAsNonRoot`,
+        `container ${name}: runAsNonRoot must be true (here or in the pod's securityContext)`,
+      );
     }
-    if (sc.runAsUser === 0) add('Running as Non-root user', 'restricted', `${scPath}.runAsUser`, `container ${name}: runAsUser must not be 0`);
+    if (sc.runAsUser === 0)
+      add(
+        'Running as Non-root user',
+        'restricted',
+        `${scPath}.runAsUser`,
+        `container ${name}: runAsUser must not be 0`,
+      );
     if (!linux) continue;
     if (sc.allowPrivilegeEscalation !== false) {
-      add('Privilege Escalation', 'restricted', `${scPath}.allowPrivilegeEscalation`, `container ${name}: allowPrivilegeEscalation must be false`);
+      add(
+        'Privilege Escalation',
+        'restricted',
+        `${scPath}.allowPrivilegeEscalation`,
+        `container ${name}: allowPrivilegeEscalation must be false`,
+      );
     }
     const type = at(sc, 'seccompProfile', 'type');
-    if (type === undefined ? !CONFINED_PROFILE_TYPES.has(podSeccomp) : !CONFINED_PROFILE_TYPES.has(type) && type !== 'Unconfined') {
-      add('Seccomp', 'restricted', `${scPath}.seccompProfile.type`, `container ${name}: seccomp profile must be RuntimeDefault or Localhost (here or in the pod's securityContext)`);
+    if (
+      type === undefined
+        ? !CONFINED_PROFILE_TYPES.has(podSeccomp)
+        : !CONFINED_PROFILE_TYPES.has(type) && type !== 'Unconfined'
+    ) {
+      add(
+        'Seccomp',
+        'restricted',
+        `${scPath}.seccompProfile.type`,
+        `container ${name}: seccomp profile must be RuntimeDefault or Localhost (here or in the pod's securityContext)`,
+      );
     }
     const drop = listAt(sc, 'capabilities', 'drop');
-    if (!drop.includes('ALL')) add('Capabilities', 'restricted', `${scPath}.capabilities.drop`, `container ${name} must drop ALL capabilities`);
+    if (!drop.includes('ALL'))
+      add('Capabilities', 'restricted', `${scPath}.capabilities.drop`, `container ${name} must drop ALL capabilities`);
   }
   return out;
 }
@@ -203,7 +303,8 @@ type Add = (check: string, level: PodSecurityLevel, path: string, message: strin
 
 function checkProfile(profile: unknown, path: string, check: string, add: Add): void {
   const type = at(profile, 'type');
-  if (type !== undefined && !CONFINED_PROFILE_TYPES.has(type)) add(check, 'baseline', path, `${check} profile ${type} is not allowed; use RuntimeDefault or Localhost`);
+  if (type !== undefined && !CONFINED_PROFILE_TYPES.has(type))
+    add(check, 'baseline', path, `${check} profile ${type} is not allowed; use RuntimeDefault or Localhost`);
 }
 
 function checkSeccompNotUnconfined(profile: unknown, path: string, add: Add): void {
@@ -212,9 +313,11 @@ function checkSeccompNotUnconfined(profile: unknown, path: string, add: Add): vo
 
 function checkSeLinux(options: unknown, path: string, add: Add): void {
   if (!isObj(options)) return;
-  if (options.type !== undefined && !SELINUX_TYPES.has(options.type)) add('SELinux', 'baseline', `${path}.type`, `SELinux type ${options.type} is not allowed`);
+  if (options.type !== undefined && !SELINUX_TYPES.has(options.type))
+    add('SELinux', 'baseline', `${path}.type`, `SELinux type ${options.type} is not allowed`);
   for (const field of ['user', 'role'] as const) {
-    if (options[field] !== undefined && options[field] !== '') add('SELinux', 'baseline', `${path}.${field}`, `SELinux ${field} must not be set`);
+    if (options[field] !== undefined && options[field] !== '')
+      add('SELinux', 'baseline', `${path}.${field}`, `SELinux ${field} must not be set`);
   }
 }
 
@@ -224,7 +327,12 @@ function checkHostField(handler: unknown, path: string, container: string, add: 
   for (const kind of ['httpGet', 'tcpSocket'] as const) {
     const host = at(handler, kind, 'host');
     if (host !== undefined && host !== '') {
-      add('Host Probes / Lifecycle Hooks', 'baseline', `${path}.${kind}.host`, `container ${container}: ${kind}.host must be unset (got ${host})`);
+      add(
+        'Host Probes / Lifecycle Hooks',
+        'baseline',
+        `${path}.${kind}.host`,
+        `container ${container}: ${kind}.host must be unset (got ${host})`,
+      );
     }
   }
 }

@@ -6,7 +6,18 @@
  */
 import type { KubeObject } from '../kube.ts';
 
-export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'bind' | 'escalate' | 'impersonate';
+export type Verb =
+  | 'get'
+  | 'list'
+  | 'watch'
+  | 'create'
+  | 'update'
+  | 'patch'
+  | 'delete'
+  | 'deletecollection'
+  | 'bind'
+  | 'escalate'
+  | 'impersonate';
 
 /** One permission: `namespace` '' means cluster-wide (a ClusterRole bound by a ClusterRoleBinding). */
 export interface Grant {
@@ -54,12 +65,15 @@ export function rulesToGrants(rules: unknown, namespace: string, where = 'rules'
   rules.forEach((rule: Partial<PolicyRule>, i) => {
     const at = `${where}[${i}]`;
     for (const field of ['apiGroups', 'resources', 'verbs'] as const) {
-      if (!Array.isArray(rule?.[field]) || rule[field].length === 0) throw new TypeError(`${at}.${field}: expected a non-empty list`);
+      if (!Array.isArray(rule?.[field]) || rule[field].length === 0)
+        throw new TypeError(`${at}.${field}: expected a non-empty list`);
     }
     const names = rule.resourceNames?.length ? rule.resourceNames : [''];
-    for (const apiGroup of rule.apiGroups!) for (const resource of rule.resources!) for (const verb of rule.verbs!) {
-      for (const resourceName of names) out.push({ namespace, apiGroup, resource, verb, resourceName });
-    }
+    for (const apiGroup of rule.apiGroups!)
+      for (const resource of rule.resources!)
+        for (const verb of rule.verbs!) {
+          for (const resourceName of names) out.push({ namespace, apiGroup, resource, verb, resourceName });
+        }
   });
   return out;
 }
@@ -71,7 +85,11 @@ export function rulesToGrants(rules: unknown, namespace: string, where = 'rules'
  */
 export function grantsOf(objects: KubeObject[], subject: Subject): Grant[] {
   const rbac = objects.filter((o) => o.apiVersion === RBAC_API_VERSION);
-  const roles = new Map(rbac.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole').map((o) => [roleKey(o.kind, o.metadata.name, o.metadata.namespace), o]));
+  const roles = new Map(
+    rbac
+      .filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole')
+      .map((o) => [roleKey(o.kind, o.metadata.name, o.metadata.namespace), o]),
+  );
   const out: Grant[] = [];
   for (const binding of rbac.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding')) {
     const subjects = (binding.subjects as Subject[] | undefined) ?? [];
@@ -79,8 +97,9 @@ export function grantsOf(objects: KubeObject[], subject: Subject): Grant[] {
     const ref = binding.roleRef as { kind?: string; name?: string } | undefined;
     const where = `${binding.kind} ${binding.metadata.namespace ? `${binding.metadata.namespace}/` : ''}${binding.metadata.name}`;
     if (!ref?.kind || !ref.name) throw new TypeError(`${where}.roleRef: expected kind and name`);
-    const scope = binding.kind === 'RoleBinding' ? binding.metadata.namespace ?? '' : '';
-    if (binding.kind === 'RoleBinding' && !scope) throw new TypeError(`${where}.metadata.namespace: a RoleBinding needs a namespace`);
+    const scope = binding.kind === 'RoleBinding' ? (binding.metadata.namespace ?? '') : '';
+    if (binding.kind === 'RoleBinding' && !scope)
+      throw new TypeError(`${where}.metadata.namespace: a RoleBinding needs a namespace`);
     const role = roles.get(roleKey(ref.kind, ref.name, ref.kind === 'Role' ? scope : undefined));
     if (!role) throw new TypeError(`${where}.roleRef: ${ref.kind} ${ref.name} is not among the objects`);
     out.push(...rulesToGrants(role.rules, scope, `${role.kind} ${role.metadata.name}.rules`));
@@ -120,10 +139,18 @@ export function compactRules(grants: Grant[]): Map<string, PolicyRule[]> {
   const out = new Map<string, PolicyRule[]>();
   for (const [scope, list] of [...byScope].sort(([a], [b]) => a.localeCompare(b))) {
     // resource (+group, +name) → verbs
-    const perResource = new Map<string, { apiGroup: string; resource: string; resourceName: string; verbs: Set<string> }>();
+    const perResource = new Map<
+      string,
+      { apiGroup: string; resource: string; resourceName: string; verbs: Set<string> }
+    >();
     for (const g of list) {
       const key = `${g.apiGroup}|${g.resource}|${g.resourceName}`;
-      const entry = perResource.get(key) ?? { apiGroup: g.apiGroup, resource: g.resource, resourceName: g.resourceName, verbs: new Set<string>() };
+      const entry = perResource.get(key) ?? {
+        apiGroup: g.apiGroup,
+        resource: g.resource,
+        resourceName: g.resourceName,
+        verbs: new Set<string>(),
+      };
       entry.verbs.add(g.verb);
       perResource.set(key, entry);
     }
@@ -131,16 +158,38 @@ export function compactRules(grants: Grant[]): Map<string, PolicyRule[]> {
     for (const e of perResource.values()) {
       const verbs = sortVerbs([...e.verbs]);
       const key = `${e.apiGroup}|${e.resourceName}|${verbs.join(',')}`;
-      const rule = rules.get(key) ?? { apiGroups: [e.apiGroup], resources: [], verbs, ...(e.resourceName ? { resourceNames: [e.resourceName] } : {}) };
+      const rule = rules.get(key) ?? {
+        apiGroups: [e.apiGroup],
+        resources: [],
+        verbs,
+        ...(e.resourceName ? { resourceNames: [e.resourceName] } : {}),
+      };
       rule.resources.push(e.resource);
       rules.set(key, rule);
     }
-    out.set(scope, [...rules.values()].map((r) => ({ ...r, resources: r.resources.sort() })).sort((a, b) => `${a.apiGroups[0]}|${a.resources[0]}`.localeCompare(`${b.apiGroups[0]}|${b.resources[0]}`)));
+    out.set(
+      scope,
+      [...rules.values()]
+        .map((r) => ({ ...r, resources: r.resources.sort() }))
+        .sort((a, b) => `${a.apiGroups[0]}|${a.resources[0]}`.localeCompare(`${b.apiGroups[0]}|${b.resources[0]}`)),
+    );
   }
   return out;
 }
 
-const VERB_ORDER = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection', 'bind', 'escalate', 'impersonate'];
+const VERB_ORDER = [
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+  'bind',
+  'escalate',
+  'impersonate',
+];
 
 export function sortVerbs(verbs: string[]): string[] {
   return [...new Set(verbs)].sort((a, b) => VERB_ORDER.indexOf(a) - VERB_ORDER.indexOf(b) || a.localeCompare(b));
@@ -151,7 +200,7 @@ export function dedupe(grants: Grant[]): Grant[] {
 }
 
 function roleKey(kind: string, name: string, namespace: string | undefined): string {
-  return `${kind}/${kind === 'Role' ? namespace ?? '' : ''}/${name}`;
+  return `${kind}/${kind === 'Role' ? (namespace ?? '') : ''}/${name}`;
 }
 
 function sameSubject(s: Subject, want: Subject, bindingNamespace: string | undefined): boolean {

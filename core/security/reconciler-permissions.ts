@@ -72,24 +72,44 @@ export function groupOf(apiVersion: string): string {
 }
 
 /** The resource of a kind; unknown kinds fail loudly so a newly rendered kind cannot slip past RBAC. */
-export function resourceOf(apiVersion: string, kind: string): { apiGroup: string; resource: string; namespaced: boolean } {
+export function resourceOf(
+  apiVersion: string,
+  kind: string,
+): { apiGroup: string; resource: string; namespaced: boolean } {
   const apiGroup = groupOf(apiVersion);
   if (apiGroup === RBAC_GROUP) {
-    throw new TypeError(`kind ${kind} (${apiVersion}): the reconciler writes no RBAC objects at run time; static rights go in infra/cluster (docs/decisions/0001-no-runtime-rbac-writes.md)`);
+    throw new TypeError(
+      `kind ${kind} (${apiVersion}): the reconciler writes no RBAC objects at run time; static rights go in infra/cluster (docs/decisions/0001-no-runtime-rbac-writes.md)`,
+    );
   }
   const known = KIND_RESOURCES[`${apiGroup}/${kind}`];
-  if (!known) throw new TypeError(`kind ${kind} (${apiVersion}) has no resource mapping in core/security/reconciler-permissions.ts: add it, then update infra/cluster RBAC`);
+  if (!known)
+    throw new TypeError(
+      `kind ${kind} (${apiVersion}) has no resource mapping in core/security/reconciler-permissions.ts: add it, then update infra/cluster RBAC`,
+    );
   return { apiGroup, ...known };
 }
 
 /** The distinct kinds among rendered objects, with their scope in the cluster. */
-export function renderedKinds(rendered: KubeObject[]): Array<{ apiVersion: string; kind: string; apiGroup: string; resource: string; namespace: string }> {
-  const seen = new Map<string, { apiVersion: string; kind: string; apiGroup: string; resource: string; namespace: string }>();
+export function renderedKinds(
+  rendered: KubeObject[],
+): Array<{ apiVersion: string; kind: string; apiGroup: string; resource: string; namespace: string }> {
+  const seen = new Map<
+    string,
+    { apiVersion: string; kind: string; apiGroup: string; resource: string; namespace: string }
+  >();
   for (const obj of rendered) {
     const r = resourceOf(obj.apiVersion, obj.kind);
-    if (r.namespaced && !obj.metadata.namespace) throw new TypeError(`${obj.kind} ${obj.metadata.name}: metadata.namespace: expected the product namespace`);
+    if (r.namespaced && !obj.metadata.namespace)
+      throw new TypeError(`${obj.kind} ${obj.metadata.name}: metadata.namespace: expected the product namespace`);
     const namespace = r.namespaced ? obj.metadata.namespace! : '';
-    seen.set(`${r.apiGroup}/${obj.kind}/${namespace}`, { apiVersion: obj.apiVersion, kind: obj.kind, apiGroup: r.apiGroup, resource: r.resource, namespace });
+    seen.set(`${r.apiGroup}/${obj.kind}/${namespace}`, {
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+      apiGroup: r.apiGroup,
+      resource: r.resource,
+      namespace,
+    });
   }
   return [...seen.values()];
 }
@@ -105,36 +125,86 @@ export function functionApiUses(inputs: PermissionInputs): ApiUse[] {
   const nodes = { apiGroup: '', resource: 'nodes', namespace: '' };
   const pods = { apiGroup: '', resource: 'pods', namespace: ns };
   const clusterCaRead = {
-    apiGroup: '', resource: 'configmaps', namespace: clusterCa.namespace, resourceNames: [clusterCa.name], verbs: ['get'] as Verb[],
+    apiGroup: '',
+    resource: 'configmaps',
+    namespace: clusterCa.namespace,
+    resourceNames: [clusterCa.name],
+    verbs: ['get'] as Verb[],
   };
   const uses: ApiUse[] = [
     // functions/reconcile/converge.ts
     { by: 'reconcile', ...nodepools, verbs: ['get'], why: 'getNodePool: the pool being reconciled' },
     { by: 'reconcile', ...poolspirits, verbs: ['get'], why: 'getPoolSpirit' },
-    { by: 'reconcile', ...poolspirits, verbs: ['create', 'patch'], why: 'server-side apply of a new PoolSpirit from fleet defaults' },
-    { by: 'reconcile', ...poolspirits, verbs: ['delete'], why: 'delete the PoolSpirit it created when the pool stops being edge / opts out' },
-    { by: 'reconcile', ...poolspirits, resource: `${POOLSPIRIT_PLURAL}/status`, verbs: ['patch'], why: 'patchStatus: server-side apply of the status' },
+    {
+      by: 'reconcile',
+      ...poolspirits,
+      verbs: ['create', 'patch'],
+      why: 'server-side apply of a new PoolSpirit from fleet defaults',
+    },
+    {
+      by: 'reconcile',
+      ...poolspirits,
+      verbs: ['delete'],
+      why: 'delete the PoolSpirit it created when the pool stops being edge / opts out',
+    },
+    {
+      by: 'reconcile',
+      ...poolspirits,
+      resource: `${POOLSPIRIT_PLURAL}/status`,
+      verbs: ['patch'],
+      why: 'patchStatus: server-side apply of the status',
+    },
     { by: 'reconcile', ...clusterCaRead, why: 'readClusterCA: the CA YurtHub client certificates chain to' },
-    { by: 'reconcile', apiGroup: '', resource: 'events', namespace: eventNamespace, verbs: ['create'], why: 'createEvent about the (cluster-scoped) PoolSpirit' },
-    { by: 'reconcile', ...pods, verbs: ['list'], why: 'podProblemOf: why the pool-spirit pod is not ready (only while it is not)' },
-    ...kinds.map((k): ApiUse => ({
-      by: 'reconcile', apiGroup: k.apiGroup, resource: k.resource, namespace: k.namespace, verbs: ['get', 'create', 'patch'],
-      why: `read the live ${k.kind}, server-side apply the rendered one (creating it the first time)`,
-    })),
+    {
+      by: 'reconcile',
+      apiGroup: '',
+      resource: 'events',
+      namespace: eventNamespace,
+      verbs: ['create'],
+      why: 'createEvent about the (cluster-scoped) PoolSpirit',
+    },
+    {
+      by: 'reconcile',
+      ...pods,
+      verbs: ['list'],
+      why: 'podProblemOf: why the pool-spirit pod is not ready (only while it is not)',
+    },
+    ...kinds.map(
+      (k): ApiUse => ({
+        by: 'reconcile',
+        apiGroup: k.apiGroup,
+        resource: k.resource,
+        namespace: k.namespace,
+        verbs: ['get', 'create', 'patch'],
+        why: `read the live ${k.kind}, server-side apply the rendered one (creating it the first time)`,
+      }),
+    ),
     // functions/audit/observe.ts
     { by: 'audit', ...nodepools, verbs: ['list'], why: 'listNodePools' },
     { by: 'audit', ...poolspirits, verbs: ['list'], why: 'list PoolSpirits' },
     { by: 'audit', ...pods, verbs: ['list'], why: 'list pool-spirit pods (label selector)' },
     { by: 'audit', ...nodes, verbs: ['list'], why: 'list Nodes (pool membership, readiness)' },
     { by: 'audit', ...clusterCaRead, why: 'readClusterCA: render the desired objects to compare' },
-    ...kinds.map((k): ApiUse => ({
-      by: 'audit', apiGroup: k.apiGroup, resource: k.resource, namespace: k.namespace, verbs: ['list'], why: `OWNED_KINDS: list managed ${k.kind} objects (drift, orphans)`,
-    })),
+    ...kinds.map(
+      (k): ApiUse => ({
+        by: 'audit',
+        apiGroup: k.apiGroup,
+        resource: k.resource,
+        namespace: k.namespace,
+        verbs: ['list'],
+        why: `OWNED_KINDS: list managed ${k.kind} objects (drift, orphans)`,
+      }),
+    ),
     // functions/cloud-events/move.ts
     { by: 'cloud-events', ...nodes, verbs: ['list'], why: 'find the Node of the leaving instance' },
     { by: 'cloud-events', ...nodes, verbs: ['patch'], why: 'cordon it (server-side apply of spec.unschedulable)' },
     { by: 'cloud-events', ...pods, verbs: ['list'], why: 'pool-spirit pods on that Node' },
-    { by: 'cloud-events', ...pods, verbs: ['delete'], why: 'delete the pod so its Deployment reschedules it in the pool' },
+    {
+      by: 'cloud-events',
+      ...pods,
+      verbs: ['delete'],
+      why: 'delete the pod so its Deployment reschedules it in the pool',
+    },
     { by: 'cloud-events', ...poolspirits, verbs: ['list'], why: 'map pods to pools' },
     // functions/probe/run.ts
     { by: 'probe', ...poolspirits, verbs: ['list'], why: 'read every status.leader' },
@@ -148,9 +218,11 @@ export function functionApiUses(inputs: PermissionInputs): ApiUse[] {
 /** The uses as single grants (what a Role must contain). */
 export function usesToGrants(uses: ApiUse[]): Grant[] {
   const out: Grant[] = [];
-  for (const u of uses) for (const verb of u.verbs) for (const resourceName of u.resourceNames ?? ['']) {
-    out.push({ namespace: u.namespace, apiGroup: u.apiGroup, resource: u.resource, verb, resourceName });
-  }
+  for (const u of uses)
+    for (const verb of u.verbs)
+      for (const resourceName of u.resourceNames ?? ['']) {
+        out.push({ namespace: u.namespace, apiGroup: u.apiGroup, resource: u.resource, verb, resourceName });
+      }
   return dedupe(out);
 }
 
@@ -163,15 +235,21 @@ export function reconcilerGrants(inputs: PermissionInputs): Grant[] {
 export function permissionTable(uses: ApiUse[]): string {
   const rows = new Map<string, { scope: string; group: string; resource: string; verbs: Map<string, Set<string>> }>();
   for (const u of uses) {
-    const scope = u.namespace ? `${u.namespace}${u.resourceNames ? ` (${u.resourceNames.join(', ')})` : ''}` : 'cluster';
+    const scope = u.namespace
+      ? `${u.namespace}${u.resourceNames ? ` (${u.resourceNames.join(', ')})` : ''}`
+      : 'cluster';
     const key = `${scope}|${u.apiGroup}|${u.resource}`;
     const row = rows.get(key) ?? { scope, group: u.apiGroup || 'core', resource: u.resource, verbs: new Map() };
     for (const v of u.verbs) row.verbs.set(v, new Set([...(row.verbs.get(v) ?? []), u.by]));
     rows.set(key, row);
   }
   const lines = ['| scope | group | resource | verb: used by |', '|---|---|---|---|'];
-  for (const r of [...rows.values()].sort((a, b) => `${a.scope}${a.group}${a.resource}`.localeCompare(`${b.scope}${b.group}${b.resource}`))) {
-    const verbs = sortVerbs([...r.verbs.keys()]).map((v) => `${v}: ${[...r.verbs.get(v)!].join(', ')}`).join('; ');
+  for (const r of [...rows.values()].sort((a, b) =>
+    `${a.scope}${a.group}${a.resource}`.localeCompare(`${b.scope}${b.group}${b.resource}`),
+  )) {
+    const verbs = sortVerbs([...r.verbs.keys()])
+      .map((v) => `${v}: ${[...r.verbs.get(v)!].join(', ')}`)
+      .join('; ');
     lines.push(`| ${r.scope} | ${r.group} | ${r.resource} | ${verbs} |`);
   }
   return lines.join('\n');

@@ -43,7 +43,9 @@ const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
  * byte-identical whatever order the pools are read in.
  */
 export function caBundle(pools: CompatPool[]): string {
-  const pems = [...pools].sort((a, b) => a.pool.localeCompare(b.pool)).flatMap((p) => [p.caPem.trim(), p.etcdCaPem.trim()]);
+  const pems = [...pools]
+    .sort((a, b) => a.pool.localeCompare(b.pool))
+    .flatMap((p) => [p.caPem.trim(), p.etcdCaPem.trim()]);
   return `${[...new Set(pems)].join('\n')}\n`;
 }
 
@@ -54,7 +56,8 @@ export function caBundle(pools: CompatPool[]): string {
  * it is an input: without it the keys are left out and YurtHub waits for them (no delegated heartbeats).
  */
 export function renderCertsSecret(pools: CompatPool[], pki: CoordinatorPki, nodeLeaseProxy?: CertPair): KubeObject {
-  if (pools.length === 0) throw new Error('renderCertsSecret: pools is empty; the Secret is only rendered while a compat pool exists');
+  if (pools.length === 0)
+    throw new Error('renderCertsSecret: pools is empty; the Secret is only rendered while a compat pool exists');
   const data: Record<string, string> = {
     [CERTS_SECRET_KEYS.ca]: b64(caBundle(pools)),
     [CERTS_SECRET_KEYS.clientCert]: b64(pki.files[COORDINATOR_PKI_FILES.clientCert]),
@@ -64,7 +67,13 @@ export function renderCertsSecret(pools: CompatPool[], pki: CoordinatorPki, node
     data[CERTS_SECRET_KEYS.nodeLeaseProxyCert] = b64(nodeLeaseProxy.certPem);
     data[CERTS_SECRET_KEYS.nodeLeaseProxyKey] = b64(nodeLeaseProxy.keyPem);
   }
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: CERTS_SECRET, namespace: COORDINATOR_NAMESPACE, labels: compatLabels() }, type: 'Opaque', data };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: CERTS_SECRET, namespace: COORDINATOR_NAMESPACE, labels: compatLabels() },
+    type: 'Opaque',
+    data,
+  };
 }
 
 /**
@@ -77,10 +86,18 @@ export function renderCoordinatorServices(): KubeObject[] {
   const svc = (name: string, port: number, targetPort: number): KubeObject => ({
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name, namespace: COORDINATOR_NAMESPACE, labels: compatLabels(), annotations: { [TOPOLOGY_ANNOTATION]: TOPOLOGY_POOL } },
+    metadata: {
+      name,
+      namespace: COORDINATOR_NAMESPACE,
+      labels: compatLabels(),
+      annotations: { [TOPOLOGY_ANNOTATION]: TOPOLOGY_POOL },
+    },
     spec: { type: 'ClusterIP', ports: [{ name: 'https', port, targetPort, protocol: 'TCP' }] },
   });
-  return [svc(APISERVER_SERVICE, APISERVER_SERVICE_PORT, APISERVER_PORT), svc(ETCD_SERVICE, ETCD_SERVICE_PORT, ETCD_CLIENT_PORT)];
+  return [
+    svc(APISERVER_SERVICE, APISERVER_SERVICE_PORT, APISERVER_PORT),
+    svc(ETCD_SERVICE, ETCD_SERVICE_PORT, ETCD_CLIENT_PORT),
+  ];
 }
 
 /** One EndpointSlice per Service for a pool whose pool-spirit pod runs (none before: no endpoint is better than a wrong one). */

@@ -36,7 +36,11 @@ export interface PolicyRule {
  * coordinator (endpoints, endpointslices). Nothing else: no Secrets, no RBAC, no Pods, no writes but Leases.
  */
 export const COORDINATOR_CLIENT_RULES: PolicyRule[] = [
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+  },
   { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
   // Only list and watch: YurtHub sends a get of a pool-scoped object to the host, never to the coordinator.
   { apiGroups: [''], resources: ['endpoints'], verbs: ['list', 'watch'] },
@@ -46,7 +50,9 @@ export const COORDINATOR_CLIENT_RULES: PolicyRule[] = [
 const rbac = 'rbac.authorization.k8s.io/v1';
 
 /** The role and binding inside a compat pool-spirit (applied by its agent with the rest of the bootstrap). */
-export function coordinatorClientRbac(): Array<Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string } }> {
+export function coordinatorClientRbac(): Array<
+  Record<string, unknown> & { apiVersion: string; kind: string; metadata: { name: string } }
+> {
   const name = 'poolspirit:yurt-coordinator-yurthub';
   return [
     { apiVersion: rbac, kind: 'ClusterRole', metadata: { name }, rules: COORDINATOR_CLIENT_RULES },

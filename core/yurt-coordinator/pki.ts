@@ -24,10 +24,17 @@ export interface CoordinatorPki {
  * good; the client certificate is re-issued when the CA is. Each pool keeps its own PKI: a compat pool only
  * adds this CA to what its apiserver and etcd trust for client certificates.
  */
-export async function ensureCoordinatorPki(existing: Record<string, string>, now: Date, keys: KeyFactory, policy: PkiPolicy): Promise<CoordinatorPki> {
+export async function ensureCoordinatorPki(
+  existing: Record<string, string>,
+  now: Date,
+  keys: KeyFactory,
+  policy: PkiPolicy,
+): Promise<CoordinatorPki> {
   const f = COORDINATOR_PKI_FILES;
   const reasons: string[] = [];
-  const foundCa = checkCertificate(existing[f.caCert], existing[f.caKey], now, policy, { subject: COORDINATOR_CLIENT_CA_SUBJECT });
+  const foundCa = checkCertificate(existing[f.caCert], existing[f.caKey], now, policy, {
+    subject: COORDINATOR_CLIENT_CA_SUBJECT,
+  });
   let ca: Issued;
   let client: Issued | string;
   if (typeof foundCa === 'string') {
@@ -36,14 +43,22 @@ export async function ensureCoordinatorPki(existing: Record<string, string>, now
     client = 'issuer yurt-coordinator-client-ca was renewed';
   } else {
     ca = foundCa;
-    client = checkCertificate(existing[f.clientCert], existing[f.clientKey], now, policy, { leaf: coordinatorClientLeaf, ca: foundCa.cert });
+    client = checkCertificate(existing[f.clientCert], existing[f.clientKey], now, policy, {
+      leaf: coordinatorClientLeaf,
+      ca: foundCa.cert,
+    });
   }
   if (typeof client === 'string') {
     reasons.push(`yurt-coordinator-yurthub-client: ${client}`);
     client = await issueLeaf(coordinatorClientLeaf, ca, now, policy, keys);
   }
   return {
-    files: { [f.caCert]: ca.certPem, [f.caKey]: ca.keyPem, [f.clientCert]: client.certPem, [f.clientKey]: client.keyPem },
+    files: {
+      [f.caCert]: ca.certPem,
+      [f.caKey]: ca.keyPem,
+      [f.clientCert]: client.certPem,
+      [f.clientKey]: client.keyPem,
+    },
     reused: reasons.length === 0,
     reasons,
   };

@@ -1,7 +1,12 @@
 import { stringify } from 'yaml';
 import { stableHash } from '../hash.ts';
 import type { KubeObject } from '../kube.ts';
-import { BOOTSTRAP_HASH_ANNOTATION, BOOTSTRAP_HASH_KEY, BOOTSTRAP_MANIFESTS_KEY, bootstrapManifests } from '../render/bootstrap.ts';
+import {
+  BOOTSTRAP_HASH_ANNOTATION,
+  BOOTSTRAP_HASH_KEY,
+  BOOTSTRAP_MANIFESTS_KEY,
+  bootstrapManifests,
+} from '../render/bootstrap.ts';
 import { ETCD_CLIENT_PORT, PKI_DIR } from '../render/layout.ts';
 import { PKI_FILES } from '../render/pki.ts';
 import { serviceDnsNames, type ExtraSans } from '../render/pki-spec.ts';
@@ -22,8 +27,14 @@ export const ETCD_CLIENT_CA_FILE = 'etcd-client-ca.crt';
 
 export function compatSans(input: PoolCompatInput, clusterDomain: string): ExtraSans {
   return {
-    apiserver: { dns: serviceDnsNames(APISERVER_SERVICE, COORDINATOR_NAMESPACE, clusterDomain), ips: input.apiServerServiceIP ? [input.apiServerServiceIP] : [] },
-    'etcd-server': { dns: serviceDnsNames(ETCD_SERVICE, COORDINATOR_NAMESPACE, clusterDomain), ips: input.etcdServiceIP ? [input.etcdServiceIP] : [] },
+    apiserver: {
+      dns: serviceDnsNames(APISERVER_SERVICE, COORDINATOR_NAMESPACE, clusterDomain),
+      ips: input.apiServerServiceIP ? [input.apiServerServiceIP] : [],
+    },
+    'etcd-server': {
+      dns: serviceDnsNames(ETCD_SERVICE, COORDINATOR_NAMESPACE, clusterDomain),
+      ips: input.etcdServiceIP ? [input.etcdServiceIP] : [],
+    },
   };
 }
 
@@ -41,7 +52,9 @@ type Volume = { name: string; secret?: { items?: Array<{ key: string; path: stri
  * leader's large transactions. Everything else in the Deployment is unchanged.
  */
 export function compatDeployment(deployment: KubeObject): KubeObject {
-  const spec = structuredClone(deployment.spec) as { template: { spec: { containers: Container[]; volumes: Volume[] } } };
+  const spec = structuredClone(deployment.spec) as {
+    template: { spec: { containers: Container[]; volumes: Volume[] } };
+  };
   const pod = spec.template.spec;
   const etcd = pod.containers.find((c) => c.name === 'etcd');
   if (!etcd?.args) throw new Error('compatDeployment: the Deployment has no etcd container with args');
@@ -74,7 +87,10 @@ export function compatBootstrap(configMap: KubeObject): { configMap: KubeObject;
     hash,
     configMap: {
       ...configMap,
-      metadata: { ...configMap.metadata, annotations: { ...configMap.metadata.annotations, [BOOTSTRAP_HASH_ANNOTATION]: hash } },
+      metadata: {
+        ...configMap.metadata,
+        annotations: { ...configMap.metadata.annotations, [BOOTSTRAP_HASH_ANNOTATION]: hash },
+      },
       data: { [BOOTSTRAP_MANIFESTS_KEY]: yaml, [BOOTSTRAP_HASH_KEY]: hash },
     },
   };

@@ -41,7 +41,9 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
   let audit: ClusterAudit;
   let error: string | undefined;
   // The audit itself only looks back over the flapping window; the report's charts read the longer history.
-  const since = new Date(now.getTime() - (deps.thresholds?.flappingWindowMs ?? DEFAULT_AUDIT_THRESHOLDS.flappingWindowMs));
+  const since = new Date(
+    now.getTime() - (deps.thresholds?.flappingWindowMs ?? DEFAULT_AUDIT_THRESHOLDS.flappingWindowMs),
+  );
   // Table reads fail the invocation (the bus retries it); only the cluster's own failures become a finding.
   const [history, probes, latestProbes] = await Promise.all([
     clusterAuditHistory(table, request.clusterId, since, now),
@@ -53,8 +55,13 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
     if (!registration) throw new ClusterAccessError(request.clusterId, undefined, 'not-registered');
     const connection = await deps.clusterAccess.connectionFor(registration);
     const client = deps.clusterClient(connection, request.clusterId);
-    const observation = await observeCluster(deps, request.clusterId, client).finally(() => (clusterReads = client.counters.reads));
-    observation.leaderHistory = leaderHistory(history.filter((r) => r.at !== request.requestedAt), probes);
+    const observation = await observeCluster(deps, request.clusterId, client).finally(
+      () => (clusterReads = client.counters.reads),
+    );
+    observation.leaderHistory = leaderHistory(
+      history.filter((r) => r.at !== request.requestedAt),
+      probes,
+    );
     // The probe function's verdict per pool (functions/probe), when it runs.
     observation.probes = Object.fromEntries(
       latestProbes.map((p) => [
@@ -70,7 +77,8 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
   }
 
   const fixable = new Map<string, string[]>();
-  for (const f of audit.findings) if (f.fixable && f.pool) fixable.set(f.pool, [...new Set([...(fixable.get(f.pool) ?? []), f.kind])]);
+  for (const f of audit.findings)
+    if (f.fixable && f.pool) fixable.set(f.pool, [...new Set([...(fixable.get(f.pool) ?? []), f.kind])]);
   const requested = deps.events ? [...fixable.keys()].sort() : [];
   const record: AuditRecord = {
     cluster: request.clusterId,
@@ -89,7 +97,12 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
       toPutEventsEntry(
         reconcileRequestRouting,
         reconcileRequestDetailSchema,
-        { clusterId: request.clusterId, nodePool: pool, reason: `audit:${fixable.get(pool)!.join(',')}`.slice(0, 256), requestedBy: AUDIT_REQUESTER },
+        {
+          clusterId: request.clusterId,
+          nodePool: pool,
+          reason: `audit:${fixable.get(pool)!.join(',')}`.slice(0, 256),
+          requestedBy: AUDIT_REQUESTER,
+        },
         { eventBusName: deps.eventBusName },
       ),
     );
@@ -98,7 +111,11 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
 
   const { metrics } = deps;
   metrics.addMetric('AuditFindings', MetricUnit.Count, audit.findings.length);
-  metrics.addMetric('AuditCriticalFindings', MetricUnit.Count, audit.findings.filter((f) => f.severity === 'critical').length);
+  metrics.addMetric(
+    'AuditCriticalFindings',
+    MetricUnit.Count,
+    audit.findings.filter((f) => f.severity === 'critical').length,
+  );
   metrics.addMetric('AuditReconcileRequests', MetricUnit.Count, requested.length);
   metrics.addMetric('AuditDuration', MetricUnit.Milliseconds, record.durationMs ?? 0);
   deps.logger.info('cluster audited', {

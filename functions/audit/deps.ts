@@ -3,7 +3,12 @@
  * environment; the local fleet, `spiritctl audit` and tests build it with local endpoints and pass it to the
  * same handler factory.
  */
-import { cloudEventsFromEnvironment, cloudTableFromEnvironment, fleetFunctionDeps, type FleetFunctionDeps } from '../shared/fleet-deps.ts';
+import {
+  cloudEventsFromEnvironment,
+  cloudTableFromEnvironment,
+  fleetFunctionDeps,
+  type FleetFunctionDeps,
+} from '../shared/fleet-deps.ts';
 import type { AuditThresholds } from '../../core/audit/index.ts';
 import type { FleetDefaults } from '../../core/nodepool.ts';
 import type { KeyFactory } from '../../core/render/keys.ts';

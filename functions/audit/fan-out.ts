@@ -17,7 +17,10 @@ export interface FanOutResult {
 }
 
 /** `runId`: the scheduled event's id, so a repeated delivery of one schedule tick is the same run. */
-export async function fanOutAudit(deps: AuditDeps, options: { runId?: string; at?: Date; requestedBy: string }): Promise<FanOutResult> {
+export async function fanOutAudit(
+  deps: AuditDeps,
+  options: { runId?: string; at?: Date; requestedBy: string },
+): Promise<FanOutResult> {
   if (!deps.events) throw new Error('the audit fan-out needs an event sender (EVENT_BUS_NAME)');
   const at = (options.at ?? deps.clock()).toISOString();
   const runId = options.runId ?? randomUUID();

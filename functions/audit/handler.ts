@@ -39,17 +39,29 @@ const triggerSchema = z.extend(anyEventEnvelopeSchema, {
 
 /** Without a dead-letter sink (the CLI, tests) input that can never succeed is thrown, not returned. */
 export function createAuditHandler(input: WithoutDeadLetters<AuditDeps | AuditDepsInput>): LambdaHandler<AuditResult>;
-export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => AuditDeps)): LambdaHandler<AuditResult | TerminalResult>;
-export function createAuditHandler(input: AuditDeps | AuditDepsInput | (() => AuditDeps)): LambdaHandler<AuditResult | TerminalResult> {
+export function createAuditHandler(
+  input: AuditDeps | AuditDepsInput | (() => AuditDeps),
+): LambdaHandler<AuditResult | TerminalResult>;
+export function createAuditHandler(
+  input: AuditDeps | AuditDepsInput | (() => AuditDeps),
+): LambdaHandler<AuditResult | TerminalResult> {
   let resolved: AuditDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : auditDeps(input));
   return observedHandler('audit', deps, async (d, event): Promise<AuditResult> => {
     const trigger = parseEvent(triggerSchema, event);
     if (trigger['detail-type'] === SCHEDULED_EVENT_DETAIL_TYPE) {
       if (trigger.source !== SCHEDULED_EVENT_SOURCE) {
-        throw new EventValidationError([{ path: 'source', message: `a Scheduled Event must come from ${SCHEDULED_EVENT_SOURCE}, got ${JSON.stringify(trigger.source)}` }]);
+        throw new EventValidationError([
+          {
+            path: 'source',
+            message: `a Scheduled Event must come from ${SCHEDULED_EVENT_SOURCE}, got ${JSON.stringify(trigger.source)}`,
+          },
+        ]);
       }
-      return { kind: 'fan-out', ...(await fanOutAudit(d, { runId: trigger.id, at: new Date(trigger.time), requestedBy: 'schedule' })) };
+      return {
+        kind: 'fan-out',
+        ...(await fanOutAudit(d, { runId: trigger.id, at: new Date(trigger.time), requestedBy: 'schedule' })),
+      };
     }
     const request = parseEvent(auditRequestEventSchema, event).detail;
     d.logger.appendKeys({ clusterId: request.clusterId, runId: request.runId });

@@ -37,7 +37,11 @@ export const OWNED_KINDS: ReadonlyArray<{ apiVersion: string; kind: string; name
 
 const CLUSTER_DOMAIN = 'cluster.local';
 
-export async function observeCluster(deps: AuditDeps, clusterId: string, client: ClusterClient): Promise<ClusterObservation> {
+export async function observeCluster(
+  deps: AuditDeps,
+  clusterId: string,
+  client: ClusterClient,
+): Promise<ClusterObservation> {
   const namespace = deps.namespace ?? DEFAULT_NAMESPACE;
   const managed = { [MANAGED_BY_LABEL]: MANAGED_BY };
   const [nodePools, poolSpirits, pods, nodes, caBundlePem, ...ownedLists] = await Promise.all([
@@ -54,7 +58,8 @@ export async function observeCluster(deps: AuditDeps, clusterId: string, client:
   const spirits = new Map(poolSpirits.map((s) => [poolOfSpirit(s), s]));
   for (const nodePool of nodePools) {
     const spirit = spirits.get(nodePool.metadata.name);
-    if (!spirit || spirit.metadata.deletionTimestamp || !poolSpiritIntent(nodePool, deps.fleetDefaults).wanted) continue;
+    if (!spirit || spirit.metadata.deletionTimestamp || !poolSpiritIntent(nodePool, deps.fleetDefaults).wanted)
+      continue;
     const rendered = await renderDesired(deps, nodePool, spirit, liveByKey, caBundlePem, namespace);
     if (rendered) desired[nodePool.metadata.name] = rendered;
   }

@@ -2,7 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import { buildFleetReport } from '../../core/audit/index.ts';
 import type { FleetReport } from '../../core/audit/index.ts';
-import { clusterAuditHistory, clusterProbes, latestClusterAudit, probeSamples, putAuditRun } from '../../adapters/state-table/index.ts';
+import {
+  clusterAuditHistory,
+  clusterProbes,
+  latestClusterAudit,
+  probeSamples,
+  putAuditRun,
+} from '../../adapters/state-table/index.ts';
 import type { AuditDeps } from './deps.ts';
 import { auditOneCluster, type ClusterAuditResult } from './cluster-audit.ts';
 import { mapLimited } from '../../shared/map-limited.ts';
@@ -18,11 +24,18 @@ async function selectClusters(deps: AuditDeps, ids?: string[]) {
 }
 
 /** Audits the selected clusters now, in this process, as one run (same code as the per-cluster events). */
-export async function auditNow(deps: AuditDeps, options: { clusterIds?: string[]; requestedBy: string }): Promise<{ runId: string; results: ClusterAuditResult[] }> {
+export async function auditNow(
+  deps: AuditDeps,
+  options: { clusterIds?: string[]; requestedBy: string },
+): Promise<{ runId: string; results: ClusterAuditResult[] }> {
   const clusters = await selectClusters(deps, options.clusterIds);
   const runId = randomUUID();
   const requestedAt = deps.clock().toISOString();
-  await putAuditRun(deps.table, { runId, at: requestedAt, requestedBy: options.requestedBy, clusters: clusters.map((c) => c.id) }, deps.clock());
+  await putAuditRun(
+    deps.table,
+    { runId, at: requestedAt, requestedBy: options.requestedBy, clusters: clusters.map((c) => c.id) },
+    deps.clock(),
+  );
   const results = await mapLimited(clusters, deps.concurrency, (cluster) =>
     auditOneCluster(deps, { clusterId: cluster.id, runId, requestedAt, requestedBy: options.requestedBy }),
   );
@@ -30,7 +43,10 @@ export async function auditNow(deps: AuditDeps, options: { clusterIds?: string[]
 }
 
 /** The fleet report: each cluster's latest audit, with its history (charts) over the deps' window. */
-export async function fleetReportFromTable(deps: AuditDeps, options: { clusterIds?: string[] } = {}): Promise<FleetReport> {
+export async function fleetReportFromTable(
+  deps: AuditDeps,
+  options: { clusterIds?: string[] } = {},
+): Promise<FleetReport> {
   const now = deps.clock();
   const since = new Date(now.getTime() - deps.historyWindowMs);
   const clusters = await selectClusters(deps, options.clusterIds);

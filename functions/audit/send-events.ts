@@ -18,7 +18,12 @@ export interface SendStats {
   resent: number;
 }
 
-export async function sendEntries(sender: EventSender, entries: PutEventsEntry[], attempts = 4, baseDelayMs = 100): Promise<SendStats> {
+export async function sendEntries(
+  sender: EventSender,
+  entries: PutEventsEntry[],
+  attempts = 4,
+  baseDelayMs = 100,
+): Promise<SendStats> {
   const stats: SendStats = { calls: 0, sent: 0, resent: 0 };
   let pending = entries;
   for (let attempt = 1; pending.length > 0; attempt++) {
@@ -39,7 +44,10 @@ export async function sendEntries(sender: EventSender, entries: PutEventsEntry[]
       });
     }
     if (failed.length === 0) break;
-    if (attempt >= attempts) throw new Error(`${failed.length} of ${entries.length} event(s) could not be sent after ${attempts} attempts (last: ${lastError})`);
+    if (attempt >= attempts)
+      throw new Error(
+        `${failed.length} of ${entries.length} event(s) could not be sent after ${attempts} attempts (last: ${lastError})`,
+      );
     stats.resent += failed.length;
     pending = failed;
     await new Promise((r) => setTimeout(r, baseDelayMs * 2 ** (attempt - 1)));

@@ -1,5 +1,10 @@
 /** Everything the cloud-events function talks to (same wiring style as reconcile/deps.ts and audit/deps.ts). */
-import { cloudEventsFromEnvironment, cloudTableFromEnvironment, fleetFunctionDeps, type FleetFunctionDeps } from '../shared/fleet-deps.ts';
+import {
+  cloudEventsFromEnvironment,
+  cloudTableFromEnvironment,
+  fleetFunctionDeps,
+  type FleetFunctionDeps,
+} from '../shared/fleet-deps.ts';
 import { DEFAULT_EVENT_BUS } from '../../events/index.ts';
 import type { EventSender } from '../audit/send-events.ts';
 

@@ -42,46 +42,81 @@ async function handle(deps: CloudEventsDeps, event: unknown): Promise<CloudEvent
   const candidates = leaving.clusterId
     ? [await deps.cluster(leaving.clusterId)].filter((c) => c !== undefined)
     : await deps.clusters();
-  if (leaving.clusterId && candidates.length === 0) throw new ClusterAccessError(leaving.clusterId, undefined, 'not-registered');
+  if (leaving.clusterId && candidates.length === 0)
+    throw new ClusterAccessError(leaving.clusterId, undefined, 'not-registered');
 
   const matches: ClusterMatch[] = [];
   const failures: string[] = [];
   await mapLimited(candidates, deps.concurrency, async (cluster) => {
     try {
       const connection = await deps.clusterAccess.connectionFor(cluster);
-      const match = await moveOffLeavingNode(deps.clusterClient(connection, cluster.id), cluster.id, leaving, deps.clock(), deps.namespace);
+      const match = await moveOffLeavingNode(
+        deps.clusterClient(connection, cluster.id),
+        cluster.id,
+        leaving,
+        deps.clock(),
+        deps.namespace,
+      );
       if (match) matches.push(match);
     } catch (err) {
       failures.push(cluster.id);
-      deps.logger.warn('could not search a cluster for the instance', { clusterId: cluster.id, error: sanitizeErrorMessage(err, 300) });
+      deps.logger.warn('could not search a cluster for the instance', {
+        clusterId: cluster.id,
+        error: sanitizeErrorMessage(err, 300),
+      });
     }
   });
   // The node may be in a cluster we could not read: fail so the bus retries (a repeat is harmless).
   if (matches.length === 0 && failures.length > 0) {
-    throw new Error(`instance ${instanceId}: no matching Node found and ${failures.length} cluster(s) could not be searched (${failures.join(', ')})`);
+    throw new Error(
+      `instance ${instanceId}: no matching Node found and ${failures.length} cluster(s) could not be searched (${failures.join(', ')})`,
+    );
   }
   const entries = matches.flatMap((m) =>
     [...new Set(m.moves.map((move) => move.pool))].map((pool) =>
       toPutEventsEntry(
         reconcileRequestRouting,
         reconcileRequestDetailSchema,
-        { clusterId: m.clusterId, nodePool: pool, reason: `cloud-event:${why}:${instanceId}:node/${m.node}`, requestedBy: CLOUD_EVENTS_REQUESTER },
+        {
+          clusterId: m.clusterId,
+          nodePool: pool,
+          reason: `cloud-event:${why}:${instanceId}:node/${m.node}`,
+          requestedBy: CLOUD_EVENTS_REQUESTER,
+        },
         { eventBusName: deps.eventBusName },
       ),
     ),
   );
   if (entries.length) await sendEntries(deps.events, entries);
   const moved = matches.flatMap((m) => m.moves);
-  deps.metrics.addMetric('CloudEventPoolSpiritsMoved', MetricUnit.Count, moved.filter((m) => m.action === 'rescheduled').length);
+  deps.metrics.addMetric(
+    'CloudEventPoolSpiritsMoved',
+    MetricUnit.Count,
+    moved.filter((m) => m.action === 'rescheduled').length,
+  );
   deps.metrics.addMetric('CloudEventReconcileRequests', MetricUnit.Count, entries.length);
-  deps.logger.info('cloud event handled', { matches: matches.map((m) => ({ clusterId: m.clusterId, node: m.node, moves: m.moves })) });
-  return { result: matches.length ? 'handled' : 'no-node', instanceId, why, matches, reconcileRequests: entries.length };
+  deps.logger.info('cloud event handled', {
+    matches: matches.map((m) => ({ clusterId: m.clusterId, node: m.node, moves: m.moves })),
+  });
+  return {
+    result: matches.length ? 'handled' : 'no-node',
+    instanceId,
+    why,
+    matches,
+    reconcileRequests: entries.length,
+  };
 }
 
 /** Without a dead-letter sink (the CLI, tests) input that can never succeed is thrown, not returned. */
-export function createCloudEventsHandler(input: WithoutDeadLetters<CloudEventsDepsInput>): LambdaHandler<CloudEventResult>;
-export function createCloudEventsHandler(input: CloudEventsDepsInput | (() => CloudEventsDeps)): LambdaHandler<CloudEventResult | TerminalResult>;
-export function createCloudEventsHandler(input: CloudEventsDepsInput | (() => CloudEventsDeps)): LambdaHandler<CloudEventResult | TerminalResult> {
+export function createCloudEventsHandler(
+  input: WithoutDeadLetters<CloudEventsDepsInput>,
+): LambdaHandler<CloudEventResult>;
+export function createCloudEventsHandler(
+  input: CloudEventsDepsInput | (() => CloudEventsDeps),
+): LambdaHandler<CloudEventResult | TerminalResult>;
+export function createCloudEventsHandler(
+  input: CloudEventsDepsInput | (() => CloudEventsDeps),
+): LambdaHandler<CloudEventResult | TerminalResult> {
   let resolved: CloudEventsDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : cloudEventsDeps(input));
   return observedHandler('cloudEvents', deps, (d, event) => handle(d, event));

@@ -40,7 +40,8 @@ export interface ClusterMatch {
 }
 
 function ready(node: KubeObject): boolean {
-  const conditions = ((node.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []);
+  const conditions =
+    (node.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? [];
   return conditions.some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
@@ -52,7 +53,9 @@ export async function moveOffLeavingNode(
   namespace = DEFAULT_NAMESPACE,
 ): Promise<ClusterMatch | undefined> {
   const nodes = await client.listByLabel('v1', 'Node', undefined, {});
-  const node = nodes.find((n) => providerIdNames((n.spec as { providerID?: string } | undefined)?.providerID, leaving.instanceId));
+  const node = nodes.find((n) =>
+    providerIdNames((n.spec as { providerID?: string } | undefined)?.providerID, leaving.instanceId),
+  );
   if (!node) return undefined;
   const nodeName = node.metadata.name;
   const pods = (await client.listByLabel('v1', 'Pod', namespace, { [MANAGED_BY_LABEL]: MANAGED_BY })).filter(
@@ -64,7 +67,10 @@ export async function moveOffLeavingNode(
   await client.apply({
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name: nodeName, annotations: { [LEAVING_ANNOTATION]: `${leaving.why} of ${leaving.instanceId} at ${now.toISOString()}` } },
+    metadata: {
+      name: nodeName,
+      annotations: { [LEAVING_ANNOTATION]: `${leaving.why} of ${leaving.instanceId} at ${now.toISOString()}` },
+    },
     spec: { unschedulable: true },
   });
   match.cordoned = true;
@@ -75,9 +81,14 @@ export async function moveOffLeavingNode(
     const label = pod.metadata.labels?.[POOL_LABEL] ?? '';
     const pool = poolByLabel.get(label) ?? label;
     const elsewhere = nodes.some(
-      (n) => n.metadata.name !== nodeName && n.metadata.labels?.[NODE_POOL_LABEL] === pool && ready(n) && !(n.spec as { unschedulable?: boolean } | undefined)?.unschedulable,
+      (n) =>
+        n.metadata.name !== nodeName &&
+        n.metadata.labels?.[NODE_POOL_LABEL] === pool &&
+        ready(n) &&
+        !(n.spec as { unschedulable?: boolean } | undefined)?.unschedulable,
     );
-    if (elsewhere) await client.delete({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name }, pod.metadata.uid);
+    if (elsewhere)
+      await client.delete({ apiVersion: 'v1', kind: 'Pod', namespace, name: pod.metadata.name }, pod.metadata.uid);
     match.moves.push({ pool, pod: pod.metadata.name, action: elsewhere ? 'rescheduled' : 'kept' });
   }
   return match;

@@ -20,8 +20,12 @@ export { LEADER_PROBE_REQUEST_DETAIL_TYPE, parseProbeTrigger } from './trigger.t
 /** The handler, bound to the given dependencies (the local stack and tests call this). */
 /** Without a dead-letter sink (the CLI, tests) input that can never succeed is thrown, not returned. */
 export function createProbeHandler(input: WithoutDeadLetters<ProbeDeps | ProbeDepsInput>): LambdaHandler<ProbeResult>;
-export function createProbeHandler(input: ProbeDeps | ProbeDepsInput | (() => ProbeDeps)): LambdaHandler<ProbeResult | TerminalResult>;
-export function createProbeHandler(input: ProbeDeps | ProbeDepsInput | (() => ProbeDeps)): LambdaHandler<ProbeResult | TerminalResult> {
+export function createProbeHandler(
+  input: ProbeDeps | ProbeDepsInput | (() => ProbeDeps),
+): LambdaHandler<ProbeResult | TerminalResult>;
+export function createProbeHandler(
+  input: ProbeDeps | ProbeDepsInput | (() => ProbeDeps),
+): LambdaHandler<ProbeResult | TerminalResult> {
   let resolved: ProbeDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : probeDeps(input));
   return observedHandler('probe', deps, async (d, event) => {
@@ -30,7 +34,10 @@ export function createProbeHandler(input: ProbeDeps | ProbeDepsInput | (() => Pr
       d.logger.appendKeys({ clusterId: target.clusterId });
       // An unregistered cluster stays so for this request: terminal, not a failed probe to retry.
       if (!(await d.cluster(target.clusterId))) {
-        throw unknownCluster(target.clusterId, typeof event === 'object' && event !== null && 'detail' in event ? 'detail.clusterId' : 'clusterId');
+        throw unknownCluster(
+          target.clusterId,
+          typeof event === 'object' && event !== null && 'detail' in event ? 'detail.clusterId' : 'clusterId',
+        );
       }
     }
     return runProbe(d, target);

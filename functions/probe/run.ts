@@ -50,7 +50,8 @@ export async function runProbe(deps: ProbeDeps, target: ProbeTarget): Promise<Pr
   // A single-cluster request that could not be done is retried by the bus; a scheduled run is not (the
   // next tick probes again, and one unreachable cluster must not hide the others' results).
   const [only] = clusters;
-  if (target.scope === 'cluster' && only?.error) throw new Error(`probe of cluster ${target.clusterId} failed: ${only.error}`);
+  if (target.scope === 'cluster' && only?.error)
+    throw new Error(`probe of cluster ${target.clusterId} failed: ${only.error}`);
   return { clusters, counts };
 }
 
@@ -65,12 +66,23 @@ export async function probeCluster(deps: ProbeDeps, clusterId: string): Promise<
     const now = deps.clock();
     const nodePool = poolOf(spirit);
     const observation = observe(spirit, now);
-    const history = await leaderObservationsSince(deps.table, clusterId, nodePool, new Date(now.getTime() - HISTORY_MS), now);
+    const history = await leaderObservationsSince(
+      deps.table,
+      clusterId,
+      nodePool,
+      new Date(now.getTime() - HISTORY_MS),
+      now,
+    );
     const classification = classifyLeader([...history, observation], now, deps.thresholds);
     await recordLeaderProbe(deps.table, { clusterId, nodePool, observation, classification }, now, deps.retentionMs);
     pools.push({ nodePool, poolSpirit: spirit.metadata.name, ...classification });
     if (classification.state !== 'healthy') {
-      deps.logger.warn('leader election unhealthy', { clusterId, nodePool, state: classification.state, reason: classification.reason });
+      deps.logger.warn('leader election unhealthy', {
+        clusterId,
+        nodePool,
+        state: classification.state,
+        reason: classification.reason,
+      });
     }
   }
   deps.logger.info('cluster probed', { clusterId, pools: pools.length });
@@ -84,7 +96,9 @@ function poolOf(spirit: KubeObject): string {
 
 /** The agent's report, as an observation taken now. A missing report is an observation without holder. */
 function observe(spirit: KubeObject, now: Date): LeaderObservation {
-  const leader = (spirit.status as { leader?: { holder?: unknown; renewTime?: unknown; transitions?: unknown } } | undefined)?.leader;
+  const leader = (
+    spirit.status as { leader?: { holder?: unknown; renewTime?: unknown; transitions?: unknown } } | undefined
+  )?.leader;
   const observation: LeaderObservation = { observedAt: now.toISOString() };
   if (typeof leader?.holder === 'string' && leader.holder) observation.holder = leader.holder;
   if (typeof leader?.renewTime === 'string') observation.renewTime = leader.renewTime;

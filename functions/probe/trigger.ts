@@ -4,7 +4,12 @@
  */
 import * as z from '../../shared/zod.ts';
 import { eventEnvelopeSchema, EventValidationError, parseEvent } from '../../events/envelope.ts';
-import { LEADER_PROBE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE, SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../../events/source.ts';
+import {
+  LEADER_PROBE_REQUEST_DETAIL_TYPE,
+  RECONCILER_SOURCE,
+  SCHEDULED_EVENT_DETAIL_TYPE,
+  SCHEDULED_EVENT_SOURCE,
+} from '../../events/source.ts';
 
 /** `detail-type` of a request to probe one cluster's leader elections now. */
 export { LEADER_PROBE_REQUEST_DETAIL_TYPE };
@@ -45,7 +50,10 @@ export function parseProbeTrigger(raw: unknown): ProbeTarget {
   // envelope fields a direct invoke does not take.
   if (detailType !== undefined || looksLikeEnvelope(value)) {
     throw new EventValidationError([
-      { path: 'detail-type', message: `expected "${SCHEDULED_EVENT_DETAIL_TYPE}" or "${LEADER_PROBE_REQUEST_DETAIL_TYPE}", got ${JSON.stringify(detailType) ?? 'nothing'}` },
+      {
+        path: 'detail-type',
+        message: `expected "${SCHEDULED_EVENT_DETAIL_TYPE}" or "${LEADER_PROBE_REQUEST_DETAIL_TYPE}", got ${JSON.stringify(detailType) ?? 'nothing'}`,
+      },
     ]);
   }
   return { scope: 'cluster', clusterId: parseEvent(directSchema, value).clusterId };

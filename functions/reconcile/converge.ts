@@ -77,7 +77,8 @@ async function convergePool(deps: ReconcileDeps, client: ClusterClient, poolName
 
   const ensured = await ensurePoolSpirit(client, namespace, observed);
   if (ensured.kind === 'removed') return { outcome: 'not-edge', applied: ensured.applied };
-  if (ensured.kind === 'wait') return { outcome: 'requeued', requeueAfterMs: ensured.afterMs, requeueReason: ensured.why, applied: [] };
+  if (ensured.kind === 'wait')
+    return { outcome: 'requeued', requeueAfterMs: ensured.afterMs, requeueReason: ensured.why, applied: [] };
   const { poolSpirit } = ensured;
   const observedGeneration = poolSpirit.metadata.generation ?? 1;
 
@@ -92,7 +93,12 @@ async function convergePool(deps: ReconcileDeps, client: ClusterClient, poolName
     await writePoolSpiritStatus(deps, client, poolSpirit, desired);
     return { outcome: 'invalid', observedGeneration, applied: ensured.applied };
   }
-  await writePoolSpiritStatus(deps, client, poolSpirit, { kind: 'rendered', rendered: desired.rendered, live: desired.live, paused: spec.paused === true });
+  await writePoolSpiritStatus(deps, client, poolSpirit, {
+    kind: 'rendered',
+    rendered: desired.rendered,
+    live: desired.live,
+    paused: spec.paused === true,
+  });
   return {
     outcome: spec.paused ? 'paused' : 'unchanged',
     observedGeneration,

@@ -18,9 +18,15 @@ export { reconcileDeps } from './deps.ts';
 
 /** The handler, bound to the given dependencies (the local stack and tests call this). */
 /** Without a dead-letter sink (the CLI, tests) input that can never succeed is thrown, not returned. */
-export function createReconcileHandler(input: WithoutDeadLetters<ReconcileDeps | ReconcileDepsInput>): LambdaHandler<ReconcileResult>;
-export function createReconcileHandler(input: ReconcileDeps | ReconcileDepsInput | (() => ReconcileDeps)): LambdaHandler<ReconcileResult | TerminalResult>;
-export function createReconcileHandler(input: ReconcileDeps | ReconcileDepsInput | (() => ReconcileDeps)): LambdaHandler<ReconcileResult | TerminalResult> {
+export function createReconcileHandler(
+  input: WithoutDeadLetters<ReconcileDeps | ReconcileDepsInput>,
+): LambdaHandler<ReconcileResult>;
+export function createReconcileHandler(
+  input: ReconcileDeps | ReconcileDepsInput | (() => ReconcileDeps),
+): LambdaHandler<ReconcileResult | TerminalResult>;
+export function createReconcileHandler(
+  input: ReconcileDeps | ReconcileDepsInput | (() => ReconcileDeps),
+): LambdaHandler<ReconcileResult | TerminalResult> {
   let resolved: ReconcileDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : reconcileDeps(input));
   return observedHandler('reconcile', deps, async (d, event, context): Promise<ReconcileResult> => {

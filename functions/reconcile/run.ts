@@ -10,7 +10,17 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { StateTable } from '../../adapters/state-table/index.ts';
-import { beginReconcile, getItem, keys, LEASE_OWNER, LEASE_UNTIL, LeaseLostError, meteredTable, recordOutcome, sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import {
+  beginReconcile,
+  getItem,
+  keys,
+  LEASE_OWNER,
+  LEASE_UNTIL,
+  LeaseLostError,
+  meteredTable,
+  recordOutcome,
+  sanitizeErrorMessage,
+} from '../../adapters/state-table/index.ts';
 import type { BeginResult, ReconcileOutcome } from '../../adapters/state-table/index.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileTarget } from './trigger.ts';
@@ -45,12 +55,23 @@ export interface ReconcileResult {
   applied: string[];
 }
 
-export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, invocationId: string): Promise<ReconcileResult> {
+export async function reconcile(
+  deps: ReconcileDeps,
+  target: ReconcileTarget,
+  invocationId: string,
+): Promise<ReconcileResult> {
   const { logger, metrics } = deps;
   const metered = meteredTable(deps.table);
   const table: StateTable = metered.table;
   const key = { clusterId: target.clusterId, nodePool: target.nodePool };
-  const summary: ReconcileResult = { result: 'unchanged', ...key, passes: 0, clusterWrites: 0, tableWriteUnits: 0, applied: [] };
+  const summary: ReconcileResult = {
+    result: 'unchanged',
+    ...key,
+    passes: 0,
+    clusterWrites: 0,
+    tableWriteUnits: 0,
+    applied: [],
+  };
   const finish = (result: ReconcileResultKind): ReconcileResult => {
     summary.result = result;
     summary.tableWriteUnits = metered.writeUnits();
@@ -64,7 +85,10 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
   const registration = await deps.cluster(target.clusterId);
   if (!registration) throw unknownCluster(target.clusterId, 'detail.clusterId');
   // converge reads the registration again; it gets this one instead of a second GetItem.
-  const convergeDeps: ReconcileDeps = { ...deps, cluster: async (id) => (id === target.clusterId ? registration : deps.cluster(id)) };
+  const convergeDeps: ReconcileDeps = {
+    ...deps,
+    cluster: async (id) => (id === target.clusterId ? registration : deps.cluster(id)),
+  };
 
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const eventId = pass === 1 ? target.eventId : undefined;
@@ -79,7 +103,9 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
     if (begun.status === 'locked' && pass > 1) {
       // Our own event was served by pass 1. The invocation that took the pool since reads the cluster after
       // every ask we were serving; if it dies, its own event is not acknowledged either.
-      logger.info('another invocation took the pool for the next pass', { heldUntil: new Date(begun.heldUntil).toISOString() });
+      logger.info('another invocation took the pool for the next pass', {
+        heldUntil: new Date(begun.heldUntil).toISOString(),
+      });
       break;
     }
     if (begun.status === 'locked') {
@@ -88,13 +114,19 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
       // the notice is not acknowledged: it is requeued, and a redelivery finds the pool converged (a cheap,
       // read-only pass) or, once the lease has lapsed, takes over a dead holder's pool (docs/reconcile.md,
       // "Outcomes").
-      const afterMs = Math.min(Math.max(0, begun.heldUntil - deps.clock().getTime()) + LEASE_LAPSE_MARGIN_MS, LOCKED_RECHECK_MS);
+      const afterMs = Math.min(
+        Math.max(0, begun.heldUntil - deps.clock().getTime()) + LEASE_LAPSE_MARGIN_MS,
+        LOCKED_RECHECK_MS,
+      );
       logger.info('pool is being reconciled by another invocation; requeued', {
         heldUntil: new Date(begun.heldUntil).toISOString(),
         afterMs,
       });
       metrics.addMetric('LeaseContention', MetricUnit.Count, 1);
-      throw new RequeueError(`pool ${target.nodePool} is being reconciled by another invocation until ${new Date(begun.heldUntil).toISOString()}`, afterMs);
+      throw new RequeueError(
+        `pool ${target.nodePool} is being reconciled by another invocation until ${new Date(begun.heldUntil).toISOString()}`,
+        afterMs,
+      );
     }
     summary.passes = pass;
     const started = performance.now();
@@ -132,7 +164,9 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
     } catch (err) {
       if (!(err instanceof LeaseLostError)) throw err;
       // Our lease lapsed and a newer invocation holds it: its view of the pool wins, ours is dropped.
-      logger.warn('lease lost before the outcome was recorded; a newer invocation owns this pool', { token: begun.lease.token });
+      logger.warn('lease lost before the outcome was recorded; a newer invocation owns this pool', {
+        token: begun.lease.token,
+      });
       if (failure) throw failed(failure);
       return finish('superseded');
     }
@@ -140,10 +174,16 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
       const thrown = failed(failure);
       const outcome = outcomeOf(thrown);
       if (outcome === 'requeue') {
-        logger.info('not finished yet; requeued', { why: sanitizeErrorMessage(failure, 500), afterMs: (failure as RequeueError).afterMs });
+        logger.info('not finished yet; requeued', {
+          why: sanitizeErrorMessage(failure, 500),
+          afterMs: (failure as RequeueError).afterMs,
+        });
         metrics.addMetric('ReconcileRequeues', MetricUnit.Count, 1);
       } else if (outcome === 'retry') {
-        logger.error('reconcile failed', { error: sanitizeErrorMessage(failure, 500), durationMs: Math.round(durationMs) });
+        logger.error('reconcile failed', {
+          error: sanitizeErrorMessage(failure, 500),
+          durationMs: Math.round(durationMs),
+        });
         metrics.addMetric('ReconcileErrors', MetricUnit.Count, 1);
       }
       // A terminal error is logged once, by the handler that records its dead letter.
@@ -180,7 +220,13 @@ export async function reconcile(deps: ReconcileDeps, target: ReconcileTarget, in
  * its own pass instead of failing to a platform retry. At the deadline it tries once more (the same
  * conditional write that found the lease held, and it asks the holder for one more pass again).
  */
-async function awaitLease(deps: ReconcileDeps, table: StateTable, key: { clusterId: string; nodePool: string }, invocationId: string, eventId: string | undefined): Promise<BeginResult> {
+async function awaitLease(
+  deps: ReconcileDeps,
+  table: StateTable,
+  key: { clusterId: string; nodePool: string },
+  invocationId: string,
+  eventId: string | undefined,
+): Promise<BeginResult> {
   const deadline = performance.now() + deps.lockedWaitMs;
   for (;;) {
     const left = deadline - performance.now();
@@ -188,7 +234,8 @@ async function awaitLease(deps: ReconcileDeps, table: StateTable, key: { cluster
     await new Promise((resolve) => setTimeout(resolve, Math.min(LOCKED_POLL_MS, left)));
     const item = await getItem(table, keys.pool(key.clusterId, key.nodePool));
     const heldUntil = item?.[LEASE_UNTIL];
-    const held = item?.[LEASE_OWNER] !== undefined && typeof heldUntil === 'number' && heldUntil > deps.clock().getTime();
+    const held =
+      item?.[LEASE_OWNER] !== undefined && typeof heldUntil === 'number' && heldUntil > deps.clock().getTime();
     if (!held) return beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), eventId);
   }
 }

@@ -40,11 +40,19 @@ export function parseTrigger(raw: unknown): ReconcileTarget {
   const nodePool = notice.poolName ?? (notice.kind === 'NodePool' ? notice.name : undefined);
   if (!nodePool) {
     throw new EventValidationError([
-      { path: 'detail.poolName', message: `required for a ${notice.kind} change notice (names the NodePool to reconcile)` },
+      {
+        path: 'detail.poolName',
+        message: `required for a ${notice.kind} change notice (names the NodePool to reconcile)`,
+      },
     ]);
   }
   return keyable(
-    { clusterId: notice.clusterId, nodePool, eventId: event.id, reason: `change-notice:${notice.kind}:${notice.changeType}` },
+    {
+      clusterId: notice.clusterId,
+      nodePool,
+      eventId: event.id,
+      reason: `change-notice:${notice.kind}:${notice.changeType}`,
+    },
     notice.poolName !== undefined ? 'detail.poolName' : 'detail.name',
   );
 }
@@ -69,7 +77,11 @@ function keyable(target: ReconcileTarget, nodePoolPath: string): ReconcileTarget
   }
   const [first] = issues;
   if (first) {
-    throw new TerminalError({ kind: 'unkeyable-name', field: first.path, message: issues.map((i) => `${i.path}: ${i.message}`).join('; ') });
+    throw new TerminalError({
+      kind: 'unkeyable-name',
+      field: first.path,
+      message: issues.map((i) => `${i.path}: ${i.message}`).join('; '),
+    });
   }
   return target;
 }

@@ -7,17 +7,29 @@
  */
 import type { KubeObject } from '../../core/kube.ts';
 import { DEFAULT_PKI_POLICY } from '../../core/render/pki-spec.ts';
-import { compatLabels, COORDINATOR_PKI_FILES, ensureCoordinatorPki, type PoolCompatInput } from '../../core/yurt-coordinator/index.ts';
+import {
+  compatLabels,
+  COORDINATOR_PKI_FILES,
+  ensureCoordinatorPki,
+  type PoolCompatInput,
+} from '../../core/yurt-coordinator/index.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import type { ReconcileDeps } from './deps.ts';
 
 export const COORDINATOR_PKI_SECRET = 'poolspirit-yurt-coordinator-client';
 
 /** The render's compat input, and what was written to get it (the Secret, when issued or renewed). */
-export async function coordinatorCompatInput(deps: ReconcileDeps, client: ClusterClient, namespace: string): Promise<{ input: PoolCompatInput; applied: string[] }> {
+export async function coordinatorCompatInput(
+  deps: ReconcileDeps,
+  client: ClusterClient,
+  namespace: string,
+): Promise<{ input: PoolCompatInput; applied: string[] }> {
   const live = await client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: COORDINATOR_PKI_SECRET });
   const existing = Object.fromEntries(
-    Object.entries((live?.data ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+    Object.entries((live?.data ?? {}) as Record<string, string>).map(([k, v]) => [
+      k,
+      Buffer.from(v, 'base64').toString('utf8'),
+    ]),
   );
   const applied: string[] = [];
   const pki = await ensureCoordinatorPki(existing, deps.clock(), deps.keyFactory, DEFAULT_PKI_POLICY);

@@ -21,7 +21,10 @@ export interface RolloutClusterOps {
   readonly counters: { reads: number; writes: number; retries: number };
 }
 
-type PoolSpiritPage = { items?: (LivePoolSpirit & { metadata: { deletionTimestamp?: string } })[]; metadata?: { continue?: string } };
+type PoolSpiritPage = {
+  items?: (LivePoolSpirit & { metadata: { deletionTimestamp?: string } })[];
+  metadata?: { continue?: string };
+};
 
 export function rolloutClusterOps(target: ClusterTarget): RolloutClusterOps {
   const api = apiClientFor(target);
@@ -34,9 +37,14 @@ export function rolloutClusterOps(target: ClusterTarget): RolloutClusterOps {
       let cont: string | undefined;
       do {
         counters.reads++;
-        const page = await policy.execute(async ({ signal }) => api.transport.request<PoolSpiritPage>({
-          method: 'GET', path: await api.path({ apiVersion: API_VERSION, kind: KIND }), query: { limit: 500, continue: cont }, signal,
-        }));
+        const page = await policy.execute(async ({ signal }) =>
+          api.transport.request<PoolSpiritPage>({
+            method: 'GET',
+            path: await api.path({ apiVersion: API_VERSION, kind: KIND }),
+            query: { limit: 500, continue: cont },
+            signal,
+          }),
+        );
         // A PoolSpirit on its way out is not part of the rollout (its NodePool is gone).
         items.push(...(page.items ?? []).filter((i) => !i.metadata.deletionTimestamp));
         cont = page.metadata?.continue || undefined;
@@ -46,10 +54,16 @@ export function rolloutClusterOps(target: ClusterTarget): RolloutClusterOps {
     async applySpecFields(name, specFields) {
       counters.writes++;
       const body = { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: specFields };
-      return policy.execute(async ({ signal }) => api.transport.request<LivePoolSpirit>({
-        method: 'PATCH', path: await api.path({ apiVersion: API_VERSION, kind: KIND, name }),
-        query: { fieldManager: ROLLOUT_FIELD_MANAGER, force: true }, body, contentType: APPLY_PATCH, signal,
-      }));
+      return policy.execute(async ({ signal }) =>
+        api.transport.request<LivePoolSpirit>({
+          method: 'PATCH',
+          path: await api.path({ apiVersion: API_VERSION, kind: KIND, name }),
+          query: { fieldManager: ROLLOUT_FIELD_MANAGER, force: true },
+          body,
+          contentType: APPLY_PATCH,
+          signal,
+        }),
+      );
     },
   };
 }

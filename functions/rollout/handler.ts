@@ -41,7 +41,10 @@ export function parseRolloutInput(event: unknown): RolloutCommandDetail {
       return { command: 'tick' };
     }
     throw new EventValidationError([
-      { path: 'detail-type', message: `expected "${SCHEDULED_EVENT_DETAIL_TYPE}" (from ${SCHEDULED_EVENT_SOURCE}) or "${ROLLOUT_COMMAND_DETAIL_TYPE}", got ${JSON.stringify(e['detail-type']) ?? 'nothing'}` },
+      {
+        path: 'detail-type',
+        message: `expected "${SCHEDULED_EVENT_DETAIL_TYPE}" (from ${SCHEDULED_EVENT_SOURCE}) or "${ROLLOUT_COMMAND_DETAIL_TYPE}", got ${JSON.stringify(e['detail-type']) ?? 'nothing'}`,
+      },
     ]);
   }
   return parseEvent(rolloutCommandDetailSchema, event);
@@ -53,16 +56,30 @@ export type RolloutHandler = (event: unknown, context?: Context) => Promise<Roll
  * The handler bound to dependencies (the local stack, the CLI and tests call this). Without a dead-letter
  * sink (the CLI, tests) input that can never succeed is thrown, not returned.
  */
-export function createRolloutHandler(input: WithoutDeadLetters<RolloutDeps | RolloutDepsInput>): LambdaHandler<RolloutResult>;
-export function createRolloutHandler(input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps)): LambdaHandler<RolloutResult | TerminalResult>;
-export function createRolloutHandler(input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps)): LambdaHandler<RolloutResult | TerminalResult> {
+export function createRolloutHandler(
+  input: WithoutDeadLetters<RolloutDeps | RolloutDepsInput>,
+): LambdaHandler<RolloutResult>;
+export function createRolloutHandler(
+  input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps),
+): LambdaHandler<RolloutResult | TerminalResult>;
+export function createRolloutHandler(
+  input: RolloutDeps | RolloutDepsInput | (() => RolloutDeps),
+): LambdaHandler<RolloutResult | TerminalResult> {
   let resolved: RolloutDeps | undefined;
   const deps = () => (resolved ??= typeof input === 'function' ? input() : rolloutDeps(input));
-  return observedHandler('rollout', deps, async (d, event): Promise<RolloutResult> => {
-    const detail = parseRolloutInput(event);
-    d.logger.appendKeys({ rolloutCommand: detail.command, ...('rolloutId' in detail && detail.rolloutId ? { rolloutId: detail.rolloutId } : {}) });
-    return runRollout(d, detail);
-  }, rolloutTerminalReason);
+  return observedHandler(
+    'rollout',
+    deps,
+    async (d, event): Promise<RolloutResult> => {
+      const detail = parseRolloutInput(event);
+      d.logger.appendKeys({
+        rolloutCommand: detail.command,
+        ...('rolloutId' in detail && detail.rolloutId ? { rolloutId: detail.rolloutId } : {}),
+      });
+      return runRollout(d, detail);
+    },
+    rolloutTerminalReason,
+  );
 }
 
 /**
@@ -73,7 +90,8 @@ export function createRolloutHandler(input: RolloutDeps | RolloutDepsInput | (()
 export function rolloutTerminalReason(err: unknown, event: unknown): TerminalReason | undefined {
   const inDetail = typeof event === 'object' && event !== null && 'detail' in event;
   const at = (field: string) => (inDetail ? `detail.${field}` : field);
-  if (err instanceof RolloutSpecError) return { kind: 'invalid-event', field: at(`rollout.${err.field}`), message: err.message };
+  if (err instanceof RolloutSpecError)
+    return { kind: 'invalid-event', field: at(`rollout.${err.field}`), message: err.message };
   if (err instanceof RolloutCommandError) return { kind: 'conflict', field: at('command'), message: err.message };
   if (err instanceof RolloutNotFoundError) return { kind: 'not-found', field: at('rolloutId'), message: err.message };
   if (err instanceof RolloutExistsError) return { kind: 'conflict', field: at('rollout.id'), message: err.message };

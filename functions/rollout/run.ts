@@ -20,7 +20,13 @@ import {
   specMatchesPatch,
   specMatchesSnapshot,
 } from '../../core/rollout/index.ts';
-import type { ClusterObservation, ClusterPhase, RolloutAction, RolloutCommand, RolloutState } from '../../core/rollout/index.ts';
+import type {
+  ClusterObservation,
+  ClusterPhase,
+  RolloutAction,
+  RolloutCommand,
+  RolloutState,
+} from '../../core/rollout/index.ts';
 import {
   createRollout,
   listRollouts,
@@ -78,7 +84,13 @@ interface Invocation {
 
 function invocation(deps: RolloutDeps): Invocation {
   const metered = meteredTable(deps.table);
-  const meter = { get tableWriteUnits() { return metered.writeUnits(); }, clusterReads: 0, clusterWrites: 0 };
+  const meter = {
+    get tableWriteUnits() {
+      return metered.writeUnits();
+    },
+    clusterReads: 0,
+    clusterWrites: 0,
+  };
   const table: StateTable = metered.table;
   const opened = new Map<string, Promise<RolloutClusterOps>>();
   const open = async (clusterId: string): Promise<RolloutClusterOps> => {
@@ -110,7 +122,6 @@ function invocation(deps: RolloutDeps): Invocation {
   };
 }
 
-
 const errorText = (err: unknown) => sanitizeErrorMessage(err, 300);
 
 async function observeCluster(inv: Invocation, state: RolloutState, clusterId: string): Promise<ClusterObservation> {
@@ -123,7 +134,11 @@ async function observeCluster(inv: Invocation, state: RolloutState, clusterId: s
       rollingBack ? readClusterSnapshot(inv.table, state.id, clusterId) : Promise.resolve(undefined),
     ]);
     const observedAt = deps.clock().toISOString();
-    return { clusterId, observedAt, pools: items.map((i) => observePoolSpirit(i, state.spec.patch, snapshot?.[i.metadata.name])) };
+    return {
+      clusterId,
+      observedAt,
+      pools: items.map((i) => observePoolSpirit(i, state.spec.patch, snapshot?.[i.metadata.name])),
+    };
   } catch (err) {
     return { clusterId, observedAt: deps.clock().toISOString(), pools: [], error: errorText(err) };
   }
@@ -164,11 +179,18 @@ async function rollBack(inv: Invocation, state: RolloutState, clusterId: string)
 async function perform(inv: Invocation, state: RolloutState, actions: RolloutAction[]): Promise<ActionOutcome[]> {
   return mapLimited(actions, inv.deps.clusterConcurrency, async (action) => {
     try {
-      const poolsWritten = action.kind === 'apply-version' ? await applyVersion(inv, state, action.clusterId) : await rollBack(inv, state, action.clusterId);
+      const poolsWritten =
+        action.kind === 'apply-version'
+          ? await applyVersion(inv, state, action.clusterId)
+          : await rollBack(inv, state, action.clusterId);
       return { kind: action.kind, clusterId: action.clusterId, poolsWritten };
     } catch (err) {
       // Not fatal: the next tick re-issues the action; the progress deadline bounds how long it may fail.
-      inv.deps.logger.warn('rollout action failed; the next tick retries it', { action: action.kind, clusterId: action.clusterId, error: errorText(err) });
+      inv.deps.logger.warn('rollout action failed; the next tick retries it', {
+        action: action.kind,
+        clusterId: action.clusterId,
+        error: errorText(err),
+      });
       return { kind: action.kind, clusterId: action.clusterId, poolsWritten: 0, error: errorText(err) };
     }
   });
@@ -179,14 +201,20 @@ async function step(inv: Invocation, rolloutId: string, command?: RolloutCommand
   return (await stepWithState(inv, rolloutId, command)).summary;
 }
 
-async function stepWithState(inv: Invocation, rolloutId: string, command?: RolloutCommand): Promise<{ summary: RolloutSummary; state: RolloutState }> {
+async function stepWithState(
+  inv: Invocation,
+  rolloutId: string,
+  command?: RolloutCommand,
+): Promise<{ summary: RolloutSummary; state: RolloutState }> {
   const { deps } = inv;
   const out = await transitionRollout(inv.table, rolloutId, async (current) => {
     const now = deps.clock();
     let state = current;
     let changed = false;
     if (command) ({ state, changed } = applyCommand(current, command, now));
-    const observations = await mapLimited(clustersToObserve(state), deps.clusterConcurrency, (id) => observeCluster(inv, state, id));
+    const observations = await mapLimited(clustersToObserve(state), deps.clusterConcurrency, (id) =>
+      observeCluster(inv, state, id),
+    );
     const d = decide(state, observations, now);
     return { state: d.state, changed: changed || d.changed, result: d.actions };
   });
@@ -196,7 +224,14 @@ async function stepWithState(inv: Invocation, rolloutId: string, command?: Rollo
     const n = out.state.clusters.filter((c) => c.phase === p).length;
     if (n) clusters[p] = n;
   }
-  if (out.result.length) deps.logger.info('rollout step', { rolloutId, phase: out.state.phase, wave: out.state.wave, version: out.state.version, actions: out.result });
+  if (out.result.length)
+    deps.logger.info('rollout step', {
+      rolloutId,
+      phase: out.state.phase,
+      wave: out.state.wave,
+      version: out.state.version,
+      actions: out.result,
+    });
   const summary: RolloutSummary = {
     rolloutId,
     phase: out.state.phase,
@@ -211,12 +246,19 @@ async function stepWithState(inv: Invocation, rolloutId: string, command?: Rollo
   return { summary, state: out.state };
 }
 
-async function start(inv: Invocation, detail: Extract<RolloutCommandDetail, { command: 'start' }>): Promise<RolloutSummary> {
+async function start(
+  inv: Invocation,
+  detail: Extract<RolloutCommandDetail, { command: 'start' }>,
+): Promise<RolloutSummary> {
   const { deps } = inv;
   const now = deps.clock();
   const spec = parseRolloutSpec({ ...detail.rollout, id: detail.rollout.id ?? deps.newRolloutId(now) });
   const clusters = await deps.clusters(spec.selector);
-  const initial = newRolloutState(spec, clusters.map((c) => c.id), now);
+  const initial = newRolloutState(
+    spec,
+    clusters.map((c) => c.id),
+    now,
+  );
   try {
     await createRollout(inv.table, initial);
   } catch (err) {
@@ -251,7 +293,10 @@ export async function runRollout(deps: RolloutDeps, detail: RolloutCommandDetail
         try {
           const { summary, state } = await stepWithState(inv, entry.id);
           // An index entry left behind by a crash between the state write and the index write.
-          if (entry.phase !== undefined && (entry.phase !== state.phase || (entry.reason ?? '') !== (state.reason ?? ''))) {
+          if (
+            entry.phase !== undefined &&
+            (entry.phase !== state.phase || (entry.reason ?? '') !== (state.reason ?? ''))
+          ) {
             await updateRolloutIndex(inv.table, state);
           }
           rollouts.push(summary);

@@ -52,10 +52,16 @@ export interface DeadLetterMessage {
 export function deadLetterMessage(letter: TerminalDeadLetter): DeadLetterMessage {
   let body: string;
   try {
-    body = stringifyBounded(letter.event ?? null, { maxDepth: MAX_JSON_DEPTH + 1, maxBytes: MAX_DEAD_LETTER_BODY_BYTES });
+    body = stringifyBounded(letter.event ?? null, {
+      maxDepth: MAX_JSON_DEPTH + 1,
+      maxBytes: MAX_DEAD_LETTER_BODY_BYTES,
+    });
   } catch (err) {
     const why = err instanceof JsonLimitError ? err.message : 'not serialisable';
-    body = JSON.stringify({ ...envelopeScalars(letter.event), eventOmitted: `the event was not kept whole: it is ${why}` });
+    body = JSON.stringify({
+      ...envelopeScalars(letter.event),
+      eventOmitted: `the event was not kept whole: it is ${why}`,
+    });
   }
   const reason: TerminalReason = {
     kind: letter.reason.kind,

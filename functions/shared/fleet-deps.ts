@@ -35,7 +35,12 @@ export interface FleetFunctionDeps {
 }
 
 /** Defaults for the shared part; `component` names the Event source in clusters (the service by default). */
-export function fleetFunctionDeps(table: StateTable, serviceName: string, clock: () => Date, component = serviceName): Omit<FleetFunctionDeps, 'clock'> {
+export function fleetFunctionDeps(
+  table: StateTable,
+  serviceName: string,
+  clock: () => Date,
+  component = serviceName,
+): Omit<FleetFunctionDeps, 'clock'> {
   return {
     table,
     cluster: (id) => getCluster(table, id),
@@ -51,7 +56,11 @@ export function fleetFunctionDeps(table: StateTable, serviceName: string, clock:
  * The cloud wiring of the table, cluster access and dead letters: STATE_TABLE_NAME, DEAD_LETTER_QUEUE_URL;
  * credentials from the execution role only.
  */
-export function cloudTableFromEnvironment(env: NodeJS.ProcessEnv): { table: StateTable; clusterAccess: ClusterAccessResolver; deadLetters: DeadLetterSink } {
+export function cloudTableFromEnvironment(env: NodeJS.ProcessEnv): {
+  table: StateTable;
+  clusterAccess: ClusterAccessResolver;
+  deadLetters: DeadLetterSink;
+} {
   const tableName = env.STATE_TABLE_NAME;
   if (!tableName) throw new Error('STATE_TABLE_NAME is not set: expected the name of the state table');
   const dynamo = new DynamoDBClient({});
@@ -66,6 +75,7 @@ export function cloudTableFromEnvironment(env: NodeJS.ProcessEnv): { table: Stat
 /** The cloud wiring of follow-up events: EVENT_BUS_NAME names the bus reconcile/audit requests go to. */
 export function cloudEventsFromEnvironment(env: NodeJS.ProcessEnv) {
   const eventBusName = env.EVENT_BUS_NAME;
-  if (!eventBusName) throw new Error('EVENT_BUS_NAME is not set: expected the name of the event bus reconcile requests go to');
+  if (!eventBusName)
+    throw new Error('EVENT_BUS_NAME is not set: expected the name of the event bus reconcile requests go to');
   return { events: eventBridgePutEvents(new EventBridgeClient({})), eventBusName };
 }

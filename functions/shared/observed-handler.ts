@@ -66,12 +66,21 @@ async function withOutcomes<D extends ObservedDeps, R>(
     const terminal = terminalReasonOf(err) ?? terminalOf(err, event);
     if (!terminal) throw err;
     // The one line this input gets: retrying would only repeat it.
-    d.logger.error('input can never succeed; recorded as a dead letter, not retried', { terminal, deadLettered: d.deadLetters !== undefined });
+    d.logger.error('input can never succeed; recorded as a dead letter, not retried', {
+      terminal,
+      deadLettered: d.deadLetters !== undefined,
+    });
     d.metrics.addMetric('TerminalEvents', MetricUnit.Count, 1);
     if (!d.deadLetters) throw err;
     // If the queue cannot be reached this throws: the invocation fails and takes the retry path, whose
     // end is the same queue (Lambda's on-failure destination), so the event is not lost.
-    await d.deadLetters.send({ functionName, reason: terminal, event, attempts: 1, requestId: context.awsRequestId || undefined });
+    await d.deadLetters.send({
+      functionName,
+      reason: terminal,
+      event,
+      attempts: 1,
+      requestId: context.awsRequestId || undefined,
+    });
     return { result: 'terminal', terminal };
   }
 }

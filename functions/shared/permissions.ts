@@ -19,7 +19,16 @@
 
 export type FunctionName = 'reconcile' | 'audit' | 'cloudEvents' | 'rollout' | 'probe';
 
-export type DynamoDbAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'Scan' | 'BatchGetItem' | 'BatchWriteItem' | 'ConditionCheckItem';
+export type DynamoDbAction =
+  | 'GetItem'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'Query'
+  | 'Scan'
+  | 'BatchGetItem'
+  | 'BatchWriteItem'
+  | 'ConditionCheckItem';
 export type EventsAction = 'PutEvents';
 export type SecretsManagerAction = 'GetSecretValue';
 
@@ -81,7 +90,11 @@ export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermiss
 };
 
 /** Each permission as the IAM action string a policy statement carries (`dynamodb:GetItem`, ...). */
-export function iamActions(permissions: FunctionPermissions): { dynamodb: string[]; events: string[]; secretsmanager: string[] } {
+export function iamActions(permissions: FunctionPermissions): {
+  dynamodb: string[];
+  events: string[];
+  secretsmanager: string[];
+} {
   return {
     dynamodb: permissions.dynamodb.map((a) => `dynamodb:${a}`),
     events: permissions.events.map((a) => `events:${a}`),

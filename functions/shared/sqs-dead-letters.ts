@@ -41,7 +41,11 @@ export function sqsDeadLetterSink(options: SqsDeadLetterOptions): DeadLetterSink
   return {
     async send(letter: TerminalDeadLetter): Promise<void> {
       const message = deadLetterMessage(letter);
-      const body = JSON.stringify({ QueueUrl: options.queueUrl, MessageBody: message.body, MessageAttributes: message.attributes });
+      const body = JSON.stringify({
+        QueueUrl: options.queueUrl,
+        MessageBody: message.body,
+        MessageAttributes: message.attributes,
+      });
       const request = new HttpRequest({
         method: 'POST',
         protocol: url.protocol,
@@ -54,7 +58,12 @@ export function sqsDeadLetterSink(options: SqsDeadLetterOptions): DeadLetterSink
       const signed = await signer.sign(request);
       // fetch sets Host itself (from the URL, the value signed above).
       const { host: _host, ...headers } = signed.headers;
-      const res = await fetch(`${url.origin}/`, { method: 'POST', headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? 5_000) });
+      const res = await fetch(`${url.origin}/`, {
+        method: 'POST',
+        headers,
+        body,
+        signal: AbortSignal.timeout(options.timeoutMs ?? 5_000),
+      });
       if (res.ok) return;
       // The error's type and message only: the request (and so the event) is never echoed.
       const text = (await res.text()).slice(0, 4096);
@@ -73,6 +82,7 @@ export function sqsDeadLetterSink(options: SqsDeadLetterOptions): DeadLetterSink
 /** The function's own dead-letter queue (DEAD_LETTER_QUEUE_URL), written with the execution role's credentials. */
 export function cloudDeadLetters(env: NodeJS.ProcessEnv, credentials: AwsCredentialIdentityProvider): DeadLetterSink {
   const queueUrl = env.DEAD_LETTER_QUEUE_URL;
-  if (!queueUrl) throw new Error("DEAD_LETTER_QUEUE_URL is not set: expected the URL of the function's dead-letter queue");
+  if (!queueUrl)
+    throw new Error("DEAD_LETTER_QUEUE_URL is not set: expected the URL of the function's dead-letter queue");
   return sqsDeadLetterSink({ queueUrl, credentials, region: env.AWS_REGION });
 }

@@ -40,5 +40,9 @@ export function terminalReasonOf(err: unknown): TerminalReason | undefined {
 }
 
 export function unknownCluster(clusterId: string, field: string): TerminalError {
-  return new TerminalError({ kind: 'unknown-cluster', field, message: `cluster ${clusterId.slice(0, 253)} is not registered (see spiritctl clusters list)` });
+  return new TerminalError({
+    kind: 'unknown-cluster',
+    field,
+    message: `cluster ${clusterId.slice(0, 253)} is not registered (see spiritctl clusters list)`,
+  });
 }

@@ -14,7 +14,12 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(helpText(forwarderCommand));
       return 0;
     }
-    return (await forwarderCommand.run({ values: parsed.values as Record<string, unknown>, positionals: parsed.positionals })) ?? 0;
+    return (
+      (await forwarderCommand.run({
+        values: parsed.values as Record<string, unknown>,
+        positionals: parsed.positionals,
+      })) ?? 0
+    );
   } catch (err) {
     process.stderr.write(`forwarder: ${(err as Error).message}\n`);
     return err instanceof UsageError ? 2 : 1;

@@ -54,7 +54,10 @@ export class FakeClock implements Clock {
 
   /** When the earliest timer fires, or undefined when none is set. */
   nextTimerAt(): number | undefined {
-    return this.#timers.reduce<number | undefined>((min, t) => (min === undefined || t.at < min ? t.at : min), undefined);
+    return this.#timers.reduce<number | undefined>(
+      (min, t) => (min === undefined || t.at < min ? t.at : min),
+      undefined,
+    );
   }
 
   /**

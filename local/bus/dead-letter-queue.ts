@@ -38,12 +38,20 @@ export function queueUrlFor(endpoint: string, queueArn: string): string {
 const invalid = (message: string) => new SqsCallError('InvalidParameterValue', message);
 
 /** A SendMessage request to one of the rules' queues, as the dead letter to keep. */
-export function deadLetterFromSendMessage(request: Record<string, unknown>, rules: ResolvedRule[], now: number): { deadLetter: DeadLetter; response: Record<string, string> } {
+export function deadLetterFromSendMessage(
+  request: Record<string, unknown>,
+  rules: ResolvedRule[],
+  now: number,
+): { deadLetter: DeadLetter; response: Record<string, string> } {
   const { QueueUrl, MessageBody, MessageAttributes } = request;
   if (typeof QueueUrl !== 'string') throw invalid('QueueUrl is required');
   const name = QueueUrl.split('/').pop() ?? '';
   const queueRules = rules.filter((r) => r.deadLetterQueueArn?.split(':')[5] === name);
-  if (!name || queueRules.length === 0) throw new SqsCallError('AWS.SimpleQueueService.NonExistentQueue', `no rule has the dead-letter queue ${name || QueueUrl}`);
+  if (!name || queueRules.length === 0)
+    throw new SqsCallError(
+      'AWS.SimpleQueueService.NonExistentQueue',
+      `no rule has the dead-letter queue ${name || QueueUrl}`,
+    );
   if (typeof MessageBody !== 'string' || MessageBody.length === 0) throw invalid('MessageBody is required');
   const attribute = (key: string): string | undefined => {
     const value = (MessageAttributes as Record<string, { StringValue?: unknown }> | undefined)?.[key]?.StringValue;
@@ -56,7 +64,9 @@ export function deadLetterFromSendMessage(request: Record<string, unknown>, rule
   } catch (err) {
     throw invalid(`MessageBody is not the event as JSON: ${sanitizeError(err)}`);
   }
-  const busEvent = (typeof event === 'object' && event !== null && !Array.isArray(event) ? event : { detail: { input: event } }) as BusEvent;
+  const busEvent = (
+    typeof event === 'object' && event !== null && !Array.isArray(event) ? event : { detail: { input: event } }
+  ) as BusEvent;
   const target = attribute(ATTR.functionName);
   const candidates = queueRules.filter((r) => target === undefined || r.target === target);
   const rule = candidates.find((r) => r.compiled && matches(r.compiled, busEvent)) ?? candidates[0] ?? queueRules[0];
@@ -78,12 +88,16 @@ export function deadLetterFromSendMessage(request: Record<string, unknown>, rule
   };
   return {
     deadLetter,
-    response: { MessageId: randomUUID(), MD5OfMessageBody: createHash('md5').update(MessageBody, 'utf8').digest('hex') },
+    response: {
+      MessageId: randomUUID(),
+      MD5OfMessageBody: createHash('md5').update(MessageBody, 'utf8').digest('hex'),
+    },
   };
 }
 
 function terminalReasonOf(text: string | undefined): TerminalDeadLetterReason {
-  if (text === undefined) throw invalid(`MessageAttributes.${ATTR.terminalReason} is required: {kind, field?, message} as JSON`);
+  if (text === undefined)
+    throw invalid(`MessageAttributes.${ATTR.terminalReason} is required: {kind, field?, message} as JSON`);
   let value: unknown;
   try {
     value = parseBoundedJson(text, { maxDepth: 2, maxBytes: 4096 });
@@ -91,8 +105,14 @@ function terminalReasonOf(text: string | undefined): TerminalDeadLetterReason {
     throw invalid(`MessageAttributes.${ATTR.terminalReason} is not JSON`);
   }
   const { kind, field, message } = (value ?? {}) as Record<string, unknown>;
-  if (typeof kind !== 'string' || !TERMINAL_KIND_SET.has(kind)) throw invalid(`MessageAttributes.${ATTR.terminalReason}.kind: expected one of ${[...TERMINAL_KINDS].join(', ')}`);
+  if (typeof kind !== 'string' || !TERMINAL_KIND_SET.has(kind))
+    throw invalid(`MessageAttributes.${ATTR.terminalReason}.kind: expected one of ${[...TERMINAL_KINDS].join(', ')}`);
   if (typeof message !== 'string') throw invalid(`MessageAttributes.${ATTR.terminalReason}.message: expected a string`);
-  if (field !== undefined && typeof field !== 'string') throw invalid(`MessageAttributes.${ATTR.terminalReason}.field: expected a string`);
-  return { kind: kind as TerminalDeadLetterReason['kind'], ...(field !== undefined ? { field: sanitizeError(field) } : {}), message: sanitizeError(message) };
+  if (field !== undefined && typeof field !== 'string')
+    throw invalid(`MessageAttributes.${ATTR.terminalReason}.field: expected a string`);
+  return {
+    kind: kind as TerminalDeadLetterReason['kind'],
+    ...(field !== undefined ? { field: sanitizeError(field) } : {}),
+    message: sanitizeError(message),
+  };
 }

@@ -130,7 +130,12 @@ export class Dispatcher {
   }
 
   #idle(): boolean {
-    return this.#queue.length === 0 && this.#inFlight === 0 && this.#retryTimers.size === 0 && this.#reorderBuffer.length === 0;
+    return (
+      this.#queue.length === 0 &&
+      this.#inFlight === 0 &&
+      this.#retryTimers.size === 0 &&
+      this.#reorderBuffer.length === 0
+    );
   }
 
   #checkIdle(): void {
@@ -179,7 +184,10 @@ export class Dispatcher {
     }
     let handle: unknown;
     const timeout = new Promise<never>((_, reject) => {
-      handle = this.#opts.clock.setTimeout(() => reject(new Error(`target ${job.rule.target} timed out after ${timeoutMs} ms`)), timeoutMs);
+      handle = this.#opts.clock.setTimeout(
+        () => reject(new Error(`target ${job.rule.target} timed out after ${timeoutMs} ms`)),
+        timeoutMs,
+      );
     });
     try {
       await Promise.race([call, timeout]);
@@ -197,17 +205,38 @@ export class Dispatcher {
     const { clock, onActivity } = this.#opts;
     const retriesMade = job.attempts - 1;
     if (retriesMade >= job.rule.maximumRetryAttempts) {
-      onActivity({ type: 'attempt-failed', event: job.event, rule: job.rule.name, attempt: job.attempts, error, retryInMs: null });
+      onActivity({
+        type: 'attempt-failed',
+        event: job.event,
+        rule: job.rule.name,
+        attempt: job.attempts,
+        error,
+        retryInMs: null,
+      });
       this.#deadLetter(job, 'retries-exhausted', error);
       return;
     }
     const delay = Math.max(this.#backoff(job.attempts), requeueAfterMs ?? 0);
     if (clock.now() + delay - job.acceptedAt > job.rule.maximumEventAgeMs) {
-      onActivity({ type: 'attempt-failed', event: job.event, rule: job.rule.name, attempt: job.attempts, error, retryInMs: null });
+      onActivity({
+        type: 'attempt-failed',
+        event: job.event,
+        rule: job.rule.name,
+        attempt: job.attempts,
+        error,
+        retryInMs: null,
+      });
       this.#deadLetter(job, 'maximum-event-age-exceeded', error);
       return;
     }
-    onActivity({ type: 'attempt-failed', event: job.event, rule: job.rule.name, attempt: job.attempts, error, retryInMs: delay });
+    onActivity({
+      type: 'attempt-failed',
+      event: job.event,
+      rule: job.rule.name,
+      attempt: job.attempts,
+      error,
+      retryInMs: delay,
+    });
     if (this.#stopped) return;
     const handle = clock.setTimeout(() => {
       this.#retryTimers.delete(handle);
@@ -274,14 +303,23 @@ export function payloadFor(rule: Pick<ResolvedRule, 'input' | 'inputPath'>, even
   const copy = structuredClone(event);
   if (!rule.inputPath) return copy;
   let value: unknown = copy;
-  for (const key of rule.inputPath.replace(/^\$\.?/, '').split('.').filter(Boolean)) {
+  for (const key of rule.inputPath
+    .replace(/^\$\.?/, '')
+    .split('.')
+    .filter(Boolean)) {
     value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
   }
   return value;
 }
 
 /** The event EventBridge sends when a schedule rule fires. */
-export function scheduledEvent(rule: ResolvedRule, id: string, firedAt: number, account: string, region: string): BusEvent {
+export function scheduledEvent(
+  rule: ResolvedRule,
+  id: string,
+  firedAt: number,
+  account: string,
+  region: string,
+): BusEvent {
   return {
     version: '0',
     id,

@@ -34,7 +34,12 @@ export function storableDeadLetter(deadLetter: DeadLetter): { deadLetter: DeadLe
       account: str(e.account),
       time: str(e.time),
       region: str(e.region),
-      resources: Array.isArray(e.resources) ? e.resources.filter((r: unknown) => typeof r === 'string').slice(0, 100).map(str) : [],
+      resources: Array.isArray(e.resources)
+        ? e.resources
+            .filter((r: unknown) => typeof r === 'string')
+            .slice(0, 100)
+            .map(str)
+        : [],
       detail: {},
     };
     const kept: DeadLetter = {
@@ -44,7 +49,15 @@ export function storableDeadLetter(deadLetter: DeadLetter): { deadLetter: DeadLe
       target: str(deadLetter.target),
       deadLetterQueueArn: deadLetter.deadLetterQueueArn === null ? null : str(deadLetter.deadLetterQueueArn),
       reason: deadLetter.reason,
-      ...(deadLetter.terminal ? { terminal: { kind: deadLetter.terminal.kind, ...(deadLetter.terminal.field !== undefined ? { field: str(deadLetter.terminal.field) } : {}), message: str(deadLetter.terminal.message) } } : {}),
+      ...(deadLetter.terminal
+        ? {
+            terminal: {
+              kind: deadLetter.terminal.kind,
+              ...(deadLetter.terminal.field !== undefined ? { field: str(deadLetter.terminal.field) } : {}),
+              message: str(deadLetter.terminal.message),
+            },
+          }
+        : {}),
       error: str(deadLetter.error),
       attempts: typeof deadLetter.attempts === 'number' ? deadLetter.attempts : 0,
       firstAttemptAt: str(deadLetter.firstAttemptAt),

@@ -59,7 +59,13 @@ export interface CompiledPattern {
 type Json = unknown;
 
 const describe = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v)}`;
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'an array'
+      : typeof v === 'object'
+        ? 'an object'
+        : `${typeof v} ${JSON.stringify(v)}`;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,9 +74,30 @@ const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
 /** Operator names Event Ruler reserves; they cannot be field names inside `$or` alternatives. */
 const RESERVED_IN_OR = new Set([
-  'exactly', 'equals-ignore-case', 'prefix', 'suffix', 'anything-but', 'exists', 'wildcard', 'numeric', 'cidr',
-  '=', '<', '<=', '>', '>=', 'regex', 'not-wildcard', 'not-equals-ignore-case', 'date-after', 'date-on-or-after',
-  'date-before', 'date-on-or-before', 'in-date-range', 'ip-address-in-range', 'ip-address-not-in-range',
+  'exactly',
+  'equals-ignore-case',
+  'prefix',
+  'suffix',
+  'anything-but',
+  'exists',
+  'wildcard',
+  'numeric',
+  'cidr',
+  '=',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  'regex',
+  'not-wildcard',
+  'not-equals-ignore-case',
+  'date-after',
+  'date-on-or-after',
+  'date-before',
+  'date-on-or-before',
+  'in-date-range',
+  'ip-address-in-range',
+  'ip-address-not-in-range',
 ]);
 
 export function compileObject(obj: Json, path: string, insideOr = false): CompiledPattern {
@@ -104,13 +131,18 @@ function compileOr(value: Json, path: string): CompiledPattern[] {
     throw new InvalidPatternError(path, '$or must be an array of at least 2 pattern objects');
   }
   return value.map((alt, i) => {
-    if (!isPlainObject(alt)) throw new InvalidPatternError(`${path}[${i}]`, `each $or alternative must be a pattern object, got ${describe(alt)}`);
+    if (!isPlainObject(alt))
+      throw new InvalidPatternError(
+        `${path}[${i}]`,
+        `each $or alternative must be a pattern object, got ${describe(alt)}`,
+      );
     return compileObject(alt, `${path}[${i}]`, true);
   });
 }
 
 function compileLeaf(values: Json[], path: string): ValueMatcher[] {
-  if (values.length === 0) throw new InvalidPatternError(path, 'empty arrays are not allowed: give at least one value to match');
+  if (values.length === 0)
+    throw new InvalidPatternError(path, 'empty arrays are not allowed: give at least one value to match');
   return values.map((v, i) => compileValue(v, `${path}[${i}]`));
 }
 
@@ -132,7 +164,9 @@ function compileValue(v: Json, path: string): ValueMatcher {
   if (keys.length !== 1) {
     throw new InvalidPatternError(
       path,
-      keys.length === 0 ? 'empty match object: give one operator such as {"prefix": "..."}' : `a match object holds exactly one operator, got ${keys.map((k) => `"${k}"`).join(', ')}`,
+      keys.length === 0
+        ? 'empty match object: give one operator such as {"prefix": "..."}'
+        : `a match object holds exactly one operator, got ${keys.map((k) => `"${k}"`).join(', ')}`,
     );
   }
   const op = keys[0];
@@ -145,10 +179,14 @@ function compileValue(v: Json, path: string): ValueMatcher {
       if (isPlainObject(arg) && Object.keys(arg).length === 1 && typeof arg['equals-ignore-case'] === 'string') {
         return { op, value: arg['equals-ignore-case'] as string, ignoreCase: true };
       }
-      throw new InvalidPatternError(here, `${op} takes a string or {"equals-ignore-case": "<string>"}, got ${describe(arg)}`);
+      throw new InvalidPatternError(
+        here,
+        `${op} takes a string or {"equals-ignore-case": "<string>"}, got ${describe(arg)}`,
+      );
     }
     case 'equals-ignore-case':
-      if (typeof arg !== 'string') throw new InvalidPatternError(here, `equals-ignore-case takes a string, got ${describe(arg)}`);
+      if (typeof arg !== 'string')
+        throw new InvalidPatternError(here, `equals-ignore-case takes a string, got ${describe(arg)}`);
       return { op, value: arg };
     case 'wildcard': {
       if (typeof arg !== 'string') throw new InvalidPatternError(here, `wildcard takes a string, got ${describe(arg)}`);
@@ -157,13 +195,15 @@ function compileValue(v: Json, path: string): ValueMatcher {
     case 'numeric':
       return { op, ...compileNumeric(arg, here) };
     case 'cidr': {
-      if (typeof arg !== 'string') throw new InvalidPatternError(here, `cidr takes a string such as "10.0.0.0/24", got ${describe(arg)}`);
+      if (typeof arg !== 'string')
+        throw new InvalidPatternError(here, `cidr takes a string such as "10.0.0.0/24", got ${describe(arg)}`);
       const cidr = parseCidr(arg);
       if (typeof cidr === 'string') throw new InvalidPatternError(here, cidr);
       return { op, cidr };
     }
     case 'exists':
-      if (typeof arg !== 'boolean') throw new InvalidPatternError(here, `exists must be true or false, got ${describe(arg)}`);
+      if (typeof arg !== 'boolean')
+        throw new InvalidPatternError(here, `exists must be true or false, got ${describe(arg)}`);
       return { op, value: arg };
     case 'anything-but':
       return { op, but: compileAnythingBut(arg, here) };
@@ -185,9 +225,13 @@ const LOWER_OPS = new Set(['>', '>=']);
 const UPPER_OPS = new Set(['<', '<=']);
 
 function compileNumeric(arg: Json, path: string): { lower?: Bound; upper?: Bound } {
-  if (!Array.isArray(arg)) throw new InvalidPatternError(path, `numeric takes an array such as [">", 0, "<=", 5], got ${describe(arg)}`);
+  if (!Array.isArray(arg))
+    throw new InvalidPatternError(path, `numeric takes an array such as [">", 0, "<=", 5], got ${describe(arg)}`);
   if (arg.length !== 2 && arg.length !== 4) {
-    throw new InvalidPatternError(path, `numeric takes one or two (operator, number) pairs, got ${arg.length} elements`);
+    throw new InvalidPatternError(
+      path,
+      `numeric takes one or two (operator, number) pairs, got ${arg.length} elements`,
+    );
   }
   let lower: Bound | undefined;
   let upper: Bound | undefined;
@@ -195,21 +239,32 @@ function compileNumeric(arg: Json, path: string): { lower?: Bound; upper?: Bound
     const op = arg[i];
     const n = arg[i + 1];
     if (typeof op !== 'string' || !['=', '<', '<=', '>', '>='].includes(op)) {
-      throw new InvalidPatternError(`${path}[${i}]`, `unrecognized numeric operator ${describe(op)} (expected =, <, <=, > or >=)`);
+      throw new InvalidPatternError(
+        `${path}[${i}]`,
+        `unrecognized numeric operator ${describe(op)} (expected =, <, <=, > or >=)`,
+      );
     }
     if (typeof n !== 'number' || !Number.isFinite(n)) {
-      throw new InvalidPatternError(`${path}[${i + 1}]`, `the value after "${op}" must be a number, got ${describe(n)}`);
+      throw new InvalidPatternError(
+        `${path}[${i + 1}]`,
+        `the value after "${op}" must be a number, got ${describe(n)}`,
+      );
     }
     if (Math.abs(n) > NUMERIC_LIMIT) {
       throw new InvalidPatternError(`${path}[${i + 1}]`, `numeric values must be between -5.0e9 and 5.0e9, got ${n}`);
     }
     if (op === '=') {
-      if (arg.length !== 2) throw new InvalidPatternError(`${path}[${i}]`, '"=" cannot be combined with another numeric operator');
+      if (arg.length !== 2)
+        throw new InvalidPatternError(`${path}[${i}]`, '"=" cannot be combined with another numeric operator');
       return { lower: { value: n, inclusive: true }, upper: { value: n, inclusive: true } };
     }
     if (LOWER_OPS.has(op)) {
       if (lower) throw new InvalidPatternError(`${path}[${i}]`, 'only one lower bound (> or >=) is allowed');
-      if (upper) throw new InvalidPatternError(`${path}[${i}]`, 'a numeric range gives its lower bound (> or >=) first, then its upper bound (< or <=)');
+      if (upper)
+        throw new InvalidPatternError(
+          `${path}[${i}]`,
+          'a numeric range gives its lower bound (> or >=) first, then its upper bound (< or <=)',
+        );
       lower = { value: n, inclusive: op === '>=' };
     } else if (UPPER_OPS.has(op)) {
       if (upper) throw new InvalidPatternError(`${path}[${i}]`, 'only one upper bound (< or <=) is allowed');
@@ -217,7 +272,10 @@ function compileNumeric(arg: Json, path: string): { lower?: Bound; upper?: Bound
     }
   }
   if (lower && upper && !(lower.value < upper.value)) {
-    throw new InvalidPatternError(path, `the lower bound (${lower.value}) must be less than the upper bound (${upper.value})`);
+    throw new InvalidPatternError(
+      path,
+      `the lower bound (${lower.value}) must be less than the upper bound (${upper.value})`,
+    );
   }
   return { lower, upper };
 }
@@ -233,18 +291,27 @@ function compileAnythingBut(arg: Json, path: string): AnythingBut {
     const allStrings = arg.every((x) => typeof x === 'string');
     const allNumbers = arg.every((x) => typeof x === 'number' && Number.isFinite(x));
     if (!allStrings && !allNumbers) {
-      throw new InvalidPatternError(path, 'anything-but list must hold only strings or only numbers (no null, booleans, objects or a mix)');
+      throw new InvalidPatternError(
+        path,
+        'anything-but list must hold only strings or only numbers (no null, booleans, objects or a mix)',
+      );
     }
     return allStrings
       ? { kind: 'values', strings: new Set(arg as string[]), numbers: [] }
       : { kind: 'values', strings: new Set(), numbers: arg as number[] };
   }
   if (!isPlainObject(arg)) {
-    throw new InvalidPatternError(path, `anything-but takes a string, a number, a list of either, or one of {prefix}, {suffix}, {equals-ignore-case}, {wildcard}; got ${describe(arg)}`);
+    throw new InvalidPatternError(
+      path,
+      `anything-but takes a string, a number, a list of either, or one of {prefix}, {suffix}, {equals-ignore-case}, {wildcard}; got ${describe(arg)}`,
+    );
   }
   const keys = Object.keys(arg);
   if (keys.length !== 1) {
-    throw new InvalidPatternError(path, `anything-but takes exactly one operator, got ${keys.length === 0 ? 'none' : keys.map((k) => `"${k}"`).join(', ')}`);
+    throw new InvalidPatternError(
+      path,
+      `anything-but takes exactly one operator, got ${keys.length === 0 ? 'none' : keys.map((k) => `"${k}"`).join(', ')}`,
+    );
   }
   const op = keys[0];
   const inner = arg[op];
@@ -252,7 +319,10 @@ function compileAnythingBut(arg: Json, path: string): AnythingBut {
   const stringList = (what: string): string[] => {
     const list = typeof inner === 'string' ? [inner] : inner;
     if (!Array.isArray(list) || list.length === 0 || !list.every((x) => typeof x === 'string')) {
-      throw new InvalidPatternError(here, `anything-but ${what} takes a string or a non-empty list of strings, got ${describe(inner)}`);
+      throw new InvalidPatternError(
+        here,
+        `anything-but ${what} takes a string or a non-empty list of strings, got ${describe(inner)}`,
+      );
     }
     return list as string[];
   };
@@ -260,17 +330,23 @@ function compileAnythingBut(arg: Json, path: string): AnythingBut {
     case 'prefix':
     case 'suffix': {
       const values = stringList(op);
-      if (values.includes('')) throw new InvalidPatternError(here, `anything-but ${op} values must not be empty strings`);
+      if (values.includes(''))
+        throw new InvalidPatternError(here, `anything-but ${op} values must not be empty strings`);
       return { kind: op, values };
     }
     case 'equals-ignore-case':
       return { kind: op, values: stringList(op) };
     case 'wildcard':
-      return { kind: op, wildcards: stringList(op).map((s, i) => wildcardOrThrow(s, Array.isArray(inner) ? `${here}[${i}]` : here)) };
+      return {
+        kind: op,
+        wildcards: stringList(op).map((s, i) => wildcardOrThrow(s, Array.isArray(inner) ? `${here}[${i}]` : here)),
+      };
     default:
       throw new InvalidPatternError(
         here,
-        op === 'anything-but' ? 'anything-but cannot be nested' : `"${op}" is not supported inside anything-but (use prefix, suffix, equals-ignore-case or wildcard)`,
+        op === 'anything-but'
+          ? 'anything-but cannot be nested'
+          : `"${op}" is not supported inside anything-but (use prefix, suffix, equals-ignore-case or wildcard)`,
       );
   }
 }

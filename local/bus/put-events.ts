@@ -71,10 +71,16 @@ export function eventTime(ms: number): string {
  * 10, entries over 256 KB in total) fail the call; entry-level problems fail only that entry, reported
  * in its result slot with ErrorCode/ErrorMessage, and the rest are accepted.
  */
-export function handlePutEvents(body: unknown, ctx: PutEventsContext): { result: PutEventsResult; accepted: AcceptedEvent[] } {
+export function handlePutEvents(
+  body: unknown,
+  ctx: PutEventsContext,
+): { result: PutEventsResult; accepted: AcceptedEvent[] } {
   const entries = (body as { Entries?: unknown } | null)?.Entries;
   if (!Array.isArray(entries)) {
-    throw new PutEventsCallError('ValidationException', "1 validation error detected: Value null at 'entries' failed to satisfy constraint: Member must not be null");
+    throw new PutEventsCallError(
+      'ValidationException',
+      "1 validation error detected: Value null at 'entries' failed to satisfy constraint: Member must not be null",
+    );
   }
   if (entries.length < 1 || entries.length > MAX_ENTRIES_PER_CALL) {
     throw new PutEventsCallError(
@@ -84,7 +90,10 @@ export function handlePutEvents(body: unknown, ctx: PutEventsContext): { result:
   }
   const total = entries.reduce((sum: number, e) => sum + entrySize((e ?? {}) as PutEventsRequestEntry), 0);
   if (total > MAX_ENTRIES_SIZE_BYTES) {
-    throw new PutEventsCallError('ValidationException', `Total size of the entries in the request is over the limit (${total} > ${MAX_ENTRIES_SIZE_BYTES} bytes).`);
+    throw new PutEventsCallError(
+      'ValidationException',
+      `Total size of the entries in the request is over the limit (${total} > ${MAX_ENTRIES_SIZE_BYTES} bytes).`,
+    );
   }
   const results: PutEventsResultEntry[] = [];
   const accepted: AcceptedEvent[] = [];
@@ -105,11 +114,16 @@ function invalid(field: string, reason: string): { failure: EntryFailure } {
   return { failure: { code: 'InvalidArgument', message: `Parameter ${field} is not valid. Reason: ${reason}` } };
 }
 
-function acceptEntry(entry: PutEventsRequestEntry, index: number, ctx: PutEventsContext): { failure: EntryFailure } | { accepted: AcceptedEvent } {
+function acceptEntry(
+  entry: PutEventsRequestEntry,
+  index: number,
+  ctx: PutEventsContext,
+): { failure: EntryFailure } | { accepted: AcceptedEvent } {
   const required = ['Source', 'DetailType', 'Detail'] as const;
   for (const field of required) {
     const value = entry[field];
-    if (value === undefined || value === null || value === '') return invalid(field, `${field} is a required argument.`);
+    if (value === undefined || value === null || value === '')
+      return invalid(field, `${field} is a required argument.`);
     if (typeof value !== 'string') return invalid(field, `${field} must be a string.`);
   }
   let detail: unknown;
@@ -128,7 +142,12 @@ function acceptEntry(entry: PutEventsRequestEntry, index: number, ctx: PutEvents
   }
   const source = entry.Source as string;
   if (source.startsWith('aws.')) {
-    return { failure: { code: 'NotAuthorizedForSourceException', message: `Not authorized for the source ${source}: "aws." sources are reserved for AWS services.` } };
+    return {
+      failure: {
+        code: 'NotAuthorizedForSourceException',
+        message: `Not authorized for the source ${source}: "aws." sources are reserved for AWS services.`,
+      },
+    };
   }
   let resources: string[] = [];
   if (entry.Resources !== undefined && entry.Resources !== null) {
@@ -139,12 +158,18 @@ function acceptEntry(entry: PutEventsRequestEntry, index: number, ctx: PutEvents
   }
   let timeMs = ctx.now;
   if (entry.Time !== undefined && entry.Time !== null) {
-    const t = typeof entry.Time === 'number' ? entry.Time * 1000 : typeof entry.Time === 'string' ? Date.parse(entry.Time) : NaN;
+    const t =
+      typeof entry.Time === 'number'
+        ? entry.Time * 1000
+        : typeof entry.Time === 'string'
+          ? Date.parse(entry.Time)
+          : NaN;
     if (!Number.isFinite(t)) return invalid('Time', 'Time must be a timestamp.');
     timeMs = t;
   }
   const busRaw = entry.EventBusName;
-  if (busRaw !== undefined && busRaw !== null && typeof busRaw !== 'string') return invalid('EventBusName', 'EventBusName must be a string.');
+  if (busRaw !== undefined && busRaw !== null && typeof busRaw !== 'string')
+    return invalid('EventBusName', 'EventBusName must be a string.');
   const eventBus = busRaw ? busNameOf(busRaw) : DEFAULT_EVENT_BUS;
   if (!ctx.busExists(eventBus)) {
     return { failure: { code: 'ResourceNotFoundException', message: `Event bus ${eventBus} does not exist.` } };

@@ -4,7 +4,12 @@ import { compilePattern, InvalidPatternError } from './pattern.ts';
 import { busNameOf } from './put-events.ts';
 import { EVENT_AGE_MAX_SECONDS, EVENT_AGE_MIN_SECONDS, RETRY_ATTEMPTS_MAX } from './rules.ts';
 import { InvalidScheduleError, parseSchedule } from './schedule.ts';
-import { parseServerlessYaml, type ResolveOptions, UnresolvedVariableError, VariableResolver } from './serverless-config.ts';
+import {
+  parseServerlessYaml,
+  type ResolveOptions,
+  UnresolvedVariableError,
+  VariableResolver,
+} from './serverless-config.ts';
 import type { Rule } from './types.ts';
 
 /**
@@ -44,15 +49,21 @@ export function loadRules(serverlessYmlPath: string, options: ResolveOptions = {
   return rulesFromServerlessConfig(doc, options, serverlessYmlPath);
 }
 
-export function rulesFromServerlessConfig(doc: Record<string, unknown>, options: ResolveOptions = {}, file = 'serverless.yml'): Rule[] {
+export function rulesFromServerlessConfig(
+  doc: Record<string, unknown>,
+  options: ResolveOptions = {},
+  file = 'serverless.yml',
+): Rule[] {
   const vars = new VariableResolver(doc, options);
   const functions = doc.functions;
   if (functions === undefined) return [];
-  if (!isObject(functions)) throw new ServerlessRulesError(`${file}: functions`, 'must be a mapping of function name to definition');
+  if (!isObject(functions))
+    throw new ServerlessRulesError(`${file}: functions`, 'must be a mapping of function name to definition');
   const rules: Rule[] = [];
   for (const [fnName, fn] of Object.entries(functions)) {
     if (!isObject(fn) || fn.events === undefined) continue;
-    if (!Array.isArray(fn.events)) throw new ServerlessRulesError(`${file}: functions.${fnName}.events`, 'must be a list');
+    if (!Array.isArray(fn.events))
+      throw new ServerlessRulesError(`${file}: functions.${fnName}.events`, 'must be a list');
     fn.events.forEach((ev, i) => {
       const where = `${file}: functions.${fnName}.events[${i}]`;
       if (!isObject(ev)) return;
@@ -85,7 +96,8 @@ function eventBridgeRules(vars: VariableResolver, fnName: string, index: number,
     try {
       compilePattern(pattern);
     } catch (err) {
-      if (err instanceof InvalidPatternError) throw new ServerlessRulesError(`${where}.eventBridge.pattern`, `function ${fnName}: ${err.message}`);
+      if (err instanceof InvalidPatternError)
+        throw new ServerlessRulesError(`${where}.eventBridge.pattern`, `function ${fnName}: ${err.message}`);
       throw err;
     }
     rules.push({ name: ruleName(fnName, 'rule', index), eventBus, pattern, target: fnName, ...common });
@@ -93,10 +105,21 @@ function eventBridgeRules(vars: VariableResolver, fnName: string, index: number,
   if (eb.schedule !== undefined) {
     const expr = resolveOrFail(vars, eb.schedule, `${where}.eventBridge.schedule`);
     checkSchedule(expr, fnName, `${where}.eventBridge.schedule`);
-    if (eventBus !== DEFAULT_EVENT_BUS) throw new ServerlessRulesError(`${where}.eventBridge`, `a schedule can only be on the default bus, not ${eventBus}`);
-    rules.push({ name: ruleName(fnName, 'schedule', index), eventBus, schedule: expr as string, target: fnName, ...common });
+    if (eventBus !== DEFAULT_EVENT_BUS)
+      throw new ServerlessRulesError(
+        `${where}.eventBridge`,
+        `a schedule can only be on the default bus, not ${eventBus}`,
+      );
+    rules.push({
+      name: ruleName(fnName, 'schedule', index),
+      eventBus,
+      schedule: expr as string,
+      target: fnName,
+      ...common,
+    });
   }
-  if (rules.length === 0) throw new ServerlessRulesError(`${where}.eventBridge`, `function ${fnName}: needs a pattern or a schedule`);
+  if (rules.length === 0)
+    throw new ServerlessRulesError(`${where}.eventBridge`, `function ${fnName}: needs a pattern or a schedule`);
   return rules;
 }
 
@@ -104,7 +127,8 @@ function scheduleRules(vars: VariableResolver, fnName: string, index: number, ra
   const value = resolveOrFail(vars, raw, `${where}.schedule`);
   const settings = isObject(value) ? value : { rate: value };
   const rates = Array.isArray(settings.rate) ? settings.rate : [settings.rate];
-  if (rates.length === 0 || settings.rate === undefined) throw new ServerlessRulesError(`${where}.schedule`, `function ${fnName}: rate is required`);
+  if (rates.length === 0 || settings.rate === undefined)
+    throw new ServerlessRulesError(`${where}.schedule`, `function ${fnName}: rate is required`);
   const common = targetSettings(vars, settings, `${where}.schedule`);
   return rates.map((expr, n) => {
     checkSchedule(expr, fnName, `${where}.schedule.rate${rates.length > 1 ? `[${n}]` : ''}`);
@@ -119,11 +143,16 @@ function scheduleRules(vars: VariableResolver, fnName: string, index: number, ra
 }
 
 function checkSchedule(expr: unknown, fnName: string, where: string): void {
-  if (typeof expr !== 'string') throw new ServerlessRulesError(where, `function ${fnName}: a schedule is a string such as rate(5 minutes), got ${JSON.stringify(expr)}`);
+  if (typeof expr !== 'string')
+    throw new ServerlessRulesError(
+      where,
+      `function ${fnName}: a schedule is a string such as rate(5 minutes), got ${JSON.stringify(expr)}`,
+    );
   try {
     parseSchedule(expr);
   } catch (err) {
-    if (err instanceof InvalidScheduleError) throw new ServerlessRulesError(where, `function ${fnName}: ${err.message}`);
+    if (err instanceof InvalidScheduleError)
+      throw new ServerlessRulesError(where, `function ${fnName}: ${err.message}`);
     throw err;
   }
 }
@@ -141,7 +170,11 @@ function resolveEventBus(vars: VariableResolver, raw: unknown, where: string): s
   if (raw === undefined) return DEFAULT_EVENT_BUS;
   const resolved = resolveOrFail(vars, raw, where);
   const name = vars.cfnValue(resolved);
-  if (!name) throw new ServerlessRulesError(where, `cannot tell which event bus ${JSON.stringify(raw)} names (use a name, an ARN, or !Ref/!GetAtt of an AWS::Events::EventBus in resources)`);
+  if (!name)
+    throw new ServerlessRulesError(
+      where,
+      `cannot tell which event bus ${JSON.stringify(raw)} names (use a name, an ARN, or !Ref/!GetAtt of an AWS::Events::EventBus in resources)`,
+    );
   return busNameOf(name);
 }
 
@@ -153,11 +186,23 @@ function targetSettings(vars: VariableResolver, settings: Record<string, unknown
     if (!isObject(policy)) throw new ServerlessRulesError(`${where}.retryPolicy`, 'must be a mapping');
     const attempts = policy.maximumRetryAttempts;
     const age = policy.maximumEventAge;
-    if (attempts !== undefined && !(Number.isInteger(attempts) && (attempts as number) >= 0 && (attempts as number) <= RETRY_ATTEMPTS_MAX)) {
-      throw new ServerlessRulesError(`${where}.retryPolicy.maximumRetryAttempts`, `must be a whole number from 0 to ${RETRY_ATTEMPTS_MAX}, got ${JSON.stringify(attempts)}`);
+    if (
+      attempts !== undefined &&
+      !(Number.isInteger(attempts) && (attempts as number) >= 0 && (attempts as number) <= RETRY_ATTEMPTS_MAX)
+    ) {
+      throw new ServerlessRulesError(
+        `${where}.retryPolicy.maximumRetryAttempts`,
+        `must be a whole number from 0 to ${RETRY_ATTEMPTS_MAX}, got ${JSON.stringify(attempts)}`,
+      );
     }
-    if (age !== undefined && !(Number.isInteger(age) && (age as number) >= EVENT_AGE_MIN_SECONDS && (age as number) <= EVENT_AGE_MAX_SECONDS)) {
-      throw new ServerlessRulesError(`${where}.retryPolicy.maximumEventAge`, `must be a whole number of seconds from ${EVENT_AGE_MIN_SECONDS} to ${EVENT_AGE_MAX_SECONDS}, got ${JSON.stringify(age)}`);
+    if (
+      age !== undefined &&
+      !(Number.isInteger(age) && (age as number) >= EVENT_AGE_MIN_SECONDS && (age as number) <= EVENT_AGE_MAX_SECONDS)
+    ) {
+      throw new ServerlessRulesError(
+        `${where}.retryPolicy.maximumEventAge`,
+        `must be a whole number of seconds from ${EVENT_AGE_MIN_SECONDS} to ${EVENT_AGE_MAX_SECONDS}, got ${JSON.stringify(age)}`,
+      );
     }
     out.retryPolicy = {
       ...(attempts !== undefined ? { maximumRetryAttempts: attempts as number } : {}),
@@ -173,9 +218,13 @@ function targetSettings(vars: VariableResolver, settings: Record<string, unknown
     // CloudFormation takes Input as JSON text; Serverless stringifies mappings and passes strings through.
     out.input = typeof input === 'string' ? parseJsonOr(input) : input;
   }
-  if (settings.inputPath !== undefined) out.inputPath = resolveOrFail(vars, settings.inputPath, `${where}.inputPath`) as string;
+  if (settings.inputPath !== undefined)
+    out.inputPath = resolveOrFail(vars, settings.inputPath, `${where}.inputPath`) as string;
   if (settings.inputTransformer !== undefined) {
-    throw new ServerlessRulesError(`${where}.inputTransformer`, 'inputTransformer is not supported by the local bus; use input or inputPath');
+    throw new ServerlessRulesError(
+      `${where}.inputTransformer`,
+      'inputTransformer is not supported by the local bus; use input or inputPath',
+    );
   }
   if (settings.enabled !== undefined) out.enabled = resolveOrFail(vars, settings.enabled, `${where}.enabled`) !== false;
   return out;

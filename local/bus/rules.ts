@@ -38,7 +38,9 @@ export function resolveRules(rules: Rule[], targets: Record<string, TargetFn>): 
     seen.add(key);
     if (rule.pattern === undefined && rule.schedule === undefined) fail('needs an event pattern, a schedule, or both');
     if (typeof rule.target !== 'string' || !targets[rule.target]) {
-      fail(`target "${String(rule.target)}" is not one of the registered targets (${Object.keys(targets).join(', ') || 'none'})`);
+      fail(
+        `target "${String(rule.target)}" is not one of the registered targets (${Object.keys(targets).join(', ') || 'none'})`,
+      );
     }
     let compiled = null;
     if (rule.pattern !== undefined) {
@@ -51,7 +53,8 @@ export function resolveRules(rules: Rule[], targets: Record<string, TargetFn>): 
     }
     let schedule = null;
     if (rule.schedule !== undefined) {
-      if (eventBus !== DEFAULT_EVENT_BUS) fail(`schedule rules can only be on the default event bus, not "${eventBus}"`);
+      if (eventBus !== DEFAULT_EVENT_BUS)
+        fail(`schedule rules can only be on the default event bus, not "${eventBus}"`);
       try {
         schedule = parseSchedule(rule.schedule);
       } catch (err) {
@@ -61,12 +64,20 @@ export function resolveRules(rules: Rule[], targets: Record<string, TargetFn>): 
     }
     const policy = rule.retryPolicy ?? {};
     const attempts = policy.maximumRetryAttempts ?? RETRY_ATTEMPTS_MAX;
-    if (!wholeNumberIn(attempts, 0, RETRY_ATTEMPTS_MAX)) fail(`retryPolicy.maximumRetryAttempts must be a whole number from 0 to ${RETRY_ATTEMPTS_MAX}, got ${JSON.stringify(attempts)}`);
+    if (!wholeNumberIn(attempts, 0, RETRY_ATTEMPTS_MAX))
+      fail(
+        `retryPolicy.maximumRetryAttempts must be a whole number from 0 to ${RETRY_ATTEMPTS_MAX}, got ${JSON.stringify(attempts)}`,
+      );
     const age = policy.maximumEventAgeInSeconds ?? EVENT_AGE_MAX_SECONDS;
     if (!wholeNumberIn(age, EVENT_AGE_MIN_SECONDS, EVENT_AGE_MAX_SECONDS)) {
-      fail(`retryPolicy.maximumEventAgeInSeconds must be a whole number from ${EVENT_AGE_MIN_SECONDS} to ${EVENT_AGE_MAX_SECONDS}, got ${JSON.stringify(age)}`);
+      fail(
+        `retryPolicy.maximumEventAgeInSeconds must be a whole number from ${EVENT_AGE_MIN_SECONDS} to ${EVENT_AGE_MAX_SECONDS}, got ${JSON.stringify(age)}`,
+      );
     }
-    if (rule.inputPath !== undefined && (typeof rule.inputPath !== 'string' || !/^\$(\.[^.\s]+)*$/.test(rule.inputPath))) {
+    if (
+      rule.inputPath !== undefined &&
+      (typeof rule.inputPath !== 'string' || !/^\$(\.[^.\s]+)*$/.test(rule.inputPath))
+    ) {
       fail(`inputPath must be a simple JSON path such as $.detail, got ${JSON.stringify(rule.inputPath)}`);
     }
     if (rule.input !== undefined && rule.inputPath !== undefined) fail('input and inputPath cannot both be set');

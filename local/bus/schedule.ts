@@ -57,26 +57,39 @@ export function parseSchedule(expression: string): Schedule {
   if (typeof expression !== 'string') throw new InvalidScheduleError(String(expression), 'expected a string');
   const expr = expression.trim();
   const m = /^(rate|cron)\((.*)\)$/s.exec(expr);
-  if (!m) throw new InvalidScheduleError(expression, 'expected rate(value unit) or cron(minutes hours day-of-month month day-of-week year)');
+  if (!m)
+    throw new InvalidScheduleError(
+      expression,
+      'expected rate(value unit) or cron(minutes hours day-of-month month day-of-week year)',
+    );
   return m[1] === 'rate' ? parseRate(expression, m[2].trim()) : parseCron(expression, m[2].trim());
 }
 
 function parseRate(expression: string, body: string): RateSchedule {
   const m = /^(\d+)\s+(minute|minutes|hour|hours|day|days)$/.exec(body);
-  if (!m) throw new InvalidScheduleError(expression, 'rate takes a positive whole number and a unit: minute(s), hour(s) or day(s), e.g. rate(5 minutes)');
+  if (!m)
+    throw new InvalidScheduleError(
+      expression,
+      'rate takes a positive whole number and a unit: minute(s), hour(s) or day(s), e.g. rate(5 minutes)',
+    );
   const value = Number(m[1]);
   const unit = m[2];
   if (value < 1) throw new InvalidScheduleError(expression, 'the rate value must be at least 1');
   const singular = !unit.endsWith('s');
-  if (value === 1 && !singular) throw new InvalidScheduleError(expression, `a value of 1 takes the singular unit (rate(1 ${unit.slice(0, -1)}))`);
-  if (value > 1 && singular) throw new InvalidScheduleError(expression, `a value above 1 takes the plural unit (rate(${value} ${unit}s))`);
+  if (value === 1 && !singular)
+    throw new InvalidScheduleError(expression, `a value of 1 takes the singular unit (rate(1 ${unit.slice(0, -1)}))`);
+  if (value > 1 && singular)
+    throw new InvalidScheduleError(expression, `a value above 1 takes the plural unit (rate(${value} ${unit}s))`);
   return { kind: 'rate', expression, periodMs: value * UNIT_MS[singular ? unit : unit.slice(0, -1)] };
 }
 
 function parseCron(expression: string, body: string): CronSchedule {
   const fields = body.split(/\s+/);
   if (fields.length !== 6) {
-    throw new InvalidScheduleError(expression, `cron takes 6 fields (minutes hours day-of-month month day-of-week year), got ${fields.length}`);
+    throw new InvalidScheduleError(
+      expression,
+      `cron takes 6 fields (minutes hours day-of-month month day-of-week year), got ${fields.length}`,
+    );
   }
   const [min, hour, dom, month, dow, year] = fields;
   const fail = (reason: string): never => {
@@ -97,15 +110,32 @@ function parseCron(expression: string, body: string): CronSchedule {
   };
 }
 
-function parseNumber(text: string, field: string, min: number, max: number, names: string[], fail: (r: string) => never): number {
+function parseNumber(
+  text: string,
+  field: string,
+  min: number,
+  max: number,
+  names: string[],
+  fail: (r: string) => never,
+): number {
   const named = names.indexOf(text.toUpperCase());
   const n = named >= 0 ? named + 1 : /^\d+$/.test(text) ? Number(text) : NaN;
-  if (Number.isNaN(n)) fail(`${field}: "${text}" is not a number${names.length ? ` or a name (${names[0]}..${names[names.length - 1]})` : ''}`);
+  if (Number.isNaN(n))
+    fail(
+      `${field}: "${text}" is not a number${names.length ? ` or a name (${names[0]}..${names[names.length - 1]})` : ''}`,
+    );
   if (n < min || n > max) fail(`${field}: ${n} is outside ${min}-${max}`);
   return n;
 }
 
-function parseField(text: string, field: string, min: number, max: number, names: string[], fail: (r: string) => never): Set<number> {
+function parseField(
+  text: string,
+  field: string,
+  min: number,
+  max: number,
+  names: string[],
+  fail: (r: string) => never,
+): Set<number> {
   const out = new Set<number>();
   for (const item of text.split(',')) {
     if (item === '') fail(`${field}: empty list item`);
@@ -123,7 +153,8 @@ function parseField(text: string, field: string, min: number, max: number, names
     }
     let step = 1;
     if (stepText !== undefined) {
-      if (!/^\d+$/.test(stepText) || Number(stepText) < 1) fail(`${field}: step "${stepText}" must be a positive whole number`);
+      if (!/^\d+$/.test(stepText) || Number(stepText) < 1)
+        fail(`${field}: step "${stepText}" must be a positive whole number`);
       step = Number(stepText);
     }
     for (let n = from; n <= to; n += step) out.add(n);
@@ -138,7 +169,8 @@ function parseDayOfMonth(text: string, fail: (r: string) => never): DayOfMonth {
     const upper = item.toUpperCase();
     if (upper === 'L') result.last = true;
     else if (upper === 'LW') result.lastWeekday = true;
-    else if (/^\d+W$/.test(upper)) result.nearestWeekday.push(parseNumber(upper.slice(0, -1), 'day-of-month', 1, 31, [], fail));
+    else if (/^\d+W$/.test(upper))
+      result.nearestWeekday.push(parseNumber(upper.slice(0, -1), 'day-of-month', 1, 31, [], fail));
     else plain.push(item);
   }
   if (plain.length) result.days = parseField(plain.join(','), 'day-of-month', 1, 31, [], fail);
@@ -151,7 +183,8 @@ function parseDayOfWeek(text: string, fail: (r: string) => never): DayOfWeek {
   for (const item of text.split(',')) {
     const upper = item.toUpperCase();
     if (upper === 'L') result.days.add(7);
-    else if (/^.+L$/.test(upper)) result.lastOfMonth.push(parseNumber(upper.slice(0, -1), 'day-of-week', 1, 7, WEEKDAYS, fail));
+    else if (/^.+L$/.test(upper))
+      result.lastOfMonth.push(parseNumber(upper.slice(0, -1), 'day-of-week', 1, 7, WEEKDAYS, fail));
     else if (upper.includes('#')) {
       const [d, n] = upper.split('#');
       const day = parseNumber(d, 'day-of-week', 1, 7, WEEKDAYS, fail);

@@ -68,7 +68,10 @@ export interface LocalBus {
   /** Same validation and routing as the HTTP endpoint, without the HTTP hop. */
   putEvents(entries: PutEventsRequestEntry[], region?: string): PutEventsResult;
   /** Routes an already-formed event (e.g. an `aws.ec2` state change that PutEvents would refuse). */
-  injectEvent(event: Partial<BusEvent> & Pick<BusEvent, 'source' | 'detail-type' | 'detail'>, eventBus?: string): BusEvent;
+  injectEvent(
+    event: Partial<BusEvent> & Pick<BusEvent, 'source' | 'detail-type' | 'detail'>,
+    eventBus?: string,
+  ): BusEvent;
   deadLetters(): DeadLetter[];
   /**
    * URL of the dead-letter queue of `target`'s rules, served here as SQS SendMessage (a function records a
@@ -110,7 +113,14 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
   const buses = new Set([DEFAULT_EVENT_BUS, ...rules.map((r) => r.eventBus), ...(opts.eventBuses ?? [])]);
   const dlqFile = opts.stateDir ? dlqFilePath(opts.stateDir) : null;
   const deadLetters: DeadLetter[] = [];
-  const counts = { entriesReceived: 0, entriesAccepted: 0, entriesFailed: 0, eventsMatched: 0, eventsUnmatched: 0, scheduledEventsFired: 0 };
+  const counts = {
+    entriesReceived: 0,
+    entriesAccepted: 0,
+    entriesFailed: 0,
+    eventsMatched: 0,
+    eventsUnmatched: 0,
+    scheduledEventsFired: 0,
+  };
   const onActivity = opts.onActivity ?? (() => {});
   const usage = new BusUsageMeter();
   const reorderWindowMs = opts.injectReorder ? (opts.injectReorder === true ? 10 : opts.injectReorder.windowMs) : null;
@@ -135,13 +145,17 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
       try {
         appendDeadLetter(dlqFile, deadLetter);
       } catch (err) {
-        process.stderr.write(`local bus: could not write dead letter ${deadLetter.eventId} to ${dlqFile}: ${(err as Error).message}\n`);
+        process.stderr.write(
+          `local bus: could not write dead letter ${deadLetter.eventId} to ${dlqFile}: ${(err as Error).message}\n`,
+        );
       }
     },
   });
 
   function route(event: BusEvent, eventBus: string): void {
-    const matched = rules.filter((r) => r.enabled && r.compiled && r.eventBus === eventBus && matches(r.compiled, event));
+    const matched = rules.filter(
+      (r) => r.enabled && r.compiled && r.eventBus === eventBus && matches(r.compiled, event),
+    );
     usage.matched(matched.map((r) => r.target));
     if (matched.length) counts.eventsMatched++;
     else counts.eventsUnmatched++;
@@ -152,7 +166,13 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
   function putEvents(entries: PutEventsRequestEntry[] | unknown, region = defaultRegion): PutEventsResult {
     const { result, accepted } = handlePutEvents(
       { Entries: entries },
-      { now: clock.now(), account, region, busExists: (name) => buses.has(name), injectEntryFailure: opts.injectEntryFailure },
+      {
+        now: clock.now(),
+        account,
+        region,
+        busExists: (name) => buses.has(name),
+        injectEntryFailure: opts.injectEntryFailure,
+      },
     );
     usage.putEventsCall();
     result.Entries.forEach((r, i) => {
@@ -172,7 +192,10 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
     const next = nextFireTime(rule.schedule!, after);
     if (!next || stopped) return;
     const at = next.getTime();
-    scheduleTimers.set(rule.name, clock.setTimeout(() => fire(rule, at), at - clock.now()));
+    scheduleTimers.set(
+      rule.name,
+      clock.setTimeout(() => fire(rule, at), at - clock.now()),
+    );
   }
   function fire(rule: ResolvedRule, at: number): void {
     if (stopped) return;
@@ -200,7 +223,8 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
       parsed = value as Record<string, unknown>;
     } catch (err) {
-      if (err instanceof JsonLimitError && err.kind === 'too-deep') return sendError(res, 400, 'SerializationException', `request body is ${err.message}`);
+      if (err instanceof JsonLimitError && err.kind === 'too-deep')
+        return sendError(res, 400, 'SerializationException', `request body is ${err.message}`);
       return sendError(res, 400, 'SerializationException', 'request body is not a JSON object');
     }
     if (operation === 'AWSEvents.PutEvents') {
@@ -221,12 +245,19 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
         try {
           event = parseBoundedJson(Event, { maxDepth: MAX_JSON_DEPTH });
         } catch (err) {
-          if (err instanceof JsonLimitError && err.kind === 'too-deep') throw new PutEventsCallError('ValidationException', `Event is ${err.message}`);
+          if (err instanceof JsonLimitError && err.kind === 'too-deep')
+            throw new PutEventsCallError('ValidationException', `Event is ${err.message}`);
           throw new PutEventsCallError('InvalidEventPatternException', 'Event is not valid JSON');
         }
         return sendJson(res, 200, { Result: testEventPattern(EventPattern, event) });
       } catch (err) {
-        if (err instanceof InvalidPatternError) return sendError(res, 400, 'InvalidEventPatternException', `Event pattern is not valid. Reason: ${err.message}`);
+        if (err instanceof InvalidPatternError)
+          return sendError(
+            res,
+            400,
+            'InvalidEventPatternException',
+            `Event pattern is not valid. Reason: ${err.message}`,
+          );
         if (err instanceof PutEventsCallError) return sendError(res, err.status, err.type, err.message);
         throw err;
       }
@@ -241,7 +272,12 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
         throw err;
       }
     }
-    return sendError(res, 400, 'UnknownOperationException', `operation ${operation || '(no X-Amz-Target)'} is not supported by the local bus`);
+    return sendError(
+      res,
+      400,
+      'UnknownOperationException',
+      `operation ${operation || '(no X-Amz-Target)'} is not supported by the local bus`,
+    );
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -256,7 +292,10 @@ export async function startLocalBus(opts: LocalBusOptions): Promise<LocalBus> {
     putEvents: (entries, region) => putEvents(entries, region),
     injectEvent(partial, eventBus = DEFAULT_EVENT_BUS) {
       // The same depth bound as PutEvents' Detail (the envelope adds one level).
-      if (valueDepthExceeds(partial.detail, MAX_JSON_DEPTH)) throw new Error(`injectEvent: detail is nested deeper than ${MAX_JSON_DEPTH} levels (the limit is ${MAX_JSON_DEPTH})`);
+      if (valueDepthExceeds(partial.detail, MAX_JSON_DEPTH))
+        throw new Error(
+          `injectEvent: detail is nested deeper than ${MAX_JSON_DEPTH} levels (the limit is ${MAX_JSON_DEPTH})`,
+        );
       const event = anyEventEnvelopeSchema.parse({
         version: '0',
         id: randomUUID(),
@@ -321,7 +360,11 @@ async function readBody(req: IncomingMessage): Promise<string | null> {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': JSON_11, 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': randomUUID() });
+  res.writeHead(status, {
+    'content-type': JSON_11,
+    'content-length': Buffer.byteLength(text),
+    'x-amzn-requestid': randomUUID(),
+  });
   res.end(text);
 }
 

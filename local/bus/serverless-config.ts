@@ -6,7 +6,25 @@ import { parse, type Tags } from 'yaml';
  * aws, with fallbacks) and the CloudFormation references (`!Ref`, `!GetAtt`) that name buses and queues.
  */
 
-const CFN_FUNCTIONS = ['Ref', 'GetAtt', 'Sub', 'Join', 'Select', 'Split', 'If', 'Equals', 'Not', 'And', 'Or', 'FindInMap', 'ImportValue', 'Base64', 'GetAZs', 'Cidr', 'Condition'];
+const CFN_FUNCTIONS = [
+  'Ref',
+  'GetAtt',
+  'Sub',
+  'Join',
+  'Select',
+  'Split',
+  'If',
+  'Equals',
+  'Not',
+  'And',
+  'Or',
+  'FindInMap',
+  'ImportValue',
+  'Base64',
+  'GetAZs',
+  'Cidr',
+  'Condition',
+];
 
 const cfnTags: Tags = CFN_FUNCTIONS.flatMap((name) => {
   const key = name === 'Ref' || name === 'Condition' ? name : `Fn::${name}`;
@@ -19,7 +37,8 @@ const cfnTags: Tags = CFN_FUNCTIONS.flatMap((name) => {
 
 export function parseServerlessYaml(text: string): Record<string, unknown> {
   const doc = parse(text, { customTags: cfnTags });
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error('serverless.yml must be a YAML mapping');
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new Error('serverless.yml must be a YAML mapping');
   return doc as Record<string, unknown>;
 }
 
@@ -68,7 +87,8 @@ export class VariableResolver {
 
   #self(path: string): unknown {
     let value: unknown = this.root;
-    for (const key of path.split('.')) value = isObject(value) ? value[key] : Array.isArray(value) ? value[Number(key)] : undefined;
+    for (const key of path.split('.'))
+      value = isObject(value) ? value[key] : Array.isArray(value) ? value[Number(key)] : undefined;
     return value;
   }
 
@@ -137,8 +157,14 @@ export class VariableResolver {
         return (this.#opts.env ?? process.env)[address];
       case 'param': {
         const params = this.root.params;
-        const forStage = isObject(params) && isObject(params[this.stage]) ? (params[this.stage] as Record<string, unknown>)[address] : undefined;
-        const byDefault = isObject(params) && isObject(params.default) ? (params.default as Record<string, unknown>)[address] : undefined;
+        const forStage =
+          isObject(params) && isObject(params[this.stage])
+            ? (params[this.stage] as Record<string, unknown>)[address]
+            : undefined;
+        const byDefault =
+          isObject(params) && isObject(params.default)
+            ? (params.default as Record<string, unknown>)[address]
+            : undefined;
         return this.resolve(forStage ?? byDefault);
       }
       case 'aws':
@@ -158,14 +184,24 @@ export class VariableResolver {
     if (typeof value === 'string') return value;
     if (!isObject(value)) return undefined;
     const resources = this.#self('resources.Resources');
-    const resourceOf = (id: unknown) => (typeof id === 'string' && isObject(resources) && isObject(resources[id]) ? (resources[id] as Record<string, unknown>) : undefined);
+    const resourceOf = (id: unknown) =>
+      typeof id === 'string' && isObject(resources) && isObject(resources[id])
+        ? (resources[id] as Record<string, unknown>)
+        : undefined;
     const ref = value.Ref;
     const getAtt = value['Fn::GetAtt'];
-    const [id, attribute] = Array.isArray(getAtt) ? getAtt : typeof ref === 'string' ? [ref, 'Ref'] : [undefined, undefined];
+    const [id, attribute] = Array.isArray(getAtt)
+      ? getAtt
+      : typeof ref === 'string'
+        ? [ref, 'Ref']
+        : [undefined, undefined];
     const resource = resourceOf(id);
     if (!resource) return undefined;
     const props = isObject(resource.Properties) ? (this.resolve(resource.Properties) as Record<string, unknown>) : {};
-    const name = (typeof props.Name === 'string' && props.Name) || (typeof props.QueueName === 'string' && props.QueueName) || String(id);
+    const name =
+      (typeof props.Name === 'string' && props.Name) ||
+      (typeof props.QueueName === 'string' && props.QueueName) ||
+      String(id);
     switch (resource.Type) {
       case 'AWS::Events::EventBus':
         return attribute === 'Arn' ? `arn:aws:events:${this.region}:${this.accountId}:event-bus/${name}` : name;

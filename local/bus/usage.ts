@@ -26,7 +26,16 @@ export interface BusUsage {
 }
 
 export class BusUsageMeter {
-  private usage: BusUsage = { putEventsCalls: 0, entries: 0, billedEvents: 0, entryBytes: 0, entriesByType: {}, matchesByTarget: {}, scheduledByTarget: {}, sqsMessages: 0 };
+  private usage: BusUsage = {
+    putEventsCalls: 0,
+    entries: 0,
+    billedEvents: 0,
+    entryBytes: 0,
+    entriesByType: {},
+    matchesByTarget: {},
+    scheduledByTarget: {},
+    sqsMessages: 0,
+  };
 
   snapshot(): BusUsage {
     return structuredClone(this.usage);

@@ -5,11 +5,21 @@
  */
 import { join } from 'node:path';
 import { createEtcdAccess, type EtcdAccess } from '../../agent/adapters/etcd.ts';
-import { parsePoolSpiritSpec, renderPoolSpirit, webCryptoKeyFactory, type KubeObject, type NodePool } from '../../core/index.ts';
+import {
+  parsePoolSpiritSpec,
+  renderPoolSpirit,
+  webCryptoKeyFactory,
+  type KubeObject,
+  type NodePool,
+} from '../../core/index.ts';
 import { VOLUMES } from '../../core/render/containers.ts';
 import { certFile, keyFile, PKI_FILES } from '../../core/render/pki.ts';
 import { kubeHttpForTls } from '../../probe/capacity/kube-http.ts';
-import { withProfile, type PoolSpiritTarget, type PoolSpiritTargetOptions } from '../../probe/capacity/pool-spirit-target.ts';
+import {
+  withProfile,
+  type PoolSpiritTarget,
+  type PoolSpiritTargetOptions,
+} from '../../probe/capacity/pool-spirit-target.ts';
 import * as x509 from '../../shared/x509.ts';
 import { startRealControlPlane, type PodSpec, type RealControlPlane } from '../kubelet/process/real-control-plane.ts';
 
@@ -25,7 +35,11 @@ export async function startPoolSpiritTarget(o: PoolSpiritTargetOptions): Promise
   try {
     const agent = await rendered.secret(rendered.agentSecret);
     const decode = (key: string) => Buffer.from(agent[key] ?? missingKey(rendered.agentSecret, key), 'base64');
-    const api = kubeHttpForTls(plane.apiServerUrl, { ca: plane.caPem, cert: decode('agent.crt'), key: decode('agent.key') }, o.http);
+    const api = kubeHttpForTls(
+      plane.apiServerUrl,
+      { ca: plane.caPem, cert: decode('agent.crt'), key: decode('agent.key') },
+      o.http,
+    );
     const access = etcdAccessFor(plane);
     return {
       api,
@@ -74,7 +88,12 @@ async function renderProbePod() {
   if (!parsed.ok) throw new Error(`probe PoolSpirit spec: ${JSON.stringify(parsed.issues)}`);
   const keys = webCryptoKeyFactory();
   const now = new Date();
-  const nodePool: NodePool = { apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', metadata: { name: POOL, uid: `uid-np-${POOL}` }, spec: { type: 'Edge' } };
+  const nodePool: NodePool = {
+    apiVersion: 'apps.openyurt.io/v1beta2',
+    kind: 'NodePool',
+    metadata: { name: POOL, uid: `uid-np-${POOL}` },
+    spec: { type: 'Edge' },
+  };
   const out = await renderPoolSpirit({
     poolSpirit: { metadata: { name: POOL, uid: `uid-ps-${POOL}` }, spec: parsed.spec },
     nodePool,
@@ -82,10 +101,15 @@ async function renderProbePod() {
     now,
     keys,
   });
-  const deployment = out.objects.find((o) => o.kind === 'Deployment') as (KubeObject & { spec: { template: { spec: PodSpec } } }) | undefined;
+  const deployment = out.objects.find((o) => o.kind === 'Deployment') as
+    | (KubeObject & { spec: { template: { spec: PodSpec } } })
+    | undefined;
   if (!deployment) throw new Error('rendered PoolSpirit has no Deployment');
-  const secrets = new Map(out.objects.filter((o) => o.kind === 'Secret').map((s) => [s.metadata.name, (s as SecretObject).data ?? {}]));
-  const secret = async (name: string) => secrets.get(name) ?? Promise.reject(new Error(`rendered PoolSpirit has no Secret ${name}`));
+  const secrets = new Map(
+    out.objects.filter((o) => o.kind === 'Secret').map((s) => [s.metadata.name, (s as SecretObject).data ?? {}]),
+  );
+  const secret = async (name: string) =>
+    secrets.get(name) ?? Promise.reject(new Error(`rendered PoolSpirit has no Secret ${name}`));
   return { pod: deployment.spec.template.spec, secret, agentSecret: out.names.agentSecret };
 }
 
@@ -105,4 +129,3 @@ async function selfSignedCaPem(keys: ReturnType<typeof webCryptoKeyFactory>, now
   );
   return cert.toString('pem');
 }
-

@@ -14,7 +14,11 @@ const MAX_MESSAGE_BYTES = 512 * 1024 * 1024;
  * Errors go straight to the caller instead; kube clients retry on their own terms.
  */
 export function createEtcdClient(endpoints: readonly string[], what = 'etcd endpoints'): Etcd3 {
-  if (!Array.isArray(endpoints) || endpoints.length === 0 || endpoints.some((e) => typeof e !== 'string' || !/^https?:\/\/[^/]+/.test(e))) {
+  if (
+    !Array.isArray(endpoints) ||
+    endpoints.length === 0 ||
+    endpoints.some((e) => typeof e !== 'string' || !/^https?:\/\/[^/]+/.test(e))
+  ) {
     throw new TypeError(`${what} must be a non-empty list of http(s) URLs; got ${JSON.stringify(endpoints)}`);
   }
   return new Etcd3({

@@ -34,7 +34,10 @@ async function withClient<T>(endpoint: string, fn: (client: Etcd3) => Promise<T>
 
 export function etcdStatus(endpoint: string): Promise<EtcdStatus> {
   return withClient(endpoint, async (client) => {
-    const [status, alarms] = await Promise.all([client.maintenance.status(), client.maintenance.alarm({ action: 'Get' })]);
+    const [status, alarms] = await Promise.all([
+      client.maintenance.status(),
+      client.maintenance.alarm({ action: 'Get' }),
+    ]);
     return {
       version: status.version,
       dbSizeBytes: Number(status.dbSize),

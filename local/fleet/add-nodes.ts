@@ -9,7 +9,9 @@ type NamedList = { items?: Array<{ metadata?: { name?: string } }> };
 export class NoSuchPoolError extends Error {
   readonly pool: string;
   constructor(pool: string, existing: string[]) {
-    super(`there is no NodePool "${pool}"${existing.length ? ` (NodePools: ${existing.join(', ')})` : ' (the cluster has no NodePools)'}`);
+    super(
+      `there is no NodePool "${pool}"${existing.length ? ` (NodePools: ${existing.join(', ')})` : ' (the cluster has no NodePools)'}`,
+    );
     this.pool = pool;
     this.name = 'NoSuchPoolError';
   }
@@ -34,7 +36,10 @@ export async function addPoolNodes(kc: KubeConfig, pool: string, count: number):
     const node = edgeNode(name, pool);
     const stored = await api.createJson(node);
     // An API server that drops status on create (kube-apiserver keeps a Node's) still gets it set.
-    if (!nodeReady(stored)) await api.requestJson(HttpMethod.PUT, `/api/v1/nodes/${name}/status`, { body: { ...stored, status: node.status } });
+    if (!nodeReady(stored))
+      await api.requestJson(HttpMethod.PUT, `/api/v1/nodes/${name}/status`, {
+        body: { ...stored, status: node.status },
+      });
     created.push(name);
   }
   return created;

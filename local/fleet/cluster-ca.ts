@@ -29,7 +29,10 @@ export async function createClusterCa(now = new Date()): Promise<ClusterCa> {
     signingAlgorithm: ALGORITHM,
     extensions: [
       new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
     ],
   });
   return { certPem: cert.toString('pem'), keys };
@@ -37,7 +40,12 @@ export async function createClusterCa(now = new Date()): Promise<ClusterCa> {
 
 /** The CA in the shape the local PKI signs with (it signs with the key object; no key PEM is needed). */
 export function clusterAuthority(ca: ClusterCa): CertificateAuthority {
-  return { certPem: ca.certPem, keyPem: '', cert: new x509.X509Certificate(ca.certPem), privateKey: ca.keys.privateKey };
+  return {
+    certPem: ca.certPem,
+    keyPem: '',
+    cert: new x509.X509Certificate(ca.certPem),
+    privateKey: ca.keys.privateKey,
+  };
 }
 
 /**
@@ -63,7 +71,9 @@ export async function loadOrCreateClusterCa(dir: string): Promise<ClusterCa> {
     return ca;
   }
   const cert = new x509.X509Certificate(certPem);
-  const privateKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(keyPem), ALGORITHM, true, ['sign']);
+  const privateKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(keyPem), ALGORITHM, true, [
+    'sign',
+  ]);
   const publicKey = await cert.publicKey.export(ALGORITHM, ['verify'], webcrypto);
   return { certPem, keys: { privateKey, publicKey } };
 }

@@ -27,7 +27,8 @@ export async function startClusterStorage(
   const etcd = await startEtcd({ name: clusterId, dataDir: opts.etcdDataDir });
   let stopping = false;
   void etcd.exited.then((how) => {
-    if (!stopping) opts.log(`${clusterId} etcd exited (${how}); its API fails until the stack is restarted · log: ${etcd.logFile}`);
+    if (!stopping)
+      opts.log(`${clusterId} etcd exited (${how}); its API fails until the stack is restarted · log: ${etcd.logFile}`);
   });
   let storage: Storage;
   try {

@@ -36,43 +36,63 @@ export interface FleetContext {
  * and progress watch. Each part is pushed onto `parts` as it starts, so the caller can stop a cluster that
  * failed half-way.
  */
-export async function startFleetCluster(ctx: FleetContext, id: string, resumed: boolean, parts: (() => Promise<void>)[]): Promise<FleetCluster> {
+export async function startFleetCluster(
+  ctx: FleetContext,
+  id: string,
+  resumed: boolean,
+  parts: (() => Promise<void>)[],
+): Promise<FleetCluster> {
   const { opts, state, log, clusterCa, table, eventBridge, eventBusName, kubeletErrors } = ctx;
-  const host = opts.controlPlane === 'real' ? await startRealHost(ctx, id, parts) : await startLocalHost(ctx, id, parts);
+  const host =
+    opts.controlPlane === 'real' ? await startRealHost(ctx, id, parts) : await startLocalHost(ctx, id, parts);
   // A real control plane keeps nothing between runs (its etcd is in /dev/shm): it is always seeded anew.
   if (opts.controlPlane === 'real') resumed = false;
   const { kubeconfigPath, kubeConfig } = host;
   // A resumed cluster keeps what it had: pools deleted with kubectl before the crash stay deleted.
   await seedCluster(kubeConfig, resumed ? { pools: 0, nodesPerPool: 0, cloudPools: 0 } : opts, clusterCa.certPem);
   if (!resumed) await markSeeded(state, id);
-  await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: host.functionsKubeconfigPath }, labels: { environment: 'local' } }, new Date());
+  await registerCluster(
+    table,
+    { id, access: { kind: 'kubeconfig-file', path: host.functionsKubeconfigPath }, labels: { environment: 'local' } },
+    new Date(),
+  );
   const simulateLeader = opts.simulateLeader ?? true;
   // Sim mode only: process mode runs the real agent, which renews what it reports itself.
-  const leaderRenewals: SimLeaderRenewals | undefined = opts.kubelet !== 'process' && simulateLeader
-    ? new SimLeaderRenewals(kubeConfig, { podReady: (key): boolean => { const pod: Record<string, unknown> | undefined = kubelet.pods.get(key); return pod !== undefined && podReady(pod); }, everyMs: opts.leaderRenewMs, onError: (err) => kubeletErrors.report(id, err) })
-    : undefined;
+  const leaderRenewals: SimLeaderRenewals | undefined =
+    opts.kubelet !== 'process' && simulateLeader
+      ? new SimLeaderRenewals(kubeConfig, {
+          podReady: (key): boolean => {
+            const pod: Record<string, unknown> | undefined = kubelet.pods.get(key);
+            return pod !== undefined && podReady(pod);
+          },
+          everyMs: opts.leaderRenewMs,
+          onError: (err) => kubeletErrors.report(id, err),
+        })
+      : undefined;
   if (leaderRenewals) parts.push(async () => leaderRenewals.stop());
-  const kubelet: SimKubelet = opts.kubelet === 'process'
-    ? new ProcessKubelet({
-      kubeConfig,
-      controlPlane: host.kubeletControlPlane,
-      hostKubeconfigPath: host.agentKubeconfigPath,
-      readyDelayMs: opts.readyDelayMs ?? 100,
-      unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
-      // The agents' warnings go where the fleet logs, not to stdout (the live view owns it).
-      agentOptions: { logger: createLogger({ level: 'warn', base: { cluster: id }, write: log }) },
-      // No YurtHub runs here: a stand-in elects the leader through the real pool-spirit, as a node would.
-      leaderStandIn: simulateLeader ? { clusterCa: clusterAuthority(clusterCa) } : undefined,
-      onError: (err) => kubeletErrors.report(id, err),
-    })
-    : new SimKubelet({
-      kubeConfig,
-      controlPlane: host.kubeletControlPlane,
-      readyDelayMs: opts.readyDelayMs ?? 100,
-      unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
-      onPodReady: async (pod): Promise<void> => leaderRenewals?.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod),
-      onError: (err) => kubeletErrors.report(id, err),
-    });
+  const kubelet: SimKubelet =
+    opts.kubelet === 'process'
+      ? new ProcessKubelet({
+          kubeConfig,
+          controlPlane: host.kubeletControlPlane,
+          hostKubeconfigPath: host.agentKubeconfigPath,
+          readyDelayMs: opts.readyDelayMs ?? 100,
+          unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
+          // The agents' warnings go where the fleet logs, not to stdout (the live view owns it).
+          agentOptions: { logger: createLogger({ level: 'warn', base: { cluster: id }, write: log }) },
+          // No YurtHub runs here: a stand-in elects the leader through the real pool-spirit, as a node would.
+          leaderStandIn: simulateLeader ? { clusterCa: clusterAuthority(clusterCa) } : undefined,
+          onError: (err) => kubeletErrors.report(id, err),
+        })
+      : new SimKubelet({
+          kubeConfig,
+          controlPlane: host.kubeletControlPlane,
+          readyDelayMs: opts.readyDelayMs ?? 100,
+          unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
+          onPodReady: async (pod): Promise<void> =>
+            leaderRenewals?.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod),
+          onError: (err) => kubeletErrors.report(id, err),
+        });
   parts.push(async () => kubelet.stop());
   await kubelet.start();
   // Pods that were Ready before the restart never become Ready again: the sim agent reports them again, as a
@@ -85,15 +105,32 @@ export async function startFleetCluster(ctx: FleetContext, id: string, resumed: 
     bus: eventBridgePutEvents(eventBridge),
     eventBusName,
     namespace: PRODUCT_NAMESPACE,
-    ...(opts.forwarderCoalesceWindowMs !== undefined ? { sender: { coalesceWindowMs: opts.forwarderCoalesceWindowMs } } : {}),
+    ...(opts.forwarderCoalesceWindowMs !== undefined
+      ? { sender: { coalesceWindowMs: opts.forwarderCoalesceWindowMs } }
+      : {}),
   });
   forwarder.start();
   parts.push(async () => void (await forwarder.stop(2_000)));
   const progressTracker = new ClusterProgressTracker(kubeConfig);
   parts.push(async () => progressTracker.stop());
   await progressTracker.start();
-  log(`${id} ${resumed ? 'resumed' : 'serving'} at ${host.url} (${host.describe}) · kubectl --kubeconfig ${kubeconfigPath} get poolspirits`);
-  return { id, url: host.url, cluster: host.cluster, storage: host.storage, real: host.real, resumed, kubeconfigPath, kubeConfig, forwarder, kubelet, leaderRenewals, progressTracker };
+  log(
+    `${id} ${resumed ? 'resumed' : 'serving'} at ${host.url} (${host.describe}) · kubectl --kubeconfig ${kubeconfigPath} get poolspirits`,
+  );
+  return {
+    id,
+    url: host.url,
+    cluster: host.cluster,
+    storage: host.storage,
+    real: host.real,
+    resumed,
+    kubeconfigPath,
+    kubeConfig,
+    forwarder,
+    kubelet,
+    leaderRenewals,
+    progressTracker,
+  };
 }
 
 /** A cluster's control plane and the credentials each part of the fleet reaches it with. */
@@ -125,14 +162,26 @@ async function startLocalHost(ctx: FleetContext, id: string, parts: (() => Promi
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfigPath);
   return {
-    url: cluster.url, describe: `${ctx.store} store`, kubeconfigPath, kubeConfig, functionsKubeconfigPath: kubeconfigPath,
-    forwarderKubeConfig: kubeConfig, agentKubeconfigPath: kubeconfigPath, kubeletControlPlane: 'sim', cluster, storage,
+    url: cluster.url,
+    describe: `${ctx.store} store`,
+    kubeconfigPath,
+    kubeConfig,
+    functionsKubeconfigPath: kubeconfigPath,
+    forwarderKubeConfig: kubeConfig,
+    agentKubeconfigPath: kubeconfigPath,
+    kubeletControlPlane: 'sim',
+    cluster,
+    storage,
   };
 }
 
 /** The real control plane: the product installed from infra/cluster, each part as its own identity. */
 async function startRealHost(ctx: FleetContext, id: string, parts: (() => Promise<void>)[]): Promise<FleetHost> {
-  const host = await startRealFleetHost(id, { clusterCa: ctx.clusterCa, kubeconfigDir: ctx.state.kubeconfigDir, log: ctx.log });
+  const host = await startRealFleetHost(id, {
+    clusterCa: ctx.clusterCa,
+    kubeconfigDir: ctx.state.kubeconfigDir,
+    log: ctx.log,
+  });
   parts.push(() => host.cluster.stop());
   return {
     url: host.cluster.url,

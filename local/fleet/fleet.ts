@@ -137,7 +137,8 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   const started = Date.now();
   const log = opts.log ?? (() => undefined);
   const store = opts.store ?? 'memory';
-  if (opts.persist && store !== 'etcd') throw new Error("persist needs store 'etcd': a memory store keeps nothing to resume from");
+  if (opts.persist && store !== 'etcd')
+    throw new Error("persist needs store 'etcd': a memory store keeps nothing to resume from");
   const state = fleetStateDir(opts);
   await prepareStateDir(state);
 
@@ -182,23 +183,68 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     startedParts.push(() => bus.stop());
     // Input that can never succeed is dead-lettered by the function itself, into its queue on the bus.
     const deadLetters = (fn: string) => localDeadLetters(bus.deadLetterQueueUrl(fn));
-    const containerSettings = { dynamoEndpoint: dynamo.endpoint, tableName, deadLetterQueueUrl: bus.deadLetterQueueUrl('reconcile') };
-    const reconcileThreads = opts.functionThreads ? new WorkerContainerHost('reconcile', containerSettings, opts.functionThreads) : undefined;
+    const containerSettings = {
+      dynamoEndpoint: dynamo.endpoint,
+      tableName,
+      deadLetterQueueUrl: bus.deadLetterQueueUrl('reconcile'),
+    };
+    const reconcileThreads = opts.functionThreads
+      ? new WorkerContainerHost('reconcile', containerSettings, opts.functionThreads)
+      : undefined;
     if (reconcileThreads) startedParts.push(() => reconcileThreads.stop());
-    const reconcile = LocalFunction.perContainer(() => reconcileThreads?.newContainer() ?? CONTAINER_FACTORIES.reconcile(containerSettings), {
-      name: 'reconcile',
-      timeoutMs: opts.reconcileTimeoutMs ?? 60_000,
-      concurrency: opts.reconcileConcurrency ?? 20,
-    });
+    const reconcile = LocalFunction.perContainer(
+      () => reconcileThreads?.newContainer() ?? CONTAINER_FACTORIES.reconcile(containerSettings),
+      {
+        name: 'reconcile',
+        timeoutMs: opts.reconcileTimeoutMs ?? 60_000,
+        concurrency: opts.reconcileConcurrency ?? 20,
+      },
+    );
     // The functions' follow-up events go through the bus's PutEvents, as in the cloud.
-    const events = { putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries) };
-    const audit = LocalFunction.perContainer(() => createAuditHandler({ table, events, eventBusName, deadLetters: deadLetters('audit'), ...localObservability('pool-spirit-audit') }), { name: 'audit', timeoutMs: 300_000, concurrency: 10 });
-    const cloudEvents = LocalFunction.perContainer(() => createCloudEventsHandler({ table, events, eventBusName, deadLetters: deadLetters('cloudEvents'), ...localObservability('pool-spirit-cloud-events') }), { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 });
-    const rollout = LocalFunction.perContainer(() => createRolloutHandler({ table, deadLetters: deadLetters('rollout'), ...localObservability('pool-spirit-rollout') }), { name: 'rollout', timeoutMs: 300_000, concurrency: 2 });
-    const probe = LocalFunction.perContainer(() => createProbeHandler({ table, deadLetters: deadLetters('probe'), ...localObservability('pool-spirit-probe') }), { name: 'probe', timeoutMs: 120_000, concurrency: 4 });
+    const events = {
+      putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries),
+    };
+    const audit = LocalFunction.perContainer(
+      () =>
+        createAuditHandler({
+          table,
+          events,
+          eventBusName,
+          deadLetters: deadLetters('audit'),
+          ...localObservability('pool-spirit-audit'),
+        }),
+      { name: 'audit', timeoutMs: 300_000, concurrency: 10 },
+    );
+    const cloudEvents = LocalFunction.perContainer(
+      () =>
+        createCloudEventsHandler({
+          table,
+          events,
+          eventBusName,
+          deadLetters: deadLetters('cloudEvents'),
+          ...localObservability('pool-spirit-cloud-events'),
+        }),
+      { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 },
+    );
+    const rollout = LocalFunction.perContainer(
+      () =>
+        createRolloutHandler({
+          table,
+          deadLetters: deadLetters('rollout'),
+          ...localObservability('pool-spirit-rollout'),
+        }),
+      { name: 'rollout', timeoutMs: 300_000, concurrency: 2 },
+    );
+    const probe = LocalFunction.perContainer(
+      () =>
+        createProbeHandler({ table, deadLetters: deadLetters('probe'), ...localObservability('pool-spirit-probe') }),
+      { name: 'probe', timeoutMs: 120_000, concurrency: 4 },
+    );
     const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, ...LOCAL_AWS });
     startedParts.push(async () => eventBridge.destroy());
-    log(`bus ${bus.endpoint} · ${rules.length} rules from serverless.yml · dynalite ${dynamo.endpoint}${state.persistent ? ` (table kept in ${state.tableDir})` : ''}`);
+    log(
+      `bus ${bus.endpoint} · ${rules.length} rules from serverless.yml · dynalite ${dynamo.endpoint}${state.persistent ? ` (table kept in ${state.tableDir})` : ''}`,
+    );
 
     const clusters: FleetCluster[] = [];
     const kubeletErrors = firstErrorsOnly(log);
@@ -209,7 +255,12 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
       // This cluster's own parts, stopped in reverse if it fails before it joins the fleet.
       const parts: (() => Promise<void>)[] = [];
       try {
-        const entry = await startFleetCluster({ opts, store, state, log, clusterCa, table, eventBridge, eventBusName, kubeletErrors }, id, resumed, parts);
+        const entry = await startFleetCluster(
+          { opts, store, state, log, clusterCa, table, eventBridge, eventBusName, kubeletErrors },
+          id,
+          resumed,
+          parts,
+        );
         clusters.push(entry);
         return entry;
       } catch (err) {
@@ -223,13 +274,17 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     });
     // Ids are handed out in order, so the highest kept one says how many clusters the last run had.
     const count = Math.max(opts.clusters, ...kept.ids.map((id) => Number(id.slice('cluster-'.length))));
-    if (kept.seeded.size) log(`resuming ${kept.seeded.size} cluster(s) kept in ${state.dir}${count > kept.seeded.size ? `, starting ${count - kept.seeded.size} more` : ''}`);
+    if (kept.seeded.size)
+      log(
+        `resuming ${kept.seeded.size} cluster(s) kept in ${state.dir}${count > kept.seeded.size ? `, starting ${count - kept.seeded.size} more` : ''}`,
+      );
     for (let i = 0; i < count; i++) await addCluster();
     // After the forwarders are up: a lease kept from before a restart belongs to an invocation killed with it.
     const resumedIds = clusters.filter((c) => c.resumed).map((c) => c.id);
     if (resumedIds.length) {
       const requested = await requestHeldLeases(table, resumedIds, bus, eventBusName);
-      if (requested) log(`${requested} pool(s) kept with the lease of an invocation killed with the stack: reconcile requested`);
+      if (requested)
+        log(`${requested} pool(s) kept with the lease of an invocation killed with the stack: reconcile requested`);
     }
 
     const progress = async (): Promise<FleetProgress> => {
@@ -269,7 +324,9 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
           const done = p.clusters.every((c) => c.available === c.wanted && c.failing === 0);
           if (done) return p;
           if (Date.now() > deadline) {
-            const missing = p.clusters.filter((c) => c.available < c.wanted).map((c) => `${c.id} ${c.available}/${c.wanted}`);
+            const missing = p.clusters
+              .filter((c) => c.available < c.wanted)
+              .map((c) => `${c.id} ${c.available}/${c.wanted}`);
             throw new Error(`fleet not converged after ${timeoutMs} ms: ${missing.join(', ')}`);
           }
           await new Promise((r) => setTimeout(r, 250));
@@ -287,7 +344,10 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
           // are dropped, as a kill drops them; a resumed fleet's forwarders resync every pool anyway. Only the
           // attempts running now finish, while the clusters still serve.
           const { dropped, stillRunning } = await bus.stopDeliveries(STOP_GRACE_MS);
-          if (dropped || stillRunning) log(`stopping: ${dropped} bus deliver${dropped === 1 ? 'y' : 'ies'} not yet due dropped${stillRunning ? `, ${stillRunning} still running after ${STOP_GRACE_MS / 1000} s left behind` : ''}`);
+          if (dropped || stillRunning)
+            log(
+              `stopping: ${dropped} bus deliver${dropped === 1 ? 'y' : 'ies'} not yet due dropped${stillRunning ? `, ${stillRunning} still running after ${STOP_GRACE_MS / 1000} s left behind` : ''}`,
+            );
           await bus.stop();
           for (const c of clusters) await stopHost(c);
           eventBridge.destroy();
@@ -333,7 +393,8 @@ function firstErrorsOnly(log: (line: string) => void, perMessage = 3) {
       const message = (err as any)?.body?.message ?? err.message;
       const n = (seen.get(message) ?? 0) + 1;
       seen.set(message, n);
-      if (n <= perMessage) log(`${clusterId} kubelet: ${message}${n === perMessage ? ' (further repeats not shown)' : ''}`);
+      if (n <= perMessage)
+        log(`${clusterId} kubelet: ${message}${n === perMessage ? ' (further repeats not shown)' : ''}`);
     },
   };
 }

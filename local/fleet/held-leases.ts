@@ -19,7 +19,10 @@ import type { LocalBus } from '../bus/index.ts';
 const PUT_EVENTS_BATCH = 10;
 
 /** The (cluster, pool) keys whose lease is held in the table, for the given clusters. */
-export async function heldLeases(table: StateTable, clusterIds: string[]): Promise<{ clusterId: string; nodePool: string }[]> {
+export async function heldLeases(
+  table: StateTable,
+  clusterIds: string[],
+): Promise<{ clusterId: string; nodePool: string }[]> {
   const held: { clusterId: string; nodePool: string }[] = [];
   for (const clusterId of clusterIds) {
     const items = await queryAll(table, {
@@ -27,20 +30,38 @@ export async function heldLeases(table: StateTable, clusterIds: string[]): Promi
       ExpressionAttributeValues: { ':pk': keys.pool(clusterId, 'x').pk, ':prefix': prefixes.pools },
     });
     for (const item of items) {
-      if (item[LEASE_OWNER] !== undefined) held.push({ clusterId, nodePool: String(item[SORT_KEY]).slice(POOL_PREFIX.length) });
+      if (item[LEASE_OWNER] !== undefined)
+        held.push({ clusterId, nodePool: String(item[SORT_KEY]).slice(POOL_PREFIX.length) });
     }
   }
   return held;
 }
 
 /** Puts one Reconcile Request per held lease of the given (resumed) clusters; returns how many. */
-export async function requestHeldLeases(table: StateTable, clusterIds: string[], bus: Pick<LocalBus, 'putEvents'>, eventBusName: string): Promise<number> {
+export async function requestHeldLeases(
+  table: StateTable,
+  clusterIds: string[],
+  bus: Pick<LocalBus, 'putEvents'>,
+  eventBusName: string,
+): Promise<number> {
   const held = await heldLeases(table, clusterIds);
   for (let i = 0; i < held.length; i += PUT_EVENTS_BATCH) {
-    bus.putEvents(held.slice(i, i + PUT_EVENTS_BATCH).map(({ clusterId, nodePool }) => {
-      const detail: ReconcileRequest = { clusterId, nodePool, reason: 'lease left by an invocation killed with the stack', requestedBy: 'local-stack' };
-      return { Source: RECONCILER_SOURCE, DetailType: RECONCILE_REQUEST_DETAIL_TYPE, EventBusName: eventBusName, Detail: JSON.stringify(detail) };
-    }));
+    bus.putEvents(
+      held.slice(i, i + PUT_EVENTS_BATCH).map(({ clusterId, nodePool }) => {
+        const detail: ReconcileRequest = {
+          clusterId,
+          nodePool,
+          reason: 'lease left by an invocation killed with the stack',
+          requestedBy: 'local-stack',
+        };
+        return {
+          Source: RECONCILER_SOURCE,
+          DetailType: RECONCILE_REQUEST_DETAIL_TYPE,
+          EventBusName: eventBusName,
+          Detail: JSON.stringify(detail),
+        };
+      }),
+    );
   }
   return held.length;
 }

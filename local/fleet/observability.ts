@@ -8,7 +8,10 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
  * it was: other code in the same process (tests) must see its own settings.
  */
 export function localObservability(serviceName: string): { logger: Logger; metrics: Metrics } {
-  const logger = new Logger({ serviceName, logLevel: (process.env.POWERTOOLS_LOG_LEVEL as 'ERROR' | undefined) ?? 'ERROR' });
+  const logger = new Logger({
+    serviceName,
+    logLevel: (process.env.POWERTOOLS_LOG_LEVEL as 'ERROR' | undefined) ?? 'ERROR',
+  });
   const previous = process.env.POWERTOOLS_METRICS_DISABLED;
   // Powertools reads the switch from the environment only, once, when the instance is built.
   process.env.POWERTOOLS_METRICS_DISABLED = process.env.PS_LOCAL_METRICS === 'true' ? 'false' : 'true';

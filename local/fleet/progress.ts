@@ -35,12 +35,18 @@ export function totals(p: FleetProgress) {
 export function renderProgress(p: FleetProgress, maxClusterLines = 12): string[] {
   const lines: string[] = [];
   const width = Math.max(7, ...p.clusters.map((c) => c.id.length));
-  const shown = p.clusters.length > maxClusterLines ? p.clusters.filter((c) => c.available < c.wanted).slice(0, maxClusterLines) : p.clusters;
+  const shown =
+    p.clusters.length > maxClusterLines
+      ? p.clusters.filter((c) => c.available < c.wanted).slice(0, maxClusterLines)
+      : p.clusters;
   for (const c of shown) {
     const fail = c.failing ? `  ${c.failing} failing` : '';
-    lines.push(`${c.id.padEnd(width)}  ${bar(c.available, c.wanted)}  ${String(c.available).padStart(3)}/${c.wanted} available${fail}`);
+    lines.push(
+      `${c.id.padEnd(width)}  ${bar(c.available, c.wanted)}  ${String(c.available).padStart(3)}/${c.wanted} available${fail}`,
+    );
   }
-  if (shown.length < p.clusters.length) lines.push(`… ${p.clusters.length - shown.length} more clusters${shown.length ? '' : ', all converged'}`);
+  if (shown.length < p.clusters.length)
+    lines.push(`… ${p.clusters.length - shown.length} more clusters${shown.length ? '' : ', all converged'}`);
   const t = totals(p);
   lines.push(
     `${'fleet'.padEnd(width)}  ${bar(t.available, t.wanted)}  ${t.available}/${t.wanted} pools available in ${p.clusters.length} clusters · ` +

@@ -23,26 +23,49 @@ export const NODEPOOL_LABEL = 'apps.openyurt.io/nodepool';
 /** Reads every YAML document of a file under infra/. */
 export async function infraManifests(relative: string): Promise<KubernetesObject[]> {
   const text = await readFile(join(root, 'infra', relative), 'utf8');
-  return parseAllDocuments(text).map((d) => d.toJS()).filter(Boolean);
+  return parseAllDocuments(text)
+    .map((d) => d.toJS())
+    .filter(Boolean);
 }
 
 export function nodePool(name: string, type: 'Edge' | 'Cloud'): KubernetesObject & { spec: object } {
   return { apiVersion: 'apps.openyurt.io/v1beta1', kind: 'NodePool', metadata: { name }, spec: { type } };
 }
 
-export function edgeNode(name: string, pool: string, ready = true): KubernetesObject & { spec: object; status: object } {
+export function edgeNode(
+  name: string,
+  pool: string,
+  ready = true,
+): KubernetesObject & { spec: object; status: object } {
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name, labels: { [NODEPOOL_LABEL]: pool, 'kubernetes.io/hostname': name, 'node-role.kubernetes.io/edge': '' } },
+    metadata: {
+      name,
+      labels: { [NODEPOOL_LABEL]: pool, 'kubernetes.io/hostname': name, 'node-role.kubernetes.io/edge': '' },
+    },
     spec: { providerID: `local://${name}` },
     status: {
-      conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'KubeletReady' : 'KubeletNotReady', lastTransitionTime: new Date().toISOString() }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: ready ? 'True' : 'False',
+          reason: ready ? 'KubeletReady' : 'KubeletNotReady',
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
       // What a kubelet reports when it registers (every field, as a real node has them).
       nodeInfo: {
-        architecture: 'amd64', bootID: `${name}-boot`, containerRuntimeVersion: 'containerd://1.7.0', kernelVersion: '6.1.0',
-        kubeProxyVersion: 'v1.32.0', kubeletVersion: 'v1.32.0', machineID: `${name}-machine`, operatingSystem: 'linux',
-        osImage: 'Debian GNU/Linux 12 (bookworm)', systemUUID: `${name}-uuid`,
+        architecture: 'amd64',
+        bootID: `${name}-boot`,
+        containerRuntimeVersion: 'containerd://1.7.0',
+        kernelVersion: '6.1.0',
+        kubeProxyVersion: 'v1.32.0',
+        kubeletVersion: 'v1.32.0',
+        machineID: `${name}-machine`,
+        operatingSystem: 'linux',
+        osImage: 'Debian GNU/Linux 12 (bookworm)',
+        systemUUID: `${name}-uuid`,
       },
     },
   };
@@ -68,7 +91,10 @@ export async function createIfMissing(api: RawObjectApi, obj: KubernetesObject):
  */
 export async function seedCluster(kc: KubeConfig, shape: FleetShape, clusterCaPem: string): Promise<void> {
   const api = RawObjectApi.fromKubeConfig(kc);
-  for (const crd of [...(await infraManifests('crds/nodepool.yaml')), ...(await infraManifests('crds/poolspirit.yaml'))]) {
+  for (const crd of [
+    ...(await infraManifests('crds/nodepool.yaml')),
+    ...(await infraManifests('crds/poolspirit.yaml')),
+  ]) {
     await createIfMissing(api, crd);
   }
   await waitForCrds(kc, ['nodepools.apps.openyurt.io', 'poolspirits.poolspirit.io']);
@@ -98,7 +124,11 @@ async function waitForCrds(kc: KubeConfig, names: string[], timeoutMs = 10_000):
   const deadline = Date.now() + timeoutMs;
   for (const name of names) {
     for (;;) {
-      const crd: any = await api.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
+      const crd: any = await api.read({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name },
+      });
       if ((crd.status?.conditions ?? []).some((c: any) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline) throw new Error(`CRD ${name} not established after ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 20));

@@ -66,7 +66,14 @@ export async function keptClusters(state: FleetStateDir): Promise<{ ids: string[
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ids: [], seeded: new Set() };
     throw err;
   }
-  const marked = await Promise.all(ids.map((n) => stat(join(state.dir, 'etcd', n, SEEDED_MARKER)).then(() => true, () => false)));
+  const marked = await Promise.all(
+    ids.map((n) =>
+      stat(join(state.dir, 'etcd', n, SEEDED_MARKER)).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   return { ids, seeded: new Set(ids.filter((_, i) => marked[i])) };
 }
 
@@ -86,7 +93,9 @@ export async function claimStateDir(state: FleetStateDir): Promise<() => Promise
   const pidFile = join(state.dir, 'local-up.pid');
   const holder = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
   if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-    throw new Error(`state dir ${state.dir} is in use by another local up (pid ${holder}); stop it first or use another --state-dir`);
+    throw new Error(
+      `state dir ${state.dir} is in use by another local up (pid ${holder}); stop it first or use another --state-dir`,
+    );
   }
   await writeFile(pidFile, `${process.pid}\n`);
   return () => rm(pidFile, { force: true });
@@ -112,6 +121,11 @@ export async function writeStackEnv(state: FleetStateDir, env: StackEnv): Promis
     SPIRITCTL_STATE_DIR: state.dir,
     SPIRITCTL_KUBECONFIG_DIR: state.kubeconfigDir,
   };
-  await writeFile(state.envFile, Object.entries(vars).map(([k, v]) => `export ${k}=${shellQuote(v)}`).join('\n') + '\n');
+  await writeFile(
+    state.envFile,
+    Object.entries(vars)
+      .map(([k, v]) => `export ${k}=${shellQuote(v)}`)
+      .join('\n') + '\n',
+  );
   return vars;
 }

@@ -23,7 +23,9 @@ export interface ContainerSettings {
 
 /** The dead-letter sink the cloud uses, pointed at the local bus's queue endpoint. */
 export function localDeadLetters(queueUrl: string | undefined): DeadLetterSink | undefined {
-  return queueUrl ? sqsDeadLetterSink({ queueUrl, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }) : undefined;
+  return queueUrl
+    ? sqsDeadLetterSink({ queueUrl, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+    : undefined;
 }
 
 export const CONTAINER_FACTORIES = {

@@ -27,7 +27,8 @@ export function functionSettings(file = SERVERLESS_YML): Record<FunctionName, Fu
       const f = fns[name];
       if (!f) throw new Error(`${file}: no function "${name}"`);
       const num = (v: unknown, field: string): number => {
-        if (typeof v !== 'number') throw new Error(`${file}: functions.${name}.${field} (or provider.${field}) must be a number`);
+        if (typeof v !== 'number')
+          throw new Error(`${file}: functions.${name}.${field} (or provider.${field}) must be a number`);
         return v;
       };
       return [

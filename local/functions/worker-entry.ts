@@ -28,7 +28,11 @@ parentPort!.on('message', (msg: InvokeMessage) => {
       parentPort!.postMessage({
         id: msg.id,
         ok: false,
-        error: { name: (err as Error)?.name ?? 'Error', message: (err as Error)?.message ?? String(err), ...requeueAfter(err) },
+        error: {
+          name: (err as Error)?.name ?? 'Error',
+          message: (err as Error)?.message ?? String(err),
+          ...requeueAfter(err),
+        },
       } satisfies ResultMessage),
   );
 });

@@ -38,7 +38,13 @@ export class WorkerContainerHost {
         const id = this.nextId++;
         this.pending.set(id, { resolve, reject });
         const { getRemainingTimeInMillis, done: _d, fail: _f, succeed: _s, ...plain } = context;
-        const msg: InvokeMessage = { id, container, event, context: plain, deadline: Date.now() + getRemainingTimeInMillis() };
+        const msg: InvokeMessage = {
+          id,
+          container,
+          event,
+          context: plain,
+          deadline: Date.now() + getRemainingTimeInMillis(),
+        };
         worker.postMessage(msg);
       });
   }

@@ -68,7 +68,14 @@ export function crdResources(crd: Crd, schemaFor: CrdSchemaLookup): ResourceInfo
     });
 }
 
-function condition(type: string, reason: string, message: string, prev: Crd[] | undefined, now: string, status = 'True') {
+function condition(
+  type: string,
+  reason: string,
+  message: string,
+  prev: Crd[] | undefined,
+  now: string,
+  status = 'True',
+) {
   const old = prev?.find((c) => c.type === type);
   const lastTransitionTime = old && old.status === status ? old.lastTransitionTime : now;
   return { type, status, lastTransitionTime, reason, message };

@@ -59,7 +59,8 @@ function validateConfig(cfg: FaultConfig): void {
   cfg.rules.forEach((r, i) => {
     const where = `fault rule ${i + 1}`;
     for (const v of r.verbs ?? []) {
-      if (!KNOWN_VERBS.includes(v)) throw new FaultSpecError(`${where}: unknown verb "${v}" (expected one of ${KNOWN_VERBS.join(', ')})`);
+      if (!KNOWN_VERBS.includes(v))
+        throw new FaultSpecError(`${where}: unknown verb "${v}" (expected one of ${KNOWN_VERBS.join(', ')})`);
     }
     if (r.errorRate !== undefined && !(r.errorRate >= 0 && r.errorRate <= 1)) {
       throw new FaultSpecError(`${where}: errorRate must be a number between 0 and 1, got ${r.errorRate}`);
@@ -69,7 +70,8 @@ function validateConfig(cfg: FaultConfig): void {
     }
     for (const key of ['latencyMs', 'watchDropAfterMs'] as const) {
       const v = r[key];
-      if (v !== undefined && !(Number.isFinite(v) && v >= 0)) throw new FaultSpecError(`${where}: ${key} must be a non-negative number of milliseconds, got ${v}`);
+      if (v !== undefined && !(Number.isFinite(v) && v >= 0))
+        throw new FaultSpecError(`${where}: ${key} must be a non-negative number of milliseconds, got ${v}`);
     }
   });
 }
@@ -140,25 +142,36 @@ const SPEC_KEYS = 'verbs, resources, error, latency, watchdrop';
  */
 export function parseFaultSpec(text: string): FaultConfig {
   const cfg: FaultConfig = { rules: [] };
-  const segments = text.split('|').map((s) => s.trim()).filter(Boolean);
-  if (segments.length === 0) throw new FaultSpecError('fault spec is empty: expected rules like "verbs=create;error=0.1:429"');
+  const segments = text
+    .split('|')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (segments.length === 0)
+    throw new FaultSpecError('fault spec is empty: expected rules like "verbs=create;error=0.1:429"');
   let ruleNo = 0;
   for (const segment of segments) {
     const seed = /^seed=(.*)$/.exec(segment);
     if (seed) {
       const n = Number(seed[1]);
-      if (!Number.isInteger(n) || n < 0) throw new FaultSpecError(`fault spec: seed must be a non-negative integer, got "${seed[1]}"`);
+      if (!Number.isInteger(n) || n < 0)
+        throw new FaultSpecError(`fault spec: seed must be a non-negative integer, got "${seed[1]}"`);
       cfg.seed = n;
       continue;
     }
     ruleNo++;
     const rule: FaultRule = {};
-    for (const setting of segment.split(';').map((s) => s.trim()).filter(Boolean)) {
+    for (const setting of segment
+      .split(';')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const eq = setting.indexOf('=');
       const key = (eq < 0 ? setting : setting.slice(0, eq)).trim().toLowerCase();
       const value = eq < 0 ? '' : setting.slice(eq + 1).trim();
       const where = `fault spec rule ${ruleNo}, ${key}`;
-      if (eq < 0 || value === '') throw new FaultSpecError(`fault spec rule ${ruleNo}: "${setting}" needs a value (key=value; keys: ${SPEC_KEYS})`);
+      if (eq < 0 || value === '')
+        throw new FaultSpecError(
+          `fault spec rule ${ruleNo}: "${setting}" needs a value (key=value; keys: ${SPEC_KEYS})`,
+        );
       switch (key) {
         case 'verbs':
           rule.verbs = value.split(',').map((v) => v.trim().toLowerCase());
@@ -170,7 +183,8 @@ export function parseFaultSpec(text: string): FaultConfig {
           const [rate, status] = value.split(':');
           rule.errorRate = parseRate(rate, where);
           if (status !== undefined) {
-            if (status !== '409' && status !== '429' && status !== '500') throw new FaultSpecError(`${where}: status must be 409, 429 or 500, got "${status}"`);
+            if (status !== '409' && status !== '429' && status !== '500')
+              throw new FaultSpecError(`${where}: status must be 409, 429 or 500, got "${status}"`);
             rule.errorStatus = Number(status) as 409 | 429 | 500;
           }
           break;
@@ -182,7 +196,9 @@ export function parseFaultSpec(text: string): FaultConfig {
           rule.watchDropAfterMs = parseDurationMs(value, where);
           break;
         default:
-          throw new FaultSpecError(`fault spec rule ${ruleNo}: unknown key "${key}" (expected ${SPEC_KEYS}, or a "seed=N" segment)`);
+          throw new FaultSpecError(
+            `fault spec rule ${ruleNo}: unknown key "${key}" (expected ${SPEC_KEYS}, or a "seed=N" segment)`,
+          );
       }
     }
     cfg.rules.push(rule);

@@ -64,11 +64,13 @@ export const ORPHAN_FINALIZER = 'orphan';
 /** Remembered deleted uids, enough to cover any burst of cascading deletes. */
 const ABSENT_MEMORY = 100_000;
 
-const ownerRefs = (o: ApiObject): OwnerReference[] => (Array.isArray(o.metadata?.ownerReferences) ? o.metadata.ownerReferences : []);
+const ownerRefs = (o: ApiObject): OwnerReference[] =>
+  Array.isArray(o.metadata?.ownerReferences) ? o.metadata.ownerReferences : [];
 const finalizers = (o: ApiObject): string[] => (Array.isArray(o.metadata?.finalizers) ? o.metadata.finalizers : []);
 const isDeleting = (o: ApiObject) => !!o.metadata?.deletionTimestamp;
 const hasFinalizer = (o: ApiObject, f: string) => finalizers(o).includes(f);
-const groupOf = (apiVersion: string | undefined) => (apiVersion && apiVersion.includes('/') ? apiVersion.split('/')[0] : '');
+const groupOf = (apiVersion: string | undefined) =>
+  apiVersion && apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
 
 function refOf(o: ApiObject): ObjectRef {
   const ref: ObjectRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata?.name, uid: o.metadata?.uid };
@@ -77,7 +79,9 @@ function refOf(o: ApiObject): ObjectRef {
 }
 
 function isNotFound(err: unknown): boolean {
-  const e = err as { statusCode?: number; status?: number; code?: number; response?: { statusCode?: number } } | undefined;
+  const e = err as
+    | { statusCode?: number; status?: number; code?: number; response?: { statusCode?: number } }
+    | undefined;
   return e?.statusCode === 404 || e?.status === 404 || e?.code === 404 || e?.response?.statusCode === 404;
 }
 
@@ -212,7 +216,9 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     if (!owner) return absent.has(r.uid) ? 'dangling' : 'unknown';
     const ns = owner.metadata?.namespace;
     const sameIdentity =
-      owner.metadata?.name === r.name && (!owner.kind || owner.kind === r.kind) && (!owner.apiVersion || groupOf(owner.apiVersion) === groupOf(r.apiVersion));
+      owner.metadata?.name === r.name &&
+      (!owner.kind || owner.kind === r.kind) &&
+      (!owner.apiVersion || groupOf(owner.apiVersion) === groupOf(r.apiVersion));
     // kube looks the owner up in the dependent's namespace (or cluster scope): elsewhere it does not exist.
     const reachable = !ns || ns === dep.metadata?.namespace;
     if (!sameIdentity || !reachable) return 'dangling';
@@ -224,7 +230,8 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     let states = refs.map((r) => ownerState(obj, r));
     if (states.includes('unknown')) {
       const seen = await confirmAbsence(observedSeq.get(obj.metadata.uid) ?? seq);
-      for (const [i, r] of refs.entries()) if (states[i] === 'unknown' && !seen.has(r.uid) && !objects.has(r.uid)) rememberAbsent(r.uid);
+      for (const [i, r] of refs.entries())
+        if (states[i] === 'unknown' && !seen.has(r.uid) && !objects.has(r.uid)) rememberAbsent(r.uid);
       const current = objects.get(obj.metadata.uid);
       if (!current || revision(current) !== revision(obj)) return void enqueue(obj.metadata.uid); // changed meanwhile
 
@@ -232,24 +239,37 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
       if (states.includes('unknown')) return; // appeared after all; its events will bring us back
     }
     const solid = states.filter((s) => s === 'solid').length;
-    const dropped = new Set(refs.filter((_, i) => states[i] === 'dangling' || states[i] === 'waiting').map((r) => r.uid));
+    const dropped = new Set(
+      refs.filter((_, i) => states[i] === 'dangling' || states[i] === 'waiting').map((r) => r.uid),
+    );
     if (solid > 0) {
       if (dropped.size === 0) return;
       await api.patchMetadata(refOf(obj), { ownerReferences: refs.filter((r) => !dropped.has(r.uid)) });
       return;
     }
-    const ownDependents = [...(dependents.get(obj.metadata.uid) ?? [])].map((uid) => objects.get(uid)).filter((d): d is ApiObject => !!d);
+    const ownDependents = [...(dependents.get(obj.metadata.uid) ?? [])]
+      .map((uid) => objects.get(uid))
+      .filter((d): d is ApiObject => !!d);
     if (states.includes('waiting') && ownDependents.length > 0) {
       // A dependent of ours already waits in the foreground: possibly a cycle (it owns one of our owners).
       // Like kube, stop blocking our owners so neither side waits for the other forever.
-      if (ownDependents.some((d) => isDeleting(d) && hasFinalizer(d, FOREGROUND_FINALIZER)) && refs.some((r) => r.blockOwnerDeletion)) {
-        await api.patchMetadata(refOf(obj), { ownerReferences: refs.map((r) => (r.blockOwnerDeletion ? { ...r, blockOwnerDeletion: false } : r)) });
+      if (
+        ownDependents.some((d) => isDeleting(d) && hasFinalizer(d, FOREGROUND_FINALIZER)) &&
+        refs.some((r) => r.blockOwnerDeletion)
+      ) {
+        await api.patchMetadata(refOf(obj), {
+          ownerReferences: refs.map((r) => (r.blockOwnerDeletion ? { ...r, blockOwnerDeletion: false } : r)),
+        });
       }
       // An owner waits for us and we have dependents of our own: they must go first, so foreground.
       await api.deleteObject(refOf(obj), 'Foreground');
       return;
     }
-    const policy: Propagation = hasFinalizer(obj, ORPHAN_FINALIZER) ? 'Orphan' : hasFinalizer(obj, FOREGROUND_FINALIZER) ? 'Foreground' : 'Background';
+    const policy: Propagation = hasFinalizer(obj, ORPHAN_FINALIZER)
+      ? 'Orphan'
+      : hasFinalizer(obj, FOREGROUND_FINALIZER)
+        ? 'Foreground'
+        : 'Background';
     await api.deleteObject(refOf(obj), policy);
   };
 
@@ -259,7 +279,10 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
   const processDeletingDependents = async (owner: ApiObject): Promise<void> => {
     const blocking = [...(dependents.get(owner.metadata.uid) ?? [])]
       .map((uid) => objects.get(uid))
-      .filter((d): d is ApiObject => !!d && ownerRefs(d).some((r) => r.uid === owner.metadata.uid && r.blockOwnerDeletion === true));
+      .filter(
+        (d): d is ApiObject =>
+          !!d && ownerRefs(d).some((r) => r.uid === owner.metadata.uid && r.blockOwnerDeletion === true),
+      );
     if (blocking.length === 0) await removeFinalizer(owner, FOREGROUND_FINALIZER);
     // Otherwise the dependents' deletions (queued when the owner's state was observed) bring us back here.
   };
@@ -269,7 +292,9 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
       const dep = objects.get(uid);
       if (!dep) continue;
       try {
-        await api.patchMetadata(refOf(dep), { ownerReferences: ownerRefs(dep).filter((r) => r.uid !== owner.metadata.uid) });
+        await api.patchMetadata(refOf(dep), {
+          ownerReferences: ownerRefs(dep).filter((r) => r.uid !== owner.metadata.uid),
+        });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -312,11 +337,14 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
           if (obj) options.onError?.(err, refOf(obj));
           const attempt = (retries.get(uid) ?? 0) + 1;
           retries.set(uid, attempt);
-          const timer = setTimeout(() => {
-            retryTimers.delete(timer);
-            enqueue(uid);
-            notifyIfIdle();
-          }, Math.min(5000, (options.retryDelayMs ?? 50) * 2 ** (attempt - 1)));
+          const timer = setTimeout(
+            () => {
+              retryTimers.delete(timer);
+              enqueue(uid);
+              notifyIfIdle();
+            },
+            Math.min(5000, (options.retryDelayMs ?? 50) * 2 ** (attempt - 1)),
+          );
           retryTimers.add(timer);
         }
       }
@@ -343,10 +371,13 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
       .catch((err) => {
         if (stopped) return;
         options.onError?.(err);
-        const timer = setTimeout(() => {
-          retryTimers.delete(timer);
-          initialSync(attempt + 1);
-        }, Math.min(5000, (options.retryDelayMs ?? 50) * 2 ** attempt));
+        const timer = setTimeout(
+          () => {
+            retryTimers.delete(timer);
+            initialSync(attempt + 1);
+          },
+          Math.min(5000, (options.retryDelayMs ?? 50) * 2 ** attempt),
+        );
         retryTimers.add(timer);
       });
   };

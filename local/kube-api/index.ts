@@ -27,7 +27,13 @@ export type { ResourceInfo } from './registry.ts';
 export type { FaultConfig } from './faults.ts';
 export type { AuthorizationMode, ClusterAuthorization } from './auth/gate.ts';
 export type { Decision, Denial, RequestAttributes, RuleReport, RuleUsage, UserInfo } from './auth/index.ts';
-export { createCertificateAuthority, issueClientCertificate, issueServingCertificate, type CertAndKey, type CertificateAuthority } from './auth/test-pki.ts';
+export {
+  createCertificateAuthority,
+  issueClientCertificate,
+  issueServingCertificate,
+  type CertAndKey,
+  type CertificateAuthority,
+} from './auth/test-pki.ts';
 import type { FaultConfig } from './faults.ts';
 
 export interface LocalClusterOptions {
@@ -116,7 +122,11 @@ export function kubeconfigYaml(name: string, url: string, tls?: { caPem: string;
     'users:',
     `- name: ${name}`,
     ...(tls?.identity
-      ? ['  user:', `    client-certificate-data: ${b64(tls.identity.certPem)}`, `    client-key-data: ${b64(tls.identity.keyPem)}`]
+      ? [
+          '  user:',
+          `    client-certificate-data: ${b64(tls.identity.certPem)}`,
+          `    client-key-data: ${b64(tls.identity.keyPem)}`,
+        ]
       : ['  user: {}']),
     '',
   ].join('\n');
@@ -145,7 +155,10 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   await controllers.start();
   await ensureDefaultNamespaces(store, ctx);
   if (opts.tls) {
-    ctx.auth = new AuthGate(store, registry, { authorization: opts.authorization ?? 'AlwaysAllow', anonymousPaths: opts.anonymousPaths });
+    ctx.auth = new AuthGate(store, registry, {
+      authorization: opts.authorization ?? 'AlwaysAllow',
+      anonymousPaths: opts.anonymousPaths,
+    });
     await ctx.auth.start();
   }
   const gc = opts.garbageCollector === false ? undefined : gcModule.startGarbageCollector(createGcApi(ctx, store));
@@ -183,18 +196,29 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
 function checkAuthOptions(opts: LocalClusterOptions): void {
   if (opts.tls) {
     for (const field of ['certPem', 'keyPem'] as const) {
-      if (typeof opts.tls[field] !== 'string' || !opts.tls[field].includes('-----BEGIN')) throw new Error(`tls.${field}: expected a PEM string`);
+      if (typeof opts.tls[field] !== 'string' || !opts.tls[field].includes('-----BEGIN'))
+        throw new Error(`tls.${field}: expected a PEM string`);
     }
-    if (!Array.isArray(opts.tls.clientCaPems) || opts.tls.clientCaPems.length === 0 || !opts.tls.clientCaPems.every((p) => typeof p === 'string' && p.includes('-----BEGIN CERTIFICATE'))) {
+    if (
+      !Array.isArray(opts.tls.clientCaPems) ||
+      opts.tls.clientCaPems.length === 0 ||
+      !opts.tls.clientCaPems.every((p) => typeof p === 'string' && p.includes('-----BEGIN CERTIFICATE'))
+    ) {
       throw new Error('tls.clientCaPems: expected a non-empty list of PEM CA certificates');
     }
-    if (opts.anonymousPaths !== undefined && (!Array.isArray(opts.anonymousPaths) || !opts.anonymousPaths.every((p) => typeof p === 'string' && p.startsWith('/')))) {
+    if (
+      opts.anonymousPaths !== undefined &&
+      (!Array.isArray(opts.anonymousPaths) ||
+        !opts.anonymousPaths.every((p) => typeof p === 'string' && p.startsWith('/')))
+    ) {
       throw new Error('anonymousPaths: expected a list of absolute URL paths such as "/livez"');
     }
     return;
   }
-  if (opts.authorization === 'RBAC') throw new Error("authorization: 'RBAC' needs `tls`: without client certificates no request has a user");
-  if (opts.authorization !== undefined && opts.authorization !== 'AlwaysAllow') throw new Error(`authorization: expected 'RBAC' or 'AlwaysAllow', got ${JSON.stringify(opts.authorization)}`);
+  if (opts.authorization === 'RBAC')
+    throw new Error("authorization: 'RBAC' needs `tls`: without client certificates no request has a user");
+  if (opts.authorization !== undefined && opts.authorization !== 'AlwaysAllow')
+    throw new Error(`authorization: expected 'RBAC' or 'AlwaysAllow', got ${JSON.stringify(opts.authorization)}`);
   if (opts.anonymousPaths) throw new Error('anonymousPaths: only meaningful with `tls`');
 }
 
@@ -204,7 +228,12 @@ async function ensureDefaultNamespaces(store: ObjectStore, ctx: ApiContext): Pro
   for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
     if (await store.get(nsInfo, undefined, ns)) continue;
     await store
-      .create(nsInfo, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { fieldManager: 'kube-apiserver' })
+      .create(
+        nsInfo,
+        undefined,
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+        { fieldManager: 'kube-apiserver' },
+      )
       .catch((err) => {
         if ((err as { code?: number }).code !== 409) throw err;
       });

@@ -66,7 +66,9 @@ export function qualifiedResource(info: { group: string; resource: string }): st
 
 export function makeResourceInfo(
   fields: Omit<ResourceInfo, 'keyPrefix' | 'listKind' | 'singular' | 'storageVersion' | 'schema'> &
-    Partial<Pick<ResourceInfo, 'listKind' | 'singular' | 'storageVersion' | 'keyPrefix'>> & { schema?: () => SchemaNode | undefined },
+    Partial<Pick<ResourceInfo, 'listKind' | 'singular' | 'storageVersion' | 'keyPrefix'>> & {
+      schema?: () => SchemaNode | undefined;
+    },
 ): ResourceInfo {
   return {
     ...fields,

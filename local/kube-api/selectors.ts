@@ -131,7 +131,8 @@ class LabelParser {
         if (t === 'eos') return requirements;
         if (t === 'comma') {
           const [t2, l2] = this.lookahead(true);
-          if (t2 !== 'identifier' && t2 !== 'notExists') throw new SelectorError(`found '${l2}', expected: identifier after ','`);
+          if (t2 !== 'identifier' && t2 !== 'notExists')
+            throw new SelectorError(`found '${l2}', expected: identifier after ','`);
         } else {
           throw new SelectorError(`found '${l}', expected: ',' or 'end of string'`);
         }
@@ -237,7 +238,8 @@ function makeRequirement(key: string, operator: LabelOperator, valueSet: Set<str
   const errs: string[] = [];
   if (operator === 'gt' || operator === 'lt') {
     values.forEach((v, i) => {
-      if (!/^[+-]?\d+$/.test(v)) errs.push(invalidValue(`values[${i}]`, v, "for 'Gt', 'Lt' operators, the value must be an integer"));
+      if (!/^[+-]?\d+$/.test(v))
+        errs.push(invalidValue(`values[${i}]`, v, "for 'Gt', 'Lt' operators, the value must be an integer"));
     });
   }
   values.forEach((v, i) => {
@@ -498,9 +500,13 @@ function resourceName(resource: string): string {
   return dot < 0 ? resource : resource.slice(0, dot);
 }
 
-function fieldTable(resource: string, opts: FieldSelectorOptions): { fields: Record<string, FieldGetter>; reject: (f: string) => string } {
+function fieldTable(
+  resource: string,
+  opts: FieldSelectorOptions,
+): { fields: Record<string, FieldGetter>; reject: (f: string) => string } {
   const plural = resourceName(resource);
-  const isBuiltin = Object.prototype.hasOwnProperty.call(builtinFields, plural) && (resource === plural || isBuiltinGroup(resource));
+  const isBuiltin =
+    Object.prototype.hasOwnProperty.call(builtinFields, plural) && (resource === plural || isBuiltinGroup(resource));
   if (isBuiltin) {
     const own = builtinFields[plural];
     if (own) return { fields: own, reject: (f) => `field label not supported: ${f}` };

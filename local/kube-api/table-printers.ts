@@ -124,7 +124,11 @@ function podCells(pod: Obj, now: number): unknown[] {
       continue;
     }
     if (term) {
-      reason = term.reason ? `Init:${term.reason}` : term.signal ? `Init:Signal:${term.signal}` : `Init:ExitCode:${term.exitCode ?? 0}`;
+      reason = term.reason
+        ? `Init:${term.reason}`
+        : term.signal
+          ? `Init:Signal:${term.signal}`
+          : `Init:ExitCode:${term.exitCode ?? 0}`;
     } else if (cs.state?.waiting?.reason && cs.state.waiting.reason !== 'PodInitializing') {
       reason = `Init:${cs.state.waiting.reason}`;
     } else {
@@ -144,25 +148,31 @@ function podCells(pod: Obj, now: number): unknown[] {
       const st = cs.state ?? {};
       if (st.waiting?.reason) reason = st.waiting.reason;
       else if (st.terminated?.reason) reason = st.terminated.reason;
-      else if (st.terminated) reason = st.terminated.signal ? `Signal:${st.terminated.signal}` : `ExitCode:${st.terminated.exitCode ?? 0}`;
+      else if (st.terminated)
+        reason = st.terminated.signal ? `Signal:${st.terminated.signal}` : `ExitCode:${st.terminated.exitCode ?? 0}`;
       else if (cs.ready && st.running) {
         hasRunning = true;
         readyContainers++;
       }
     }
     if (reason === 'Completed' && hasRunning) {
-      reason = (status.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True') ? 'Running' : 'NotReady';
+      reason = (status.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True')
+        ? 'Running'
+        : 'NotReady';
     }
   }
   const deleting = !!pod.metadata?.deletionTimestamp;
   if (deleting && status.reason === 'NodeLost') reason = 'Unknown';
   else if (deleting && status.phase !== 'Succeeded' && status.phase !== 'Failed') reason = 'Terminating';
 
-  const restartsCell = restarts !== 0 && lastRestart > 0 ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
+  const restartsCell =
+    restarts !== 0 && lastRestart > 0 ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
   const gates: Obj[] = spec.readinessGates ?? [];
   let readinessGates = '<none>';
   if (gates.length) {
-    const trueConds = new Set((status.conditions ?? []).filter((c: Obj) => c.status === 'True').map((c: Obj) => c.type));
+    const trueConds = new Set(
+      (status.conditions ?? []).filter((c: Obj) => c.status === 'True').map((c: Obj) => c.type),
+    );
     readinessGates = `${gates.filter((g) => trueConds.has(g.conditionType)).length}/${gates.length}`;
   }
   return [
@@ -212,7 +222,9 @@ function selectorString(sel: unknown): string {
 }
 
 const completedConditions: Record<string, TableRowCondition[]> = {
-  Succeeded: [{ type: 'Completed', status: 'True', reason: 'Succeeded', message: 'The pod has completed successfully.' }],
+  Succeeded: [
+    { type: 'Completed', status: 'True', reason: 'Succeeded', message: 'The pod has completed successfully.' },
+  ],
   Failed: [{ type: 'Completed', status: 'True', reason: 'Failed', message: 'The pod failed.' }],
 };
 
@@ -228,12 +240,36 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
       nameCol(),
       col('Ready', 'string', 'The aggregate readiness state of this pod for accepting traffic.'),
       col('Status', 'string', 'The aggregate status of the containers in this pod.'),
-      col('Restarts', 'string', 'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.'),
+      col(
+        'Restarts',
+        'string',
+        'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.',
+      ),
       ageCol(),
-      col('IP', 'string', 'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.', 1),
-      col('Node', 'string', 'NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename', 1),
-      col('Nominated Node', 'string', 'nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.', 1),
-      col('Readiness Gates', 'string', 'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates', 1),
+      col(
+        'IP',
+        'string',
+        'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.',
+        1,
+      ),
+      col(
+        'Node',
+        'string',
+        'NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename',
+        1,
+      ),
+      col(
+        'Nominated Node',
+        'string',
+        'nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.',
+        1,
+      ),
+      col(
+        'Readiness Gates',
+        'string',
+        'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates',
+        1,
+      ),
     ],
     cells: podCells,
     conditions: (o) => completedConditions[o.status?.phase as string],
@@ -242,12 +278,25 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
     columns: [
       nameCol(),
       col('Ready', 'string', 'Number of the pod with ready state'),
-      col('Up-to-date', 'string', 'Total number of non-terminated pods targeted by this deployment that have the desired template spec.'),
-      col('Available', 'string', 'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.'),
+      col(
+        'Up-to-date',
+        'string',
+        'Total number of non-terminated pods targeted by this deployment that have the desired template spec.',
+      ),
+      col(
+        'Available',
+        'string',
+        'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.',
+      ),
       ageCol(),
       col('Containers', 'string', 'Names of each container in the template.', 1),
       col('Images', 'string', 'Images referenced by each container in the template.', 1),
-      col('Selector', 'string', 'Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.', 1),
+      col(
+        'Selector',
+        'string',
+        'Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.',
+        1,
+      ),
     ],
     cells: (o, now) => [
       o.metadata?.name,
@@ -268,9 +317,24 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
       col('Version', 'string', 'Kubelet Version reported by the node.'),
       col('Internal-IP', 'string', 'List of addresses reachable to the node.', 1),
       col('External-IP', 'string', 'List of addresses reachable to the node.', 1),
-      col('OS-Image', 'string', 'OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).', 1),
-      col('Kernel-Version', 'string', "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", 1),
-      col('Container-Runtime', 'string', 'ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).', 1),
+      col(
+        'OS-Image',
+        'string',
+        'OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).',
+        1,
+      ),
+      col(
+        'Kernel-Version',
+        'string',
+        "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+        1,
+      ),
+      col(
+        'Container-Runtime',
+        'string',
+        'ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).',
+        1,
+      ),
     ],
     cells: (o, now) => {
       const ready = (o.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
@@ -278,7 +342,8 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
       if (o.spec?.unschedulable) status.push('SchedulingDisabled');
       const roles = new Set<string>();
       for (const [k, v] of Object.entries<string>(o.metadata?.labels ?? {})) {
-        if (k.startsWith('node-role.kubernetes.io/') && k.length > 'node-role.kubernetes.io/'.length) roles.add(k.slice('node-role.kubernetes.io/'.length));
+        if (k.startsWith('node-role.kubernetes.io/') && k.length > 'node-role.kubernetes.io/'.length)
+          roles.add(k.slice('node-role.kubernetes.io/'.length));
         else if (k === 'kubernetes.io/role' && v !== '') roles.add(v);
       }
       const addr = (type: string) => (o.status?.addresses ?? []).find((a: Obj) => a.type === type)?.address ?? '<none>';
@@ -306,7 +371,11 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
       nameCol(),
       col('Type', 'string', 'type determines how the Service is exposed.'),
       col('Cluster-IP', 'string', 'clusterIP is the IP address of the service and is usually assigned randomly.'),
-      col('External-IP', 'string', 'externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.'),
+      col(
+        'External-IP',
+        'string',
+        'externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.',
+      ),
       col('Port(s)', 'string', 'The list of ports that are exposed by this service.'),
       ageCol(),
       col('Selector', 'string', 'Route service traffic to pods with label keys and values matching this selector.', 1),
@@ -314,7 +383,9 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
     cells: (o, now) => {
       const spec = o.spec ?? {};
       const ports = (spec.ports ?? [])
-        .map((p: Obj) => (p.nodePort > 0 ? `${p.port}:${p.nodePort}/${p.protocol ?? 'TCP'}` : `${p.port}/${p.protocol ?? 'TCP'}`))
+        .map((p: Obj) =>
+          p.nodePort > 0 ? `${p.port}:${p.nodePort}/${p.protocol ?? 'TCP'}` : `${p.port}/${p.protocol ?? 'TCP'}`,
+        )
         .join(',');
       return [
         o.metadata?.name,
@@ -328,19 +399,44 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
     },
   },
   'coordination.k8s.io/leases': {
-    columns: [nameCol(), col('Holder', 'string', 'holderIdentity contains the identity of the holder of a current lease.'), ageCol()],
+    columns: [
+      nameCol(),
+      col('Holder', 'string', 'holderIdentity contains the identity of the holder of a current lease.'),
+      ageCol(),
+    ],
     cells: (o, now) => [o.metadata?.name, o.spec?.holderIdentity ?? '', age(o.metadata?.creationTimestamp, now)],
   },
   '/configmaps': {
-    columns: [nameCol(), col('Data', 'string', 'Data contains the configuration data. Each key must consist of alphanumeric characters, \'-\', \'_\' or \'.\'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.'), ageCol()],
+    columns: [
+      nameCol(),
+      col(
+        'Data',
+        'string',
+        "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.",
+      ),
+      ageCol(),
+    ],
     cells: (o, now) => [o.metadata?.name, count(o.data) + count(o.binaryData), age(o.metadata?.creationTimestamp, now)],
   },
   '/secrets': {
-    columns: [nameCol(), col('Type', 'string', 'Used to facilitate programmatic handling of secret data.'), col('Data', 'integer', 'Data contains the secret data.'), ageCol()],
+    columns: [
+      nameCol(),
+      col('Type', 'string', 'Used to facilitate programmatic handling of secret data.'),
+      col('Data', 'integer', 'Data contains the secret data.'),
+      ageCol(),
+    ],
     cells: (o, now) => [o.metadata?.name, o.type ?? 'Opaque', count(o.data), age(o.metadata?.creationTimestamp, now)],
   },
   '/serviceaccounts': {
-    columns: [nameCol(), col('Secrets', 'integer', 'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.'), ageCol()],
+    columns: [
+      nameCol(),
+      col(
+        'Secrets',
+        'integer',
+        'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.',
+      ),
+      ageCol(),
+    ],
     cells: (o, now) => [o.metadata?.name, (o.secrets ?? []).length, age(o.metadata?.creationTimestamp, now)],
   },
   'rbac.authorization.k8s.io/roles': createdAtPrinter,

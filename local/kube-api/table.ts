@@ -21,7 +21,14 @@ export interface TableResource {
   resource: string;
   namespaced: boolean;
   /** Set for custom resources (even when empty: then kube shows Name and Age). */
-  printerColumns?: Array<{ name: string; type: string; jsonPath: string; description?: string; priority?: number; format?: string }>;
+  printerColumns?: Array<{
+    name: string;
+    type: string;
+    jsonPath: string;
+    description?: string;
+    priority?: number;
+    format?: string;
+  }>;
   /** True for resources served from a CRD; inferred from printerColumns when absent. */
   custom?: boolean;
 }
@@ -58,7 +65,14 @@ function customColumns(res: TableResource): CustomColumn[] {
   // apiextensions serves a default Age column only when the CRD declares no columns at all.
   const effective = cols.length
     ? cols
-    : [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: CREATION_TIMESTAMP_DESCRIPTION }];
+    : [
+        {
+          name: 'Age',
+          type: 'date',
+          jsonPath: '.metadata.creationTimestamp',
+          description: CREATION_TIMESTAMP_DESCRIPTION,
+        },
+      ];
   return effective.map((c) => ({
     jsonPath: c.jsonPath,
     def: {
@@ -90,7 +104,9 @@ function typedCell(type: string, value: unknown, now: number): unknown {
     case 'date':
       if (typeof value !== 'string') return null;
       if (value === '' || value === 'null') return '<unknown>';
-      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(value) ? age(value, now) : '<invalid>';
+      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(value)
+        ? age(value, now)
+        : '<invalid>';
     default:
       return null;
   }
@@ -149,14 +165,24 @@ export function toTable(resource: TableResource, items: object[], opts: TableOpt
   let rows: object[];
   if (isCustom) {
     const columns = customColumns(resource);
-    columnDefinitions = [{ name: 'Name', type: 'string', format: 'name', description: NAME_DESCRIPTION, priority: 0 }, ...columns.map((c) => c.def)];
-    rows = (items as Obj[]).map((o) => ({ cells: customCells(o, columns, now), object: rowObject(o, opts.includeObject) }));
+    columnDefinitions = [
+      { name: 'Name', type: 'string', format: 'name', description: NAME_DESCRIPTION, priority: 0 },
+      ...columns.map((c) => c.def),
+    ];
+    rows = (items as Obj[]).map((o) => ({
+      cells: customCells(o, columns, now),
+      object: rowObject(o, opts.includeObject),
+    }));
   } else {
     const printer = printerFor(resource);
     columnDefinitions = printer.columns;
     rows = (items as Obj[]).map((o) => {
       const conditions = printer.conditions?.(o);
-      return { cells: printer.cells(o, now), ...(conditions ? { conditions } : {}), object: rowObject(o, opts.includeObject) };
+      return {
+        cells: printer.cells(o, now),
+        ...(conditions ? { conditions } : {}),
+        object: rowObject(o, opts.includeObject),
+      };
     });
   }
   const metadata: Record<string, unknown> = { resourceVersion: opts.resourceVersion };

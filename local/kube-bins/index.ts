@@ -42,7 +42,9 @@ export function binaryForImage(component: ReleasedComponent, image: string): Kub
   const releases: Record<string, KubeBinary> = LOCAL_RELEASES[component];
   const binary = releases[release];
   if (!binary) {
-    throw new Error(`no local build of ${component} ${release} (image ${image}); built releases: ${Object.keys(releases).join(', ')} — add one to tools/ and scripts/kube-bins.sh`);
+    throw new Error(
+      `no local build of ${component} ${release} (image ${image}); built releases: ${Object.keys(releases).join(', ')} — add one to tools/ and scripts/kube-bins.sh`,
+    );
   }
   return binary;
 }

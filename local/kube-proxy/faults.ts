@@ -49,19 +49,27 @@ export function checkRules(rules: FaultRule[]): void {
     const where = `fault rule ${i + 1}`;
     const a = r?.action as Record<string, unknown> | undefined;
     if (!a || typeof a !== 'object') throw new FaultRuleError(`${where}: action is required`);
-    if ('status' in a && ![409, 429, 500].includes(a.status as number)) throw new FaultRuleError(`${where}: action.status must be 409, 429 or 500, got ${String(a.status)}`);
+    if ('status' in a && ![409, 429, 500].includes(a.status as number))
+      throw new FaultRuleError(`${where}: action.status must be 409, 429 or 500, got ${String(a.status)}`);
     for (const key of ['delayMs', 'hangMs', 'retryAfterSeconds'] as const) {
-      if (key in a && !nonNegative(a[key])) throw new FaultRuleError(`${where}: action.${key} must be a non-negative number, got ${String(a[key])}`);
+      if (key in a && !nonNegative(a[key]))
+        throw new FaultRuleError(`${where}: action.${key} must be a non-negative number, got ${String(a[key])}`);
     }
     if ('dropWatch' in a) {
       const d = a.dropWatch as Record<string, unknown> | undefined;
-      if (!d || (d.afterMs === undefined && d.afterEvents === undefined)) throw new FaultRuleError(`${where}: action.dropWatch needs afterMs or afterEvents`);
+      if (!d || (d.afterMs === undefined && d.afterEvents === undefined))
+        throw new FaultRuleError(`${where}: action.dropWatch needs afterMs or afterEvents`);
       for (const key of ['afterMs', 'afterEvents'] as const) {
-        if (d[key] !== undefined && !nonNegative(d[key])) throw new FaultRuleError(`${where}: action.dropWatch.${key} must be a non-negative number, got ${String(d[key])}`);
+        if (d[key] !== undefined && !nonNegative(d[key]))
+          throw new FaultRuleError(
+            `${where}: action.dropWatch.${key} must be a non-negative number, got ${String(d[key])}`,
+          );
       }
     }
-    if (!['status', 'delayMs', 'hangMs', 'dropWatch'].some((k) => k in a)) throw new FaultRuleError(`${where}: action must have one of status, delayMs, hangMs, dropWatch`);
-    if (r.times !== undefined && !(Number.isInteger(r.times) && r.times >= 0)) throw new FaultRuleError(`${where}: times must be a non-negative integer, got ${r.times}`);
+    if (!['status', 'delayMs', 'hangMs', 'dropWatch'].some((k) => k in a))
+      throw new FaultRuleError(`${where}: action must have one of status, delayMs, hangMs, dropWatch`);
+    if (r.times !== undefined && !(Number.isInteger(r.times) && r.times >= 0))
+      throw new FaultRuleError(`${where}: times must be a non-negative integer, got ${r.times}`);
   });
 }
 
@@ -111,11 +119,18 @@ export class FaultPlan {
 }
 
 /** The `Status` kube-apiserver would send for this injected failure, with its headers. */
-export function injectedStatus(action: { status: 409 | 429 | 500; message?: string; retryAfterSeconds?: number }, req: RequestFacts): ApiError {
+export function injectedStatus(
+  action: { status: 409 | 429 | 500; message?: string; retryAfterSeconds?: number },
+  req: RequestFacts,
+): ApiError {
   const gr = { group: req.group ?? '', resource: req.resource ?? '' };
   switch (action.status) {
     case 409:
-      return conflict(gr, req.name ?? '', action.message ?? 'the object has been modified; please apply your changes to the latest version and try again');
+      return conflict(
+        gr,
+        req.name ?? '',
+        action.message ?? 'the object has been modified; please apply your changes to the latest version and try again',
+      );
     case 429:
       return tooManyRequests(action.retryAfterSeconds ?? 1);
     case 500:

@@ -3,10 +3,23 @@
  * local API or a real kube-apiserver), so one end-to-end test can run on both and still count requests or
  * inject faults. See README.md.
  */
-import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import {
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+  type Server,
+} from 'node:http';
 import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import { listen } from '../kube-api/server/listen.ts';
-import { describeAction, FaultPlan, injectedStatus, type FaultAction, type FaultRule, type RequestFacts } from './faults.ts';
+import {
+  describeAction,
+  FaultPlan,
+  injectedStatus,
+  type FaultAction,
+  type FaultRule,
+  type RequestFacts,
+} from './faults.ts';
 import { keepableBody } from './redact.ts';
 import { kubeRequestInfo, type KubeRequestInfo } from './request-info.ts';
 
@@ -65,7 +78,16 @@ export interface KubeProxy {
   stop(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'host',
+]);
 
 function forwardable(headers: IncomingMessage['headers'], keepChunked = false): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -95,7 +117,8 @@ class BodyTap {
 
 export async function startKubeProxy(opts: KubeProxyOptions): Promise<KubeProxy> {
   const target = new URL(opts.target);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`target: expected an http(s) URL, got ${opts.target}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new Error(`target: expected an http(s) URL, got ${opts.target}`);
   const plan = new FaultPlan(opts.rules ?? []);
   const records: ProxyRecord[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -203,7 +226,9 @@ export async function startKubeProxy(opts: KubeProxyOptions): Promise<KubeProxy>
       );
       upstream.on('error', (err) => {
         if (res.headersSent) return res.destroy();
-        res.writeHead(502, { 'content-type': 'text/plain' }).end(`kube-proxy: backend ${target.host} unreachable: ${err.message}\n`);
+        res
+          .writeHead(502, { 'content-type': 'text/plain' })
+          .end(`kube-proxy: backend ${target.host} unreachable: ${err.message}\n`);
       });
       req.on('data', (chunk: Buffer) => requestTap?.add(chunk));
       req.pipe(upstream);
@@ -211,7 +236,8 @@ export async function startKubeProxy(opts: KubeProxyOptions): Promise<KubeProxy>
       res.on('close', () => upstream.destroy());
     };
 
-    if (!action || 'dropWatch' in action) return forward(action && 'dropWatch' in action ? action.dropWatch : undefined);
+    if (!action || 'dropWatch' in action)
+      return forward(action && 'dropWatch' in action ? action.dropWatch : undefined);
     if ('delayMs' in action) return later(action.delayMs, () => forward());
     if ('hangMs' in action) {
       req.resume();
@@ -227,7 +253,9 @@ export async function startKubeProxy(opts: KubeProxyOptions): Promise<KubeProxy>
     });
   };
 
-  const server: Server = opts.tls ? createHttpsServer({ cert: opts.tls.certPem, key: opts.tls.keyPem }, handle) : createHttpServer(handle);
+  const server: Server = opts.tls
+    ? createHttpsServer({ cert: opts.tls.certPem, key: opts.tls.keyPem }, handle)
+    : createHttpServer(handle);
   const { url, sockets } = await listen(server, { host: opts.host, port: opts.port, https: Boolean(opts.tls) });
 
   let stopping: Promise<void> | undefined;

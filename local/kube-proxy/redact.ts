@@ -15,7 +15,8 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 function redactSecret(obj: Json): Json {
   const out: Json = { ...obj };
   if (isObject(obj.data)) out.data = Object.fromEntries(Object.keys(obj.data).map((k) => [k, REDACTED_B64]));
-  if (isObject(obj.stringData)) out.stringData = Object.fromEntries(Object.keys(obj.stringData).map((k) => [k, REDACTED]));
+  if (isObject(obj.stringData))
+    out.stringData = Object.fromEntries(Object.keys(obj.stringData).map((k) => [k, REDACTED]));
   const meta = obj.metadata;
   if (isObject(meta) && isObject(meta.annotations) && LAST_APPLIED in meta.annotations) {
     out.metadata = { ...meta, annotations: { ...meta.annotations, [LAST_APPLIED]: REDACTED } };
@@ -34,7 +35,11 @@ export function redactObject(v: unknown, assumeSecrets = false): unknown {
   const listOfSecrets = assumeSecrets || v.kind === 'SecretList';
   if (Array.isArray(v.items)) return { ...v, items: v.items.map((i) => redactObject(i, listOfSecrets)) };
   // A Table's rows carry the whole object unless the client asked for less.
-  if (v.kind === 'Table' && Array.isArray(v.rows)) return { ...v, rows: v.rows.map((r) => (isObject(r) ? { ...r, object: redactObject(r.object, assumeSecrets) } : r)) };
+  if (v.kind === 'Table' && Array.isArray(v.rows))
+    return {
+      ...v,
+      rows: v.rows.map((r) => (isObject(r) ? { ...r, object: redactObject(r.object, assumeSecrets) } : r)),
+    };
   if (isObject(v.object)) return { ...v, object: redactObject(v.object, assumeSecrets) };
   if (v.kind === 'Secret' || (assumeSecrets && (isObject(v.data) || isObject(v.stringData)))) return redactSecret(v);
   return v;

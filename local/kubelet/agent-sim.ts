@@ -24,10 +24,16 @@ export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOpti
   const api = RawObjectApi.fromKubeConfig(kc);
   const deploymentName = await owningDeployment(api, pod);
   if (!deploymentName) return undefined;
-  const deployment: Obj = await api.requestJson(HttpMethod.GET, `/apis/apps/v1/namespaces/${namespace}/deployments/${deploymentName}`);
+  const deployment: Obj = await api.requestJson(
+    HttpMethod.GET,
+    `/apis/apps/v1/namespaces/${namespace}/deployments/${deploymentName}`,
+  );
   const poolSpirit = (deployment.metadata?.ownerReferences ?? []).find((o: Obj) => o.kind === 'PoolSpirit')?.name;
   if (!poolSpirit) return undefined;
-  const configMap: Obj = await api.requestJson(HttpMethod.GET, `/api/v1/namespaces/${namespace}/configmaps/${objectNames(poolSpirit).bootstrapConfigMap}`);
+  const configMap: Obj = await api.requestJson(
+    HttpMethod.GET,
+    `/api/v1/namespaces/${namespace}/configmaps/${objectNames(poolSpirit).bootstrapConfigMap}`,
+  );
   const now = (opts.now?.() ?? new Date()).toISOString();
   const status: Obj = {
     bootstrap: { appliedHash: configMap.metadata?.annotations?.[BOOTSTRAP_HASH_ANNOTATION], appliedTime: now },
@@ -52,7 +58,10 @@ async function owningDeployment(api: RawObjectApi, pod: Obj): Promise<string | u
   if (direct) return direct;
   const replicaSet = owners.find((o) => o.kind === 'ReplicaSet')?.name;
   if (!replicaSet) return undefined;
-  const rs: Obj = await api.requestJson(HttpMethod.GET, `/apis/apps/v1/namespaces/${pod.metadata.namespace}/replicasets/${replicaSet}`);
+  const rs: Obj = await api.requestJson(
+    HttpMethod.GET,
+    `/apis/apps/v1/namespaces/${pod.metadata.namespace}/replicasets/${replicaSet}`,
+  );
   return (rs.metadata?.ownerReferences ?? []).find((o: Obj) => o.kind === 'Deployment')?.name;
 }
 
@@ -80,13 +89,20 @@ export class SimLeaderRenewals {
   constructor(kc: KubeConfig, opts: SimLeaderRenewalOptions) {
     this.api = RawObjectApi.fromKubeConfig(kc);
     this.opts = opts;
-    this.timer = setInterval(() => void this.renew().catch((err) => opts.onError?.(err as Error)), opts.everyMs ?? 30_000);
+    this.timer = setInterval(
+      () => void this.renew().catch((err) => opts.onError?.(err as Error)),
+      opts.everyMs ?? 30_000,
+    );
     this.timer.unref();
   }
 
   /** simulateAgent's result for a Ready pod: from now on its leader is renewed. */
   track(poolSpirit: string | undefined, pod: Obj): void {
-    if (poolSpirit && pod.spec?.nodeName) this.leaders.set(poolSpirit, { podKey: `${pod.metadata.namespace}/${pod.metadata.name}`, holder: pod.spec.nodeName });
+    if (poolSpirit && pod.spec?.nodeName)
+      this.leaders.set(poolSpirit, {
+        podKey: `${pod.metadata.namespace}/${pod.metadata.name}`,
+        holder: pod.spec.nodeName,
+      });
   }
 
   /** The pool's YurtHubs stop renewing: its leader goes stale (how a test injects a stale or lost leader). */
@@ -112,7 +128,12 @@ export class SimLeaderRenewals {
     const renewTime = (this.opts.now?.() ?? new Date()).toISOString();
     await this.api
       .requestJson(HttpMethod.PATCH, `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
-        body: { status: { leader: { holder, renewTime, transitions: 0 }, etcd: { healthy: true, alarms: [], observedTime: renewTime } } },
+        body: {
+          status: {
+            leader: { holder, renewTime, transitions: 0 },
+            etcd: { healthy: true, alarms: [], observedTime: renewTime },
+          },
+        },
         contentType: PatchStrategy.MergePatch,
         query: { fieldManager: 'pool-spirit-agent' },
       })

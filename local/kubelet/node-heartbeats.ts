@@ -74,21 +74,34 @@ export class NodeHeartbeats {
   private async registerStatus(name: string, keepConditions: boolean): Promise<void> {
     const at = new Date(this.opts.now()).toISOString();
     const cond = (type: string, status: 'True' | 'False', reason: string, message: string) => ({
-      type, status, reason, message, lastHeartbeatTime: at, lastTransitionTime: at,
+      type,
+      status,
+      reason,
+      message,
+      lastHeartbeatTime: at,
+      lastTransitionTime: at,
     });
-    const conditions = keepConditions ? undefined : [
-        cond('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
-        cond('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
-        cond('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
-        cond('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status (local node kubelet)'),
-    ];
+    const conditions = keepConditions
+      ? undefined
+      : [
+          cond('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
+          cond('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
+          cond('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
+          cond('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status (local node kubelet)'),
+        ];
     const status = {
       ...(conditions ? { conditions } : {}),
       capacity: SIMULATED_CAPACITY,
       allocatable: SIMULATED_CAPACITY,
-      addresses: [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: name }],
+      addresses: [
+        { type: 'InternalIP', address: '127.0.0.1' },
+        { type: 'Hostname', address: name },
+      ],
     };
-    await this.opts.api.requestJson(HttpMethod.PATCH, `/api/v1/nodes/${name}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
+    await this.opts.api.requestJson(HttpMethod.PATCH, `/api/v1/nodes/${name}/status`, {
+      body: { status },
+      contentType: 'application/merge-patch+json',
+    });
   }
 
   private async renew(name: string): Promise<void> {
@@ -109,10 +122,14 @@ export class NodeHeartbeats {
         renewTime: new Date(this.opts.now()).toISOString().replace('Z', '000Z'),
       },
     };
-    await this.opts.api.requestJson(HttpMethod.PATCH, `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`, {
-      body: lease,
-      contentType: 'application/apply-patch+yaml',
-      query: { fieldManager: FIELD_MANAGER, force: 'true' },
-    });
+    await this.opts.api.requestJson(
+      HttpMethod.PATCH,
+      `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`,
+      {
+        body: lease,
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: FIELD_MANAGER, force: 'true' },
+      },
+    );
   }
 }

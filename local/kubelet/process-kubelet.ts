@@ -34,7 +34,9 @@ export class ProcessKubelet extends SimKubelet {
 
   constructor(options: ProcessKubeletOptions) {
     if (typeof options.hostKubeconfigPath !== 'string' || options.hostKubeconfigPath === '') {
-      throw new TypeError('ProcessKubelet: hostKubeconfigPath must be the path of a kubeconfig file for the host cluster');
+      throw new TypeError(
+        'ProcessKubelet: hostKubeconfigPath must be the path of a kubeconfig file for the host cluster',
+      );
     }
     const runtime = new PoolSpiritRuntime({
       hostKubeConfig: options.kubeConfig,

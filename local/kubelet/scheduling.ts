@@ -42,14 +42,15 @@ export function unfitReason(pod: Obj, node: Obj): string | undefined {
   for (const [k, v] of Object.entries(pod.spec?.nodeSelector ?? {})) {
     if (labels[k] !== v) return "node(s) didn't match Pod's node affinity/selector";
   }
-  const terms: Obj[] = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  const terms: Obj[] =
+    pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
   if (terms.length && !terms.some((t) => (t.matchExpressions ?? []).every((e: Obj) => matchExpression(labels, e)))) {
     return "node(s) didn't match Pod's node affinity/selector";
   }
   const tolerations: Obj[] = pod.spec?.tolerations ?? [];
   for (const taint of node.spec?.taints ?? []) {
     if ((taint.effect === 'NoSchedule' || taint.effect === 'NoExecute') && !tolerates(tolerations, taint)) {
-      return "node(s) had untolerated taint(s)";
+      return 'node(s) had untolerated taint(s)';
     }
   }
   return undefined;
@@ -70,7 +71,10 @@ export function placePod(pod: Obj, nodes: Obj[], podsOnNode: (name: string) => n
     const detail = [...reasons].map(([r, n]) => `${n} ${r}`).join(', ');
     return { reason: `0/${nodes.length} nodes are available${detail ? ': ' + detail : ''}.` };
   }
-  fitting.sort((a, b) => podsOnNode(a.metadata.name) - podsOnNode(b.metadata.name) || a.metadata.name.localeCompare(b.metadata.name));
+  fitting.sort(
+    (a, b) =>
+      podsOnNode(a.metadata.name) - podsOnNode(b.metadata.name) || a.metadata.name.localeCompare(b.metadata.name),
+  );
   return { nodeName: fitting[0].metadata.name };
 }
 
@@ -79,7 +83,11 @@ export function placePod(pod: Obj, nodes: Obj[], podsOnNode: (name: string) => n
  * lifecycle controller reads them (no matching toleration: evicted at once; no tolerationSeconds: never).
  */
 export function evictionGraceSeconds(pod: Obj, node: Obj | undefined): number | undefined {
-  const taintKey = !node ? 'node.kubernetes.io/unreachable' : nodeReady(node) ? undefined : 'node.kubernetes.io/not-ready';
+  const taintKey = !node
+    ? 'node.kubernetes.io/unreachable'
+    : nodeReady(node)
+      ? undefined
+      : 'node.kubernetes.io/not-ready';
   if (!taintKey) return undefined;
   const match = (pod.spec?.tolerations ?? []).find(
     (t: Obj) => (t.effect === 'NoExecute' || !t.effect) && (t.key === taintKey || (t.operator === 'Exists' && !t.key)),

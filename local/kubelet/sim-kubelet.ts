@@ -44,7 +44,7 @@ export interface PodRuntime {
   release(key: string): Promise<void>;
 }
 
-const identity = <T,>(o: T) => o;
+const identity = <T>(o: T) => o;
 const always = () => true;
 
 /**
@@ -54,7 +54,8 @@ const always = () => true;
  * through the Kubernetes API, as the real components do, so the reconciler sees real objects.
  */
 export class SimKubelet {
-  private readonly opts: Required<Omit<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>> & Pick<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>;
+  private readonly opts: Required<Omit<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>> &
+    Pick<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>;
   private readonly heartbeats?: NodeHeartbeats;
   private readonly api: RawObjectApi;
   readonly nodes: Informer<Obj>;
@@ -71,16 +72,34 @@ export class SimKubelet {
   private working = false;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
-  readonly stats = { podsCreated: 0, podsDeleted: 0, podsScheduled: 0, podsReady: 0, evictions: 0, statusWrites: 0, errors: 0 };
+  readonly stats = {
+    podsCreated: 0,
+    podsDeleted: 0,
+    podsScheduled: 0,
+    podsReady: 0,
+    evictions: 0,
+    statusWrites: 0,
+    errors: 0,
+  };
 
   constructor(options: SimKubeletOptions) {
-    this.opts = { readyDelayMs: 100, now: Date.now, controlPlane: 'sim', ...options, unhealthyVersions: options.unhealthyVersions ?? [] };
+    this.opts = {
+      readyDelayMs: 100,
+      now: Date.now,
+      controlPlane: 'sim',
+      ...options,
+      unhealthyVersions: options.unhealthyVersions ?? [],
+    };
     this.api = RawObjectApi.fromKubeConfig(options.kubeConfig);
     const real = this.opts.controlPlane === 'real';
     const informer = (apiVersion: string, kind: string, path: string, onChange: (o: Obj, type: string) => void) =>
-      new Informer<Obj>(options.kubeConfig, { apiVersion, kind, path, summarize: identity, isRelevant: always }, {
-        onChange: async (type, _key, obj) => onChange(obj, type),
-      });
+      new Informer<Obj>(
+        options.kubeConfig,
+        { apiVersion, kind, path, summarize: identity, isRelevant: always },
+        {
+          onChange: async (type, _key, obj) => onChange(obj, type),
+        },
+      );
     this.nodes = informer('v1', 'Node', '/api/v1/nodes', (node, type) => {
       // The Node informer's objects are Nodes as the API serves them: metadata.name and uid always set.
       this.heartbeats?.observe(node as NodeLike, type === 'DELETED');
@@ -94,7 +113,12 @@ export class SimKubelet {
     this.deployments = informer('apps/v1', 'Deployment', '/apis/apps/v1/deployments', (d) => {
       if (!real) this.enqueue(`deploy:${keyOf(d)}`);
     });
-    if (real) this.heartbeats = new NodeHeartbeats({ api: this.api, now: this.opts.now, onError: (err) => this.opts.onError?.(err) });
+    if (real)
+      this.heartbeats = new NodeHeartbeats({
+        api: this.api,
+        now: this.opts.now,
+        onError: (err) => this.opts.onError?.(err),
+      });
   }
 
   /** The informers this mode needs: with a real control plane, Deployments are kube-controller-manager's. */
@@ -150,10 +174,13 @@ export class SimKubelet {
   }
 
   private later(ms: number, item: string): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      this.enqueue(item);
-    }, Math.max(0, ms));
+    const t = setTimeout(
+      () => {
+        this.timers.delete(t);
+        this.enqueue(item);
+      },
+      Math.max(0, ms),
+    );
     this.timers.add(t);
   }
 
@@ -207,7 +234,14 @@ export class SimKubelet {
       const prior = (d.status?.conditions ?? []).find((c: Obj) => c.type === type);
       const s = status ? 'True' : 'False';
       const at = prior?.status === s ? prior.lastTransitionTime : new Date(this.opts.now()).toISOString();
-      return { type, status: s, reason, message, lastTransitionTime: at, lastUpdateTime: prior?.status === s ? prior.lastUpdateTime : at };
+      return {
+        type,
+        status: s,
+        reason,
+        message,
+        lastTransitionTime: at,
+        lastUpdateTime: prior?.status === s ? prior.lastUpdateTime : at,
+      };
     };
     const status = {
       observedGeneration: d.metadata.generation,
@@ -217,15 +251,29 @@ export class SimKubelet {
       availableReplicas: ready,
       unavailableReplicas: Math.max(0, replicas - ready),
       conditions: [
-        cond('Available', available, available ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
-          available ? 'Deployment has minimum availability.' : 'Deployment does not have minimum availability.'),
-        cond('Progressing', true, current.length >= replicas ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated', 'Deployment is progressing.'),
+        cond(
+          'Available',
+          available,
+          available ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
+          available ? 'Deployment has minimum availability.' : 'Deployment does not have minimum availability.',
+        ),
+        cond(
+          'Progressing',
+          true,
+          current.length >= replicas ? 'NewReplicaSetAvailable' : 'ReplicaSetUpdated',
+          'Deployment is progressing.',
+        ),
       ],
     };
-    const comparable = (s: Obj) => JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map((c: Obj) => [c.type, c.status, c.reason]) });
+    const comparable = (s: Obj) =>
+      JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map((c: Obj) => [c.type, c.status, c.reason]) });
     if (comparable(status) === comparable(d.status ?? {})) return;
     this.stats.statusWrites += 1;
-    await this.api.requestJson(HttpMethod.PUT, `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`, { body: { ...d, status } });
+    await this.api.requestJson(
+      HttpMethod.PUT,
+      `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`,
+      { body: { ...d, status } },
+    );
   }
 
   private async createPod(d: Obj, hash: string): Promise<void> {
@@ -239,7 +287,16 @@ export class SimKubelet {
         namespace: d.metadata.namespace,
         labels: { ...(template.metadata?.labels ?? {}), 'pod-template-hash': hash },
         annotations: template.metadata?.annotations,
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            name: d.metadata.name,
+            uid: d.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
       },
       spec: template.spec,
     };
@@ -271,34 +328,56 @@ export class SimKubelet {
       if (!pod.spec?.nodeName || !nodes.some((n) => n.metadata.name === pod.spec.nodeName)) return;
     } else if (!pod.spec?.nodeName) {
       const counts = new Map<string, number>();
-      for (const p of this.pods.snapshot().values()) if (p.spec?.nodeName) counts.set(p.spec.nodeName, (counts.get(p.spec.nodeName) ?? 0) + 1);
+      for (const p of this.pods.snapshot().values())
+        if (p.spec?.nodeName) counts.set(p.spec.nodeName, (counts.get(p.spec.nodeName) ?? 0) + 1);
       const placement = placePod(pod, nodes, (n) => counts.get(n) ?? 0);
       if ('reason' in placement) {
-        await this.writePodStatus(pod, { phase: 'Pending', conditions: [condition('PodScheduled', false, 'Unschedulable', placement.reason, now)] });
+        await this.writePodStatus(pod, {
+          phase: 'Pending',
+          conditions: [condition('PodScheduled', false, 'Unschedulable', placement.reason, now)],
+        });
         return;
       }
       this.stats.podsScheduled += 1;
       // kube-scheduler binds through pods/binding; the effect (spec.nodeName set once) is the same.
-      await this.api.requestJson(HttpMethod.POST, `${podPath(pod)}/binding`, {
-        body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace }, target: { apiVersion: 'v1', kind: 'Node', name: placement.nodeName } },
-      }).catch(async (err) => {
-        if (err?.code !== 404 && err?.code !== 405) throw err;
-        await this.api.requestJson(HttpMethod.PUT, podPath(pod), { body: { ...pod, spec: { ...pod.spec, nodeName: placement.nodeName } } });
-      });
+      await this.api
+        .requestJson(HttpMethod.POST, `${podPath(pod)}/binding`, {
+          body: {
+            apiVersion: 'v1',
+            kind: 'Binding',
+            metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace },
+            target: { apiVersion: 'v1', kind: 'Node', name: placement.nodeName },
+          },
+        })
+        .catch(async (err) => {
+          if (err?.code !== 404 && err?.code !== 405) throw err;
+          await this.api.requestJson(HttpMethod.PUT, podPath(pod), {
+            body: { ...pod, spec: { ...pod.spec, nodeName: placement.nodeName } },
+          });
+        });
       this.later(this.opts.readyDelayMs, `pod:${key}`);
       return;
     }
     const node = nodes.find((n) => n.metadata.name === pod.spec.nodeName);
     const grace = this.opts.controlPlane === 'real' ? undefined : evictionGraceSeconds(pod, node);
     if (grace !== undefined) {
-      const since = Date.parse((node?.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready')?.lastTransitionTime ?? '') || now;
+      const since =
+        Date.parse((node?.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready')?.lastTransitionTime ?? '') ||
+        now;
       const evictAt = since + grace * 1000;
       if (evictAt <= now || !node) {
         this.stats.evictions += 1;
         await this.deletePod(pod);
         return;
       }
-      if (podReady(pod)) await this.writePodStatus(pod, { ...pod.status, conditions: [condition('PodScheduled', true, '', '', now), condition('Ready', false, 'NodeNotReady', `node ${node.metadata.name} is not ready`, now)] });
+      if (podReady(pod))
+        await this.writePodStatus(pod, {
+          ...pod.status,
+          conditions: [
+            condition('PodScheduled', true, '', '', now),
+            condition('Ready', false, 'NodeNotReady', `node ${node.metadata.name} is not ready`, now),
+          ],
+        });
       if (Number.isFinite(evictAt)) this.later(evictAt - now, `pod:${key}`);
       return;
     }
@@ -327,7 +406,16 @@ export class SimKubelet {
     if (badTag) {
       await this.writePodStatus(pod, {
         phase: 'Running',
-        conditions: [condition('PodScheduled', true, '', '', now), condition('Ready', false, 'UnhealthyVersion', `image tag ${badTag} never passes readiness (sim unhealthyVersions)`, now)],
+        conditions: [
+          condition('PodScheduled', true, '', '', now),
+          condition(
+            'Ready',
+            false,
+            'UnhealthyVersion',
+            `image tag ${badTag} never passes readiness (sim unhealthyVersions)`,
+            now,
+          ),
+        ],
       });
       return;
     }
@@ -336,9 +424,20 @@ export class SimKubelet {
       hostIP: '127.0.0.1',
       podIP: '127.0.0.1',
       startTime: startedAt,
-      conditions: [condition('PodScheduled', true, '', '', now), condition('Initialized', true, '', '', now), condition('ContainersReady', true, '', '', now), condition('Ready', true, '', '', now)],
+      conditions: [
+        condition('PodScheduled', true, '', '', now),
+        condition('Initialized', true, '', '', now),
+        condition('ContainersReady', true, '', '', now),
+        condition('Ready', true, '', '', now),
+      ],
       containerStatuses: (pod.spec.containers ?? []).map((c: Obj) => ({
-        name: c.name, image: c.image, imageID: '', ready: true, started: true, restartCount: 0, state: { running: { startedAt } },
+        name: c.name,
+        image: c.image,
+        imageID: '',
+        ready: true,
+        started: true,
+        restartCount: 0,
+        state: { running: { startedAt } },
       })),
     });
     this.stats.podsReady += 1;
@@ -361,7 +460,12 @@ export class SimKubelet {
     if (!pod.spec?.nodeName) return;
     try {
       await this.api.requestJson(HttpMethod.DELETE, podPath(pod), {
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid },
+        },
       });
       this.stats.podsDeleted += 1;
     } catch (err) {
@@ -371,7 +475,9 @@ export class SimKubelet {
   }
 
   private async writePodStatus(pod: Obj, status: Obj): Promise<void> {
-    const same = JSON.stringify(conditionSummary(status)) === JSON.stringify(conditionSummary(pod.status ?? {})) && status.phase === pod.status?.phase;
+    const same =
+      JSON.stringify(conditionSummary(status)) === JSON.stringify(conditionSummary(pod.status ?? {})) &&
+      status.phase === pod.status?.phase;
     if (same) return;
     this.stats.statusWrites += 1;
     await this.api.requestJson(HttpMethod.PUT, `${podPath(pod)}/status`, { body: { ...pod, status } });
@@ -400,7 +506,13 @@ export function podReady(pod: Obj): boolean {
 }
 
 function condition(type: string, status: boolean, reason: string, message: string, now: number): Obj {
-  return { type, status: status ? 'True' : 'False', lastTransitionTime: new Date(now).toISOString(), ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+  return {
+    type,
+    status: status ? 'True' : 'False',
+    lastTransitionTime: new Date(now).toISOString(),
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
+  };
 }
 
 function conditionSummary(status: Obj) {

@@ -53,4 +53,3 @@ export function cleanupOnExit(cleanup: () => void): () => void {
     cleanups.delete(cleanup);
   };
 }
-

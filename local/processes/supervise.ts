@@ -35,7 +35,12 @@ export interface SupervisedProcess {
   stop(): Promise<void>;
 }
 
-export function spawnSupervised(name: string, binary: string, args: readonly string[], logFile: string): SupervisedProcess {
+export function spawnSupervised(
+  name: string,
+  binary: string,
+  args: readonly string[],
+  logFile: string,
+): SupervisedProcess {
   const fd = openSync(logFile, 'a');
   const child = spawn(binary, args, { stdio: ['ignore', fd, fd] });
   closeSync(fd);
@@ -74,7 +79,12 @@ export function spawnSupervised(name: string, binary: string, args: readonly str
  * Polls `probe` until it answers 200. Throws `onExit(exit)` if the process ends first, and an error quoting
  * its output if the deadline passes.
  */
-export async function waitUntilReady(proc: SupervisedProcess, probe: () => Promise<number>, deadline: number, onExit: (exit: ProcessExit) => Error): Promise<void> {
+export async function waitUntilReady(
+  proc: SupervisedProcess,
+  probe: () => Promise<number>,
+  deadline: number,
+  onExit: (exit: ProcessExit) => Error,
+): Promise<void> {
   let last = 'no answer';
   while (Date.now() < deadline) {
     const end = proc.ended();

@@ -66,10 +66,7 @@ export function controllerManagerArgs(l: ControlPlaneLayout): string[] {
 }
 
 export function schedulerArgs(l: ControlPlaneLayout): string[] {
-  return [
-    ...clientOfTheApiserver(l.files.schedulerKubeconfig),
-    '--profiling=false',
-  ];
+  return [...clientOfTheApiserver(l.files.schedulerKubeconfig), '--profiling=false'];
 }
 
 /** A controller of this control plane: one identity for everything, no serving port, the only one of its kind. */

@@ -16,10 +16,28 @@ import { KubeConfig } from '@kubernetes/client-node';
 import * as x509 from '../../shared/x509.ts';
 import { startEtcd, freePorts, type RunningEtcd } from '../etcd/launch.ts';
 import { requireKubeBinary } from '../kube-bins/index.ts';
-import { issueClientCertificate, issueServingCertificate, kubeconfigYaml, type CertAndKey, type CertificateAuthority } from '../kube-api/index.ts';
+import {
+  issueClientCertificate,
+  issueServingCertificate,
+  kubeconfigYaml,
+  type CertAndKey,
+  type CertificateAuthority,
+} from '../kube-api/index.ts';
 import { cleanupOnExit } from '../processes/exit-cleanup.ts';
-import { httpStatus, spawnSupervised, waitUntilReady, type ProcessExit, type SupervisedProcess } from '../processes/supervise.ts';
-import { apiServerArgs, controllerManagerArgs, schedulerArgs, SERVICE_CLUSTER_IP_RANGE, type ControlPlaneLayout } from './args.ts';
+import {
+  httpStatus,
+  spawnSupervised,
+  waitUntilReady,
+  type ProcessExit,
+  type SupervisedProcess,
+} from '../processes/supervise.ts';
+import {
+  apiServerArgs,
+  controllerManagerArgs,
+  schedulerArgs,
+  SERVICE_CLUSTER_IP_RANGE,
+  type ControlPlaneLayout,
+} from './args.ts';
 
 export type ControlPlaneComponent = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler';
 
@@ -64,7 +82,9 @@ export interface RealHostCluster {
 
 export class ControlPlaneStartError extends Error {
   constructor(component: ControlPlaneComponent, exit: ProcessExit) {
-    super(`${component} exited (${exit.signal ?? `code ${exit.exitCode}`}) before it was ready; it said:\n${exit.lastLines}`);
+    super(
+      `${component} exited (${exit.signal ?? `code ${exit.exitCode}`}) before it was ready; it said:\n${exit.lastLines}`,
+    );
     this.name = 'ControlPlaneStartError';
   }
 }
@@ -118,7 +138,13 @@ export async function startRealHostCluster(opts: StartRealHostClusterOptions): P
     };
     // The names a client inside the cluster would dial, and the Service's first address (10.96.0.1).
     const serving = await issueServingCertificate(opts.ca, {
-      dns: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+      dns: [
+        'localhost',
+        'kubernetes',
+        'kubernetes.default',
+        'kubernetes.default.svc',
+        'kubernetes.default.svc.cluster.local',
+      ],
       ips: ['127.0.0.1', '::1', '10.96.0.1'],
     });
     const sa = await serviceAccountKeys();
@@ -128,20 +154,33 @@ export async function startRealHostCluster(opts: StartRealHostClusterOptions): P
     await writeFile(layout.files.apiServerKey, serving.keyPem, secret);
     await writeFile(layout.files.saPublicKey, sa.publicPem);
     await writeFile(layout.files.saPrivateKey, sa.privatePem, secret);
-    await writeFile(layout.files.controllerManagerKubeconfig, (await identityKubeconfig({ user: 'system:kube-controller-manager' })).yaml, secret);
-    await writeFile(layout.files.schedulerKubeconfig, (await identityKubeconfig({ user: 'system:kube-scheduler' })).yaml, secret);
+    await writeFile(
+      layout.files.controllerManagerKubeconfig,
+      (await identityKubeconfig({ user: 'system:kube-controller-manager' })).yaml,
+      secret,
+    );
+    await writeFile(
+      layout.files.schedulerKubeconfig,
+      (await identityKubeconfig({ user: 'system:kube-scheduler' })).yaml,
+      secret,
+    );
     const admin = await identityKubeconfig({ user: 'local-admin', groups: ['system:masters'] });
     const kubeconfigPath = file('admin.kubeconfig');
     await writeFile(kubeconfigPath, admin.yaml, secret);
 
-    const args = { 'kube-apiserver': [...apiServerArgs(layout), ...(opts.extraApiServerArgs ?? [])], 'kube-controller-manager': controllerManagerArgs(layout), 'kube-scheduler': schedulerArgs(layout) };
+    const args = {
+      'kube-apiserver': [...apiServerArgs(layout), ...(opts.extraApiServerArgs ?? [])],
+      'kube-controller-manager': controllerManagerArgs(layout),
+      'kube-scheduler': schedulerArgs(layout),
+    };
     const start = (component: keyof typeof binaries) => {
       const proc = spawnSupervised(component, binaries[component], args[component], file(`${component}.log`));
       processes.push(proc);
       log(`${component}: started pid ${proc.pid}`);
       return proc;
     };
-    const failed = (component: ControlPlaneComponent) => (exit: ProcessExit) => new ControlPlaneStartError(component, exit);
+    const failed = (component: ControlPlaneComponent) => (exit: ProcessExit) =>
+      new ControlPlaneStartError(component, exit);
     const tls = { caPem: opts.ca.certPem, cert: admin.cert.certPem, key: admin.cert.keyPem };
     const apiServer = start('kube-apiserver');
     await waitUntilReady(apiServer, () => httpStatus(`${url}/readyz`, tls), deadline, failed('kube-apiserver'));
@@ -162,7 +201,12 @@ export async function startRealHostCluster(opts: StartRealHostClusterOptions): P
       kubeConfig,
       kubeconfigPath,
       etcdEndpoint: runningEtcd.endpoint,
-      pids: { etcd: runningEtcd.pid, 'kube-apiserver': apiServer.pid, 'kube-controller-manager': controllerManager.pid, 'kube-scheduler': scheduler.pid },
+      pids: {
+        etcd: runningEtcd.pid,
+        'kube-apiserver': apiServer.pid,
+        'kube-controller-manager': controllerManager.pid,
+        'kube-scheduler': scheduler.pid,
+      },
       args,
       async writeKubeconfig(path, identity) {
         const k = await identityKubeconfig(identity);
@@ -172,7 +216,9 @@ export async function startRealHostCluster(opts: StartRealHostClusterOptions): P
       kubeconfigFor: async (identity) => (await identityKubeconfig(identity)).yaml,
       exited: Promise.race([
         ...processes.map((p) => p.exited),
-        runningEtcd.exited.then((how): ProcessExit => ({ name: 'etcd', exitCode: null, signal: null, lastLines: how, at: new Date() })),
+        runningEtcd.exited.then(
+          (how): ProcessExit => ({ name: 'etcd', exitCode: null, signal: null, lastLines: how, at: new Date() }),
+        ),
       ]),
       stop,
     };
@@ -191,7 +237,10 @@ async function waitAlive(proc: SupervisedProcess, ms: number, onExit: (exit: Pro
 
 /** The service account token signing key pair (ECDSA P-256: ES256 tokens), PEM. */
 async function serviceAccountKeys(): Promise<{ publicPem: string; privatePem: string }> {
-  const keys = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+    'sign',
+    'verify',
+  ])) as webcrypto.CryptoKeyPair;
   return {
     publicPem: x509.PemConverter.encode(await webcrypto.subtle.exportKey('spki', keys.publicKey), 'PUBLIC KEY'),
     privatePem: x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY'),

@@ -23,8 +23,15 @@ export interface RealFleetHost {
   kubeConfigOf(identity: ProductIdentity): KubeConfig;
 }
 
-export async function startRealFleetHost(id: string, opts: { clusterCa: ClusterCa; kubeconfigDir: string; log?: (line: string) => void }): Promise<RealFleetHost> {
-  const cluster = await startRealHostCluster({ name: id, ca: clusterAuthority(opts.clusterCa), log: opts.log ? (line) => opts.log!(`${id} ${line}`) : undefined });
+export async function startRealFleetHost(
+  id: string,
+  opts: { clusterCa: ClusterCa; kubeconfigDir: string; log?: (line: string) => void },
+): Promise<RealFleetHost> {
+  const cluster = await startRealHostCluster({
+    name: id,
+    ca: clusterAuthority(opts.clusterCa),
+    log: opts.log ? (line) => opts.log!(`${id} ${line}`) : undefined,
+  });
   try {
     await installProduct(cluster.kubeConfig);
     const identities = await writeIdentityKubeconfigs(cluster, opts.kubeconfigDir, id);

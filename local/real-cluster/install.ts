@@ -30,8 +30,14 @@ const NAMESPACE = 'pool-spirit-system';
 
 export const PRODUCT_IDENTITIES = {
   reconciler: { user: 'pool-spirit-reconciler', groups: [RECONCILER_GROUP] },
-  forwarder: { user: `system:serviceaccount:${NAMESPACE}:pool-spirit-forwarder`, groups: ['system:serviceaccounts', `system:serviceaccounts:${NAMESPACE}`] },
-  agent: { user: `system:serviceaccount:${NAMESPACE}:pool-spirit-agent`, groups: ['system:serviceaccounts', `system:serviceaccounts:${NAMESPACE}`] },
+  forwarder: {
+    user: `system:serviceaccount:${NAMESPACE}:pool-spirit-forwarder`,
+    groups: ['system:serviceaccounts', `system:serviceaccounts:${NAMESPACE}`],
+  },
+  agent: {
+    user: `system:serviceaccount:${NAMESPACE}:pool-spirit-agent`,
+    groups: ['system:serviceaccounts', `system:serviceaccounts:${NAMESPACE}`],
+  },
 } as const satisfies Record<string, ClientIdentity>;
 
 export type ProductIdentity = keyof typeof PRODUCT_IDENTITIES;
@@ -39,20 +45,30 @@ export type ProductIdentity = keyof typeof PRODUCT_IDENTITIES;
 /** `kubectl kustomize infra/cluster`, parsed. */
 export async function productManifests(): Promise<KubernetesObject[]> {
   const { stdout } = await run(KUBECTL, ['kustomize', 'infra/cluster'], { cwd: REPO_ROOT, maxBuffer: 32 << 20 });
-  return parseAllDocuments(stdout).map((d) => d.toJS() as KubernetesObject | null).filter((o): o is KubernetesObject => o !== null);
+  return parseAllDocuments(stdout)
+    .map((d) => d.toJS() as KubernetesObject | null)
+    .filter((o): o is KubernetesObject => o !== null);
 }
 
 /** Server-side applies the product's manifests (CRDs first) as the cluster admin; returns what was applied. */
 export async function installProduct(admin: KubeConfig): Promise<KubernetesObject[]> {
   const api = RawObjectApi.fromKubeConfig(admin);
   const objects = (await productManifests()).filter((o) => o.kind !== 'Deployment');
-  const crdsFirst = [...objects].sort((a, b) => Number(b.kind === 'CustomResourceDefinition') - Number(a.kind === 'CustomResourceDefinition') || Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));
+  const crdsFirst = [...objects].sort(
+    (a, b) =>
+      Number(b.kind === 'CustomResourceDefinition') - Number(a.kind === 'CustomResourceDefinition') ||
+      Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'),
+  );
   for (const obj of crdsFirst) await api.applyJson(obj, INSTALL_MANAGER, true);
   return crdsFirst;
 }
 
 /** Writes `<dir>/<cluster>-<identity>.kubeconfig` for each product identity; returns the paths. */
-export async function writeIdentityKubeconfigs(cluster: RealHostCluster, dir: string, prefix: string): Promise<Record<ProductIdentity, string>> {
+export async function writeIdentityKubeconfigs(
+  cluster: RealHostCluster,
+  dir: string,
+  prefix: string,
+): Promise<Record<ProductIdentity, string>> {
   const paths = {} as Record<ProductIdentity, string>;
   for (const [name, identity] of Object.entries(PRODUCT_IDENTITIES) as Array<[ProductIdentity, ClientIdentity]>) {
     paths[name] = join(dir, `${prefix}-${name}.kubeconfig`);

@@ -32,7 +32,10 @@ export async function issueFromTemplate(ca: CertificateAuthority, t: CertTemplat
     new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage[t.usage]], false),
     await x509.AuthorityKeyIdentifierExtension.create(ca.cert.publicKey, false, crypto),
   ];
-  const san = [...(t.dns ?? []).map((value) => ({ type: 'dns' as const, value })), ...(t.ips ?? []).map((value) => ({ type: 'ip' as const, value }))];
+  const san = [
+    ...(t.dns ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(t.ips ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
   if (san.length) extensions.push(new x509.SubjectAlternativeNameExtension(san));
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.create(
@@ -55,14 +58,22 @@ export async function issueFromTemplate(ca: CertificateAuthority, t: CertTemplat
 
 /** The hub's client identity on the host: system:node:<node> in system:nodes and openyurt:yurthub. */
 export function hubClientCertificate(ca: CertificateAuthority, node: string): Promise<CertAndKey> {
-  return issueFromTemplate(ca, { cn: `system:node:${node}`, orgs: ['openyurt:yurthub', 'system:nodes'], usage: 'clientAuth' });
+  return issueFromTemplate(ca, {
+    cn: `system:node:${node}`,
+    orgs: ['openyurt:yurthub', 'system:nodes'],
+    usage: 'clientAuth',
+  });
 }
 
 /**
  * The hub's serving certificate: the kubernetes Service names, the host's kubernetes Service ClusterIP, the
  * (unused, since --enable-dummy-if=false) dummy interface address and the bind address.
  */
-export function hubServingCertificate(ca: CertificateAuthority, node: string, kubernetesServiceIP: string): Promise<CertAndKey> {
+export function hubServingCertificate(
+  ca: CertificateAuthority,
+  node: string,
+  kubernetesServiceIP: string,
+): Promise<CertAndKey> {
   return issueFromTemplate(ca, {
     cn: `system:node:${node}`,
     orgs: ['system:nodes'],

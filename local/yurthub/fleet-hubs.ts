@@ -76,7 +76,12 @@ export async function startFleetHubs(opts: {
             node,
             pool,
             dir: join(opts.dir, 'yurthubs'),
-            host: { url: toHost.url('https'), caPem: opts.hostCa.certPem, ca: opts.hostCa, kubernetesServiceIP: opts.kubernetesServiceIP ?? '10.96.0.1' },
+            host: {
+              url: toHost.url('https'),
+              caPem: opts.hostCa.certPem,
+              ca: opts.hostCa,
+              kubernetesServiceIP: opts.kubernetesServiceIP ?? '10.96.0.1',
+            },
             coordinator: { serverAddr: api.url('https'), storageAddr: etcd.url('https') },
           }),
         );
@@ -100,16 +105,23 @@ export async function startFleetHubs(opts: {
       let behind: string[] = [];
       while (Date.now() < deadline) {
         const live = hubs.filter((h) => h.process.ended() === undefined);
-        const states = await Promise.all(live.map(async (h) => ({ h, healthy: await h.healthy(), role: await h.role() })));
-        behind = states.filter((x) => !x.healthy || (x.role !== 'leader' && x.role !== 'follower')).map((x) => `${x.h.node} (${x.healthy ? x.role : 'not healthy'})`);
+        const states = await Promise.all(
+          live.map(async (h) => ({ h, healthy: await h.healthy(), role: await h.role() })),
+        );
+        behind = states
+          .filter((x) => !x.healthy || (x.role !== 'leader' && x.role !== 'follower'))
+          .map((x) => `${x.h.node} (${x.healthy ? x.role : 'not healthy'})`);
         const leaders = new Map<string, number>();
         for (const x of states) if (x.role === 'leader') leaders.set(x.h.pool, (leaders.get(x.h.pool) ?? 0) + 1);
         const poolsWithoutOneLeader = pools.filter((p) => leaders.get(p) !== 1);
         if (behind.length === 0 && poolsWithoutOneLeader.length === 0) return;
-        if (behind.length === 0) behind = poolsWithoutOneLeader.map((p) => `pool ${p} (${leaders.get(p) ?? 0} leaders)`);
+        if (behind.length === 0)
+          behind = poolsWithoutOneLeader.map((p) => `pool ${p} (${leaders.get(p) ?? 0} leaders)`);
         await new Promise((r) => setTimeout(r, 250));
       }
-      throw new Error(`YurtHubs not elected after ${timeoutMs} ms: ${behind.join(', ')}; logs in ${join(opts.dir, 'yurthubs')}`);
+      throw new Error(
+        `YurtHubs not elected after ${timeoutMs} ms: ${behind.join(', ')}; logs in ${join(opts.dir, 'yurthubs')}`,
+      );
     },
     stop: closeAll,
   };

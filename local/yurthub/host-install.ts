@@ -37,7 +37,12 @@ export const UPSTREAM_YURTHUB_HOST_RBAC: KubeObject[] = [
       { apiGroups: [''], resources: ['events'], verbs: ['get'] },
       { apiGroups: ['apps.openyurt.io'], resources: ['nodepools'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [''], resources: ['secrets'], resourceNames: ['yurt-coordinator-yurthub-certs'], verbs: ['list', 'watch'] },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: ['yurt-coordinator-yurthub-certs'],
+        verbs: ['list', 'watch'],
+      },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'] },
       { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['endpoints'], verbs: ['list', 'watch'] },
@@ -72,22 +77,29 @@ export const UPSTREAM_YURTHUB_HOST_RBAC: KubeObject[] = [
 ];
 
 type Obj = Record<string, any>;
-const decode = (data: Record<string, string> | undefined) => Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+const decode = (data: Record<string, string> | undefined) =>
+  Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
 
 /** Server-side apply as the field manager `openyurt-install` (admin). */
 export async function applyAll(kc: KubeConfig, objects: KubeObject[]): Promise<void> {
   const api = RawObjectApi.fromKubeConfig(kc);
   for (const o of objects) {
     const ns = o.metadata.namespace;
-    if (ns) await api.applyJson({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, 'openyurt-install', true);
+    if (ns)
+      await api.applyJson({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, 'openyurt-install', true);
     await api.applyJson(o as never, 'openyurt-install', true);
   }
 }
 
 /** The compat pools' CAs and the coordinator client PKI, as the reconciler left them in the product namespace. */
-export async function readCompatMaterial(kc: KubeConfig, namespace: string, pools: string[]): Promise<{ pools: CompatPool[]; pki: CoordinatorPki }> {
+export async function readCompatMaterial(
+  kc: KubeConfig,
+  namespace: string,
+  pools: string[],
+): Promise<{ pools: CompatPool[]; pki: CoordinatorPki }> {
   const api = RawObjectApi.fromKubeConfig(kc);
-  const secret = (name: string) => api.requestJson<Obj>(HttpMethod.GET, `/api/v1/namespaces/${namespace}/secrets/${name}`);
+  const secret = (name: string) =>
+    api.requestJson<Obj>(HttpMethod.GET, `/api/v1/namespaces/${namespace}/secrets/${name}`);
   const compat: CompatPool[] = [];
   for (const pool of pools) {
     const ca = decode((await secret(objectNames(pool).caSecret)).data);
@@ -97,10 +109,19 @@ export async function readCompatMaterial(kc: KubeConfig, namespace: string, pool
   return { pools: compat, pki: { files, reused: true, reasons: [] } };
 }
 
-export async function installForYurtHubs(kc: KubeConfig, hostCa: CertificateAuthority, namespace: string, pools: string[]): Promise<{ certsSecret: KubeObject }> {
+export async function installForYurtHubs(
+  kc: KubeConfig,
+  hostCa: CertificateAuthority,
+  namespace: string,
+  pools: string[],
+): Promise<{ certsSecret: KubeObject }> {
   await applyAll(kc, UPSTREAM_YURTHUB_HOST_RBAC);
   const material = await readCompatMaterial(kc, namespace, pools);
-  const nodeLeaseProxy = await issueFromTemplate(hostCa, { cn: NODE_LEASE_PROXY_USER, orgs: [NODE_LEASE_PROXY_GROUP], usage: 'clientAuth' });
+  const nodeLeaseProxy = await issueFromTemplate(hostCa, {
+    cn: NODE_LEASE_PROXY_USER,
+    orgs: [NODE_LEASE_PROXY_GROUP],
+    usage: 'clientAuth',
+  });
   const certsSecret = renderCertsSecret(material.pools, material.pki, nodeLeaseProxy);
   await applyAll(kc, [certsSecret]);
   return { certsSecret };

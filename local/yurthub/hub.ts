@@ -74,7 +74,9 @@ export async function prepareHubRoot(opts: YurtHubOptions): Promise<{ root: stri
   const serving = await hubServingCertificate(opts.host.ca, opts.node, opts.host.kubernetesServiceIP);
   const current = join(pki, 'yurthub-current.pem');
   await writeFile(current, `${client.certPem.trim()}\n${client.keyPem.trim()}\n`, { mode: 0o600 });
-  await writeFile(join(pki, 'yurthub-server-current.pem'), `${serving.certPem.trim()}\n${serving.keyPem.trim()}\n`, { mode: 0o600 });
+  await writeFile(join(pki, 'yurthub-server-current.pem'), `${serving.certPem.trim()}\n${serving.keyPem.trim()}\n`, {
+    mode: 0o600,
+  });
   await writeFile(join(pki, 'ca.crt'), opts.host.caPem, { mode: 0o644 });
   // yurthub.conf's server must equal --server-addr, or YurtHub wipes the root dir and bootstraps again.
   const conf = kubeconfig(opts.host.url, opts.host.caPem, current);
@@ -113,7 +115,12 @@ export async function startYurtHub(opts: YurtHubOptions): Promise<RunningYurtHub
   const { root } = await prepareHubRoot(opts);
   const [serve, proxy, proxySecure] = await freePorts(3);
   const ports = { serve: serve!, proxy: proxy!, proxySecure: proxySecure! };
-  const proc = spawnSupervised(`yurthub ${opts.node}`, binary, hubArgs(opts, root, ports), join(opts.dir, `${opts.node}.log`));
+  const proc = spawnSupervised(
+    `yurthub ${opts.node}`,
+    binary,
+    hubArgs(opts, root, ports),
+    join(opts.dir, `${opts.node}.log`),
+  );
   const metrics = async (): Promise<string> => {
     const res = await fetch(`http://127.0.0.1:${ports.serve}/metrics`, { signal: AbortSignal.timeout(2000) });
     return res.text();
@@ -140,7 +147,10 @@ export async function startYurtHub(opts: YurtHubOptions): Promise<RunningYurtHub
     async coordinatorStatus() {
       try {
         const text = await metrics();
-        return { healthy: gauge(text, 'yurt_coordinator_healthy_status') === 1, ready: gauge(text, 'yurt_coordinator_ready_status') === 1 };
+        return {
+          healthy: gauge(text, 'yurt_coordinator_healthy_status') === 1,
+          ready: gauge(text, 'yurt_coordinator_ready_status') === 1,
+        };
       } catch {
         return { healthy: false, ready: false };
       }

@@ -203,7 +203,10 @@ class Contender {
 
   /** One tryAcquireOrRenew, abandoned at `deadline` (client-go's context timeout). */
   private async attempt(deadline: number | null): Promise<boolean> {
-    const signal = deadline === null ? this.stopped.signal : AbortSignal.any([this.stopped.signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]);
+    const signal =
+      deadline === null
+        ? this.stopped.signal
+        : AbortSignal.any([this.stopped.signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]);
     await this.waitWhileHung(signal);
     const t0 = Date.now();
     this.ledger.requests++;
@@ -211,7 +214,13 @@ class Contender {
     this.ledger.reads.push(Date.now() - t0);
     if (got.status !== 200 && got.status !== 404) throw unexpected(`GET lease`, got);
     const now = new Date();
-    const action = nextLeaseAction(got.status === 404 ? undefined : got.body, this.id, now, this.o.config, this.o.lease);
+    const action = nextLeaseAction(
+      got.status === 404 ? undefined : got.body,
+      this.id,
+      now,
+      this.o.config,
+      this.o.lease,
+    );
     if (action.kind === 'wait') {
       // Someone else holds it. A leader that sees another holder has lost it (client-go's IsLeader).
       if (this.current) this.stepDown(Date.now());
@@ -265,10 +274,14 @@ class Contender {
     if (left <= 0) return;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(resolve, left);
-      signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        reject(new Aborted());
-      }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          reject(new Aborted());
+        },
+        { once: true },
+      );
     });
   }
 
@@ -276,14 +289,17 @@ class Contender {
     return new Promise((resolve, reject) => {
       if (this.stopped.signal.aborted) return reject(new Aborted());
       const timer = setTimeout(resolve, ms);
-      this.stopped.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        reject(new Aborted());
-      }, { once: true });
+      this.stopped.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          reject(new Aborted());
+        },
+        { once: true },
+      );
     });
   }
 }
-
 
 export async function runElection(api: KubeHttp, o: ElectionOptions): Promise<ElectionResult> {
   const c = o.config;
@@ -334,7 +350,9 @@ export async function runElection(api: KubeHttp, o: ElectionOptions): Promise<El
       gapMs: taken && old.end !== null ? taken.start - old.end : null,
     };
     kills.push(record);
-    log(`election: ${kind} of ${record.leader} → ${record.newLeader ?? 'no leader'} after ${record.failoverMs ?? '∞'} ms (gap ${record.gapMs ?? '?'} ms)`);
+    log(
+      `election: ${kind} of ${record.leader} → ${record.newLeader ?? 'no leader'} after ${record.failoverMs ?? '∞'} ms (gap ${record.gapMs ?? '?'} ms)`,
+    );
   }
 
   const endAt = Date.now();
@@ -347,7 +365,10 @@ export async function runElection(api: KubeHttp, o: ElectionOptions): Promise<El
   const failovers = kills.map((k) => k.failoverMs).filter((m): m is number => m !== null);
   const p50 = failovers.length ? Math.round(median(failovers)) : null;
   const max = failovers.length ? Math.max(...failovers) : null;
-  const bound = { firstLeader: c.retryPeriodSeconds * 1000, failover: (c.leaseDurationSeconds + 2 * c.retryPeriodSeconds) * 1000 };
+  const bound = {
+    firstLeader: c.retryPeriodSeconds * 1000,
+    failover: (c.leaseDurationSeconds + 2 * c.retryPeriodSeconds) * 1000,
+  };
   const rps = ledger.requests / seconds;
   return {
     contenders: o.contenders,
@@ -378,7 +399,8 @@ export async function runElection(api: KubeHttp, o: ElectionOptions): Promise<El
     theoreticalMarginMs: Math.round((c.leaseDurationSeconds - c.renewDeadlineSeconds - c.retryPeriodSeconds) * 1000),
     targets: {
       firstLeaderWithinRetryPeriod: firstLeaderMs !== null && firstLeaderMs <= bound.firstLeader,
-      failoverWithinLeasePlusTwoRetries: kills.length === o.kills && failovers.length === kills.length && (max ?? Infinity) <= bound.failover,
+      failoverWithinLeasePlusTwoRetries:
+        kills.length === o.kills && failovers.length === kills.length && (max ?? Infinity) <= bound.failover,
       zeroOverlaps: overlaps === 0 && (smallestMarginMs === null || smallestMarginMs >= 0),
       boundMs: bound,
     },

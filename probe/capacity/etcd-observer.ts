@@ -49,17 +49,33 @@ export interface EtcdObserver {
 }
 
 const EMPTY: EtcdSnapshot = {
-  rssBytes: null, rssShmemBytes: null, tmpfsBytes: null, memoryBytes: null, dbSizeBytes: null, dbSizeInUseBytes: null, alarms: null, revision: null, apiRssBytes: null,
+  rssBytes: null,
+  rssShmemBytes: null,
+  tmpfsBytes: null,
+  memoryBytes: null,
+  dbSizeBytes: null,
+  dbSizeInUseBytes: null,
+  alarms: null,
+  revision: null,
+  apiRssBytes: null,
 };
 
 /**
  * An etcd running on this host, reached over its TLS client port the way the agent reaches it (the
  * agent's own EtcdAccess, with the rendered client certificate).
  */
-export function localEtcdObserver(etcd: { pid: number; dataDir: string; access: EtcdAccess }, apiPid?: number): EtcdObserver {
+export function localEtcdObserver(
+  etcd: { pid: number; dataDir: string; access: EtcdAccess },
+  apiPid?: number,
+): EtcdObserver {
   const status = async () => {
     const r = await etcd.access.read();
-    return { dbSizeBytes: r.dbSizeBytes ?? 0, dbSizeInUseBytes: r.dbSizeInUseBytes ?? 0, alarms: r.alarms ?? [], revision: r.revision ?? 0 };
+    return {
+      dbSizeBytes: r.dbSizeBytes ?? 0,
+      dbSizeInUseBytes: r.dbSizeInUseBytes ?? 0,
+      alarms: r.alarms ?? [],
+      revision: r.revision ?? 0,
+    };
   };
   return {
     source: 'local-process',
@@ -90,7 +106,9 @@ export function localEtcdObserver(etcd: { pid: number; dataDir: string; access: 
         await etcd.access.defragment();
         const after = await status();
         actions.push({
-          atSeconds, action: 'defragment', durationMs: Date.now() - started,
+          atSeconds,
+          action: 'defragment',
+          durationMs: Date.now() - started,
           detail: `db ${mb(before.dbSizeBytes)} → ${mb(after.dbSizeBytes)} MB (in use ${mb(after.dbSizeInUseBytes)} MB)`,
         });
       }
@@ -158,5 +176,8 @@ function mb(bytes: number): number {
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref()),
+  ]);
 }

@@ -74,7 +74,9 @@ export function diffFromLaunchPreset(): Array<{ flag: string; rendered: string; 
   const out: Array<{ flag: string; rendered: string; launchPreset: string | undefined }> = [];
   for (const [flag, value] of Object.entries(rendered)) {
     const other = preset[flag];
-    const same = other === value || (flag === 'quota-backend-bytes' && other !== undefined && quantityBytes(other) === quantityBytes(value));
+    const same =
+      other === value ||
+      (flag === 'quota-backend-bytes' && other !== undefined && quantityBytes(other) === quantityBytes(value));
     if (!same) out.push({ flag, rendered: value, launchPreset: other });
   }
   return out;
@@ -83,6 +85,7 @@ export function diffFromLaunchPreset(): Array<{ flag: string; rendered: string; 
 /** The rendered etcd container's memory limit: the probe's verdict is judged against it. */
 function etcdMemoryLimit(): string | number {
   const limit = DEFAULT_RESOURCES.etcd.limits.memory;
-  if (limit === undefined) throw new Error('core/poolspirit/defaults.ts: DEFAULT_RESOURCES.etcd.limits.memory is not set');
+  if (limit === undefined)
+    throw new Error('core/poolspirit/defaults.ts: DEFAULT_RESOURCES.etcd.limits.memory is not set');
   return limit;
 }

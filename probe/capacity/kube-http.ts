@@ -16,7 +16,12 @@ export interface KubeResponse<T = unknown> {
 export interface KubeHttp {
   /** Base URL of the apiserver (no credentials). */
   readonly server: string;
-  request<T = Record<string, unknown>>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<KubeResponse<T>>;
+  request<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<KubeResponse<T>>;
   /** Requests sent so far. */
   readonly sent: number;
   close(): void;
@@ -36,14 +41,22 @@ interface Transport {
 }
 
 /** A client for an https apiserver with a client certificate (a pool-spirit, as its agent identity). */
-export function kubeHttpForTls(url: string, tls: { ca: string; cert: Buffer; key: Buffer }, options: KubeHttpOptions = {}): KubeHttp {
+export function kubeHttpForTls(
+  url: string,
+  tls: { ca: string; cert: Buffer; key: Buffer },
+  options: KubeHttpOptions = {},
+): KubeHttp {
   const server = new URL(url);
-  if (server.protocol !== 'https:') throw new TypeError(`apiserver URL: expected https://host:port, got ${JSON.stringify(url)}`);
+  if (server.protocol !== 'https:')
+    throw new TypeError(`apiserver URL: expected https://host:port, got ${JSON.stringify(url)}`);
   return createKubeHttp({ server, tls: { ...tls, rejectUnauthorized: true }, headers: {} }, options);
 }
 
 /** A client for the current context of a kubeconfig file (credentials stay in memory, never logged). */
-export async function kubeHttpForKubeconfig(file: string, options: KubeHttpOptions & { context?: string } = {}): Promise<KubeHttp> {
+export async function kubeHttpForKubeconfig(
+  file: string,
+  options: KubeHttpOptions & { context?: string } = {},
+): Promise<KubeHttp> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   try {
@@ -72,7 +85,8 @@ export async function kubeHttpForKubeconfig(file: string, options: KubeHttpOptio
 
 function createKubeHttp(t: Transport, options: KubeHttpOptions): KubeHttp {
   const secure = t.server.protocol === 'https:';
-  if (!secure && t.server.protocol !== 'http:') throw new TypeError(`apiserver URL must be http or https, got ${t.server.protocol}`);
+  if (!secure && t.server.protocol !== 'http:')
+    throw new TypeError(`apiserver URL must be http or https, got ${t.server.protocol}`);
   const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, ...(secure ? t.tls : {}) };
   const agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
   const timeoutMs = options.timeoutMs ?? 30_000;

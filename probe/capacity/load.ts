@@ -81,13 +81,22 @@ function figures(run: { latencies: number[]; seconds: number; errors: string[] }
 }
 
 export async function ensureNamespace(api: KubeHttp): Promise<void> {
-  const res = await api.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: PROBE_NAMESPACE } });
+  const res = await api.request('POST', '/api/v1/namespaces', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: PROBE_NAMESPACE },
+  });
   if (res.status !== 201 && res.status !== 409) throw unexpected(`create namespace ${PROBE_NAMESPACE}`, res);
   // A real apiserver's ServiceAccount admission refuses Pods whose service account does not exist, and a
   // pool-spirit runs no controller-manager to create `default`. (An API that serves no ServiceAccounts, 404,
   // admits Pods without one.)
-  const sa = await api.request('POST', `/api/v1/namespaces/${PROBE_NAMESPACE}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
-  if (sa.status !== 201 && sa.status !== 409 && sa.status !== 404) throw unexpected(`create service account ${PROBE_NAMESPACE}/default`, sa);
+  const sa = await api.request('POST', `/api/v1/namespaces/${PROBE_NAMESPACE}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'default' },
+  });
+  if (sa.status !== 201 && sa.status !== 409 && sa.status !== 404)
+    throw unexpected(`create service account ${PROBE_NAMESPACE}/default`, sa);
 }
 
 export const nodePath = (name: string) => `/api/v1/nodes/${name}`;

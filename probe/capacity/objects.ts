@@ -45,7 +45,12 @@ export function nodeObject(i: number, objectBytes: number): Json {
   const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
   const time = '2026-01-01T00:00:00Z';
   const condition = (type: string, status: string, reason: string, message: string) => ({
-    type, status, lastHeartbeatTime: time, lastTransitionTime: time, reason, message,
+    type,
+    status,
+    lastHeartbeatTime: time,
+    lastTransitionTime: time,
+    reason,
+    message,
   });
   const node: Json = {
     apiVersion: 'v1',
@@ -66,7 +71,10 @@ export function nodeObject(i: number, objectBytes: number): Json {
         'topology.kubernetes.io/zone': `cn-hangzhou-${'abcdefg'[i % 7]}`,
       },
       annotations: {
-        'flannel.alpha.coreos.com/backend-data': JSON.stringify({ VNI: 1, VtepMAC: hex(i, 12).replace(/(..)(?!$)/g, '$1:') }),
+        'flannel.alpha.coreos.com/backend-data': JSON.stringify({
+          VNI: 1,
+          VtepMAC: hex(i, 12).replace(/(..)(?!$)/g, '$1:'),
+        }),
         'flannel.alpha.coreos.com/backend-type': 'vxlan',
         'flannel.alpha.coreos.com/kube-subnet-manager': 'true',
         'flannel.alpha.coreos.com/public-ip': ip,
@@ -78,19 +86,35 @@ export function nodeObject(i: number, objectBytes: number): Json {
     spec: { podCIDR: `10.244.${i & 255}.0/24`, podCIDRs: [`10.244.${i & 255}.0/24`], providerID: `edge://${name}` },
     status: {
       capacity: { cpu: '4', 'ephemeral-storage': '61255492Ki', 'hugepages-2Mi': '0', memory: '8024264Ki', pods: '110' },
-      allocatable: { cpu: '4', 'ephemeral-storage': '56453061334', 'hugepages-2Mi': '0', memory: '7921864Ki', pods: '110' },
+      allocatable: {
+        cpu: '4',
+        'ephemeral-storage': '56453061334',
+        'hugepages-2Mi': '0',
+        memory: '7921864Ki',
+        pods: '110',
+      },
       conditions: [
         condition('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
         condition('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
         condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
         condition('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'),
       ],
-      addresses: [{ type: 'InternalIP', address: ip }, { type: 'Hostname', address: name }],
+      addresses: [
+        { type: 'InternalIP', address: ip },
+        { type: 'Hostname', address: name },
+      ],
       daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
       nodeInfo: {
-        machineID: hex(i, 32), systemUUID: hex(i + 7, 32), bootID: hex(i + 13, 32),
-        kernelVersion: '6.1.0-27-arm64', osImage: 'Debian GNU/Linux 12 (bookworm)', containerRuntimeVersion: 'containerd://1.7.22',
-        kubeletVersion: 'v1.36.3', kubeProxyVersion: 'v1.36.3', operatingSystem: 'linux', architecture: 'arm64',
+        machineID: hex(i, 32),
+        systemUUID: hex(i + 7, 32),
+        bootID: hex(i + 13, 32),
+        kernelVersion: '6.1.0-27-arm64',
+        osImage: 'Debian GNU/Linux 12 (bookworm)',
+        containerRuntimeVersion: 'containerd://1.7.22',
+        kubeletVersion: 'v1.36.3',
+        kubeProxyVersion: 'v1.36.3',
+        operatingSystem: 'linux',
+        architecture: 'arm64',
       },
       images: [] as Json[],
     },
@@ -121,7 +145,13 @@ export function podObject(i: number, objectBytes: number, nodes: number): Json {
     metadata: {
       name,
       namespace: PROBE_NAMESPACE,
-      labels: { [PROBE_LABEL]: 'true', app, 'app.kubernetes.io/name': app, 'app.kubernetes.io/part-of': 'plant-telemetry', 'pod-template-hash': hex(i % 17, 10) },
+      labels: {
+        [PROBE_LABEL]: 'true',
+        app,
+        'app.kubernetes.io/name': app,
+        'app.kubernetes.io/part-of': 'plant-telemetry',
+        'pod-template-hash': hex(i % 17, 10),
+      },
       annotations: {
         'kubectl.kubernetes.io/restartedAt': '2026-01-01T00:00:00Z',
         'prometheus.io/scrape': 'true',
@@ -143,10 +173,19 @@ export function podObject(i: number, objectBytes: number, nodes: number): Json {
           name: 'gateway',
           image: `registry.example.com/plant/${app}:1.${i % 9}.${i % 5}`,
           imagePullPolicy: 'IfNotPresent',
-          ports: [{ name: 'mqtt', containerPort: 1883, protocol: 'TCP' }, { name: 'metrics', containerPort: 9102, protocol: 'TCP' }],
+          ports: [
+            { name: 'mqtt', containerPort: 1883, protocol: 'TCP' },
+            { name: 'metrics', containerPort: 9102, protocol: 'TCP' },
+          ],
           env,
           resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
-          readinessProbe: { httpGet: { path: '/healthz', port: 9102, scheme: 'HTTP' }, periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 },
+          readinessProbe: {
+            httpGet: { path: '/healthz', port: 9102, scheme: 'HTTP' },
+            periodSeconds: 10,
+            timeoutSeconds: 1,
+            successThreshold: 1,
+            failureThreshold: 3,
+          },
           volumeMounts: [{ name: 'config', mountPath: '/etc/gateway', readOnly: true }],
           terminationMessagePath: '/dev/termination-log',
           terminationMessagePolicy: 'File',
@@ -157,7 +196,10 @@ export function podObject(i: number, objectBytes: number, nodes: number): Json {
   };
   // Workloads carry their configuration in the environment: pad with it (status is not kept on create).
   for (let k = 0; size(pod) < objectBytes; k++) {
-    env.push({ name: `SENSOR_${String(k).padStart(3, '0')}_ENDPOINT`, value: `opc.tcp://plc-${k}.line-${i % 40}.plant.local:4840/${hex(i + k, 24)}` });
+    env.push({
+      name: `SENSOR_${String(k).padStart(3, '0')}_ENDPOINT`,
+      value: `opc.tcp://plc-${k}.line-${i % 40}.plant.local:4840/${hex(i + k, 24)}`,
+    });
   }
   return pod;
 }

@@ -46,7 +46,14 @@ export const MEMORY_LIMIT_MARGIN = 1.5;
 export interface PeaksRecord {
   kind: 'CapacityPeaks';
   measuredAt: string;
-  shape: { nodes: number; pods: number; objectBytes: number; contenders: number; patchStormSeconds: number; timeScale: number };
+  shape: {
+    nodes: number;
+    pods: number;
+    objectBytes: number;
+    contenders: number;
+    patchStormSeconds: number;
+    timeScale: number;
+  };
   apiServerFlags: { product: string[]; upstream: string[] };
   product: MemoryPeaks;
   upstream: MemoryPeaks | null;
@@ -54,11 +61,19 @@ export interface PeaksRecord {
 
 export function peaksRecord(report: {
   finishedAt: string;
-  parameters: { nodes: number; pods: number; objectBytes: number; contenders: number; patchStormSeconds: number; timeScale: number };
+  parameters: {
+    nodes: number;
+    pods: number;
+    objectBytes: number;
+    contenders: number;
+    patchStormSeconds: number;
+    timeScale: number;
+  };
   apiServerFlags: { product: string[]; upstream: string[] };
   memory: { product: MemoryPeaks | null; upstream: MemoryPeaks | null };
 }): PeaksRecord {
-  if (!report.memory.product) throw new Error('peaks: the report has no product memory figures (only a --local run measures them)');
+  if (!report.memory.product)
+    throw new Error('peaks: the report has no product memory figures (only a --local run measures them)');
   const { nodes, pods, objectBytes, contenders, patchStormSeconds, timeScale } = report.parameters;
   return {
     kind: 'CapacityPeaks',

@@ -54,7 +54,12 @@ export interface ProfiledContainer {
  * The pod with etcd's flags set to `etcdFlags`, for upstream the apiserver's memory flags removed, and
  * `apiServerFlags` laid over the apiserver's.
  */
-export function withProfile<C extends ProfiledContainer, P extends { containers: C[] }>(pod: P, etcdFlags: Record<string, string>, apiServer: ApiServerProfile, apiServerFlags: Record<string, string> = {}): P {
+export function withProfile<C extends ProfiledContainer, P extends { containers: C[] }>(
+  pod: P,
+  etcdFlags: Record<string, string>,
+  apiServer: ApiServerProfile,
+  apiServerFlags: Record<string, string> = {},
+): P {
   const containers = pod.containers.map((c): C => {
     if (c.name === 'etcd') return { ...c, args: setFlags(c.args ?? [], etcdFlags) };
     if (c.name !== 'kube-apiserver') return c;

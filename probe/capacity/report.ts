@@ -4,8 +4,10 @@ import type { EtcdSnapshot } from './etcd-observer.ts';
 import type { StormSample } from './storm.ts';
 
 const MiB = 2 ** 20;
-const mib = (b: number | null | undefined) => (typeof b === 'number' ? `${(b / MiB).toFixed(b < 10 * MiB ? 1 : 0)}` : '–');
-const sec = (ms: number | null) => (ms === null ? '–' : ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`);
+const mib = (b: number | null | undefined) =>
+  typeof b === 'number' ? `${(b / MiB).toFixed(b < 10 * MiB ? 1 : 0)}` : '–';
+const sec = (ms: number | null) =>
+  ms === null ? '–' : ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
 const yes = (ok: boolean) => (ok ? 'ok' : 'MISSED');
 
 /** Rows of the storm series shown side by side (the JSON has every sample). */
@@ -32,8 +34,12 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
     `  write   ${l.write.requests} objects  ${l.write.perSecond}/s  p50 ${l.write.latencyMs.p50} ms  p99 ${l.write.latencyMs.p99} ms  ` +
       `errors ${l.write.errors}  (each ~${l.write.meanSentBytes} B sent, ~${l.write.meanStoredBytes} B stored)`,
   );
-  out.push(`  delete  ${l.delete.requests} objects  ${l.delete.perSecond}/s  p50 ${l.delete.latencyMs.p50} ms  p99 ${l.delete.latencyMs.p99} ms  errors ${l.delete.errors}`);
-  out.push(`  ${'etcd MiB'.padEnd(22)} ${'RSS (db mapped) + tmpfs = memory'.padEnd(34)} ${'db / in use'.padEnd(14)} apiserver RSS`);
+  out.push(
+    `  delete  ${l.delete.requests} objects  ${l.delete.perSecond}/s  p50 ${l.delete.latencyMs.p50} ms  p99 ${l.delete.latencyMs.p99} ms  errors ${l.delete.errors}`,
+  );
+  out.push(
+    `  ${'etcd MiB'.padEnd(22)} ${'RSS (db mapped) + tmpfs = memory'.padEnd(34)} ${'db / in use'.padEnd(14)} apiserver RSS`,
+  );
   const row = (name: string, s: EtcdSnapshot | null) => {
     if (!s) return;
     out.push(
@@ -48,9 +54,14 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
   row('after compact+defrag', l.etcd.afterCompactAndDefrag);
   out.push('');
 
-  const peaks = [['product', r.memory.product], ['upstream', r.memory.upstream]] as const;
+  const peaks = [
+    ['product', r.memory.product],
+    ['upstream', r.memory.upstream],
+  ] as const;
   if (peaks.some(([, m]) => m)) {
-    out.push(`Memory peaks MiB (every snapshot and storm sample)  ${'apiserver idle / peak'.padEnd(22)} etcd RSS  tmpfs  etcd charged`);
+    out.push(
+      `Memory peaks MiB (every snapshot and storm sample)  ${'apiserver idle / peak'.padEnd(22)} etcd RSS  tmpfs  etcd charged`,
+    );
     for (const [name, m] of peaks) {
       if (!m) continue;
       out.push(
@@ -76,7 +87,8 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
     );
     const col = (text: string) => text.slice(0, 42).padEnd(44);
     out.push(`  ${''.padEnd(16)} ${sides.map(([n]) => col(n)).join('')}`);
-    const line = (label: string, f: (s: StormSide) => string) => out.push(`  ${label.padEnd(16)} ${sides.map(([, s]) => col(f(s))).join('')}`);
+    const line = (label: string, f: (s: StormSide) => string) =>
+      out.push(`  ${label.padEnd(16)} ${sides.map(([, s]) => col(f(s))).join('')}`);
     line('settings', (s) => settingsSummary(s.settings.flags));
     line('updates/s', (s) => `${s.storm.updatesPerSecond} (p99 ${s.storm.latencyMs.p99} ms)`);
     line('conflicts/errors', (s) => `${s.storm.conflicts} / ${s.storm.errors}`);
@@ -84,11 +96,14 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
     line('memory limit', (s) => `${mib(s.settings.memoryLimitBytes)} MiB`);
     out.push(`  ${'t (s)'.padEnd(16)} ${sides.map(() => col('memory (db) MiB')).join('')}`);
     for (const t of seriesTimes(sides.map(([, s]) => s.storm.samples))) {
-      out.push(`  ${String(t).padEnd(16)} ${sides.map(([, s]) => col(sampleText(nearest(s.storm.samples, t)))).join('')}`);
+      out.push(
+        `  ${String(t).padEnd(16)} ${sides.map(([, s]) => col(sampleText(nearest(s.storm.samples, t)))).join('')}`,
+      );
     }
     line('verdict', (s) => s.storm.verdict.verdict);
     for (const [name, s] of sides) out.push(`  ${name}: ${s.storm.verdict.reason}`);
-    for (const [name, s] of sides) if (s.storm.errorSamples.length) out.push(`  ${name} errors: ${s.storm.errorSamples.join(' | ')}`);
+    for (const [name, s] of sides)
+      if (s.storm.errorSamples.length) out.push(`  ${name} errors: ${s.storm.errorSamples.join(' | ')}`);
     out.push('');
   }
 
@@ -97,12 +112,16 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
     `Leader election (${e.contenders} contenders over Lease ${e.lease}; lease ${c.leaseDurationSeconds} s / renew deadline ` +
       `${c.renewDeadlineSeconds} s / retry ${c.retryPeriodSeconds} s = YurtHub's ÷ ${e.timeScale})`,
   );
-  out.push(`  first leader       ${e.firstLeader ?? 'none'} after ${sec(e.firstLeaderMs)} (target ≤ ${sec(e.targets.boundMs.firstLeader)}: ${yes(e.targets.firstLeaderWithinRetryPeriod)})`);
+  out.push(
+    `  first leader       ${e.firstLeader ?? 'none'} after ${sec(e.firstLeaderMs)} (target ≤ ${sec(e.targets.boundMs.firstLeader)}: ${yes(e.targets.firstLeaderWithinRetryPeriod)})`,
+  );
   const crashes = e.kills.filter((k) => k.kind === 'crash').length;
   out.push(
     `  failover           p50 ${sec(e.failoverMs.p50)}, max ${sec(e.failoverMs.max)} over ${e.kills.length} kills (${crashes} crash, ${e.kills.length - crashes} hang)` +
       ` (target ≤ ${sec(e.targets.boundMs.failover)}: ${yes(e.targets.failoverWithinLeasePlusTwoRetries)})` +
-      (e.timeScale !== 1 ? `; unscaled p50 ${sec(e.failoverMs.unscaledP50)}, max ${sec(e.failoverMs.unscaledMax)}` : ''),
+      (e.timeScale !== 1
+        ? `; unscaled p50 ${sec(e.failoverMs.unscaledP50)}, max ${sec(e.failoverMs.unscaledMax)}`
+        : ''),
   );
   out.push(
     `  requests           ${e.requestsPerSecond}/s${e.timeScale !== 1 ? ` (${e.unscaledRequestsPerSecond}/s at real durations)` : ''}; ` +
@@ -117,11 +136,18 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
 
   const overridden = Object.entries(r.etcdSettings.productOverrides);
   if (overridden.length) {
-    out.push('', `Note: product etcd flags overridden for this run: ${overridden.map(([k, val]) => `--${k}=${val}`).join(' ')}`);
+    out.push(
+      '',
+      `Note: product etcd flags overridden for this run: ${overridden.map(([k, val]) => `--${k}=${val}`).join(' ')}`,
+    );
   }
   if (r.etcdSettings.launchPresetDiffers.length) {
-    out.push('', 'Note: local/etcd etcdFlags.product differs from the rendered product defaults (the probe used the rendered ones):');
-    for (const d of r.etcdSettings.launchPresetDiffers) out.push(`  --${d.flag}: rendered ${d.rendered}, launch preset ${d.launchPreset ?? '(unset)'}`);
+    out.push(
+      '',
+      'Note: local/etcd etcdFlags.product differs from the rendered product defaults (the probe used the rendered ones):',
+    );
+    for (const d of r.etcdSettings.launchPresetDiffers)
+      out.push(`  --${d.flag}: rendered ${d.rendered}, launch preset ${d.launchPreset ?? '(unset)'}`);
   }
   return out.join('\n') + '\n';
 }

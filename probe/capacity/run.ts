@@ -9,7 +9,12 @@
  * Order per product stack: idle → write → delete → compact + defragment (what deleting frees, and when)
  * → write again → leader election → patch storm (last: a storm can leave etcd refusing writes).
  */
-import { YURTHUB_LEADER_ELECTION, YURTHUB_LEASE, scaleLeaderElection, validateLeaderElectionConfig } from '../../core/leader/index.ts';
+import {
+  YURTHUB_LEADER_ELECTION,
+  YURTHUB_LEASE,
+  scaleLeaderElection,
+  validateLeaderElectionConfig,
+} from '../../core/leader/index.ts';
 import type { LeaderElectionConfig } from '../../core/leader/index.ts';
 import type { EtcdObserver, EtcdSnapshot } from './etcd-observer.ts';
 import { localEtcdObserver, metricsEtcdObserver, unavailableEtcdObserver } from './etcd-observer.ts';
@@ -17,14 +22,24 @@ import { diffFromLaunchPreset, productEtcdSettings, upstreamEtcdSettings, type E
 import { runElection, type ElectionResult } from './election.ts';
 import type { KubeHttp } from './kube-http.ts';
 import { kubeHttpForKubeconfig } from './kube-http.ts';
-import { deleteObjects, probePaths, removeLeftovers, writeObjects, type LoadShape, type PhaseFigures, type WriteFigures } from './load.ts';
+import {
+  deleteObjects,
+  probePaths,
+  removeLeftovers,
+  writeObjects,
+  type LoadShape,
+  type PhaseFigures,
+  type WriteFigures,
+} from './load.ts';
 import { memoryFlagsOf, memoryPeaks, type MemoryPeaks } from './peaks.ts';
 import type { StartPoolSpiritTarget } from './pool-spirit-target.ts';
 import { PROBE_NAMESPACE } from './objects.ts';
 import { patchStorm, type StormResult } from './storm.ts';
 
 /** `local` carries the starter of the rendered pool-spirit (local/capacity/pool-spirit-target.ts in the CLI). */
-export type ProbeTarget = { kind: 'local'; start: StartPoolSpiritTarget } | { kind: 'kubeconfig'; file: string; context?: string; etcdMetricsUrl?: string };
+export type ProbeTarget =
+  | { kind: 'local'; start: StartPoolSpiritTarget }
+  | { kind: 'kubeconfig'; file: string; context?: string; etcdMetricsUrl?: string };
 
 export interface CapacityProbeOptions {
   target: ProbeTarget;
@@ -95,7 +110,9 @@ export interface CapacityProbeReport {
   finishedAt: string;
   durationSeconds: number;
   target: { kind: ProbeTarget['kind']; server: string; etcdFiguresFrom: EtcdObserver['source'] };
-  parameters: Omit<CapacityProbeOptions, 'target' | 'log' | 'lease' | 'verbose'> & { leaderElection: { unscaled: LeaderElectionConfig; asRun: LeaderElectionConfig } };
+  parameters: Omit<CapacityProbeOptions, 'target' | 'log' | 'lease' | 'verbose'> & {
+    leaderElection: { unscaled: LeaderElectionConfig; asRun: LeaderElectionConfig };
+  };
   etcdSettings: {
     product: Record<string, string>;
     /** Flags of `product` that were overridden for this run (not the rendered defaults). */
@@ -124,7 +141,8 @@ export interface CapacityProbeReport {
 
 export function validateOptions(o: CapacityProbeOptions): CapacityProbeOptions {
   const int = (name: string, v: number, min: number, max: number) => {
-    if (!Number.isInteger(v) || v < min || v > max) throw new TypeError(`${name}: expected a whole number from ${min} to ${max}, got ${v}`);
+    if (!Number.isInteger(v) || v < min || v > max)
+      throw new TypeError(`${name}: expected a whole number from ${min} to ${max}, got ${v}`);
   };
   int('nodes', o.nodes, 1, 100_000);
   int('pods', o.pods, 0, 100_000);
@@ -133,14 +151,21 @@ export function validateOptions(o: CapacityProbeOptions): CapacityProbeOptions {
   int('contenders', o.contenders, 1, 10_000);
   int('kills', o.kills, 0, 1000);
   int('stormConcurrency', o.stormConcurrency, 1, 1024);
-  if (!(o.patchStormSeconds > 0)) throw new TypeError(`patchStormSeconds: expected a positive number of seconds, got ${o.patchStormSeconds}`);
-  if (!(o.timeScale > 0 && o.timeScale <= 1000)) throw new TypeError(`timeScale: expected a number above 0 and at most 1000, got ${o.timeScale}`);
-  if (!(o.sampleIntervalMs >= 50)) throw new TypeError(`sampleIntervalMs: expected at least 50, got ${o.sampleIntervalMs}`);
-  if (!(o.maintenanceIntervalMs >= 50)) throw new TypeError(`maintenanceIntervalMs: expected at least 50, got ${o.maintenanceIntervalMs}`);
-  if (!(o.tolerance >= 0 && o.tolerance <= 10)) throw new TypeError(`tolerance: expected a fraction such as 0.1, got ${o.tolerance}`);
+  if (!(o.patchStormSeconds > 0))
+    throw new TypeError(`patchStormSeconds: expected a positive number of seconds, got ${o.patchStormSeconds}`);
+  if (!(o.timeScale > 0 && o.timeScale <= 1000))
+    throw new TypeError(`timeScale: expected a number above 0 and at most 1000, got ${o.timeScale}`);
+  if (!(o.sampleIntervalMs >= 50))
+    throw new TypeError(`sampleIntervalMs: expected at least 50, got ${o.sampleIntervalMs}`);
+  if (!(o.maintenanceIntervalMs >= 50))
+    throw new TypeError(`maintenanceIntervalMs: expected at least 50, got ${o.maintenanceIntervalMs}`);
+  if (!(o.tolerance >= 0 && o.tolerance <= 10))
+    throw new TypeError(`tolerance: expected a fraction such as 0.1, got ${o.tolerance}`);
   for (const [flag, value] of Object.entries(o.productEtcdOverrides ?? {})) {
-    if (!/^[a-z][a-z0-9-]*$/.test(flag)) throw new TypeError(`productEtcdOverrides: "${flag}" is not an etcd flag name (lowercase, without --)`);
-    if (typeof value !== 'string' || value === '') throw new TypeError(`productEtcdOverrides.${flag}: expected a non-empty string value`);
+    if (!/^[a-z][a-z0-9-]*$/.test(flag))
+      throw new TypeError(`productEtcdOverrides: "${flag}" is not an etcd flag name (lowercase, without --)`);
+    if (typeof value !== 'string' || value === '')
+      throw new TypeError(`productEtcdOverrides.${flag}: expected a non-empty string value`);
   }
   if (o.productEtcdOverrides && Object.keys(o.productEtcdOverrides).length && o.target.kind !== 'local') {
     throw new TypeError('productEtcdOverrides: only a local target starts etcd; a remote one runs with its own flags');
@@ -159,11 +184,22 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
   const product: EtcdSettings = { ...rendered, flags: { ...rendered.flags, ...overrides } };
   const upstream = upstreamEtcdSettings();
   const electionOptions = (lease: { namespace: string; name: string }) => ({
-    contenders: o.contenders, config: election, timeScale: o.timeScale, kills: o.kills, lease, log,
+    contenders: o.contenders,
+    config: election,
+    timeScale: o.timeScale,
+    kills: o.kills,
+    lease,
+    log,
   });
   const stormOptions = (observer: EtcdObserver, settings: EtcdSettings, paths: string[]) => ({
-    seconds: o.patchStormSeconds, concurrency: o.stormConcurrency, paths, sampleIntervalMs: o.sampleIntervalMs,
-    maintenanceIntervalMs: o.maintenanceIntervalMs, observer, limitBytes: settings.memoryLimitBytes, tolerance: o.tolerance,
+    seconds: o.patchStormSeconds,
+    concurrency: o.stormConcurrency,
+    paths,
+    sampleIntervalMs: o.sampleIntervalMs,
+    maintenanceIntervalMs: o.maintenanceIntervalMs,
+    observer,
+    limitBytes: settings.memoryLimitBytes,
+    tolerance: o.tolerance,
     warmupUpdates: raftWarmupUpdates(settings.flags),
   });
   const maxSockets = Math.max(o.concurrency, o.stormConcurrency, Math.min(o.contenders, 512));
@@ -178,7 +214,12 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
 
   if (o.target.kind === 'local') {
     log('local: rendered pool-spirit (product etcd and kube-apiserver flags) on the built etcd + kube-apiserver');
-    const stack = await o.target.start({ etcd: product, apiServer: 'product', log: o.verbose ? log : undefined, http: { maxSockets } });
+    const stack = await o.target.start({
+      etcd: product,
+      apiServer: 'product',
+      log: o.verbose ? log : undefined,
+      http: { maxSockets },
+    });
     try {
       const observer = localEtcdObserver(stack.etcd, stack.apiServerPid);
       server = stack.api.server;
@@ -197,7 +238,12 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
       await stack.stop();
     }
     log('local: the same pool-spirit with upstream etcd flags and no kube-apiserver memory flags');
-    const up = await o.target.start({ etcd: upstream, apiServer: 'upstream', log: o.verbose ? log : undefined, http: { maxSockets } });
+    const up = await o.target.start({
+      etcd: upstream,
+      apiServer: 'upstream',
+      log: o.verbose ? log : undefined,
+      http: { maxSockets },
+    });
     try {
       const observer = localEtcdObserver(up.etcd, up.apiServerPid);
       apiServerFlags.upstream = memoryFlagsOf(up.args.apiServer);
@@ -215,7 +261,9 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
   } else {
     const api = await kubeHttpForKubeconfig(o.target.file, { context: o.target.context, maxSockets });
     try {
-      const observer = o.target.etcdMetricsUrl ? metricsEtcdObserver(o.target.etcdMetricsUrl) : unavailableEtcdObserver();
+      const observer = o.target.etcdMetricsUrl
+        ? metricsEtcdObserver(o.target.etcdMetricsUrl)
+        : unavailableEtcdObserver();
       server = api.server;
       source = observer.source;
       const removed = await removeLeftovers(api, o.concurrency);
@@ -234,7 +282,11 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
       const lease = o.lease ?? REMOTE_PROBE_LEASE;
       await api.request('DELETE', `/apis/coordination.k8s.io/v1/namespaces/${lease.namespace}/leases/${lease.name}`);
       await api.request('DELETE', `/api/v1/namespaces/${PROBE_NAMESPACE}`);
-      load = { write, delete: del, etcd: { before, afterWrite, afterDelete: await observer.snapshot(), afterCompactAndDefrag: null } };
+      load = {
+        write,
+        delete: del,
+        etcd: { before, afterWrite, afterDelete: await observer.snapshot(), afterCompactAndDefrag: null },
+      };
     } finally {
       api.close();
     }
@@ -242,7 +294,14 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
 
   const main = storms.product ?? storms.target!;
   const finished = new Date();
-  const { log: _log, target: _target, lease: _lease, productEtcdOverrides: _overrides, verbose: _verbose, ...parameters } = o;
+  const {
+    log: _log,
+    target: _target,
+    lease: _lease,
+    productEtcdOverrides: _overrides,
+    verbose: _verbose,
+    ...parameters
+  } = o;
   return {
     kind: 'CapacityProbeReport',
     version: 1,
@@ -251,7 +310,12 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
     durationSeconds: Math.round((finished.getTime() - started.getTime()) / 100) / 10,
     target: { kind: o.target.kind, server: server!, etcdFiguresFrom: source! },
     parameters: { ...parameters, leaderElection: { unscaled: YURTHUB_LEADER_ELECTION, asRun: election } },
-    etcdSettings: { product: product.flags, productOverrides: overrides, upstream: upstream.flags, launchPresetDiffers: diffFromLaunchPreset() },
+    etcdSettings: {
+      product: product.flags,
+      productOverrides: overrides,
+      upstream: upstream.flags,
+      launchPresetDiffers: diffFromLaunchPreset(),
+    },
     apiServerFlags,
     load: load!,
     patchStorm: storms,
@@ -285,7 +349,9 @@ function raftWarmupUpdates(flags: Record<string, string>): number {
 
 async function loadPhases(api: KubeHttp, observer: EtcdObserver, shape: LoadShape, log: (line: string) => void) {
   const before = await observer.snapshot();
-  log(`writing ${shape.nodes} Nodes and ${shape.pods} Pods of ~${shape.objectBytes} bytes (concurrency ${shape.concurrency})`);
+  log(
+    `writing ${shape.nodes} Nodes and ${shape.pods} Pods of ~${shape.objectBytes} bytes (concurrency ${shape.concurrency})`,
+  );
   const write = await writeObjects(api, shape);
   const afterWrite = await observer.snapshot();
   log(`wrote ${write.requests} objects at ${write.perSecond}/s (p99 ${write.latencyMs.p99} ms); deleting everything`);

@@ -69,7 +69,10 @@ export async function patchStorm(api: KubeHttp, o: StormOptions): Promise<StormR
       const got = await api.request<{ metadata: { annotations?: Record<string, string> } }>('GET', path);
       if (got.status !== 200) throw new Error(`GET: HTTP ${got.status} ${messageOf(got.body)}`);
       const obj = got.body;
-      obj.metadata.annotations = { ...obj.metadata.annotations, [PATCH_ANNOTATION]: `${Date.now()}-${randomBytes(8).toString('hex')}` };
+      obj.metadata.annotations = {
+        ...obj.metadata.annotations,
+        [PATCH_ANNOTATION]: `${Date.now()}-${randomBytes(8).toString('hex')}`,
+      };
       const put = await api.request('PUT', path, obj);
       if (put.status === 200) return;
       if (put.status === 409 && attempt < maxRetries) {
@@ -112,9 +115,16 @@ export async function patchStorm(api: KubeHttp, o: StormOptions): Promise<StormR
         const maintain = o.observer.maintain!;
         while (performance.now() + o.maintenanceIntervalMs < endAt) {
           await sleepUntil(performance.now() + o.maintenanceIntervalMs);
-          maintenance.push(...(await maintain(round(elapsed())).catch((err) => [
-            { atSeconds: round(elapsed()), action: 'defragment' as const, durationMs: 0, detail: `failed: ${(err as Error).message}` },
-          ])));
+          maintenance.push(
+            ...(await maintain(round(elapsed())).catch((err) => [
+              {
+                atSeconds: round(elapsed()),
+                action: 'defragment' as const,
+                durationMs: 0,
+                detail: `failed: ${(err as Error).message}`,
+              },
+            ])),
+          );
         }
       })()
     : Promise.resolve();
@@ -122,9 +132,17 @@ export async function patchStorm(api: KubeHttp, o: StormOptions): Promise<StormR
   await Promise.all([...Array.from({ length: o.concurrency }, worker), sampler, agent]);
   const seconds = elapsed();
 
-  const basis = samples.some((s) => s.memoryBytes !== null) ? 'rss+tmpfs' : samples.some((s) => s.rssBytes !== null) ? 'rss' : 'none';
+  const basis = samples.some((s) => s.memoryBytes !== null)
+    ? 'rss+tmpfs'
+    : samples.some((s) => s.rssBytes !== null)
+      ? 'rss'
+      : 'none';
   const verdict = memoryVerdict({
-    samples: samples.map((s) => ({ t: s.t, updates: s.updates, bytes: basis === 'rss+tmpfs' ? s.memoryBytes : s.rssBytes })),
+    samples: samples.map((s) => ({
+      t: s.t,
+      updates: s.updates,
+      bytes: basis === 'rss+tmpfs' ? s.memoryBytes : s.rssBytes,
+    })),
     limitBytes: o.limitBytes,
     tolerance: o.tolerance,
     warmupUpdates: o.warmupUpdates,

@@ -40,16 +40,34 @@ export interface MemoryVerdict {
   judgedFromSeconds: number | null;
 }
 
-export function memoryVerdict({ samples, limitBytes, tolerance, stepBytes = WAL_SEGMENT_BYTES, warmupUpdates = 0 }: VerdictInput): MemoryVerdict {
-  const measured = samples.filter((s): s is { t: number; bytes: number; updates?: number } => typeof s.bytes === 'number');
-  const base = { limitBytes, peakBytes: null, middleThirdMaxBytes: null, lastThirdMaxBytes: null, judgedFromSeconds: null };
-  if (measured.length < 3) return { ...base, verdict: 'unknown', reason: `only ${measured.length} memory samples (need 3 or more)` };
+export function memoryVerdict({
+  samples,
+  limitBytes,
+  tolerance,
+  stepBytes = WAL_SEGMENT_BYTES,
+  warmupUpdates = 0,
+}: VerdictInput): MemoryVerdict {
+  const measured = samples.filter(
+    (s): s is { t: number; bytes: number; updates?: number } => typeof s.bytes === 'number',
+  );
+  const base = {
+    limitBytes,
+    peakBytes: null,
+    middleThirdMaxBytes: null,
+    lastThirdMaxBytes: null,
+    judgedFromSeconds: null,
+  };
+  if (measured.length < 3)
+    return { ...base, verdict: 'unknown', reason: `only ${measured.length} memory samples (need 3 or more)` };
   const steady = measured.filter((s) => (s.updates ?? Infinity) >= warmupUpdates);
   const known = steady.length >= 6 ? steady : measured;
   const [first] = known;
   const final = known.at(-1);
   if (!first || !final) return { ...base, verdict: 'unknown', reason: 'no memory samples' };
-  const after = known === steady && warmupUpdates > 0 ? `, judged from ${first.t} s once ${warmupUpdates} updates filled the raft log` : '';
+  const after =
+    known === steady && warmupUpdates > 0
+      ? `, judged from ${first.t} s once ${warmupUpdates} updates filled the raft log`
+      : '';
   const start = first.t;
   const span = final.t - start;
   const third = (s: { t: number }) => Math.min(2, Math.floor(((s.t - start) / (span || 1)) * 3));
@@ -64,10 +82,20 @@ export function memoryVerdict({ samples, limitBytes, tolerance, stepBytes = WAL_
   }
   // The limit counts over the whole storm, warm-up included: an OOM kill does not wait for steady state.
   const peak = Math.max(...measured.map((s) => s.bytes));
-  const figures = { ...base, peakBytes: peak, middleThirdMaxBytes: middle, lastThirdMaxBytes: last, judgedFromSeconds: first.t };
+  const figures = {
+    ...base,
+    peakBytes: peak,
+    middleThirdMaxBytes: middle,
+    lastThirdMaxBytes: last,
+    judgedFromSeconds: first.t,
+  };
   const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
   if (peak >= limitBytes) {
-    return { ...figures, verdict: 'growing', reason: `peak ${mib(peak)} reached the ${mib(limitBytes)} limit: the container would be OOM-killed` };
+    return {
+      ...figures,
+      verdict: 'growing',
+      reason: `peak ${mib(peak)} reached the ${mib(limitBytes)} limit: the container would be OOM-killed`,
+    };
   }
   const allowed = Math.max(middle * tolerance, stepBytes);
   const allowance = `tolerance ${Math.round(tolerance * 100)} % or one ${mib(stepBytes)} WAL segment, whichever is more`;

@@ -43,7 +43,12 @@ function referenceSignature(): string {
     'host;x-k8s-aws-id',
     sha256hex(''),
   ].join('\n');
-  const stringToSign = ['AWS4-HMAC-SHA256', '20150830T123600Z', '20150830/us-east-1/sts/aws4_request', sha256hex(canonicalRequest)].join('\n');
+  const stringToSign = [
+    'AWS4-HMAC-SHA256',
+    '20150830T123600Z',
+    '20150830/us-east-1/sts/aws4_request',
+    sha256hex(canonicalRequest),
+  ].join('\n');
   let key = hmac(`AWS4${credentials.secretAccessKey}`, '20150830');
   for (const part of ['us-east-1', 'sts', 'aws4_request']) key = hmac(key, part);
   return createHmac('sha256', key).update(stringToSign).digest('hex');
@@ -71,7 +76,12 @@ describe('EKS IAM token', () => {
   });
 
   it('carries a session token and binds a different cluster to a different signature', async () => {
-    const a = await eksToken({ clusterName: 'other', region: 'eu-west-1', credentials: { ...credentials, sessionToken: 'SESSION' }, now });
+    const a = await eksToken({
+      clusterName: 'other',
+      region: 'eu-west-1',
+      credentials: { ...credentials, sessionToken: 'SESSION' },
+      now,
+    });
     const url = new URL(Buffer.from(a.token.slice(EKS_TOKEN_PREFIX.length), 'base64url').toString('utf8'));
     expect(url.host).toBe('sts.eu-west-1.amazonaws.com');
     expect(url.searchParams.get('X-Amz-Security-Token')).toBe('SESSION');

@@ -22,7 +22,8 @@ async function startFake(script: Reply[]): Promise<ClusterConnection> {
     };
     if (url === '/api/v1' || url.startsWith('/api/v1?')) {
       return send(200, {
-        kind: 'APIResourceList', groupVersion: 'v1',
+        kind: 'APIResourceList',
+        groupVersion: 'v1',
         resources: [
           { name: 'configmaps', namespaced: true, kind: 'ConfigMap', verbs: ['get', 'list', 'patch', 'create'] },
           { name: 'events', namespaced: true, kind: 'Event', verbs: ['create'] },
@@ -45,7 +46,12 @@ afterEach(async () => {
   server = undefined;
 });
 
-const caConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' }, data: { 'ca.crt': 'PEM' } };
+const caConfigMap = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' },
+  data: { 'ca.crt': 'PEM' },
+};
 const fast = { retry: { initialDelayMs: 1, maxDelayMs: 5, attemptTimeoutMs: 10_000 } };
 
 describe('kubernetes client', () => {
@@ -70,7 +76,9 @@ describe('kubernetes client', () => {
 
   it('gives up after maxAttempts and surfaces the last error', async () => {
     const kc = await startFake([{ status: 500 }, { status: 500 }, { status: 500 }]);
-    await expect(createClusterClient(kc, { retry: { ...fast.retry, maxAttempts: 3 } }).readClusterCA()).rejects.toMatchObject({ code: 500 });
+    await expect(
+      createClusterClient(kc, { retry: { ...fast.retry, maxAttempts: 3 } }).readClusterCA(),
+    ).rejects.toMatchObject({ code: 500 });
     expect(seen).toHaveLength(3);
   });
 
@@ -91,8 +99,14 @@ describe('kubernetes client', () => {
     const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'gone' };
     expect(await client.delete(ref, 'uid-1')).toBe(true);
     expect(await client.delete(ref)).toBe(false);
-    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual(['DELETE /api/v1/namespaces/kube-system/configmaps/gone', 'DELETE /api/v1/namespaces/kube-system/configmaps/gone']);
-    expect(JSON.parse(seen[0].body)).toMatchObject({ propagationPolicy: 'Background', preconditions: { uid: 'uid-1' } });
+    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'DELETE /api/v1/namespaces/kube-system/configmaps/gone',
+      'DELETE /api/v1/namespaces/kube-system/configmaps/gone',
+    ]);
+    expect(JSON.parse(seen[0].body)).toMatchObject({
+      propagationPolicy: 'Background',
+      preconditions: { uid: 'uid-1' },
+    });
     expect(JSON.parse(seen[1].body).preconditions).toBeUndefined();
   });
 
@@ -103,7 +117,11 @@ describe('kubernetes client', () => {
       { status: 200, body: { items: [item('c')], metadata: {} } },
     ]);
     const items = await createClusterClient(kc, fast).listByLabel('v1', 'ConfigMap', 'ns', { app: 'x', tier: 'y' });
-    expect(items.map((i) => [i.apiVersion, i.kind, i.metadata.name])).toEqual([['v1', 'ConfigMap', 'a'], ['v1', 'ConfigMap', 'b'], ['v1', 'ConfigMap', 'c']]);
+    expect(items.map((i) => [i.apiVersion, i.kind, i.metadata.name])).toEqual([
+      ['v1', 'ConfigMap', 'a'],
+      ['v1', 'ConfigMap', 'b'],
+      ['v1', 'ConfigMap', 'c'],
+    ]);
     const queries = seen.map((r) => new URL(r.url, 'http://x').searchParams);
     expect(queries.map((q) => q.get('labelSelector'))).toEqual(['app=x,tier=y', 'app=x,tier=y']);
     expect(queries.map((q) => q.get('continue'))).toEqual([null, 'tok']);
@@ -111,7 +129,9 @@ describe('kubernetes client', () => {
 
   it('names the kind the server does not serve, without retrying', async () => {
     const kc = await startFake([]);
-    await expect(createClusterClient(kc, fast).get({ apiVersion: 'v1', kind: 'Widget', name: 'w' })).rejects.toThrow(/Widget/);
+    await expect(createClusterClient(kc, fast).get({ apiVersion: 'v1', kind: 'Widget', name: 'w' })).rejects.toThrow(
+      /Widget/,
+    );
     expect(seen).toHaveLength(0);
   });
 
@@ -119,10 +139,15 @@ describe('kubernetes client', () => {
     const kc = await startFake([{ status: 409 }]);
     await createClusterClient(kc, fast).createEvent({
       involved: { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: 'edge-a', uid: 'u1' } },
-      type: 'Normal', reason: 'Available', message: 'ready',
+      type: 'Normal',
+      reason: 'Available',
+      message: 'ready',
     });
     expect(seen[0].url.startsWith('/api/v1/namespaces/default/events')).toBe(true);
-    expect(JSON.parse(seen[0].body)).toMatchObject({ involvedObject: { kind: 'PoolSpirit', name: 'edge-a', uid: 'u1' }, reason: 'Available' });
+    expect(JSON.parse(seen[0].body)).toMatchObject({
+      involvedObject: { kind: 'PoolSpirit', name: 'edge-a', uid: 'u1' },
+      reason: 'Available',
+    });
   });
 
   it('classifies errors', () => {

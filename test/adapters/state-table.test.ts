@@ -119,16 +119,31 @@ describe('reconcile state', () => {
     const begun = await beginReconcile(table, target, 'inv-1', 30_000, T0, 'ev-1');
     if (begun.status !== 'acquired') throw new Error(begun.status);
     expect(begun.previous).toMatchObject({ attempts: 0, failures: 0, recentEvents: [] });
-    await recordOutcome(table, begun.lease, begun.previous, {
-      outcome: 'applied', observedGeneration: 3, desiredHash: 'h'.repeat(64), durationMs: 12.4, eventId: 'ev-1',
-    }, at(100));
+    await recordOutcome(
+      table,
+      begun.lease,
+      begun.previous,
+      {
+        outcome: 'applied',
+        observedGeneration: 3,
+        desiredHash: 'h'.repeat(64),
+        durationMs: 12.4,
+        eventId: 'ev-1',
+      },
+      at(100),
+    );
     expect(units).toEqual([
       { op: 'update', units: 1, outcome: 'ok' },
       { op: 'update', units: 1, outcome: 'ok' },
     ]);
     const state = await readPoolState(table, 'c1', 'edge-a');
     expect(state).toMatchObject({
-      outcome: 'applied', observedGeneration: 3, attempts: 1, failures: 0, durationMs: 12, recentEvents: ['ev-1'],
+      outcome: 'applied',
+      observedGeneration: 3,
+      attempts: 1,
+      failures: 0,
+      durationMs: 12,
+      recentEvents: ['ev-1'],
       updatedAt: at(100).toISOString(),
     });
     const item = await getItem(table, keys.pool('c1', 'edge-a'));
@@ -141,10 +156,20 @@ describe('reconcile state', () => {
     for (let i = 0; i < 6; i++) {
       const begun = await beginReconcile(table, target, `inv-${'x'.repeat(36)}-${i}`, 30_000, at(i * 1000), longId(i));
       if (begun.status !== 'acquired') throw new Error(begun.status);
-      await recordOutcome(table, begun.lease, begun.previous, {
-        outcome: i === 5 ? 'error' : 'applied', observedGeneration: 12345, desiredHash: 'h'.repeat(64),
-        durationMs: 123456, eventId: longId(i), error: new Error('e'.repeat(5000)),
-      }, at(i * 1000 + 10));
+      await recordOutcome(
+        table,
+        begun.lease,
+        begun.previous,
+        {
+          outcome: i === 5 ? 'error' : 'applied',
+          observedGeneration: 12345,
+          desiredHash: 'h'.repeat(64),
+          durationMs: 123456,
+          eventId: longId(i),
+          error: new Error('e'.repeat(5000)),
+        },
+        at(i * 1000 + 10),
+      );
     }
     expect(units.every((u) => u.units === 1)).toBe(true);
     const state = await readPoolState(table, 'c1', 'edge-a');
@@ -155,7 +180,13 @@ describe('reconcile state', () => {
   it('refuses a duplicate event id once its reconcile completed', async () => {
     const begun = await beginReconcile(table, target, 'inv-1', 30_000, T0, 'ev-1');
     if (begun.status !== 'acquired') throw new Error(begun.status);
-    await recordOutcome(table, begun.lease, begun.previous, { outcome: 'unchanged', durationMs: 1, eventId: 'ev-1' }, T0);
+    await recordOutcome(
+      table,
+      begun.lease,
+      begun.previous,
+      { outcome: 'unchanged', durationMs: 1, eventId: 'ev-1' },
+      T0,
+    );
     expect(await beginReconcile(table, target, 'inv-2', 30_000, at(1), 'ev-1')).toEqual({ status: 'duplicate' });
     expect((await beginReconcile(table, target, 'inv-3', 30_000, at(2), 'ev-2')).status).toBe('acquired');
   });
@@ -163,29 +194,51 @@ describe('reconcile state', () => {
   it('lets an event whose reconcile failed run again, counting consecutive failures', async () => {
     let begun = await beginReconcile(table, target, 'inv-1', 30_000, T0, 'ev-1');
     if (begun.status !== 'acquired') throw new Error(begun.status);
-    await recordOutcome(table, begun.lease, begun.previous, {
-      outcome: 'error', durationMs: 1, eventId: 'ev-1',
-      error: new Error('boom: Authorization: Bearer abc.def k8s-aws-v1.aHR0cHM6Ly9zdHM'),
-    }, T0);
+    await recordOutcome(
+      table,
+      begun.lease,
+      begun.previous,
+      {
+        outcome: 'error',
+        durationMs: 1,
+        eventId: 'ev-1',
+        error: new Error('boom: Authorization: Bearer abc.def k8s-aws-v1.aHR0cHM6Ly9zdHM'),
+      },
+      T0,
+    );
     begun = await beginReconcile(table, target, 'inv-2', 30_000, at(1), 'ev-1');
     if (begun.status !== 'acquired') throw new Error(`expected a retry to run, got ${begun.status}`);
     expect(begun.previous.failures).toBe(1);
     expect(begun.previous.lastError).toBe('boom: Authorization: Bearer [redacted] [redacted token]');
-    await recordOutcome(table, begun.lease, begun.previous, { outcome: 'applied', durationMs: 1, eventId: 'ev-1' }, at(2));
-    expect(await readPoolState(table, 'c1', 'edge-a')).toMatchObject({ failures: 0, attempts: 2, lastError: undefined });
+    await recordOutcome(
+      table,
+      begun.lease,
+      begun.previous,
+      { outcome: 'applied', durationMs: 1, eventId: 'ev-1' },
+      at(2),
+    );
+    expect(await readPoolState(table, 'c1', 'edge-a')).toMatchObject({
+      failures: 0,
+      attempts: 2,
+      lastError: undefined,
+    });
   });
 
   it('reports a held lease as locked and asks the holder for one more pass', async () => {
     const first = await beginReconcile(table, target, 'inv-1', 30_000, T0, 'ev-1');
     if (first.status !== 'acquired') throw new Error(first.status);
     expect(await beginReconcile(table, target, 'inv-2', 30_000, at(10), 'ev-2')).toMatchObject({
-      status: 'locked', heldBy: 'inv-1',
+      status: 'locked',
+      heldBy: 'inv-1',
     });
     const done = await recordOutcome(table, first.lease, first.previous, { outcome: 'applied', durationMs: 1 }, at(20));
     expect(done.requeue).toBe(true);
     const again = await beginReconcile(table, target, 'inv-1b', 30_000, at(30));
     if (again.status !== 'acquired') throw new Error(again.status);
-    expect((await recordOutcome(table, again.lease, again.previous, { outcome: 'unchanged', durationMs: 1 }, at(40))).requeue).toBe(false);
+    expect(
+      (await recordOutcome(table, again.lease, again.previous, { outcome: 'unchanged', durationMs: 1 }, at(40)))
+        .requeue,
+    ).toBe(false);
   });
 
   it('does not pass a requeue asked of a lapsed holder on to the next holder (it reads the cluster afresh)', async () => {
@@ -194,7 +247,9 @@ describe('reconcile state', () => {
     expect((await beginReconcile(table, target, 'inv-2', 1_000, at(10))).status).toBe('locked');
     const next = await beginReconcile(table, target, 'inv-3', 1_000, at(1_000));
     if (next.status !== 'acquired') throw new Error(next.status);
-    expect((await recordOutcome(table, next.lease, next.previous, { outcome: 'applied', durationMs: 1 }, at(1_100))).requeue).toBe(false);
+    expect(
+      (await recordOutcome(table, next.lease, next.previous, { outcome: 'applied', durationMs: 1 }, at(1_100))).requeue,
+    ).toBe(false);
   });
 
   it('rejects the outcome of a stale holder whose lease lapsed and was taken over', async () => {
@@ -204,14 +259,29 @@ describe('reconcile state', () => {
     if (fresh.status !== 'acquired') throw new Error(fresh.status);
     expect(fresh.lease.token).toBe(stale.lease.token + 1);
     await expect(
-      recordOutcome(table, stale.lease, stale.previous, { outcome: 'applied', durationMs: 1, desiredHash: 'old' }, at(1_100)),
+      recordOutcome(
+        table,
+        stale.lease,
+        stale.previous,
+        { outcome: 'applied', durationMs: 1, desiredHash: 'old' },
+        at(1_100),
+      ),
     ).rejects.toBeInstanceOf(LeaseLostError);
-    await recordOutcome(table, fresh.lease, fresh.previous, { outcome: 'unchanged', durationMs: 1, desiredHash: 'new' }, at(1_200));
+    await recordOutcome(
+      table,
+      fresh.lease,
+      fresh.previous,
+      { outcome: 'unchanged', durationMs: 1, desiredHash: 'new' },
+      at(1_200),
+    );
     expect((await readPoolState(table, 'c1', 'edge-a'))?.desiredHash).toBe('new');
   });
 
-  it('gives a gone pool a TTL and clears it when the pool is back; lists a cluster\'s pools', async () => {
-    for (const [pool, outcome] of [['edge-a', 'gone'], ['edge-b', 'applied']] as const) {
+  it("gives a gone pool a TTL and clears it when the pool is back; lists a cluster's pools", async () => {
+    for (const [pool, outcome] of [
+      ['edge-a', 'gone'],
+      ['edge-b', 'applied'],
+    ] as const) {
       const begun = await beginReconcile(table, { clusterId: 'c1', nodePool: pool }, 'inv', 30_000, T0);
       if (begun.status !== 'acquired') throw new Error(begun.status);
       await recordOutcome(table, begun.lease, begun.previous, { outcome, durationMs: 1 }, T0);
@@ -231,18 +301,39 @@ describe('reconcile state', () => {
 
 describe('cluster registry', () => {
   it('registers, lists by label, replaces keeping createdAt, and deregisters', async () => {
-    await registerCluster(table, { id: 'c1', access: { kind: 'url', url: 'http://127.0.0.1:1234' }, labels: { env: 'dev' } }, T0);
-    await registerCluster(table, {
-      id: 'c2', access: { kind: 'eks', clusterName: 'prod-1', region: 'eu-west-1', endpoint: 'https://x.eks.amazonaws.com', caData: 'AAAA' },
-      labels: { env: 'prod' },
-    }, T0);
+    await registerCluster(
+      table,
+      { id: 'c1', access: { kind: 'url', url: 'http://127.0.0.1:1234' }, labels: { env: 'dev' } },
+      T0,
+    );
+    await registerCluster(
+      table,
+      {
+        id: 'c2',
+        access: {
+          kind: 'eks',
+          clusterName: 'prod-1',
+          region: 'eu-west-1',
+          endpoint: 'https://x.eks.amazonaws.com',
+          caData: 'AAAA',
+        },
+        labels: { env: 'prod' },
+      },
+      T0,
+    );
     expect((await listClusters(table)).map((c) => c.id)).toEqual(['c1', 'c2']);
     expect((await listClusters(table, { env: 'prod' })).map((c) => c.id)).toEqual(['c2']);
-    const replaced = await registerCluster(table, { id: 'c1', access: { kind: 'kubeconfig-file', path: '/tmp/k' } }, at(5_000));
+    const replaced = await registerCluster(
+      table,
+      { id: 'c1', access: { kind: 'kubeconfig-file', path: '/tmp/k' } },
+      at(5_000),
+    );
     expect(replaced).toMatchObject({ createdAt: T0.toISOString(), updatedAt: at(5_000).toISOString(), labels: {} });
     expect((await getCluster(table, 'c1'))?.access).toEqual({ kind: 'kubeconfig-file', path: '/tmp/k' });
     await expect(
-      registerCluster(table, { id: 'c1', access: { kind: 'url', url: 'http://127.0.0.1:1' } }, T0, { createOnly: true }),
+      registerCluster(table, { id: 'c1', access: { kind: 'url', url: 'http://127.0.0.1:1' } }, T0, {
+        createOnly: true,
+      }),
     ).rejects.toBeInstanceOf(ClusterExistsError);
     expect(await deregisterCluster(table, 'c1')).toBe(true);
     expect(await deregisterCluster(table, 'c1')).toBe(false);
@@ -250,14 +341,22 @@ describe('cluster registry', () => {
   });
 
   it('names the bad field of an invalid registration', async () => {
-    await expect(registerCluster(table, { id: 'C_1', access: { kind: 'url', url: 'http://x' } }, T0)).rejects.toThrow(/^invalid cluster registration: id: expected a DNS label/);
+    await expect(registerCluster(table, { id: 'C_1', access: { kind: 'url', url: 'http://x' } }, T0)).rejects.toThrow(
+      /^invalid cluster registration: id: expected a DNS label/,
+    );
     await expect(
-      registerCluster(table, { id: 'c1', access: { kind: 'eks', clusterName: 'x', region: 'nowhere', endpoint: 'https://x', caData: 'AA' } }, T0),
+      registerCluster(
+        table,
+        { id: 'c1', access: { kind: 'eks', clusterName: 'x', region: 'nowhere', endpoint: 'https://x', caData: 'AA' } },
+        T0,
+      ),
     ).rejects.toThrow(/access\.region: expected an AWS region/);
     await expect(
       registerCluster(table, { id: 'c1', access: { kind: 'url', url: 'http://x', token: 'abc' } as never }, T0),
     ).rejects.toThrow(/access: Unrecognized key: "token"/);
-    await expect(registerCluster(table, { id: 'c1', access: { kind: 'ftp' } as never }, T0)).rejects.toThrow(/access\.kind/);
+    await expect(registerCluster(table, { id: 'c1', access: { kind: 'ftp' } as never }, T0)).rejects.toThrow(
+      /access\.kind/,
+    );
   });
 });
 

@@ -3,10 +3,26 @@ import { HttpMethod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { stableHash } from '../../core/hash.ts';
-import { bootstrapManifests, BOOTSTRAP_HASH_ANNOTATION, BOOTSTRAP_HASH_KEY, BOOTSTRAP_MANIFESTS_KEY } from '../../core/render/bootstrap.ts';
+import {
+  bootstrapManifests,
+  BOOTSTRAP_HASH_ANNOTATION,
+  BOOTSTRAP_HASH_KEY,
+  BOOTSTRAP_MANIFESTS_KEY,
+} from '../../core/render/bootstrap.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { waitFor } from '../support/wait.ts';
-import { agentOptions, freePort, patchConfigMap, startEtcd, startHost, startOwn, tempDir, withAgent, type Host, type Own } from './world.ts';
+import {
+  agentOptions,
+  freePort,
+  patchConfigMap,
+  startEtcd,
+  startHost,
+  startOwn,
+  tempDir,
+  withAgent,
+  type Host,
+  type Own,
+} from './world.ts';
 import type { RunningEtcd } from '../../local/etcd/launch.ts';
 
 function ownApi(own: Own): RawObjectApi {
@@ -36,16 +52,23 @@ describe('agent bootstrap', () => {
   it('applies the manifests once, reports the rendered hash, and writes nothing more while nothing changes', async () => {
     const mark = own.cluster.requestLog.mark();
     await withAgent(agentOptions(host, own.kubeconfigPath, { reportIntervalMs: 60_000 }), async (agent) => {
-      const status = await waitFor(async () => {
-        const s = await host.status();
-        return s.bootstrap?.appliedHash ? s : undefined;
-      }, 15_000, 'bootstrap reported');
+      const status = await waitFor(
+        async () => {
+          const s = await host.status();
+          return s.bootstrap?.appliedHash ? s : undefined;
+        },
+        15_000,
+        'bootstrap reported',
+      );
       // The hash the agent computes from the parsed YAML is the one the reconciler rendered.
       expect(status.bootstrap?.appliedHash).toBe(host.bootstrapHash);
       expect(Date.parse(status.bootstrap!.appliedTime!)).toBeGreaterThan(Date.now() - 60_000);
 
       const api = ownApi(own);
-      const crb = await api.requestJson<{ subjects: Array<{ name: string }> }>(HttpMethod.GET, '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub');
+      const crb = await api.requestJson<{ subjects: Array<{ name: string }> }>(
+        HttpMethod.GET,
+        '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub',
+      );
       expect(crb.subjects[0].name).toBe('system:nodes');
       const crd = await api.requestJson<{ status: { conditions: Array<{ type: string; status: string }> } }>(
         HttpMethod.GET,
@@ -58,8 +81,14 @@ describe('agent bootstrap', () => {
       const writes = own.cluster.requestLog.writesSince(mark, { fieldManager: 'pool-spirit-agent' });
       expect(writes.map((w) => w.name).sort()).toEqual(manifests.map((m) => m.metadata.name).sort());
       expect(writes.every((w) => w.verb === 'patch' && w.status < 300)).toBe(true);
-      const foundation = manifests.filter((m) => m.kind === 'Namespace' || m.kind === 'CustomResourceDefinition').length;
-      expect(writes.slice(0, foundation).every((w) => w.resource === 'namespaces' || w.resource === 'customresourcedefinitions')).toBe(true);
+      const foundation = manifests.filter(
+        (m) => m.kind === 'Namespace' || m.kind === 'CustomResourceDefinition',
+      ).length;
+      expect(
+        writes
+          .slice(0, foundation)
+          .every((w) => w.resource === 'namespaces' || w.resource === 'customresourcedefinitions'),
+      ).toBe(true);
 
       // Several more passes (each reads the ConfigMap and checks the objects) write nothing, neither to the
       // own apiserver nor, with nothing new to say before the periodic refresh, to the host.
@@ -70,7 +99,9 @@ describe('agent bootstrap', () => {
       await waitFor(() => agent.stats.ticks >= ticks + 5, 10_000, 'five more passes');
       expect(own.cluster.requestLog.countWritesSince(after)).toBe(0);
       expect(host.cluster.requestLog.countWritesSince(hostAfter)).toBe(0);
-      expect(own.cluster.requestLog.since(after).filter((r) => r.resource === 'leases').length).toBeGreaterThanOrEqual(4);
+      expect(own.cluster.requestLog.since(after).filter((r) => r.resource === 'leases').length).toBeGreaterThanOrEqual(
+        4,
+      );
       expect(agent.stats.bootstrap.applies).toBe(1);
     });
   });
@@ -81,13 +112,21 @@ describe('agent bootstrap', () => {
       const manifests = [
         ...bootstrapManifests(),
         { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-extra' } },
-        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pool-info', namespace: 'kube-extra' }, data: { pool: 'hangzhou' } },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'pool-info', namespace: 'kube-extra' },
+          data: { pool: 'hangzhou' },
+        },
       ];
       const hash = stableHash(manifests);
       const mark = own.cluster.requestLog.mark();
       await patchConfigMap(host, {
         metadata: { annotations: { [BOOTSTRAP_HASH_ANNOTATION]: hash } },
-        data: { [BOOTSTRAP_MANIFESTS_KEY]: manifests.map((m) => stringify(m)).join('---\n'), [BOOTSTRAP_HASH_KEY]: hash },
+        data: {
+          [BOOTSTRAP_MANIFESTS_KEY]: manifests.map((m) => stringify(m)).join('---\n'),
+          [BOOTSTRAP_HASH_KEY]: hash,
+        },
       });
       await waitFor(async () => (await host.status()).bootstrap?.appliedHash === hash, 15_000, 'new hash reported');
       expect(agent.stats.bootstrap.applies).toBe(2);
@@ -100,9 +139,15 @@ describe('agent bootstrap', () => {
       expect(order[lastNamespace + 1]).toBe('customresourcedefinitions');
       expect(writes.at(-1)).toMatchObject({ resource: 'configmaps', namespace: 'kube-extra', name: 'pool-info' });
 
-      await ownApi(own).requestJson(HttpMethod.DELETE, '/apis/rbac.authorization.k8s.io/v1/clusterroles/poolspirit:yurthub');
+      await ownApi(own).requestJson(
+        HttpMethod.DELETE,
+        '/apis/rbac.authorization.k8s.io/v1/clusterroles/poolspirit:yurthub',
+      );
       await waitFor(() => agent.stats.bootstrap.applies === 3, 15_000, 'apply after an object went missing');
-      await ownApi(own).requestJson(HttpMethod.GET, '/apis/rbac.authorization.k8s.io/v1/clusterroles/poolspirit:yurthub');
+      await ownApi(own).requestJson(
+        HttpMethod.GET,
+        '/apis/rbac.authorization.k8s.io/v1/clusterroles/poolspirit:yurthub',
+      );
     });
   });
 

@@ -18,7 +18,14 @@ const MiB = 2 ** 20;
 function renderedArgs(extraArgs: Record<string, string> = {}): string[] {
   const parsed = parsePoolSpiritSpec({ nodePool: POOL, agent: { extraArgs } });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  const container = agentContainer({ spec: parsed.spec, poolSpiritName: POOL, namespace: NAMESPACE, bootstrapConfigMap: NAMES.bootstrapConfigMap, clusterDomain: 'cluster.local', hostNetwork: false });
+  const container = agentContainer({
+    spec: parsed.spec,
+    poolSpiritName: POOL,
+    namespace: NAMESPACE,
+    bootstrapConfigMap: NAMES.bootstrapConfigMap,
+    clusterDomain: 'cluster.local',
+    hostNetwork: false,
+  });
   return container.args as string[];
 }
 
@@ -48,15 +55,26 @@ describe('agent command line', () => {
 
   it('takes etcd, thresholds and intervals from extraArgs, in both flag spellings', () => {
     const options = parseAgentArgs([
-      ...renderedArgs({ 'etcd-endpoints': 'https://127.0.0.1:12379', 'etcd-ca-file': '/pki/etcd-ca.crt', 'etcd-cert-file': '/pki/c.crt', 'etcd-key-file': '/pki/c.key' }),
-      '--defrag-min-free-ratio', '0.3',
+      ...renderedArgs({
+        'etcd-endpoints': 'https://127.0.0.1:12379',
+        'etcd-ca-file': '/pki/etcd-ca.crt',
+        'etcd-cert-file': '/pki/c.crt',
+        'etcd-key-file': '/pki/c.key',
+      }),
+      '--defrag-min-free-ratio',
+      '0.3',
       '--defrag-min-free-bytes=32Mi',
       '--defrag-cooldown=2m',
       '--etcd-quota-bytes=1Gi',
       '--interval=500ms',
       '--stale-after=45s',
     ]);
-    expect(options.etcd).toEqual({ endpoints: ['https://127.0.0.1:12379'], caFile: '/pki/etcd-ca.crt', certFile: '/pki/c.crt', keyFile: '/pki/c.key' });
+    expect(options.etcd).toEqual({
+      endpoints: ['https://127.0.0.1:12379'],
+      caFile: '/pki/etcd-ca.crt',
+      certFile: '/pki/c.crt',
+      keyFile: '/pki/c.key',
+    });
     expect(options.defrag).toEqual({ minFreeRatio: 0.3, minFreeBytes: 32 * MiB, cooldownMs: 120_000 });
     expect(options.etcdQuotaBytes).toBe(1024 * MiB);
     expect(options.intervalMs).toBe(500);
@@ -64,7 +82,12 @@ describe('agent command line', () => {
   });
 
   it('falls back to the container env for names', () => {
-    const options = parseAgentArgs(['--kubeconfig', '/k'], { POOLSPIRIT_NAME: 'p', POD_NAMESPACE: 'ns', BOOTSTRAP_CONFIGMAP: 'cm', POOL_NAME: 'pool' });
+    const options = parseAgentArgs(['--kubeconfig', '/k'], {
+      POOLSPIRIT_NAME: 'p',
+      POD_NAMESPACE: 'ns',
+      BOOTSTRAP_CONFIGMAP: 'cm',
+      POOL_NAME: 'pool',
+    });
     expect(options).toMatchObject({ poolSpirit: 'p', namespace: 'ns', bootstrapConfigMap: 'cm', pool: 'pool' });
   });
 
@@ -80,12 +103,20 @@ describe('agent command line', () => {
       throw new Error('no error');
     };
     expect(fails(['--poolspirit=p', '--namespace=ns', '--bootstrap-configmap=cm'])).toBe('--kubeconfig is required');
-    expect(fails(['--kubeconfig=/k', '--namespace=ns', '--bootstrap-configmap=cm'])).toBe('--poolspirit is required (or env POOLSPIRIT_NAME)');
-    expect(fails([...base, '--interval=10'])).toMatch(/^--interval must be a positive duration such as 500ms, 10s or 5m; got "10"/);
-    expect(fails([...base, '--defrag-min-free-ratio=2'])).toMatch(/^--defrag-min-free-ratio must be a number from 0 to 1/);
+    expect(fails(['--kubeconfig=/k', '--namespace=ns', '--bootstrap-configmap=cm'])).toBe(
+      '--poolspirit is required (or env POOLSPIRIT_NAME)',
+    );
+    expect(fails([...base, '--interval=10'])).toMatch(
+      /^--interval must be a positive duration such as 500ms, 10s or 5m; got "10"/,
+    );
+    expect(fails([...base, '--defrag-min-free-ratio=2'])).toMatch(
+      /^--defrag-min-free-ratio must be a number from 0 to 1/,
+    );
     expect(fails([...base, '--etcd-quota-bytes=lots'])).toMatch(/^--etcd-quota-bytes must be a byte quantity/);
     expect(fails([...base, '--etcd-endpoints=127.0.0.1:2379'])).toMatch(/^--etcd-endpoints must be an http\(s\) URL/);
-    expect(fails([...base, '--etcd-endpoints=https://127.0.0.1:2379'])).toBe('--etcd-ca-file is required for https --etcd-endpoints');
+    expect(fails([...base, '--etcd-endpoints=https://127.0.0.1:2379'])).toBe(
+      '--etcd-ca-file is required for https --etcd-endpoints',
+    );
     expect(fails([...base, '--etcd-ca-file=/ca'])).toMatch(/need --etcd-endpoints/);
     expect(fails([...base, '--frobnicate=1'])).toMatch(/frobnicate/);
   });
@@ -103,7 +134,10 @@ describe('agent process', () => {
   });
 
   const run = (args: string[]) => {
-    const child = spawn(process.execPath, ['agent/main.ts', ...args], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['agent/main.ts', ...args], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -127,10 +161,23 @@ describe('agent process', () => {
   it('runs, reports, and exits 0 on SIGTERM', async () => {
     const own = `${tmp.dir}/own.kubeconfig`;
     await writeFile(own, kubeconfigYaml('own', 'http://127.0.0.1:1'));
-    const p = run([`--kubeconfig=${own}`, `--host-kubeconfig=${host.kubeconfigPath}`, `--poolspirit=${POOL}`, `--namespace=${NAMESPACE}`, `--bootstrap-configmap=${NAMES.bootstrapConfigMap}`, '--interval=100ms', '--stale-after=500ms', '--log-level=info']);
+    const p = run([
+      `--kubeconfig=${own}`,
+      `--host-kubeconfig=${host.kubeconfigPath}`,
+      `--poolspirit=${POOL}`,
+      `--namespace=${NAMESPACE}`,
+      `--bootstrap-configmap=${NAMES.bootstrapConfigMap}`,
+      '--interval=100ms',
+      '--stale-after=500ms',
+      '--log-level=info',
+    ]);
     try {
       // Its own apiserver never answers: after the staleness bound it withdraws the (never seen) leader.
-      await waitFor(async () => (await host.status()).leader !== undefined || undefined, 20_000, 'a status write from the process');
+      await waitFor(
+        async () => (await host.status()).leader !== undefined || undefined,
+        20_000,
+        'a status write from the process',
+      );
       await waitFor(() => p.out().includes('"message":"agent started"'), 5_000, 'start logged');
     } finally {
       p.child.kill('SIGTERM');
@@ -141,12 +188,26 @@ describe('agent process', () => {
   });
 
   it('refuses to start, naming the file, when a kubeconfig is missing', async () => {
-    await expect(startAgent({ kubeconfig: '/nonexistent/kubeconfig', hostKubeconfig: host.kubeconfigPath, poolSpirit: 'p', namespace: 'ns', bootstrapConfigMap: 'cm', logger: silentLogger })).rejects.toThrow(
-      'own apiserver (--kubeconfig): kubeconfig file /nonexistent/kubeconfig does not exist',
-    );
-    await expect(startAgent({ kubeconfig: host.kubeconfigPath, hostKubeconfig: `${tmp.dir}/missing`, poolSpirit: 'p', namespace: 'ns', bootstrapConfigMap: 'cm', logger: silentLogger })).rejects.toThrow(
-      /host cluster: kubeconfig file .*missing does not exist/,
-    );
+    await expect(
+      startAgent({
+        kubeconfig: '/nonexistent/kubeconfig',
+        hostKubeconfig: host.kubeconfigPath,
+        poolSpirit: 'p',
+        namespace: 'ns',
+        bootstrapConfigMap: 'cm',
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow('own apiserver (--kubeconfig): kubeconfig file /nonexistent/kubeconfig does not exist');
+    await expect(
+      startAgent({
+        kubeconfig: host.kubeconfigPath,
+        hostKubeconfig: `${tmp.dir}/missing`,
+        poolSpirit: 'p',
+        namespace: 'ns',
+        bootstrapConfigMap: 'cm',
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow(/host cluster: kubeconfig file .*missing does not exist/);
   });
 });
 

@@ -14,7 +14,11 @@ const MiB = 2 ** 20;
 
 describe('bootstrap content', () => {
   it('parses the rendered ConfigMap to the hash the reconciler rendered', () => {
-    const { configMap, hash } = renderBootstrap(objectNames('hangzhou'), 'pool-spirit-system', managedLabels('hangzhou'));
+    const { configMap, hash } = renderBootstrap(
+      objectNames('hangzhou'),
+      'pool-spirit-system',
+      managedLabels('hangzhou'),
+    );
     const content = parseBootstrapConfigMap(configMap as never);
     expect(content.contentHash).toBe(hash);
     expect(content.annotationHash).toBe(hash);
@@ -22,19 +26,36 @@ describe('bootstrap content', () => {
   });
 
   it('names the document and field that is wrong', () => {
-    const cm = (text: string) => ({ metadata: { name: 'b', namespace: 'ns' }, data: { [BOOTSTRAP_MANIFESTS_KEY]: text } });
-    expect(() => parseBootstrapConfigMap({ metadata: { name: 'b', namespace: 'ns' }, data: {} })).toThrow('ConfigMap ns/b: data.manifests.yaml is missing');
-    expect(() => parseBootstrapConfigMap(cm(`${stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } })}---\nkind: Namespace\nmetadata: {name: b}\n`))).toThrow(
-      /document 2: apiVersion/,
+    const cm = (text: string) => ({
+      metadata: { name: 'b', namespace: 'ns' },
+      data: { [BOOTSTRAP_MANIFESTS_KEY]: text },
+    });
+    expect(() => parseBootstrapConfigMap({ metadata: { name: 'b', namespace: 'ns' }, data: {} })).toThrow(
+      'ConfigMap ns/b: data.manifests.yaml is missing',
     );
+    expect(() =>
+      parseBootstrapConfigMap(
+        cm(
+          `${stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } })}---\nkind: Namespace\nmetadata: {name: b}\n`,
+        ),
+      ),
+    ).toThrow(/document 2: apiVersion/);
     expect(() => parseBootstrapConfigMap(cm('apiVersion: v1\nkind: [\n'))).toThrow(/document 1 is not valid YAML/);
     // Empty documents (a trailing ---) are not manifests.
-    expect(parseBootstrapConfigMap(cm('apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n')).manifests).toHaveLength(1);
+    expect(
+      parseBootstrapConfigMap(cm('apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n')).manifests,
+    ).toHaveLength(1);
   });
 
   it('orders Namespaces, then CRDs, then the rest, keeping the order within each', () => {
     const o = (kind: string, name: string) => ({ apiVersion: 'v1', kind, metadata: { name } });
-    const { foundation, rest } = applyPhases([o('ClusterRole', 'r'), o('CustomResourceDefinition', 'c'), o('ConfigMap', 'm'), o('Namespace', 'n1'), o('Namespace', 'n2')]);
+    const { foundation, rest } = applyPhases([
+      o('ClusterRole', 'r'),
+      o('CustomResourceDefinition', 'c'),
+      o('ConfigMap', 'm'),
+      o('Namespace', 'n1'),
+      o('Namespace', 'n2'),
+    ]);
     expect(foundation.map((m) => m.metadata.name)).toEqual(['n1', 'n2', 'c']);
     expect(rest.map((m) => m.metadata.name)).toEqual(['r', 'm']);
     expect(crdEstablished({ status: { conditions: [{ type: 'NamesAccepted', status: 'True' }] } })).toBe(false);
@@ -43,18 +64,33 @@ describe('bootstrap content', () => {
 });
 
 describe('leader report', () => {
-  const lease = (spec: Record<string, unknown>) => ({ spec: { leaseDurationSeconds: 15, leaseTransitions: 2, holderIdentity: 'node-a', ...spec } });
+  const lease = (spec: Record<string, unknown>) => ({
+    spec: { leaseDurationSeconds: 15, leaseTransitions: 2, holderIdentity: 'node-a', ...spec },
+  });
 
   it('reports the holder of an unexpired lease, with renew time, transitions and the read time', () => {
     const renewTime = '2026-06-01T11:59:50.123456Z';
-    expect(leaderFromLease(lease({ renewTime }), NOW)).toEqual({ holder: 'node-a', renewTime, transitions: 2, observedTime: NOW.toISOString() });
+    expect(leaderFromLease(lease({ renewTime }), NOW)).toEqual({
+      holder: 'node-a',
+      renewTime,
+      transitions: 2,
+      observedTime: NOW.toISOString(),
+    });
   });
 
   it('reports no holder for an expired, released, undated or missing lease', () => {
-    expect(leaderFromLease(lease({ renewTime: '2026-06-01T11:59:44Z' }), NOW)).toEqual({ renewTime: '2026-06-01T11:59:44Z', transitions: 2, observedTime: NOW.toISOString() });
-    expect(leaderFromLease(lease({ renewTime: '2026-06-01T11:59:59Z', holderIdentity: '' }), NOW).holder).toBeUndefined();
+    expect(leaderFromLease(lease({ renewTime: '2026-06-01T11:59:44Z' }), NOW)).toEqual({
+      renewTime: '2026-06-01T11:59:44Z',
+      transitions: 2,
+      observedTime: NOW.toISOString(),
+    });
+    expect(
+      leaderFromLease(lease({ renewTime: '2026-06-01T11:59:59Z', holderIdentity: '' }), NOW).holder,
+    ).toBeUndefined();
     expect(leaderFromLease(lease({ renewTime: null, acquireTime: null }), NOW).holder).toBeUndefined();
-    expect(leaderFromLease(lease({ renewTime: '2026-06-01T11:59:59Z', leaseDurationSeconds: null }), NOW).holder).toBeUndefined();
+    expect(
+      leaderFromLease(lease({ renewTime: '2026-06-01T11:59:59Z', leaseDurationSeconds: null }), NOW).holder,
+    ).toBeUndefined();
     expect(leaderFromLease(undefined, NOW)).toEqual({ observedTime: NOW.toISOString() });
   });
 
@@ -69,12 +105,20 @@ describe('leader report', () => {
 
 describe('etcd decisions', () => {
   const policy: DefragPolicy = { minFreeRatio: 0.5, minFreeBytes: 64 * MiB, cooldownMs: 300_000 };
-  const reading = (dbSize: number, inUse: number, alarms: string[] = []) => ({ dbSizeBytes: dbSize, dbSizeInUseBytes: inUse, alarms, revision: 42 });
+  const reading = (dbSize: number, inUse: number, alarms: string[] = []) => ({
+    dbSizeBytes: dbSize,
+    dbSizeInUseBytes: inUse,
+    alarms,
+    revision: 42,
+  });
   const t = NOW.getTime();
 
   it('defragments only when both the share and the amount of free space pass their thresholds', () => {
     expect(fragmentation(reading(200 * MiB, 50 * MiB))).toBe(0.75);
-    expect(decideMaintenance(reading(200 * MiB, 50 * MiB), policy, 512 * MiB, undefined, t)).toMatchObject({ kind: 'defrag', disarmIfUnderQuota: false });
+    expect(decideMaintenance(reading(200 * MiB, 50 * MiB), policy, 512 * MiB, undefined, t)).toMatchObject({
+      kind: 'defrag',
+      disarmIfUnderQuota: false,
+    });
     expect(decideMaintenance(reading(100 * MiB, 40 * MiB), policy, 512 * MiB, undefined, t).kind).toBe('none'); // 60 MiB free
     expect(decideMaintenance(reading(400 * MiB, 210 * MiB), policy, 512 * MiB, undefined, t).kind).toBe('none'); // 0.475
     expect(decideMaintenance(reading(200 * MiB, 50 * MiB), policy, 512 * MiB, t - 60_000, t).kind).toBe('none'); // cooldown
@@ -82,15 +126,34 @@ describe('etcd decisions', () => {
   });
 
   it('under NOSPACE compacts and defragments, and in the cooldown only disarms once under the quota', () => {
-    expect(decideMaintenance(reading(600 * MiB, 590 * MiB, ['NOSPACE']), policy, 512 * MiB, undefined, t)).toMatchObject({ kind: 'defrag', compactTo: 42, disarmIfUnderQuota: true });
-    expect(decideMaintenance(reading(100 * MiB, 90 * MiB, ['NOSPACE']), policy, 512 * MiB, t - 1000, t).kind).toBe('disarm');
-    expect(decideMaintenance(reading(600 * MiB, 590 * MiB, ['NOSPACE']), policy, 512 * MiB, t - 1000, t).kind).toBe('none');
+    expect(
+      decideMaintenance(reading(600 * MiB, 590 * MiB, ['NOSPACE']), policy, 512 * MiB, undefined, t),
+    ).toMatchObject({ kind: 'defrag', compactTo: 42, disarmIfUnderQuota: true });
+    expect(decideMaintenance(reading(100 * MiB, 90 * MiB, ['NOSPACE']), policy, 512 * MiB, t - 1000, t).kind).toBe(
+      'disarm',
+    );
+    expect(decideMaintenance(reading(600 * MiB, 590 * MiB, ['NOSPACE']), policy, 512 * MiB, t - 1000, t).kind).toBe(
+      'none',
+    );
   });
 
   it('reports unhealthy with an alarm or a failing health endpoint', () => {
-    expect(etcdReport(reading(10, 5), 100, NOW)).toEqual({ healthy: true, dbSizeBytes: 10, dbSizeInUseBytes: 5, quotaBackendBytes: 100, alarms: [], observedTime: NOW.toISOString() });
-    expect(etcdReport(reading(10, 5, ['NOSPACE', 'NOSPACE']), 100, NOW)).toMatchObject({ healthy: false, alarms: ['NOSPACE'] });
-    expect(etcdReport({ healthEndpointOk: false }, undefined, NOW)).toEqual({ healthy: false, observedTime: NOW.toISOString() });
+    expect(etcdReport(reading(10, 5), 100, NOW)).toEqual({
+      healthy: true,
+      dbSizeBytes: 10,
+      dbSizeInUseBytes: 5,
+      quotaBackendBytes: 100,
+      alarms: [],
+      observedTime: NOW.toISOString(),
+    });
+    expect(etcdReport(reading(10, 5, ['NOSPACE', 'NOSPACE']), 100, NOW)).toMatchObject({
+      healthy: false,
+      alarms: ['NOSPACE'],
+    });
+    expect(etcdReport({ healthEndpointOk: false }, undefined, NOW)).toEqual({
+      healthy: false,
+      observedTime: NOW.toISOString(),
+    });
   });
 });
 

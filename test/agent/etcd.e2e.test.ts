@@ -15,20 +15,34 @@ async function bloatAndFree(client: Etcd3, mib: number): Promise<void> {
   const { header } = await client.maintenance.status();
   await client.kv.compact({ revision: header.revision, physical: true });
   // bbolt releases freed pages only with a later commit; on a pool-spirit the apiserver writes all the time.
-  await waitFor(async () => {
-    await client.put('/tick').value(String(Date.now()));
-    const s = await client.maintenance.status();
-    // (or the agent under test already saw them released and defragmented)
-    return Number(s.dbSizeInUse) < Number(s.dbSize) / 4 || Number(s.dbSize) < MiB;
-  }, 10_000, 'freed pages released', 100);
+  await waitFor(
+    async () => {
+      await client.put('/tick').value(String(Date.now()));
+      const s = await client.maintenance.status();
+      // (or the agent under test already saw them released and defragmented)
+      return Number(s.dbSizeInUse) < Number(s.dbSize) / 4 || Number(s.dbSize) < MiB;
+    },
+    10_000,
+    'freed pages released',
+    100,
+  );
 }
 
 /** The etcd report, once it was observed at or after `since` (the host's status outlives each test's etcd). */
-async function reportSince(host: Host, since: number, what: string, ok: (e: NonNullable<Awaited<ReturnType<Host['status']>>['etcd']>) => boolean = () => true) {
-  return waitFor(async () => {
-    const e = (await host.status()).etcd;
-    return e && Date.parse(e.observedTime ?? '') >= since && ok(e) ? e : undefined;
-  }, 15_000, what);
+async function reportSince(
+  host: Host,
+  since: number,
+  what: string,
+  ok: (e: NonNullable<Awaited<ReturnType<Host['status']>>['etcd']>) => boolean = () => true,
+) {
+  return waitFor(
+    async () => {
+      const e = (await host.status()).etcd;
+      return e && Date.parse(e.observedTime ?? '') >= since && ok(e) ? e : undefined;
+    },
+    15_000,
+    what,
+  );
 }
 
 describe('agent etcd report and maintenance', () => {
@@ -89,10 +103,14 @@ describe('agent etcd report and maintenance', () => {
         await waitFor(() => agent.stats.etcd.reads >= 2, 15_000, 'etcd read');
         expect(agent.stats.etcd.defrags).toBe(0);
         await bloatAndFree(client, 6);
-        const reported = await waitFor(async () => {
-          const e = (await host.status()).etcd;
-          return e?.lastDefragTime ? e : undefined;
-        }, 15_000, 'defrag reported');
+        const reported = await waitFor(
+          async () => {
+            const e = (await host.status()).etcd;
+            return e?.lastDefragTime ? e : undefined;
+          },
+          15_000,
+          'defrag reported',
+        );
         expect(agent.stats.etcd.defrags).toBe(1);
         expect(reported.dbSizeBytes).toBeLessThan(2 * MiB);
         expect(Number((await client.maintenance.status()).dbSize)).toBeLessThan(2 * MiB);
@@ -113,7 +131,12 @@ describe('agent etcd report and maintenance', () => {
       const value = Buffer.alloc(64 * 1024, 'y');
       let refused: Error | undefined;
       for (let i = 0; i < 200 && !refused; i++) {
-        await client.put(`/fill/${i}`).value(value).catch((err: Error) => { refused = err; });
+        await client
+          .put(`/fill/${i}`)
+          .value(value)
+          .catch((err: Error) => {
+            refused = err;
+          });
       }
       expect(refused?.message).toMatch(/database space exceeded/);
       // Deleting frees nothing on its own: the alarm stays and the file stays over the quota.
@@ -130,7 +153,12 @@ describe('agent etcd report and maintenance', () => {
         await waitFor(() => agent.stats.etcd.alarmsDisarmed === 1, 15_000, 'NOSPACE disarmed');
         expect(agent.stats.etcd.compactions).toBe(1);
         expect(agent.stats.etcd.defrags).toBe(1);
-        const reported = await reportSince(host, since, 'healthy etcd reported', (e) => e.alarms?.length === 0 && e.healthy === true);
+        const reported = await reportSince(
+          host,
+          since,
+          'healthy etcd reported',
+          (e) => e.alarms?.length === 0 && e.healthy === true,
+        );
         expect(reported.dbSizeBytes).toBeLessThan(quota);
         await client.put('/after').value('writes work again');
       });
@@ -143,15 +171,22 @@ describe('agent etcd report and maintenance', () => {
   it('withdraws the etcd report when etcd stays unreachable', async () => {
     const etcd = await startEtcd();
     try {
-      const options = agentOptions(host, (await ownWithoutApiserver()).kubeconfig, { etcd: { endpoints: [etcd.endpoint] }, staleAfterMs: 1000 });
+      const options = agentOptions(host, (await ownWithoutApiserver()).kubeconfig, {
+        etcd: { endpoints: [etcd.endpoint] },
+        staleAfterMs: 1000,
+      });
       const since = Date.now();
       await withAgent(options, async (agent) => {
         const last = await reportSince(host, since, 'healthy report', (e) => e.healthy === true);
         await etcd.stop();
-        const withdrawn = await waitFor(async () => {
-          const e = (await host.status()).etcd;
-          return e && e.healthy === undefined ? e : undefined;
-        }, 10_000, 'etcd report withdrawn');
+        const withdrawn = await waitFor(
+          async () => {
+            const e = (await host.status()).etcd;
+            return e && e.healthy === undefined ? e : undefined;
+          },
+          10_000,
+          'etcd report withdrawn',
+        );
         expect(withdrawn.dbSizeBytes).toBeUndefined();
         expect(withdrawn.alarms).toBeUndefined();
         expect(Date.parse(withdrawn.observedTime!)).toBeGreaterThanOrEqual(Date.parse(last.observedTime!));

@@ -16,14 +16,22 @@ function lease(holder: string, renew: Date, transitions: number) {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
     metadata: { name: 'yurthub', namespace: 'kube-system' },
-    spec: { holderIdentity: holder, leaseDurationSeconds: 15, renewTime: microTime(renew), acquireTime: microTime(renew), leaseTransitions: transitions },
+    spec: {
+      holderIdentity: holder,
+      leaseDurationSeconds: 15,
+      renewTime: microTime(renew),
+      acquireTime: microTime(renew),
+      leaseTransitions: transitions,
+    },
   };
 }
 
 /** An update with the current resourceVersion, as client-go's leader election does. */
 async function replaceLease(api: RawObjectApi, next: ReturnType<typeof lease>): Promise<void> {
   const current = await api.requestJson<{ metadata: { resourceVersion: string } }>(HttpMethod.GET, `${LEASES}/yurthub`);
-  await api.requestJson(HttpMethod.PUT, `${LEASES}/yurthub`, { body: { ...next, metadata: { ...next.metadata, resourceVersion: current.metadata.resourceVersion } } });
+  await api.requestJson(HttpMethod.PUT, `${LEASES}/yurthub`, {
+    body: { ...next, metadata: { ...next.metadata, resourceVersion: current.metadata.resourceVersion } },
+  });
 }
 
 describe('agent leader report', () => {
@@ -54,36 +62,52 @@ describe('agent leader report', () => {
       expect(Date.parse(none.observedTime!)).toBeGreaterThan(Date.now() - 10_000);
 
       await api.createJson(lease('node-a', new Date(), 0) as never);
-      const a = await waitFor(async () => {
-        const l = (await host.status()).leader;
-        return l?.holder === 'node-a' ? l : undefined;
-      }, 15_000, 'node-a reported');
+      const a = await waitFor(
+        async () => {
+          const l = (await host.status()).leader;
+          return l?.holder === 'node-a' ? l : undefined;
+        },
+        15_000,
+        'node-a reported',
+      );
       expect(a.transitions).toBe(0);
       expect(a.renewTime).toMatch(/^\d{4}-\d\d-\d\dT/);
 
       // A transition is written at once, not at the (here one-minute) periodic refresh.
       await replaceLease(api, lease('node-b', new Date(), 1));
-      const b = await waitFor(async () => {
-        const l = (await host.status()).leader;
-        return l?.holder === 'node-b' ? l : undefined;
-      }, 5_000, 'node-b reported');
+      const b = await waitFor(
+        async () => {
+          const l = (await host.status()).leader;
+          return l?.holder === 'node-b' ? l : undefined;
+        },
+        5_000,
+        'node-b reported',
+      );
       expect(b.transitions).toBe(1);
 
       // Expired (last renewed a minute ago with a 15 s lease): no holder, but when it was last renewed stays.
       const renewed = new Date(Date.now() - 60_000);
       await replaceLease(api, lease('node-b', renewed, 1));
-      const expired = await waitFor(async () => {
-        const l = (await host.status()).leader;
-        return l && !l.holder ? l : undefined;
-      }, 5_000, 'expired lease cleared');
+      const expired = await waitFor(
+        async () => {
+          const l = (await host.status()).leader;
+          return l && !l.holder ? l : undefined;
+        },
+        5_000,
+        'expired lease cleared',
+      );
       expect(Date.parse(expired.renewTime!)).toBe(Date.parse(microTime(renewed)));
       expect(expired.transitions).toBe(1);
 
       await api.requestJson(HttpMethod.DELETE, `${LEASES}/yurthub`);
-      const gone = await waitFor(async () => {
-        const l = (await host.status()).leader;
-        return l && !l.holder && !l.renewTime ? l : undefined;
-      }, 5_000, 'deleted lease cleared');
+      const gone = await waitFor(
+        async () => {
+          const l = (await host.status()).leader;
+          return l && !l.holder && !l.renewTime ? l : undefined;
+        },
+        5_000,
+        'deleted lease cleared',
+      );
       expect(gone.transitions).toBeUndefined();
       expect(agent.stats.leader.reads).toBeGreaterThan(3);
     });
@@ -97,17 +121,25 @@ describe('agent leader report', () => {
         const kc = new KubeConfig();
         kc.loadFromFile(other.kubeconfigPath);
         await RawObjectApi.fromKubeConfig(kc).createJson(lease('node-z', new Date(), 4) as never);
-        const seen = await waitFor(async () => {
-          const l = (await host.status()).leader;
-          return l?.holder === 'node-z' ? l : undefined;
-        }, 15_000, 'node-z reported');
+        const seen = await waitFor(
+          async () => {
+            const l = (await host.status()).leader;
+            return l?.holder === 'node-z' ? l : undefined;
+          },
+          15_000,
+          'node-z reported',
+        );
 
         await other.stop();
         const stopAt = Date.now();
-        const withdrawn = await waitFor(async () => {
-          const l = (await host.status()).leader;
-          return l && !l.holder ? l : undefined;
-        }, 10_000, 'leader withdrawn');
+        const withdrawn = await waitFor(
+          async () => {
+            const l = (await host.status()).leader;
+            return l && !l.holder ? l : undefined;
+          },
+          10_000,
+          'leader withdrawn',
+        );
         // Not before the staleness bound, and with the observation time of the last good read, not a new one.
         expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(withdrawn.observedTime!) + 1000);
         expect(withdrawn.renewTime).toBeUndefined();

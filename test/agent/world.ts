@@ -34,12 +34,20 @@ export async function startHost(): Promise<Host> {
   await host.api.createJson({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   const bootstrap = renderBootstrap(NAMES, NAMESPACE, managedLabels(POOL));
   await host.api.createJson(bootstrap.configMap as never);
-  await host.api.createJson({ apiVersion: API_VERSION, kind: KIND, metadata: { name: POOL }, spec: { nodePool: POOL } } as never);
+  await host.api.createJson({
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name: POOL },
+    spec: { nodePool: POOL },
+  } as never);
   return {
     ...host,
     bootstrapHash: bootstrap.hash,
     async status() {
-      const ps = await host.api.requestJson<{ status?: PoolSpiritStatus }>(HttpMethod.GET, `/apis/poolspirit.io/v1alpha1/poolspirits/${POOL}`);
+      const ps = await host.api.requestJson<{ status?: PoolSpiritStatus }>(
+        HttpMethod.GET,
+        `/apis/poolspirit.io/v1alpha1/poolspirits/${POOL}`,
+      );
       return ps.status ?? {};
     },
   };
@@ -47,10 +55,14 @@ export async function startHost(): Promise<Host> {
 
 /** Merge-patches the bootstrap ConfigMap (e.g. a new manifest and hash annotation). */
 export async function patchConfigMap(host: TestCluster, patch: Record<string, unknown>): Promise<void> {
-  await host.api.requestJson(HttpMethod.PATCH, `/api/v1/namespaces/${NAMESPACE}/configmaps/${NAMES.bootstrapConfigMap}`, {
-    body: patch,
-    contentType: PatchStrategy.MergePatch,
-  });
+  await host.api.requestJson(
+    HttpMethod.PATCH,
+    `/api/v1/namespaces/${NAMESPACE}/configmaps/${NAMES.bootstrapConfigMap}`,
+    {
+      body: patch,
+      contentType: PatchStrategy.MergePatch,
+    },
+  );
 }
 
 export interface Own {
@@ -94,7 +106,11 @@ export async function tempDir(): Promise<{ dir: string; remove(): Promise<void> 
 export { startEtcd };
 
 /** Agent options for tests: fast loops, silent logs. */
-export function agentOptions(host: TestCluster, ownKubeconfig: string, extra: Partial<AgentOptions> = {}): AgentOptions {
+export function agentOptions(
+  host: TestCluster,
+  ownKubeconfig: string,
+  extra: Partial<AgentOptions> = {},
+): AgentOptions {
   return {
     kubeconfig: ownKubeconfig,
     hostKubeconfig: host.kubeconfigPath,

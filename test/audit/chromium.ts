@@ -23,7 +23,10 @@ const QUIET_FLAGS = [
 ];
 
 /** Loads a file in headless Chromium and returns the DOM it built (`--dump-dom`), or writes a screenshot. */
-export async function chromium(file: string, mode: { dumpDom: true } | { screenshot: string; width?: number; height?: number }): Promise<string> {
+export async function chromium(
+  file: string,
+  mode: { dumpDom: true } | { screenshot: string; width?: number; height?: number },
+): Promise<string> {
   const profile = await mkdtemp(join(tmpdir(), 'ps-chromium-'));
   try {
     const args = [...QUIET_FLAGS, `--user-data-dir=${profile}`];

@@ -54,25 +54,70 @@ describe('spiritctl clusters', () => {
   });
 
   it('adds clusters reached by kubeconfig, EKS and Secrets Manager, with labels', async () => {
-    const kube = await cli(clustersAdd, ['--id', 'edge-eu-1', '--kubeconfig', join(dir, 'edge.kubeconfig'), '--label', 'region=eu-west-1', '--label', 'rollout-group=canary']);
+    const kube = await cli(clustersAdd, [
+      '--id',
+      'edge-eu-1',
+      '--kubeconfig',
+      join(dir, 'edge.kubeconfig'),
+      '--label',
+      'region=eu-west-1',
+      '--label',
+      'rollout-group=canary',
+    ]);
     expect(kube).toMatchObject({ code: 0 });
     expect(kube.stdout).toContain('cluster edge-eu-1 registered: kubeconfig ');
-    const eks = await cli(clustersAdd, ['--id', 'shop-eu', '--eks', 'shop-eu', '--region', 'eu-west-1', '--endpoint', 'https://abc.gr7.eu-west-1.eks.amazonaws.com', '--ca-file', join(dir, 'ca.pem'), '--label', 'environment=prod']);
+    const eks = await cli(clustersAdd, [
+      '--id',
+      'shop-eu',
+      '--eks',
+      'shop-eu',
+      '--region',
+      'eu-west-1',
+      '--endpoint',
+      'https://abc.gr7.eu-west-1.eks.amazonaws.com',
+      '--ca-file',
+      join(dir, 'ca.pem'),
+      '--label',
+      'environment=prod',
+    ]);
     expect(eks).toMatchObject({ code: 0 });
-    expect((await cli(clustersAdd, ['--id', 'edge-us', '--secret', 'pool-spirit/dev/edge-us', '--region', 'us-east-1'])).code).toBe(0);
+    expect(
+      (await cli(clustersAdd, ['--id', 'edge-us', '--secret', 'pool-spirit/dev/edge-us', '--region', 'us-east-1']))
+        .code,
+    ).toBe(0);
     const table = createStateTable({ client: dynamo.client, tableName: TABLE });
     const stored = await getCluster(table, 'shop-eu');
     expect(stored?.access).toMatchObject({ kind: 'eks', clusterName: 'shop-eu', region: 'eu-west-1' });
-    expect(Buffer.from((stored!.access as { caData: string }).caData, 'base64').toString()).toContain('BEGIN CERTIFICATE');
-    expect((await getCluster(table, 'edge-eu-1'))?.access).toMatchObject({ kind: 'kubeconfig-file', path: join(dir, 'edge.kubeconfig') });
+    expect(Buffer.from((stored!.access as { caData: string }).caData, 'base64').toString()).toContain(
+      'BEGIN CERTIFICATE',
+    );
+    expect((await getCluster(table, 'edge-eu-1'))?.access).toMatchObject({
+      kind: 'kubeconfig-file',
+      path: join(dir, 'edge.kubeconfig'),
+    });
   });
 
   it('refuses bad input with the flag and what was expected', async () => {
-    expect(await cli(clustersAdd, ['--id', 'x', '--kubeconfig', 'a', '--url', 'http://b'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/exactly one of .* \(got --kubeconfig, --url\)/) });
-    expect(await cli(clustersAdd, ['--id', 'x', '--eks', 'x', '--endpoint', 'https://x'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--region is required with --eks/) });
-    expect(await cli(clustersAdd, ['--id', 'Bad_Id', '--url', 'http://127.0.0.1:1'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/id: expected a DNS label/) });
-    expect(await cli(clustersAdd, ['--id', 'x', '--url', 'http://127.0.0.1:1', '--label', 'novalue'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--label expects key=value/) });
-    expect(await cli(clustersAdd, ['--id', 'edge-eu-1', '--url', 'http://127.0.0.1:1'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/already registered \(use --replace/) });
+    expect(await cli(clustersAdd, ['--id', 'x', '--kubeconfig', 'a', '--url', 'http://b'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/exactly one of .* \(got --kubeconfig, --url\)/),
+    });
+    expect(await cli(clustersAdd, ['--id', 'x', '--eks', 'x', '--endpoint', 'https://x'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--region is required with --eks/),
+    });
+    expect(await cli(clustersAdd, ['--id', 'Bad_Id', '--url', 'http://127.0.0.1:1'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/id: expected a DNS label/),
+    });
+    expect(await cli(clustersAdd, ['--id', 'x', '--url', 'http://127.0.0.1:1', '--label', 'novalue'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--label expects key=value/),
+    });
+    expect(await cli(clustersAdd, ['--id', 'edge-eu-1', '--url', 'http://127.0.0.1:1'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/already registered \(use --replace/),
+    });
   });
 
   it('lists as a table and as JSON, optionally by label', async () => {
@@ -87,15 +132,26 @@ describe('spiritctl clusters', () => {
   });
 
   it('sets and removes labels, and removes clusters', async () => {
-    expect((await cli(clustersLabel, ['edge-eu-1', 'rollout-group=wave-1', 'environment=prod'])).stdout).toContain('environment=prod,region=eu-west-1,rollout-group=wave-1');
-    expect((await cli(clustersLabel, ['edge-eu-1', 'rollout-group-'])).stdout).toContain('labels: environment=prod,region=eu-west-1\n');
-    expect(await cli(clustersLabel, ['nope', 'a=b'])).toMatchObject({ code: 1, stderr: expect.stringContaining('cluster nope is not registered') });
+    expect((await cli(clustersLabel, ['edge-eu-1', 'rollout-group=wave-1', 'environment=prod'])).stdout).toContain(
+      'environment=prod,region=eu-west-1,rollout-group=wave-1',
+    );
+    expect((await cli(clustersLabel, ['edge-eu-1', 'rollout-group-'])).stdout).toContain(
+      'labels: environment=prod,region=eu-west-1\n',
+    );
+    expect(await cli(clustersLabel, ['nope', 'a=b'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('cluster nope is not registered'),
+    });
     expect(await cli(clustersRemove, ['edge-us'])).toMatchObject({ code: 0, stdout: 'cluster edge-us removed\n' });
     expect(await cli(clustersRemove, ['edge-us'])).toMatchObject({ code: 1 });
   });
 
   it('is wired into spiritctl', async () => {
-    const { stdout } = await run(process.execPath, [join(repoRoot, 'cli', 'main.ts'), 'clusters', 'list', '--json', ...flags], { cwd: repoRoot });
+    const { stdout } = await run(
+      process.execPath,
+      [join(repoRoot, 'cli', 'main.ts'), 'clusters', 'list', '--json', ...flags],
+      { cwd: repoRoot },
+    );
     expect(JSON.parse(stdout).clusters.map((c: { id: string }) => c.id)).toEqual(['edge-eu-1', 'shop-eu']);
   }, 30_000);
 });

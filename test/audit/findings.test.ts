@@ -18,7 +18,10 @@ describe('auditCluster on a healthy cluster', () => {
   it('finds nothing, and reports every edge pool healthy (the Cloud pool is not audited)', async () => {
     const result = audit(await healthyCluster());
     expect(result.findings).toEqual([]);
-    expect(result.pools.map((p) => [p.pool, p.health, p.available])).toEqual([['hangzhou', 'healthy', true], ['shanghai', 'healthy', true]]);
+    expect(result.pools.map((p) => [p.pool, p.health, p.available])).toEqual([
+      ['hangzhou', 'healthy', true],
+      ['shanghai', 'healthy', true],
+    ]);
     expect(result.pools[0].etcd?.dbSizeBytes).toBe(40 * 2 ** 20);
     expect(result.pools[0].leader?.transitions).toBe(2);
   });
@@ -37,7 +40,9 @@ describe('auditCluster finds each injected drift with its reason', () => {
   it('an opted-out pool without PoolSpirit is not missing one', async () => {
     const obs = await healthyCluster();
     obs.poolSpirits = obs.poolSpirits.filter((s) => s.metadata.name !== 'shanghai');
-    obs.nodePools.find((p) => p.metadata.name === 'shanghai')!.metadata.annotations = { 'poolspirit.io/disabled': 'true' };
+    obs.nodePools.find((p) => p.metadata.name === 'shanghai')!.metadata.annotations = {
+      'poolspirit.io/disabled': 'true',
+    };
     delete obs.desired.shanghai;
     obs.owned = obs.owned.filter((o) => o.metadata.labels?.['poolspirit.io/pool'] !== 'shanghai');
     obs.pods = obs.pods.filter((p) => p.metadata.labels?.['poolspirit.io/pool'] !== 'shanghai');
@@ -46,7 +51,15 @@ describe('auditCluster finds each injected drift with its reason', () => {
 
   it('unready: not Available for a short while (warning, left to converge)', async () => {
     const obs = await healthyCluster();
-    statusOf(obs, 'hangzhou').conditions = [{ type: 'Available', status: 'False', reason: 'WorkloadNotReady', message: 'the pool-spirit pod is not ready', lastTransitionTime: new Date(NOW.getTime() - 60_000).toISOString() }];
+    statusOf(obs, 'hangzhou').conditions = [
+      {
+        type: 'Available',
+        status: 'False',
+        reason: 'WorkloadNotReady',
+        message: 'the pool-spirit pod is not ready',
+        lastTransitionTime: new Date(NOW.getTime() - 60_000).toISOString(),
+      },
+    ];
     const f = only(audit(obs).findings, 'unready');
     expect(f).toMatchObject({ severity: 'warning', pool: 'hangzhou', fixable: false });
     expect(f.reason).toBe('not Available yet (1m): WorkloadNotReady: the pool-spirit pod is not ready');
@@ -54,7 +67,15 @@ describe('auditCluster finds each injected drift with its reason', () => {
 
   it('stuck: not Available for longer than the threshold (critical, fixable)', async () => {
     const obs = await healthyCluster();
-    statusOf(obs, 'hangzhou').conditions = [{ type: 'Available', status: 'False', reason: 'WorkloadNotReady', message: 'the pool-spirit pod is not ready', lastTransitionTime: new Date(NOW.getTime() - 2 * 3600_000).toISOString() }];
+    statusOf(obs, 'hangzhou').conditions = [
+      {
+        type: 'Available',
+        status: 'False',
+        reason: 'WorkloadNotReady',
+        message: 'the pool-spirit pod is not ready',
+        lastTransitionTime: new Date(NOW.getTime() - 2 * 3600_000).toISOString(),
+      },
+    ];
     const f = only(audit(obs).findings, 'stuck');
     expect(f).toMatchObject({ severity: 'critical', fixable: true });
     expect(f.reason).toMatch(/^not Available for 2h \(over 15m\): WorkloadNotReady/);
@@ -62,7 +83,18 @@ describe('auditCluster finds each injected drift with its reason', () => {
 
   it('invalid spec: critical and left to a person', async () => {
     const obs = await healthyCluster();
-    Object.assign(statusOf(obs, 'hangzhou'), { phase: 'Invalid', conditions: [{ type: 'Available', status: 'False', reason: 'Invalid', message: 'invalid spec: spec.etcd.extraArgs.data-dir: owned', lastTransitionTime: NOW.toISOString() }] });
+    Object.assign(statusOf(obs, 'hangzhou'), {
+      phase: 'Invalid',
+      conditions: [
+        {
+          type: 'Available',
+          status: 'False',
+          reason: 'Invalid',
+          message: 'invalid spec: spec.etcd.extraArgs.data-dir: owned',
+          lastTransitionTime: NOW.toISOString(),
+        },
+      ],
+    });
     const f = only(audit(obs).findings, 'unready');
     expect(f).toMatchObject({ severity: 'critical', fixable: false });
     expect(f.reason).toMatch(/invalid spec: .*data-dir/);
@@ -79,7 +111,15 @@ describe('auditCluster finds each injected drift with its reason', () => {
   it('orphan: a PoolSpirit whose NodePool is gone, and an owned object of a gone pool', async () => {
     const obs = await healthyCluster();
     obs.poolSpirits.push(poolSpirit('wuhan'));
-    obs.owned.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ps-chengdu-bootstrap', namespace: 'pool-spirit-system', labels: { 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': 'chengdu' } } });
+    obs.owned.push({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'ps-chengdu-bootstrap',
+        namespace: 'pool-spirit-system',
+        labels: { 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': 'chengdu' },
+      },
+    });
     const orphans = audit(obs).findings.filter((f) => f.kind === 'orphan');
     expect(orphans.map((f) => [f.pool, f.fixable, f.object])).toEqual([
       ['chengdu', false, 'ConfigMap pool-spirit-system/ps-chengdu-bootstrap'],
@@ -108,7 +148,9 @@ describe('auditCluster finds each injected drift with its reason', () => {
   it('stale leader: last renewal older than the threshold', async () => {
     const obs = await healthyCluster();
     statusOf(obs, 'hangzhou').leader.renewTime = new Date(NOW.getTime() - 20 * 60_000).toISOString();
-    expect(only(audit(obs).findings, 'stale-leader').reason).toBe('leader hangzhou-node-0 last renewed 20m ago (stale after 5m)');
+    expect(only(audit(obs).findings, 'stale-leader').reason).toBe(
+      'leader hangzhou-node-0 last renewed 20m ago (stale after 5m)',
+    );
   });
 
   it('flapping leader: transitions within the window from earlier samples', async () => {
@@ -138,8 +180,16 @@ describe('auditCluster finds each injected drift with its reason', () => {
     statusOf(obs, 'hangzhou').etcd.dbSizeBytes = 450 * 2 ** 20;
     statusOf(obs, 'shanghai').etcd.alarms = ['NOSPACE'];
     const findings = audit(obs).findings;
-    expect(only(findings, 'etcd-near-quota')).toMatchObject({ pool: 'hangzhou', severity: 'warning', reason: expect.stringMatching(/450Mi, 88% of its 512Mi quota/) });
-    expect(only(findings, 'etcd-alarm')).toMatchObject({ pool: 'shanghai', severity: 'critical', reason: expect.stringMatching(/alarm NOSPACE: it refuses every write/) });
+    expect(only(findings, 'etcd-near-quota')).toMatchObject({
+      pool: 'hangzhou',
+      severity: 'warning',
+      reason: expect.stringMatching(/450Mi, 88% of its 512Mi quota/),
+    });
+    expect(only(findings, 'etcd-alarm')).toMatchObject({
+      pool: 'shanghai',
+      severity: 'critical',
+      reason: expect.stringMatching(/alarm NOSPACE: it refuses every write/),
+    });
   });
 
   it('etcd reported unhealthy (critical)', async () => {
@@ -153,14 +203,19 @@ describe('auditCluster finds each injected drift with its reason', () => {
     statusOf(obs, 'hangzhou').certificates.notAfter = new Date(NOW.getTime() + 20 * DAY).toISOString();
     statusOf(obs, 'shanghai').certificates.notAfter = new Date(NOW.getTime() - DAY).toISOString();
     const certs = audit(obs).findings.filter((f) => f.kind === 'certificates-expiring');
-    expect(certs.map((f) => [f.pool, f.severity, f.fixable])).toEqual([['shanghai', 'critical', true], ['hangzhou', 'warning', true]]);
+    expect(certs.map((f) => [f.pool, f.severity, f.fixable])).toEqual([
+      ['shanghai', 'critical', true],
+      ['hangzhou', 'warning', true],
+    ]);
     expect(certs[1].reason).toMatch(/leaf certificates expire at .* \(in 20 days\)/);
     expect(certs[0].reason).toMatch(/leaf certificates expired at/);
   });
 
   it('spec drift: an owned Service deleted', async () => {
     const obs = await healthyCluster();
-    obs.owned = obs.owned.filter((o) => !(o.kind === 'Service' && o.metadata.labels?.['poolspirit.io/pool'] === 'hangzhou'));
+    obs.owned = obs.owned.filter(
+      (o) => !(o.kind === 'Service' && o.metadata.labels?.['poolspirit.io/pool'] === 'hangzhou'),
+    );
     const f = only(audit(obs).findings, 'spec-drift');
     expect(f).toMatchObject({ pool: 'hangzhou', fixable: true, object: 'Service pool-spirit-system/ps-hangzhou' });
     expect(f.reason).toMatch(/is missing \(deleted\?\)/);
@@ -177,13 +232,17 @@ describe('auditCluster finds each injected drift with its reason', () => {
     ];
     const f = only(audit(obs).findings, 'spec-drift');
     expect(f.object).toBe('Deployment pool-spirit-system/ps-hangzhou');
-    expect(f.reason).toMatch(/differs from the rendered spec at \.spec\.template\.spec\.containers\[name=kube-apiserver\]\.image \(edited by kubectl-edit\)/);
+    expect(f.reason).toMatch(
+      /differs from the rendered spec at \.spec\.template\.spec\.containers\[name=kube-apiserver\]\.image \(edited by kubectl-edit\)/,
+    );
     expect(f.reason).not.toContain('evil.example');
   });
 
   it('spec drift is not judged for a paused pool', async () => {
     const obs = await healthyCluster();
-    obs.owned = obs.owned.filter((o) => !(o.kind === 'Service' && o.metadata.labels?.['poolspirit.io/pool'] === 'hangzhou'));
+    obs.owned = obs.owned.filter(
+      (o) => !(o.kind === 'Service' && o.metadata.labels?.['poolspirit.io/pool'] === 'hangzhou'),
+    );
     (spiritOf(obs, 'hangzhou').spec as any).paused = true;
     Object.assign(statusOf(obs, 'hangzhou'), { phase: 'Paused' });
     const findings = audit(obs).findings;
@@ -195,8 +254,13 @@ describe('auditCluster finds each injected drift with its reason', () => {
     const obs = await healthyCluster();
     obs.pods = [pod('hangzhou', 'shanghai-node-1'), pod('shanghai', 'gone-node')];
     const misplaced = audit(obs).findings.filter((f) => f.kind === 'misplaced');
-    expect(misplaced.map((f) => [f.pool, f.severity, f.fixable])).toEqual([['hangzhou', 'critical', false], ['shanghai', 'critical', false]]);
-    expect(misplaced[0].reason).toMatch(/runs on node shanghai-node-1 of pool shanghai, outside pool hangzhou; delete the pod/);
+    expect(misplaced.map((f) => [f.pool, f.severity, f.fixable])).toEqual([
+      ['hangzhou', 'critical', false],
+      ['shanghai', 'critical', false],
+    ]);
+    expect(misplaced[0].reason).toMatch(
+      /runs on node shanghai-node-1 of pool shanghai, outside pool hangzhou; delete the pod/,
+    );
     expect(misplaced[1].reason).toMatch(/runs on node gone-node, which no longer exists/);
   });
 
@@ -207,14 +271,20 @@ describe('auditCluster finds each injected drift with its reason', () => {
     const deployment = ownedOf(obs, 'Deployment') as any;
     deployment.spec.template.spec.affinity = {};
     const f = only(audit(obs).findings, 'misplaced');
-    expect(f).toMatchObject({ fixable: true, reason: expect.stringMatching(/node stray, which is in no pool.*a reconcile restores the node affinity/) });
+    expect(f).toMatchObject({
+      fixable: true,
+      reason: expect.stringMatching(/node stray, which is in no pool.*a reconcile restores the node affinity/),
+    });
   });
 
   it('orders findings by severity, then pool', async () => {
     const obs = await healthyCluster();
     delete statusOf(obs, 'hangzhou').leader;
     statusOf(obs, 'shanghai').etcd.alarms = ['CORRUPT'];
-    expect(audit(obs).findings.map((f) => [f.severity, f.pool])).toEqual([['critical', 'shanghai'], ['warning', 'hangzhou']]);
+    expect(audit(obs).findings.map((f) => [f.severity, f.pool])).toEqual([
+      ['critical', 'shanghai'],
+      ['warning', 'hangzhou'],
+    ]);
   });
 });
 
@@ -227,4 +297,3 @@ describe('health rolls up', () => {
     expect(pools).toEqual({ hangzhou: 'degraded', shanghai: 'critical' });
   });
 });
-

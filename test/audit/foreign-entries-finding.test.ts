@@ -4,7 +4,8 @@ import { healthyCluster, NOW } from './world.ts';
 
 const ownedOf = (obs: ClusterObservation, kind: string) =>
   obs.owned.find((o) => o.kind === kind && o.metadata.labels?.['poolspirit.io/pool'] === 'hangzhou') as any;
-const drift = (obs: ClusterObservation) => auditCluster(obs, { now: NOW }).findings.filter((f) => f.kind === 'spec-drift');
+const drift = (obs: ClusterObservation) =>
+  auditCluster(obs, { now: NOW }).findings.filter((f) => f.kind === 'spec-drift');
 
 describe('audit: entries others added to lists pool-spirit alone decides', () => {
   it('names a patched-in sidecar and says the reconcile removes it (as it does), never its image', async () => {
@@ -12,7 +13,9 @@ describe('audit: entries others added to lists pool-spirit alone decides', () =>
     ownedOf(obs, 'Deployment').spec.template.spec.containers.push({ name: 'exfil', image: 'evil/exfil:1' });
     const [f] = drift(obs);
     expect(f.object).toBe('Deployment pool-spirit-system/ps-hangzhou');
-    expect(f.reason).toMatch(/has entries pool-spirit did not render: spec\.template\.spec\.containers\[name=exfil\]; a reconcile removes those entries/);
+    expect(f.reason).toMatch(
+      /has entries pool-spirit did not render: spec\.template\.spec\.containers\[name=exfil\]; a reconcile removes those entries/,
+    );
     expect(f.reason).not.toContain('evil/exfil');
   });
 

@@ -2,7 +2,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditCluster, buildFleetReport, renderFleetReportHtml, type AuditRecord, type FleetReport } from '../../core/audit/index.ts';
+import {
+  auditCluster,
+  buildFleetReport,
+  renderFleetReportHtml,
+  type AuditRecord,
+  type FleetReport,
+} from '../../core/audit/index.ts';
 import { chromium, haveChromium, visibleText } from './chromium.ts';
 import { reportText } from '../../cli/commands/audit.ts';
 import { healthyCluster, NOW } from './world.ts';
@@ -22,9 +28,23 @@ async function records(): Promise<{ eu: AuditRecord[]; us: AuditRecord[] }> {
     (obs.poolSpirits[1].status as any).etcd.dbSizeBytes = (40 + (5 - i) * 3) * MI;
     if (i === 0) obs.owned = obs.owned.filter((o) => !(o.kind === 'Service' && o.metadata.name === 'ps-hangzhou'));
     const a = auditCluster(obs, { now: NOW });
-    eu.push({ cluster: 'edge-eu-1', runId: `run-${i}`, at: at(i * 10), findings: a.findings, pools: a.pools, requested: i === 0 ? ['hangzhou'] : [] });
+    eu.push({
+      cluster: 'edge-eu-1',
+      runId: `run-${i}`,
+      at: at(i * 10),
+      findings: a.findings,
+      pools: a.pools,
+      requested: i === 0 ? ['hangzhou'] : [],
+    });
     const healthy = auditCluster({ ...(await healthyCluster()), clusterId: 'edge-us-1' }, { now: NOW });
-    us.push({ cluster: 'edge-us-1', runId: `run-${i}`, at: at(i * 10), findings: healthy.findings, pools: healthy.pools, requested: [] });
+    us.push({
+      cluster: 'edge-us-1',
+      runId: `run-${i}`,
+      at: at(i * 10),
+      findings: healthy.findings,
+      pools: healthy.pools,
+      requested: [],
+    });
   }
   return { eu, us };
 }
@@ -61,7 +81,10 @@ describe('fleet report', () => {
     });
     const eu = report.clusters.find((c) => c.id === 'edge-eu-1')!;
     expect(eu.health).toBe('degraded');
-    expect(eu.pools.map((p) => [p.pool, p.health])).toEqual([['hangzhou', 'degraded'], ['shanghai', 'healthy']]);
+    expect(eu.pools.map((p) => [p.pool, p.health])).toEqual([
+      ['hangzhou', 'degraded'],
+      ['shanghai', 'healthy'],
+    ]);
     expect(eu.findings.map((f) => f.kind)).toEqual(['etcd-near-quota', 'spec-drift']);
     expect(eu.findings.find((f) => f.kind === 'flapping-leader')).toBeUndefined(); // the pure audit got no history here
     expect(eu.history.leaderTransitions[0]).toMatchObject({ pool: 'hangzhou' });
@@ -72,7 +95,10 @@ describe('fleet report', () => {
     expect(JSON.parse(JSON.stringify(report))).toEqual(report);
   });
 
-  it('renders one self-contained HTML page that Chromium shows with names, findings and counts', { skip: !haveChromium, timeout: 60_000 }, async () => {
+  it('renders one self-contained HTML page that Chromium shows with names, findings and counts', {
+    skip: !haveChromium,
+    timeout: 60_000,
+  }, async () => {
     const html = renderFleetReportHtml(report);
     expect(html).not.toMatch(/<script|<link|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
     const file = join(dir, 'fleet.html');
@@ -95,7 +121,10 @@ describe('fleet report', () => {
   });
 
   // For a person reviewing the page (slow on a busy machine, so only on request): AUDIT_SCREENSHOT_DIR=/tmp/x.
-  it('writes a screenshot a person can look at', { skip: !haveChromium || !process.env.AUDIT_SCREENSHOT_DIR, timeout: 60_000 }, async () => {
+  it('writes a screenshot a person can look at', {
+    skip: !haveChromium || !process.env.AUDIT_SCREENSHOT_DIR,
+    timeout: 60_000,
+  }, async () => {
     const png = join(process.env.AUDIT_SCREENSHOT_DIR!, 'fleet-report.png');
     await writeFile(join(dir, 'fleet.html'), renderFleetReportHtml(report));
     await chromium(join(dir, 'fleet.html'), { screenshot: png, width: 1280, height: 1600 });
@@ -108,7 +137,9 @@ describe('fleet report', () => {
     expect(text).toMatch(/^fleet: 3 cluster\(s\), 4 pool\(s\): 3 healthy, 1 degraded, 0 critical\n/);
     expect(text).toMatch(/edge-ap-1\s+not audited\s+0\/0\s+0\s+-/);
     expect(text).toMatch(/edge-eu-1\s+DEGRADED\s+1\/2\s+2/);
-    expect(text).toMatch(/WARNING\s+spec-drift\s+hangzhou\s+Service pool-spirit-system\/ps-hangzhou is missing .* \[reconcile requested\]/);
+    expect(text).toMatch(
+      /WARNING\s+spec-drift\s+hangzhou\s+Service pool-spirit-system\/ps-hangzhou is missing .* \[reconcile requested\]/,
+    );
   });
 
   it('escapes names that come from clusters', () => {

@@ -15,21 +15,41 @@ export function poolSpirit(pool: string, status: Record<string, unknown> = {}): 
   return {
     apiVersion: 'poolspirit.io/v1alpha1',
     kind: 'PoolSpirit',
-    metadata: { name: pool, uid: `uid-ps-${pool}`, generation: 1, creationTimestamp: new Date(NOW.getTime() - DAY).toISOString() },
+    metadata: {
+      name: pool,
+      uid: `uid-ps-${pool}`,
+      generation: 1,
+      creationTimestamp: new Date(NOW.getTime() - DAY).toISOString(),
+    },
     spec: { nodePool: pool },
     status: {
       observedGeneration: 1,
       phase: 'Running',
-      conditions: [{ type: 'Available', status: 'True', reason: 'Available', message: 'ok', lastTransitionTime: new Date(NOW.getTime() - DAY).toISOString() }],
+      conditions: [
+        {
+          type: 'Available',
+          status: 'True',
+          reason: 'Available',
+          message: 'ok',
+          lastTransitionTime: new Date(NOW.getTime() - DAY).toISOString(),
+        },
+      ],
       leader: { holder: `${pool}-node-0`, renewTime: new Date(NOW.getTime() - 10_000).toISOString(), transitions: 2 },
       etcd: { healthy: true, alarms: [], dbSizeBytes: 40 * 2 ** 20, quotaBackendBytes: 512 * 2 ** 20 },
-      certificates: { notAfter: new Date(NOW.getTime() + 300 * DAY).toISOString(), caNotAfter: new Date(NOW.getTime() + 3000 * DAY).toISOString() },
+      certificates: {
+        notAfter: new Date(NOW.getTime() + 300 * DAY).toISOString(),
+        caNotAfter: new Date(NOW.getTime() + 3000 * DAY).toISOString(),
+      },
       ...status,
     },
   };
 }
 
-export function node(name: string, pool: string | undefined, providerID = `aws:///eu-west-1a/i-0${name.length}abc`): KubeObject {
+export function node(
+  name: string,
+  pool: string | undefined,
+  providerID = `aws:///eu-west-1a/i-0${name.length}abc`,
+): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -61,7 +81,10 @@ async function renderAll(): Promise<Record<string, KubeObject[]>> {
       const r = await renderPoolSpirit({
         ...input,
         nodePool: nodePool(pool),
-        poolSpirit: { metadata: { name: pool, uid: `uid-ps-${pool}` }, spec: { ...input.poolSpirit.spec, nodePool: pool } },
+        poolSpirit: {
+          metadata: { name: pool, uid: `uid-ps-${pool}` },
+          spec: { ...input.poolSpirit.spec, nodePool: pool },
+        },
       });
       out[pool] = r.objects;
     }

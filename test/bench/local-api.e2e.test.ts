@@ -34,10 +34,18 @@ describe('npm run bench', () => {
 
 describe('measureWriteFloor', () => {
   it('measures a tiny floor on the memory backend with the documented shape', async () => {
-    const floor = await measureWriteFloor({ backends: ['memory'], repeats: 1, objects: 8, concurrency: [1, 4], watchSamples: 5, log: () => {} });
+    const floor = await measureWriteFloor({
+      backends: ['memory'],
+      repeats: 1,
+      objects: 8,
+      concurrency: [1, 4],
+      watchSamples: 5,
+      log: () => {},
+    });
     const m = floor.backends.memory!;
     expect(Object.keys(m.createsPerSec)).toEqual(['1', '4']);
-    for (const v of [...Object.values(m.createsPerSec), ...Object.values(m.updatesPerSec)]) expect(v).toBeGreaterThan(0);
+    for (const v of [...Object.values(m.createsPerSec), ...Object.values(m.updatesPerSec)])
+      expect(v).toBeGreaterThan(0);
     expect(m.watchLatencyMs.p99).toBeGreaterThanOrEqual(m.watchLatencyMs.p50);
     expect(m.memory.apiProcessRssMb).toBeGreaterThan(0);
     expect(m.memory.objectsStored).toBe(17);

@@ -33,21 +33,33 @@ async function spiritctl(...args: string[]): Promise<{ code: number; stdout: str
   }
 }
 
-const event = file('event.json', JSON.stringify({ source: 'pool-spirit.forwarder', detail: { changeType: 'ADDED', generation: 4 } }));
+const event = file(
+  'event.json',
+  JSON.stringify({ source: 'pool-spirit.forwarder', detail: { changeType: 'ADDED', generation: 4 } }),
+);
 
 describe('spiritctl events test-pattern', () => {
-  it('prints the result and exits 0; exits 2 with the reason for an invalid pattern', async () => {
-    const yes = file('yes.json', JSON.stringify({ source: ['pool-spirit.forwarder'], detail: { generation: [{ numeric: ['>', 3] }] } }));
-    const invalid = file('invalid.json', JSON.stringify({ detail: { generation: [{ numeric: ['>', 'three'] }] } }));
-    const [ok, bad] = await Promise.all([
-      spiritctl('events', 'test-pattern', '--pattern', yes, '--event', event),
-      spiritctl('events', 'test-pattern', '--pattern', invalid, '--event', event),
-    ]);
-    expect(ok).toMatchObject({ code: 0, stdout: 'true\n' });
-    expect(bad.code).toBe(2);
-    expect(bad.stdout).toBe('');
-    expect(bad.stderr).toMatch(/invalid\.json: invalid event pattern at detail\.generation\[0\]\.numeric\[1\]: the value after ">" must be a number/);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'prints the result and exits 0; exits 2 with the reason for an invalid pattern',
+    async () => {
+      const yes = file(
+        'yes.json',
+        JSON.stringify({ source: ['pool-spirit.forwarder'], detail: { generation: [{ numeric: ['>', 3] }] } }),
+      );
+      const invalid = file('invalid.json', JSON.stringify({ detail: { generation: [{ numeric: ['>', 'three'] }] } }));
+      const [ok, bad] = await Promise.all([
+        spiritctl('events', 'test-pattern', '--pattern', yes, '--event', event),
+        spiritctl('events', 'test-pattern', '--pattern', invalid, '--event', event),
+      ]);
+      expect(ok).toMatchObject({ code: 0, stdout: 'true\n' });
+      expect(bad.code).toBe(2);
+      expect(bad.stdout).toBe('');
+      expect(bad.stderr).toMatch(
+        /invalid\.json: invalid event pattern at detail\.generation\[0\]\.numeric\[1\]: the value after ">" must be a number/,
+      );
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });
 
 describe('spiritctl events test-pattern bounds its input', () => {
@@ -56,7 +68,11 @@ describe('spiritctl events test-pattern bounds its input', () => {
   async function bin(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return run(process.execPath, [join(ROOT, 'bin', 'spiritctl.mjs'), ...args], { cwd: ROOT, timeout: 30_000 }).then(
       (ok) => ({ code: 0, stdout: ok.stdout, stderr: ok.stderr }),
-      (err: { code?: number; killed?: boolean; stdout?: string; stderr?: string }) => ({ code: err.killed ? null : (err.code ?? null), stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
+      (err: { code?: number; killed?: boolean; stdout?: string; stderr?: string }) => ({
+        code: err.killed ? null : (err.code ?? null),
+        stdout: err.stdout ?? '',
+        stderr: err.stderr ?? '',
+      }),
     );
   }
 
@@ -70,11 +86,15 @@ describe('spiritctl events test-pattern bounds its input', () => {
       bin('events', 'test-pattern', '--pattern', yes, '--event', event),
     ]);
     expect(zeroPattern.code).toBe(2);
-    expect(zeroPattern.stderr).toMatch(/--pattern: \/dev\/zero is over 262144 bytes \(the limit for a pattern or event file\), or never ends/);
+    expect(zeroPattern.stderr).toMatch(
+      /--pattern: \/dev\/zero is over 262144 bytes \(the limit for a pattern or event file\), or never ends/,
+    );
     expect(zeroEvent.code).toBe(2);
     expect(zeroEvent.stderr).toMatch(/--event: \/dev\/zero is over 262144 bytes/);
     expect(deepPattern.code).toBe(2);
-    expect(deepPattern.stderr).toMatch(/--pattern: .*deep-pattern\.json is nested deeper than 64 levels \(the limit is 64\)/);
+    expect(deepPattern.stderr).toMatch(
+      /--pattern: .*deep-pattern\.json is nested deeper than 64 levels \(the limit is 64\)/,
+    );
     for (const r of [zeroPattern, zeroEvent, deepPattern]) {
       expect(r.stdout).toBe('');
       expect(r.stderr).not.toMatch(/Maximum call stack|RangeError/);
@@ -88,7 +108,9 @@ describe('spiritctl events test-pattern bounds its input', () => {
   it('refuses a 20,000-deep event in process, naming --event', async () => {
     const deepEvent = file('deep-event.json', '{"detail":'.repeat(20_000) + '1' + '}'.repeat(20_000));
     const yes = file('bounded-yes2.json', JSON.stringify({ source: ['pool-spirit.forwarder'] }));
-    await expect(testPatternCommand.run({ values: { pattern: yes, event: deepEvent }, positionals: [] })).rejects.toThrow(/--event: .*deep-event\.json is nested deeper than 64 levels/);
+    await expect(
+      testPatternCommand.run({ values: { pattern: yes, event: deepEvent }, positionals: [] }),
+    ).rejects.toThrow(/--event: .*deep-event\.json is nested deeper than 64 levels/);
   });
 });
 
@@ -103,7 +125,17 @@ const sampleDeadLetter: DeadLetter = {
   attempts: 3,
   firstAttemptAt: '2026-01-01T00:00:00.000Z',
   failedAt: '2026-01-01T00:00:07.000Z',
-  event: { version: '0', id: 'e-1', 'detail-type': 'Cluster Change Notice', source: 'pool-spirit.forwarder', account: '0', time: '2026-01-01T00:00:00Z', region: 'eu-west-1', resources: [], detail: {} },
+  event: {
+    version: '0',
+    id: 'e-1',
+    'detail-type': 'Cluster Change Notice',
+    source: 'pool-spirit.forwarder',
+    account: '0',
+    time: '2026-01-01T00:00:00Z',
+    region: 'eu-west-1',
+    resources: [],
+    detail: {},
+  },
 };
 
 async function captureStdout(fn: () => Promise<number | void>): Promise<{ code: number | void; stdout: string }> {
@@ -121,32 +153,42 @@ async function captureStdout(fn: () => Promise<number | void>): Promise<{ code: 
 }
 
 describe('spiritctl events dlq', () => {
-  it('lists persisted dead letters as JSON', async () => {
-    const stateDir = join(dir, 'state');
-    const dl: DeadLetter = sampleDeadLetter;
-    appendDeadLetter(join(stateDir, 'dlq.jsonl'), dl);
-    const json = await spiritctl('events', 'dlq', '--json', '--state-dir', stateDir);
-    expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({ deadLetters: [dl], count: 1 });
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'lists persisted dead letters as JSON',
+    async () => {
+      const stateDir = join(dir, 'state');
+      const dl: DeadLetter = sampleDeadLetter;
+      appendDeadLetter(join(stateDir, 'dlq.jsonl'), dl);
+      const json = await spiritctl('events', 'dlq', '--json', '--state-dir', stateDir);
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout)).toEqual({ deadLetters: [dl], count: 1 });
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });
 
 describe('events commands in process', () => {
   it('names a missing file', async () => {
-    await expect(testPatternCommand.run({ values: { pattern: join(dir, 'nope.json'), event }, positionals: [] })).rejects.toThrow(/--pattern: cannot read .*nope\.json: ENOENT/);
+    await expect(
+      testPatternCommand.run({ values: { pattern: join(dir, 'nope.json'), event }, positionals: [] }),
+    ).rejects.toThrow(/--pattern: cannot read .*nope\.json: ENOENT/);
     await expect(testPatternCommand.run({ values: { event }, positionals: [] })).rejects.toThrow(UsageError);
   });
 
   it('prints false for a non-matching event', async () => {
     const no = file('no.json', JSON.stringify({ detail: { changeType: [{ 'anything-but': 'ADDED' }] } }));
-    const { code, stdout } = await captureStdout(() => testPatternCommand.run({ values: { pattern: no, event }, positionals: [] }));
+    const { code, stdout } = await captureStdout(() =>
+      testPatternCommand.run({ values: { pattern: no, event }, positionals: [] }),
+    );
     expect(code).toBe(0);
     expect(stdout).toBe('false\n');
   });
 
   it('names the file holding bad JSON (a usage error: exit 2)', async () => {
     const broken = file('broken.json', '{"source": [');
-    await expect(testPatternCommand.run({ values: { pattern: broken, event }, positionals: [] })).rejects.toThrow(/--pattern: .*broken\.json is not valid JSON/);
+    await expect(testPatternCommand.run({ values: { pattern: broken, event }, positionals: [] })).rejects.toThrow(
+      /--pattern: .*broken\.json is not valid JSON/,
+    );
   });
 
   it('lists dead letters as a table, and says so when there are none', async () => {
@@ -155,8 +197,12 @@ describe('events commands in process', () => {
     const table = await captureStdout(() => dlqCommand.run({ values: { 'state-dir': stateDir }, positionals: [] }));
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/RULE\s+TARGET\s+ATTEMPTS/);
-    expect(table.stdout).toMatch(/reconcile-rule-1\s+reconcile\s+3\s+retries-exhausted\s+Cluster Change Notice\s+e-2\s+apiserver unavailable/);
-    const empty = await captureStdout(() => dlqCommand.run({ values: { 'state-dir': join(dir, 'empty') }, positionals: [] }));
+    expect(table.stdout).toMatch(
+      /reconcile-rule-1\s+reconcile\s+3\s+retries-exhausted\s+Cluster Change Notice\s+e-2\s+apiserver unavailable/,
+    );
+    const empty = await captureStdout(() =>
+      dlqCommand.run({ values: { 'state-dir': join(dir, 'empty') }, positionals: [] }),
+    );
     expect(empty.stdout).toMatch(/^no dead letters/);
   });
 });

@@ -30,19 +30,46 @@ afterEach(async () => {
 describe('routing', () => {
   it('delivers each event to every rule whose pattern matches, on the rule bus only', async () => {
     const got: Record<string, string[]> = { reconcile: [], audit: [], fleet: [], never: [] };
-    const record = (name: string) => async (e: unknown) => void got[name].push(((e as BusEvent).detail as { key: string }).key);
+    const record = (name: string) => async (e: unknown) =>
+      void got[name].push(((e as BusEvent).detail as { key: string }).key);
     const b = await start({
       rules: [
-        { name: 'notices', eventBus: 'fleet', pattern: { source: ['pool-spirit.forwarder'], detail: { poolName: [{ exists: true }] } }, target: 'reconcile' },
+        {
+          name: 'notices',
+          eventBus: 'fleet',
+          pattern: { source: ['pool-spirit.forwarder'], detail: { poolName: [{ exists: true }] } },
+          target: 'reconcile',
+        },
         { name: 'deleted', eventBus: 'fleet', pattern: { detail: { changeType: ['DELETED'] } }, target: 'audit' },
         { name: 'default-bus', pattern: { source: [{ prefix: 'pool-spirit.' }] }, target: 'fleet' },
-        { name: 'disabled', eventBus: 'fleet', pattern: { source: ['pool-spirit.forwarder'] }, target: 'never', enabled: false },
+        {
+          name: 'disabled',
+          eventBus: 'fleet',
+          pattern: { source: ['pool-spirit.forwarder'] },
+          target: 'never',
+          enabled: false,
+        },
       ],
-      targets: { reconcile: record('reconcile'), audit: record('audit'), fleet: record('fleet'), never: record('never') },
+      targets: {
+        reconcile: record('reconcile'),
+        audit: record('audit'),
+        fleet: record('fleet'),
+        never: record('never'),
+      },
     });
     const result = b.putEvents([
-      entry('pool-spirit.forwarder', 'Cluster Change Notice', { key: 'a', poolName: 'p1', changeType: 'ADDED' }, 'fleet'),
-      entry('pool-spirit.forwarder', 'Cluster Change Notice', { key: 'b', poolName: 'p1', changeType: 'DELETED' }, 'fleet'),
+      entry(
+        'pool-spirit.forwarder',
+        'Cluster Change Notice',
+        { key: 'a', poolName: 'p1', changeType: 'ADDED' },
+        'fleet',
+      ),
+      entry(
+        'pool-spirit.forwarder',
+        'Cluster Change Notice',
+        { key: 'b', poolName: 'p1', changeType: 'DELETED' },
+        'fleet',
+      ),
       entry('pool-spirit.forwarder', 'Cluster Change Notice', { key: 'c', changeType: 'MODIFIED' }, 'fleet'),
       entry('pool-spirit.forwarder', 'Cluster Change Notice', { key: 'd', poolName: 'p2' }),
     ]);
@@ -58,17 +85,30 @@ describe('routing', () => {
   it('routes injected AWS service events that PutEvents would refuse', async () => {
     const got: BusEvent[] = [];
     const b = await start({
-      rules: [{ name: 'spot', pattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Spot Instance Interruption Warning'] }, target: 'probe' }],
+      rules: [
+        {
+          name: 'spot',
+          pattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Spot Instance Interruption Warning'] },
+          target: 'probe',
+        },
+      ],
       targets: { probe: async (e) => void got.push(e as BusEvent) },
     });
-    const event = b.injectEvent({ source: 'aws.ec2', 'detail-type': 'EC2 Spot Instance Interruption Warning', detail: { 'instance-id': 'i-1' } });
+    const event = b.injectEvent({
+      source: 'aws.ec2',
+      'detail-type': 'EC2 Spot Instance Interruption Warning',
+      detail: { 'instance-id': 'i-1' },
+    });
     await b.drain();
     expect(got).toEqual([event]);
   });
 
   it('sends the part of the event named by inputPath', async () => {
     const got: unknown[] = [];
-    const b = await start({ rules: [{ name: 'r', pattern: { source: ['s'] }, target: 't', inputPath: '$.detail' }], targets: { t: async (e) => void got.push(e) } });
+    const b = await start({
+      rules: [{ name: 'r', pattern: { source: ['s'] }, target: 't', inputPath: '$.detail' }],
+      targets: { t: async (e) => void got.push(e) },
+    });
     b.putEvents([entry('s', 'x', { clusterId: 'c1' })]);
     await b.drain();
     expect(got).toEqual([{ clusterId: 'c1' }]);
@@ -76,13 +116,36 @@ describe('routing', () => {
 
   it('refuses invalid rules at start, naming the rule', async () => {
     const t = { t: async () => {} };
-    await expect(startLocalBus({ rules: [{ name: 'bad', pattern: { source: 'x' }, target: 't' }], targets: t })).rejects.toThrow(/rule "bad": invalid event pattern at source/);
-    await expect(startLocalBus({ rules: [{ name: 'r', pattern: { source: ['x'] }, target: 'missing' }], targets: t })).rejects.toThrow(/target "missing" is not one of the registered targets/);
-    await expect(startLocalBus({ rules: [{ name: 'r', pattern: { source: ['x'] }, target: 't', retryPolicy: { maximumRetryAttempts: 186 } }], targets: t })).rejects.toThrow(/maximumRetryAttempts must be a whole number from 0 to 185/);
-    await expect(startLocalBus({ rules: [{ name: 'r', pattern: { source: ['x'] }, target: 't', retryPolicy: { maximumEventAgeInSeconds: 59 } }], targets: t })).rejects.toThrow(/maximumEventAgeInSeconds must be a whole number from 60 to 86400/);
-    await expect(startLocalBus({ rules: [{ name: 'r', schedule: 'rate(5 minute)', target: 't' }], targets: t })).rejects.toThrow(InvalidRuleError);
-    await expect(startLocalBus({ rules: [{ name: 'r', eventBus: 'fleet', schedule: 'rate(5 minutes)', target: 't' }], targets: t })).rejects.toThrow(/only be on the default event bus/);
-    await expect(startLocalBus({ rules: [{ name: 'r', target: 't' }], targets: t })).rejects.toThrow(/needs an event pattern, a schedule, or both/);
+    await expect(
+      startLocalBus({ rules: [{ name: 'bad', pattern: { source: 'x' }, target: 't' }], targets: t }),
+    ).rejects.toThrow(/rule "bad": invalid event pattern at source/);
+    await expect(
+      startLocalBus({ rules: [{ name: 'r', pattern: { source: ['x'] }, target: 'missing' }], targets: t }),
+    ).rejects.toThrow(/target "missing" is not one of the registered targets/);
+    await expect(
+      startLocalBus({
+        rules: [{ name: 'r', pattern: { source: ['x'] }, target: 't', retryPolicy: { maximumRetryAttempts: 186 } }],
+        targets: t,
+      }),
+    ).rejects.toThrow(/maximumRetryAttempts must be a whole number from 0 to 185/);
+    await expect(
+      startLocalBus({
+        rules: [{ name: 'r', pattern: { source: ['x'] }, target: 't', retryPolicy: { maximumEventAgeInSeconds: 59 } }],
+        targets: t,
+      }),
+    ).rejects.toThrow(/maximumEventAgeInSeconds must be a whole number from 60 to 86400/);
+    await expect(
+      startLocalBus({ rules: [{ name: 'r', schedule: 'rate(5 minute)', target: 't' }], targets: t }),
+    ).rejects.toThrow(InvalidRuleError);
+    await expect(
+      startLocalBus({
+        rules: [{ name: 'r', eventBus: 'fleet', schedule: 'rate(5 minutes)', target: 't' }],
+        targets: t,
+      }),
+    ).rejects.toThrow(/only be on the default event bus/);
+    await expect(startLocalBus({ rules: [{ name: 'r', target: 't' }], targets: t })).rejects.toThrow(
+      /needs an event pattern, a schedule, or both/,
+    );
   });
 });
 
@@ -91,7 +154,12 @@ describe('retries and dead letters', () => {
     let calls = 0;
     const b = await start({
       rules: [{ name: 'r', pattern: { source: ['s'] }, target: 't', retryPolicy: { maximumRetryAttempts: 5 } }],
-      targets: { t: async () => { calls++; if (calls < 3) throw new Error('apiserver unavailable'); } },
+      targets: {
+        t: async () => {
+          calls++;
+          if (calls < 3) throw new Error('apiserver unavailable');
+        },
+      },
       retry: { baseDelayMs: 1, maxDelayMs: 4 },
     });
     b.putEvents([entry('s', 'x', {})]);
@@ -105,10 +173,20 @@ describe('retries and dead letters', () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'bus-dlq-'));
     dirs.push(stateDir);
     const b = await start({
-      rules: [{ name: 'reconcile-rule', pattern: { source: ['s'] }, target: 'reconcile', retryPolicy: { maximumRetryAttempts: 2 }, deadLetterQueueArn: 'arn:aws:sqs:eu-west-1:0:dlq' }],
+      rules: [
+        {
+          name: 'reconcile-rule',
+          pattern: { source: ['s'] },
+          target: 'reconcile',
+          retryPolicy: { maximumRetryAttempts: 2 },
+          deadLetterQueueArn: 'arn:aws:sqs:eu-west-1:0:dlq',
+        },
+      ],
       targets: {
         reconcile: async () => {
-          throw new Error('apply failed: Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.payload.sig token=s3cr3t-value\n    at apply (x.ts:1:1)');
+          throw new Error(
+            'apply failed: Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.payload.sig token=s3cr3t-value\n    at apply (x.ts:1:1)',
+          );
         },
       },
       retry: { baseDelayMs: 1, maxDelayMs: 2 },
@@ -141,7 +219,12 @@ describe('retries and dead letters', () => {
     let calls = 0;
     const b = await start({
       rules: [{ name: 'r', pattern: { source: ['s'] }, target: 't', retryPolicy: { maximumRetryAttempts: 0 } }],
-      targets: { t: async () => { calls++; throw new Error('no'); } },
+      targets: {
+        t: async () => {
+          calls++;
+          throw new Error('no');
+        },
+      },
       retry: { baseDelayMs: 1 },
     });
     b.putEvents([entry('s', 'x', {})]);
@@ -157,7 +240,12 @@ describe('retries and dead letters', () => {
       clock,
       random: () => 1, // no jitter: each wait is the full step
       rules: [{ name: 'r', pattern: { source: ['s'] }, target: 't', retryPolicy: { maximumRetryAttempts: 4 } }],
-      targets: { t: async () => { attemptsAt.push(clock.now()); throw new Error('down'); } },
+      targets: {
+        t: async () => {
+          attemptsAt.push(clock.now());
+          throw new Error('down');
+        },
+      },
       retry: { baseDelayMs: 1000, maxDelayMs: 5000 },
     });
     const t0 = clock.now();
@@ -177,7 +265,12 @@ describe('retries and dead letters', () => {
       clock,
       random: () => 0,
       rules: [{ name: 'r', pattern: { source: ['s'] }, target: 't', retryPolicy: { maximumRetryAttempts: 2 } }],
-      targets: { t: async () => { attemptsAt.push(clock.now()); throw new Error('down'); } },
+      targets: {
+        t: async () => {
+          attemptsAt.push(clock.now());
+          throw new Error('down');
+        },
+      },
       retry: { baseDelayMs: 1000 },
     });
     const t0 = clock.now();
@@ -193,7 +286,12 @@ describe('retries and dead letters', () => {
       clock,
       random: () => 1,
       rules: [{ name: 'r', pattern: { source: ['s'] }, target: 't', retryPolicy: { maximumEventAgeInSeconds: 60 } }],
-      targets: { t: async () => { calls++; throw new Error('still down'); } },
+      targets: {
+        t: async () => {
+          calls++;
+          throw new Error('still down');
+        },
+      },
       retry: { baseDelayMs: 10_000, maxDelayMs: 20_000 },
     });
     b.putEvents([entry('s', 'x', {})]);
@@ -201,7 +299,11 @@ describe('retries and dead letters', () => {
     await b.drain();
     // Attempts at 0, 10 s, 30 s, 50 s; the next would be at 70 s > 60 s.
     expect(calls).toBe(4);
-    expect(b.deadLetters()[0]).toMatchObject({ reason: 'maximum-event-age-exceeded', attempts: 4, error: 'still down' });
+    expect(b.deadLetters()[0]).toMatchObject({
+      reason: 'maximum-event-age-exceeded',
+      attempts: 4,
+      error: 'still down',
+    });
   });
 
   it('fails an attempt that outlives attemptTimeoutMs', async () => {
@@ -251,7 +353,9 @@ describe('fault injection', () => {
   });
 
   it('rejects a duplicate probability outside 0-1', async () => {
-    await expect(startLocalBus({ rules: [], targets: {}, injectDuplicates: 2 })).rejects.toThrow(/probability from 0 to 1/);
+    await expect(startLocalBus({ rules: [], targets: {}, injectDuplicates: 2 })).rejects.toThrow(
+      /probability from 0 to 1/,
+    );
   });
 });
 

@@ -38,7 +38,9 @@ describe('event contracts', () => {
   });
 
   it('names each bad field and what was expected', () => {
-    const message = issuesOf(() => parseEvent(changeNoticeDetailSchema, { ...notice, kind: 'ReplicaSet', clusterId: undefined, generation: -1 }));
+    const message = issuesOf(() =>
+      parseEvent(changeNoticeDetailSchema, { ...notice, kind: 'ReplicaSet', clusterId: undefined, generation: -1 }),
+    );
     expect(message).toMatch(/kind: .*"NodePool"/);
     expect(message).toMatch(/clusterId: /);
     expect(message).toMatch(/generation: /);
@@ -49,14 +51,36 @@ describe('event contracts', () => {
   });
 
   it('names the field inside detail when parsing a whole event', () => {
-    const event = { version: '0', id: 'i', 'detail-type': changeNoticeRouting.detailType, source: changeNoticeRouting.source, account: '0', time: '2026-03-04T10:00:00Z', region: 'r', resources: [], detail: { ...notice, changeType: 'UPDATED' } };
+    const event = {
+      version: '0',
+      id: 'i',
+      'detail-type': changeNoticeRouting.detailType,
+      source: changeNoticeRouting.source,
+      account: '0',
+      time: '2026-03-04T10:00:00Z',
+      region: 'r',
+      resources: [],
+      detail: { ...notice, changeType: 'UPDATED' },
+    };
     expect(issuesOf(() => parseEvent(changeNoticeEventSchema, event))).toMatch(/detail\.changeType: /);
     expect(issuesOf(() => parseEvent(changeNoticeEventSchema, '{oops'))).toMatch(/not valid JSON/);
   });
 
   it('builds PutEvents entries only from valid details', () => {
-    const entry = toPutEventsEntry(reconcileRequestRouting, reconcileRequestDetailSchema, { clusterId: 'c', nodePool: 'p', reason: 'audit-drift', requestedBy: 'audit' }, { eventBusName: 'fleet' });
-    expect(entry).toEqual({ Source: 'pool-spirit.reconciler', DetailType: 'Reconcile Request', Detail: '{"clusterId":"c","nodePool":"p","reason":"audit-drift","requestedBy":"audit"}', EventBusName: 'fleet' });
-    expect(() => toPutEventsEntry(reconcileRequestRouting, reconcileRequestDetailSchema, { clusterId: 'c' } as never)).toThrow(/nodePool/);
+    const entry = toPutEventsEntry(
+      reconcileRequestRouting,
+      reconcileRequestDetailSchema,
+      { clusterId: 'c', nodePool: 'p', reason: 'audit-drift', requestedBy: 'audit' },
+      { eventBusName: 'fleet' },
+    );
+    expect(entry).toEqual({
+      Source: 'pool-spirit.reconciler',
+      DetailType: 'Reconcile Request',
+      Detail: '{"clusterId":"c","nodePool":"p","reason":"audit-drift","requestedBy":"audit"}',
+      EventBusName: 'fleet',
+    });
+    expect(() =>
+      toPutEventsEntry(reconcileRequestRouting, reconcileRequestDetailSchema, { clusterId: 'c' } as never),
+    ).toThrow(/nodePool/);
   });
 });

@@ -39,7 +39,14 @@ describe('PutEvents bounds the depth of each Detail', () => {
     const stateDir = tempDir();
     const delivered: string[] = [];
     bus = await startLocalBus({
-      rules: [{ name: 'all', pattern: { source: ['pool-spirit.test'] }, target: 'sink', retryPolicy: { maximumRetryAttempts: 2 } }],
+      rules: [
+        {
+          name: 'all',
+          pattern: { source: ['pool-spirit.test'] },
+          target: 'sink',
+          retryPolicy: { maximumRetryAttempts: 2 },
+        },
+      ],
       // A target that walks the event (like the functions' zod parse) and fails on what it cannot take.
       targets: { sink: async (e) => void delivered.push(JSON.stringify((e as BusEvent).detail)) },
       retry: { baseDelayMs: 1, maxDelayMs: 2 },
@@ -47,19 +54,37 @@ describe('PutEvents bounds the depth of each Detail', () => {
     });
     const deep = nestedText(10_000);
     expect(deep.length).toBeGreaterThan(60_000);
-    const client = new EventBridgeClient({ endpoint: bus.endpoint, region: 'eu-west-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
-    const normal = (n: number) => ({ Source: 'pool-spirit.test', DetailType: 'Test', Detail: JSON.stringify({ clusterId: 'c1', poolName: `p${n}`, changeType: 'MODIFIED' }) });
-    const out = await client.send(new PutEventsCommand({ Entries: [normal(1), { Source: 'pool-spirit.test', DetailType: 'Test', Detail: deep }, normal(2)] }));
+    const client = new EventBridgeClient({
+      endpoint: bus.endpoint,
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
+    const normal = (n: number) => ({
+      Source: 'pool-spirit.test',
+      DetailType: 'Test',
+      Detail: JSON.stringify({ clusterId: 'c1', poolName: `p${n}`, changeType: 'MODIFIED' }),
+    });
+    const out = await client.send(
+      new PutEventsCommand({
+        Entries: [normal(1), { Source: 'pool-spirit.test', DetailType: 'Test', Detail: deep }, normal(2)],
+      }),
+    );
     expect(out.FailedEntryCount).toBe(1);
     expect(out.Entries?.[0].EventId).toBeTruthy();
-    expect(out.Entries?.[1]).toMatchObject({ ErrorCode: 'MalformedDetail', ErrorMessage: 'Detail is malformed: it is nested deeper than 64 levels (the limit is 64).' });
+    expect(out.Entries?.[1]).toMatchObject({
+      ErrorCode: 'MalformedDetail',
+      ErrorMessage: 'Detail is malformed: it is nested deeper than 64 levels (the limit is 64).',
+    });
     expect(out.Entries?.[2].EventId).toBeTruthy();
     await bus.drain();
     expect(delivered.sort()).toEqual([normal(1).Detail, normal(2).Detail]);
     expect(bus.stats()).toMatchObject({ entriesAccepted: 2, entriesFailed: 1, retries: 0, deadLettered: 0 });
     expect(readDeadLetters(join(stateDir, 'dlq.jsonl')).deadLetters).toEqual([]);
     // Still serving: a later call, and a Detail exactly at the bound, go through.
-    const again = await client.send(new PutEventsCommand({ Entries: [{ Source: 'pool-spirit.test', DetailType: 'Test', Detail: nestedText(64) }] }));
+    const again = await client.send(
+      new PutEventsCommand({ Entries: [{ Source: 'pool-spirit.test', DetailType: 'Test', Detail: nestedText(64) }] }),
+    );
     expect(again.FailedEntryCount).toBe(0);
     await bus.drain();
     expect(delivered).toHaveLength(3);
@@ -68,17 +93,37 @@ describe('PutEvents bounds the depth of each Detail', () => {
 
   it('TestEventPattern refuses a too-deep Event or EventPattern with the bound, not a stack overflow', async () => {
     bus = await startLocalBus({ rules: [], targets: {} });
-    const client = new EventBridgeClient({ endpoint: bus.endpoint, region: 'eu-west-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const client = new EventBridgeClient({
+      endpoint: bus.endpoint,
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
     const event = JSON.stringify({ source: 'x', detail: nestedValue(10) });
-    await expect(client.send(new TestEventPatternCommand({ EventPattern: nestedText(20_000).replace('1}', '[1]}'), Event: event }))).rejects.toThrow(/nested deeper than 64 levels/);
-    await expect(client.send(new TestEventPatternCommand({ EventPattern: '{"source":["x"]}', Event: `{"source":"x","detail":${nestedText(10_000)}}` }))).rejects.toThrow(/Event is nested deeper than 64/);
-    expect((await client.send(new TestEventPatternCommand({ EventPattern: '{"source":["x"]}', Event: event }))).Result).toBe(true);
+    await expect(
+      client.send(
+        new TestEventPatternCommand({ EventPattern: nestedText(20_000).replace('1}', '[1]}'), Event: event }),
+      ),
+    ).rejects.toThrow(/nested deeper than 64 levels/);
+    await expect(
+      client.send(
+        new TestEventPatternCommand({
+          EventPattern: '{"source":["x"]}',
+          Event: `{"source":"x","detail":${nestedText(10_000)}}`,
+        }),
+      ),
+    ).rejects.toThrow(/Event is nested deeper than 64/);
+    expect(
+      (await client.send(new TestEventPatternCommand({ EventPattern: '{"source":["x"]}', Event: event }))).Result,
+    ).toBe(true);
     client.destroy();
   });
 
   it('injectEvent refuses a too-deep detail with a clear error', async () => {
     bus = await startLocalBus({ rules: [], targets: {} });
-    expect(() => bus!.injectEvent({ source: 'aws.ec2', 'detail-type': 'X', detail: nestedValue(10_000) })).toThrow(/detail is nested deeper than 64 levels/);
+    expect(() => bus!.injectEvent({ source: 'aws.ec2', 'detail-type': 'X', detail: nestedValue(10_000) })).toThrow(
+      /detail is nested deeper than 64 levels/,
+    );
   });
 });
 
@@ -94,7 +139,17 @@ describe('the dead-letter store never crashes on what it stores', () => {
     attempts: 3,
     firstAttemptAt: '2026-01-01T00:00:00.000Z',
     failedAt: '2026-01-01T00:00:07.000Z',
-    event: { version: '0', id: 'e-deep', 'detail-type': 'Deep', source: 'pool-spirit.test', account: '0', time: '2026-01-01T00:00:00Z', region: 'eu-west-1', resources: [], detail },
+    event: {
+      version: '0',
+      id: 'e-deep',
+      'detail-type': 'Deep',
+      source: 'pool-spirit.test',
+      account: '0',
+      time: '2026-01-01T00:00:00Z',
+      region: 'eu-west-1',
+      resources: [],
+      detail,
+    },
   });
 
   it('keeps the envelope of an event too deep to serialise, says why, and reads back', () => {
@@ -105,7 +160,10 @@ describe('the dead-letter store never crashes on what it stores', () => {
     const { deadLetters, badLines } = readDeadLetters(file);
     expect(badLines).toEqual([]);
     expect(deadLetters).toHaveLength(2);
-    expect(deadLetters[0]).toMatchObject({ eventId: 'e-deep', event: { id: 'e-deep', 'detail-type': 'Deep', detail: {} } });
+    expect(deadLetters[0]).toMatchObject({
+      eventId: 'e-deep',
+      event: { id: 'e-deep', 'detail-type': 'Deep', detail: {} },
+    });
     expect(deadLetters[1]).toEqual(deadLetter({ ok: true }));
   });
 
@@ -125,12 +183,20 @@ describe('the pattern compiler bounds depth before recursing', () => {
     const text = nestedText(20_000).replace('1}', '[1]}');
     expect(() => compilePattern(text)).toThrow(InvalidPatternError);
     expect(() => compilePattern(text)).toThrow('invalid event pattern: nested deeper than 64 levels (the limit is 64)');
-    expect(() => compilePattern(nestedValue(20_000))).toThrow('invalid event pattern: nested deeper than 64 levels (the limit is 64)');
+    expect(() => compilePattern(nestedValue(20_000))).toThrow(
+      'invalid event pattern: nested deeper than 64 levels (the limit is 64)',
+    );
   });
 
   it('still compiles and matches normal patterns', () => {
-    const pattern = { source: ['pool-spirit.forwarder'], detail: { changeType: ['ADDED', 'MODIFIED'], pool: { labels: { tier: [{ prefix: 'edge' }] } } } };
-    const event = { source: 'pool-spirit.forwarder', detail: { changeType: 'ADDED', pool: { labels: { tier: 'edge-1' } } } };
+    const pattern = {
+      source: ['pool-spirit.forwarder'],
+      detail: { changeType: ['ADDED', 'MODIFIED'], pool: { labels: { tier: [{ prefix: 'edge' }] } } },
+    };
+    const event = {
+      source: 'pool-spirit.forwarder',
+      detail: { changeType: 'ADDED', pool: { labels: { tier: 'edge-1' } } },
+    };
     expect(testEventPattern(pattern, event)).toBe(true);
     expect(testEventPattern(JSON.stringify(pattern), { ...event, source: 'other' })).toBe(false);
   });

@@ -1,4 +1,9 @@
-import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry, TestEventPatternCommand } from '@aws-sdk/client-eventbridge';
+import {
+  EventBridgeClient,
+  PutEventsCommand,
+  type PutEventsRequestEntry,
+  TestEventPatternCommand,
+} from '@aws-sdk/client-eventbridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalBus, startLocalBus } from '../../local/bus/server.ts';
 
@@ -6,7 +11,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 function client(bus: LocalBus, region = 'eu-west-1') {
   // Any static credentials: the local bus does not check signatures, only reads the region from them.
-  return new EventBridgeClient({ endpoint: bus.endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  return new EventBridgeClient({
+    endpoint: bus.endpoint,
+    region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
 }
 
 const entry = (over: Partial<PutEventsRequestEntry> = {}): PutEventsRequestEntry => ({
@@ -26,7 +36,8 @@ describe('PutEvents over HTTP with the AWS SDK', () => {
       rules: [{ name: 'all-tests', pattern: { source: ['pool-spirit.test'] }, target: 'sink' }],
       targets: { sink: async (event) => void received.push(event as Record<string, unknown>) },
       eventBuses: ['fleet'],
-      injectEntryFailure: (_entry, index) => (index === failIndex ? { code: 'ThrottlingException', message: 'Rate exceeded' } : null),
+      injectEntryFailure: (_entry, index) =>
+        index === failIndex ? { code: 'ThrottlingException', message: 'Rate exceeded' } : null,
     });
   });
   afterAll(async () => {
@@ -38,7 +49,11 @@ describe('PutEvents over HTTP with the AWS SDK', () => {
     const time = new Date('2026-05-01T12:34:56Z');
     const out = await client(bus).send(
       new PutEventsCommand({
-        Entries: [entry({ Time: time, Resources: ['arn:aws:eks:eu-west-1:1:cluster/a'] }), entry({ Detail: '{"n":2}' }), entry({ Detail: '{"n":3}' })],
+        Entries: [
+          entry({ Time: time, Resources: ['arn:aws:eks:eu-west-1:1:cluster/a'] }),
+          entry({ Detail: '{"n":2}' }),
+          entry({ Detail: '{"n":3}' }),
+        ],
       }),
     );
     expect(out.FailedEntryCount).toBe(0);
@@ -119,7 +134,9 @@ describe('PutEvents over HTTP with the AWS SDK', () => {
       name: 'ValidationException',
       message: expect.stringMatching(/less than or equal to 10/),
     });
-    await expect(client(bus).send(new PutEventsCommand({ Entries: [] }))).rejects.toMatchObject({ name: 'ValidationException' });
+    await expect(client(bus).send(new PutEventsCommand({ Entries: [] }))).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
 
     // Entry size per the EventBridge guide: Source + DetailType + Detail bytes (+14 for Time).
     const overhead = 'pool-spirit.test'.length + 'Test'.length + '{"p":""}'.length;
@@ -132,16 +149,35 @@ describe('PutEvents over HTTP with the AWS SDK', () => {
       message: expect.stringMatching(/Total size of the entries/),
     });
     const twoHalves = entry({ Detail: JSON.stringify({ p: 'y'.repeat(130 * 1024) }) });
-    await expect(client(bus).send(new PutEventsCommand({ Entries: [twoHalves, twoHalves] }))).rejects.toMatchObject({ name: 'ValidationException' });
+    await expect(client(bus).send(new PutEventsCommand({ Entries: [twoHalves, twoHalves] }))).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
   });
 
   it('answers TestEventPattern like EventBridge', async () => {
-    const event = JSON.stringify({ id: '1', account: '1', source: 'pool-spirit.test', time: '2026-01-01T00:00:00Z', region: 'eu-west-1', 'detail-type': 'x', resources: [], detail: { n: 3 } });
-    const yes = await client(bus).send(new TestEventPatternCommand({ EventPattern: '{"detail":{"n":[{"numeric":[">",2]}]}}', Event: event }));
+    const event = JSON.stringify({
+      id: '1',
+      account: '1',
+      source: 'pool-spirit.test',
+      time: '2026-01-01T00:00:00Z',
+      region: 'eu-west-1',
+      'detail-type': 'x',
+      resources: [],
+      detail: { n: 3 },
+    });
+    const yes = await client(bus).send(
+      new TestEventPatternCommand({ EventPattern: '{"detail":{"n":[{"numeric":[">",2]}]}}', Event: event }),
+    );
     expect(yes.Result).toBe(true);
-    const no = await client(bus).send(new TestEventPatternCommand({ EventPattern: '{"detail":{"n":[{"numeric":[">",3]}]}}', Event: event }));
+    const no = await client(bus).send(
+      new TestEventPatternCommand({ EventPattern: '{"detail":{"n":[{"numeric":[">",3]}]}}', Event: event }),
+    );
     expect(no.Result).toBe(false);
-    await expect(client(bus).send(new TestEventPatternCommand({ EventPattern: '{"detail":{"n":[{"numeric":[">","x"]}]}}', Event: event }))).rejects.toMatchObject({
+    await expect(
+      client(bus).send(
+        new TestEventPatternCommand({ EventPattern: '{"detail":{"n":[{"numeric":[">","x"]}]}}', Event: event }),
+      ),
+    ).rejects.toMatchObject({
       name: 'InvalidEventPatternException',
       message: expect.stringContaining('detail.n[0].numeric[1]'),
     });
@@ -157,7 +193,10 @@ describe('PutEvents call failures', () => {
       injectCallFailure: () => (fail ? { status: 500, type: 'InternalException', message: 'injected' } : null),
     });
     try {
-      await expect(client(bus).send(new PutEventsCommand({ Entries: [entry()] }))).rejects.toMatchObject({ name: 'InternalException', $metadata: { httpStatusCode: 500 } });
+      await expect(client(bus).send(new PutEventsCommand({ Entries: [entry()] }))).rejects.toMatchObject({
+        name: 'InternalException',
+        $metadata: { httpStatusCode: 500 },
+      });
       fail = false;
       const out = await client(bus).send(new PutEventsCommand({ Entries: [entry()] }));
       expect(out.FailedEntryCount).toBe(0);
@@ -170,7 +209,11 @@ describe('PutEvents call failures', () => {
   it('refuses unknown operations', async () => {
     const bus = await startLocalBus({ rules: [], targets: {} });
     try {
-      const res = await fetch(bus.endpoint, { method: 'POST', headers: { 'x-amz-target': 'AWSEvents.PutRule', 'content-type': 'application/x-amz-json-1.1' }, body: '{}' });
+      const res = await fetch(bus.endpoint, {
+        method: 'POST',
+        headers: { 'x-amz-target': 'AWSEvents.PutRule', 'content-type': 'application/x-amz-json-1.1' },
+        body: '{}',
+      });
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ __type: 'UnknownOperationException' });
     } finally {

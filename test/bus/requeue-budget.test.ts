@@ -61,11 +61,20 @@ async function notice(heldForMs: number, jitter: 0 | 1, honour: 'requeue' | 'pla
         if (heldFor <= 0) return;
         if (honour === 'plain-error') throw new Error('pool is being reconciled by another invocation');
         // As functions/reconcile/run.ts asks: to look again when the lease lapses, or sooner.
-        throw new RequeueError('pool is being reconciled by another invocation', Math.min(heldFor + LEASE_LAPSE_MARGIN_MS, LOCKED_RECHECK_MS));
+        throw new RequeueError(
+          'pool is being reconciled by another invocation',
+          Math.min(heldFor + LEASE_LAPSE_MARGIN_MS, LOCKED_RECHECK_MS),
+        );
       },
     },
   });
-  bus.putEvents([{ Source: 'pool-spirit.forwarder', DetailType: 'Cluster Change Notice', Detail: JSON.stringify({ poolName: 'p1' }) }]);
+  bus.putEvents([
+    {
+      Source: 'pool-spirit.forwarder',
+      DetailType: 'Cluster Change Notice',
+      Detail: JSON.stringify({ poolName: 'p1' }),
+    },
+  ]);
   await clock.advance(2 * 3600_000);
   await bus.stop();
   bus = undefined;
@@ -75,19 +84,30 @@ async function notice(heldForMs: number, jitter: 0 | 1, honour: 'requeue' | 'pla
 describe('a notice that finds the lease held, on the local bus with the fleet settings', () => {
   it('is delivered once the lease of a dead holder lapses, never dead-lettered; a live holder costs one retry', async () => {
     const rule = noticeRule();
-    const dead = { shortestWaits: await notice(LEASE_TTL_MS, 0, 'requeue'), longestWaits: await notice(LEASE_TTL_MS, 1, 'requeue') };
+    const dead = {
+      shortestWaits: await notice(LEASE_TTL_MS, 0, 'requeue'),
+      longestWaits: await notice(LEASE_TTL_MS, 1, 'requeue'),
+    };
     const live = await notice(2_000, 0, 'requeue');
     // Without honouring afterMs (a plain error), the whole budget of retries is spent inside the lease.
-    const unhonoured = { shortestWaits: await notice(LEASE_TTL_MS, 0, 'plain-error'), longestWaits: await notice(LEASE_TTL_MS, 1, 'plain-error') };
-    console.log(JSON.stringify({
-      measure: 'requeue-budget',
-      rule: { maximumRetryAttempts: rule.retryPolicy?.maximumRetryAttempts, maximumEventAgeInSeconds: rule.retryPolicy?.maximumEventAgeInSeconds },
-      backoff: FLEET_RETRY,
-      leaseTtlMs: LEASE_TTL_MS,
-      deadHolder: dead,
-      liveHolder2s: live,
-      withoutAfterMs: unhonoured,
-    }));
+    const unhonoured = {
+      shortestWaits: await notice(LEASE_TTL_MS, 0, 'plain-error'),
+      longestWaits: await notice(LEASE_TTL_MS, 1, 'plain-error'),
+    };
+    console.log(
+      JSON.stringify({
+        measure: 'requeue-budget',
+        rule: {
+          maximumRetryAttempts: rule.retryPolicy?.maximumRetryAttempts,
+          maximumEventAgeInSeconds: rule.retryPolicy?.maximumEventAgeInSeconds,
+        },
+        backoff: FLEET_RETRY,
+        leaseTtlMs: LEASE_TTL_MS,
+        deadHolder: dead,
+        liveHolder2s: live,
+        withoutAfterMs: unhonoured,
+      }),
+    );
     for (const run of [dead.shortestWaits, dead.longestWaits]) {
       // One look every LOCKED_RECHECK_MS until the lapse: about half the rule's retries.
       expect(run.attempts).toBe(Math.ceil(LEASE_TTL_MS / LOCKED_RECHECK_MS) + 1);

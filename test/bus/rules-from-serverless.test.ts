@@ -45,7 +45,8 @@ function expectLiteralsMatchContracts(rules: Rule[]) {
     if (!rule.pattern) continue;
     for (const source of literals(rule.pattern, 'source').filter((s) => s.startsWith('pool-spirit.'))) {
       expect(sources, `${rule.name}: source ${source}`).toContain(source);
-      for (const dt of literals(rule.pattern, 'detail-type')) expect(detailTypes, `${rule.name}: detail-type ${dt}`).toContain(dt);
+      for (const dt of literals(rule.pattern, 'detail-type'))
+        expect(detailTypes, `${rule.name}: detail-type ${dt}`).toContain(dt);
     }
   }
 }
@@ -67,13 +68,28 @@ describe('loadRules: fixture in osls syntax', () => {
       retryPolicy: { maximumRetryAttempts: 10, maximumEventAgeInSeconds: 3600 },
       deadLetterQueueArn: 'arn:aws:sqs:eu-west-1:000000000000:bus-fixture-dev-dlq',
     });
-    expect(byName['reconcile-rule-2']).toMatchObject({ eventBus: 'bus-fixture-dev', inputPath: '$.detail', target: 'reconcile' });
-    expect(byName['spot-rule-1']).toMatchObject({ eventBus: 'default', retryPolicy: { maximumRetryAttempts: 0, maximumEventAgeInSeconds: 60 } });
+    expect(byName['reconcile-rule-2']).toMatchObject({
+      eventBus: 'bus-fixture-dev',
+      inputPath: '$.detail',
+      target: 'reconcile',
+    });
+    expect(byName['spot-rule-1']).toMatchObject({
+      eventBus: 'default',
+      retryPolicy: { maximumRetryAttempts: 0, maximumEventAgeInSeconds: 60 },
+    });
   });
 
   it('reads schedules in string, list and eventBridge forms, with inputs', () => {
-    expect(byName['audit-schedule-1']).toMatchObject({ schedule: 'rate(15 minutes)', target: 'audit', eventBus: 'default' });
-    expect(byName['audit-schedule-2-1']).toMatchObject({ schedule: 'cron(0 3 * * ? *)', input: { scope: 'fleet' }, enabled: true });
+    expect(byName['audit-schedule-1']).toMatchObject({
+      schedule: 'rate(15 minutes)',
+      target: 'audit',
+      eventBus: 'default',
+    });
+    expect(byName['audit-schedule-2-1']).toMatchObject({
+      schedule: 'cron(0 3 * * ? *)',
+      input: { scope: 'fleet' },
+      enabled: true,
+    });
     expect(byName['audit-schedule-2-2']).toMatchObject({ schedule: 'rate(1 hour)', input: { scope: 'fleet' } });
     expect(byName['audit-schedule-3']).toMatchObject({ schedule: 'rate(1 day)', input: { scope: 'certificates' } });
     expect(rules.filter((r) => r.target === 'http')).toEqual([]);
@@ -81,7 +97,10 @@ describe('loadRules: fixture in osls syntax', () => {
 
   it('resolves stage-dependent values', () => {
     const prod = Object.fromEntries(loadRules(FIXTURE, { stage: 'prod', region: 'us-east-2' }).map((r) => [r.name, r]));
-    expect(prod['reconcile-rule-1']).toMatchObject({ eventBus: 'bus-fixture-prod', deadLetterQueueArn: 'arn:aws:sqs:us-east-2:000000000000:bus-fixture-prod-dlq' });
+    expect(prod['reconcile-rule-1']).toMatchObject({
+      eventBus: 'bus-fixture-prod',
+      deadLetterQueueArn: 'arn:aws:sqs:us-east-2:000000000000:bus-fixture-prod-dlq',
+    });
     expect(prod['audit-schedule-1'].schedule).toBe('rate(5 minutes)');
   });
 
@@ -90,13 +109,48 @@ describe('loadRules: fixture in osls syntax', () => {
   });
 
   it.each([
-    ['an invalid pattern', '- anything-but: RESYNC', '- anything-but: { numeric: [">", 1] }', /functions\.reconcile\.events\[0\]\.eventBridge\.pattern: function reconcile: invalid event pattern at detail\.changeType\[0\]\.anything-but\.numeric/],
-    ['a pattern value that is not a list', 'poolName:\n                - exists: true', 'poolName: yes', /function reconcile: invalid event pattern at detail\.poolName: match values must be in an array/],
-    ['a retry count out of range', 'maximumRetryAttempts: 0', 'maximumRetryAttempts: 200', /functions\.spot\.events\[0\]\.eventBridge\.retryPolicy\.maximumRetryAttempts: must be a whole number from 0 to 185/],
-    ['an event age out of range', 'maximumEventAge: 60', 'maximumEventAge: 10', /retryPolicy\.maximumEventAge: must be a whole number of seconds from 60 to 86400/],
-    ['a bad schedule', '- rate(1 hour)', '- rate(1 hours)', /functions\.audit\.events\[1\]\.schedule\.rate\[1\]: function audit: .*singular unit/],
-    ['an unresolvable variable', '${self:custom.sources.forwarder}', '${self:custom.nothing.here}', /functions\.reconcile\.events\[0\]\.eventBridge\.pattern: cannot resolve \$\{self:custom\.nothing\.here\}/],
-    ['an unknown event bus reference', 'eventBus: !GetAtt EventBus.Name', 'eventBus: !GetAtt Missing.Name', /eventBridge\.eventBus: cannot tell which event bus/],
+    [
+      'an invalid pattern',
+      '- anything-but: RESYNC',
+      '- anything-but: { numeric: [">", 1] }',
+      /functions\.reconcile\.events\[0\]\.eventBridge\.pattern: function reconcile: invalid event pattern at detail\.changeType\[0\]\.anything-but\.numeric/,
+    ],
+    [
+      'a pattern value that is not a list',
+      'poolName:\n                - exists: true',
+      'poolName: yes',
+      /function reconcile: invalid event pattern at detail\.poolName: match values must be in an array/,
+    ],
+    [
+      'a retry count out of range',
+      'maximumRetryAttempts: 0',
+      'maximumRetryAttempts: 200',
+      /functions\.spot\.events\[0\]\.eventBridge\.retryPolicy\.maximumRetryAttempts: must be a whole number from 0 to 185/,
+    ],
+    [
+      'an event age out of range',
+      'maximumEventAge: 60',
+      'maximumEventAge: 10',
+      /retryPolicy\.maximumEventAge: must be a whole number of seconds from 60 to 86400/,
+    ],
+    [
+      'a bad schedule',
+      '- rate(1 hour)',
+      '- rate(1 hours)',
+      /functions\.audit\.events\[1\]\.schedule\.rate\[1\]: function audit: .*singular unit/,
+    ],
+    [
+      'an unresolvable variable',
+      '${self:custom.sources.forwarder}',
+      '${self:custom.nothing.here}',
+      /functions\.reconcile\.events\[0\]\.eventBridge\.pattern: cannot resolve \$\{self:custom\.nothing\.here\}/,
+    ],
+    [
+      'an unknown event bus reference',
+      'eventBus: !GetAtt EventBus.Name',
+      'eventBus: !GetAtt Missing.Name',
+      /eventBridge\.eventBus: cannot tell which event bus/,
+    ],
   ])('rejects %s with an error naming the function and place', (_what, from, to, message) => {
     const file = variant(from, to);
     expect(() => loadRules(file)).toThrow(ServerlessRulesError);
@@ -130,7 +184,12 @@ describe('loadRules: the project serverless.yml', () => {
   });
 
   it('routes a real change notice sent with the AWS SDK to the reconcile function', async () => {
-    const targets = Object.fromEntries([...new Set(rules.map((r) => r.target))].map((t) => [t, async (e: unknown) => void received.push({ target: t, event: e })]));
+    const targets = Object.fromEntries(
+      [...new Set(rules.map((r) => r.target))].map((t) => [
+        t,
+        async (e: unknown) => void received.push({ target: t, event: e }),
+      ]),
+    );
     const received: { target: string; event: unknown }[] = [];
     const bus = await startLocalBus({ rules, targets });
     try {
@@ -146,13 +205,22 @@ describe('loadRules: the project serverless.yml', () => {
         poolName: 'pool-a',
         observedAt: '2026-03-04T10:00:00.000Z',
       };
-      const client = new EventBridgeClient({ endpoint: bus.endpoint, region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+      const client = new EventBridgeClient({
+        endpoint: bus.endpoint,
+        region: 'eu-west-1',
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      });
       const out = await client.send(
         new PutEventsCommand({
           Entries: [
             toPutEventsEntry(changeNoticeRouting, changeNoticeDetailSchema, notice, { eventBusName: eventBus }),
             // No poolName: a Node that left every pool is not routed to reconcile.
-            toPutEventsEntry(changeNoticeRouting, changeNoticeDetailSchema, { ...notice, kind: 'Node', name: 'n1', poolName: undefined }, { eventBusName: eventBus }),
+            toPutEventsEntry(
+              changeNoticeRouting,
+              changeNoticeDetailSchema,
+              { ...notice, kind: 'Node', name: 'n1', poolName: undefined },
+              { eventBusName: eventBus },
+            ),
           ],
         }),
       );

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { MAX_ERROR_LENGTH, sanitizeError } from '../../local/bus/sanitize.ts';
 
 // A real key, made at test time (never committed): the sanitizer must redact whatever a PEM block holds.
-const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  .privateKey.export({ type: 'pkcs8', format: 'pem' })
+  .toString();
 const pemBody = pem.split('\n')[1];
 
 describe('sanitizeError (what the dead-letter store keeps)', () => {
@@ -11,7 +13,11 @@ describe('sanitizeError (what the dead-letter store keeps)', () => {
     ['a PEM block', new Error(`bad key ${pem} here`), pemBody],
     ['a bearer token', new Error('401 for Authorization: Bearer abc.def.ghi'), 'abc.def.ghi'],
     ['an access key id', 'denied for AKIAABCDEFGHIJKLMNOP', 'AKIAABCDEFGHIJKLMNOP'],
-    ['a presigned URL signature', 'GET https://sts.amazonaws.com/?X-Amz-Signature=deadbeef01&X-Amz-Credential=AKID', 'deadbeef01'],
+    [
+      'a presigned URL signature',
+      'GET https://sts.amazonaws.com/?X-Amz-Signature=deadbeef01&X-Amz-Credential=AKID',
+      'deadbeef01',
+    ],
     ['a password assignment', { message: 'x', detail: 'password=hunter2' }, 'hunter2'],
     ['an EKS token', 'token k8s-aws-v1.aHR0cHM6Ly9zdHM rejected', 'aHR0cHM6Ly9zdHM'],
     ['a long opaque blob', `client-certificate-data ${'QUJD'.repeat(40)}`, 'QUJDQUJD'],

@@ -78,15 +78,26 @@ describe('schedules on the local bus', () => {
     bus = await startLocalBus({
       clock,
       rules: [{ name: 'audit-tick', schedule: 'rate(5 minutes)', target: 'audit' }],
-      targets: { audit: async (event) => void received.push({ event: event as Record<string, unknown>, now: clock.now() }) },
+      targets: {
+        audit: async (event) => void received.push({ event: event as Record<string, unknown>, now: clock.now() }),
+      },
     });
     await clock.advance(4 * 60_000);
     expect(received).toHaveLength(0);
     await clock.advance(11 * 60_000);
     await bus.drain();
-    expect(received.map((r) => r.event.time)).toEqual(['2026-03-04T10:05:00Z', '2026-03-04T10:10:00Z', '2026-03-04T10:15:00Z']);
+    expect(received.map((r) => r.event.time)).toEqual([
+      '2026-03-04T10:05:00Z',
+      '2026-03-04T10:10:00Z',
+      '2026-03-04T10:15:00Z',
+    ]);
     for (const { event } of received) {
-      expect(event).toMatchObject({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {}, resources: [expect.stringMatching(/:rule\/audit-tick$/)] });
+      expect(event).toMatchObject({
+        source: 'aws.events',
+        'detail-type': 'Scheduled Event',
+        detail: {},
+        resources: [expect.stringMatching(/:rule\/audit-tick$/)],
+      });
     }
     expect(new Set(received.map((r) => r.event.id)).size).toBe(3);
     expect(bus.stats().scheduledEventsFired).toBe(3);

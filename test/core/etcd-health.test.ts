@@ -20,7 +20,13 @@ describe('etcd maintenance thresholds', () => {
   it('flags certificates near expiry', () => {
     const now = new Date('2026-01-01T00:00:00Z');
     expect(certificatesExpireWithin({ certificates: { notAfter: '2026-01-20T00:00:00Z' } }, now, 30)).toBe(true);
-    expect(certificatesExpireWithin({ certificates: { notAfter: '2026-06-01T00:00:00Z', caNotAfter: '2035-01-01T00:00:00Z' } }, now, 30)).toBe(false);
+    expect(
+      certificatesExpireWithin(
+        { certificates: { notAfter: '2026-06-01T00:00:00Z', caNotAfter: '2035-01-01T00:00:00Z' } },
+        now,
+        30,
+      ),
+    ).toBe(false);
   });
 
   it('selects a pool’s objects by label', () => {

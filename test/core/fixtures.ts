@@ -1,5 +1,14 @@
 import * as x509 from '../../shared/x509.ts';
-import { cachingKeyFactory, existingPkiFromSecrets, parsePoolSpiritSpec, renderPoolSpirit, type KeyFactory, type NodePool, type RenderInput, type ResolvedPoolSpiritSpec } from '../../core/index.ts';
+import {
+  cachingKeyFactory,
+  existingPkiFromSecrets,
+  parsePoolSpiritSpec,
+  renderPoolSpirit,
+  type KeyFactory,
+  type NodePool,
+  type RenderInput,
+  type ResolvedPoolSpiritSpec,
+} from '../../core/index.ts';
 
 export const NOW = new Date('2026-01-15T12:00:00Z');
 export const DAY = 86_400_000;
@@ -28,7 +37,14 @@ export function clusterCaPem(): Promise<string> {
   clusterCa ??= (async () => {
     const pair = await keys.generateKeyPair('cluster-ca');
     const cert = await x509.X509CertificateGenerator.createSelfSigned(
-      { name: 'CN=kubernetes', keys: pair, notBefore: NOW, notAfter: new Date(NOW.getTime() + 3650 * DAY), signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' }, extensions: [new x509.BasicConstraintsExtension(true, undefined, true)] },
+      {
+        name: 'CN=kubernetes',
+        keys: pair,
+        notBefore: NOW,
+        notAfter: new Date(NOW.getTime() + 3650 * DAY),
+        signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+        extensions: [new x509.BasicConstraintsExtension(true, undefined, true)],
+      },
       keys.crypto,
     );
     return cert.toString('pem');
@@ -48,7 +64,9 @@ function basePki(): Promise<Record<string, string>> {
 }
 
 /** Render input for pool hangzhou; pass `existingPki: undefined` explicitly to issue a fresh PKI. */
-export async function renderInput(overrides: Partial<RenderInput> & { raw?: Record<string, unknown> } = {}): Promise<RenderInput> {
+export async function renderInput(
+  overrides: Partial<RenderInput> & { raw?: Record<string, unknown> } = {},
+): Promise<RenderInput> {
   const { raw, ...rest } = overrides;
   return {
     existingPki: 'existingPki' in overrides ? undefined : await basePki(),

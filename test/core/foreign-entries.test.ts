@@ -13,31 +13,44 @@ async function rendered(kind: string): Promise<KubeObject> {
 /** The live object as the API holds it after someone else's edit, with a server default the render lacks. */
 function edited(obj: KubeObject, edit: (live: Any) => void): KubeObject {
   const live = structuredClone(obj) as Any;
-  if (live.kind === 'Deployment') for (const c of live.spec.template.spec.containers) c.terminationMessagePath = '/dev/termination-log';
+  if (live.kind === 'Deployment')
+    for (const c of live.spec.template.spec.containers) c.terminationMessagePath = '/dev/termination-log';
   edit(live);
   return live;
 }
 
-const applied = (live: KubeObject, ops: JsonPatchOp[]) => jsonPatch.applyPatch(structuredClone(live), ops as jsonPatch.Operation[], true, false).newDocument;
+const applied = (live: KubeObject, ops: JsonPatchOp[]) =>
+  jsonPatch.applyPatch(structuredClone(live), ops as jsonPatch.Operation[], true, false).newDocument;
 
 describe('foreign entries of lists pool-spirit alone decides', () => {
   it('finds nothing in the rendered object itself: a converged object costs no write', async () => {
     for (const kind of ['Deployment', 'Service', 'Secret', 'ConfigMap', 'ServiceAccount']) {
       const obj = await rendered(kind);
-      expect(foreignEntriesPatch(obj, edited(obj, () => undefined)), kind).toEqual([]);
+      expect(
+        foreignEntriesPatch(
+          obj,
+          edited(obj, () => undefined),
+        ),
+        kind,
+      ).toEqual([]);
     }
   });
 
   it('removes a patched-in sidecar and volume, guarded by their names, and nothing of its own', async () => {
     const desired = await rendered('Deployment');
     const live = edited(desired, (d) => {
-      d.spec.template.spec.containers.splice(1, 0, { name: 'exfil', image: 'evil/exfil:1', volumeMounts: [{ name: 'loot', mountPath: '/loot' }] });
+      d.spec.template.spec.containers.splice(1, 0, {
+        name: 'exfil',
+        image: 'evil/exfil:1',
+        volumeMounts: [{ name: 'loot', mountPath: '/loot' }],
+      });
       d.spec.template.spec.volumes.push({ name: 'loot', hostPath: { path: '/' } });
     });
-    expect(foreignEntries(desired, live).map((f) => f.path).sort()).toEqual([
-      'spec.template.spec.containers[name=exfil]',
-      'spec.template.spec.volumes[name=loot]',
-    ]);
+    expect(
+      foreignEntries(desired, live)
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual(['spec.template.spec.containers[name=exfil]', 'spec.template.spec.volumes[name=loot]']);
     const ops = foreignEntriesPatch(desired, live);
     expect(ops.filter((o) => o.op === 'test')).toEqual([
       { op: 'test', path: '/spec/template/spec/volumes/6/name', value: 'loot' },
@@ -58,7 +71,11 @@ describe('foreign entries of lists pool-spirit alone decides', () => {
       agent.ports = [{ containerPort: 9999, protocol: 'TCP' }];
       agent.volumeMounts.push({ name: 'etcd-pki', mountPath: '/steal' });
     });
-    expect(foreignEntries(desired, live).map((f) => f.path).sort()).toEqual([
+    expect(
+      foreignEntries(desired, live)
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual([
       'spec.template.spec.containers[name=agent].ports[containerPort=9999,protocol=TCP]',
       'spec.template.spec.containers[name=agent].volumeMounts[mountPath=/steal]',
       'spec.template.spec.containers[name=kube-apiserver].env[name=LD_PRELOAD]',

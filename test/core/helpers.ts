@@ -15,7 +15,10 @@ export function secretData(result: RenderResult, name: string): Record<string, s
 
 /** All Secret data of a render, decoded and merged: what the adapter would pass back as existingPki. */
 export function pkiOf(result: RenderResult): Record<string, string> {
-  return Object.assign({}, ...result.objects.filter((o) => o.kind === 'Secret').map((s) => secretData(result, s.metadata.name)));
+  return Object.assign(
+    {},
+    ...result.objects.filter((o) => o.kind === 'Secret').map((s) => secretData(result, s.metadata.name)),
+  );
 }
 
 export function cert(pem: string): x509.X509Certificate {
@@ -23,7 +26,9 @@ export function cert(pem: string): x509.X509Certificate {
 }
 
 export function sans(pem: string): string[] {
-  return (cert(pem).getExtension(x509.SubjectAlternativeNameExtension)?.names.toJSON() ?? []).map((n) => `${n.type}:${n.value}`).sort();
+  return (cert(pem).getExtension(x509.SubjectAlternativeNameExtension)?.names.toJSON() ?? [])
+    .map((n) => `${n.type}:${n.value}`)
+    .sort();
 }
 
 export type Any = any;

@@ -30,12 +30,15 @@ describe('per-pool PKI', () => {
         'ip:127.0.0.1',
       ].sort(),
     );
-    const after = await renderPoolSpirit(await renderInput({ existingPki: pkiOf(before), serviceClusterIP: '10.96.12.34' }));
+    const after = await renderPoolSpirit(
+      await renderInput({ existingPki: pkiOf(before), serviceClusterIP: '10.96.12.34' }),
+    );
     expect(sans(pkiOf(after)['apiserver.crt'])).toContain('ip:10.96.12.34');
     expect(after.pki.reused).toBe(false);
     expect(after.pki.reasons).toEqual(['apiserver: SANs changed (+10.96.12.34)']);
     // only the apiserver certificate was reissued
-    for (const file of ['ca.crt', 'etcd-server.crt', 'agent.crt', 'sa.key']) expect(pkiOf(after)[file]).toBe(pkiOf(before)[file]);
+    for (const file of ['ca.crt', 'etcd-server.crt', 'agent.crt', 'sa.key'])
+      expect(pkiOf(after)[file]).toBe(pkiOf(before)[file]);
     expect(sans(pkiOf(after)['etcd-server.crt'])).toEqual(['dns:localhost', 'ip:127.0.0.1']);
   });
 
@@ -62,7 +65,13 @@ describe('per-pool PKI', () => {
       expect(ku & x509.KeyUsageFlags.keyCertSign).toBeTruthy();
       expect(ku & x509.KeyUsageFlags.cRLSign).toBeTruthy();
     }
-    const issuerOf: Record<string, string> = { apiserver: 'ca', agent: 'ca', 'etcd-server': 'etcd-ca', 'etcd-peer': 'etcd-ca', 'apiserver-etcd-client': 'etcd-ca' };
+    const issuerOf: Record<string, string> = {
+      apiserver: 'ca',
+      agent: 'ca',
+      'etcd-server': 'etcd-ca',
+      'etcd-peer': 'etcd-ca',
+      'apiserver-etcd-client': 'etcd-ca',
+    };
     for (const id of LEAVES) {
       const c = cert(pki[`${id}.crt`]);
       expect(c.getExtension(x509.BasicConstraintsExtension)?.ca).toBe(false);
@@ -83,7 +92,9 @@ describe('per-pool PKI', () => {
     expect(years('ca')).toBeCloseTo(10, 1);
     expect(years('apiserver')).toBeCloseTo(1, 2);
     expect(cert(pki['apiserver.crt']).notBefore.getTime()).toBeLessThanOrEqual(NOW.getTime());
-    const short = pkiOf(await renderPoolSpirit(await renderInput({ existingPki: undefined, pkiPolicy: { leafValidityDays: 90 } })));
+    const short = pkiOf(
+      await renderPoolSpirit(await renderInput({ existingPki: undefined, pkiPolicy: { leafValidityDays: 90 } })),
+    );
     expect((cert(short['agent.crt']).notAfter.getTime() - NOW.getTime()) / DAY).toBeCloseTo(90, 3);
   });
 
@@ -105,18 +116,37 @@ describe('per-pool PKI', () => {
     expect(pkiOf(renewed)['ca.crt']).toBe(pkiOf(first)['ca.crt']);
     expect(cert(pkiOf(renewed)['apiserver.crt']).notAfter.getTime()).toBeGreaterThan(later.getTime() + 300 * DAY);
     // the pod rolls to pick them up
-    const annotation = (r: typeof first) => (r.objects.find((o) => o.kind === 'Deployment')!.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata.annotations['poolspirit.io/pki-hash'];
+    const annotation = (r: typeof first) =>
+      (
+        r.objects.find((o) => o.kind === 'Deployment')!.spec as {
+          template: { metadata: { annotations: Record<string, string> } };
+        }
+      ).template.metadata.annotations['poolspirit.io/pki-hash'];
     expect(annotation(renewed)).not.toBe(annotation(first));
-    const notYet = await renderPoolSpirit(await renderInput({ existingPki: pkiOf(first), now: new Date(NOW.getTime() + 300 * DAY) }));
+    const notYet = await renderPoolSpirit(
+      await renderInput({ existingPki: pkiOf(first), now: new Date(NOW.getTime() + 300 * DAY) }),
+    );
     expect(notYet.pki.reused).toBe(true);
   });
 
   it('reissues every leaf of a CA that changed, and repairs a key that does not match', async () => {
     const first = pkiOf(await renderPoolSpirit(await renderInput()));
-    const other = pkiOf(await renderPoolSpirit(await renderInput({ existingPki: undefined, keys: webCryptoKeyFactory() })));
-    const swapped = await renderPoolSpirit(await renderInput({ existingPki: { ...first, 'etcd-ca.crt': other['etcd-ca.crt'], 'etcd-ca.key': other['etcd-ca.key'] } }));
-    expect(swapped.pki.reasons.sort()).toEqual(['apiserver-etcd-client: not signed by the current CA', 'etcd-peer: not signed by the current CA', 'etcd-server: not signed by the current CA']);
-    const mismatched = await renderPoolSpirit(await renderInput({ keys: webCryptoKeyFactory(), existingPki: { ...first, 'agent.key': other['agent.key'] } }));
+    const other = pkiOf(
+      await renderPoolSpirit(await renderInput({ existingPki: undefined, keys: webCryptoKeyFactory() })),
+    );
+    const swapped = await renderPoolSpirit(
+      await renderInput({
+        existingPki: { ...first, 'etcd-ca.crt': other['etcd-ca.crt'], 'etcd-ca.key': other['etcd-ca.key'] },
+      }),
+    );
+    expect(swapped.pki.reasons.sort()).toEqual([
+      'apiserver-etcd-client: not signed by the current CA',
+      'etcd-peer: not signed by the current CA',
+      'etcd-server: not signed by the current CA',
+    ]);
+    const mismatched = await renderPoolSpirit(
+      await renderInput({ keys: webCryptoKeyFactory(), existingPki: { ...first, 'agent.key': other['agent.key'] } }),
+    );
     expect(mismatched.pki.reasons).toEqual(['agent: key does not match the certificate']);
     const partial = await renderPoolSpirit(await renderInput({ existingPki: { 'ca.crt': first['ca.crt'] } }));
     expect(partial.pki.reasons).toContain('ca: not present');
@@ -126,18 +156,52 @@ describe('per-pool PKI', () => {
 /** ensurePki on its own, with three leaves that cover both CAs, SANs of both kinds and both usages. */
 const POOL = 'hangzhou';
 const SPECS: LeafSpec[] = [
-  { id: 'apiserver', issuer: 'ca', subject: 'CN=poolspirit-apiserver, O=pool-spirit', dns: ['localhost', 'ps-hangzhou'], ips: ['127.0.0.1', '::1', '2001:db8::a:0:1'], usages: ['serverAuth'] },
-  { id: 'agent', issuer: 'ca', subject: 'CN=poolspirit:agent, O=system:masters', dns: [], ips: [], usages: ['clientAuth'] },
-  { id: 'etcd-server', issuer: 'etcd-ca', subject: 'CN=poolspirit-etcd-server', dns: ['localhost'], ips: ['127.0.0.1'], usages: ['serverAuth', 'clientAuth'] },
+  {
+    id: 'apiserver',
+    issuer: 'ca',
+    subject: 'CN=poolspirit-apiserver, O=pool-spirit',
+    dns: ['localhost', 'ps-hangzhou'],
+    ips: ['127.0.0.1', '::1', '2001:db8::a:0:1'],
+    usages: ['serverAuth'],
+  },
+  {
+    id: 'agent',
+    issuer: 'ca',
+    subject: 'CN=poolspirit:agent, O=system:masters',
+    dns: [],
+    ips: [],
+    usages: ['clientAuth'],
+  },
+  {
+    id: 'etcd-server',
+    issuer: 'etcd-ca',
+    subject: 'CN=poolspirit-etcd-server',
+    dns: ['localhost'],
+    ips: ['127.0.0.1'],
+    usages: ['serverAuth', 'clientAuth'],
+  },
 ];
 const withLeaf = (id: string, change: Partial<LeafSpec>) => SPECS.map((l) => (l.id === id ? { ...l, ...change } : l));
 
-function pki(existing: Record<string, string>, opts: { leaves?: LeafSpec[]; now?: Date; keys?: KeyFactory; pool?: string } = {}): Promise<PkiResult> {
-  return ensurePki({ pool: opts.pool ?? POOL, leaves: opts.leaves ?? SPECS, existing, now: opts.now ?? NOW, keys: opts.keys ?? keys, policy: DEFAULT_PKI_POLICY });
+function pki(
+  existing: Record<string, string>,
+  opts: { leaves?: LeafSpec[]; now?: Date; keys?: KeyFactory; pool?: string } = {},
+): Promise<PkiResult> {
+  return ensurePki({
+    pool: opts.pool ?? POOL,
+    leaves: opts.leaves ?? SPECS,
+    existing,
+    now: opts.now ?? NOW,
+    keys: opts.keys ?? keys,
+    policy: DEFAULT_PKI_POLICY,
+  });
 }
 
 async function keyPairPem(): Promise<{ pair: CryptoKeyPair; keyPem: string }> {
-  const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+    'sign',
+    'verify',
+  ])) as CryptoKeyPair;
   return { pair, keyPem: pemEncode(await crypto.subtle.exportKey('pkcs8', pair.privateKey), 'PRIVATE KEY') };
 }
 
@@ -167,9 +231,17 @@ describe('reuse check (node:crypto)', () => {
     expect((await pki({ ...good, 'etcd-server.crt': 'garbage' })).reasons).toEqual(['etcd-server: unreadable']);
     // The key's first base64 character replaced by one base64 does not have.
     const [header, body, ...rest] = good['agent.key'].split('\n');
-    expect((await pki({ ...good, 'agent.key': [header, `!${body.slice(1)}`, ...rest].join('\n') })).reasons).toEqual(['agent: unreadable']);
-    expect((await pki({ ...good, 'agent.key': good['apiserver.key'] })).reasons).toEqual(['agent: key does not match the certificate']);
-    expect((await pki({ ...good, 'ca.key': other['ca.key'] })).reasons).toEqual(['ca: key does not match the certificate', 'apiserver: issuer ca was renewed', 'agent: issuer ca was renewed']);
+    expect((await pki({ ...good, 'agent.key': [header, `!${body.slice(1)}`, ...rest].join('\n') })).reasons).toEqual([
+      'agent: unreadable',
+    ]);
+    expect((await pki({ ...good, 'agent.key': good['apiserver.key'] })).reasons).toEqual([
+      'agent: key does not match the certificate',
+    ]);
+    expect((await pki({ ...good, 'ca.key': other['ca.key'] })).reasons).toEqual([
+      'ca: key does not match the certificate',
+      'apiserver: issuer ca was renewed',
+      'agent: issuer ca was renewed',
+    ]);
   });
 
   it('renews within renewBeforeDays of notAfter, giving the date', async () => {
@@ -180,42 +252,78 @@ describe('reuse check (node:crypto)', () => {
   });
 
   it('re-issues a CA whose subject changed or that is not a CA', async () => {
-    expect((await pki(good, { pool: 'shanghai' })).reasons.filter((r) => !r.includes('issuer'))).toEqual(['ca: subject changed', 'etcd-ca: subject changed']);
+    expect((await pki(good, { pool: 'shanghai' })).reasons.filter((r) => !r.includes('issuer'))).toEqual([
+      'ca: subject changed',
+      'etcd-ca: subject changed',
+    ]);
     // Same subject and a matching key, but basicConstraints CA:false.
     const { pair, keyPem } = await keyPairPem();
     const notCa = await x509.X509CertificateGenerator.createSelfSigned({
-      serialNumber: '01', name: caSubject('ca', POOL), keys: pair, notBefore: NOW, notAfter: new Date(NOW.getTime() + 3650 * DAY),
-      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' }, extensions: [new x509.BasicConstraintsExtension(false, undefined, true)],
+      serialNumber: '01',
+      name: caSubject('ca', POOL),
+      keys: pair,
+      notBefore: NOW,
+      notAfter: new Date(NOW.getTime() + 3650 * DAY),
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      extensions: [new x509.BasicConstraintsExtension(false, undefined, true)],
     });
-    expect((await pki({ ...good, 'ca.crt': notCa.toString('pem'), 'ca.key': keyPem })).reasons[0]).toBe('ca: not a CA certificate');
+    expect((await pki({ ...good, 'ca.crt': notCa.toString('pem'), 'ca.key': keyPem })).reasons[0]).toBe(
+      'ca: not a CA certificate',
+    );
   });
 
   it('re-issues a leaf not signed by the current CA, even under the same CA name', async () => {
-    const r = await pki({ ...good, 'etcd-server.crt': other['etcd-server.crt'], 'etcd-server.key': other['etcd-server.key'] });
+    const r = await pki({
+      ...good,
+      'etcd-server.crt': other['etcd-server.crt'],
+      'etcd-server.key': other['etcd-server.key'],
+    });
     expect(r.reasons).toEqual(['etcd-server: not signed by the current CA']);
-    expect(new X509Certificate(r.files['etcd-server.crt']).verify(new X509Certificate(good['etcd-ca.crt']).publicKey)).toBe(true);
+    expect(
+      new X509Certificate(r.files['etcd-server.crt']).verify(new X509Certificate(good['etcd-ca.crt']).publicKey),
+    ).toBe(true);
   });
 
   it('re-issues a leaf whose subject, SANs or usages changed', async () => {
-    const changed = (await pki({}, { leaves: withLeaf('agent', { subject: 'CN=someone-else, O=system:masters' }) })).files;
-    expect((await pki({ ...good, 'agent.crt': changed['agent.crt'], 'agent.key': changed['agent.key'] })).reasons).toEqual(['agent: subject changed']);
-    const sans = withLeaf('apiserver', { dns: ['localhost', 'ps-shanghai'], ips: ['127.0.0.1', '::1', '2001:db8::a:0:2'] });
-    expect((await pki(good, { leaves: sans })).reasons).toEqual(['apiserver: SANs changed (+ps-shanghai +2001:db8::a:0:2 -ps-hangzhou -2001:db8::a:0:1)']);
-    expect((await pki(good, { leaves: withLeaf('agent', { dns: ['agent.local'] }) })).reasons).toEqual(['agent: SANs changed (+agent.local)']);
-    expect((await pki(good, { leaves: withLeaf('etcd-server', { ips: [] }) })).reasons).toEqual(['etcd-server: SANs changed (-127.0.0.1)']);
-    expect((await pki(good, { leaves: withLeaf('etcd-server', { usages: ['serverAuth'] }) })).reasons).toEqual(['etcd-server: usages changed']);
-    expect((await pki(good, { leaves: withLeaf('agent', { usages: ['clientAuth', 'serverAuth'] }) })).reasons).toEqual(['agent: usages changed']);
+    const changed = (await pki({}, { leaves: withLeaf('agent', { subject: 'CN=someone-else, O=system:masters' }) }))
+      .files;
+    expect(
+      (await pki({ ...good, 'agent.crt': changed['agent.crt'], 'agent.key': changed['agent.key'] })).reasons,
+    ).toEqual(['agent: subject changed']);
+    const sans = withLeaf('apiserver', {
+      dns: ['localhost', 'ps-shanghai'],
+      ips: ['127.0.0.1', '::1', '2001:db8::a:0:2'],
+    });
+    expect((await pki(good, { leaves: sans })).reasons).toEqual([
+      'apiserver: SANs changed (+ps-shanghai +2001:db8::a:0:2 -ps-hangzhou -2001:db8::a:0:1)',
+    ]);
+    expect((await pki(good, { leaves: withLeaf('agent', { dns: ['agent.local'] }) })).reasons).toEqual([
+      'agent: SANs changed (+agent.local)',
+    ]);
+    expect((await pki(good, { leaves: withLeaf('etcd-server', { ips: [] }) })).reasons).toEqual([
+      'etcd-server: SANs changed (-127.0.0.1)',
+    ]);
+    expect((await pki(good, { leaves: withLeaf('etcd-server', { usages: ['serverAuth'] }) })).reasons).toEqual([
+      'etcd-server: usages changed',
+    ]);
+    expect((await pki(good, { leaves: withLeaf('agent', { usages: ['clientAuth', 'serverAuth'] }) })).reasons).toEqual([
+      'agent: usages changed',
+    ]);
   });
 
   it('compares IP SANs as addresses, however they are spelled', async () => {
     const spelled = withLeaf('apiserver', { ips: ['127.0.0.1', '0:0:0:0:0:0:0:1', '2001:DB8:0:0:0:A:0:1'] });
     expect((await pki(good, { leaves: spelled })).reasons).toEqual([]);
     // usage order does not matter either
-    expect((await pki(good, { leaves: withLeaf('etcd-server', { usages: ['clientAuth', 'serverAuth'] }) })).reused).toBe(true);
+    expect(
+      (await pki(good, { leaves: withLeaf('etcd-server', { usages: ['clientAuth', 'serverAuth'] }) })).reused,
+    ).toBe(true);
   });
 
   it('checks the service-account key pair', async () => {
-    expect((await pki({ ...good, 'sa.pub': other['sa.pub'] })).reasons).toEqual(['service-account key: public key does not match']);
+    expect((await pki({ ...good, 'sa.pub': other['sa.pub'] })).reasons).toEqual([
+      'service-account key: public key does not match',
+    ]);
     expect((await pki({ ...good, 'sa.pub': 'not pem' })).reasons).toEqual(['service-account key: unreadable']);
     const { 'sa.key': _, ...noKey } = good;
     const r = await pki(noKey);
@@ -227,7 +335,9 @@ describe('reuse check (node:crypto)', () => {
 
 describe('certificate names as node:crypto prints them', () => {
   it('compares subjects as ordered attributes, failing safe on what it cannot read', () => {
-    expect(sameSubject('CN=poolspirit-ca\nOU=hangzhou\nO=pool-spirit', 'CN=poolspirit-ca, OU=hangzhou, O=pool-spirit')).toBe(true);
+    expect(
+      sameSubject('CN=poolspirit-ca\nOU=hangzhou\nO=pool-spirit', 'CN=poolspirit-ca, OU=hangzhou, O=pool-spirit'),
+    ).toBe(true);
     expect(sameSubject('CN=poolspirit:agent\nO=system:masters', 'CN=poolspirit:agent,O=system:masters')).toBe(true);
     expect(sameSubject('CN=a\\,b\nO=c', 'CN=a\\,b, O=c')).toBe(true);
     expect(sameSubject('CN=a\\2Cb', 'CN=a\\,b')).toBe(true);
@@ -244,13 +354,22 @@ describe('certificate names as node:crypto prints them', () => {
   it('matches the subject node reads from certificates @peculiar/x509 writes, escapes included', async () => {
     const { pair } = await keyPairPem();
     for (const name of ['CN=poolspirit:agent, O=system:masters', 'CN=a\\,b, OU=x\\+y, O=semi\\;colon']) {
-      const c = await x509.X509CertificateGenerator.createSelfSigned({ serialNumber: '01', name, keys: pair, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' } });
+      const c = await x509.X509CertificateGenerator.createSelfSigned({
+        serialNumber: '01',
+        name,
+        keys: pair,
+        signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      });
       expect(sameSubject(new X509Certificate(c.toString('pem')).subject, name), name).toBe(true);
     }
   });
 
   it('reads subjectAltName, canonicalising IPv4 and IPv6 addresses', () => {
-    expect(subjectAltNames('DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, IP Address:2001:DB8:0:0:0:A:0:1')).toEqual(['dns:localhost', 'ip:127.0.0.1', 'ip:::1', 'ip:2001:db8::a:0:1']);
+    expect(
+      subjectAltNames(
+        'DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, IP Address:2001:DB8:0:0:0:A:0:1',
+      ),
+    ).toEqual(['dns:localhost', 'ip:127.0.0.1', 'ip:::1', 'ip:2001:db8::a:0:1']);
     expect(subjectAltNames('DNS:"a, b", DNS:c')).toEqual(['dns:a, b', 'dns:c']);
     expect(subjectAltNames('email:x@y')).toEqual(['email:x@y']);
     expect(subjectAltNames('DNS:"unterminated')).toEqual(['unreadable:DNS:"unterminated']);
@@ -278,12 +397,16 @@ describe('reuse path stays free of @peculiar/x509', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   const x509Importers = (metafile: { inputs: Record<string, { imports: { path: string; kind: string }[] }> }) =>
-    Object.entries(metafile.inputs).flatMap(([from, input]) => input.imports.filter((i) => i.path === 'shared/x509.ts').map((i) => ({ from, kind: i.kind })));
+    Object.entries(metafile.inputs).flatMap(([from, input]) =>
+      input.imports.filter((i) => i.path === 'shared/x509.ts').map((i) => ({ from, kind: i.kind })),
+    );
 
   it('reuses good material in a fresh process without evaluating it, and loads it to issue', async () => {
-    const probe = await buildBundle(build, {
-      name: 'pki-reuse-probe',
-      contents: `
+    const probe = await buildBundle(
+      build,
+      {
+        name: 'pki-reuse-probe',
+        contents: `
         import { readFileSync } from 'node:fs';
         import { ensurePki } from './core/render/pki.ts';
         import { webCryptoKeyFactory } from './core/render/keys.ts';
@@ -296,13 +419,26 @@ describe('reuse path stays free of @peculiar/x509', () => {
         const issue = await ensurePki({ ...base, existing: {} });
         console.log(JSON.stringify({ loadedAtStart, loadedAfterReuse, loadedAfterIssue: loaded(), reuse, issued: !issue.reused }));
       `,
-    }, dir);
+      },
+      dir,
+    );
 
     const good = (await pki({})).files;
     const inputFile = join(dir, 'input.json');
-    await writeFile(inputFile, JSON.stringify({ pool: POOL, leaves: SPECS, existing: good, now: NOW.toISOString(), policy: DEFAULT_PKI_POLICY }));
-    const { stdout } = await promisify(execFile)(join(ROOT, 'node_modules/.bin/node'), [probe.file, inputFile], { cwd: dir });
-    const out = JSON.parse(stdout) as { loadedAtStart: boolean; loadedAfterReuse: boolean; loadedAfterIssue: boolean; reuse: PkiResult; issued: boolean };
+    await writeFile(
+      inputFile,
+      JSON.stringify({ pool: POOL, leaves: SPECS, existing: good, now: NOW.toISOString(), policy: DEFAULT_PKI_POLICY }),
+    );
+    const { stdout } = await promisify(execFile)(join(ROOT, 'node_modules/.bin/node'), [probe.file, inputFile], {
+      cwd: dir,
+    });
+    const out = JSON.parse(stdout) as {
+      loadedAtStart: boolean;
+      loadedAfterReuse: boolean;
+      loadedAfterIssue: boolean;
+      reuse: PkiResult;
+      issued: boolean;
+    };
     expect(out.reuse.reasons).toEqual([]);
     expect(out.reuse.files).toEqual(good);
     expect({ start: out.loadedAtStart, afterReuse: out.loadedAfterReuse }).toEqual({ start: false, afterReuse: false });
@@ -320,7 +456,9 @@ describe('reuse path stays free of @peculiar/x509', () => {
     expect(importers.length).toBeGreaterThan(0);
     expect(importers.filter((i) => i.kind !== 'dynamic-import')).toEqual([]);
     // Nothing else reaches the library or its Reflect polyfill around shared/x509.ts.
-    const direct = Object.values(bundle.metafile.inputs).flatMap((input) => input.imports).filter((i) => /node_modules\/(@peculiar\/x509|reflect-metadata)\//.test(i.path));
+    const direct = Object.values(bundle.metafile.inputs)
+      .flatMap((input) => input.imports)
+      .filter((i) => /node_modules\/(@peculiar\/x509|reflect-metadata)\//.test(i.path));
     const viaShared = bundle.metafile.inputs['shared/x509.ts'].imports.map((i) => i.path);
     expect(direct.map((i) => i.path).filter((p) => !viaShared.includes(p))).toEqual([]);
   });

@@ -17,11 +17,15 @@ describe('renderPoolSpirit: objects', () => {
       'Deployment/ps-hangzhou',
     ]);
     for (const o of r.objects) {
-      expect(o.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': 'hangzhou' });
+      expect(o.metadata.labels).toMatchObject({
+        'app.kubernetes.io/managed-by': 'pool-spirit',
+        'poolspirit.io/pool': 'hangzhou',
+      });
       // The pool CA must survive a deleted PoolSpirit (a new one would otherwise get a new CA).
-      const owner = o.metadata.name === 'ps-hangzhou-ca'
-        ? { apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', name: 'hangzhou', uid: 'uid-np-hangzhou' }
-        : { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', name: 'hangzhou', uid: 'uid-ps-hangzhou' };
+      const owner =
+        o.metadata.name === 'ps-hangzhou-ca'
+          ? { apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', name: 'hangzhou', uid: 'uid-np-hangzhou' }
+          : { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', name: 'hangzhou', uid: 'uid-ps-hangzhou' };
       expect(o.metadata.ownerReferences).toEqual([{ ...owner, controller: true, blockOwnerDeletion: true }]);
       // Nothing cluster-scoped and no RBAC object: the agents' rights are static (infra/cluster/agent).
       expect(o.metadata.namespace).toBe('pool-spirit-system');
@@ -36,7 +40,9 @@ describe('renderPoolSpirit: objects', () => {
     }
     expect(pkiOf(r)['ca.key']).toMatch(/BEGIN PRIVATE KEY/);
     // The CA keys are in their own Secret, which no volume mounts.
-    const mounted = podSpec(r).volumes.filter((v: Any) => v.secret).map((v: Any) => v.secret.secretName);
+    const mounted = podSpec(r)
+      .volumes.filter((v: Any) => v.secret)
+      .map((v: Any) => v.secret.secretName);
     expect(mounted).not.toContain('ps-hangzhou-ca');
     expect(Object.keys(find(r, 'Secret', 'ps-hangzhou-pki').data as object)).not.toContain('ca.key');
   });
@@ -44,7 +50,9 @@ describe('renderPoolSpirit: objects', () => {
 
 describe('renderPoolSpirit: workload', () => {
   it('puts etcd data on an in-memory emptyDir with a size limit', async () => {
-    const r = await renderPoolSpirit(await renderInput({ raw: { etcd: { storage: { sizeLimit: '768Mi', quotaBackendBytes: '256Mi' } } } }));
+    const r = await renderPoolSpirit(
+      await renderInput({ raw: { etcd: { storage: { sizeLimit: '768Mi', quotaBackendBytes: '256Mi' } } } }),
+    );
     const volume = podSpec(r).volumes.find((v: Any) => v.name === 'etcd-data');
     expect(volume).toEqual({ name: 'etcd-data', emptyDir: { medium: 'Memory', sizeLimit: '768Mi' } });
     expect(container(r, 'etcd').volumeMounts).toContainEqual({ name: 'etcd-data', mountPath: '/var/lib/etcd' });
@@ -66,11 +74,16 @@ describe('renderPoolSpirit: workload', () => {
       'trusted-ca-file': '/etc/kubernetes/pki/etcd-ca.crt',
       'log-level': 'warn',
     });
-    expect(container(r, 'etcd').livenessProbe.httpGet).toMatchObject({ path: '/health?exclude=NOSPACE&serializable=true', port: 12381 });
+    expect(container(r, 'etcd').livenessProbe.httpGet).toMatchObject({
+      path: '/health?exclude=NOSPACE&serializable=true',
+      port: 12381,
+    });
   });
 
   it('runs the apiserver against its etcd over TLS, trusting the cluster CA and the pool CA for clients', async () => {
-    const r = await renderPoolSpirit(await renderInput({ raw: { apiServer: { extraArgs: { 'service-cluster-ip-range': '10.0.0.0/16', v: '2' } } } }));
+    const r = await renderPoolSpirit(
+      await renderInput({ raw: { apiServer: { extraArgs: { 'service-cluster-ip-range': '10.0.0.0/16', v: '2' } } } }),
+    );
     const f = flags(r, 'kube-apiserver');
     expect(f).toMatchObject({
       'etcd-servers': 'https://127.0.0.1:12379',
@@ -82,22 +95,30 @@ describe('renderPoolSpirit: workload', () => {
       v: '2',
     });
     // a defaulted flag overridden in place, not duplicated
-    expect((container(r, 'kube-apiserver').args as string[]).filter((a) => a.startsWith('--service-cluster-ip-range'))).toHaveLength(1);
+    expect(
+      (container(r, 'kube-apiserver').args as string[]).filter((a) => a.startsWith('--service-cluster-ip-range')),
+    ).toHaveLength(1);
     const clientCa = pkiOf(r)['client-ca.crt'];
     expect(clientCa.match(/BEGIN CERTIFICATE/g)).toHaveLength(2);
     expect(clientCa).toContain(pkiOf(r)['ca.crt'].trim());
-    expect(container(r, 'kube-apiserver').readinessProbe.httpGet).toEqual({ path: '/readyz', port: 10270, scheme: 'HTTPS' });
+    expect(container(r, 'kube-apiserver').readinessProbe.httpGet).toEqual({
+      path: '/readyz',
+      port: 10270,
+      scheme: 'HTTPS',
+    });
   });
 
   it('is one Recreate replica pinned to the pool, with scoped tolerations only', async () => {
-    const np = nodePool('hangzhou', { spec: { type: 'Edge', taints: [{ key: 'edge', value: 'true', effect: 'NoSchedule' }] } });
+    const np = nodePool('hangzhou', {
+      spec: { type: 'Edge', taints: [{ key: 'edge', value: 'true', effect: 'NoSchedule' }] },
+    });
     const r = await renderPoolSpirit(await renderInput({ nodePool: np }));
     const d = find(r, 'Deployment').spec as Any;
     expect(d.replicas).toBe(1);
     expect(d.strategy).toEqual({ type: 'Recreate' });
-    expect(d.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms).toEqual([
-      { matchExpressions: [{ key: 'apps.openyurt.io/nodepool', operator: 'In', values: ['hangzhou'] }] },
-    ]);
+    expect(
+      d.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms,
+    ).toEqual([{ matchExpressions: [{ key: 'apps.openyurt.io/nodepool', operator: 'In', values: ['hangzhou'] }] }]);
     const tolerations = d.template.spec.tolerations as Any[];
     expect(tolerations.every((t) => t.key)).toBe(true); // never an empty key (that tolerates everything)
     for (const t of tolerations.filter((x) => x.effect === 'NoExecute')) {
@@ -111,7 +132,9 @@ describe('renderPoolSpirit: workload', () => {
   it('follows the pool on hostNetwork and keeps etcd metrics on loopback then', async () => {
     const off = await renderPoolSpirit(await renderInput());
     expect(podSpec(off).hostNetwork).toBe(false);
-    const on = await renderPoolSpirit(await renderInput({ nodePool: nodePool('hangzhou', { spec: { type: 'Edge', hostNetwork: true } }) }));
+    const on = await renderPoolSpirit(
+      await renderInput({ nodePool: nodePool('hangzhou', { spec: { type: 'Edge', hostNetwork: true } }) }),
+    );
     expect(podSpec(on).hostNetwork).toBe(true);
     expect(podSpec(on).dnsPolicy).toBe('ClusterFirstWithHostNet');
     expect(flags(on, 'etcd')['listen-metrics-urls']).toBe('http://127.0.0.1:12381');
@@ -124,7 +147,12 @@ describe('renderPoolSpirit: workload', () => {
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
     expect(pod.automountServiceAccountToken).toBe(false);
     for (const c of pod.containers) {
-      expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+      expect(c.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        capabilities: { drop: ['ALL'] },
+      });
       expect(c.resources.requests).toBeDefined();
       const tokenMounted = (c.volumeMounts as Any[]).some((m) => m.name === 'agent-token');
       expect(tokenMounted).toBe(c.name === 'agent');
@@ -154,26 +182,40 @@ describe('renderPoolSpirit: workload', () => {
   });
 
   it('reports an override that does not apply as a field error', async () => {
-    const input = await renderInput({ raw: { overrides: [{ op: 'replace', path: '/spec/template/spec/containers/name=scheduler/image', value: 'x' }] } });
+    const input = await renderInput({
+      raw: { overrides: [{ op: 'replace', path: '/spec/template/spec/containers/name=scheduler/image', value: 'x' }] },
+    });
     const err = await renderPoolSpirit(input).catch((e) => e);
     expect(err).toBeInstanceOf(SpecRenderError);
     expect(err.issues[0].field).toBe('spec.overrides[0].path');
-    const labels = await renderInput({ raw: { overrides: [{ op: 'remove', path: '/spec/template/metadata/labels/app.kubernetes.io~1instance' }] } });
-    expect((await renderPoolSpirit(labels).catch((e) => e)).issues[0]).toMatchObject({ field: 'spec.overrides[0]', message: expect.stringMatching(/selects its pods/) });
+    const labels = await renderInput({
+      raw: { overrides: [{ op: 'remove', path: '/spec/template/metadata/labels/app.kubernetes.io~1instance' }] },
+    });
+    expect((await renderPoolSpirit(labels).catch((e) => e)).issues[0]).toMatchObject({
+      field: 'spec.overrides[0]',
+      message: expect.stringMatching(/selects its pods/),
+    });
   });
 });
 
 describe('renderPoolSpirit: Service and ServiceAccount', () => {
   it('exposes only the apiserver, on 443', async () => {
     const r = await renderPoolSpirit(await renderInput());
-    expect((find(r, 'Service').spec as Any).ports).toEqual([{ name: 'https', port: 443, targetPort: 10270, protocol: 'TCP' }]);
+    expect((find(r, 'Service').spec as Any).ports).toEqual([
+      { name: 'https', port: 443, targetPort: 10270, protocol: 'TCP' },
+    ]);
     expect((find(r, 'Service').spec as Any).type).toBe('ClusterIP');
   });
 
   it('gives the agent its own ServiceAccount and renders no RBAC object (its rights are static)', async () => {
     const r = await renderPoolSpirit(await renderInput());
-    expect(find(r, 'ServiceAccount')).toMatchObject({ metadata: { name: 'ps-hangzhou', namespace: 'pool-spirit-system' }, automountServiceAccountToken: false });
-    expect(r.objects.filter((o) => o.apiVersion.startsWith('rbac.authorization.k8s.io/')).map((o) => o.kind)).toEqual([]);
+    expect(find(r, 'ServiceAccount')).toMatchObject({
+      metadata: { name: 'ps-hangzhou', namespace: 'pool-spirit-system' },
+      automountServiceAccountToken: false,
+    });
+    expect(r.objects.filter((o) => o.apiVersion.startsWith('rbac.authorization.k8s.io/')).map((o) => o.kind)).toEqual(
+      [],
+    );
     expect(podSpec(r).serviceAccountName).toBe('ps-hangzhou');
   });
 });
@@ -186,7 +228,9 @@ describe('renderPoolSpirit: bootstrap', () => {
     expect(docs.find((d) => d.kind === 'Namespace')?.metadata.name).toBe('kube-system');
     const crd = docs.find((d) => d.kind === 'CustomResourceDefinition');
     expect(crd.metadata.name).toBe('nodepools.apps.openyurt.io');
-    expect(docs.filter((d) => d.kind === 'ClusterRoleBinding').map((d) => d.roleRef.name)).toEqual(['poolspirit:yurthub']);
+    expect(docs.filter((d) => d.kind === 'ClusterRoleBinding').map((d) => d.roleRef.name)).toEqual([
+      'poolspirit:yurthub',
+    ]);
     const binding = docs.find((d) => d.kind === 'ClusterRoleBinding');
     expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:nodes' }]);
     expect(JSON.stringify(docs)).not.toContain('system:masters');
@@ -202,7 +246,9 @@ describe('renderPoolSpirit: stability', () => {
   it('a second render from the first one’s PKI is identical, byte for byte', async () => {
     const first = await renderPoolSpirit(await renderInput({ existingPki: undefined }));
     expect(first.pki.reused).toBe(false);
-    const second = await renderPoolSpirit(await renderInput({ existingPki: pkiOf(first), now: new Date(Date.parse('2026-03-01T00:00:00Z')) }));
+    const second = await renderPoolSpirit(
+      await renderInput({ existingPki: pkiOf(first), now: new Date(Date.parse('2026-03-01T00:00:00Z')) }),
+    );
     expect(second.pki).toMatchObject({ reused: true, reasons: [] });
     expect(JSON.stringify(second.objects)).toBe(JSON.stringify(first.objects));
     expect(second.desiredHash).toBe(first.desiredHash);
@@ -211,17 +257,24 @@ describe('renderPoolSpirit: stability', () => {
   it('one spec field change changes only the objects it affects', async () => {
     const first = await renderPoolSpirit(await renderInput());
     const existingPki = pkiOf(first);
-    const changed = await renderPoolSpirit(await renderInput({ existingPki, raw: { apiServer: { extraArgs: { v: '4' } } } }));
+    const changed = await renderPoolSpirit(
+      await renderInput({ existingPki, raw: { apiServer: { extraArgs: { v: '4' } } } }),
+    );
     const differing = (a: KubeObject[], b: KubeObject[]) => {
       const before = new Map(a.map((o) => [objectKey(o), JSON.stringify(o)]));
       return b.filter((o) => before.get(objectKey(o)) !== JSON.stringify(o)).map((o) => `${o.kind}/${o.metadata.name}`);
     };
     expect(differing(first.objects, changed.objects)).toEqual(['Deployment/ps-hangzhou']);
-    const quota = await renderPoolSpirit(await renderInput({ existingPki, raw: { etcd: { storage: { quotaBackendBytes: '256Mi' } } } }));
+    const quota = await renderPoolSpirit(
+      await renderInput({ existingPki, raw: { etcd: { storage: { quotaBackendBytes: '256Mi' } } } }),
+    );
     expect(differing(first.objects, quota.objects)).toEqual(['Deployment/ps-hangzhou']);
     expect(changed.desiredHash).not.toBe(first.desiredHash);
     // and the changed flag rolls the pod through the config-hash annotation
-    const hash = (r: typeof first) => ((find(r, 'Deployment').spec as Any).template.metadata.annotations as Record<string, string>)['poolspirit.io/config-hash'];
+    const hash = (r: typeof first) =>
+      ((find(r, 'Deployment').spec as Any).template.metadata.annotations as Record<string, string>)[
+        'poolspirit.io/config-hash'
+      ];
     expect(hash(changed)).not.toBe(hash(first));
   });
 
@@ -229,7 +282,11 @@ describe('renderPoolSpirit: stability', () => {
     const first = await renderPoolSpirit(await renderInput());
     const live = find(first, 'Deployment');
     const next = await renderPoolSpirit(
-      await renderInput({ existingPki: pkiOf(first), liveWorkload: live, raw: { etcd: { version: '3.6.17-0' }, apiServer: { version: 'v1.36.4' } } }),
+      await renderInput({
+        existingPki: pkiOf(first),
+        liveWorkload: live,
+        raw: { etcd: { version: '3.6.17-0' }, apiServer: { version: 'v1.36.4' } },
+      }),
     );
     expect(next.changes).toEqual([
       { component: 'apiServer', from: 'v1.36.3', to: 'v1.36.4', kind: 'roll' },
@@ -263,7 +320,9 @@ describe('existingPkiFromSecrets', () => {
     expect(existing).toEqual(pkiOf(r));
     const stale = structuredClone(secrets[1]) as KubeObject & { data: Record<string, string> };
     stale.data['ca.crt'] = Buffer.from('stale').toString('base64');
-    expect(existingPkiFromSecrets([secrets[0], stale, undefined], objectNames('hangzhou'))['ca.crt']).toBe(pkiOf(r)['ca.crt']);
+    expect(existingPkiFromSecrets([secrets[0], stale, undefined], objectNames('hangzhou'))['ca.crt']).toBe(
+      pkiOf(r)['ca.crt'],
+    );
     expect(existingPkiFromSecrets([stale, secrets[0]], objectNames('hangzhou'))['ca.crt']).toBe(pkiOf(r)['ca.crt']);
   });
 });

@@ -20,7 +20,13 @@ describe('rendered PKI over TLS', () => {
   beforeAll(async () => {
     pki = pkiOf(await renderPoolSpirit(await renderInput()));
     server = tls.createServer(
-      { cert: pki['apiserver.crt'], key: pki['apiserver.key'], ca: pki['client-ca.crt'], requestCert: true, rejectUnauthorized: true },
+      {
+        cert: pki['apiserver.crt'],
+        key: pki['apiserver.key'],
+        ca: pki['client-ca.crt'],
+        requestCert: true,
+        rejectUnauthorized: true,
+      },
       (socket) => {
         seen.push(String(socket.getPeerCertificate().subject.CN));
         socket.end('ok');

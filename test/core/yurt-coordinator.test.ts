@@ -19,7 +19,8 @@ import {
 import { keys, nodePool, NOW, renderInput } from './fixtures.ts';
 import { container, flags, pkiOf, podSpec, type Any } from './helpers.ts';
 
-const compatPool = (name = 'hangzhou') => nodePool(name, { metadata: { name, uid: `uid-np-${name}`, labels: { [COMPAT_LABEL]: 'compat' } } });
+const compatPool = (name = 'hangzhou') =>
+  nodePool(name, { metadata: { name, uid: `uid-np-${name}`, labels: { [COMPAT_LABEL]: 'compat' } } });
 const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
 const pemCount = (s: string) => (s.match(/BEGIN CERTIFICATE/g) ?? []).length;
 const sans = (pem: string) => new X509Certificate(pem).subjectAltName ?? '';
@@ -52,11 +53,23 @@ describe('yurt-coordinator compat: the cluster coordinator client PKI', () => {
 
 describe('yurt-coordinator compat: one pool', () => {
   const compatInput = async (extra: Record<string, unknown> = {}) =>
-    renderInput({ nodePool: compatPool(), yurtCoordinator: { clientCaPem: (await coordinatorPki()).files[COORDINATOR_PKI_FILES.caCert], apiServerServiceIP: '10.96.0.40', etcdServiceIP: '10.96.0.41' }, ...extra });
+    renderInput({
+      nodePool: compatPool(),
+      yurtCoordinator: {
+        clientCaPem: (await coordinatorPki()).files[COORDINATOR_PKI_FILES.caCert],
+        apiServerServiceIP: '10.96.0.40',
+        etcdServiceIP: '10.96.0.41',
+      },
+      ...extra,
+    });
 
   it('leaves a pool without the label exactly as before', async () => {
     const plain = await renderPoolSpirit(await renderInput());
-    const withInput = await renderPoolSpirit(await renderInput({ yurtCoordinator: { clientCaPem: (await coordinatorPki()).files[COORDINATOR_PKI_FILES.caCert] } }));
+    const withInput = await renderPoolSpirit(
+      await renderInput({
+        yurtCoordinator: { clientCaPem: (await coordinatorPki()).files[COORDINATOR_PKI_FILES.caCert] },
+      }),
+    );
     expect(withInput.desiredHash).toBe(plain.desiredHash);
   });
 
@@ -98,8 +111,12 @@ describe('yurt-coordinator compat: one pool', () => {
     const r = await renderPoolSpirit(await compatInput());
     const cm = r.objects.find((o) => o.kind === 'ConfigMap')! as Any;
     const docs = parseAllDocuments(cm.data['manifests.yaml']).map((d) => d.toJS() as KubeObject & Any);
-    const binding = docs.find((d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === 'poolspirit:yurt-coordinator-yurthub');
-    expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: COORDINATOR_CLIENT_GROUP }]);
+    const binding = docs.find(
+      (d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === 'poolspirit:yurt-coordinator-yurthub',
+    );
+    expect(binding.subjects).toEqual([
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: COORDINATOR_CLIENT_GROUP },
+    ]);
     expect(binding.roleRef.name).toBe('poolspirit:yurt-coordinator-yurthub');
     expect(cm.data['manifests.yaml']).not.toMatch(/system:masters/);
     expect(r.bootstrapHash).toBe(cm.data.hash);
@@ -108,7 +125,14 @@ describe('yurt-coordinator compat: one pool', () => {
   it('is stable: the same inputs with the PKI read back render nothing new', async () => {
     const first = await renderPoolSpirit(await compatInput({ existingPki: undefined }));
     const { existingPkiFromSecrets } = await import('../../core/index.ts');
-    const again = await renderPoolSpirit(await compatInput({ existingPki: existingPkiFromSecrets(first.objects.filter((o) => o.kind === 'Secret'), first.names) }));
+    const again = await renderPoolSpirit(
+      await compatInput({
+        existingPki: existingPkiFromSecrets(
+          first.objects.filter((o) => o.kind === 'Secret'),
+          first.names,
+        ),
+      }),
+    );
     expect(again.pki.reused).toBe(true);
     expect(again.desiredHash).toBe(first.desiredHash);
   });
@@ -116,8 +140,17 @@ describe('yurt-coordinator compat: one pool', () => {
 
 describe('yurt-coordinator compat: cluster-wide objects', () => {
   const pools: CompatPool[] = [
-    { pool: 'b-pool', caPem: '-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----', etcdCaPem: '-----BEGIN CERTIFICATE-----\nBE\n-----END CERTIFICATE-----', pod: { ip: '10.0.1.5', nodeName: 'b-node-0' } },
-    { pool: 'a-pool', caPem: '-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----', etcdCaPem: '-----BEGIN CERTIFICATE-----\nAE\n-----END CERTIFICATE-----' },
+    {
+      pool: 'b-pool',
+      caPem: '-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----',
+      etcdCaPem: '-----BEGIN CERTIFICATE-----\nBE\n-----END CERTIFICATE-----',
+      pod: { ip: '10.0.1.5', nodeName: 'b-node-0' },
+    },
+    {
+      pool: 'a-pool',
+      caPem: '-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----',
+      etcdCaPem: '-----BEGIN CERTIFICATE-----\nAE\n-----END CERTIFICATE-----',
+    },
   ];
 
   it('bundles every pool CA and etcd CA into ca.crt, in pool order whatever the input order', () => {
@@ -129,8 +162,14 @@ describe('yurt-coordinator compat: cluster-wide objects', () => {
 
   it('renders kube-system/yurt-coordinator-yurthub-certs with the keys YurtHub reads, labelled as the product owns it', async () => {
     const secret = renderCertsSecret(pools, await coordinatorPki()) as Any;
-    expect(secret.metadata).toMatchObject({ name: 'yurt-coordinator-yurthub-certs', namespace: 'kube-system', labels: { 'app.kubernetes.io/managed-by': 'pool-spirit' } });
-    expect(Object.keys(secret.data).sort()).toEqual([CERTS_SECRET_KEYS.ca, CERTS_SECRET_KEYS.clientCert, CERTS_SECRET_KEYS.clientKey].sort());
+    expect(secret.metadata).toMatchObject({
+      name: 'yurt-coordinator-yurthub-certs',
+      namespace: 'kube-system',
+      labels: { 'app.kubernetes.io/managed-by': 'pool-spirit' },
+    });
+    expect(Object.keys(secret.data).sort()).toEqual(
+      [CERTS_SECRET_KEYS.ca, CERTS_SECRET_KEYS.clientCert, CERTS_SECRET_KEYS.clientKey].sort(),
+    );
     expect(unb64(secret.data[CERTS_SECRET_KEYS.ca])).toBe(caBundle(pools));
     const withProxy = renderCertsSecret(pools, await coordinatorPki(), { certPem: 'C', keyPem: 'K' }) as Any;
     expect(unb64(withProxy.data[CERTS_SECRET_KEYS.nodeLeaseProxyCert])).toBe('C');
@@ -139,16 +178,25 @@ describe('yurt-coordinator compat: cluster-wide objects', () => {
 
   it('renders the two Services YurtHub resolves, selector-less with the pool topology annotation', () => {
     const [api, etcd] = renderCoordinatorServices() as Any[];
-    expect(api.metadata).toMatchObject({ name: 'yurt-coordinator-apiserver', namespace: 'kube-system', annotations: { 'openyurt.io/topologyKeys': 'openyurt.io/nodepool' } });
+    expect(api.metadata).toMatchObject({
+      name: 'yurt-coordinator-apiserver',
+      namespace: 'kube-system',
+      annotations: { 'openyurt.io/topologyKeys': 'openyurt.io/nodepool' },
+    });
     expect(api.spec.ports).toEqual([{ name: 'https', port: 443, targetPort: 10270, protocol: 'TCP' }]);
     expect(etcd.spec.ports).toEqual([{ name: 'https', port: 2379, targetPort: 12379, protocol: 'TCP' }]);
     expect(api.spec.selector).toBeUndefined();
   });
 
-  it('points each pool\'s EndpointSlices at its pool-spirit pod and node, and renders none before the pod runs', () => {
+  it("points each pool's EndpointSlices at its pool-spirit pod and node, and renders none before the pod runs", () => {
     const slices = renderPoolEndpointSlices(pools[0]!) as Any[];
-    expect(slices.map((s) => s.metadata.labels['kubernetes.io/service-name'])).toEqual(['yurt-coordinator-apiserver', 'yurt-coordinator-etcd']);
-    expect(slices[0].endpoints).toEqual([{ addresses: ['10.0.1.5'], nodeName: 'b-node-0', conditions: { ready: true } }]);
+    expect(slices.map((s) => s.metadata.labels['kubernetes.io/service-name'])).toEqual([
+      'yurt-coordinator-apiserver',
+      'yurt-coordinator-etcd',
+    ]);
+    expect(slices[0].endpoints).toEqual([
+      { addresses: ['10.0.1.5'], nodeName: 'b-node-0', conditions: { ready: true } },
+    ]);
     expect(slices[1].ports).toEqual([{ name: 'https', port: 12379, protocol: 'TCP' }]);
     expect(renderPoolEndpointSlices(pools[1]!)).toEqual([]);
   });

@@ -28,7 +28,10 @@ function shellBlocks(markdown: string): Block[] {
   const blocks: Block[] = [];
   const re = /(<!-- runs locally -->\n)?```sh\n([\s\S]*?)```/g;
   for (const m of markdown.matchAll(re)) {
-    const lines = m[2].split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const lines = m[2]
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     blocks.push({ runsLocally: Boolean(m[1]), lines });
   }
   return blocks;
@@ -64,7 +67,9 @@ function words(line: string): string[] {
 }
 
 function commandOf(argv: string[]): { cmd: Command; rest: string[] } | undefined {
-  const matches = commands.filter((c) => c.path.every((w, i) => argv[i] === w)).sort((a, b) => b.path.length - a.path.length);
+  const matches = commands
+    .filter((c) => c.path.every((w, i) => argv[i] === w))
+    .sort((a, b) => b.path.length - a.path.length);
   return matches[0] ? { cmd: matches[0], rest: argv.slice(matches[0].path.length) } : undefined;
 }
 
@@ -82,14 +87,18 @@ describe('docs/operations.md', () => {
       expect(found, `no such command: ${line}`).toBeDefined();
       const { positionals } = parseCommandArgs(found!.cmd, found!.rest);
       const declared = found!.cmd.positionals ?? [];
-      if (!declared.at(-1)?.variadic) expect(positionals.length, `too many arguments: ${line}`).toBeLessThanOrEqual(declared.length);
-      expect(positionals.length, `missing arguments: ${line}`).toBeGreaterThanOrEqual(declared.filter((p) => p.required).length);
+      if (!declared.at(-1)?.variadic)
+        expect(positionals.length, `too many arguments: ${line}`).toBeLessThanOrEqual(declared.length);
+      expect(positionals.length, `missing arguments: ${line}`).toBeGreaterThanOrEqual(
+        declared.filter((p) => p.required).length,
+      );
     }
   });
 
   it('gives a manual reconcile request the event schema accepts', () => {
-    const line = blocks.flatMap((b) => b.lines).find((l) => l.startsWith('aws events put-events --entries ['))
-      ?? blocks.flatMap((b) => b.lines).find((l) => l.startsWith("aws events put-events --entries '"));
+    const line =
+      blocks.flatMap((b) => b.lines).find((l) => l.startsWith('aws events put-events --entries [')) ??
+      blocks.flatMap((b) => b.lines).find((l) => l.startsWith("aws events put-events --entries '"));
     expect(line).toBeDefined();
     const entries = JSON.parse(words(line!)[4]) as Array<Record<string, string>>;
     expect(entries).toHaveLength(1);
@@ -102,7 +111,14 @@ describe('docs/operations.md', () => {
     let dir: string;
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), 'ps-ops-doc-'));
-      fleet = await startLocalFleet({ clusters: 1, pools: 2, nodesPerPool: 1, stateDir: join(dir, '.local'), readyDelayMs: 0, retryBaseDelayMs: 20 });
+      fleet = await startLocalFleet({
+        clusters: 1,
+        pools: 2,
+        nodesPerPool: 1,
+        stateDir: join(dir, '.local'),
+        readyDelayMs: 0,
+        retryBaseDelayMs: 20,
+      });
       await fleet.waitConverged(60_000);
     }, 90_000);
     afterAll(async () => {
@@ -124,7 +140,9 @@ describe('docs/operations.md', () => {
       const outputs: Record<string, string> = {};
       for (const line of runnable) {
         const script = `spiritctl() { "$NODE" "$REPO/bin/spiritctl.mjs" "$@"; }\n${line}\n`;
-        const result = await run('bash', ['-c', script], { cwd: dir, env, maxBuffer: 16 << 20 }).catch((err) => err as { code: number; stdout: string; stderr: string });
+        const result = await run('bash', ['-c', script], { cwd: dir, env, maxBuffer: 16 << 20 }).catch(
+          (err) => err as { code: number; stdout: string; stderr: string },
+        );
         expect((result as { code?: number }).code ?? 0, `${line}\n${(result as { stderr: string }).stderr}`).toBe(0);
         outputs[line] = result.stdout;
       }

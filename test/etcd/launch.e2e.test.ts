@@ -6,7 +6,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EtcdStartError, etcdFlags, flagArgs, startEtcd, type RunningEtcd } from '../../local/etcd/launch.ts';
-import { compactTo, defragment, dirBytes, disarmAlarms, etcdStatus, processRssBytes } from '../../local/etcd/metrics.ts';
+import {
+  compactTo,
+  defragment,
+  dirBytes,
+  disarmAlarms,
+  etcdStatus,
+  processRssBytes,
+} from '../../local/etcd/metrics.ts';
 import { createEtcdStorage } from '../../local/kube-api/storage/etcd.ts';
 import { CompactedError, type Storage } from '../../local/kube-api/storage/types.ts';
 
@@ -84,7 +91,12 @@ describe('etcd storage when etcd goes away', () => {
     try {
       const errors: Error[] = [];
       const events: unknown[] = [];
-      storage.watch('/registry/', 0, (ev) => events.push(ev), (err) => errors.push(err));
+      storage.watch(
+        '/registry/',
+        0,
+        (ev) => events.push(ev),
+        (err) => errors.push(err),
+      );
       await storage.create('/registry/pods/default/p', {});
       await vi.waitFor(() => expect(events).toHaveLength(1), WAIT);
       await e.stop();
@@ -135,7 +147,12 @@ describe('etcd metrics and maintenance', () => {
   it('under NOSPACE only writes fail; compaction + defrag + disarm recover', async () => {
     const events: unknown[] = [];
     const watchErrors: Error[] = [];
-    const handle = storage.watch('/registry/blobs/', 0, (ev) => events.push(ev), (err) => watchErrors.push(err));
+    const handle = storage.watch(
+      '/registry/blobs/',
+      0,
+      (ev) => events.push(ev),
+      (err) => watchErrors.push(err),
+    );
     const blob = 'x'.repeat(256 * 1024);
     let first = await storage.create('/registry/blobs/b', { blob, n: 0 });
     // Overwrite one key until the quota trips: every old version is garbage only a compaction frees.
@@ -150,7 +167,8 @@ describe('etcd metrics and maintenance', () => {
     const full = await etcdStatus(e.endpoint);
     expect(full.alarms).toEqual(['NOSPACE']);
     // Repeated refusals must not take reads, deletes or open watches down with them.
-    for (let i = 0; i < 4; i++) await expect(storage.create(`/registry/blobs/x${i}`, {})).rejects.toThrow(/database space exceeded/);
+    for (let i = 0; i < 4; i++)
+      await expect(storage.create(`/registry/blobs/x${i}`, {})).rejects.toThrow(/database space exceeded/);
     // Reads still work. The key is at the last acknowledged revision or, as seen once under load, one after it
     // (an overwrite answered with an error had still been applied).
     const afterRefusals = (await storage.get('/registry/blobs/b'))!.modRevision;

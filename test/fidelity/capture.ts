@@ -28,9 +28,15 @@ const WIDGET_CRD = `${repo}test/kube-api/kubectl/fixtures/widget-crd.yaml`;
 const NODEPOOL_CRD = `${repo}infra/crds/nodepool.yaml`;
 
 const configMap = (name: string, ns: string, data: Record<string, string>) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n${Object.entries(data).map(([k, v]) => `  ${k}: "${v}"`).join('\n')}\n`;
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n${Object.entries(data)
+    .map(([k, v]) => `  ${k}: "${v}"`)
+    .join('\n')}\n`;
 const pod = (name: string, ns: string, labels: Record<string, string>, nodeName?: string) =>
-  `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  namespace: ${ns}\n  labels: {${Object.entries(labels).map(([k, v]) => `"${k}": "${v}"`).join(', ')}}\nspec:\n${nodeName ? `  nodeName: ${nodeName}\n` : ''}  containers:\n    - name: main\n      image: registry.k8s.io/pause:3.10\n`;
+  `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  namespace: ${ns}\n  labels: {${Object.entries(labels)
+    .map(([k, v]) => `"${k}": "${v}"`)
+    .join(
+      ', ',
+    )}}\nspec:\n${nodeName ? `  nodeName: ${nodeName}\n` : ''}  containers:\n    - name: main\n      image: registry.k8s.io/pause:3.10\n`;
 const namespace = (ns: string) => `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n`;
 
 interface Kubectl {
@@ -65,9 +71,18 @@ const KUBECTL_CASES: KubectlCase[] = [
     name: 'server-side apply conflict between two managers, then --force-conflicts',
     async run(k) {
       await k.run(['apply', '-f', '-'], namespace('ssa-2'));
-      await k.run(['apply', '--server-side', '--field-manager=alice', '-f', '-'], configMap('shared', 'ssa-2', { key: 'alice' }));
-      await k.run(['apply', '--server-side', '--field-manager=bob', '-f', '-'], configMap('shared', 'ssa-2', { key: 'bob' }));
-      await k.run(['apply', '--server-side', '--field-manager=bob', '--force-conflicts', '-f', '-'], configMap('shared', 'ssa-2', { key: 'bob' }));
+      await k.run(
+        ['apply', '--server-side', '--field-manager=alice', '-f', '-'],
+        configMap('shared', 'ssa-2', { key: 'alice' }),
+      );
+      await k.run(
+        ['apply', '--server-side', '--field-manager=bob', '-f', '-'],
+        configMap('shared', 'ssa-2', { key: 'bob' }),
+      );
+      await k.run(
+        ['apply', '--server-side', '--field-manager=bob', '--force-conflicts', '-f', '-'],
+        configMap('shared', 'ssa-2', { key: 'bob' }),
+      );
       await k.run(['get', 'configmap', 'shared', '-n', 'ssa-2', '--show-managed-fields', '-o', 'json']);
     },
   },
@@ -76,7 +91,15 @@ const KUBECTL_CASES: KubectlCase[] = [
     async run(k) {
       await k.run(['apply', '-f', '-'], namespace('watch-3'));
       await k.run(['apply', '-f', '-'], configMap('w1', 'watch-3', { v: '1' }));
-      const watch = k.stream(['get', 'configmaps', '-n', 'watch-3', '-w', '-o', 'jsonpath={.metadata.name}={.data.v}{"\\n"}']);
+      const watch = k.stream([
+        'get',
+        'configmaps',
+        '-n',
+        'watch-3',
+        '-w',
+        '-o',
+        'jsonpath={.metadata.name}={.data.v}{"\\n"}',
+      ]);
       await watch.waitFor(/w1=1\n/);
       await k.run(['patch', 'configmap', 'w1', '-n', 'watch-3', '--type=merge', '-p', '{"data":{"v":"2"}}']);
       await watch.waitFor(/w1=2\n/);
@@ -90,7 +113,11 @@ const KUBECTL_CASES: KubectlCase[] = [
     async run(k, proxy) {
       await k.run(['apply', '-f', '-'], namespace('watchev-4'));
       const watch = k.stream(['get', 'configmaps', '-n', 'watchev-4', '-w', '--output-watch-events']);
-      await waitFor(() => proxy.records().some((r) => r.verb === 'watch' && r.namespace === 'watchev-4'), 15_000, 'kubectl to watch');
+      await waitFor(
+        () => proxy.records().some((r) => r.verb === 'watch' && r.namespace === 'watchev-4'),
+        15_000,
+        'kubectl to watch',
+      );
       await k.run(['apply', '-f', '-'], configMap('ev', 'watchev-4', { v: '1' }));
       await watch.waitFor(/ADDED\s+ev/);
       await k.run(['patch', 'configmap', 'ev', '-n', 'watchev-4', '--type=merge', '-p', '{"data":{"v":"2"}}']);
@@ -106,8 +133,22 @@ const KUBECTL_CASES: KubectlCase[] = [
       await k.run(['apply', '-f', '-'], namespace('wait-5'));
       await k.run(['apply', '-f', '-'], pod('waiter', 'wait-5', { app: 'wait' }));
       const wait = k.stream(['wait', '-n', 'wait-5', '--for=condition=Ready', 'pod/waiter', '--timeout=30s']);
-      await waitFor(() => proxy.records().some((r) => r.verb === 'watch' && r.namespace === 'wait-5'), 15_000, 'kubectl wait to watch');
-      await k.run(['patch', 'pod', 'waiter', '-n', 'wait-5', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}']);
+      await waitFor(
+        () => proxy.records().some((r) => r.verb === 'watch' && r.namespace === 'wait-5'),
+        15_000,
+        'kubectl wait to watch',
+      );
+      await k.run([
+        'patch',
+        'pod',
+        'waiter',
+        '-n',
+        'wait-5',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}',
+      ]);
       await wait.waitFor(/condition met/);
       await wait.stop();
     },
@@ -117,8 +158,19 @@ const KUBECTL_CASES: KubectlCase[] = [
     async run(k) {
       await k.run(['apply', '-f', NODEPOOL_CRD]);
       await k.run(['wait', '--for=condition=Established', 'crd/nodepools.apps.openyurt.io', '--timeout=30s']);
-      await k.run(['apply', '-f', '-'], 'apiVersion: apps.openyurt.io/v1beta2\nkind: NodePool\nmetadata:\n  name: hangzhou\nspec:\n  type: Edge\n');
-      await k.run(['patch', 'nodepool', 'hangzhou', '--subresource=status', '--type=merge', '-p', '{"status":{"readyNodeNum":3,"unreadyNodeNum":1}}']);
+      await k.run(
+        ['apply', '-f', '-'],
+        'apiVersion: apps.openyurt.io/v1beta2\nkind: NodePool\nmetadata:\n  name: hangzhou\nspec:\n  type: Edge\n',
+      );
+      await k.run([
+        'patch',
+        'nodepool',
+        'hangzhou',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"readyNodeNum":3,"unreadyNodeNum":1}}',
+      ]);
       await k.run(['get', 'nodepools']);
       await k.run(['get', 'nodepools.v1beta1.apps.openyurt.io', 'hangzhou', '--no-headers']);
     },
@@ -129,8 +181,21 @@ const KUBECTL_CASES: KubectlCase[] = [
       await k.run(['apply', '-f', '-'], namespace('crd-6'));
       await k.run(['apply', '-f', WIDGET_CRD]);
       await k.run(['wait', '--for=condition=Established', 'crd/widgets.e2e.example.com', '--timeout=30s']);
-      await k.run(['apply', '-f', '-'], 'apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: gizmo\n  namespace: crd-6\nspec:\n  color: blue\n  size: 3\n  owner: team-a\n');
-      await k.run(['patch', 'widget', 'gizmo', '-n', 'crd-6', '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"Synced","status":"True"},{"type":"Ready","status":"False"}]}}']);
+      await k.run(
+        ['apply', '-f', '-'],
+        'apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: gizmo\n  namespace: crd-6\nspec:\n  color: blue\n  size: 3\n  owner: team-a\n',
+      );
+      await k.run([
+        'patch',
+        'widget',
+        'gizmo',
+        '-n',
+        'crd-6',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"conditions":[{"type":"Synced","status":"True"},{"type":"Ready","status":"False"}]}}',
+      ]);
       await k.run(['get', 'widgets', '-n', 'crd-6']);
       await k.run(['get', 'wdg', 'gizmo', '-n', 'crd-6', '-o', 'wide']);
       await k.run(['get', 'widgets', '-A']);
@@ -140,8 +205,26 @@ const KUBECTL_CASES: KubectlCase[] = [
     name: 'label and field selectors on pods',
     async run(k) {
       await k.run(['apply', '-f', '-'], namespace('sel-7'));
-      await k.run(['apply', '-f', '-'], [pod('web-a', 'sel-7', { app: 'web', tier: 'front' }, 'node-1'), pod('web-b', 'sel-7', { app: 'web', tier: 'back' }, 'node-2'), pod('db', 'sel-7', { app: 'db' }, 'node-1')].join('---\n'));
-      for (const sel of [['-l', 'app=web'], ['-l', 'app!=web'], ['-l', 'tier in (front,middle)'], ['-l', 'app=web,tier notin (front)'], ['-l', '!tier'], ['--field-selector', 'spec.nodeName=node-1'], ['--field-selector', 'spec.nodeName!=node-1,metadata.name!=web-a'], ['-l', 'app=web', '--field-selector', 'spec.nodeName=node-1'], ['--field-selector', 'spec.bogus=1'], ['-l', 'app in web']]) {
+      await k.run(
+        ['apply', '-f', '-'],
+        [
+          pod('web-a', 'sel-7', { app: 'web', tier: 'front' }, 'node-1'),
+          pod('web-b', 'sel-7', { app: 'web', tier: 'back' }, 'node-2'),
+          pod('db', 'sel-7', { app: 'db' }, 'node-1'),
+        ].join('---\n'),
+      );
+      for (const sel of [
+        ['-l', 'app=web'],
+        ['-l', 'app!=web'],
+        ['-l', 'tier in (front,middle)'],
+        ['-l', 'app=web,tier notin (front)'],
+        ['-l', '!tier'],
+        ['--field-selector', 'spec.nodeName=node-1'],
+        ['--field-selector', 'spec.nodeName!=node-1,metadata.name!=web-a'],
+        ['-l', 'app=web', '--field-selector', 'spec.nodeName=node-1'],
+        ['--field-selector', 'spec.bogus=1'],
+        ['-l', 'app in web'],
+      ]) {
         await k.run(['get', 'pods', '-n', 'sel-7', '-o', 'name', ...sel]);
       }
     },
@@ -159,7 +242,10 @@ const KUBECTL_CASES: KubectlCase[] = [
     name: 'get --chunk-size pages with limit/continue',
     async run(k) {
       await k.run(['apply', '-f', '-'], namespace('page-9'));
-      await k.run(['apply', '-f', '-'], Array.from({ length: 7 }, (_, i) => configMap(`page-${i}`, 'page-9', { i: String(i) })).join('---\n'));
+      await k.run(
+        ['apply', '-f', '-'],
+        Array.from({ length: 7 }, (_, i) => configMap(`page-${i}`, 'page-9', { i: String(i) })).join('---\n'),
+      );
       await k.run(['get', 'configmaps', '-n', 'page-9', '--chunk-size=3', '-o', 'name']);
     },
   },
@@ -181,8 +267,14 @@ const KUBECTL_CASES: KubectlCase[] = [
       await k.run(['apply', '-f', '-'], namespace('strict-10'));
       await k.run(['apply', '-f', '-'], configMap('strict', 'strict-10', { a: 'b' }) + 'spec:\n  replicas: 2\n');
       await k.run(['get', 'configmap', 'strict', '-n', 'strict-10']);
-      await k.run(['apply', '-f', '-'], 'apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: strict-10\nspec:\n  color: red\n  shape: round\n');
-      await k.run(['apply', '-f', '-'], 'apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: strict-10\nspec:\n  color: purple\n');
+      await k.run(
+        ['apply', '-f', '-'],
+        'apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: strict-10\nspec:\n  color: red\n  shape: round\n',
+      );
+      await k.run(
+        ['apply', '-f', '-'],
+        'apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: strict-10\nspec:\n  color: purple\n',
+      );
       await k.run(['apply', '-f', '-'], configMap('Bad_Name', 'strict-10', { a: 'b' }));
       await k.run(['apply', '-f', '-'], 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: has.dots\n');
       await k.run(['apply', '-f', '-'], configMap('x', 'does-not-exist', { a: 'b' }));
@@ -211,7 +303,8 @@ function kubectlThrough(proxyUrl: string, dir: string): Kubectl {
       child.stdout.on('data', (d) => (out += d));
       const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
       return {
-        waitFor: (re) => waitFor(() => re.test(out), 20_000, `kubectl ${args.join(' ')} to print ${re}`).then(() => undefined),
+        waitFor: (re) =>
+          waitFor(() => re.test(out), 20_000, `kubectl ${args.join(' ')} to print ${re}`).then(() => undefined),
         async stop() {
           child.kill('SIGTERM');
           await exited;
@@ -228,8 +321,10 @@ function toCorpusRequest(r: ProxyRecord, id: string): CorpusRequest {
   const text = body?.toString('utf8');
   const binary = body !== undefined && (r.contentType?.includes('protobuf') ?? false);
   const docs = r.responseBody ? jsonDocuments(r.responseBody.toString('utf8')) : [];
-  const binds = docs.length === 1 ? identities(docs[0]) : identities(docs.map((d) => (d as { object?: unknown }).object));
-  const watchEvents = r.verb === 'watch' ? docs.filter((d) => (d as { type?: string }).type !== 'BOOKMARK').length : undefined;
+  const binds =
+    docs.length === 1 ? identities(docs[0]) : identities(docs.map((d) => (d as { object?: unknown }).object));
+  const watchEvents =
+    r.verb === 'watch' ? docs.filter((d) => (d as { type?: string }).type !== 'BOOKMARK').length : undefined;
   return {
     id,
     method: r.method,
@@ -255,7 +350,11 @@ function caseFrom(name: string, source: string, recs: ProxyRecord[], seenDiscove
     seenDiscovery.add(key);
     return true;
   });
-  const slug = name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase().slice(0, 40);
+  const slug = name
+    .replace(/[^a-z0-9]+/gi, '-')
+    .replace(/^-|-$/g, '')
+    .toLowerCase()
+    .slice(0, 40);
   return { name, source, requests: kept.map((r, i) => toCorpusRequest(r, `${slug}#${i}`)) };
 }
 
@@ -271,7 +370,11 @@ async function captureKubectl(seen: Set<string>): Promise<CorpusCase[]> {
       const mark = proxy.mark();
       await c.run(k, proxy);
       // A stopped watch is recorded when its connection closes.
-      await waitFor(() => proxy.records(mark).every((r) => r.durationMs > 0 || r.status > 0), 10_000, 'every request of the case to end');
+      await waitFor(
+        () => proxy.records(mark).every((r) => r.durationMs > 0 || r.status > 0),
+        10_000,
+        'every request of the case to end',
+      );
       const captured = caseFrom(c.name, 'kubectl', proxy.records(mark), seen);
       // A case whose every request an earlier case already made (discovery) adds nothing.
       if (captured.requests.length) cases.push(captured);
@@ -291,24 +394,59 @@ async function captureProduct(seen: Set<string>): Promise<CorpusCase> {
   try {
     await registerCluster(world.table, { id: CLUSTER_ID, access: { kind: 'url', url: proxy.url } }, new Date());
     const send = async (method: string, path: string, body: unknown, contentType = 'application/json') => {
-      const res = await fetch(proxy.url + path, { method, headers: { 'content-type': contentType }, body: JSON.stringify(body) });
+      const res = await fetch(proxy.url + path, {
+        method,
+        headers: { 'content-type': contentType },
+        body: JSON.stringify(body),
+      });
       await res.arrayBuffer();
     };
     // The world's own set-up, again through the proxy (on the capture backend these are no-ops).
     for (const file of ['infra/crds/nodepool.yaml', 'infra/crds/poolspirit.yaml']) {
       for (const doc of parseAllDocuments(await readFile(repo + file, 'utf8'))) {
         const crd = doc.toJSON() as { metadata: { name: string } } | null;
-        if (crd) await send('PATCH', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}?fieldManager=test-setup&force=true`, crd, 'application/apply-patch+yaml');
+        if (crd)
+          await send(
+            'PATCH',
+            `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}?fieldManager=test-setup&force=true`,
+            crd,
+            'application/apply-patch+yaml',
+          );
       }
     }
-    await send('PATCH', `/api/v1/namespaces/${DEFAULT_NAMESPACE}?fieldManager=test-setup&force=true`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEFAULT_NAMESPACE } }, 'application/apply-patch+yaml');
-    await send('PATCH', '/api/v1/namespaces/kube-system/configmaps/kube-root-ca.crt?fieldManager=test-setup&force=true', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' }, data: { 'ca.crt': world.clusterCaPem } }, 'application/apply-patch+yaml');
-    await send('POST', '/apis/apps.openyurt.io/v1beta2/nodepools', { apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', metadata: { name: 'edge-a' }, spec: { type: 'Edge' } });
+    await send(
+      'PATCH',
+      `/api/v1/namespaces/${DEFAULT_NAMESPACE}?fieldManager=test-setup&force=true`,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEFAULT_NAMESPACE } },
+      'application/apply-patch+yaml',
+    );
+    await send(
+      'PATCH',
+      '/api/v1/namespaces/kube-system/configmaps/kube-root-ca.crt?fieldManager=test-setup&force=true',
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' },
+        data: { 'ca.crt': world.clusterCaPem },
+      },
+      'application/apply-patch+yaml',
+    );
+    await send('POST', '/apis/apps.openyurt.io/v1beta2/nodepools', {
+      apiVersion: 'apps.openyurt.io/v1beta2',
+      kind: 'NodePool',
+      metadata: { name: 'edge-a' },
+      spec: { type: 'Edge' },
+    });
     const result = await world.invoke('edge-a', { via: 'notice' });
     if (result.result !== 'applied') throw new Error(`the reconcile did not apply: ${JSON.stringify(result)}`);
     // A second, no-op pass: the reads and applies a steady state makes.
     await world.invoke('edge-a', { via: 'request' });
-    return caseFrom('product: reconcile a new edge NodePool, then once more', 'functions/reconcile handler', proxy.records(), seen);
+    return caseFrom(
+      'product: reconcile a new edge NodePool, then once more',
+      'functions/reconcile handler',
+      proxy.records(),
+      seen,
+    );
   } finally {
     await proxy.stop();
     await world.stop();
@@ -322,4 +460,6 @@ const corpus: Corpus = {
 };
 await mkdir(new URL('./fixtures/', import.meta.url), { recursive: true });
 await writeFile(CORPUS_PATH, JSON.stringify(corpus, null, 1) + '\n');
-console.log(`${corpus.cases.length} cases, ${corpus.cases.reduce((n, c) => n + c.requests.length, 0)} requests → ${fileURLToPath(CORPUS_PATH)}`);
+console.log(
+  `${corpus.cases.length} cases, ${corpus.cases.reduce((n, c) => n + c.requests.length, 0)} requests → ${fileURLToPath(CORPUS_PATH)}`,
+);

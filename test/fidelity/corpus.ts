@@ -64,7 +64,10 @@ export function jsonDocuments(body: string): unknown[] {
     return [JSON.parse(body)];
   } catch {
     try {
-      return body.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown);
+      return body
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as unknown);
     } catch {
       return [];
     }

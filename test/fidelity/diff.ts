@@ -21,10 +21,18 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 type Key = (item: Json) => string | undefined;
-const field = (k: string): Key => (i) => (typeof i[k] === 'string' ? i[k] : undefined);
+const field =
+  (k: string): Key =>
+  (i) =>
+    typeof i[k] === 'string' ? i[k] : undefined;
 /** managedFields entries are one per manager, operation and subresource. */
-const manager: Key = (i) => (typeof i.manager === 'string' ? [i.manager, i.operation, i.subresource].filter(Boolean).join('/') : undefined);
-const KEYS: Array<[string, Key]> = [['manager', manager], ['name', field('name')], ['type', field('type')]];
+const manager: Key = (i) =>
+  typeof i.manager === 'string' ? [i.manager, i.operation, i.subresource].filter(Boolean).join('/') : undefined;
+const KEYS: Array<[string, Key]> = [
+  ['manager', manager],
+  ['name', field('name')],
+  ['type', field('type')],
+];
 
 function keyOf(items: unknown[]): [string, Key] | undefined {
   return KEYS.find(([, key]) => {
@@ -33,7 +41,12 @@ function keyOf(items: unknown[]): [string, Key] | undefined {
   });
 }
 
-export function diffValues(local: unknown, real: unknown, path: string, emit: (path: string, side: Difference['side'], local?: unknown, real?: unknown) => void): void {
+export function diffValues(
+  local: unknown,
+  real: unknown,
+  path: string,
+  emit: (path: string, side: Difference['side'], local?: unknown, real?: unknown) => void,
+): void {
   if (local === undefined && real === undefined) return;
   if (local === undefined) return emit(path, 'real-only', undefined, real);
   if (real === undefined) return emit(path, 'local-only', local, undefined);
@@ -43,7 +56,8 @@ export function diffValues(local: unknown, real: unknown, path: string, emit: (p
       const byKey = (items: unknown[]) => new Map(items.map((i) => [key[1](i as Json)!, i]));
       const l = byKey(local);
       const r = byKey(real);
-      for (const k of new Set([...l.keys(), ...r.keys()])) diffValues(l.get(k), r.get(k), `${path}[${key[0]}=${k}]`, emit);
+      for (const k of new Set([...l.keys(), ...r.keys()]))
+        diffValues(l.get(k), r.get(k), `${path}[${key[0]}=${k}]`, emit);
       return;
     }
     for (let i = 0; i < Math.max(local.length, real.length); i++) diffValues(local[i], real[i], `${path}[${i}]`, emit);
@@ -51,8 +65,10 @@ export function diffValues(local: unknown, real: unknown, path: string, emit: (p
   }
   if (isObject(local) && isObject(real)) {
     const kinds = [local.kind, real.kind];
-    if (kinds.some((k) => typeof k === 'string') && kinds[0] !== kinds[1]) return emit(`${path}.kind`, 'both', local.kind, real.kind);
-    for (const k of new Set([...Object.keys(local), ...Object.keys(real)])) diffValues(local[k], real[k], `${path}.${k}`, emit);
+    if (kinds.some((k) => typeof k === 'string') && kinds[0] !== kinds[1])
+      return emit(`${path}.kind`, 'both', local.kind, real.kind);
+    for (const k of new Set([...Object.keys(local), ...Object.keys(real)]))
+      diffValues(local[k], real[k], `${path}.${k}`, emit);
     return;
   }
   if (JSON.stringify(local) !== JSON.stringify(real)) emit(path, 'both', local, real);
@@ -69,19 +85,27 @@ const mediaType = (ct: string) => ct.split(';')[0]!.trim();
 
 export function diffAnswers(request: string, call: string, local: Answer, real: Answer): Difference[] {
   const out: Difference[] = [];
-  const emit = (path: string, side: Difference['side'], l?: unknown, r?: unknown) => out.push({ request, call, path, side, ...(l !== undefined ? { local: l } : {}), ...(r !== undefined ? { real: r } : {}) });
+  const emit = (path: string, side: Difference['side'], l?: unknown, r?: unknown) =>
+    out.push({
+      request,
+      call,
+      path,
+      side,
+      ...(l !== undefined ? { local: l } : {}),
+      ...(r !== undefined ? { real: r } : {}),
+    });
   if (local.status !== real.status) {
     emit('status', 'both', local.status, real.status);
     const reason = (a: Answer) => (isObject(a.body) ? { reason: a.body.reason, message: a.body.message } : undefined);
     diffValues(reason(local), reason(real), 'body', emit);
     return out;
   }
-  if (mediaType(local.contentType) !== mediaType(real.contentType)) emit('contentType', 'both', mediaType(local.contentType), mediaType(real.contentType));
+  if (mediaType(local.contentType) !== mediaType(real.contentType))
+    emit('contentType', 'both', mediaType(local.contentType), mediaType(real.contentType));
   if (local.events || real.events) {
     // Events are a sequence: compared by position.
     const [l, r] = [local.events ?? [], real.events ?? []];
     for (let i = 0; i < Math.max(l.length, r.length); i++) diffValues(l[i], r[i], `events[${i}]`, emit);
-  }
-  else diffValues(local.body, real.body, 'body', emit);
+  } else diffValues(local.body, real.body, 'body', emit);
   return out;
 }

@@ -15,11 +15,19 @@ beforeAll(async () => {
 }, 90_000);
 
 const show = (ds: Measurement['unexplained']) =>
-  ds.map((d) => `${d.request} ${d.call}\n    ${d.path} (${d.side}) local=${JSON.stringify(d.local)?.slice(0, 200)} real=${JSON.stringify(d.real)?.slice(0, 200)}`).join('\n');
+  ds
+    .map(
+      (d) =>
+        `${d.request} ${d.call}\n    ${d.path} (${d.side}) local=${JSON.stringify(d.local)?.slice(0, 200)} real=${JSON.stringify(d.real)?.slice(0, 200)}`,
+    )
+    .join('\n');
 
 describe('the local API answers the corpus as kube-apiserver v1.36.3 does, but for listed differences', () => {
   it('replays every request of the corpus on both backends', () => {
-    const total = JSON.parse(readFileSync(new URL('./fixtures/corpus.json', import.meta.url), 'utf8')).cases.reduce((n: number, c: { requests: unknown[] }) => n + c.requests.length, 0);
+    const total = JSON.parse(readFileSync(new URL('./fixtures/corpus.json', import.meta.url), 'utf8')).cases.reduce(
+      (n: number, c: { requests: unknown[] }) => n + c.requests.length,
+      0,
+    );
     expect(m.requests).toBe(total);
     expect(total).toBeGreaterThan(150);
   });

@@ -59,7 +59,10 @@ export interface Measurement {
 }
 
 export function explains(entry: ListedDifference, d: Difference): boolean {
-  return entry.match.some((m) => (!m.call || new RegExp(m.call).test(d.call)) && new RegExp(m.path).test(d.path) && (!m.side || m.side === d.side));
+  return entry.match.some(
+    (m) =>
+      (!m.call || new RegExp(m.call).test(d.call)) && new RegExp(m.path).test(d.path) && (!m.side || m.side === d.side),
+  );
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
@@ -73,7 +76,9 @@ export async function measure(corpus: Corpus = loadCorpus(), book: DifferenceBoo
   const local = await startLocalCluster({ bookmarkIntervalMs: 60_000 });
   // Every API group on: the corpus is general kube (kubectl's cases, the host cluster's Deployments), while a
   // pool-spirit serves only what a pool needs (its rendered --runtime-config).
-  const [real, startReal] = await timed(() => startRealApiserver({ spec: { apiServer: { extraArgs: { 'runtime-config': 'api/all=true' } } } }));
+  const [real, startReal] = await timed(() =>
+    startRealApiserver({ spec: { apiServer: { extraArgs: { 'runtime-config': 'api/all=true' } } } }),
+  );
   try {
     const localProxy = await startKubeProxy({ target: local.url });
     proxies.push(localProxy);
@@ -91,7 +96,11 @@ export async function measure(corpus: Corpus = loadCorpus(), book: DifferenceBoo
         const r = realAnswers.get(req.id);
         if (!l || !r) throw new Error(`request ${req.id} was not answered on ${l ? 'the real' : 'the local'} backend`);
         requests++;
-        const norm = (n: Normalizer, a: typeof l) => ({ ...a, body: n.normalize(a.body), ...(a.events ? { events: a.events.map((e) => n.normalize(e)) } : {}) });
+        const norm = (n: Normalizer, a: typeof l) => ({
+          ...a,
+          body: n.normalize(a.body),
+          ...(a.events ? { events: a.events.map((e) => n.normalize(e)) } : {}),
+        });
         const call = `${req.method} ${req.path}${req.query ? `?${req.query}` : ''}`;
         for (const d of diffAnswers(req.id, call, norm(nLocal, l), norm(nReal, r))) {
           const entry = book.listed.find((e) => explains(e, d));
@@ -99,12 +108,16 @@ export async function measure(corpus: Corpus = loadCorpus(), book: DifferenceBoo
         }
       }
     }
-    const hits = Object.fromEntries(book.listed.map((e) => [e.id, differences.filter((d) => d.listed === e.id).length]));
+    const hits = Object.fromEntries(
+      book.listed.map((e) => [e.id, differences.filter((d) => d.listed === e.id).length]),
+    );
     return {
       requests,
       differences,
       unexplained: differences.filter((d) => !d.listed),
-      stale: Object.entries(hits).filter(([, n]) => n === 0).map(([id]) => id),
+      stale: Object.entries(hits)
+        .filter(([, n]) => n === 0)
+        .map(([id]) => id),
       hits,
       seconds: { local: tLocal, real: tReal, startReal },
     };

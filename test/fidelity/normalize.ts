@@ -6,7 +6,21 @@
  */
 import { redactObject } from '../../local/kube-proxy/index.ts';
 
-const TIME_KEYS = new Set(['creationTimestamp', 'deletionTimestamp', 'time', 'lastTransitionTime', 'lastUpdateTime', 'lastHeartbeatTime', 'lastProbeTime', 'startTime', 'renewTime', 'acquireTime', 'eventTime', 'firstTimestamp', 'lastTimestamp']);
+const TIME_KEYS = new Set([
+  'creationTimestamp',
+  'deletionTimestamp',
+  'time',
+  'lastTransitionTime',
+  'lastUpdateTime',
+  'lastHeartbeatTime',
+  'lastProbeTime',
+  'startTime',
+  'renewTime',
+  'acquireTime',
+  'eventTime',
+  'firstTimestamp',
+  'lastTimestamp',
+]);
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const AGE = /^(\d+[smhdy])+$/;
 const IP = /^\d{1,3}(\.\d{1,3}){3}$/;
@@ -50,25 +64,47 @@ export class Normalizer {
     for (const [rawKey, x] of Object.entries(o)) {
       // managedFields name list items by key: `k:{"uid":"…"}`.
       const k = rawKey.replace(UUID, this.uid);
-      out[k] = k === 'clusterIPs' && Array.isArray(x) ? x.map((ip) => (typeof ip === 'string' && IP.test(ip) ? '<clusterIP>' : ip)) : this.walk(x, rawKey);
+      out[k] =
+        k === 'clusterIPs' && Array.isArray(x)
+          ? x.map((ip) => (typeof ip === 'string' && IP.test(ip) ? '<clusterIP>' : ip))
+          : this.walk(x, rawKey);
     }
     const meta = out.metadata;
-    if (isObject(meta) && typeof meta.generateName === 'string' && typeof meta.name === 'string' && meta.name.startsWith(meta.generateName)) {
+    if (
+      isObject(meta) &&
+      typeof meta.generateName === 'string' &&
+      typeof meta.name === 'string' &&
+      meta.name.startsWith(meta.generateName)
+    ) {
       meta.name = `${meta.generateName}<generated>`;
     }
     if (out.kind === 'Table' && Array.isArray(out.columnDefinitions) && Array.isArray(out.rows)) {
       const ages = out.columnDefinitions.flatMap((c, i) => (isObject(c) && c.name === 'Age' ? [i] : []));
-      out.rows = out.rows.map((r) => (isObject(r) && Array.isArray(r.cells) ? { ...r, cells: r.cells.map((cell, i) => (ages.includes(i) ? '<age>' : cell)) } : r));
+      out.rows = out.rows.map((r) =>
+        isObject(r) && Array.isArray(r.cells)
+          ? { ...r, cells: r.cells.map((cell, i) => (ages.includes(i) ? '<age>' : cell)) }
+          : r,
+      );
     } else if (out.kind === 'Table' && Array.isArray(out.rows)) {
       // A watch's later Table events carry no column definitions: an age is known by its form.
-      out.rows = out.rows.map((r) => (isObject(r) && Array.isArray(r.cells) ? { ...r, cells: r.cells.map((cell) => (typeof cell === 'string' && AGE.test(cell) ? '<age>' : cell)) } : r));
+      out.rows = out.rows.map((r) =>
+        isObject(r) && Array.isArray(r.cells)
+          ? { ...r, cells: r.cells.map((cell) => (typeof cell === 'string' && AGE.test(cell) ? '<age>' : cell)) }
+          : r,
+      );
     }
     return out;
   }
 }
 
 function sortKey(v: unknown): string {
-  const meta = isObject(v) ? (isObject(v.metadata) ? v.metadata : isObject(v.object) && isObject(v.object.metadata) ? v.object.metadata : undefined) : undefined;
+  const meta = isObject(v)
+    ? isObject(v.metadata)
+      ? v.metadata
+      : isObject(v.object) && isObject(v.object.metadata)
+        ? v.object.metadata
+        : undefined
+    : undefined;
   return meta ? `${String(meta.namespace ?? '')}/${String(meta.name ?? '')}` : '';
 }
 

@@ -43,7 +43,11 @@ describe('forwarder under faults', () => {
         return { code: 'ThrottlingException', message: 'Rate exceeded' };
       },
     });
-    const client = new EventBridgeClient({ endpoint: bus.endpoint, region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const client = new EventBridgeClient({
+      endpoint: bus.endpoint,
+      region: 'local',
+      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    });
     const port = eventBridgePutEvents(client);
     forwarder = new Forwarder({
       clusterId: 'flaky',
@@ -67,17 +71,43 @@ describe('forwarder under faults', () => {
   it('delivers every change at least once despite drops, 500s, 410 and failed entries', async () => {
     const pools = Array.from({ length: 24 }, (_, i) => nodePool(`p${i}`, i % 4 === 0 ? 'Cloud' : 'Edge'));
     for (const p of pools) await t.api.create(p);
-    for (const p of pools.slice(0, 8)) await t.api.patch({ ...p, metadata: { name: p.metadata!.name, labels: { touched: 'yes' } } } as any, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch);
+    for (const p of pools.slice(0, 8))
+      await t.api.patch(
+        { ...p, metadata: { name: p.metadata!.name, labels: { touched: 'yes' } } } as any,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        PatchStrategy.MergePatch,
+      );
     for (const p of pools.slice(20)) await t.api.delete(p);
 
     // Force a 410: writes the forwarder does not watch move the revision on (as in any busy cluster), then
     // a compaction drops the history its NodePool watch would resume from.
-    for (let i = 0; i < 5; i++) await t.api.createJson({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `noise-${i}`, namespace: 'default' } } as any);
+    for (let i = 0; i < 5; i++)
+      await t.api.createJson({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `noise-${i}`, namespace: 'default' },
+      } as any);
     await t.cluster.storage.compact(await t.cluster.storage.currentRevision());
 
     const live = await Promise.all(pools.slice(0, 20).map((p) => t.api.read(p as any)));
-    await waitFor(() => live.every((p) => Number(lastNotice('NodePool', p.metadata!.name!)?.resourceVersion) >= Number(p.metadata!.resourceVersion)), 30_000, 'latest version of every pool on the bus');
-    await waitFor(() => pools.slice(20).every((p) => received.some((n) => n.name === p.metadata!.name && n.changeType === 'DELETED')), 30_000, 'deletions on the bus');
+    await waitFor(
+      () =>
+        live.every(
+          (p) =>
+            Number(lastNotice('NodePool', p.metadata!.name!)?.resourceVersion) >= Number(p.metadata!.resourceVersion),
+        ),
+      30_000,
+      'latest version of every pool on the bus',
+    );
+    await waitFor(
+      () =>
+        pools.slice(20).every((p) => received.some((n) => n.name === p.metadata!.name && n.changeType === 'DELETED')),
+      30_000,
+      'deletions on the bus',
+    );
     await forwarder.idle();
 
     const stats = forwarder.stats();
@@ -95,7 +125,11 @@ describe('forwarder under faults', () => {
     await waitFor(() => forwarder.stats().informers.NodePool.lists >= 2, 30_000, 'a relist after 410');
     expect(forwarder.stats().informers.NodePool.gone410).toBeGreaterThan(0);
     const remaining = (await t.api.list('apps.openyurt.io/v1beta1', 'NodePool')).items.map((p) => p.metadata!.name!);
-    await waitFor(() => remaining.every((name) => received.some((n) => n.name === name && n.changeType === 'RESYNC')), 30_000, 'RESYNC notices');
+    await waitFor(
+      () => remaining.every((name) => received.some((n) => n.name === name && n.changeType === 'RESYNC')),
+      30_000,
+      'RESYNC notices',
+    );
   });
 
   it('forwards node pool membership and readiness, never heartbeats', async () => {
@@ -116,7 +150,11 @@ describe('forwarder under faults', () => {
     const live: any = await core.readNode({ name: 'edge-1' });
     live.metadata.labels['apps.openyurt.io/nodepool'] = 'p2';
     await core.replaceNode({ name: 'edge-1', body: live });
-    await waitFor(() => received.some((n) => n.kind === 'Node' && n.poolName === 'p2'), 20_000, 'membership change notice');
+    await waitFor(
+      () => received.some((n) => n.kind === 'Node' && n.poolName === 'p2'),
+      20_000,
+      'membership change notice',
+    );
     await forwarder.idle();
     const nodeNotices = received.filter((n) => n.kind === 'Node').slice(before);
     // One notice for the pool it joined, one for the pool it left; the heartbeats sent nothing.

@@ -23,7 +23,10 @@ describe('owned Secrets are watched as metadata only', () => {
 
   it('lists and watches Secrets without their data, and only those with the product labels', async () => {
     const secret = (name: string, labels: Record<string, string>) => ({
-      apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS, labels }, data: { 'ca.key': Buffer.from('PRIVATE KEY').toString('base64') },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: NS, labels },
+      data: { 'ca.key': Buffer.from('PRIVATE KEY').toString('base64') },
     });
     const labels = { 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': 'p' };
     await t.api.create(secret('ps-p-ca', labels));
@@ -31,7 +34,16 @@ describe('owned Secrets are watched as metadata only', () => {
     const resource = watchedResources(NS).find((r) => r.kind === 'Secret')!;
     const seen: Obj[] = [];
     // The same resource definition, remembering whole what it is handed (the forwarder keeps a summary).
-    informer = new Informer<Obj>(t.kc, { ...resource, listedByRelevance: false, summarize: (o) => (seen.push(o), { resourceVersion: o.metadata?.resourceVersion }), isRelevant: () => true }, { onChange: async () => undefined });
+    informer = new Informer<Obj>(
+      t.kc,
+      {
+        ...resource,
+        listedByRelevance: false,
+        summarize: (o) => (seen.push(o), { resourceVersion: o.metadata?.resourceVersion }),
+        isRelevant: () => true,
+      },
+      { onChange: async () => undefined },
+    );
     void informer.run();
     await informer.hasSynced;
     await t.api.create(secret('ps-p-pki', labels));

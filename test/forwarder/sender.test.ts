@@ -18,7 +18,8 @@ class RecordingBus implements PutEventsPort {
   private attempts = new Map<string, number>();
   async putEvents(entries: PutEventsRequestEntry[]): Promise<PutEventsResultEntry[]> {
     this.calls.push(entries);
-    if (this.failCall(this.calls.length)) throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+    if (this.failCall(this.calls.length))
+      throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
     return entries.map((e) => {
       const n = (this.attempts.get(e.Detail!) ?? 0) + 1;
       this.attempts.set(e.Detail!, n);
@@ -32,7 +33,10 @@ class RecordingBus implements PutEventsPort {
 describe('toBatches', () => {
   it('never exceeds 10 entries or 256 KB per call and keeps order', () => {
     const sizes = [...Array(25).fill(1000), 200_000, 100_000, 30_000, ...Array(3).fill(10)];
-    const batches = toBatches(sizes.map((s, i) => ({ i, s })), (x) => x.s);
+    const batches = toBatches(
+      sizes.map((s, i) => ({ i, s })),
+      (x) => x.s,
+    );
     expect(batches.flat().map((x) => x.i)).toEqual(sizes.map((_, i) => i));
     for (const b of batches) {
       expect(b.length).toBeLessThanOrEqual(MAX_ENTRIES_PER_CALL);
@@ -41,7 +45,16 @@ describe('toBatches', () => {
   });
 
   it('counts an entry the way EventBridge does', () => {
-    expect(entrySize({ Source: 'ab', DetailType: 'c', Detail: '{"é":1}', Time: new Date(), Resources: ['xy'], EventBusName: 'not-counted' } as any)).toBe(14 + 2 + 1 + 8 + 2); // é is two bytes in UTF-8
+    expect(
+      entrySize({
+        Source: 'ab',
+        DetailType: 'c',
+        Detail: '{"é":1}',
+        Time: new Date(),
+        Resources: ['xy'],
+        EventBusName: 'not-counted',
+      } as any),
+    ).toBe(14 + 2 + 1 + 8 + 2); // é is two bytes in UTF-8
   });
 });
 
@@ -81,13 +94,18 @@ describe('EventSender', () => {
       return entries.map((e) => {
         const key = JSON.parse(e.Detail!).key as string;
         if (codes[key]) return { ErrorCode: codes[key], ErrorMessage: `${key} refused` };
-        if (key === 'slow' && this.calls.length < 3) return { ErrorCode: 'ThrottlingException', ErrorMessage: 'slow down' };
+        if (key === 'slow' && this.calls.length < 3)
+          return { ErrorCode: 'ThrottlingException', ErrorMessage: 'slow down' };
         this.accepted.push(e);
         return { EventId: `id-${this.accepted.length}` };
       });
     };
     const rejected: string[] = [];
-    const sender = new EventSender(bus, { coalesceWindowMs: 1, initialRetryDelayMs: 5, onRejected: (r) => rejected.push(`${r.key}:${r.errorCode}`) });
+    const sender = new EventSender(bus, {
+      coalesceWindowMs: 1,
+      initialRetryDelayMs: 5,
+      onRejected: (r) => rejected.push(`${r.key}:${r.errorCode}`),
+    });
     for (const key of ['bad', 'denied', 'slow', 'ok']) await sender.enqueue(key, entry(key));
     await sender.idle();
     expect(rejected.sort()).toEqual(['bad:MalformedDetail', 'denied:NotAuthorizedForSourceException']);
@@ -97,7 +115,12 @@ describe('EventSender', () => {
     expect(sends.filter((k) => k === 'slow').length).toBeGreaterThan(1);
     expect(bus.accepted.map((e) => JSON.parse(e.Detail!).key).sort()).toEqual(['ok', 'slow']);
     expect(sender.stats()).toMatchObject({ rejected: 2, pendingKeys: 0, inFlightEntries: 0 });
-    expect(sender.stats().recentRejections.map((r) => r.key).sort()).toEqual(['bad', 'denied']);
+    expect(
+      sender
+        .stats()
+        .recentRejections.map((r) => r.key)
+        .sort(),
+    ).toEqual(['bad', 'denied']);
   });
 
   it('retries a whole call that throws (throttling) without losing entries', async () => {
@@ -115,7 +138,12 @@ describe('EventSender', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const bus = new RecordingBus();
-    const slowBus: PutEventsPort = { putEvents: async (e) => { await gate; return bus.putEvents(e); } };
+    const slowBus: PutEventsPort = {
+      putEvents: async (e) => {
+        await gate;
+        return bus.putEvents(e);
+      },
+    };
     const sender = new EventSender(slowBus, { coalesceWindowMs: 1, maxPendingKeys: 3 });
     for (let n = 0; n < 3; n++) await sender.enqueue(`k${n}`, entry(`k${n}`));
     let fourthQueued = false;
@@ -139,6 +167,8 @@ describe('EventSender', () => {
 
   it('rejects a notice larger than EventBridge accepts, naming the key', async () => {
     const sender = new EventSender(new RecordingBus());
-    await expect(sender.enqueue('huge', entry('huge', { pad: 'x'.repeat(MAX_BYTES_PER_CALL) }))).rejects.toThrow(/huge.*at most 262144/);
+    await expect(sender.enqueue('huge', entry('huge', { pad: 'x'.repeat(MAX_BYTES_PER_CALL) }))).rejects.toThrow(
+      /huge.*at most 262144/,
+    );
   });
 });

@@ -8,11 +8,23 @@ const byKind = (kind: string) => watchedResources('pool-spirit-system').find((r)
 describe('which changes become notices', () => {
   it('skips a PoolSpirit change that only touched reconciler-owned status', () => {
     const r = byKind('PoolSpirit');
-    const base = { metadata: { name: 'p', uid: 'u', resourceVersion: '1', generation: 1 }, spec: { nodePool: 'p' }, status: { conditions: [] } };
+    const base = {
+      metadata: { name: 'p', uid: 'u', resourceVersion: '1', generation: 1 },
+      spec: { nodePool: 'p' },
+      status: { conditions: [] },
+    };
     const before = r.summarize(base);
-    const ownStatus = r.summarize({ ...base, metadata: { ...base.metadata, resourceVersion: '2' }, status: { conditions: [{ type: 'Available', status: 'True' }] } });
+    const ownStatus = r.summarize({
+      ...base,
+      metadata: { ...base.metadata, resourceVersion: '2' },
+      status: { conditions: [{ type: 'Available', status: 'True' }] },
+    });
     const specEdit = r.summarize({ ...base, metadata: { ...base.metadata, resourceVersion: '3', generation: 2 } });
-    const agentReport = r.summarize({ ...base, metadata: { ...base.metadata, resourceVersion: '4' }, status: { bootstrap: { appliedHash: 'h' } } });
+    const agentReport = r.summarize({
+      ...base,
+      metadata: { ...base.metadata, resourceVersion: '4' },
+      status: { bootstrap: { appliedHash: 'h' } },
+    });
     expect(r.isRelevant(before, ownStatus)).toBe(false);
     expect(r.isRelevant(before, specEdit)).toBe(true);
     expect(r.isRelevant(before, agentReport)).toBe(true);
@@ -34,7 +46,15 @@ describe('which changes become notices', () => {
     for (const kind of ['PoolSpirit', 'Deployment']) {
       const r = byKind(kind);
       const created = (manager: string, generation = 1) => ({
-        metadata: { name: 'p', namespace: 'pool-spirit-system', uid: 'u', resourceVersion: '1', generation, labels: { 'poolspirit.io/pool': 'p' }, managedFields: [{ manager, operation: 'Apply' }] },
+        metadata: {
+          name: 'p',
+          namespace: 'pool-spirit-system',
+          uid: 'u',
+          resourceVersion: '1',
+          generation,
+          labels: { 'poolspirit.io/pool': 'p' },
+          managedFields: [{ manager, operation: 'Apply' }],
+        },
       });
       expect(r.isRelevant(undefined, r.summarize(created('pool-spirit-reconciler'))), kind).toBe(false);
       expect(r.isRelevant(undefined, r.summarize(created('kubectl-client-side-apply'))), kind).toBe(true);
@@ -46,23 +66,47 @@ describe('which changes become notices', () => {
   it('forwards a Deployment whose rollout or readiness moved, not a status write that moved nothing', () => {
     const r = byKind('Deployment');
     const dep = (rv: string, status: Record<string, unknown>) => ({
-      metadata: { name: 'ps-p', namespace: 'pool-spirit-system', uid: 'u', resourceVersion: rv, generation: 1, labels: { 'poolspirit.io/pool': 'p' } },
+      metadata: {
+        name: 'ps-p',
+        namespace: 'pool-spirit-system',
+        uid: 'u',
+        resourceVersion: rv,
+        generation: 1,
+        labels: { 'poolspirit.io/pool': 'p' },
+      },
       status,
     });
     const before = r.summarize(dep('1', { observedGeneration: 1, replicas: 1, updatedReplicas: 1 }));
-    const heartbeat = r.summarize(dep('2', { observedGeneration: 1, replicas: 1, updatedReplicas: 1, conditions: [{ type: 'Progressing', lastUpdateTime: 'later' }] }));
-    const ready = r.summarize(dep('3', { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }));
+    const heartbeat = r.summarize(
+      dep('2', {
+        observedGeneration: 1,
+        replicas: 1,
+        updatedReplicas: 1,
+        conditions: [{ type: 'Progressing', lastUpdateTime: 'later' }],
+      }),
+    );
+    const ready = r.summarize(
+      dep('3', { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 }),
+    );
     expect(r.isRelevant(before, heartbeat)).toBe(false);
     expect(r.isRelevant(before, ready)).toBe(true);
   });
 });
 
 describe('owned objects', () => {
-  const owned = (managers: Array<{ manager: string; time?: string; subresource?: string }>, extra: Record<string, unknown> = {}) => ({
+  const owned = (
+    managers: Array<{ manager: string; time?: string; subresource?: string }>,
+    extra: Record<string, unknown> = {},
+  ) => ({
     metadata: {
-      name: 'ps-p-ca', namespace: 'pool-spirit-system', uid: 'u', resourceVersion: String(managers.length),
+      name: 'ps-p-ca',
+      namespace: 'pool-spirit-system',
+      uid: 'u',
+      resourceVersion: String(managers.length),
       labels: { 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': 'p' },
-      ownerReferences: [{ apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', name: 'p', uid: 'np', controller: true }],
+      ownerReferences: [
+        { apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', name: 'p', uid: 'np', controller: true },
+      ],
       managedFields: managers.map((m) => ({ operation: 'Update', ...m })),
       ...extra,
     },
@@ -83,10 +127,27 @@ describe('owned objects', () => {
   it("forwards a deletion or someone else's write, never the reconciler's own", () => {
     const r = byKind('Secret');
     const ours = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't1' }]));
-    const oursAgain = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't2' }, { manager: 'x', subresource: 'status' }]));
-    const edited = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't1' }, { manager: 'kubectl-edit', time: 't3' }]));
-    const editedAgain = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't1' }, { manager: 'kubectl-edit', time: 't4' }]));
-    const deleting = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't1' }], { deletionTimestamp: '2026-01-01T00:00:00Z' }));
+    const oursAgain = r.summarize(
+      owned([
+        { manager: 'pool-spirit-reconciler', time: 't2' },
+        { manager: 'x', subresource: 'status' },
+      ]),
+    );
+    const edited = r.summarize(
+      owned([
+        { manager: 'pool-spirit-reconciler', time: 't1' },
+        { manager: 'kubectl-edit', time: 't3' },
+      ]),
+    );
+    const editedAgain = r.summarize(
+      owned([
+        { manager: 'pool-spirit-reconciler', time: 't1' },
+        { manager: 'kubectl-edit', time: 't4' },
+      ]),
+    );
+    const deleting = r.summarize(
+      owned([{ manager: 'pool-spirit-reconciler', time: 't1' }], { deletionTimestamp: '2026-01-01T00:00:00Z' }),
+    );
     expect(r.isRelevant(undefined, ours)).toBe(false);
     expect(r.isRelevant(ours, oursAgain)).toBe(false);
     expect(r.isRelevant(ours, edited)).toBe(true);
@@ -98,7 +159,15 @@ describe('owned objects', () => {
 
   it('names the pool by the owner, whose name is not cut to a label value', () => {
     const long = 'a'.repeat(80);
-    const s = byKind('ConfigMap').summarize({ metadata: { name: 'x', uid: 'u', resourceVersion: '1', labels: { 'poolspirit.io/pool': 'cut' }, ownerReferences: [{ kind: 'PoolSpirit', name: long }] } });
+    const s = byKind('ConfigMap').summarize({
+      metadata: {
+        name: 'x',
+        uid: 'u',
+        resourceVersion: '1',
+        labels: { 'poolspirit.io/pool': 'cut' },
+        ownerReferences: [{ kind: 'PoolSpirit', name: long }],
+      },
+    });
     expect(s.poolName).toBe(long);
   });
 });

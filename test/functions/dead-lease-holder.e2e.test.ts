@@ -15,7 +15,11 @@ import { RequeueError } from '../../core/outcome.ts';
 import { LOCKED_RECHECK_MS } from '../../functions/reconcile/run.ts';
 import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from './harness.ts';
 
-const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'ps-edge-dead', namespace: DEFAULT_NAMESPACE } };
+const deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'ps-edge-dead', namespace: DEFAULT_NAMESPACE },
+};
 
 describe('a lease left by a dead reconcile', () => {
   let world: ReconcileWorld;
@@ -38,11 +42,20 @@ describe('a lease left by a dead reconcile', () => {
       },
     });
     dead = world.invoke('edge-dead').catch(() => undefined);
-    await vi.waitFor(async () => {
-      const item = await getItem(world.table, keys.pool(CLUSTER_ID, 'edge-dead'));
-      expect(item?.[LEASE_OWNER]).toBeDefined();
-      expect(await world.admin.read({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ps-edge-dead', namespace: DEFAULT_NAMESPACE } })).toBeDefined();
-    }, { timeout: 10_000, interval: 20 });
+    await vi.waitFor(
+      async () => {
+        const item = await getItem(world.table, keys.pool(CLUSTER_ID, 'edge-dead'));
+        expect(item?.[LEASE_OWNER]).toBeDefined();
+        expect(
+          await world.admin.read({
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: 'ps-edge-dead', namespace: DEFAULT_NAMESPACE },
+          }),
+        ).toBeDefined();
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     world.wrapClient = undefined;
   });
   afterAll(async () => {

@@ -20,14 +20,27 @@ import { terminalReasonOf } from '../../functions/shared/terminal.ts';
 
 const repo = join(import.meta.dirname, '..', '..');
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
-const event = { version: '0', id: 'e-1', 'detail-type': 'Reconcile Request', source: 'pool-spirit.reconciler', account: '1', time: '2026-03-01T08:00:00Z', region: 'eu-west-1', resources: [], detail: { clusterId: 'c1' } };
+const event = {
+  version: '0',
+  id: 'e-1',
+  'detail-type': 'Reconcile Request',
+  source: 'pool-spirit.reconciler',
+  account: '1',
+  time: '2026-03-01T08:00:00Z',
+  region: 'eu-west-1',
+  resources: [],
+  detail: { clusterId: 'c1' },
+};
 const reason = { kind: 'invalid-event' as const, field: 'detail.nodePool', message: 'detail.nodePool: Invalid input' };
 
 let bus: LocalBus;
 beforeAll(async () => {
   const rules = loadRules(join(repo, 'serverless.yml'));
   const noop = async () => undefined;
-  bus = await startLocalBus({ rules, targets: { reconcile: noop, audit: noop, probe: noop, cloudEvents: noop, rollout: noop } });
+  bus = await startLocalBus({
+    rules,
+    targets: { reconcile: noop, audit: noop, probe: noop, cloudEvents: noop, rollout: noop },
+  });
 });
 afterAll(async () => {
   await bus?.stop();
@@ -35,10 +48,14 @@ afterAll(async () => {
 
 describe('the dead-letter sink', () => {
   it('every function is given its own queue URL (DEAD_LETTER_QUEUE_URL = !Ref its DLQ)', () => {
-    const doc = parseServerlessYaml(readFileSync(join(repo, 'serverless.yml'), 'utf8')) as { functions: Record<string, { environment?: Record<string, unknown> }> };
+    const doc = parseServerlessYaml(readFileSync(join(repo, 'serverless.yml'), 'utf8')) as {
+      functions: Record<string, { environment?: Record<string, unknown> }>;
+    };
     for (const name of Object.keys(FUNCTION_PERMISSIONS)) {
       const logical = name[0].toUpperCase() + name.slice(1);
-      expect(doc.functions[name].environment?.DEAD_LETTER_QUEUE_URL, name).toEqual({ Ref: `${logical}DeadLetterQueue` });
+      expect(doc.functions[name].environment?.DEAD_LETTER_QUEUE_URL, name).toEqual({
+        Ref: `${logical}DeadLetterQueue`,
+      });
     }
   });
 
@@ -55,14 +72,26 @@ describe('the dead-letter sink', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const queueUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/123456789012/q-dlq`;
-      await sqsDeadLetterSink({ queueUrl, credentials, region: 'eu-west-1' }).send({ functionName: 'reconcile', reason, event, attempts: 1, requestId: 'r-1' });
+      await sqsDeadLetterSink({ queueUrl, credentials, region: 'eu-west-1' }).send({
+        functionName: 'reconcile',
+        reason,
+        event,
+        attempts: 1,
+        requestId: 'r-1',
+      });
       expect(got).toHaveLength(1);
       const [{ headers, body }] = got;
       expect(headers['x-amz-target']).toBe('AmazonSQS.SendMessage');
       expect(headers['content-type']).toBe('application/x-amz-json-1.0');
-      expect(String(headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/sqs\/aws4_request, SignedHeaders=[^ ]*host[^ ]*x-amz-target/);
+      expect(String(headers.authorization)).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/sqs\/aws4_request, SignedHeaders=[^ ]*host[^ ]*x-amz-target/,
+      );
       expect(body).not.toContain(credentials.secretAccessKey);
-      const sent = JSON.parse(body) as { QueueUrl: string; MessageBody: string; MessageAttributes: Record<string, { DataType: string; StringValue: string }> };
+      const sent = JSON.parse(body) as {
+        QueueUrl: string;
+        MessageBody: string;
+        MessageAttributes: Record<string, { DataType: string; StringValue: string }>;
+      };
       expect(sent.QueueUrl).toBe(queueUrl);
       expect(JSON.parse(sent.MessageBody)).toEqual(event);
       expect(JSON.parse(sent.MessageAttributes.TERMINAL_REASON.StringValue)).toEqual(reason);
@@ -76,15 +105,34 @@ describe('the dead-letter sink', () => {
   it("lands in the local bus's dead-letter store, on the rule of the function that sent it", async () => {
     const url = bus.deadLetterQueueUrl('reconcile');
     expect(url).toMatch(/\/pool-spirit-reconciler-dev-reconcile-dlq$/);
-    await sqsDeadLetterSink({ queueUrl: url!, credentials, region: 'local' }).send({ functionName: 'reconcile', reason, event, attempts: 1 });
+    await sqsDeadLetterSink({ queueUrl: url!, credentials, region: 'local' }).send({
+      functionName: 'reconcile',
+      reason,
+      event,
+      attempts: 1,
+    });
     const [letter] = bus.deadLetters();
-    expect(letter).toMatchObject({ reason: 'terminal', terminal: reason, target: 'reconcile', attempts: 1, eventId: 'e-1', event });
+    expect(letter).toMatchObject({
+      reason: 'terminal',
+      terminal: reason,
+      target: 'reconcile',
+      attempts: 1,
+      eventId: 'e-1',
+      event,
+    });
     expect(bus.stats().deadLettered).toBe(1);
   });
 
   it('a queue the bus does not know, or a message without its reason, is refused and the sender throws', async () => {
     const unknown = bus.deadLetterQueueUrl('reconcile')!.replace(/[^/]+$/, 'no-such-dlq');
-    await expect(sqsDeadLetterSink({ queueUrl: unknown, credentials, region: 'local' }).send({ functionName: 'reconcile', reason, event, attempts: 1 })).rejects.toThrow(/NonExistentQueue/);
+    await expect(
+      sqsDeadLetterSink({ queueUrl: unknown, credentials, region: 'local' }).send({
+        functionName: 'reconcile',
+        reason,
+        event,
+        attempts: 1,
+      }),
+    ).rejects.toThrow(/NonExistentQueue/);
     const res = await fetch(`${bus.endpoint}/`, {
       method: 'POST',
       headers: { 'x-amz-target': 'AmazonSQS.SendMessage', 'content-type': 'application/x-amz-json-1.0' },
@@ -113,7 +161,10 @@ describe('the dead-letter sink', () => {
         return e;
       }
     })();
-    expect(terminalReasonOf(err)).toMatchObject({ kind: 'invalid-event', field: expect.stringMatching(/^detail\.nodePool\.a/) });
+    expect(terminalReasonOf(err)).toMatchObject({
+      kind: 'invalid-event',
+      field: expect.stringMatching(/^detail\.nodePool\.a/),
+    });
     expect(terminalReasonOf(err)?.message).toMatch(/nested deeper than 65 levels/);
   });
 });

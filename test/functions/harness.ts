@@ -32,7 +32,6 @@ export const CLUSTER_ID = 'c1';
 export const TABLE_NAME = 'pool-spirit-state';
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-
 /** A throwaway cluster CA made at test time (its key is never written anywhere). */
 export async function generateClusterCaPem(): Promise<string> {
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
@@ -44,12 +43,18 @@ export async function generateClusterCaPem(): Promise<string> {
     notAfter: new Date(Date.now() + 365 * 24 * 3600 * 1000),
     keys,
     signingAlgorithm: alg,
-    extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true)],
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true),
+    ],
   });
   return cert.toString('pem');
 }
 
-export interface CapturedMetric { name: string; value: number }
+export interface CapturedMetric {
+  name: string;
+  value: number;
+}
 
 export interface ReconcileWorld {
   cluster: LocalCluster;
@@ -67,10 +72,16 @@ export interface ReconcileWorld {
   tableWrites: number[];
   /** Wraps every ClusterClient the handler builds (fault injection). */
   wrapClient?: (client: ClusterClient) => ClusterClient;
-  invoke(pool: string, options?: { eventId?: string; via?: 'request' | 'notice'; requestId?: string }): Promise<ReconcileResult>;
+  invoke(
+    pool: string,
+    options?: { eventId?: string; via?: 'request' | 'notice'; requestId?: string },
+  ): Promise<ReconcileResult>;
   reconcileRequestEvent(pool: string, eventId?: string): Record<string, unknown>;
   changeNoticeEvent(pool: string, eventId?: string): Record<string, unknown>;
-  createNodePool(name: string, options?: { type?: 'Edge' | 'Cloud'; labels?: Record<string, string>; annotations?: Record<string, string> }): Promise<KubeObject>;
+  createNodePool(
+    name: string,
+    options?: { type?: 'Edge' | 'Cloud'; labels?: Record<string, string>; annotations?: Record<string, string> },
+  ): Promise<KubeObject>;
   stop(): Promise<void>;
 }
 
@@ -78,12 +89,18 @@ async function applyManifest(admin: RawObjectApi, obj: KubernetesObject): Promis
   await admin.applyJson(obj, 'test-setup', true);
 }
 
-export async function startReconcileWorld(options: { logLevel?: 'SILENT' | 'INFO' | 'DEBUG'; lockedWaitMs?: number } = {}): Promise<ReconcileWorld> {
+export async function startReconcileWorld(
+  options: { logLevel?: 'SILENT' | 'INFO' | 'DEBUG'; lockedWaitMs?: number } = {},
+): Promise<ReconcileWorld> {
   const cluster = await startLocalCluster({ port: 0 });
   const dynamo = await startLocalDynamo();
   await ensureTable(dynamo.client, TABLE_NAME);
   const tableWrites: number[] = [];
-  const table = createStateTable({ client: dynamo.client, tableName: TABLE_NAME, onWriteUnits: (u) => tableWrites.push(u) });
+  const table = createStateTable({
+    client: dynamo.client,
+    tableName: TABLE_NAME,
+    onWriteUnits: (u) => tableWrites.push(u),
+  });
   await registerCluster(table, { id: CLUSTER_ID, access: { kind: 'url', url: cluster.url } }, new Date());
 
   const kc = new KubeConfig();
@@ -98,15 +115,23 @@ export async function startReconcileWorld(options: { logLevel?: 'SILENT' | 'INFO
   await applyManifest(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEFAULT_NAMESPACE } });
   const clusterCaPem = await generateClusterCaPem();
   await applyManifest(admin, {
-    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' }, data: { 'ca.crt': clusterCaPem },
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' },
+    data: { 'ca.crt': clusterCaPem },
   } as KubernetesObject);
 
   const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
   // What the handler's dependencies read while the world is being built; the world is this same object.
-  const early: Pick<ReconcileWorld, 'metricsOut' | 'clockOffsetMs' | 'wrapClient'> = { metricsOut: [], clockOffsetMs: 0 };
+  const early: Pick<ReconcileWorld, 'metricsOut' | 'clockOffsetMs' | 'wrapClient'> = {
+    metricsOut: [],
+    clockOffsetMs: 0,
+  };
   const metrics = new Metrics({ namespace: 'PoolSpiritTest', serviceName: 'reconcile-test', logger: silent });
   // EMF lines go to the metrics' own console: capture them instead of printing.
-  Object.assign(metrics, { console: { log: (line: string) => early.metricsOut.push(JSON.parse(line) as Record<string, unknown>) } });
+  Object.assign(metrics, {
+    console: { log: (line: string) => early.metricsOut.push(JSON.parse(line) as Record<string, unknown>) },
+  });
   const deps = reconcileDeps({
     table,
     clock: () => new Date(Date.now() + early.clockOffsetMs),
@@ -116,7 +141,10 @@ export async function startReconcileWorld(options: { logLevel?: 'SILENT' | 'INFO
     keyFactory: cachingKeyFactory(),
     ...(options.lockedWaitMs !== undefined ? { lockedWaitMs: options.lockedWaitMs } : {}),
     clusterClient: (config) => {
-      const client = allocatingClusterIPs(createClusterClient(config, { retry: { initialDelayMs: 5, maxDelayMs: 50 } }), admin);
+      const client = allocatingClusterIPs(
+        createClusterClient(config, { retry: { initialDelayMs: 5, maxDelayMs: 50 } }),
+        admin,
+      );
       return early.wrapClient ? early.wrapClient(client) : client;
     },
   });
@@ -124,28 +152,56 @@ export async function startReconcileWorld(options: { logLevel?: 'SILENT' | 'INFO
   const handler = createReconcileHandler({ ...deps, deadLetters: undefined });
 
   const envelope = (eventId: string) => ({
-    version: '0', id: eventId, account: '000000000000', time: new Date().toISOString(), region: 'local', resources: [],
+    version: '0',
+    id: eventId,
+    account: '000000000000',
+    time: new Date().toISOString(),
+    region: 'local',
+    resources: [],
   });
   const world: ReconcileWorld = Object.assign(early, {
-    cluster, dynamo, table, deps, admin, clusterCaPem, tableWrites,
+    cluster,
+    dynamo,
+    table,
+    deps,
+    admin,
+    clusterCaPem,
+    tableWrites,
     reconcileRequestEvent: (pool: string, eventId = randomUUID()) => ({
-      ...envelope(eventId), source: 'pool-spirit.reconciler', 'detail-type': 'Reconcile Request',
+      ...envelope(eventId),
+      source: 'pool-spirit.reconciler',
+      'detail-type': 'Reconcile Request',
       detail: { clusterId: CLUSTER_ID, nodePool: pool, reason: 'test', requestedBy: 'e2e' },
     }),
     changeNoticeEvent: (pool: string, eventId = randomUUID()) => ({
-      ...envelope(eventId), source: 'pool-spirit.forwarder', 'detail-type': 'Cluster Change Notice',
+      ...envelope(eventId),
+      source: 'pool-spirit.forwarder',
+      'detail-type': 'Cluster Change Notice',
       detail: {
-        clusterId: CLUSTER_ID, kind: 'NodePool', name: pool, uid: 'uid', resourceVersion: '1', changeType: 'MODIFIED',
-        poolName: pool, observedAt: new Date().toISOString(),
+        clusterId: CLUSTER_ID,
+        kind: 'NodePool',
+        name: pool,
+        uid: 'uid',
+        resourceVersion: '1',
+        changeType: 'MODIFIED',
+        poolName: pool,
+        observedAt: new Date().toISOString(),
       },
     }),
     async invoke(pool: string, opts: { eventId?: string; via?: 'request' | 'notice'; requestId?: string } = {}) {
-      const event = opts.via === 'notice' ? world.changeNoticeEvent(pool, opts.eventId) : world.reconcileRequestEvent(pool, opts.eventId);
+      const event =
+        opts.via === 'notice'
+          ? world.changeNoticeEvent(pool, opts.eventId)
+          : world.reconcileRequestEvent(pool, opts.eventId);
       return handler(event, lambdaContext(opts.requestId ?? randomUUID()));
     },
-    async createNodePool(name: string, o: { type?: 'Edge' | 'Cloud'; labels?: Record<string, string>; annotations?: Record<string, string> } = {}) {
+    async createNodePool(
+      name: string,
+      o: { type?: 'Edge' | 'Cloud'; labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+    ) {
       const created = await admin.createJson({
-        apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool',
+        apiVersion: 'apps.openyurt.io/v1beta2',
+        kind: 'NodePool',
         metadata: { name, labels: o.labels, annotations: o.annotations },
         spec: o.type ? { type: o.type } : {},
       } as KubernetesObject);
@@ -193,8 +249,14 @@ function allocatingClusterIPs(client: ClusterClient, admin: RawObjectApi): Clust
       const n = nextIp++;
       const ip = `10.96.${Math.floor(n / 250)}.${(n % 250) + 1}`;
       const patched = await admin.applyJson(
-        { apiVersion: 'v1', kind: 'Service', metadata: { name: after.metadata.name, namespace: after.metadata.namespace }, spec: { clusterIP: ip } } as KubernetesObject,
-        IP_ALLOCATOR, true,
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: after.metadata.name, namespace: after.metadata.namespace },
+          spec: { clusterIP: ip },
+        } as KubernetesObject,
+        IP_ALLOCATOR,
+        true,
       );
       return JSON.parse(JSON.stringify(patched)) as KubeObject;
     },

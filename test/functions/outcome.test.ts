@@ -9,7 +9,16 @@ import { RolloutConflictError, RolloutNotFoundError } from '../../adapters/state
 import { RolloutSpecError } from '../../core/rollout/limits.ts';
 import { parseTrigger } from '../../functions/reconcile/trigger.ts';
 
-const envelope = { version: '0', id: 'e-1', account: '1', time: '2026-03-01T08:00:00Z', region: 'eu-west-1', resources: [], source: 'pool-spirit.reconciler', 'detail-type': 'Reconcile Request' };
+const envelope = {
+  version: '0',
+  id: 'e-1',
+  account: '1',
+  time: '2026-03-01T08:00:00Z',
+  region: 'eu-west-1',
+  resources: [],
+  source: 'pool-spirit.reconciler',
+  'detail-type': 'Reconcile Request',
+};
 
 describe('the outcome of what a handler throws', () => {
   it('TerminalError is terminal, RequeueError requeue, anything else retry', () => {
@@ -19,14 +28,28 @@ describe('the outcome of what a handler throws', () => {
   });
 
   it('a schema failure names its first field; a wrong detail-type is its own kind', () => {
-    expect(terminalReasonOf(new EventValidationError([{ path: 'detail.nodePool', message: 'Invalid input' }, { path: 'detail.reason', message: 'Invalid input' }]))).toEqual({
-      kind: 'invalid-event', field: 'detail.nodePool', message: 'detail.nodePool: Invalid input; detail.reason: Invalid input',
+    expect(
+      terminalReasonOf(
+        new EventValidationError([
+          { path: 'detail.nodePool', message: 'Invalid input' },
+          { path: 'detail.reason', message: 'Invalid input' },
+        ]),
+      ),
+    ).toEqual({
+      kind: 'invalid-event',
+      field: 'detail.nodePool',
+      message: 'detail.nodePool: Invalid input; detail.reason: Invalid input',
     });
-    expect(terminalReasonOf(new EventValidationError([{ path: 'detail-type', message: 'expected one of …' }]))?.kind).toBe('unknown-detail-type');
+    expect(
+      terminalReasonOf(new EventValidationError([{ path: 'detail-type', message: 'expected one of …' }]))?.kind,
+    ).toBe('unknown-detail-type');
   });
 
   it('an unregistered cluster is terminal; other access failures can heal and are retried', () => {
-    expect(terminalReasonOf(new ClusterAccessError('c9', undefined, 'not-registered'))).toMatchObject({ kind: 'unknown-cluster', field: 'detail.clusterId' });
+    expect(terminalReasonOf(new ClusterAccessError('c9', undefined, 'not-registered'))).toMatchObject({
+      kind: 'unknown-cluster',
+      field: 'detail.clusterId',
+    });
     for (const reason of ['not-found', 'invalid', 'denied', 'unavailable'] as const) {
       expect(terminalReasonOf(new ClusterAccessError('c1', 'secret', reason)), reason).toBeUndefined();
     }
@@ -38,7 +61,10 @@ describe('the outcome of what a handler throws', () => {
     const reason = terminalReasonOf(
       (() => {
         try {
-          parseTrigger({ ...envelope, detail: { clusterId: 'c1', nodePool: 'Pool#1', reason: 'r', requestedBy: 'e2e' } });
+          parseTrigger({
+            ...envelope,
+            detail: { clusterId: 'c1', nodePool: 'Pool#1', reason: 'r', requestedBy: 'e2e' },
+          });
         } catch (err) {
           return err;
         }
@@ -50,9 +76,16 @@ describe('the outcome of what a handler throws', () => {
 
   it('rollout: spec, not-found and command errors are terminal with the field in the input; a lost version race is retried', () => {
     const command = { command: 'start' };
-    expect(rolloutTerminalReason(new RolloutSpecError('canary', 'lists a cluster twice'), command)).toMatchObject({ kind: 'invalid-event', field: 'rollout.canary' });
-    expect(rolloutTerminalReason(new RolloutSpecError('canary', 'lists a cluster twice'), { ...envelope, detail: command })).toMatchObject({ field: 'detail.rollout.canary' });
-    expect(rolloutTerminalReason(new RolloutNotFoundError('r-1'), { command: 'pause', rolloutId: 'r-1' })).toMatchObject({ kind: 'not-found', field: 'rolloutId' });
+    expect(rolloutTerminalReason(new RolloutSpecError('canary', 'lists a cluster twice'), command)).toMatchObject({
+      kind: 'invalid-event',
+      field: 'rollout.canary',
+    });
+    expect(
+      rolloutTerminalReason(new RolloutSpecError('canary', 'lists a cluster twice'), { ...envelope, detail: command }),
+    ).toMatchObject({ field: 'detail.rollout.canary' });
+    expect(
+      rolloutTerminalReason(new RolloutNotFoundError('r-1'), { command: 'pause', rolloutId: 'r-1' }),
+    ).toMatchObject({ kind: 'not-found', field: 'rolloutId' });
     expect(rolloutTerminalReason(new RolloutConflictError('r-1', 3), command)).toBeUndefined();
   });
 });

@@ -23,7 +23,12 @@ afterAll(async () => {
 
 // ---- helpers -------------------------------------------------------------------------------------
 
-async function read(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KubeObject | undefined> {
+async function read(
+  apiVersion: string,
+  kind: string,
+  name: string,
+  namespace?: string,
+): Promise<KubeObject | undefined> {
   try {
     return await world.admin.readJson<KubeObject>({ apiVersion, kind, metadata: { name, namespace } });
   } catch (err) {
@@ -60,7 +65,12 @@ function writesByResource(mark: number): Record<string, number> {
 
 async function operatorApplySpec(pool: string, spec: Record<string, unknown>) {
   return world.admin.applyJson(
-    { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: pool }, spec: { nodePool: pool, ...spec } } as KubernetesObject,
+    {
+      apiVersion: 'poolspirit.io/v1alpha1',
+      kind: 'PoolSpirit',
+      metadata: { name: pool },
+      spec: { nodePool: pool, ...spec },
+    } as KubernetesObject,
     'operator',
     true,
   );
@@ -73,7 +83,9 @@ function secretFile(secret: KubeObject | undefined, key: string): string {
 }
 
 function condition(ps: KubeObject | undefined, type: string) {
-  const conditions = (ps?.status as { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined)?.conditions;
+  const conditions = (
+    ps?.status as { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined
+  )?.conditions;
   return conditions?.find((c) => c.type === type);
 }
 
@@ -96,7 +108,10 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
       const obj = await read(apiVersion, kind, name, namespace);
       expect(obj, `${kind} ${name}`).toBeDefined();
       // The pool CA outlives a deleted PoolSpirit: it goes with the NodePool.
-      const owner = name === 'ps-edge-a-ca' ? { kind: 'NodePool', uid: nodePool.metadata.uid } : { kind: 'PoolSpirit', uid: ps!.metadata.uid };
+      const owner =
+        name === 'ps-edge-a-ca'
+          ? { kind: 'NodePool', uid: nodePool.metadata.uid }
+          : { kind: 'PoolSpirit', uid: ps!.metadata.uid };
       expect(obj!.metadata.ownerReferences, `${kind} ${name} owner`).toEqual([
         expect.objectContaining({ ...owner, name: 'edge-a', controller: true }),
       ]);
@@ -105,18 +120,31 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     // RBAC object (the agents' rights are static): 9 writes, 4 fewer than when each pool got a Role,
     // RoleBinding, ClusterRole and ClusterRoleBinding.
     expect(writesByResource(mark)).toEqual({
-      poolspirits: 1, 'poolspirits/status': 1, secrets: 3, configmaps: 1, serviceaccounts: 1, services: 1, deployments: 1,
+      poolspirits: 1,
+      'poolspirits/status': 1,
+      secrets: 3,
+      configmaps: 1,
+      serviceaccounts: 1,
+      services: 1,
+      deployments: 1,
     });
 
     // Workload: etcd data in memory with a size limit, Recreate, pinned to the pool.
     const deployment = await read('apps/v1', 'Deployment', 'ps-edge-a', NS);
     const podSpec = (deployment!.spec as { template: { spec: Record<string, any> } }).template.spec;
-    expect(podSpec.volumes.find((v: { name: string }) => v.name === 'etcd-data').emptyDir).toEqual({ medium: 'Memory', sizeLimit: '1Gi' });
+    expect(podSpec.volumes.find((v: { name: string }) => v.name === 'etcd-data').emptyDir).toEqual({
+      medium: 'Memory',
+      sizeLimit: '1Gi',
+    });
     expect((deployment!.spec as { strategy: unknown }).strategy).toEqual({ type: 'Recreate' });
-    expect(JSON.stringify(podSpec.affinity)).toContain('"key":"apps.openyurt.io/nodepool","operator":"In","values":["edge-a"]');
+    expect(JSON.stringify(podSpec.affinity)).toContain(
+      '"key":"apps.openyurt.io/nodepool","operator":"In","values":["edge-a"]',
+    );
     expect(podSpec.tolerations.every((t: { key?: string }) => t.key)).toBe(true); // scoped, never "tolerate everything"
     const etcdArgs: string[] = podSpec.containers.find((c: { name: string }) => c.name === 'etcd').args;
-    expect(etcdArgs).toEqual(expect.arrayContaining(['--quota-backend-bytes=536870912', '--auto-compaction-mode=periodic']));
+    expect(etcdArgs).toEqual(
+      expect.arrayContaining(['--quota-backend-bytes=536870912', '--auto-compaction-mode=periodic']),
+    );
 
     // PKI: the serving certificate's SANs, parsed from the certificate itself.
     const service = await read('v1', 'Service', 'ps-edge-a', NS);
@@ -126,11 +154,21 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     const serving = new x509.X509Certificate(secretFile(pki, 'apiserver.crt'));
     const san = serving.getExtension(x509.SubjectAlternativeNameExtension)!;
     const sanValues = san.names.items.map((n) => n.value);
-    expect(sanValues).toEqual(expect.arrayContaining([
-      '127.0.0.1', 'localhost', clusterIP, 'ps-edge-a', `ps-edge-a.${NS}`, `ps-edge-a.${NS}.svc`, `ps-edge-a.${NS}.svc.cluster.local`,
-    ]));
+    expect(sanValues).toEqual(
+      expect.arrayContaining([
+        '127.0.0.1',
+        'localhost',
+        clusterIP,
+        'ps-edge-a',
+        `ps-edge-a.${NS}`,
+        `ps-edge-a.${NS}.svc`,
+        `ps-edge-a.${NS}.svc.cluster.local`,
+      ]),
+    );
     const etcdServing = new x509.X509Certificate(secretFile(pki, 'etcd-server.crt'));
-    expect(etcdServing.getExtension(x509.SubjectAlternativeNameExtension)!.names.items.map((n) => n.value)).toContain('127.0.0.1');
+    expect(etcdServing.getExtension(x509.SubjectAlternativeNameExtension)!.names.items.map((n) => n.value)).toContain(
+      '127.0.0.1',
+    );
     // YurtHubs authenticate with node certificates: the cluster CA is the client CA.
     expect(secretFile(pki, 'client-ca.crt')).toContain(world.clusterCaPem.trim());
 
@@ -142,15 +180,20 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     const bootstrap = await read('v1', 'ConfigMap', 'ps-edge-a-bootstrap', NS);
     const data = bootstrap!.data as Record<string, string>;
     const manifests = parseAllDocuments(data['manifests.yaml']).map((d) => d.toJSON());
-    expect(manifests).toEqual(expect.arrayContaining([
-      expect.objectContaining({ kind: 'Namespace', metadata: expect.objectContaining({ name: 'kube-system' }) }),
-      expect.objectContaining({ kind: 'CustomResourceDefinition', metadata: expect.objectContaining({ name: 'nodepools.apps.openyurt.io' }) }),
-      expect.objectContaining({
-        kind: 'ClusterRoleBinding',
-        roleRef: expect.objectContaining({ kind: 'ClusterRole', name: 'poolspirit:yurthub' }),
-        subjects: [expect.objectContaining({ kind: 'Group', name: 'system:nodes' })],
-      }),
-    ]));
+    expect(manifests).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'Namespace', metadata: expect.objectContaining({ name: 'kube-system' }) }),
+        expect.objectContaining({
+          kind: 'CustomResourceDefinition',
+          metadata: expect.objectContaining({ name: 'nodepools.apps.openyurt.io' }),
+        }),
+        expect.objectContaining({
+          kind: 'ClusterRoleBinding',
+          roleRef: expect.objectContaining({ kind: 'ClusterRole', name: 'poolspirit:yurthub' }),
+          subjects: [expect.objectContaining({ kind: 'Group', name: 'system:nodes' })],
+        }),
+      ]),
+    );
     expect(data.hash).toMatch(/^[0-9a-f]{64}$/);
 
     // Status and the table record.
@@ -164,7 +207,7 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect(world.metricsOut.at(-1)).toMatchObject({ TableWriteUnits: 2, ClusterWrites: result.clusterWrites });
   });
 
-  it('lists a pool\'s objects by label through the adapter (as audits do)', async () => {
+  it("lists a pool's objects by label through the adapter (as audits do)", async () => {
     const registration = await world.deps.cluster(CLUSTER_ID);
     const client = world.deps.clusterClient(await world.deps.clusterAccess.connectionFor(registration!), CLUSTER_ID);
     const secrets = await client.listByLabel('v1', 'Secret', NS, { 'poolspirit.io/pool': 'edge-a' });
@@ -200,15 +243,22 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect(rest).toEqual({ deployments: 1, 'poolspirits/status': 1 });
     expect(events).toBe(0);
     const deployment = await read('apps/v1', 'Deployment', 'ps-edge-a', NS);
-    const apiserver = (deployment!.spec as any).template.spec.containers.find((c: { name: string }) => c.name === 'kube-apiserver');
+    const apiserver = (deployment!.spec as any).template.spec.containers.find(
+      (c: { name: string }) => c.name === 'kube-apiserver',
+    );
     expect(apiserver.args).toContain('--v=2');
-    expect((await read('v1', 'Secret', 'ps-edge-a-pki', NS))!.metadata.resourceVersion).toBe(before!.metadata.resourceVersion);
+    expect((await read('v1', 'Secret', 'ps-edge-a-pki', NS))!.metadata.resourceVersion).toBe(
+      before!.metadata.resourceVersion,
+    );
     expect((await poolSpirit('edge-a'))!.status).toMatchObject({ observedGeneration: 2 });
   });
 
   it('reports an invalid spec on the Invalid condition naming the field, and touches nothing else', async () => {
     const liveBefore = await Promise.all(ownedRefs('edge-a').map(([a, k, n, ns]) => read(a, k, n, ns)));
-    await operatorApplySpec('edge-a', { apiServer: { extraArgs: { v: '2' } }, etcd: { extraArgs: { 'data-dir': '/tmp/etcd' } } });
+    await operatorApplySpec('edge-a', {
+      apiServer: { extraArgs: { v: '2' } },
+      etcd: { extraArgs: { 'data-dir': '/tmp/etcd' } },
+    });
     const mark = world.cluster.requestLog.mark();
     const result = await world.invoke('edge-a');
     expect(result.result).toBe('invalid');
@@ -220,7 +270,9 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect(condition(ps, 'Available')).toMatchObject({ status: 'False', reason: 'Invalid' });
     expect(condition(ps, 'Available')!.message).toContain('spec.etcd.extraArgs.data-dir');
     const liveAfter = await Promise.all(ownedRefs('edge-a').map(([a, k, n, ns]) => read(a, k, n, ns)));
-    expect(liveAfter.map((o) => o!.metadata.resourceVersion)).toEqual(liveBefore.map((o) => o!.metadata.resourceVersion));
+    expect(liveAfter.map((o) => o!.metadata.resourceVersion)).toEqual(
+      liveBefore.map((o) => o!.metadata.resourceVersion),
+    );
 
     // Still invalid, nothing new to say: zero writes.
     const again = world.cluster.requestLog.mark();
@@ -254,7 +306,8 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect(rest).toEqual({ 'poolspirits/status': 1 });
     expect(events).toBe(1); // "Paused"
     expect((await poolSpirit('edge-a'))!.status).toMatchObject({ phase: 'Paused' });
-    const args = (d: KubeObject | undefined) => (d!.spec as any).template.spec.containers.find((c: { name: string }) => c.name === 'kube-apiserver').args;
+    const args = (d: KubeObject | undefined) =>
+      (d!.spec as any).template.spec.containers.find((c: { name: string }) => c.name === 'kube-apiserver').args;
     expect(args(await read('apps/v1', 'Deployment', 'ps-edge-a', NS))).toContain('--v=2');
     await operatorApplySpec('edge-a', { apiServer: { extraArgs: { v: '3' } } });
     expect((await world.invoke('edge-a')).result).toBe('applied');
@@ -265,11 +318,19 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     // The agent reports a leader whose Lease renewal is long past (stale), with its own field manager.
     const renewTime = new Date(Date.now() - 10 * 60_000).toISOString();
     // KubernetesObjectApi has no subresource parameter: apply the agent's status with a plain request.
-    const res = await fetch(`${world.cluster.url}/apis/poolspirit.io/v1alpha1/poolspirits/edge-a/status?fieldManager=pool-spirit-agent&force=true`, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/apply-patch+yaml' },
-      body: JSON.stringify({ apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: 'edge-a' }, status: { leader: { holder: 'node-1', renewTime } } }),
-    });
+    const res = await fetch(
+      `${world.cluster.url}/apis/poolspirit.io/v1alpha1/poolspirits/edge-a/status?fieldManager=pool-spirit-agent&force=true`,
+      {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/apply-patch+yaml' },
+        body: JSON.stringify({
+          apiVersion: 'poolspirit.io/v1alpha1',
+          kind: 'PoolSpirit',
+          metadata: { name: 'edge-a' },
+          status: { leader: { holder: 'node-1', renewTime } },
+        }),
+      },
+    );
     expect(res.status).toBe(200);
     await world.invoke('edge-a');
     const stale = condition(await poolSpirit('edge-a'), 'LeaderElected');
@@ -286,7 +347,12 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
 
   it('never deletes a PoolSpirit it did not create', async () => {
     await world.createNodePool('cloud-hand', { type: 'Cloud' });
-    await world.admin.createJson({ apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: 'cloud-hand' }, spec: { nodePool: 'cloud-hand' } } as KubernetesObject);
+    await world.admin.createJson({
+      apiVersion: 'poolspirit.io/v1alpha1',
+      kind: 'PoolSpirit',
+      metadata: { name: 'cloud-hand' },
+      spec: { nodePool: 'cloud-hand' },
+    } as KubernetesObject);
     const mark = world.cluster.requestLog.mark();
     expect((await world.invoke('cloud-hand')).result).toBe('not-edge');
     expect(world.cluster.requestLog.writesSince(mark)).toEqual([]);
@@ -309,27 +375,48 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect((await world.invoke('edge-label')).result).toBe('applied');
     expect(await poolSpirit('edge-label')).toBeDefined();
     await world.admin.applyJson(
-      { apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', metadata: { name: 'edge-label', annotations: { 'poolspirit.io/disabled': 'true' } } } as KubernetesObject,
-      'operator', true,
+      {
+        apiVersion: 'apps.openyurt.io/v1beta2',
+        kind: 'NodePool',
+        metadata: { name: 'edge-label', annotations: { 'poolspirit.io/disabled': 'true' } },
+      } as KubernetesObject,
+      'operator',
+      true,
     );
     expect((await world.invoke('edge-label')).result).toBe('not-edge');
-    await vi.waitFor(async () => {
-      for (const [a, k, n, ns] of [['poolspirit.io/v1alpha1', 'PoolSpirit', 'edge-label', undefined] as const, ...ownedRefs('edge-label')]) {
-        expect(await read(a, k, n, ns), `${k} ${n}`).toBeUndefined();
-      }
-    }, { timeout: 10_000, interval: 50 });
+    await vi.waitFor(
+      async () => {
+        for (const [a, k, n, ns] of [
+          ['poolspirit.io/v1alpha1', 'PoolSpirit', 'edge-label', undefined] as const,
+          ...ownedRefs('edge-label'),
+        ]) {
+          expect(await read(a, k, n, ns), `${k} ${n}`).toBeUndefined();
+        }
+      },
+      { timeout: 10_000, interval: 50 },
+    );
   });
 
   it('leaves nothing behind when the NodePool is deleted', async () => {
     await world.createNodePool('edge-del', { type: 'Edge' });
     await world.invoke('edge-del');
     expect(await poolSpirit('edge-del')).toBeDefined();
-    await world.admin.delete({ apiVersion: 'apps.openyurt.io/v1beta2', kind: 'NodePool', metadata: { name: 'edge-del' } });
-    await vi.waitFor(async () => {
-      for (const [a, k, n, ns] of [['poolspirit.io/v1alpha1', 'PoolSpirit', 'edge-del', undefined] as const, ...ownedRefs('edge-del')]) {
-        expect(await read(a, k, n, ns), `${k} ${n}`).toBeUndefined();
-      }
-    }, { timeout: 10_000, interval: 50 });
+    await world.admin.delete({
+      apiVersion: 'apps.openyurt.io/v1beta2',
+      kind: 'NodePool',
+      metadata: { name: 'edge-del' },
+    });
+    await vi.waitFor(
+      async () => {
+        for (const [a, k, n, ns] of [
+          ['poolspirit.io/v1alpha1', 'PoolSpirit', 'edge-del', undefined] as const,
+          ...ownedRefs('edge-del'),
+        ]) {
+          expect(await read(a, k, n, ns), `${k} ${n}`).toBeUndefined();
+        }
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     const mark = world.cluster.requestLog.mark();
     expect((await world.invoke('edge-del')).result).toBe('gone');
     expect(world.cluster.requestLog.writesSince(mark)).toEqual([]);
@@ -341,13 +428,24 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     await world.createNodePool('edge-regen', { type: 'Edge' });
     await world.invoke('edge-regen');
     const first = await poolSpirit('edge-regen');
-    const hold = { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: 'edge-regen', finalizers: ['test.poolspirit.io/hold'] } };
+    const hold = {
+      apiVersion: 'poolspirit.io/v1alpha1',
+      kind: 'PoolSpirit',
+      metadata: { name: 'edge-regen', finalizers: ['test.poolspirit.io/hold'] },
+    };
     await world.admin.applyJson(hold as KubernetesObject, 'operator', true);
-    await world.admin.delete({ apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: 'edge-regen' } });
+    await world.admin.delete({
+      apiVersion: 'poolspirit.io/v1alpha1',
+      kind: 'PoolSpirit',
+      metadata: { name: 'edge-regen' },
+    });
     expect((await poolSpirit('edge-regen'))?.metadata.deletionTimestamp).toBeDefined();
 
     const mark = world.cluster.requestLog.mark();
-    const err = await world.invoke('edge-regen').then(() => undefined, (e: unknown) => e);
+    const err = await world.invoke('edge-regen').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(RequeueError);
     expect((err as RequeueError).message).toContain('being deleted');
     expect((err as RequeueError).afterMs).toBeGreaterThan(0);
@@ -358,7 +456,10 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
 
     // The finalizer goes (the operator's apply without it), collection completes, the next pass creates anew.
     await world.admin.applyJson({ ...hold, metadata: { name: 'edge-regen' } } as KubernetesObject, 'operator', true);
-    await vi.waitFor(async () => expect(await poolSpirit('edge-regen')).toBeUndefined(), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect(await poolSpirit('edge-regen')).toBeUndefined(), {
+      timeout: 10_000,
+      interval: 50,
+    });
     expect((await world.invoke('edge-regen')).result).toBe('applied');
     const second = await poolSpirit('edge-regen');
     expect(second?.metadata.uid).toBeDefined();
@@ -386,10 +487,16 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
       },
     });
     const holder = world.invoke('edge-slow');
-    await vi.waitFor(async () => expect(await read('v1', 'Service', 'ps-edge-slow', NS)).toBeDefined(), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect(await read('v1', 'Service', 'ps-edge-slow', NS)).toBeDefined(), {
+      timeout: 10_000,
+      interval: 20,
+    });
     world.wrapClient = undefined;
     const info = vi.spyOn(world.deps.logger, 'info');
-    const err = await world.invoke('edge-slow', { via: 'notice' }).then(() => undefined, (e: unknown) => e);
+    const err = await world.invoke('edge-slow', { via: 'notice' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     // Not acknowledged: a holder that died would never run the pass it was asked for (dead-lease-holder test).
     expect(err).toBeInstanceOf(RequeueError);
     expect((err as RequeueError).afterMs).toBeGreaterThan(0);
@@ -411,14 +518,19 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     world.wrapClient = (client: ClusterClient) => ({
       ...client,
       async apply(obj) {
-        if (obj.kind !== 'PoolSpirit' && ++applies === 2) throw new Error('injected: function killed between two applies');
+        if (obj.kind !== 'PoolSpirit' && ++applies === 2)
+          throw new Error('injected: function killed between two applies');
         return client.apply(obj);
       },
     });
     await expect(world.invoke('edge-crash')).rejects.toThrow('injected: function killed');
     world.wrapClient = undefined;
     const crashed = await readPoolState(world.table, CLUSTER_ID, 'edge-crash');
-    expect(crashed).toMatchObject({ outcome: 'error', failures: 1, lastError: 'injected: function killed between two applies' });
+    expect(crashed).toMatchObject({
+      outcome: 'error',
+      failures: 1,
+      lastError: 'injected: function killed between two applies',
+    });
 
     const mark = world.cluster.requestLog.mark();
     const result = await world.invoke('edge-crash');
@@ -428,7 +540,10 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect(rest.services).toBeUndefined();
     expect(rest.deployments).toBe(1);
     for (const [a, k, n, ns] of ownedRefs('edge-crash')) expect(await read(a, k, n, ns), `${k} ${n}`).toBeDefined();
-    expect(await readPoolState(world.table, CLUSTER_ID, 'edge-crash')).toMatchObject({ outcome: 'applied', failures: 0 });
+    expect(await readPoolState(world.table, CLUSTER_ID, 'edge-crash')).toMatchObject({
+      outcome: 'applied',
+      failures: 0,
+    });
     void events;
   });
 
@@ -444,7 +559,10 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
       },
     });
     const frozen = world.invoke('edge-hang');
-    await vi.waitFor(async () => expect(await read('v1', 'Service', 'ps-edge-hang', NS)).toBeDefined(), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(async () => expect(await read('v1', 'Service', 'ps-edge-hang', NS)).toBeDefined(), {
+      timeout: 10_000,
+      interval: 20,
+    });
     world.wrapClient = undefined;
 
     // While the lease is held, others are requeued (not acknowledged).
@@ -460,7 +578,10 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     // The frozen invocation wakes up: its outcome write is rejected by the fencing token.
     release(new Error('timed out'));
     await expect(frozen).rejects.toThrow('timed out');
-    expect(await readPoolState(world.table, CLUSTER_ID, 'edge-hang')).toMatchObject({ outcome: 'applied', failures: 0 });
+    expect(await readPoolState(world.table, CLUSTER_ID, 'edge-hang')).toMatchObject({
+      outcome: 'applied',
+      failures: 0,
+    });
   });
 
   it('rejects a malformed event, naming the field', async () => {

@@ -22,9 +22,22 @@ import { createAuditHandler } from '../../functions/audit/handler.ts';
 import { createProbeHandler } from '../../functions/probe/handler.ts';
 import { createCloudEventsHandler } from '../../functions/cloud-events/handler.ts';
 import { createRolloutHandler } from '../../functions/rollout/handler.ts';
-import { deregisterCluster, keys, readPoolState, registerCluster, TTL_ATTRIBUTE } from '../../adapters/state-table/index.ts';
+import {
+  deregisterCluster,
+  keys,
+  readPoolState,
+  registerCluster,
+  TTL_ATTRIBUTE,
+} from '../../adapters/state-table/index.ts';
 import type { Item } from '../../adapters/state-table/index.ts';
-import { AUDIT_REQUEST_DETAIL_TYPE, CHANGE_NOTICE_DETAIL_TYPE, FORWARDER_SOURCE, LEADER_PROBE_REQUEST_DETAIL_TYPE, RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../events/index.ts';
+import {
+  AUDIT_REQUEST_DETAIL_TYPE,
+  CHANGE_NOTICE_DETAIL_TYPE,
+  FORWARDER_SOURCE,
+  LEADER_PROBE_REQUEST_DETAIL_TYPE,
+  RECONCILE_REQUEST_DETAIL_TYPE,
+  RECONCILER_SOURCE,
+} from '../../events/index.ts';
 import { CLUSTER_ID, lambdaContext, startReconcileWorld } from './harness.ts';
 import type { ReconcileWorld } from './harness.ts';
 import { waitFor } from '../support/wait.ts';
@@ -60,17 +73,41 @@ beforeAll(async () => {
   const rules = loadRules(join(import.meta.dirname, '..', '..', 'serverless.yml'));
   eventBusName = rules.find((r) => r.target === 'reconcile' && r.pattern)?.eventBus ?? 'default';
   const sink = (name: string) => localDeadLetters(bus.deadLetterQueueUrl(name));
-  const observed = (name: string) => ({ logger: capturingLogger(`terminal-${name}`), metrics: quietMetrics(`terminal-${name}`) });
+  const observed = (name: string) => ({
+    logger: capturingLogger(`terminal-${name}`),
+    metrics: quietMetrics(`terminal-${name}`),
+  });
   const { table } = world;
   const events = { putEvents: async (entries: Parameters<LocalBus['putEvents']>[0]) => bus.putEvents(entries).Entries };
   // Built on first use: the sinks need the bus's address, and the bus needs its targets first.
   const handlers: Record<string, (event: unknown) => Promise<unknown>> = {};
   const build: Record<(typeof FUNCTIONS)[number], () => (event: unknown) => Promise<unknown>> = {
-    reconcile: () => { const h = createReconcileHandler({ ...world.deps, ...observed('reconcile'), deadLetters: sink('reconcile') }); return (e) => h(e, lambdaContext(randomUUID())); },
-    audit: () => { const h = createAuditHandler({ table, events, eventBusName, ...observed('audit'), deadLetters: sink('audit') }); return (e) => h(e, lambdaContext(randomUUID())); },
-    probe: () => { const h = createProbeHandler({ table, ...observed('probe'), deadLetters: sink('probe') }); return (e) => h(e, lambdaContext(randomUUID())); },
-    cloudEvents: () => { const h = createCloudEventsHandler({ table, events, eventBusName, ...observed('cloud-events'), deadLetters: sink('cloudEvents') }); return (e) => h(e, lambdaContext(randomUUID())); },
-    rollout: () => { const h = createRolloutHandler({ table, ...observed('rollout'), deadLetters: sink('rollout') }); return (e) => h(e, lambdaContext(randomUUID())); },
+    reconcile: () => {
+      const h = createReconcileHandler({ ...world.deps, ...observed('reconcile'), deadLetters: sink('reconcile') });
+      return (e) => h(e, lambdaContext(randomUUID()));
+    },
+    audit: () => {
+      const h = createAuditHandler({ table, events, eventBusName, ...observed('audit'), deadLetters: sink('audit') });
+      return (e) => h(e, lambdaContext(randomUUID()));
+    },
+    probe: () => {
+      const h = createProbeHandler({ table, ...observed('probe'), deadLetters: sink('probe') });
+      return (e) => h(e, lambdaContext(randomUUID()));
+    },
+    cloudEvents: () => {
+      const h = createCloudEventsHandler({
+        table,
+        events,
+        eventBusName,
+        ...observed('cloud-events'),
+        deadLetters: sink('cloudEvents'),
+      });
+      return (e) => h(e, lambdaContext(randomUUID()));
+    },
+    rollout: () => {
+      const h = createRolloutHandler({ table, ...observed('rollout'), deadLetters: sink('rollout') });
+      return (e) => h(e, lambdaContext(randomUUID()));
+    },
   };
   const targets: Record<string, TargetFn> = {};
   for (const name of FUNCTIONS) {
@@ -103,23 +140,41 @@ async function deliver(put: () => string): Promise<Observed> {
   const linesBefore = logLines.length;
   const started = performance.now();
   const id = put();
-  const letters = await waitFor(() => (bus.deadLetters().length > lettersBefore ? bus.deadLetters().slice(lettersBefore) : undefined), 20_000, `a dead letter for ${id}`);
+  const letters = await waitFor(
+    () => (bus.deadLetters().length > lettersBefore ? bus.deadLetters().slice(lettersBefore) : undefined),
+    20_000,
+    `a dead letter for ${id}`,
+  );
   const msToDeadLetter = performance.now() - started;
   await bus.drain();
   const lines = logLines.slice(linesBefore);
-  return { attempts: attempts.get(id) ?? 0, deadLetters: bus.deadLetters().slice(lettersBefore), linesNaming: (field) => lines.filter((l) => l.includes(field)), msToDeadLetter: letters.length ? msToDeadLetter : NaN };
+  return {
+    attempts: attempts.get(id) ?? 0,
+    deadLetters: bus.deadLetters().slice(lettersBefore),
+    linesNaming: (field) => lines.filter((l) => l.includes(field)),
+    msToDeadLetter: letters.length ? msToDeadLetter : NaN,
+  };
 }
 
 function putOnStackBus(source: string, detailType: string, detail: Record<string, unknown>): string {
-  const [entry] = bus.putEvents([{ Source: source, DetailType: detailType, Detail: JSON.stringify(detail), EventBusName: eventBusName }]).Entries;
+  const [entry] = bus.putEvents([
+    { Source: source, DetailType: detailType, Detail: JSON.stringify(detail), EventBusName: eventBusName },
+  ]).Entries;
   if (!('EventId' in entry)) throw new Error(`the bus refused the entry: ${entry.ErrorCode} ${entry.ErrorMessage}`);
   return entry.EventId;
 }
 
-const reconcileRequest = (detail: Record<string, unknown>) => () => putOnStackBus(RECONCILER_SOURCE, RECONCILE_REQUEST_DETAIL_TYPE, detail);
+const reconcileRequest = (detail: Record<string, unknown>) => () =>
+  putOnStackBus(RECONCILER_SOURCE, RECONCILE_REQUEST_DETAIL_TYPE, detail);
 const changeNotice = (detail: Record<string, unknown>) => () =>
   putOnStackBus(FORWARDER_SOURCE, CHANGE_NOTICE_DETAIL_TYPE, {
-    clusterId: CLUSTER_ID, kind: 'NodePool', uid: 'u-1', resourceVersion: '1', changeType: 'MODIFIED', observedAt: new Date().toISOString(), ...detail,
+    clusterId: CLUSTER_ID,
+    kind: 'NodePool',
+    uid: 'u-1',
+    resourceVersion: '1',
+    changeType: 'MODIFIED',
+    observedAt: new Date().toISOString(),
+    ...detail,
   });
 
 const CASES: { what: string; target: string; put: () => string; kind: string; field: string }[] = [
@@ -161,14 +216,26 @@ const CASES: { what: string; target: string; put: () => string; kind: string; fi
   {
     what: 'an audit request whose detail fails its schema (runId with "#")',
     target: 'audit',
-    put: () => putOnStackBus(RECONCILER_SOURCE, AUDIT_REQUEST_DETAIL_TYPE, { clusterId: CLUSTER_ID, runId: 'run#1', requestedAt: new Date().toISOString(), requestedBy: 'e2e' }),
+    put: () =>
+      putOnStackBus(RECONCILER_SOURCE, AUDIT_REQUEST_DETAIL_TYPE, {
+        clusterId: CLUSTER_ID,
+        runId: 'run#1',
+        requestedAt: new Date().toISOString(),
+        requestedBy: 'e2e',
+      }),
     kind: 'invalid-event',
     field: 'detail.runId',
   },
   {
     what: 'an audit request for a cluster nobody registered',
     target: 'audit',
-    put: () => putOnStackBus(RECONCILER_SOURCE, AUDIT_REQUEST_DETAIL_TYPE, { clusterId: UNREGISTERED, runId: 'run-1', requestedAt: new Date().toISOString(), requestedBy: 'e2e' }),
+    put: () =>
+      putOnStackBus(RECONCILER_SOURCE, AUDIT_REQUEST_DETAIL_TYPE, {
+        clusterId: UNREGISTERED,
+        runId: 'run-1',
+        requestedAt: new Date().toISOString(),
+        requestedBy: 'e2e',
+      }),
     kind: 'unknown-cluster',
     field: 'detail.clusterId',
   },
@@ -182,7 +249,12 @@ const CASES: { what: string; target: string; put: () => string; kind: string; fi
   {
     what: 'an EC2 state change naming a cluster nobody registered',
     target: 'cloudEvents',
-    put: () => bus.injectEvent({ source: 'aws.ec2', 'detail-type': 'EC2 Instance State-change Notification', detail: { 'instance-id': 'i-0123456789abcdef0', state: 'terminated', clusterId: UNREGISTERED } }).id,
+    put: () =>
+      bus.injectEvent({
+        source: 'aws.ec2',
+        'detail-type': 'EC2 Instance State-change Notification',
+        detail: { 'instance-id': 'i-0123456789abcdef0', state: 'terminated', clusterId: UNREGISTERED },
+      }).id,
     kind: 'unknown-cluster',
     field: 'detail.clusterId',
   },
@@ -205,7 +277,12 @@ describe('input that can never succeed, through the local bus to the real handle
       expect(seen.linesNaming(`"field":"${c.field}"`), 'log lines naming the field').toHaveLength(1);
       expect(seen.deadLetters, 'dead letters').toHaveLength(1);
       const [letter] = seen.deadLetters;
-      expect(letter).toMatchObject({ reason: 'terminal', target: c.target, attempts: 1, terminal: { kind: c.kind, field: c.field } });
+      expect(letter).toMatchObject({
+        reason: 'terminal',
+        target: c.target,
+        attempts: 1,
+        terminal: { kind: c.kind, field: c.field },
+      });
       expect(letter.terminal?.message).toMatch(/\S/);
       expect(letter.deadLetterQueueArn).toMatch(new RegExp(`-${c.target}-dlq$`));
     });
@@ -215,21 +292,52 @@ describe('input that can never succeed, through the local bus to the real handle
     const dir = await mkdtemp(join(tmpdir(), 'ps-refused-'));
     try {
       const path = join(dir, 'exec.kubeconfig');
-      await writeFile(path, [
-        'apiVersion: v1', 'kind: Config', 'current-context: c',
-        'clusters:', '- name: c', '  cluster:', '    server: http://127.0.0.1:1',
-        'contexts:', '- name: c', '  context:', '    cluster: c', '    user: u',
-        'users:', '- name: u', '  user:', '    exec:', '      apiVersion: client.authentication.k8s.io/v1', '      command: /bin/sh', '      args: ["-c", "echo s3cr3t-exec-arg"]', '',
-      ].join('\n'), { mode: 0o600 });
+      await writeFile(
+        path,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          'current-context: c',
+          'clusters:',
+          '- name: c',
+          '  cluster:',
+          '    server: http://127.0.0.1:1',
+          'contexts:',
+          '- name: c',
+          '  context:',
+          '    cluster: c',
+          '    user: u',
+          'users:',
+          '- name: u',
+          '  user:',
+          '    exec:',
+          '      apiVersion: client.authentication.k8s.io/v1',
+          '      command: /bin/sh',
+          '      args: ["-c", "echo s3cr3t-exec-arg"]',
+          '',
+        ].join('\n'),
+        { mode: 0o600 },
+      );
       // Written past the CLI (which refuses it): only the function's own load can refuse it.
-      await registerCluster(world.table, { id: REFUSED, access: { kind: 'kubeconfig-file', path }, labels: { environment: 'e2e' } }, new Date());
-      const seen = await deliver(reconcileRequest({ clusterId: REFUSED, nodePool: 'pool-a', reason: 'e2e', requestedBy: 'e2e' }));
+      await registerCluster(
+        world.table,
+        { id: REFUSED, access: { kind: 'kubeconfig-file', path }, labels: { environment: 'e2e' } },
+        new Date(),
+      );
+      const seen = await deliver(
+        reconcileRequest({ clusterId: REFUSED, nodePool: 'pool-a', reason: 'e2e', requestedBy: 'e2e' }),
+      );
       timings['a cluster whose access the policy refuses'] = Math.round(seen.msToDeadLetter);
       expect(seen.attempts, 'attempts').toBe(1);
       expect(seen.linesNaming('"field":"users[0].user.exec"'), 'log lines naming the field').toHaveLength(1);
       expect(seen.deadLetters, 'dead letters').toHaveLength(1);
       const [letter] = seen.deadLetters;
-      expect(letter).toMatchObject({ reason: 'terminal', target: 'reconcile', attempts: 1, terminal: { kind: 'access-refused', field: 'users[0].user.exec' } });
+      expect(letter).toMatchObject({
+        reason: 'terminal',
+        target: 'reconcile',
+        attempts: 1,
+        terminal: { kind: 'access-refused', field: 'users[0].user.exec' },
+      });
       expect(letter.terminal?.message).toMatch(/exec credential plugins are refused/);
       // The refusal names the field, never a value or the path of the file.
       expect(JSON.stringify(letter.terminal)).not.toMatch(/s3cr3t-exec-arg|\/bin\/sh|exec\.kubeconfig/);
@@ -240,8 +348,17 @@ describe('input that can never succeed, through the local bus to the real handle
   });
 
   it('an unknown detail-type is not routed by the rules at all: no attempt, no dead letter', async () => {
-    const before = { matched: bus.stats().eventsMatched, unmatched: bus.stats().eventsUnmatched, letters: bus.deadLetters().length };
-    const id = putOnStackBus(RECONCILER_SOURCE, 'Reconcile Requets', { clusterId: CLUSTER_ID, nodePool: 'pool-a', reason: 'e2e', requestedBy: 'e2e' });
+    const before = {
+      matched: bus.stats().eventsMatched,
+      unmatched: bus.stats().eventsUnmatched,
+      letters: bus.deadLetters().length,
+    };
+    const id = putOnStackBus(RECONCILER_SOURCE, 'Reconcile Requets', {
+      clusterId: CLUSTER_ID,
+      nodePool: 'pool-a',
+      reason: 'e2e',
+      requestedBy: 'e2e',
+    });
     await bus.drain();
     expect(attempts.get(id) ?? 0).toBe(0);
     expect(bus.stats().eventsUnmatched - before.unmatched).toBe(1);
@@ -251,7 +368,9 @@ describe('input that can never succeed, through the local bus to the real handle
 
   it('leaves no table item without a TTL, and none at all for the unregistered cluster', async () => {
     const items = await tableItems();
-    const withoutTtl = items.filter((i) => i.pk !== keys.cluster(CLUSTER_ID).pk && i[TTL_ATTRIBUTE] === undefined).map((i) => `${i.pk}/${i.sk}`);
+    const withoutTtl = items
+      .filter((i) => i.pk !== keys.cluster(CLUSTER_ID).pk && i[TTL_ATTRIBUTE] === undefined)
+      .map((i) => `${i.pk}/${i.sk}`);
     expect(withoutTtl).toEqual([]);
     expect(items.filter((i) => JSON.stringify(i).includes(UNREGISTERED)).map((i) => `${i.pk}/${i.sk}`)).toEqual([]);
   });

@@ -10,14 +10,19 @@ const SUBJECT = { kind: 'ServiceAccount' as const, name: 'pool-spirit-forwarder'
 describe('forwarder RBAC', () => {
   it('grants exactly list and watch of each collection forwarder/watched-resources.ts watches', async () => {
     const { objects } = await kustomize('infra/cluster');
-    const { missing, extra } = compareGrants(grantsOf(objects, SUBJECT), forwarderGrants(watchedResources(DEFAULT_NAMESPACE)));
+    const { missing, extra } = compareGrants(
+      grantsOf(objects, SUBJECT),
+      forwarderGrants(watchedResources(DEFAULT_NAMESPACE)),
+    );
     expect({ missing: missing.map(grantKey), extra: extra.map(grantKey) }).toEqual({ missing: [], extra: [] });
   });
 
   it('reaches Secrets and the other rendered kinds only by list and watch, only in the product namespace', async () => {
     const { objects } = await kustomize('infra/cluster');
     const grants = grantsOf(objects, SUBJECT);
-    const owned = grants.filter((g) => g.apiGroup === '' && ['secrets', 'configmaps', 'serviceaccounts', 'services'].includes(g.resource));
+    const owned = grants.filter(
+      (g) => g.apiGroup === '' && ['secrets', 'configmaps', 'serviceaccounts', 'services'].includes(g.resource),
+    );
     expect(owned.map((g) => `${g.verb} ${g.resource}`).sort()).toEqual(
       ['configmaps', 'secrets', 'serviceaccounts', 'services'].flatMap((r) => [`list ${r}`, `watch ${r}`]).sort(),
     );
@@ -35,8 +40,16 @@ describe('forwarder RBAC', () => {
 
   it('reads group, resource and namespace from collection paths, and names a bad one', () => {
     expect(collectionOf('/api/v1/nodes')).toEqual({ apiGroup: '', resource: 'nodes', namespace: '' });
-    expect(collectionOf('/apis/apps/v1/namespaces/ns1/deployments')).toEqual({ apiGroup: 'apps', resource: 'deployments', namespace: 'ns1' });
-    expect(collectionOf('/apis/poolspirit.io/v1alpha1/poolspirits')).toEqual({ apiGroup: 'poolspirit.io', resource: 'poolspirits', namespace: '' });
+    expect(collectionOf('/apis/apps/v1/namespaces/ns1/deployments')).toEqual({
+      apiGroup: 'apps',
+      resource: 'deployments',
+      namespace: 'ns1',
+    });
+    expect(collectionOf('/apis/poolspirit.io/v1alpha1/poolspirits')).toEqual({
+      apiGroup: 'poolspirit.io',
+      resource: 'poolspirits',
+      namespace: '',
+    });
     expect(() => collectionOf('/apis/apps/v1/deployments/x/status')).toThrow(/path: expected a collection path/);
   });
 });

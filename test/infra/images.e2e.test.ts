@@ -34,7 +34,8 @@ function esbuildStep(stage: Stage) {
   const entry = /esbuild (\S+\.ts)/.exec(run.args)?.[1];
   const banner = /--banner:js=([^"]+)"/.exec(run.args)?.[1];
   const outfile = /--outfile=\/out\/(\S+)/.exec(run.args)?.[1];
-  if (!entry || !banner || !outfile) throw new Error(`esbuild step without entry, banner or --outfile=/out/...: ${run.args}`);
+  if (!entry || !banner || !outfile)
+    throw new Error(`esbuild step without entry, banner or --outfile=/out/...: ${run.args}`);
   const copies = [...run.args.matchAll(/cp -r (\S+) \/out\/(\S+)/g)].map((m) => ({ from: m[1], to: m[2] }));
   return { entry, banner, outfile, copies };
 }
@@ -155,26 +156,44 @@ describe('the bundles run as the images would run them', () => {
     expect(stderr).toContain('--cluster-id is required');
   });
 
-  it.skipIf(!existsSync(join(REPO_ROOT, 'agent/main.ts')))('agent: its entry runs from the bundle (a usage error without flags)', async () => {
-    const { code, stderr } = await runToEnd([await bundlePath('infra/images/agent.Dockerfile')]);
-    expect(code).toBe(2);
-    expect(stderr).toMatch(/^agent: /);
-  });
+  it.skipIf(!existsSync(join(REPO_ROOT, 'agent/main.ts')))(
+    'agent: its entry runs from the bundle (a usage error without flags)',
+    async () => {
+      const { code, stderr } = await runToEnd([await bundlePath('infra/images/agent.Dockerfile')]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/^agent: /);
+    },
+  );
 
   it('forwarder: starts against a cluster, serves /healthz and /metrics, and exits 0 on SIGTERM', async () => {
     const file = await bundlePath('infra/images/forwarder.Dockerfile');
     expect(relative(REPO_ROOT, file).startsWith('..')).toBe(true);
-    const child = spawn(process.execPath, [
-      file, '--cluster-id=c-image', `--kubeconfig=${cluster.kubeconfigPath}`,
-      '--bus-endpoint=http://127.0.0.1:9', '--region=eu-west-1', '--metrics-port=0',
-    ], { env: { PATH: process.env.PATH, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        file,
+        '--cluster-id=c-image',
+        `--kubeconfig=${cluster.kubeconfigPath}`,
+        '--bus-endpoint=http://127.0.0.1:9',
+        '--region=eu-west-1',
+        '--metrics-port=0',
+      ],
+      {
+        env: { PATH: process.env.PATH, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      const port = await waitFor(() => /metrics on :(\d+)/.exec(stdout)?.[1], 20_000, `the forwarder to be ready (stderr: ${stderr})`);
+      const port = await waitFor(
+        () => /metrics on :(\d+)/.exec(stdout)?.[1],
+        20_000,
+        `the forwarder to be ready (stderr: ${stderr})`,
+      );
       expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).text()).toBe('ok');
       expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('c-image');
       child.kill('SIGTERM');

@@ -39,7 +39,10 @@ const built = new Map<string, Promise<{ text: string; objects: KubeObject[] }>>(
 export function kustomize(dir: string): Promise<{ text: string; objects: KubeObject[] }> {
   let result = built.get(dir);
   if (!result) {
-    result = run(KUBECTL, ['kustomize', dir], { cwd: REPO_ROOT, maxBuffer: 32 << 20 }).then(({ stdout }) => ({ text: stdout, objects: parseManifests(stdout) }));
+    result = run(KUBECTL, ['kustomize', dir], { cwd: REPO_ROOT, maxBuffer: 32 << 20 }).then(({ stdout }) => ({
+      text: stdout,
+      objects: parseManifests(stdout),
+    }));
     built.set(dir, result);
   }
   // Callers get their own copy to change.
@@ -52,7 +55,11 @@ export async function kustomizeOverlay(resources: string[], components: string[]
   try {
     // kustomize takes relative paths only.
     const rel = (p: string) => relative(dir, join(REPO_ROOT, p));
-    const lines = ['resources:', ...resources.map((r) => `  - ${rel(r)}`), ...(components.length ? ['components:', ...components.map((c) => `  - ${rel(c)}`)] : [])];
+    const lines = [
+      'resources:',
+      ...resources.map((r) => `  - ${rel(r)}`),
+      ...(components.length ? ['components:', ...components.map((c) => `  - ${rel(c)}`)] : []),
+    ];
     await writeFile(join(dir, 'kustomization.yaml'), lines.join('\n') + '\n');
     const { stdout } = await run(KUBECTL, ['kustomize', dir], { maxBuffer: 32 << 20 });
     return parseManifests(stdout);
@@ -76,7 +83,11 @@ export async function renderPool(pool = 'edge-a', nodePoolSpec: Record<string, u
   return renderPoolSpirit({
     poolSpirit: { metadata: { name: pool, uid: `uid-ps-${pool}` }, spec: parsed.spec },
     nodePool,
-    cluster: { caBundlePem: '-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n', clusterDomain: 'cluster.local', namespace: DEFAULT_NAMESPACE },
+    cluster: {
+      caBundlePem: '-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n',
+      clusterDomain: 'cluster.local',
+      namespace: DEFAULT_NAMESPACE,
+    },
     now: new Date('2026-01-15T12:00:00Z'),
     keys,
   });
@@ -93,7 +104,10 @@ export async function permissionInputs(): Promise<PermissionInputs> {
 }
 
 export function find(objects: KubeObject[], kind: string, name: string, namespace?: string): KubeObject {
-  const found = objects.find((o) => o.kind === kind && o.metadata.name === name && (namespace === undefined || o.metadata.namespace === namespace));
+  const found = objects.find(
+    (o) =>
+      o.kind === kind && o.metadata.name === name && (namespace === undefined || o.metadata.namespace === namespace),
+  );
   if (!found) throw new Error(`${kind} ${namespace ? `${namespace}/` : ''}${name} not in the manifests`);
   return found;
 }

@@ -4,17 +4,27 @@ import { DEFAULT_NAMESPACE } from '../../core/index.ts';
 import { APISERVER_PORT } from '../../core/render/layout.ts';
 import { find, kustomize, renderPool } from './manifests.ts';
 
-type Policy = KubeObject & { spec: { podSelector: { matchLabels?: Record<string, string> }; policyTypes: string[]; ingress?: any[]; egress?: any[] } };
+type Policy = KubeObject & {
+  spec: {
+    podSelector: { matchLabels?: Record<string, string> };
+    policyTypes: string[];
+    ingress?: any[];
+    egress?: any[];
+  };
+};
 
 const selects = (policy: Policy, labels: Record<string, string>) =>
   Object.entries(policy.spec.podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-const ingressPorts = (p: Policy) => (p.spec.ingress ?? []).flatMap((r) => (r.ports ?? []).map((x: { port: number }) => x.port));
+const ingressPorts = (p: Policy) =>
+  (p.spec.ingress ?? []).flatMap((r) => (r.ports ?? []).map((x: { port: number }) => x.port));
 
 describe('network policies of the product namespace', async () => {
   const { objects } = await kustomize('infra/cluster');
   const policies = objects.filter((o) => o.kind === 'NetworkPolicy') as Policy[];
-  const podLabels = ((await renderPool()).objects.find((o) => o.kind === 'Deployment') as any).spec.template.metadata.labels as Record<string, string>;
-  const forwarderLabels = (find(objects, 'Deployment', 'pool-spirit-forwarder', DEFAULT_NAMESPACE) as any).spec.template.metadata.labels as Record<string, string>;
+  const podLabels = ((await renderPool()).objects.find((o) => o.kind === 'Deployment') as any).spec.template.metadata
+    .labels as Record<string, string>;
+  const forwarderLabels = (find(objects, 'Deployment', 'pool-spirit-forwarder', DEFAULT_NAMESPACE) as any).spec.template
+    .metadata.labels as Record<string, string>;
 
   it('deny everything by default, in both directions', () => {
     const deny = find(policies, 'NetworkPolicy', 'default-deny', DEFAULT_NAMESPACE) as Policy;
@@ -26,13 +36,21 @@ describe('network policies of the product namespace', async () => {
     expect(applying.map((p) => p.metadata.name)).toEqual(['pool-spirit']);
     const [policy] = applying;
     expect(policy.spec.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: APISERVER_PORT }] }]);
-    expect(policy.spec.egress).toEqual([{ ports: [{ protocol: 'TCP', port: 443 }, { protocol: 'TCP', port: 6443 }] }]);
+    expect(policy.spec.egress).toEqual([
+      {
+        ports: [
+          { protocol: 'TCP', port: 443 },
+          { protocol: 'TCP', port: 6443 },
+        ],
+      },
+    ]);
   });
 
   it('the forwarder is let in on its metrics port only', () => {
     const applying = policies.filter((p) => p.metadata.name !== 'default-deny' && selects(p, forwarderLabels));
     expect(applying.map((p) => p.metadata.name)).toEqual(['pool-spirit-forwarder']);
-    const metricsPort = (find(objects, 'Deployment', 'pool-spirit-forwarder') as any).spec.template.spec.containers[0].ports[0].containerPort;
+    const metricsPort = (find(objects, 'Deployment', 'pool-spirit-forwarder') as any).spec.template.spec.containers[0]
+      .ports[0].containerPort;
     expect(ingressPorts(applying[0])).toEqual([metricsPort]);
     expect(selects(applying[0], podLabels)).toBe(false);
   });

@@ -5,7 +5,10 @@ import { binaryForImage, kubeBinaryPath } from '../../local/kube-bins/index.ts';
 describe('local builds of the bundles', () => {
   it('every bundle names a kube-apiserver and an etcd release that a local build realises', () => {
     for (const [bundle, v] of Object.entries(DEFAULT_BUNDLES)) {
-      expect(() => binaryForImage('kube-apiserver', `${DEFAULT_IMAGES.apiServer}:${v.apiServer}`), bundle).not.toThrow();
+      expect(
+        () => binaryForImage('kube-apiserver', `${DEFAULT_IMAGES.apiServer}:${v.apiServer}`),
+        bundle,
+      ).not.toThrow();
       expect(() => binaryForImage('etcd', `${DEFAULT_IMAGES.etcd}:${v.etcd}`), bundle).not.toThrow();
     }
     expect(binaryForImage('kube-apiserver', 'registry.k8s.io/kube-apiserver:v1.37.2')).toBe('kube-apiserver-v1.37.2');

@@ -12,7 +12,9 @@ const poolPod = (pool: string, tolerations: any[] = []) => ({
     affinity: {
       nodeAffinity: {
         requiredDuringSchedulingIgnoredDuringExecution: {
-          nodeSelectorTerms: [{ matchExpressions: [{ key: 'apps.openyurt.io/nodepool', operator: 'In', values: [pool] }] }],
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'apps.openyurt.io/nodepool', operator: 'In', values: [pool] }] },
+          ],
         },
       },
     },
@@ -36,7 +38,9 @@ describe('placePod', () => {
   it('respects NoSchedule taints unless tolerated', () => {
     const tainted = node('a1', 'a', true, { taints: [{ key: 'edge', value: 'x', effect: 'NoSchedule' }] });
     expect(unfitReason(poolPod('a'), tainted)).toMatch(/untolerated taint/);
-    expect(unfitReason(poolPod('a', [{ key: 'edge', operator: 'Equal', value: 'x', effect: 'NoSchedule' }]), tainted)).toBeUndefined();
+    expect(
+      unfitReason(poolPod('a', [{ key: 'edge', operator: 'Equal', value: 'x', effect: 'NoSchedule' }]), tainted),
+    ).toBeUndefined();
   });
 });
 

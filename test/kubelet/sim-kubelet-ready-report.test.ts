@@ -37,8 +37,14 @@ describe('sim kubelet: a failed ready report is retried', () => {
 
   it('calls onPodReady again after it threw, until it succeeds, and then no more', async () => {
     await t.api.createJson({
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'default' },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'd' } }, template: { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'c', image: 'x:1' }] } } },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'd', namespace: 'default' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'd' } },
+        template: { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'c', image: 'x:1' }] } },
+      },
     });
     await waitFor(() => reports.some((r) => r.ok), 10_000, 'a successful ready report');
     expect(reports.map((r) => r.ok)).toEqual([false, false, true]);

@@ -34,7 +34,12 @@ describe('sim kubelet: a resumed cluster reports its Ready pods again, through i
         reports.push({ pod: pod.metadata.name, ok: true, by });
       },
     });
-  const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CONFIG_MAP, namespace: 'default' }, data: { bootstrap: 'x' } };
+  const configMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: CONFIG_MAP, namespace: 'default' },
+    data: { bootstrap: 'x' },
+  };
 
   beforeAll(async () => {
     t = await startTestCluster({ crds: false });
@@ -46,8 +51,14 @@ describe('sim kubelet: a resumed cluster reports its Ready pods again, through i
     kubelets.push(first);
     await first.start();
     await t.api.createJson({
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'ps-p1', namespace: 'default' },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'p1' } }, template: { metadata: { labels: { app: 'p1' } }, spec: { containers: [{ name: 'c', image: 'x:1' }] } } },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'ps-p1', namespace: 'default' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'p1' } },
+        template: { metadata: { labels: { app: 'p1' } }, spec: { containers: [{ name: 'c', image: 'x:1' }] } },
+      },
     });
     await waitFor(() => reports.some((r) => r.ok && r.by === 1), 10_000, 'the first report');
     await first.stop();

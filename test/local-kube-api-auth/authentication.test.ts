@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueClientCertificate, startLocalCluster } from '../../local/kube-api/index.ts';
 import { identity, startAuthCluster, testPki, unique, type AuthCluster } from './harness.ts';
 
-const UNAUTHORIZED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
+const UNAUTHORIZED = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Failure',
+  message: 'Unauthorized',
+  reason: 'Unauthorized',
+  code: 401,
+};
 
 describe('x509 client-certificate authentication', () => {
   let c: AuthCluster;
@@ -24,7 +32,8 @@ describe('x509 client-certificate authentication', () => {
   });
 
   it('lets anonymous requests reach the health checks only', async () => {
-    for (const path of ['/healthz', '/livez', '/readyz']) expect((await c.raw(undefined, 'GET', path)).status, path).toBe(200);
+    for (const path of ['/healthz', '/livez', '/readyz'])
+      expect((await c.raw(undefined, 'GET', path)).status, path).toBe(200);
     expect((await c.raw(undefined, 'GET', '/livez/ping')).status).toBe(401);
   });
 
@@ -36,23 +45,35 @@ describe('x509 client-certificate authentication', () => {
   });
 
   it('refuses a certificate that is not for client authentication', async () => {
-    const serverOnly = await issueClientCertificate(c.pki.ca, { user: 'server', groups: ['system:masters'], usages: ['serverAuth'] });
+    const serverOnly = await issueClientCertificate(c.pki.ca, {
+      user: 'server',
+      groups: ['system:masters'],
+      usages: ['serverAuth'],
+    });
     expect((await c.raw(serverOnly, 'GET', '/api/v1/namespaces')).status).toBe(401);
   });
 
   it('lets system:masters do anything, Nodes and namespaces included', async () => {
     const ns = unique('adm');
     expect((await c.raw(c.pki.admin, 'POST', '/api/v1/namespaces', { metadata: { name: ns } })).status).toBe(201);
-    expect((await c.raw(c.pki.admin, 'POST', '/api/v1/nodes', { metadata: { name: unique('node') } })).status).toBe(201);
+    expect((await c.raw(c.pki.admin, 'POST', '/api/v1/nodes', { metadata: { name: unique('node') } })).status).toBe(
+      201,
+    );
     expect((await c.raw(c.pki.admin, 'GET', '/metrics')).status).toBe(404);
     expect(c.cluster.authz!.denials()).toEqual([]);
   });
 
   it('names the user by CN and the groups by O, plus system:authenticated', async () => {
     const me = await identity('alice', ['team-a', 'team-b']);
-    const res = await c.raw(me, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+    const res = await c.raw(me, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'SelfSubjectReview',
+    });
     expect(res.status).toBe(201);
-    expect(res.json.status.userInfo).toEqual({ username: 'alice', groups: ['team-a', 'team-b', 'system:authenticated'] });
+    expect(res.json.status.userInfo).toEqual({
+      username: 'alice',
+      groups: ['team-a', 'team-b', 'system:authenticated'],
+    });
   });
 });
 
@@ -82,10 +103,16 @@ describe('authentication options', () => {
 
   it('rejects RBAC without TLS and malformed TLS options with errors naming the field', async () => {
     await expect(startLocalCluster({ authorization: 'RBAC' })).rejects.toThrow(/authorization: 'RBAC' needs `tls`/);
-    await expect(startLocalCluster({ tls: { certPem: 'nope', keyPem: 'x', clientCaPems: [] } })).rejects.toThrow(/tls\.certPem: expected a PEM string/);
+    await expect(startLocalCluster({ tls: { certPem: 'nope', keyPem: 'x', clientCaPems: [] } })).rejects.toThrow(
+      /tls\.certPem: expected a PEM string/,
+    );
     const { serving, ca } = await testPki();
-    await expect(startLocalCluster({ tls: { ...serving, clientCaPems: [] } })).rejects.toThrow(/tls\.clientCaPems: expected a non-empty list/);
-    await expect(startLocalCluster({ tls: { ...serving, clientCaPems: [ca.certPem] }, authorization: 'Webhook' as never })).rejects.toThrow(/authorization: expected 'RBAC' or 'AlwaysAllow'/);
+    await expect(startLocalCluster({ tls: { ...serving, clientCaPems: [] } })).rejects.toThrow(
+      /tls\.clientCaPems: expected a non-empty list/,
+    );
+    await expect(
+      startLocalCluster({ tls: { ...serving, clientCaPems: [ca.certPem] }, authorization: 'Webhook' as never }),
+    ).rejects.toThrow(/authorization: expected 'RBAC' or 'AlwaysAllow'/);
   });
 
   it('leaves plain-HTTP mode unauthenticated', async () => {

@@ -17,7 +17,9 @@ describe('kubectl and client-node with client certificates', () => {
   let dir: string;
   const kubectl = async (kubeconfig: string, ...args: string[]) => {
     try {
-      const running = run(KUBECTL, ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { encoding: 'utf8' });
+      const running = run(KUBECTL, ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], {
+        encoding: 'utf8',
+      });
       // kubectl prompts for a username on 401 when it has no credentials: give it no input, never a hang.
       running.child.stdin?.end();
       const { stdout, stderr } = await running;
@@ -34,7 +36,10 @@ describe('kubectl and client-node with client certificates', () => {
     await c.cluster.writeKubeconfig(join(dir, 'admin'), c.pki.admin);
     await c.cluster.writeKubeconfig(join(dir, 'dev'), await identity('dev', ['developers']));
     await c.cluster.writeKubeconfig(join(dir, 'nobody'));
-    await c.cluster.writeKubeconfig(join(dir, 'stranger'), await issueClientCertificate(c.pki.stranger, { user: 'intruder', groups: ['system:masters'] }));
+    await c.cluster.writeKubeconfig(
+      join(dir, 'stranger'),
+      await issueClientCertificate(c.pki.stranger, { user: 'intruder', groups: ['system:masters'] }),
+    );
   });
   afterAll(async () => {
     await c?.stop();
@@ -74,22 +79,46 @@ describe('kubectl and client-node with client certificates', () => {
     const dev = join(dir, 'dev');
     expect(await kubectl(dev, 'auth', 'can-i', 'list', 'pods')).toMatchObject({ code: 1, stdout: 'no\n' });
     const forbidden = await kubectl(dev, 'get', 'pods');
-    expect(forbidden.stderr).toContain('Error from server (Forbidden): pods is forbidden: User "dev" cannot list resource "pods" in API group "" in the namespace "default"');
-    await c.admin('POST', `/apis/${RBAC}/v1/clusterrolebindings`, clusterRoleBinding('developers-edit', 'edit', [{ apiGroup: RBAC, kind: 'Group', name: 'developers' }]));
+    expect(forbidden.stderr).toContain(
+      'Error from server (Forbidden): pods is forbidden: User "dev" cannot list resource "pods" in API group "" in the namespace "default"',
+    );
+    await c.admin(
+      'POST',
+      `/apis/${RBAC}/v1/clusterrolebindings`,
+      clusterRoleBinding('developers-edit', 'edit', [{ apiGroup: RBAC, kind: 'Group', name: 'developers' }]),
+    );
     expect(await kubectl(dev, 'auth', 'can-i', 'list', 'pods')).toMatchObject({ code: 0, stdout: 'yes\n' });
     expect(await kubectl(dev, 'auth', 'can-i', 'create', 'nodes')).toMatchObject({ code: 1, stdout: 'no\n' });
     expect(await kubectl(dev, 'auth', 'can-i', 'get', '/version')).toMatchObject({ code: 0, stdout: 'yes\n' });
     const created = await kubectl(dev, 'create', 'configmap', 'from-dev', '--from-literal=a=b');
     expect(created).toMatchObject({ code: 0, stdout: 'configmap/from-dev created\n' });
     const whoami = await kubectl(dev, 'auth', 'whoami', '-o', 'json');
-    expect(JSON.parse(whoami.stdout).status.userInfo).toEqual({ username: 'dev', groups: ['developers', 'system:authenticated'] });
+    expect(JSON.parse(whoami.stdout).status.userInfo).toEqual({
+      username: 'dev',
+      groups: ['developers', 'system:authenticated'],
+    });
   });
 
   it('kubectl --as impersonates through the admin kubeconfig', async () => {
-    const res = await kubectl(join(dir, 'admin'), '--as', 'dev', '--as-group', 'developers', 'auth', 'whoami', '-o', 'json');
-    expect(JSON.parse(res.stdout).status.userInfo).toEqual({ username: 'dev', groups: ['developers', 'system:authenticated'] });
+    const res = await kubectl(
+      join(dir, 'admin'),
+      '--as',
+      'dev',
+      '--as-group',
+      'developers',
+      'auth',
+      'whoami',
+      '-o',
+      'json',
+    );
+    expect(JSON.parse(res.stdout).status.userInfo).toEqual({
+      username: 'dev',
+      groups: ['developers', 'system:authenticated'],
+    });
     const denied = await kubectl(join(dir, 'admin'), '--as', 'dev', 'get', 'nodes');
-    expect(denied.stderr).toContain('nodes is forbidden: User "dev" cannot list resource "nodes" in API group "" at the cluster scope');
+    expect(denied.stderr).toContain(
+      'nodes is forbidden: User "dev" cannot list resource "nodes" in API group "" at the cluster scope',
+    );
   });
 
   it('client-node loads the kubeconfig and authenticates with it', async () => {
@@ -100,14 +129,18 @@ describe('kubectl and client-node with client certificates', () => {
     expect(cms.items.map((i) => i.metadata?.name)).toContain('from-dev');
     const err = await core.createNode({ body: { metadata: { name: 'nope' } } }).catch((e) => e);
     expect(err.code).toBe(403);
-    expect(JSON.parse(err.body).message).toBe('nodes is forbidden: User "dev" cannot create resource "nodes" in API group "" at the cluster scope');
+    expect(JSON.parse(err.body).message).toBe(
+      'nodes is forbidden: User "dev" cannot create resource "nodes" in API group "" at the cluster scope',
+    );
   });
 
   it('refuses a client identity for a plain-HTTP cluster', async () => {
     const { startLocalCluster } = await import('../../local/kube-api/index.ts');
     const plain = await startLocalCluster();
     try {
-      await expect(plain.writeKubeconfig(join(dir, 'plain'), c.pki.admin)).rejects.toThrow(/needs a cluster started with `tls`/);
+      await expect(plain.writeKubeconfig(join(dir, 'plain'), c.pki.admin)).rejects.toThrow(
+        /needs a cluster started with `tls`/,
+      );
     } finally {
       await plain.stop();
     }
@@ -125,7 +158,11 @@ describe('RBAC on etcd storage', () => {
       try {
         const viewer = await identity('etcd-viewer');
         expect((await c.raw(viewer, 'GET', '/api/v1/namespaces/default/pods')).status).toBe(403);
-        await c.admin('POST', `/apis/${RBAC}/v1/clusterrolebindings`, clusterRoleBinding('etcd-viewer', 'view', [user('etcd-viewer')]));
+        await c.admin(
+          'POST',
+          `/apis/${RBAC}/v1/clusterrolebindings`,
+          clusterRoleBinding('etcd-viewer', 'view', [user('etcd-viewer')]),
+        );
         expect((await c.raw(viewer, 'GET', '/api/v1/namespaces/default/pods')).status).toBe(200);
         expect((await c.admin('GET', `/apis/${RBAC}/v1/clusterroles/view`)).rules).toHaveLength(10);
       } finally {

@@ -26,8 +26,14 @@ let pki: Promise<Pki> | undefined;
 
 export function testPki(): Promise<Pki> {
   return (pki ??= (async () => {
-    const [ca, stranger] = await Promise.all([createCertificateAuthority('test-cluster-ca'), createCertificateAuthority('stranger-ca')]);
-    const [serving, admin] = await Promise.all([issueServingCertificate(ca), issueClientCertificate(ca, { user: 'test-admin', groups: ['system:masters'] })]);
+    const [ca, stranger] = await Promise.all([
+      createCertificateAuthority('test-cluster-ca'),
+      createCertificateAuthority('stranger-ca'),
+    ]);
+    const [serving, admin] = await Promise.all([
+      issueServingCertificate(ca),
+      issueClientCertificate(ca, { user: 'test-admin', groups: ['system:masters'] }),
+    ]);
     return { ca, stranger, serving, admin };
   })());
 }
@@ -51,7 +57,13 @@ export interface AuthCluster {
   cluster: LocalCluster;
   pki: Pki;
   /** One request as `as` (a client certificate) or with no certificate at all. */
-  raw(as: CertAndKey | undefined, method: string, path: string, body?: unknown, headers?: Record<string, string | string[]>): Promise<RawResponse>;
+  raw(
+    as: CertAndKey | undefined,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string | string[]>,
+  ): Promise<RawResponse>;
   /** As the admin (system:masters); fails on a non-2xx answer. */
   admin(method: string, path: string, body?: unknown): Promise<any>;
   stop(): Promise<void>;
@@ -76,7 +88,12 @@ export async function startAuthCluster(opts: Omit<LocalClusterOptions, 'tls'> = 
           ...(as ? { cert: as.certPem, key: as.keyPem } : {}),
           agent: false,
           // A caller's content-type (e.g. apply-patch+yaml, whose YAML JSON already is) overrides the JSON default.
-          headers: { ...(text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }), ...extraHeaders },
+          headers: {
+            ...(text === undefined
+              ? {}
+              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }),
+            ...extraHeaders,
+          },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -102,7 +119,8 @@ export async function startAuthCluster(opts: Omit<LocalClusterOptions, 'tls'> = 
     raw,
     async admin(method, path, body) {
       const res = await raw(p.admin, method, path, body);
-      if (res.status < 200 || res.status > 299) throw new Error(`${method} ${path} as admin: ${res.status} ${res.text}`);
+      if (res.status < 200 || res.status > 299)
+        throw new Error(`${method} ${path} as admin: ${res.status} ${res.text}`);
       return res.json;
     },
     stop: () => cluster.stop(),
@@ -118,15 +136,41 @@ export const RBAC = 'rbac.authorization.k8s.io';
 
 /** kube's 403 Status body. */
 export function forbiddenStatus(message: string, details: Record<string, string>) {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'Forbidden', details, code: 403 };
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason: 'Forbidden',
+    details,
+    code: 403,
+  };
 }
 
 export function clusterRoleBinding(name: string, role: string, subjects: Array<Record<string, string>>) {
-  return { apiVersion: `${RBAC}/v1`, kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: role }, subjects };
+  return {
+    apiVersion: `${RBAC}/v1`,
+    kind: 'ClusterRoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: role },
+    subjects,
+  };
 }
 
-export function roleBinding(namespace: string, name: string, roleRef: { kind: 'Role' | 'ClusterRole'; name: string }, subjects: Array<Record<string, string>>) {
-  return { apiVersion: `${RBAC}/v1`, kind: 'RoleBinding', metadata: { name, namespace }, roleRef: { apiGroup: RBAC, ...roleRef }, subjects };
+export function roleBinding(
+  namespace: string,
+  name: string,
+  roleRef: { kind: 'Role' | 'ClusterRole'; name: string },
+  subjects: Array<Record<string, string>>,
+) {
+  return {
+    apiVersion: `${RBAC}/v1`,
+    kind: 'RoleBinding',
+    metadata: { name, namespace },
+    roleRef: { apiGroup: RBAC, ...roleRef },
+    subjects,
+  };
 }
 
 export const user = (name: string) => ({ apiGroup: RBAC, kind: 'User', name });

@@ -15,7 +15,15 @@ const covered = (owner: PolicyRule[], rules: PolicyRule[]) => covers(owner, rule
 
 describe('breakdownRule (kube BreakdownRule)', () => {
   it('splits into one verb × group × resource × name, groups outermost, then URLs', () => {
-    expect(breakdownRule({ verbs: ['get', 'list'], apiGroups: ['', 'apps'], resources: ['pods'], resourceNames: ['a', 'b'], nonResourceURLs: ['/x'] })).toEqual([
+    expect(
+      breakdownRule({
+        verbs: ['get', 'list'],
+        apiGroups: ['', 'apps'],
+        resources: ['pods'],
+        resourceNames: ['a', 'b'],
+        nonResourceURLs: ['/x'],
+      }),
+    ).toEqual([
       { verbs: ['get'], apiGroups: [''], resources: ['pods'], resourceNames: ['a'] },
       { verbs: ['get'], apiGroups: [''], resources: ['pods'], resourceNames: ['b'] },
       { verbs: ['list'], apiGroups: [''], resources: ['pods'], resourceNames: ['a'] },
@@ -34,7 +42,9 @@ describe('covers (kube Covers / ruleCovers)', () => {
   it('matches verbs, groups and resources exactly or by `*`, never the other way round', () => {
     expect(covered([r(['get', 'list'], [''], ['pods'])], [r(['get'], [''], ['pods'])])).toBe(true);
     expect(covered([r(['get'], [''], ['pods'])], [r(['get', 'watch'], [''], ['pods'])])).toBe(false);
-    expect(covered([r(['*'], ['*'], ['*'])], [r(['escalate'], ['rbac.authorization.k8s.io'], ['roles/anything'])])).toBe(true);
+    expect(
+      covered([r(['*'], ['*'], ['*'])], [r(['escalate'], ['rbac.authorization.k8s.io'], ['roles/anything'])]),
+    ).toBe(true);
     expect(covered([r(['get'], ['apps'], ['pods'])], [r(['get'], [''], ['pods'])])).toBe(false);
     // A `*` to grant is held only through a `*`.
     expect(covered([r(['get', 'list', 'watch'], [''], ['pods'])], [r(['*'], [''], ['pods'])])).toBe(false);
@@ -43,7 +53,9 @@ describe('covers (kube Covers / ruleCovers)', () => {
 
   it('covers a subresource through `resource/sub` or `*/sub`, but a resource does not cover its subresources', () => {
     expect(covered([r(['get'], ['apps'], ['*/status'])], [r(['get'], ['apps'], ['deployments/status'])])).toBe(true);
-    expect(covered([r(['get'], ['apps'], ['deployments'])], [r(['get'], ['apps'], ['deployments/status'])])).toBe(false);
+    expect(covered([r(['get'], ['apps'], ['deployments'])], [r(['get'], ['apps'], ['deployments/status'])])).toBe(
+      false,
+    );
     expect(covered([r(['get'], ['apps'], ['*/status'])], [r(['get'], ['apps'], ['deployments'])])).toBe(false);
     expect(covered([r(['get'], ['apps'], ['*/status'])], [r(['get'], ['apps'], ['deployments/scale'])])).toBe(false);
   });
@@ -76,7 +88,14 @@ describe('covers (kube Covers / ruleCovers)', () => {
 
 describe('the escalation message (kube CompactRules, CompactString, ConfirmNoEscalation)', () => {
   it('merges the verbs of one group/resource/name in order and describes rules as Go prints them', () => {
-    const missing = covers([], [r(['get', 'watch'], [''], ['configmaps']), r(['get'], [''], ['secrets'], ['a', 'b']), url(['get', 'post'], ['/metrics'])]).missing;
+    const missing = covers(
+      [],
+      [
+        r(['get', 'watch'], [''], ['configmaps']),
+        r(['get'], [''], ['secrets'], ['a', 'b']),
+        url(['get', 'post'], ['/metrics']),
+      ],
+    ).missing;
     const compact = compactRules(missing);
     expect(compact.map(compactString)).toEqual([
       '{NonResourceURLs:["/metrics"], Verbs:["get"]}',
@@ -97,15 +116,24 @@ describe('the escalation message (kube CompactRules, CompactString, ConfirmNoEsc
 
   it('appends the rule resolution errors as an aggregate, one message without brackets', () => {
     const missing = covers([], [r(['get'], [''], ['pods'])]).missing;
-    const one = notHeldMessage({ name: 'u', groups: [] }, missing, ['clusterroles.rbac.authorization.k8s.io "x" not found']);
-    expect(one).toBe('user "u" (groups=[]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["pods"], Verbs:["get"]}; resolution errors: [clusterroles.rbac.authorization.k8s.io "x" not found]');
+    const one = notHeldMessage({ name: 'u', groups: [] }, missing, [
+      'clusterroles.rbac.authorization.k8s.io "x" not found',
+    ]);
+    expect(one).toBe(
+      'user "u" (groups=[]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["pods"], Verbs:["get"]}; resolution errors: [clusterroles.rbac.authorization.k8s.io "x" not found]',
+    );
     const two = notHeldMessage({ name: 'u', groups: [] }, missing, ['e1', 'e2', 'e1']);
     expect(two.endsWith('; resolution errors: [[e1, e2]]')).toBe(true);
   });
 });
 
 describe('isOnlyMutatingGcFields (kube IsOnlyMutatingGCFields)', () => {
-  const old = { apiVersion: 'v1', kind: 'Role', metadata: { name: 'r', resourceVersion: '5', labels: { a: 'b' } }, rules: [r(['get'], [''], ['pods'])] };
+  const old = {
+    apiVersion: 'v1',
+    kind: 'Role',
+    metadata: { name: 'r', resourceVersion: '5', labels: { a: 'b' } },
+    rules: [r(['get'], [''], ['pods'])],
+  };
   it('ignores ownerReferences, finalizers and managedFields, and empty lists against absent ones', () => {
     const gc = structuredClone(old) as any;
     gc.metadata.finalizers = ['x'];

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterRoleBinding, identity, pod, RBAC, startAuthCluster, unique, user, type AuthCluster } from './harness.ts';
+import {
+  clusterRoleBinding,
+  identity,
+  pod,
+  RBAC,
+  startAuthCluster,
+  unique,
+  user,
+  type AuthCluster,
+} from './harness.ts';
 
 describe('rule usage and denials', () => {
   let c: AuthCluster;
@@ -17,7 +26,11 @@ describe('rule usage and denials', () => {
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
       ],
     });
-    await c.admin('POST', `/apis/${RBAC}/v1/clusterrolebindings`, clusterRoleBinding('reconciler-like', ROLE, [user('reconciler')]));
+    await c.admin(
+      'POST',
+      `/apis/${RBAC}/v1/clusterrolebindings`,
+      clusterRoleBinding('reconciler-like', ROLE, [user('reconciler')]),
+    );
     c.cluster.authz!.reset();
   });
   afterAll(() => c?.stop());
@@ -32,8 +45,22 @@ describe('rule usage and denials', () => {
 
     const usage = c.cluster.authz!.usage().filter((u) => u.name === ROLE);
     expect(usage).toEqual([
-      { kind: 'ClusterRole', name: ROLE, ruleIndex: 0, allowed: 3, escalationChecks: 0, permissions: ['create pods', 'list pods'] },
-      { kind: 'ClusterRole', name: ROLE, ruleIndex: 1, allowed: 1, escalationChecks: 0, permissions: ['patch deployments.apps/scale'] },
+      {
+        kind: 'ClusterRole',
+        name: ROLE,
+        ruleIndex: 0,
+        allowed: 3,
+        escalationChecks: 0,
+        permissions: ['create pods', 'list pods'],
+      },
+      {
+        kind: 'ClusterRole',
+        name: ROLE,
+        ruleIndex: 1,
+        allowed: 1,
+        escalationChecks: 0,
+        permissions: ['patch deployments.apps/scale'],
+      },
     ]);
     const report = await c.cluster.authz!.report({ kind: 'ClusterRole', name: ROLE });
     expect(report.map((r) => [r.ruleIndex, r.allowed, r.unusedPermissions])).toEqual([
@@ -41,14 +68,24 @@ describe('rule usage and denials', () => {
       [1, 1, ['patch deployments.apps']],
       [2, 0, ['get leases.coordination.k8s.io']],
     ]);
-    expect(report.filter((r) => r.allowed === 0).map((r) => r.rule)).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] }]);
+    expect(report.filter((r) => r.allowed === 0).map((r) => r.rule)).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
+    ]);
 
     const denials = c.cluster.authz!.denials();
     expect(denials).toHaveLength(1);
     expect(denials[0]).toMatchObject({
       user: 'reconciler',
       groups: ['system:authenticated'],
-      attributes: { resourceRequest: true, verb: 'delete', apiGroup: '', namespace: ns, resource: 'pods', name: 'a', subresource: '' },
+      attributes: {
+        resourceRequest: true,
+        verb: 'delete',
+        apiGroup: '',
+        namespace: ns,
+        resource: 'pods',
+        name: 'a',
+        subresource: '',
+      },
       message: `pods "a" is forbidden: User "reconciler" cannot delete resource "pods" in API group "" in the namespace "${ns}"`,
     });
   });
@@ -63,12 +100,24 @@ describe('rule usage and denials', () => {
   });
 
   it('decides for a user without a request', async () => {
-    const attrs = { resourceRequest: true as const, verb: 'get', apiGroup: 'coordination.k8s.io', apiVersion: 'v1', namespace: ns, resource: 'leases', subresource: '', name: 'x' };
+    const attrs = {
+      resourceRequest: true as const,
+      verb: 'get',
+      apiGroup: 'coordination.k8s.io',
+      apiVersion: 'v1',
+      namespace: ns,
+      resource: 'leases',
+      subresource: '',
+      name: 'x',
+    };
     expect(await c.cluster.authz!.authorize({ name: 'reconciler', groups: ['system:authenticated'] }, attrs)).toEqual({
       allowed: true,
       by: { kind: 'ClusterRole', name: ROLE, ruleIndex: 2 },
       binding: 'ClusterRoleBinding reconciler-like',
     });
-    expect(await c.cluster.authz!.authorize({ name: 'someone', groups: [] }, attrs)).toEqual({ allowed: false, reason: '' });
+    expect(await c.cluster.authz!.authorize({ name: 'someone', groups: [] }, attrs)).toEqual({
+      allowed: false,
+      reason: '',
+    });
   });
 });

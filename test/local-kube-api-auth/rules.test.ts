@@ -5,8 +5,20 @@ import { requestAttributes } from '../../local/kube-api/auth/attributes.ts';
 import { parseRoute } from '../../local/kube-api/server/routes.ts';
 import type { RequestAttributes } from '../../local/kube-api/auth/types.ts';
 
-const res = (verb: string, resource: string, extra: Partial<Extract<RequestAttributes, { resourceRequest: true }>> = {}): RequestAttributes => ({
-  resourceRequest: true, verb, apiGroup: '', apiVersion: 'v1', namespace: 'ns', resource, subresource: '', name: '', ...extra,
+const res = (
+  verb: string,
+  resource: string,
+  extra: Partial<Extract<RequestAttributes, { resourceRequest: true }>> = {},
+): RequestAttributes => ({
+  resourceRequest: true,
+  verb,
+  apiGroup: '',
+  apiVersion: 'v1',
+  namespace: 'ns',
+  resource,
+  subresource: '',
+  name: '',
+  ...extra,
 });
 const path = (verb: string, p: string): RequestAttributes => ({ resourceRequest: false, verb, path: p });
 
@@ -20,7 +32,9 @@ describe('ruleAllows', () => {
     expect(ruleAllows(res('get', 'pods'), { verbs: ['get'], apiGroups: [''], resources: ['pods'] })).toBe(true);
     expect(ruleAllows(res('list', 'pods'), { verbs: ['get'], apiGroups: [''], resources: ['pods'] })).toBe(false);
     expect(ruleAllows(res('get', 'pods'), { verbs: ['get'], apiGroups: ['apps'], resources: ['pods'] })).toBe(false);
-    expect(ruleAllows(res('get', 'deployments', { apiGroup: 'apps' }), { verbs: ['*'], apiGroups: ['*'], resources: ['*'] })).toBe(true);
+    expect(
+      ruleAllows(res('get', 'deployments', { apiGroup: 'apps' }), { verbs: ['*'], apiGroups: ['*'], resources: ['*'] }),
+    ).toBe(true);
     expect(ruleAllows(res('get', 'pods'), { verbs: ['get'], resources: ['pods'] })).toBe(false);
   });
 
@@ -67,28 +81,57 @@ describe('subjectMatches', () => {
 
 describe('requestAttributes', () => {
   it('maps HTTP to kube verbs', () => {
-    expect(attrs('GET', '/api/v1/namespaces/a/pods')).toMatchObject({ verb: 'list', namespace: 'a', resource: 'pods', name: '' });
+    expect(attrs('GET', '/api/v1/namespaces/a/pods')).toMatchObject({
+      verb: 'list',
+      namespace: 'a',
+      resource: 'pods',
+      name: '',
+    });
     expect(attrs('GET', '/api/v1/namespaces/a/pods?watch=true')).toMatchObject({ verb: 'watch' });
     expect(attrs('GET', '/api/v1/namespaces/a/pods/p')).toMatchObject({ verb: 'get', name: 'p' });
     expect(attrs('POST', '/api/v1/namespaces/a/pods')).toMatchObject({ verb: 'create', name: '' });
     expect(attrs('PUT', '/api/v1/namespaces/a/pods/p/status')).toMatchObject({ verb: 'update', subresource: 'status' });
-    expect(attrs('PATCH', '/apis/apps/v1/namespaces/a/deployments/d/scale')).toMatchObject({ verb: 'patch', apiGroup: 'apps', resource: 'deployments', subresource: 'scale' });
+    expect(attrs('PATCH', '/apis/apps/v1/namespaces/a/deployments/d/scale')).toMatchObject({
+      verb: 'patch',
+      apiGroup: 'apps',
+      resource: 'deployments',
+      subresource: 'scale',
+    });
     expect(attrs('DELETE', '/api/v1/namespaces/a/pods/p')).toMatchObject({ verb: 'delete' });
     expect(attrs('DELETE', '/api/v1/namespaces/a/pods')).toMatchObject({ verb: 'deletecollection' });
     expect(attrs('GET', '/api/v1/nodes')).toMatchObject({ verb: 'list', namespace: '', resource: 'nodes' });
   });
 
   it('puts a namespace object in its own namespace', () => {
-    expect(attrs('GET', '/api/v1/namespaces/a')).toMatchObject({ verb: 'get', namespace: 'a', resource: 'namespaces', name: 'a' });
-    expect(attrs('PUT', '/api/v1/namespaces/a/finalize')).toMatchObject({ namespace: 'a', name: 'a', subresource: 'finalize' });
+    expect(attrs('GET', '/api/v1/namespaces/a')).toMatchObject({
+      verb: 'get',
+      namespace: 'a',
+      resource: 'namespaces',
+      name: 'a',
+    });
+    expect(attrs('PUT', '/api/v1/namespaces/a/finalize')).toMatchObject({
+      namespace: 'a',
+      name: 'a',
+      subresource: 'finalize',
+    });
     expect(attrs('GET', '/api/v1/namespaces')).toMatchObject({ verb: 'list', namespace: '', name: '' });
   });
 
   it('takes the name of a list or watch from a metadata.name field selector', () => {
-    expect(attrs('GET', '/api/v1/namespaces/a/configmaps?fieldSelector=metadata.name%3Dx')).toMatchObject({ verb: 'list', name: 'x' });
-    expect(attrs('GET', '/api/v1/namespaces/a/configmaps?watch=1&fieldSelector=metadata.name%3D%3Dx')).toMatchObject({ verb: 'watch', name: 'x' });
-    expect(attrs('GET', '/api/v1/namespaces/a/configmaps?fieldSelector=metadata.name!%3Dx')).toMatchObject({ name: '' });
-    expect(attrs('GET', '/api/v1/namespaces/a/configmaps?fieldSelector=metadata.namespace%3Dx')).toMatchObject({ name: '' });
+    expect(attrs('GET', '/api/v1/namespaces/a/configmaps?fieldSelector=metadata.name%3Dx')).toMatchObject({
+      verb: 'list',
+      name: 'x',
+    });
+    expect(attrs('GET', '/api/v1/namespaces/a/configmaps?watch=1&fieldSelector=metadata.name%3D%3Dx')).toMatchObject({
+      verb: 'watch',
+      name: 'x',
+    });
+    expect(attrs('GET', '/api/v1/namespaces/a/configmaps?fieldSelector=metadata.name!%3Dx')).toMatchObject({
+      name: '',
+    });
+    expect(attrs('GET', '/api/v1/namespaces/a/configmaps?fieldSelector=metadata.namespace%3Dx')).toMatchObject({
+      name: '',
+    });
   });
 
   it('treats discovery and other paths as non-resource requests with the method as verb', () => {

@@ -12,7 +12,16 @@ describe('local fleet on the etcd store', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ps-fleet-etcd-'));
-    fleet = await startLocalFleet({ clusters: 2, pools: 2, nodesPerPool: 1, cloudPools: 0, store: 'etcd', stateDir: dir, readyDelayMs: 20, retryBaseDelayMs: 20 });
+    fleet = await startLocalFleet({
+      clusters: 2,
+      pools: 2,
+      nodesPerPool: 1,
+      cloudPools: 0,
+      store: 'etcd',
+      stateDir: dir,
+      readyDelayMs: 20,
+      retryBaseDelayMs: 20,
+    });
     await fleet.waitConverged(90_000);
   }, 150_000);
 
@@ -29,9 +38,15 @@ describe('local fleet on the etcd store', () => {
       const etcd = createEtcdClient([endpoint!]);
       try {
         const pools = await etcd.getAll().prefix('/registry/apps.openyurt.io/nodepools/').keys();
-        expect(pools.sort()).toEqual(['/registry/apps.openyurt.io/nodepools/pool-00', '/registry/apps.openyurt.io/nodepools/pool-01']);
+        expect(pools.sort()).toEqual([
+          '/registry/apps.openyurt.io/nodepools/pool-00',
+          '/registry/apps.openyurt.io/nodepools/pool-01',
+        ]);
         const spirits = await etcd.getAll().prefix('/registry/poolspirit.io/poolspirits/').json();
-        expect(Object.keys(spirits).sort()).toEqual(['/registry/poolspirit.io/poolspirits/pool-00', '/registry/poolspirit.io/poolspirits/pool-01']);
+        expect(Object.keys(spirits).sort()).toEqual([
+          '/registry/poolspirit.io/poolspirits/pool-00',
+          '/registry/poolspirit.io/poolspirits/pool-01',
+        ]);
         const deployments = await etcd.getAll().prefix('/registry/deployments/pool-spirit-system/').keys();
         expect(deployments).toHaveLength(2);
       } finally {

@@ -9,7 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../../local/fleet/fleet.ts';
-import { beginReconcile, getItem, keys, LEASE_OWNER, readPoolState, TTL_ATTRIBUTE } from '../../adapters/state-table/index.ts';
+import {
+  beginReconcile,
+  getItem,
+  keys,
+  LEASE_OWNER,
+  readPoolState,
+  TTL_ATTRIBUTE,
+} from '../../adapters/state-table/index.ts';
 import { heldLeases } from '../../local/fleet/held-leases.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -25,7 +32,15 @@ describe('a resumed fleet and the leases of invocations killed with the stack', 
     dir = await mkdtemp(join(tmpdir(), 'ps-held-lease-'));
     const lines: string[] = [];
     const options: LocalFleetOptions = {
-      clusters: 1, pools: 1, nodesPerPool: 1, cloudPools: 0, store: 'etcd', persist: true, stateDir: dir, readyDelayMs: 20, retryBaseDelayMs: 20,
+      clusters: 1,
+      pools: 1,
+      nodesPerPool: 1,
+      cloudPools: 0,
+      store: 'etcd',
+      persist: true,
+      stateDir: dir,
+      readyDelayMs: 20,
+      retryBaseDelayMs: 20,
       log: (line) => lines.push(line),
     };
     fleet = await startLocalFleet(options);
@@ -38,9 +53,15 @@ describe('a resumed fleet and the leases of invocations killed with the stack', 
 
     fleet = await startLocalFleet(options);
     expect(fleet.clusters[0].resumed).toBe(true);
-    expect(lines.some((l) => /1 pool\(s\) kept with the lease of an invocation killed with the stack/.test(l))).toBe(true);
+    expect(lines.some((l) => /1 pool\(s\) kept with the lease of an invocation killed with the stack/.test(l))).toBe(
+      true,
+    );
     const table = fleet.table;
-    await waitFor(async () => (await getItem(table, keys.pool(key.clusterId, key.nodePool)))?.[LEASE_OWNER] === undefined, 30_000, 'the dead lease taken over and released');
+    await waitFor(
+      async () => (await getItem(table, keys.pool(key.clusterId, key.nodePool)))?.[LEASE_OWNER] === undefined,
+      30_000,
+      'the dead lease taken over and released',
+    );
     expect(await readPoolState(table, key.clusterId, key.nodePool)).toMatchObject({ outcome: 'gone' });
     expect((await getItem(table, keys.pool(key.clusterId, key.nodePool)))?.[TTL_ATTRIBUTE]).toEqual(expect.any(Number));
     expect((await heldLeases(table, ['cluster-01'])).map((h) => h.nodePool)).not.toContain('deleted-pool');

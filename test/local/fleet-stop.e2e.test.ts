@@ -26,25 +26,51 @@ describe('fleet.stop()', () => {
     const activity: BusActivity[] = [];
     const lines: string[] = [];
     fleet = await startLocalFleet({
-      clusters: 1, pools: 1, nodesPerPool: 1, cloudPools: 0, stateDir: dir, readyDelayMs: 20,
-      onBusActivity: (a) => activity.push(a), log: (line) => lines.push(line),
+      clusters: 1,
+      pools: 1,
+      nodesPerPool: 1,
+      cloudPools: 0,
+      stateDir: dir,
+      readyDelayMs: 20,
+      onBusActivity: (a) => activity.push(a),
+      log: (line) => lines.push(line),
     });
     await fleet.waitConverged(60_000);
     // A pool whose lease a dead invocation holds for 90 s: a request for it is requeued, its retry ~10 s away.
-    const held = await beginReconcile(fleet.table, { clusterId: 'cluster-01', nodePool: 'held-pool' }, 'dead-invocation', 90_000, new Date());
+    const held = await beginReconcile(
+      fleet.table,
+      { clusterId: 'cluster-01', nodePool: 'held-pool' },
+      'dead-invocation',
+      90_000,
+      new Date(),
+    );
     expect(held.status).toBe('acquired');
-    fleet.bus.putEvents([{
-      Source: RECONCILER_SOURCE, DetailType: RECONCILE_REQUEST_DETAIL_TYPE, EventBusName: fleet.eventBusName,
-      Detail: JSON.stringify({ clusterId: 'cluster-01', nodePool: 'held-pool', reason: 'test', requestedBy: 'test' }),
-    }]);
-    const failed = await waitFor(() => activity.find((a) => a.type === 'attempt-failed' && a.retryInMs !== null), 20_000, 'the requeued attempt');
+    fleet.bus.putEvents([
+      {
+        Source: RECONCILER_SOURCE,
+        DetailType: RECONCILE_REQUEST_DETAIL_TYPE,
+        EventBusName: fleet.eventBusName,
+        Detail: JSON.stringify({ clusterId: 'cluster-01', nodePool: 'held-pool', reason: 'test', requestedBy: 'test' }),
+      },
+    ]);
+    const failed = await waitFor(
+      () => activity.find((a) => a.type === 'attempt-failed' && a.retryInMs !== null),
+      20_000,
+      'the requeued attempt',
+    );
     expect(failed.type === 'attempt-failed' && failed.retryInMs).toBeGreaterThanOrEqual(5_000);
     expect(fleet.bus.stats().waitingRetry).toBeGreaterThanOrEqual(1);
 
     const started = performance.now();
     await fleet.stop();
     const stopMs = performance.now() - started;
-    console.log(JSON.stringify({ measure: 'fleet-stop', stopMs: Math.round(stopMs), retryWasDueInMs: failed.type === 'attempt-failed' ? failed.retryInMs : null }));
+    console.log(
+      JSON.stringify({
+        measure: 'fleet-stop',
+        stopMs: Math.round(stopMs),
+        retryWasDueInMs: failed.type === 'attempt-failed' ? failed.retryInMs : null,
+      }),
+    );
     // Well before the retry was due, let alone the lease's lapse.
     expect(stopMs).toBeLessThan(5_000);
     expect(lines.some((l) => /bus deliver(y|ies) not yet due dropped/.test(l))).toBe(true);

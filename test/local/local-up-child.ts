@@ -27,7 +27,11 @@ export interface LocalUpChild {
 }
 
 export function startLocalUp(args: string[], env: NodeJS.ProcessEnv = {}): LocalUpChild {
-  const child = spawn(process.execPath, ['cli/main.ts', 'local', 'up', '--json', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['cli/main.ts', 'local', 'up', '--json', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: OutputLine[] = [];
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += String(d)));
@@ -38,17 +42,25 @@ export function startLocalUp(args: string[], env: NodeJS.ProcessEnv = {}): Local
       lines.push({ type: 'text', message: text, at: Date.now() });
     }
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
   return {
     child,
     lines,
     stderr: () => stderr,
     exited,
     async waitForLine(match, timeoutMs, what, from = 0) {
-      return waitFor(() => {
-        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`local up exited (${child.exitCode ?? child.signalCode}); stderr: ${stderr.slice(-2000)}`);
-        return lines.slice(from).find(match);
-      }, timeoutMs, what, 50);
+      return waitFor(
+        () => {
+          if (child.exitCode !== null || child.signalCode !== null)
+            throw new Error(`local up exited (${child.exitCode ?? child.signalCode}); stderr: ${stderr.slice(-2000)}`);
+          return lines.slice(from).find(match);
+        },
+        timeoutMs,
+        what,
+        50,
+      );
     },
     async kill9() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

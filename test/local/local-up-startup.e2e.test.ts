@@ -37,7 +37,9 @@ describe('local up start-up', () => {
   }, 60_000);
 
   it('stops everything it started when a later part fails (no etcd binary): the process exits, nothing listens', async () => {
-    const up = localUp(['--state-dir', join(dir, 'no-etcd'), '--store', 'etcd', ...SMALL], { ETCD: join(dir, 'missing-etcd') });
+    const up = localUp(['--state-dir', join(dir, 'no-etcd'), '--store', 'etcd', ...SMALL], {
+      ETCD: join(dir, 'missing-etcd'),
+    });
     const { code } = await up.exited;
     expect(code).toBe(1);
     expect(up.stderr()).toMatch(/missing-etcd not found or not executable/);
@@ -61,17 +63,42 @@ describe('local up start-up', () => {
     // A dead letter in the stack's state dir is what `events dlq` lists after `source <state-dir>/env`, run
     // from anywhere (here the repository, whose own .local it must not read).
     const dl: DeadLetter = {
-      eventId: 'e-startup-test', rule: 'r', eventBus: 'b', target: 'reconcile', deadLetterQueueArn: null, reason: 'retries-exhausted',
-      error: 'boom', attempts: 3, firstAttemptAt: new Date().toISOString(), failedAt: new Date().toISOString(),
-      event: { version: '0', id: 'e-startup-test', 'detail-type': 'x', source: 's', account: '0', time: new Date().toISOString(), region: 'local', resources: [], detail: {} },
+      eventId: 'e-startup-test',
+      rule: 'r',
+      eventBus: 'b',
+      target: 'reconcile',
+      deadLetterQueueArn: null,
+      reason: 'retries-exhausted',
+      error: 'boom',
+      attempts: 3,
+      firstAttemptAt: new Date().toISOString(),
+      failedAt: new Date().toISOString(),
+      event: {
+        version: '0',
+        id: 'e-startup-test',
+        'detail-type': 'x',
+        source: 's',
+        account: '0',
+        time: new Date().toISOString(),
+        region: 'local',
+        resources: [],
+        detail: {},
+      },
     };
     appendDeadLetter(join(stateDir, 'dlq.jsonl'), dl);
-    const { stdout } = await run(process.execPath, ['cli/main.ts', 'events', 'dlq', '--json'], { cwd: ROOT, env: { ...process.env, ...env } });
+    const { stdout } = await run(process.execPath, ['cli/main.ts', 'events', 'dlq', '--json'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+    });
     expect(JSON.parse(stdout).deadLetters.map((d: DeadLetter) => d.eventId)).toEqual(['e-startup-test']);
 
     // Idle and converged: nothing is printed. The window spans a sim leader renewal (every 30 s), which
     // moves the event counters but not the fleet's state. Observing a window is the point, so it is a wait.
-    const watching = await up.waitForLine((l) => l.message === 'watching for changes; Ctrl-C to stop', 10_000, 'watching');
+    const watching = await up.waitForLine(
+      (l) => l.message === 'watching for changes; Ctrl-C to stop',
+      10_000,
+      'watching',
+    );
     const from = up.lines.indexOf(watching) + 1;
     await new Promise((r) => setTimeout(r, 31_000));
     expect(up.lines.slice(from)).toEqual([]);

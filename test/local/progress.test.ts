@@ -29,6 +29,11 @@ describe('fleet progress', () => {
   it('is converged only when every wanted pool is available', () => {
     expect(totals(fleet([3, 3])).converged).toBe(true);
     expect(totals(fleet([3, 2])).converged).toBe(false);
-    expect(JSON.parse(progressJson(fleet([3, 2])))).toMatchObject({ type: 'progress', wanted: 6, available: 5, converged: false });
+    expect(JSON.parse(progressJson(fleet([3, 2])))).toMatchObject({
+      type: 'progress',
+      wanted: 6,
+      available: 5,
+      converged: false,
+    });
   });
 });

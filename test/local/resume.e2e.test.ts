@@ -23,10 +23,27 @@ describe('local up resumes after kill -9', () => {
   let dir: string;
   let first: LocalUpChild | undefined;
   let second: LocalUpChild | undefined;
-  const args = () => ['--store', 'etcd', '--state-dir', dir, '--clusters', '2', '--pools', '2', '--nodes-per-pool', '1', '--cloud-pools', '0', '--ready-delay', '20'];
+  const args = () => [
+    '--store',
+    'etcd',
+    '--state-dir',
+    dir,
+    '--clusters',
+    '2',
+    '--pools',
+    '2',
+    '--nodes-per-pool',
+    '1',
+    '--cloud-pools',
+    '0',
+    '--ready-delay',
+    '20',
+  ];
   const env = () => ({ ...process.env, ...readStackEnv(join(dir, 'env')) });
-  const spiritctl = async (...a: string[]) => (await run(process.execPath, ['cli/main.ts', ...a], { cwd: ROOT, env: env() })).stdout;
-  const kubectl = async (cluster: string, ...a: string[]) => (await run(KUBECTL, ['--kubeconfig', join(dir, 'kubeconfigs', `${cluster}.kubeconfig`), ...a])).stdout;
+  const spiritctl = async (...a: string[]) =>
+    (await run(process.execPath, ['cli/main.ts', ...a], { cwd: ROOT, env: env() })).stdout;
+  const kubectl = async (cluster: string, ...a: string[]) =>
+    (await run(KUBECTL, ['--kubeconfig', join(dir, 'kubeconfigs', `${cluster}.kubeconfig`), ...a])).stdout;
   const tableKeys = async () => {
     const client = localDynamoClient(env().SPIRITCTL_DYNAMO_ENDPOINT!);
     try {
@@ -38,9 +55,19 @@ describe('local up resumes after kill -9', () => {
   };
   /** Every object the product and the seed made, by kind/name and uid: a recreated or duplicated one shows. */
   const objects = async (cluster: string) =>
-    (await kubectl(cluster, 'get', 'nodepools,nodes,poolspirits,deployments,pods,secrets,configmaps', '-A', '-o',
-      'jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}={.metadata.uid}{"\\n"}{end}'))
-      .trim().split('\n').sort();
+    (
+      await kubectl(
+        cluster,
+        'get',
+        'nodepools,nodes,poolspirits,deployments,pods,secrets,configmaps',
+        '-A',
+        '-o',
+        'jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}={.metadata.uid}{"\\n"}{end}',
+      )
+    )
+      .trim()
+      .split('\n')
+      .sort();
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ps-resume-'));
@@ -55,9 +82,26 @@ describe('local up resumes after kill -9', () => {
     first = startLocalUp(args());
     await first.waitForLine(isConverged, 150_000, 'first start converged');
     expect(first.lines.some((l) => /^state kept in /.test(l.message ?? ''))).toBe(true);
-    await spiritctl('rollout', 'start', '--id', 'resume-test', '--version', '0.2.0', '--canary', 'cluster-01', '--soak', '1h');
+    await spiritctl(
+      'rollout',
+      'start',
+      '--id',
+      'resume-test',
+      '--version',
+      '0.2.0',
+      '--canary',
+      'cluster-01',
+      '--soak',
+      '1h',
+    );
     // The canary's pool-spirits get the new version and roll; wait until the fleet is Available again.
-    await waitFor(async () => (await kubectl('cluster-01', 'get', 'poolspirits', '-o', 'jsonpath={.items[*].spec.version}')) === '0.2.0 0.2.0', 60_000, 'canary at 0.2.0');
+    await waitFor(
+      async () =>
+        (await kubectl('cluster-01', 'get', 'poolspirits', '-o', 'jsonpath={.items[*].spec.version}')) ===
+        '0.2.0 0.2.0',
+      60_000,
+      'canary at 0.2.0',
+    );
     const settled = first.lines.length;
     await first.waitForLine(isConverged, 120_000, 'converged at 0.2.0', settled);
     const rolloutBefore = JSON.parse(await spiritctl('rollout', 'status', 'resume-test', '--json'));
@@ -76,13 +120,21 @@ describe('local up resumes after kill -9', () => {
     const keysAfter = await tableKeys();
     expect(keysAfter).toEqual(expect.arrayContaining(keysBefore));
     for (const c of CLUSTERS) expect(keysAfter).toContain(`${keys.cluster(c).pk} ${keys.cluster(c).sk}`);
-    for (const c of CLUSTERS) expect(keysAfter).toContain(`${keys.pool(c, 'pool-00').pk} ${keys.pool(c, 'pool-00').sk}`);
+    for (const c of CLUSTERS)
+      expect(keysAfter).toContain(`${keys.pool(c, 'pool-00').pk} ${keys.pool(c, 'pool-00').sk}`);
     const rolloutAfter = JSON.parse(await spiritctl('rollout', 'status', 'resume-test', '--json'));
-    expect(rolloutAfter).toMatchObject({ id: 'resume-test', phase: rolloutBefore.phase, createdAt: rolloutBefore.createdAt, spec: rolloutBefore.spec });
+    expect(rolloutAfter).toMatchObject({
+      id: 'resume-test',
+      phase: rolloutBefore.phase,
+      createdAt: rolloutBefore.createdAt,
+      spec: rolloutBefore.spec,
+    });
     expect(rolloutAfter.clusters.map((c: { id: string }) => c.id)).toEqual(['cluster-01', 'cluster-02']);
     // Clusters: the same objects with the same uids, none recreated, none doubled.
     for (const c of CLUSTERS) expect(await objects(c)).toEqual(objectsBefore[c]);
-    expect(await kubectl('cluster-01', 'get', 'poolspirits', '-o', 'jsonpath={.items[*].spec.version}')).toBe('0.2.0 0.2.0');
+    expect(await kubectl('cluster-01', 'get', 'poolspirits', '-o', 'jsonpath={.items[*].spec.version}')).toBe(
+      '0.2.0 0.2.0',
+    );
 
     // The resumed stack works, not only reads back: a new pool on a resumed cluster converges.
     await kubectl('cluster-02', 'apply', '-f', join(ROOT, 'test/local/shop-17.yaml'));

@@ -21,7 +21,9 @@ describe('the fleet state dir', () => {
     const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
     try {
       await writeFile(pidFile, `${other.pid}\n`);
-      await expect(claimStateDir(state)).rejects.toThrow(new RegExp(`in use by another local up \\(pid ${other.pid}\\).*--state-dir`));
+      await expect(claimStateDir(state)).rejects.toThrow(
+        new RegExp(`in use by another local up \\(pid ${other.pid}\\).*--state-dir`),
+      );
     } finally {
       other.kill('SIGKILL');
       await new Promise((r) => other.once('exit', r));
@@ -36,11 +38,15 @@ describe('the fleet state dir', () => {
   it('counts a kept cluster as resumable only once it was fully seeded', async () => {
     const state = fleetStateDir({ stateDir: join(dir, 'kept'), persist: true });
     expect(await keptClusters(state)).toEqual({ ids: [], seeded: new Set() });
-    for (const id of ['cluster-01', 'cluster-02', 'cluster-03']) await mkdir(state.etcdDataDir(id)!, { recursive: true });
+    for (const id of ['cluster-01', 'cluster-02', 'cluster-03'])
+      await mkdir(state.etcdDataDir(id)!, { recursive: true });
     await mkdir(join(state.dir, 'etcd', 'not-a-cluster'));
     await markSeeded(state, 'cluster-01');
     await markSeeded(state, 'cluster-03');
-    expect(await keptClusters(state)).toEqual({ ids: ['cluster-01', 'cluster-02', 'cluster-03'], seeded: new Set(['cluster-01', 'cluster-03']) });
+    expect(await keptClusters(state)).toEqual({
+      ids: ['cluster-01', 'cluster-02', 'cluster-03'],
+      seeded: new Set(['cluster-01', 'cluster-03']),
+    });
     // Without persistence nothing is kept, whatever the directory holds.
     expect(await keptClusters(fleetStateDir({ stateDir: state.dir }))).toEqual({ ids: [], seeded: new Set() });
     expect(fleetStateDir({ stateDir: state.dir }).etcdDataDir('cluster-01')).toBeUndefined();

@@ -17,7 +17,9 @@ describe('local table request-unit metering', () => {
     // ~2.5 KB of attribute data: 3 write units to put, 1 read unit strongly consistent, 0.5 eventually.
     const Item = { pk: { S: 'A' }, sk: { S: 'B' }, blob: { S: 'x'.repeat(2500) } };
     await dynamo.client.send(new PutItemCommand({ TableName, Item }));
-    const got = await dynamo.client.send(new GetItemCommand({ TableName, Key: { pk: Item.pk, sk: Item.sk }, ConsistentRead: true }));
+    const got = await dynamo.client.send(
+      new GetItemCommand({ TableName, Key: { pk: Item.pk, sk: Item.sk }, ConsistentRead: true }),
+    );
     expect(got.Item?.blob.S).toHaveLength(2500);
     await dynamo.client.send(new GetItemCommand({ TableName, Key: { pk: Item.pk, sk: Item.sk } }));
     await expect(

@@ -20,11 +20,21 @@ describe('a pool with no Ready node', () => {
   let dir: string;
   let api: RawObjectApi;
   const workloadReady = async () =>
-    ((await api.requestJson<Obj>(HttpMethod.GET, `/apis/poolspirit.io/v1alpha1/poolspirits/${POOL}`)).status?.conditions ?? []).find((c: Obj) => c.type === 'WorkloadReady');
+    (
+      (await api.requestJson<Obj>(HttpMethod.GET, `/apis/poolspirit.io/v1alpha1/poolspirits/${POOL}`)).status
+        ?.conditions ?? []
+    ).find((c: Obj) => c.type === 'WorkloadReady');
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ps-unschedulable-'));
-    fleet = await startLocalFleet({ clusters: 1, pools: 1, nodesPerPool: 0, stateDir: dir, readyDelayMs: 20, retryBaseDelayMs: 20 });
+    fleet = await startLocalFleet({
+      clusters: 1,
+      pools: 1,
+      nodesPerPool: 0,
+      stateDir: dir,
+      readyDelayMs: 20,
+      retryBaseDelayMs: 20,
+    });
     api = RawObjectApi.fromKubeConfig(fleet.clusters[0].kubeConfig);
   }, 60_000);
   afterAll(async () => {
@@ -33,12 +43,20 @@ describe('a pool with no Ready node', () => {
   });
 
   it('says the pod cannot be scheduled and what the pool needs', async () => {
-    const c = await waitFor(async () => {
-      const w = await workloadReady();
-      return w?.reason === 'Unschedulable' ? w : undefined;
-    }, 20_000, 'WorkloadReady Unschedulable');
+    const c = await waitFor(
+      async () => {
+        const w = await workloadReady();
+        return w?.reason === 'Unschedulable' ? w : undefined;
+      },
+      20_000,
+      'WorkloadReady Unschedulable',
+    );
     expect(c.status).toBe('False');
-    expect(c.message).toMatch(new RegExp(`^no node can run the pool-spirit pod: NodePool ${POOL} needs a Ready node that fits it \\(scheduler: 0/\\d+ nodes are available`));
+    expect(c.message).toMatch(
+      new RegExp(
+        `^no node can run the pool-spirit pod: NodePool ${POOL} needs a Ready node that fits it \\(scheduler: 0/\\d+ nodes are available`,
+      ),
+    );
   }, 30_000);
 
   it('becomes Available once the pool has a Ready node', async () => {

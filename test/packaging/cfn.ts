@@ -1,7 +1,11 @@
 /** Just enough CloudFormation evaluation for the packaging tests: conditions, Fn::If, and walking policies. */
 
 export type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: unknown };
-export type Template = { Resources: Record<string, Resource>; Conditions?: Record<string, unknown>; Outputs?: Record<string, unknown> };
+export type Template = {
+  Resources: Record<string, Resource>;
+  Conditions?: Record<string, unknown>;
+  Outputs?: Record<string, unknown>;
+};
 
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -9,7 +13,10 @@ const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object'
 export const logicalName = (fn: string) => fn[0].toUpperCase() + fn.slice(1);
 
 /** Evaluates the template's conditions (literal Fn::Equals / Fn::Not / Fn::And / Fn::Or); `overrides` wins. */
-export function evaluateConditions(template: Template, overrides: Record<string, boolean> = {}): Record<string, boolean> {
+export function evaluateConditions(
+  template: Template,
+  overrides: Record<string, boolean> = {},
+): Record<string, boolean> {
   const out: Record<string, boolean> = {};
   const evaluate = (expr: unknown): unknown => {
     if (!isObject(expr)) return expr;
@@ -23,7 +30,8 @@ export function evaluateConditions(template: Template, overrides: Record<string,
     if ('Condition' in expr) return out[expr.Condition];
     throw new Error(`cannot evaluate condition expression ${JSON.stringify(expr)} offline`);
   };
-  for (const [name, expr] of Object.entries(template.Conditions ?? {})) out[name] = name in overrides ? overrides[name] : (evaluate(expr) as boolean);
+  for (const [name, expr] of Object.entries(template.Conditions ?? {}))
+    out[name] = name in overrides ? overrides[name] : (evaluate(expr) as boolean);
   return out;
 }
 
@@ -66,7 +74,8 @@ export function statementsIn(value: unknown, where = ''): { where: string; state
   const walk = (v: unknown, path: string) => {
     if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${path}[${i}]`));
     if (!isObject(v)) return;
-    if (Array.isArray(v.Statement)) v.Statement.forEach((s: Statement, i: number) => found.push({ where: `${path}.Statement[${i}]`, statement: s }));
+    if (Array.isArray(v.Statement))
+      v.Statement.forEach((s: Statement, i: number) => found.push({ where: `${path}.Statement[${i}]`, statement: s }));
     for (const [k, x] of Object.entries(v)) if (k !== 'Statement') walk(x, `${path}.${k}`);
   };
   walk(value, where);
@@ -79,7 +88,8 @@ export function grantsOf(role: Resource): string[] {
   for (const policy of role.Properties.Policies ?? []) {
     for (const s of policy.PolicyDocument.Statement as Statement[]) {
       if (s.Effect !== 'Allow') continue;
-      for (const action of [s.Action ?? []].flat()) for (const resource of [s.Resource].flat()) grants.push(`${action} on ${JSON.stringify(resource)}`);
+      for (const action of [s.Action ?? []].flat())
+        for (const resource of [s.Resource].flat()) grants.push(`${action} on ${JSON.stringify(resource)}`);
     }
   }
   return grants.sort();
@@ -87,10 +97,18 @@ export function grantsOf(role: Resource): string[] {
 
 /** ArnLike / StringLike glob (`*` any run, `?` one character) as a RegExp. */
 export function globRegExp(glob: string): RegExp {
-  return new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  return new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 }
 
 /** Fn::Sub text with the pseudo parameters filled in for one account and region. */
-export function substitutePseudo(text: string, values = { 'AWS::Partition': 'aws', 'AWS::Region': 'eu-west-1', 'AWS::AccountId': '123456789012' }): string {
+export function substitutePseudo(
+  text: string,
+  values = { 'AWS::Partition': 'aws', 'AWS::Region': 'eu-west-1', 'AWS::AccountId': '123456789012' },
+): string {
   return text.replace(/\$\{(AWS::[A-Za-z]+)\}/g, (m, name: keyof typeof values) => values[name] ?? m);
 }

@@ -7,7 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE_SIZE_CAP_BYTES, compareLoadTimes, LOAD_RATIO_TARGET } from '../../bench/bundles.ts';
 import { FUNCTION_PERMISSIONS, iamActions, type FunctionName } from '../../functions/shared/permissions.ts';
 import { buildBundle, readServerlessBuild, ROOT, sdkBaselineSource, sdkUsage } from '../../scripts/bundle-functions.ts';
-import { applyConditions, evaluateConditions, globRegExp, grantsOf, logicalName, statementsIn, substitutePseudo, type Resource, type Template } from './cfn.ts';
+import {
+  applyConditions,
+  evaluateConditions,
+  globRegExp,
+  grantsOf,
+  logicalName,
+  statementsIn,
+  substitutePseudo,
+  type Resource,
+  type Template,
+} from './cfn.ts';
 import { readZip } from './zip.ts';
 
 /**
@@ -82,7 +92,10 @@ describe('functions', () => {
 
   it('caps the concurrency of the functions that fan out to cluster apiservers', () => {
     for (const name of ['reconcile', 'audit', 'cloudEvents']) {
-      expect(resources[`${logicalName(name)}LambdaFunction`].Properties.ReservedConcurrentExecutions, name).toBeGreaterThan(0);
+      expect(
+        resources[`${logicalName(name)}LambdaFunction`].Properties.ReservedConcurrentExecutions,
+        name,
+      ).toBeGreaterThan(0);
     }
   });
 
@@ -104,8 +117,13 @@ describe('rules', () => {
     for (const [id, rule] of rules) {
       for (const target of rule.Properties.Targets) {
         const fnId: string = target.Arn['Fn::GetAtt'][0];
-        expect(target.RetryPolicy, id).toEqual({ MaximumRetryAttempts: expect.any(Number), MaximumEventAgeInSeconds: expect.any(Number) });
-        expect(target.DeadLetterConfig?.Arn, id).toEqual(getAtt(fnId.replace(/LambdaFunction$/, 'DeadLetterQueue'), 'Arn'));
+        expect(target.RetryPolicy, id).toEqual({
+          MaximumRetryAttempts: expect.any(Number),
+          MaximumEventAgeInSeconds: expect.any(Number),
+        });
+        expect(target.DeadLetterConfig?.Arn, id).toEqual(
+          getAtt(fnId.replace(/LambdaFunction$/, 'DeadLetterQueue'), 'Arn'),
+        );
       }
     }
   });
@@ -127,24 +145,40 @@ describe('rules', () => {
     const busName = resources.EventBus.Properties.Name;
     const ruleArns = ofType('AWS::Events::Rule').map(([, rule]) => {
       const onBus = rule.Properties.EventBusName ? `${busName}/` : '';
-      return { fn: rule.Properties.Targets[0].Arn['Fn::GetAtt'][0] as string, arn: `arn:aws:events:eu-west-1:123456789012:rule/${onBus}${rule.Properties.Name}` };
+      return {
+        fn: rule.Properties.Targets[0].Arn['Fn::GetAtt'][0] as string,
+        arn: `arn:aws:events:eu-west-1:123456789012:rule/${onBus}${rule.Properties.Name}`,
+      };
     });
     for (const name of functionNames) {
       const policy = resources[`${logicalName(name)}DeadLetterQueuePolicy`];
       expect(policy?.Properties.Queues, name).toEqual([{ Ref: `${logicalName(name)}DeadLetterQueue` }]);
       const [statement] = policy.Properties.PolicyDocument.Statement;
-      expect(statement).toMatchObject({ Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: 'sqs:SendMessage', Resource: getAtt(`${logicalName(name)}DeadLetterQueue`, 'Arn') });
+      expect(statement).toMatchObject({
+        Effect: 'Allow',
+        Principal: { Service: 'events.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Resource: getAtt(`${logicalName(name)}DeadLetterQueue`, 'Arn'),
+      });
       const pattern = globRegExp(substitutePseudo(statement.Condition.ArnLike['aws:SourceArn']['Fn::Sub']));
-      for (const rule of ruleArns) expect(pattern.test(rule.arn), `${name} DLQ policy vs ${rule.arn}`).toBe(rule.fn === `${logicalName(name)}LambdaFunction`);
+      for (const rule of ruleArns)
+        expect(pattern.test(rule.arn), `${name} DLQ policy vs ${rule.arn}`).toBe(
+          rule.fn === `${logicalName(name)}LambdaFunction`,
+        );
     }
   });
 
   it('routes the pool-spirit events on the stack event bus, which the functions are told about', () => {
     expect(resources.EventBus.Type).toBe('AWS::Events::EventBus');
-    const onBus = ofType('AWS::Events::Rule').filter(([, r]) => JSON.stringify(r.Properties.EventPattern ?? {}).includes('pool-spirit.'));
+    const onBus = ofType('AWS::Events::Rule').filter(([, r]) =>
+      JSON.stringify(r.Properties.EventPattern ?? {}).includes('pool-spirit.'),
+    );
     expect(onBus.length).toBeGreaterThan(0);
     for (const [id, rule] of onBus) expect(rule.Properties.EventBusName, id).toEqual(getAtt('EventBus', 'Name'));
-    for (const name of functionNames) expect(resources[`${logicalName(name)}LambdaFunction`].Properties.Environment.Variables.EVENT_BUS_NAME).toEqual({ Ref: 'EventBus' });
+    for (const name of functionNames)
+      expect(resources[`${logicalName(name)}LambdaFunction`].Properties.Environment.Variables.EVENT_BUS_NAME).toEqual({
+        Ref: 'EventBus',
+      });
   });
 });
 
@@ -161,7 +195,9 @@ describe('permissions', () => {
   });
 
   it('has one role per function and no shared execution role', () => {
-    const roles = ofType('AWS::IAM::Role').map(([id]) => id).sort();
+    const roles = ofType('AWS::IAM::Role')
+      .map(([id]) => id)
+      .sort();
     expect(roles).toEqual(functionNames.map((n) => `${logicalName(n)}Role`).sort());
     for (const id of roles) {
       expect(resources[id].Properties.AssumeRolePolicyDocument.Statement, id).toEqual([
@@ -181,7 +217,11 @@ describe('permissions', () => {
       ...actions.dynamodb.map(on(getAtt('StateTable', 'Arn'))),
       ...actions.events.map(on(getAtt('EventBus', 'Arn'))),
       ...(secretAccess
-        ? actions.secretsmanager.map(on({ 'Fn::Sub': `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:pool-spirit/${STAGE}/*` }))
+        ? actions.secretsmanager.map(
+            on({
+              'Fn::Sub': `arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:pool-spirit/${STAGE}/*`,
+            }),
+          )
         : []),
     ].sort();
   };
@@ -216,15 +256,33 @@ describe('state table', () => {
 describe('alarms', () => {
   const alarms = () => ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
   const alarmOn = (namespace: string, metric: string, dimension: { Name: string; Value: unknown }) =>
-    alarms().find((a) => a.Namespace === namespace && a.MetricName === metric && JSON.stringify(a.Dimensions) === JSON.stringify([dimension]));
+    alarms().find(
+      (a) =>
+        a.Namespace === namespace &&
+        a.MetricName === metric &&
+        JSON.stringify(a.Dimensions) === JSON.stringify([dimension]),
+    );
 
   it('alarms when any dead-letter queue holds a message and when any function fails (reconcile: throttles too)', () => {
     for (const name of functionNames) {
-      const dlq = alarmOn('AWS/SQS', 'ApproximateNumberOfMessagesVisible', { Name: 'QueueName', Value: getAtt(`${logicalName(name)}DeadLetterQueue`, 'QueueName') });
-      const errors = alarmOn('AWS/Lambda', 'Errors', { Name: 'FunctionName', Value: { Ref: `${logicalName(name)}LambdaFunction` } });
-      for (const alarm of [dlq, errors]) expect(alarm, name).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+      const dlq = alarmOn('AWS/SQS', 'ApproximateNumberOfMessagesVisible', {
+        Name: 'QueueName',
+        Value: getAtt(`${logicalName(name)}DeadLetterQueue`, 'QueueName'),
+      });
+      const errors = alarmOn('AWS/Lambda', 'Errors', {
+        Name: 'FunctionName',
+        Value: { Ref: `${logicalName(name)}LambdaFunction` },
+      });
+      for (const alarm of [dlq, errors])
+        expect(alarm, name).toMatchObject({
+          Threshold: 0,
+          ComparisonOperator: 'GreaterThanThreshold',
+          TreatMissingData: 'notBreaching',
+        });
     }
-    expect(alarmOn('AWS/Lambda', 'Throttles', { Name: 'FunctionName', Value: { Ref: 'ReconcileLambdaFunction' } })).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(
+      alarmOn('AWS/Lambda', 'Throttles', { Name: 'FunctionName', Value: { Ref: 'ReconcileLambdaFunction' } }),
+    ).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
   });
 
   it('notifies the alarm topic only when the stage names one', () => {
@@ -243,7 +301,9 @@ describe('bundles', () => {
 
   it(`ships each handler as a minified ESM bundle and only its own chunks, at most ${BUNDLE_SIZE_CAP_BYTES} bytes of code`, async () => {
     for (const fn of build.functions) {
-      expect(resources[`${logicalName(fn.name)}LambdaFunction`].Properties.Handler).toBe(`${fn.entry.replace(/\.ts$/, '')}.handler`);
+      expect(resources[`${logicalName(fn.name)}LambdaFunction`].Properties.Handler).toBe(
+        `${fn.entry.replace(/\.ts$/, '')}.handler`,
+      );
       const entries = await readZip(zipOf(fn.name));
       const names = [...entries.keys()];
       const bundle = entries.get(bundlePath(fn.entry));
@@ -251,18 +311,31 @@ describe('bundles', () => {
       // Nothing but this function's bundle, its chunks and their source maps (no other function's chunks).
       const own = `${dirname(fn.entry)}/`;
       const code = names.filter((n) => n.endsWith('.mjs'));
-      expect(names.filter((n) => !n.startsWith(own) || !/\.mjs(\.map)?$/.test(n)), fn.name).toEqual([]);
-      expect(code.filter((n) => !entries.has(`${n}.map`)), `${fn.name}: code without a source map`).toEqual([]);
+      expect(
+        names.filter((n) => !n.startsWith(own) || !/\.mjs(\.map)?$/.test(n)),
+        fn.name,
+      ).toEqual([]);
+      expect(
+        code.filter((n) => !entries.has(`${n}.map`)),
+        `${fn.name}: code without a source map`,
+      ).toEqual([]);
       // Every chunk the code imports is in the zip, and every chunk in the zip is imported by something.
       const imported = new Set<string>();
       for (const file of code) {
-        for (const [, spec] of entries.get(file)!.data().toString('utf8').matchAll(/(?:from|import\()\s*"(\.{1,2}\/[^"]+)"/g)) {
+        for (const [, spec] of entries
+          .get(file)!
+          .data()
+          .toString('utf8')
+          .matchAll(/(?:from|import\()\s*"(\.{1,2}\/[^"]+)"/g)) {
           const target = join(dirname(file), spec);
           expect(entries.has(target), `${file} imports ${spec}, missing from ${fn.name}.zip`).toBe(true);
           imported.add(target);
         }
       }
-      expect(code.filter((n) => n !== bundlePath(fn.entry) && !imported.has(n)), `${fn.name}: unused chunks`).toEqual([]);
+      expect(
+        code.filter((n) => n !== bundlePath(fn.entry) && !imported.has(n)),
+        `${fn.name}: unused chunks`,
+      ).toEqual([]);
       const codeBytes = code.reduce((sum, n) => sum + entries.get(n)!.size, 0);
       expect(codeBytes, fn.name).toBeLessThanOrEqual(BUNDLE_SIZE_CAP_BYTES);
       expect((await stat(zipOf(fn.name))).size, fn.name).toBeLessThanOrEqual(MAX_ZIP_BYTES);
@@ -280,15 +353,26 @@ describe('bundles', () => {
           await writeFile(join(work, fn.name, name), entry.data());
         }
         const file = join(work, fn.name, bundlePath(fn.entry));
-        const baseline = await buildBundle(build, { name: `${fn.name}-sdk-baseline`, contents: sdkBaselineSource(await sdkUsage(fn.entry)) }, join(work, fn.name));
+        const baseline = await buildBundle(
+          build,
+          { name: `${fn.name}-sdk-baseline`, contents: sdkBaselineSource(await sdkUsage(fn.entry)) },
+          join(work, fn.name),
+        );
         return { name: fn.name, file, baseline: baseline.file };
       }),
     );
     const loads = await compareLoadTimes(pairs, LOAD_RUNS, build.nodeOptions);
-    const summary = Object.fromEntries(Object.entries(loads).map(([n, l]) => [n, { cpuRatio: l.cpuRatio, loadRatio: l.loadRatio }]));
-    for (const [name, load] of Object.entries(loads)) expect(load.cpuRatio, `${name}: ${JSON.stringify(summary)}`).toBeLessThanOrEqual(LOAD_CPU_RATIO_CEILING);
-    const ratios = Object.values(loads).map((l) => l.cpuRatio).sort((a, b) => a - b);
-    expect(ratios[Math.floor(ratios.length / 2)], `median function: ${JSON.stringify(summary)}`).toBeLessThanOrEqual(LOAD_RATIO_TARGET);
+    const summary = Object.fromEntries(
+      Object.entries(loads).map(([n, l]) => [n, { cpuRatio: l.cpuRatio, loadRatio: l.loadRatio }]),
+    );
+    for (const [name, load] of Object.entries(loads))
+      expect(load.cpuRatio, `${name}: ${JSON.stringify(summary)}`).toBeLessThanOrEqual(LOAD_CPU_RATIO_CEILING);
+    const ratios = Object.values(loads)
+      .map((l) => l.cpuRatio)
+      .sort((a, b) => a - b);
+    expect(ratios[Math.floor(ratios.length / 2)], `median function: ${JSON.stringify(summary)}`).toBeLessThanOrEqual(
+      LOAD_RATIO_TARGET,
+    );
     process.stdout.write(`bundle load, CPU time vs SDK-only baseline: ${JSON.stringify(summary)}\n`);
   }, 240_000);
 });

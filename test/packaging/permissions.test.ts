@@ -24,7 +24,9 @@ describe('per-function permission table matches what the code calls', () => {
     it(`${fn.name}: its bundle calls exactly the actions of its row`, async () => {
       const required = requiredActions(await sdkUsage(fn.entry));
       expect(required.unmapped, `${fn.entry} uses AWS in ways the check cannot map`).toEqual([]);
-      expect(required.actions, `${fn.entry}: actions its code calls vs functions/shared/permissions.ts`).toEqual(rowActions(fn.name as FunctionName));
+      expect(required.actions, `${fn.entry}: actions its code calls vs functions/shared/permissions.ts`).toEqual(
+        rowActions(fn.name as FunctionName),
+      );
     });
   }
 });

@@ -41,28 +41,34 @@ describe('runtime dependencies', () => {
     const serverless = readServerlessBuild();
     const entries = [...serverless.functions.map((f) => f.entry), ...IMAGES.map(imageEntry)];
     const shipped = new Map<string, string[]>();
-    const built = await Promise.all(entries.map(async (entry) => ({
-      entry,
-      result: await build({
-        ...serverless.esbuildOptions,
-        entryPoints: [entry],
-        absWorkingDir: ROOT,
-        outdir: join(ROOT, '.esbuild', 'runtime-dependencies'),
-        // What is imported does not depend on minifying or source maps: skip both.
-        minify: false,
-        sourcemap: false,
-        write: false,
-        metafile: true,
-        logLevel: 'silent',
-      }),
-    })));
+    const built = await Promise.all(
+      entries.map(async (entry) => ({
+        entry,
+        result: await build({
+          ...serverless.esbuildOptions,
+          entryPoints: [entry],
+          absWorkingDir: ROOT,
+          outdir: join(ROOT, '.esbuild', 'runtime-dependencies'),
+          // What is imported does not depend on minifying or source maps: skip both.
+          minify: false,
+          sourcemap: false,
+          write: false,
+          metafile: true,
+          logLevel: 'silent',
+        }),
+      })),
+    );
     for (const { entry, result } of built) {
       for (const name of importedPackages(result.metafile)) shipped.set(name, [...(shipped.get(name) ?? []), entry]);
     }
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
     const declared = Object.keys(pkg.dependencies ?? {}).sort();
 
-    const undeclared = [...shipped.keys()].filter((name) => !declared.includes(name)).map((name) => `${name} (${shipped.get(name)?.join(', ')})`);
+    const undeclared = [...shipped.keys()]
+      .filter((name) => !declared.includes(name))
+      .map((name) => `${name} (${shipped.get(name)?.join(', ')})`);
     expect(undeclared, 'shipped code imports these, so they belong in dependencies').toEqual([]);
     const unshipped = declared.filter((name) => !shipped.has(name));
     expect(unshipped, 'no shipped bundle imports these: move them to devDependencies').toEqual([]);

@@ -61,19 +61,30 @@ function actionOf(b: SdkBinding): string | undefined | null {
   return op ? `${service}:${op}` : undefined;
 }
 
-const packageRoot = (spec: string) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+const packageRoot = (spec: string) =>
+  spec
+    .split('/')
+    .slice(0, spec.startsWith('@') ? 2 : 1)
+    .join('/');
 
 export function requiredActions(usage: SdkUsage): RequiredActions {
   const actions = new Set<string>();
   const unmapped: string[] = [...usage.opaque.map((o) => `${o}: cannot tell which operations it calls`)];
   for (const b of usage.bindings) {
     const action = actionOf(b);
-    if (action === undefined) unmapped.push(`${b.module} ${b.name}: no IAM action known for it (map it in test/packaging/sdk-actions.ts)`);
+    if (action === undefined)
+      unmapped.push(`${b.module} ${b.name}: no IAM action known for it (map it in test/packaging/sdk-actions.ts)`);
     else if (action !== null) actions.add(action);
   }
   for (const spec of usage.packages) {
     const pkg = packageRoot(spec);
-    if (!/aws|smithy/.test(pkg) || pkg in CLIENT_SERVICE || pkg === '@aws-sdk/lib-dynamodb' || NON_CALLING_AWS_PACKAGES.has(pkg)) continue;
+    if (
+      !/aws|smithy/.test(pkg) ||
+      pkg in CLIENT_SERVICE ||
+      pkg === '@aws-sdk/lib-dynamodb' ||
+      NON_CALLING_AWS_PACKAGES.has(pkg)
+    )
+      continue;
     unmapped.push(`${spec}: an AWS-related package whose calls this check cannot see`);
   }
   return { actions: [...actions].sort(), unmapped };

@@ -31,7 +31,8 @@ export async function readZip(file: string): Promise<Map<string, ZipEntry>> {
   let at = zip.readUInt32LE(eocd + 16);
   const entries = new Map<string, ZipEntry>();
   for (let n = 0; n < count; n++) {
-    if (zip.readUInt32LE(at) !== CENTRAL_DIRECTORY_ENTRY) throw new Error(`${file}: corrupt central directory at byte ${at}`);
+    if (zip.readUInt32LE(at) !== CENTRAL_DIRECTORY_ENTRY)
+      throw new Error(`${file}: corrupt central directory at byte ${at}`);
     const method = zip.readUInt16LE(at + 10);
     const compressedSize = zip.readUInt32LE(at + 20);
     const size = zip.readUInt32LE(at + 24);
@@ -45,7 +46,8 @@ export async function readZip(file: string): Promise<Map<string, ZipEntry>> {
       name,
       size,
       data() {
-        if (zip.readUInt32LE(localHeader) !== LOCAL_FILE_HEADER) throw new Error(`${file}: ${name}: corrupt local header`);
+        if (zip.readUInt32LE(localHeader) !== LOCAL_FILE_HEADER)
+          throw new Error(`${file}: ${name}: corrupt local header`);
         const start = localHeader + 30 + zip.readUInt16LE(localHeader + 26) + zip.readUInt16LE(localHeader + 28);
         const raw = zip.subarray(start, start + compressedSize);
         if (method === 0) return Buffer.from(raw);

@@ -48,7 +48,13 @@ function directZodImporters(metafile: Metafile, shipped: Set<string>): string[] 
   return Object.entries(metafile.inputs)
     .filter(([file]) => shipped.has(file) && file !== LOCALE_SETUP && !file.includes('node_modules/'))
     .filter(([, input]) => input.imports.some((i) => i.path.includes('node_modules/zod/')))
-    .map(([file, input]) => `${file} → ${input.imports.filter((i) => i.path.includes('node_modules/zod/')).map((i) => i.original ?? i.path).join(', ')}`);
+    .map(
+      ([file, input]) =>
+        `${file} → ${input.imports
+          .filter((i) => i.path.includes('node_modules/zod/'))
+          .map((i) => i.original ?? i.path)
+          .join(', ')}`,
+    );
 }
 
 describe('zod in the function bundles', () => {
@@ -56,17 +62,30 @@ describe('zod in the function bundles', () => {
     const { metafile } = bundles.get(name)!;
     const shipped = shippedInputs(metafile);
     const classic = [...shipped].filter((f) => f.includes(CLASSIC));
-    expect(classic, `classic zod in ${name}; imported by: ${directZodImporters(metafile, shipped).join('; ')}`).toEqual([]);
-    expect([...shipped].some((f) => f.includes(MINI)), `${name} uses zod/mini`).toBe(true);
+    expect(classic, `classic zod in ${name}; imported by: ${directZodImporters(metafile, shipped).join('; ')}`).toEqual(
+      [],
+    );
+    expect(
+      [...shipped].some((f) => f.includes(MINI)),
+      `${name} uses zod/mini`,
+    ).toBe(true);
   });
 
-  it.each(build.functions.map((f) => f.name))('%s ships the English locale and its setup, and no other locale', (name) => {
-    const shipped = shippedInputs(bundles.get(name)!.metafile);
-    const locales = [...shipped].filter((f) => f.includes(LOCALES)).map((f) => f.slice(f.indexOf(LOCALES) + LOCALES.length));
-    expect(locales, `zod locales shipped in ${name}`).toEqual(['en.js']);
-    // Tree-shaking keeps shared/zod.ts (and its `config(en())`) only while its own exports are used.
-    expect(shipped.has(LOCALE_SETUP), `${LOCALE_SETUP} tree-shaken out of ${name}: errors would read "Invalid input"`).toBe(true);
-  });
+  it.each(build.functions.map((f) => f.name))(
+    '%s ships the English locale and its setup, and no other locale',
+    (name) => {
+      const shipped = shippedInputs(bundles.get(name)!.metafile);
+      const locales = [...shipped]
+        .filter((f) => f.includes(LOCALES))
+        .map((f) => f.slice(f.indexOf(LOCALES) + LOCALES.length));
+      expect(locales, `zod locales shipped in ${name}`).toEqual(['en.js']);
+      // Tree-shaking keeps shared/zod.ts (and its `config(en())`) only while its own exports are used.
+      expect(
+        shipped.has(LOCALE_SETUP),
+        `${LOCALE_SETUP} tree-shaken out of ${name}: errors would read "Invalid input"`,
+      ).toBe(true);
+    },
+  );
 
   it('a bundle built like the functions reports English messages naming each field', async () => {
     const probe = await buildBundle(

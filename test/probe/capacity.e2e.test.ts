@@ -7,7 +7,12 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CAPACITY_OPTIONS, formatCapacityReport, runCapacityProbe, type CapacityProbeReport } from '../../probe/capacity/index.ts';
+import {
+  DEFAULT_CAPACITY_OPTIONS,
+  formatCapacityReport,
+  runCapacityProbe,
+  type CapacityProbeReport,
+} from '../../probe/capacity/index.ts';
 import { createStateTable, latestCapacityProbe, recordCapacityProbe } from '../../adapters/state-table/index.ts';
 import { ensureTable, startLocalDynamo } from '../../local/dynamodb.ts';
 import { startTestCluster } from '../support/local-cluster.ts';
@@ -66,7 +71,11 @@ describe('capacity probe, --local at small scale', () => {
 
   it('measures both sides of the real pool-spirit over TLS: apiserver and etcd RSS and tmpfs peaks, and which apiserver flags differ', () => {
     expect(report.target.server).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-    expect(report.apiServerFlags.product.map((f) => f.split('=')[0])).toEqual(['--runtime-config', '--disable-admission-plugins', '--watch-cache-sizes']);
+    expect(report.apiServerFlags.product.map((f) => f.split('=')[0])).toEqual([
+      '--runtime-config',
+      '--disable-admission-plugins',
+      '--watch-cache-sizes',
+    ]);
     expect(report.apiServerFlags.upstream).toEqual([]);
     const storms = { product: report.patchStorm.product!, upstream: report.patchStorm.upstream! };
     for (const side of ['product', 'upstream'] as const) {
@@ -75,7 +84,9 @@ describe('capacity probe, --local at small scale', () => {
       expect(m.samples).toBeGreaterThan(samples.length);
       // A real kube-apiserver, not the local API: far above a node process's tens of MiB.
       expect(m.apiServerIdleRssBytes).toBeGreaterThan(100 * 2 ** 20);
-      expect(m.apiServerRssBytes).toBeGreaterThanOrEqual(Math.max(m.apiServerIdleRssBytes!, ...samples.map((s) => s.apiRssBytes!)));
+      expect(m.apiServerRssBytes).toBeGreaterThanOrEqual(
+        Math.max(m.apiServerIdleRssBytes!, ...samples.map((s) => s.apiRssBytes!)),
+      );
       expect(m.etcdMemoryBytes).toBeGreaterThanOrEqual(Math.max(...samples.map((s) => s.memoryBytes!)));
       expect(m.etcdTmpfsBytes).toBeGreaterThan(64 * 2 ** 20);
     }
@@ -84,8 +95,16 @@ describe('capacity probe, --local at small scale', () => {
   it('runs the patch storm under product and upstream settings side by side, sampling memory and db size', () => {
     const { product, upstream, target } = report.patchStorm;
     expect(target).toBeNull();
-    expect(product!.settings.flags).toMatchObject({ 'quota-backend-bytes': String(512 * 2 ** 20), 'snapshot-count': '5000', 'max-wals': '1' });
-    expect(upstream!.settings.flags).toMatchObject({ 'quota-backend-bytes': '0', 'auto-compaction-retention': '0', 'snapshot-count': '10000' });
+    expect(product!.settings.flags).toMatchObject({
+      'quota-backend-bytes': String(512 * 2 ** 20),
+      'snapshot-count': '5000',
+      'max-wals': '1',
+    });
+    expect(upstream!.settings.flags).toMatchObject({
+      'quota-backend-bytes': '0',
+      'auto-compaction-retention': '0',
+      'snapshot-count': '10000',
+    });
     for (const side of [product!, upstream!]) {
       const s = side.storm;
       expect(s.updates).toBeGreaterThan(0);
@@ -153,17 +172,36 @@ describe('capacity probe, --kubeconfig against an apiserver it cannot see etcd o
     const tc = await startTestCluster({ crds: false });
     try {
       const report = await runCapacityProbe({
-        ...SMALL, nodes: 5, pods: 5, contenders: 5, kills: 2, patchStormSeconds: 1, target: { kind: 'kubeconfig', file: tc.kubeconfigPath },
+        ...SMALL,
+        nodes: 5,
+        pods: 5,
+        contenders: 5,
+        kills: 2,
+        patchStormSeconds: 1,
+        target: { kind: 'kubeconfig', file: tc.kubeconfigPath },
       });
-      expect(report.target).toMatchObject({ kind: 'kubeconfig', server: tc.cluster.url, etcdFiguresFrom: 'unavailable' });
-      expect(report.load.etcd.afterWrite).toMatchObject({ rssBytes: null, tmpfsBytes: null, memoryBytes: null, dbSizeBytes: null });
+      expect(report.target).toMatchObject({
+        kind: 'kubeconfig',
+        server: tc.cluster.url,
+        etcdFiguresFrom: 'unavailable',
+      });
+      expect(report.load.etcd.afterWrite).toMatchObject({
+        rssBytes: null,
+        tmpfsBytes: null,
+        memoryBytes: null,
+        dbSizeBytes: null,
+      });
       expect(report.patchStorm).toMatchObject({ product: null, upstream: null });
       expect(report.patchStorm.target!.storm).toMatchObject({ memoryBasis: 'none', verdict: { verdict: 'unknown' } });
       expect(report.leaderElection).toMatchObject({ lease: 'kube-system/yurthub-capacity-probe', overlaps: 0 });
       expect(report.verdict.pass).toBe(false); // memory could not be shown bounded
-      const nodes = await fetch(`${tc.cluster.url}/api/v1/nodes`).then((r) => r.json() as Promise<{ items: unknown[] }>);
+      const nodes = await fetch(`${tc.cluster.url}/api/v1/nodes`).then(
+        (r) => r.json() as Promise<{ items: unknown[] }>,
+      );
       expect(nodes.items).toEqual([]);
-      const lease = await fetch(`${tc.cluster.url}/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/yurthub-capacity-probe`);
+      const lease = await fetch(
+        `${tc.cluster.url}/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/yurthub-capacity-probe`,
+      );
       expect(lease.status).toBe(404);
     } finally {
       await tc.stop();
@@ -172,11 +210,20 @@ describe('capacity probe, --kubeconfig against an apiserver it cannot see etcd o
 });
 
 describe('spiritctl probe capacity', () => {
-  const cli = (...args: string[]) => run(process.execPath, [CLI, 'probe', 'capacity', ...args]).catch((err) => err as { code: number; stderr: string });
+  const cli = (...args: string[]) =>
+    run(process.execPath, [CLI, 'probe', 'capacity', ...args]).catch((err) => err as { code: number; stderr: string });
   it('refuses bad flags, naming them', async () => {
-    expect(await cli()).toMatchObject({ code: 2, stderr: expect.stringMatching(/exactly one of --local or --kubeconfig/) });
-    expect(await cli('--local', '--time-scale', '0')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--time-scale must be a number from 0.01/) });
-    expect(await cli('--kubeconfig', 'k', '--peaks-out', 'p.json')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--peaks-out needs --local/) });
+    expect(await cli()).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/exactly one of --local or --kubeconfig/),
+    });
+    expect(await cli('--local', '--time-scale', '0')).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--time-scale must be a number from 0.01/),
+    });
+    expect(await cli('--kubeconfig', 'k', '--peaks-out', 'p.json')).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--peaks-out needs --local/),
+    });
   });
 });
-

@@ -6,7 +6,8 @@ import { upstreamEtcdSettings } from '../../probe/capacity/etcd-settings.ts';
 import type { EtcdSnapshot } from '../../probe/capacity/etcd-observer.ts';
 import { renderedPod } from '../real-kube/real-apiserver.ts';
 
-const args = (pod: { containers: Array<{ name: string; args?: string[] }> }, name: string) => pod.containers.find((c) => c.name === name)!.args!;
+const args = (pod: { containers: Array<{ name: string; args?: string[] }> }, name: string) =>
+  pod.containers.find((c) => c.name === name)!.args!;
 
 describe('pool-spirit profiles', () => {
   it('replaces a flag in place, appends a new one, and drops only the named ones', () => {
@@ -25,7 +26,9 @@ describe('pool-spirit profiles', () => {
     expect(etcd).toContain('--quota-backend-bytes=0');
     expect(etcd.filter((a) => a.startsWith('--snapshot-count='))).toHaveLength(1);
     // TLS and the data dir stay as rendered.
-    expect(etcd.filter((a) => a.startsWith('--client-cert-auth=') || a.startsWith('--data-dir='))).toEqual(args(pod, 'etcd').filter((a) => a.startsWith('--client-cert-auth=') || a.startsWith('--data-dir=')));
+    expect(etcd.filter((a) => a.startsWith('--client-cert-auth=') || a.startsWith('--data-dir='))).toEqual(
+      args(pod, 'etcd').filter((a) => a.startsWith('--client-cert-auth=') || a.startsWith('--data-dir=')),
+    );
     expect(pod.containers.find((c) => c.name === 'agent')).toEqual(up.containers.find((c) => c.name === 'agent'));
   });
 
@@ -38,11 +41,24 @@ describe('pool-spirit profiles', () => {
 
 describe('memory peaks', () => {
   const snap = (apiRssBytes: number | null, memoryBytes: number | null): EtcdSnapshot => ({
-    rssBytes: memoryBytes, rssShmemBytes: 0, tmpfsBytes: memoryBytes === null ? null : 1, memoryBytes, dbSizeBytes: 1, dbSizeInUseBytes: 1, alarms: [], revision: 1, apiRssBytes,
+    rssBytes: memoryBytes,
+    rssShmemBytes: 0,
+    tmpfsBytes: memoryBytes === null ? null : 1,
+    memoryBytes,
+    dbSizeBytes: 1,
+    dbSizeInUseBytes: 1,
+    alarms: [],
+    revision: 1,
+    apiRssBytes,
   });
   it('takes the highest of every figure, skipping what was not seen, and the first apiserver figure as idle', () => {
     expect(memoryPeaks([snap(10, 5), null, snap(30, null), snap(20, 7)])).toEqual({
-      apiServerIdleRssBytes: 10, apiServerRssBytes: 30, etcdRssBytes: 7, etcdTmpfsBytes: 1, etcdMemoryBytes: 7, samples: 3,
+      apiServerIdleRssBytes: 10,
+      apiServerRssBytes: 30,
+      etcdRssBytes: 7,
+      etcdTmpfsBytes: 1,
+      etcdMemoryBytes: 7,
+      samples: 3,
     });
     expect(memoryPeaks([])).toMatchObject({ apiServerRssBytes: null, samples: 0 });
   });

@@ -9,7 +9,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { createStateTable, latestLeaderProbes, leaderObservationsSince, registerCluster, keys, TTL_ATTRIBUTE } from '../../adapters/state-table/index.ts';
+import {
+  createStateTable,
+  latestLeaderProbes,
+  leaderObservationsSince,
+  registerCluster,
+  keys,
+  TTL_ATTRIBUTE,
+} from '../../adapters/state-table/index.ts';
 import type { StateTable } from '../../adapters/state-table/index.ts';
 import { getItem } from '../../adapters/state-table/table.ts';
 import { createProbeHandler, type ProbeResult } from '../../functions/probe/handler.ts';
@@ -32,7 +39,11 @@ const at = (secondsAgo: number) => new Date(clockMs - secondsAgo * 1000).toISOSt
 const metricsOut: string[] = [];
 
 async function api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(tc.cluster.url + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(tc.cluster.url + path, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const json = (await res.json()) as Record<string, unknown>;
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
   return json;
@@ -48,7 +59,12 @@ function handler() {
   const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
   const metrics = new Metrics({ namespace: 'PoolSpiritTest', serviceName: 'probe-test', logger: silent });
   Object.assign(metrics, { console: { log: (line: string) => metricsOut.push(line) } });
-  return createProbeHandler({ table, clock, logger: new Logger({ serviceName: 'probe-test', logLevel: 'SILENT' }), metrics });
+  return createProbeHandler({
+    table,
+    clock,
+    logger: new Logger({ serviceName: 'probe-test', logLevel: 'SILENT' }),
+    metrics,
+  });
 }
 
 beforeAll(async () => {
@@ -58,7 +74,12 @@ beforeAll(async () => {
   tc = await startTestCluster();
   await registerCluster(table, { id: 'c1', access: { kind: 'kubeconfig-file', path: tc.kubeconfigPath } }, clock());
   for (const pool of ['hangzhou', 'shanghai', 'beijing']) {
-    await api('POST', PS, { apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: pool }, spec: { nodePool: pool } });
+    await api('POST', PS, {
+      apiVersion: 'poolspirit.io/v1alpha1',
+      kind: 'PoolSpirit',
+      metadata: { name: pool },
+      spec: { nodePool: pool },
+    });
   }
 });
 
@@ -90,8 +111,15 @@ describe('probe function', () => {
     await setLeader('hangzhou', { holder: 'edge-2', renewTime: at(1), transitions: 9 });
     await setLeader('shanghai', { holder: 'edge-7', renewTime: at(2), transitions: 0 });
     const scheduled = {
-      version: '0', id: 'tick-1', 'detail-type': 'Scheduled Event', source: 'aws.events', account: '000000000000',
-      time: clock().toISOString(), region: 'local', resources: ['arn:aws:events:local:000000000000:rule/probe-tick'], detail: {},
+      version: '0',
+      id: 'tick-1',
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      account: '000000000000',
+      time: clock().toISOString(),
+      region: 'local',
+      resources: ['arn:aws:events:local:000000000000:rule/probe-tick'],
+      detail: {},
     };
     const result = (await handler()(scheduled, context)) as ProbeResult;
     const c1 = result.clusters.find((c) => c.clusterId === 'c1')!;
@@ -105,7 +133,11 @@ describe('probe function', () => {
     const history = await leaderObservationsSince(table, 'c1', 'hangzhou', new Date(clockMs - 3600_000), clock());
     expect(history.map((o) => o.holder)).toEqual(['edge-1', 'edge-2']);
     const latest = await latestLeaderProbes(table, 'c1', clock());
-    expect(latest.map((r) => [r.nodePool, r.classification.state])).toEqual([['beijing', 'no-leader'], ['hangzhou', 'flapping'], ['shanghai', 'healthy']]);
+    expect(latest.map((r) => [r.nodePool, r.classification.state])).toEqual([
+      ['beijing', 'no-leader'],
+      ['hangzhou', 'flapping'],
+      ['shanghai', 'healthy'],
+    ]);
     // Expired records are absent even before DynamoDB's TTL deletes them.
     expect(await latestLeaderProbes(table, 'c1', new Date(clockMs + 8 * 24 * 3600_000))).toEqual([]);
   });
@@ -118,14 +150,21 @@ describe('probe function', () => {
 
   it('spiritctl probe leaders prints the latest classification per pool from the table', async () => {
     const args = [CLI, 'probe', 'leaders', '--dynamo-endpoint', dynamo.endpoint, '--table', TABLE, '--cluster', 'c1'];
-    const json = await run(process.execPath, [...args, '--json']).catch((err) => err as { stdout: string; code: number });
+    const json = await run(process.execPath, [...args, '--json']).catch(
+      (err) => err as { stdout: string; code: number },
+    );
     expect((json as { code?: number }).code).toBe(3); // not every pool is healthy
     const doc = JSON.parse(json.stdout) as { pools: Array<{ nodePool: string; classification: { state: string } }> };
     expect(doc.pools.map((p) => p.classification.state)).toEqual(['no-leader', 'flapping', 'healthy']);
     const text = await run(process.execPath, args).catch((err) => err as { stdout: string });
     expect(text.stdout).toMatch(/^CLUSTER\s+POOL\s+STATE\s+LEADER/m);
     expect(text.stdout).toMatch(/c1\s+beijing\s+no-leader\s+–/);
-    const bad = await run(process.execPath, [CLI, 'probe', 'leaders', '--dynamo-endpoint', dynamo.endpoint]).catch((err) => err as { stderr: string; code: number });
-    expect(bad).toMatchObject({ code: 2, stderr: expect.stringMatching(/there is no table "pool-spirit-local-state" at .*--table NAME/) });
+    const bad = await run(process.execPath, [CLI, 'probe', 'leaders', '--dynamo-endpoint', dynamo.endpoint]).catch(
+      (err) => err as { stderr: string; code: number },
+    );
+    expect(bad).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/there is no table "pool-spirit-local-state" at .*--table NAME/),
+    });
   });
 });

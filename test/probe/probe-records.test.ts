@@ -25,8 +25,16 @@ beforeAll(async () => {
 afterAll(() => dynamo?.stop());
 
 async function observe(pool: string, s: number, holder?: string) {
-  const observation = { observedAt: at(s).toISOString(), holder, renewTime: holder ? at(s - 1).toISOString() : undefined };
-  await recordLeaderProbe(table, { clusterId: 'c1', nodePool: pool, observation, classification: classifyLeader([observation], at(s)) }, at(s));
+  const observation = {
+    observedAt: at(s).toISOString(),
+    holder,
+    renewTime: holder ? at(s - 1).toISOString() : undefined,
+  };
+  await recordLeaderProbe(
+    table,
+    { clusterId: 'c1', nodePool: pool, observation, classification: classifyLeader([observation], at(s)) },
+    at(s),
+  );
 }
 
 describe('probe records', () => {
@@ -38,14 +46,21 @@ describe('probe records', () => {
     expect(edge.map((o) => o.holder)).toEqual(['n1', 'n2']);
     expect(await leaderObservationsSince(table, 'c1', 'edge', at(30), at(61))).toHaveLength(1);
     const latest = await latestLeaderProbes(table, 'c1', at(61));
-    expect(latest.map((r) => [r.nodePool, r.observation.holder, r.classification.state])).toEqual([['edge', 'n2', 'healthy'], ['edge-b', 'n9', 'healthy']]);
+    expect(latest.map((r) => [r.nodePool, r.observation.holder, r.classification.state])).toEqual([
+      ['edge', 'n2', 'healthy'],
+      ['edge-b', 'n9', 'healthy'],
+    ]);
   });
 
   it('stores capacity results per target, newest first, and refuses a bad target name', async () => {
     await recordCapacityProbe(table, 'local', { run: 1, missing: Number.NaN }, at(0));
     await recordCapacityProbe(table, 'local', { run: 2 }, at(10));
     await recordCapacityProbe(table, 'other', { run: 3 }, at(20));
-    expect(await latestCapacityProbe(table, 'local', at(30))).toEqual({ target: 'local', recordedAt: at(10).toISOString(), report: { run: 2 } });
+    expect(await latestCapacityProbe(table, 'local', at(30))).toEqual({
+      target: 'local',
+      recordedAt: at(10).toISOString(),
+      report: { run: 2 },
+    });
     expect(await latestCapacityProbe(table, 'nothing-here', at(30))).toBeUndefined();
     expect(() => keys.capacityProbe('Bad Name', now)).toThrow(/capacity probe target/);
     expect(() => keys.probeLatest('c1', 'has#hash')).toThrow(/nodePool/);

@@ -10,19 +10,33 @@ import { DEFAULT_CAPACITY_OPTIONS } from '../../probe/capacity/index.ts';
 import { MEMORY_LIMIT_MARGIN, type PeaksRecord } from '../../probe/capacity/peaks.ts';
 import { renderedPod } from '../real-kube/real-apiserver.ts';
 
-const peaks = JSON.parse(readFileSync(new URL('../../probe/capacity/measured-peaks.json', import.meta.url), 'utf8')) as PeaksRecord;
+const peaks = JSON.parse(
+  readFileSync(new URL('../../probe/capacity/measured-peaks.json', import.meta.url), 'utf8'),
+) as PeaksRecord;
 
 async function renderedMemory(container: string) {
   const { pod } = await renderedPod();
-  const c = pod.containers.find((x) => x.name === container) as { resources?: { requests?: Record<string, string>; limits?: Record<string, string> } } | undefined;
-  return { request: quantityBytes(c?.resources?.requests?.memory ?? '0'), limit: quantityBytes(c?.resources?.limits?.memory ?? '0') };
+  const c = pod.containers.find((x) => x.name === container) as
+    | { resources?: { requests?: Record<string, string>; limits?: Record<string, string> } }
+    | undefined;
+  return {
+    request: quantityBytes(c?.resources?.requests?.memory ?? '0'),
+    limit: quantityBytes(c?.resources?.limits?.memory ?? '0'),
+  };
 }
 
 describe('rendered memory requests and limits hold the measured peaks', () => {
   it('the peaks were measured at the default shape, with the flags rendered now', async () => {
     const d = DEFAULT_CAPACITY_OPTIONS;
     expect(peaks.kind).toBe('CapacityPeaks');
-    expect(peaks.shape).toEqual({ nodes: d.nodes, pods: d.pods, objectBytes: d.objectBytes, contenders: d.contenders, patchStormSeconds: d.patchStormSeconds, timeScale: d.timeScale });
+    expect(peaks.shape).toEqual({
+      nodes: d.nodes,
+      pods: d.pods,
+      objectBytes: d.objectBytes,
+      contenders: d.contenders,
+      patchStormSeconds: d.patchStormSeconds,
+      timeScale: d.timeScale,
+    });
     const { pod } = await renderedPod();
     const args = pod.containers.find((c) => c.name === 'kube-apiserver')!.args!;
     for (const flag of peaks.apiServerFlags.product) expect(args).toContain(flag);

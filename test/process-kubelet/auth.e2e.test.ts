@@ -13,7 +13,16 @@ import { objectNames } from '../../core/render/names.ts';
 import { hostSecrets, type PoolSpiritPod } from '../../local/kubelet/process/pod-plan.ts';
 import { startPoolSpirit, type RunningPoolSpirit } from '../../local/kubelet/process/pool-spirit-process.ts';
 import type { CertAndKey } from '../../local/kube-api/index.ts';
-import { call, clusterAuthority, nodeCertificate, poolSpiritPod, startProcessFleet, strangerCertificate, waitFor, type ProcessFleet } from './world.ts';
+import {
+  call,
+  clusterAuthority,
+  nodeCertificate,
+  poolSpiritPod,
+  startProcessFleet,
+  strangerCertificate,
+  waitFor,
+  type ProcessFleet,
+} from './world.ts';
 import { permitted, runAll, yurtHubCalls, type Target } from './yurthub-writes.ts';
 
 type Obj = Record<string, any>;
@@ -24,27 +33,57 @@ const BINDING_PATH = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poo
 
 /** The agent's identity (system:masters inside the pool-spirit), from the rendered -agent Secret's kubeconfig. */
 async function adminIdentity(host: RawObjectApi, namespace: string): Promise<CertAndKey> {
-  const secret = await host.requestJson<Obj>(HttpMethod.GET, `/api/v1/namespaces/${namespace}/secrets/${objectNames(POOL).agentSecret}`);
+  const secret = await host.requestJson<Obj>(
+    HttpMethod.GET,
+    `/api/v1/namespaces/${namespace}/secrets/${objectNames(POOL).agentSecret}`,
+  );
   const kc = parse(Buffer.from(secret.data.kubeconfig, 'base64').toString('utf8'));
   const b64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
-  return { certPem: b64(kc.users[0].user['client-certificate-data']), keyPem: b64(kc.users[0].user['client-key-data']) };
+  return {
+    certPem: b64(kc.users[0].user['client-certificate-data']),
+    keyPem: b64(kc.users[0].user['client-key-data']),
+  };
 }
 
 /** What a stolen node certificate would try beyond YurtHub's job; every one must be refused (403). */
 const outOfRole = (t: Target) => ({
   'read Secrets': () => call(t.url, t.caPem, 'GET', '/api/v1/namespaces/kube-system/secrets', { client: t.client }),
-  'create Pod': () => call(t.url, t.caPem, 'POST', '/api/v1/namespaces/default/pods', {
-    client: t.client,
-    body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } },
-  }),
-  'create Namespace': () => call(t.url, t.caPem, 'POST', '/api/v1/namespaces', { client: t.client, body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'stolen' } } }),
-  'write NodePool': () => call(t.url, t.caPem, 'POST', '/apis/apps.openyurt.io/v1beta1/nodepools', {
-    client: t.client, body: { apiVersion: 'apps.openyurt.io/v1beta1', kind: 'NodePool', metadata: { name: 'stolen' }, spec: { type: 'Edge' } },
-  }),
-  'bind cluster-admin': () => call(t.url, t.caPem, 'POST', BINDING_PATH.replace('/poolspirit:yurthub', ''), {
-    client: t.client,
-    body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'stolen' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'User', name: 'x' }] },
-  }),
+  'create Pod': () =>
+    call(t.url, t.caPem, 'POST', '/api/v1/namespaces/default/pods', {
+      client: t.client,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'web', namespace: 'default' },
+        spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
+      },
+    }),
+  'create Namespace': () =>
+    call(t.url, t.caPem, 'POST', '/api/v1/namespaces', {
+      client: t.client,
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'stolen' } },
+    }),
+  'write NodePool': () =>
+    call(t.url, t.caPem, 'POST', '/apis/apps.openyurt.io/v1beta1/nodepools', {
+      client: t.client,
+      body: {
+        apiVersion: 'apps.openyurt.io/v1beta1',
+        kind: 'NodePool',
+        metadata: { name: 'stolen' },
+        spec: { type: 'Edge' },
+      },
+    }),
+  'bind cluster-admin': () =>
+    call(t.url, t.caPem, 'POST', BINDING_PATH.replace('/poolspirit:yurthub', ''), {
+      client: t.client,
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'stolen' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+        subjects: [{ kind: 'User', name: 'x' }],
+      },
+    }),
 });
 
 async function statuses(calls: Record<string, () => Promise<{ status: number }>>): Promise<Record<string, number>> {
@@ -67,10 +106,23 @@ describe('process mode: the pool-spirit apiserver and YurtHub node certificates'
       secret: hostSecrets(host, pod.metadata.namespace),
       hostKubeconfigPath: world.fleet.clusters[0].kubeconfigPath,
       startAgent: false,
-      agentOptions: { logger: silentLogger, intervalMs: 100, bootstrapIntervalMs: 100, backoff: { initialMs: 50, maxMs: 200 } },
+      agentOptions: {
+        logger: silentLogger,
+        intervalMs: 100,
+        bootstrapIntervalMs: 100,
+        backoff: { initialMs: 50, maxMs: 200 },
+      },
     });
-    admin = { url: spirit.apiServerUrl, caPem: spirit.caPem, client: await adminIdentity(host, pod.metadata.namespace) };
-    node = { url: spirit.apiServerUrl, caPem: spirit.caPem, client: await nodeCertificate(clusterAuthority(world.fleet.clusterCa), NODE) };
+    admin = {
+      url: spirit.apiServerUrl,
+      caPem: spirit.caPem,
+      client: await adminIdentity(host, pod.metadata.namespace),
+    };
+    node = {
+      url: spirit.apiServerUrl,
+      caPem: spirit.caPem,
+      client: await nodeCertificate(clusterAuthority(world.fleet.clusterCa), NODE),
+    };
   }, 120_000);
   afterAll(async () => {
     await spirit?.stop();
@@ -82,7 +134,9 @@ describe('process mode: the pool-spirit apiserver and YurtHub node certificates'
     const anonymous = await call(node.url, node.caPem, 'GET', '/api/v1/namespaces');
     expect(anonymous.status).toBe(403);
     expect(anonymous.body.message).toContain('system:anonymous');
-    const stranger = await call(node.url, node.caPem, 'GET', '/api/v1/namespaces', { client: (await strangerCertificate(NODE)) });
+    const stranger = await call(node.url, node.caPem, 'GET', '/api/v1/namespaces', {
+      client: await strangerCertificate(NODE),
+    });
     expect(stranger).toMatchObject({ status: 401, body: { kind: 'Status', reason: 'Unauthorized' } });
   });
 
@@ -92,17 +146,47 @@ describe('process mode: the pool-spirit apiserver and YurtHub node certificates'
     expect(Object.entries(before).filter(([, s]) => s !== 403)).toEqual([]);
 
     await spirit.startAgent();
-    await waitFor(async () => (await call(admin.url, admin.caPem, 'GET', BINDING_PATH, { client: admin.client })).status === 200, 30_000, 'the agent applied the bootstrap');
+    await waitFor(
+      async () => (await call(admin.url, admin.caPem, 'GET', BINDING_PATH, { client: admin.client })).status === 200,
+      30_000,
+      'the agent applied the bootstrap',
+    );
     // What YurtHub reads and updates exists in a live pool: its Node and its NodePool.
-    expect((await call(admin.url, admin.caPem, 'POST', '/api/v1/nodes', { client: admin.client, body: { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } } })).status).toBe(201);
-    await waitFor(async () => (await call(admin.url, admin.caPem, 'POST', '/apis/apps.openyurt.io/v1beta1/nodepools', {
-      client: admin.client, body: { apiVersion: 'apps.openyurt.io/v1beta1', kind: 'NodePool', metadata: { name: POOL }, spec: { type: 'Edge' } },
-    })).status === 201, 20_000, 'NodePool created');
+    expect(
+      (
+        await call(admin.url, admin.caPem, 'POST', '/api/v1/nodes', {
+          client: admin.client,
+          body: { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } },
+        })
+      ).status,
+    ).toBe(201);
+    await waitFor(
+      async () =>
+        (
+          await call(admin.url, admin.caPem, 'POST', '/apis/apps.openyurt.io/v1beta1/nodepools', {
+            client: admin.client,
+            body: {
+              apiVersion: 'apps.openyurt.io/v1beta1',
+              kind: 'NodePool',
+              metadata: { name: POOL },
+              spec: { type: 'Edge' },
+            },
+          })
+        ).status === 201,
+      20_000,
+      'NodePool created',
+    );
 
     const after = await runAll(calls, node, 'after');
     expect(Object.entries(after).filter(([, s]) => !permitted(s))).toEqual([]);
     expect(after['create Lease kube-system/yurthub']).toBe(201);
-    expect(await statuses(outOfRole(node))).toEqual({ 'read Secrets': 403, 'create Pod': 403, 'create Namespace': 403, 'write NodePool': 403, 'bind cluster-admin': 403 });
+    expect(await statuses(outOfRole(node))).toEqual({
+      'read Secrets': 403,
+      'create Pod': 403,
+      'create Namespace': 403,
+      'write NodePool': 403,
+      'bind cluster-admin': 403,
+    });
     await spirit.agent()!.stop(); // from here the test edits the bootstrap RBAC; the agent would restore it
   }, 60_000);
 
@@ -111,16 +195,30 @@ describe('process mode: the pool-spirit apiserver and YurtHub node certificates'
     const rules: Obj[] = role.body.rules;
     const denied: Record<string, string[]> = {};
     for (const [i, rule] of rules.entries()) {
-      const without = { ...role.body, metadata: { name: role.body.metadata.name }, rules: rules.filter((_, j) => j !== i) };
-      expect((await call(admin.url, admin.caPem, 'PUT', ROLE_PATH, { client: admin.client, body: without })).status).toBe(200);
+      const without = {
+        ...role.body,
+        metadata: { name: role.body.metadata.name },
+        rules: rules.filter((_, j) => j !== i),
+      };
+      expect(
+        (await call(admin.url, admin.caPem, 'PUT', ROLE_PATH, { client: admin.client, body: without })).status,
+      ).toBe(200);
       const result = await runAll(yurtHubCalls(NODE, POOL), node, `without-${i}`);
-      denied[`${rule.apiGroups[0] || 'core'}/${rule.resources.join(',')}`] = Object.entries(result).filter(([, s]) => s === 403).map(([n]) => n);
+      denied[`${rule.apiGroups[0] || 'core'}/${rule.resources.join(',')}`] = Object.entries(result)
+        .filter(([, s]) => s === 403)
+        .map(([n]) => n);
       const back = { ...role.body, metadata: { name: role.body.metadata.name } };
-      expect((await call(admin.url, admin.caPem, 'PUT', ROLE_PATH, { client: admin.client, body: back })).status).toBe(200);
+      expect((await call(admin.url, admin.caPem, 'PUT', ROLE_PATH, { client: admin.client, body: back })).status).toBe(
+        200,
+      );
     }
     // Each rule guards exactly the requests it is there for: RBAC alone decides (no Node authorizer, no admin).
     expect(denied).toEqual({
-      'coordination.k8s.io/leases': ['create Lease kube-system/yurthub', 'update Lease kube-system/yurthub', 'renew Lease kube-node-lease/<node>'],
+      'coordination.k8s.io/leases': [
+        'create Lease kube-system/yurthub',
+        'update Lease kube-system/yurthub',
+        'renew Lease kube-node-lease/<node>',
+      ],
       'core/nodes': ['create Node', 'update Node'],
       'apps.openyurt.io/nodepools': ['get NodePool', 'list NodePools'],
       'core/endpoints': ['create Endpoints'],

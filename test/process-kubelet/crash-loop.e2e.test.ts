@@ -27,15 +27,25 @@ describe('process kubelet: a flag the real kube-apiserver rejects', () => {
   });
 
   const setExtraArgs = (extraArgs: Record<string, string> | null) =>
-    host.requestJson(HttpMethod.PATCH, SPIRIT, { body: { spec: { apiServer: { extraArgs } } }, contentType: 'application/merge-patch+json' });
+    host.requestJson(HttpMethod.PATCH, SPIRIT, {
+      body: { spec: { apiServer: { extraArgs } } },
+      contentType: 'application/merge-patch+json',
+    });
 
-  it('crash-loops that container with the binary\'s message, counts restarts and records a Warning Event', async () => {
+  it("crash-loops that container with the binary's message, counts restarts and records a Warning Event", async () => {
     await setExtraArgs({ 'bogus-flag': 'on' });
-    const pod = await waitFor(async () => {
-      const p = await poolSpiritPod(world.fleet);
-      const api = p?.status?.containerStatuses?.find((c: Obj) => c.name === 'kube-apiserver');
-      return p?.spec.containers.find((c: Obj) => c.name === 'kube-apiserver').args.includes('--bogus-flag=on') && api?.lastState?.terminated ? p : undefined;
-    }, 90_000, 'the new pod with the bad flag crash-looping');
+    const pod = await waitFor(
+      async () => {
+        const p = await poolSpiritPod(world.fleet);
+        const api = p?.status?.containerStatuses?.find((c: Obj) => c.name === 'kube-apiserver');
+        return p?.spec.containers.find((c: Obj) => c.name === 'kube-apiserver').args.includes('--bogus-flag=on') &&
+          api?.lastState?.terminated
+          ? p
+          : undefined;
+      },
+      90_000,
+      'the new pod with the bad flag crash-looping',
+    );
     const api = pod.status.containerStatuses.find((c: Obj) => c.name === 'kube-apiserver');
     expect(api.state.waiting.reason).toBe('CrashLoopBackOff');
     expect(api.lastState.terminated.exitCode).not.toBe(0);
@@ -43,31 +53,52 @@ describe('process kubelet: a flag the real kube-apiserver rejects', () => {
     expect(api.restartCount).toBeGreaterThanOrEqual(1);
     expect(pod.status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
 
-    const events = await waitFor(async () => {
-      const list = await host.requestJson<{ items: Obj[] }>(HttpMethod.GET, `/api/v1/namespaces/${PRODUCT_NAMESPACE}/events`);
-      const mine = list.items.filter((e) => e.involvedObject?.name === pod.metadata.name && e.reason === 'BackOff');
-      return mine.length ? mine : undefined;
-    }, 20_000, 'a BackOff Event on the pod');
-    expect(events[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Pod', fieldPath: 'spec.containers{kube-apiserver}' } });
+    const events = await waitFor(
+      async () => {
+        const list = await host.requestJson<{ items: Obj[] }>(
+          HttpMethod.GET,
+          `/api/v1/namespaces/${PRODUCT_NAMESPACE}/events`,
+        );
+        const mine = list.items.filter((e) => e.involvedObject?.name === pod.metadata.name && e.reason === 'BackOff');
+        return mine.length ? mine : undefined;
+      },
+      20_000,
+      'a BackOff Event on the pod',
+    );
+    expect(events[0]).toMatchObject({
+      type: 'Warning',
+      involvedObject: { kind: 'Pod', fieldPath: 'spec.containers{kube-apiserver}' },
+    });
     expect(events[0].message).toContain('unknown flag: --bogus-flag');
 
     // The pod's change reaches a reconcile (the forwarder watches pool-spirit pods), and the PoolSpirit says why.
-    const workload = await waitFor(async () => {
-      const s = await host.requestJson<Obj>(HttpMethod.GET, SPIRIT);
-      const c = s.status?.conditions?.find((x: Obj) => x.type === 'WorkloadReady');
-      return c?.message?.includes('unknown flag: --bogus-flag') ? c : undefined;
-    }, 30_000, 'WorkloadReady naming the rejected flag');
+    const workload = await waitFor(
+      async () => {
+        const s = await host.requestJson<Obj>(HttpMethod.GET, SPIRIT);
+        const c = s.status?.conditions?.find((x: Obj) => x.type === 'WorkloadReady');
+        return c?.message?.includes('unknown flag: --bogus-flag') ? c : undefined;
+      },
+      30_000,
+      'WorkloadReady naming the rejected flag',
+    );
     expect(workload.status).toBe('False');
     expect(workload.message).toContain('container kube-apiserver is in CrashLoopBackOff');
   }, 120_000);
 
   it('comes back Available once the flag is removed', async () => {
     await setExtraArgs(null);
-    await waitFor(async () => {
-      const s = await host.requestJson<Obj>(HttpMethod.GET, SPIRIT);
-      const p = await poolSpiritPod(world.fleet);
-      const args: string[] = p?.spec.containers.find((c: Obj) => c.name === 'kube-apiserver').args ?? [];
-      return !args.includes('--bogus-flag=on') && s.status?.conditions?.some((c: Obj) => c.type === 'Available' && c.status === 'True');
-    }, 120_000, 'Available again without the flag');
+    await waitFor(
+      async () => {
+        const s = await host.requestJson<Obj>(HttpMethod.GET, SPIRIT);
+        const p = await poolSpiritPod(world.fleet);
+        const args: string[] = p?.spec.containers.find((c: Obj) => c.name === 'kube-apiserver').args ?? [];
+        return (
+          !args.includes('--bogus-flag=on') &&
+          s.status?.conditions?.some((c: Obj) => c.type === 'Available' && c.status === 'True')
+        );
+      },
+      120_000,
+      'Available again without the flag',
+    );
   }, 130_000);
 });

@@ -10,7 +10,9 @@ const CHILD = join(import.meta.dirname, 'fixtures', 'pool-spirit-child.ts');
 /** Starts the child, waits for its pool-spirit, returns what it runs and how the child ended. */
 async function runChild() {
   const child = spawn(process.execPath, [CHILD], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     void ended.then((how) => reject(new Error(`child ended before its pool-spirit ran: ${JSON.stringify(how)}`)));
@@ -22,7 +24,11 @@ async function runChild() {
 }
 
 const leftNothing = (r: { pids: number[]; dataDir: string; workDir: string }) =>
-  waitFor(() => !r.pids.some(alive) && !existsSync(r.dataDir) && !existsSync(r.workDir), 5_000, 'etcd, kube-apiserver, the data dir and the work dir gone');
+  waitFor(
+    () => !r.pids.some(alive) && !existsSync(r.dataDir) && !existsSync(r.workDir),
+    5_000,
+    'etcd, kube-apiserver, the data dir and the work dir gone',
+  );
 
 describe('process mode: nothing outlives the process that started a pool-spirit', () => {
   // Both children start together: most of their time is kube-apiserver becoming ready.

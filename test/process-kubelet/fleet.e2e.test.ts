@@ -15,10 +15,17 @@ const NAMES = objectNames(POOL);
 
 /** The agent's admin identity, from the rendered -agent Secret (what the real agent authenticates with). */
 async function agentIdentity(api: RawObjectApi): Promise<CertAndKey & { caPem: string }> {
-  const secret = await api.requestJson<Obj>(HttpMethod.GET, `/api/v1/namespaces/${PRODUCT_NAMESPACE}/secrets/${NAMES.agentSecret}`);
+  const secret = await api.requestJson<Obj>(
+    HttpMethod.GET,
+    `/api/v1/namespaces/${PRODUCT_NAMESPACE}/secrets/${NAMES.agentSecret}`,
+  );
   const kc = parse(Buffer.from(secret.data.kubeconfig, 'base64').toString('utf8'));
   const b64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
-  return { certPem: b64(kc.users[0].user['client-certificate-data']), keyPem: b64(kc.users[0].user['client-key-data']), caPem: b64(kc.clusters[0].cluster['certificate-authority-data']) };
+  return {
+    certPem: b64(kc.users[0].user['client-certificate-data']),
+    keyPem: b64(kc.users[0].user['client-key-data']),
+    caPem: b64(kc.clusters[0].cluster['certificate-authority-data']),
+  };
 }
 
 describe('local fleet, process kubelet: one edge pool', () => {
@@ -37,7 +44,10 @@ describe('local fleet, process kubelet: one edge pool', () => {
   it('reaches Available through the real agent, with the pod reported Running from what runs', async () => {
     await world.fleet.waitConverged(40_000);
     const spirit = await host.requestJson<Obj>(HttpMethod.GET, `/apis/poolspirit.io/v1alpha1/poolspirits/${POOL}`);
-    const cm = await host.requestJson<Obj>(HttpMethod.GET, `/api/v1/namespaces/${PRODUCT_NAMESPACE}/configmaps/${NAMES.bootstrapConfigMap}`);
+    const cm = await host.requestJson<Obj>(
+      HttpMethod.GET,
+      `/api/v1/namespaces/${PRODUCT_NAMESPACE}/configmaps/${NAMES.bootstrapConfigMap}`,
+    );
     expect(spirit.status.conditions).toContainEqual(expect.objectContaining({ type: 'Available', status: 'True' }));
     expect(spirit.status.bootstrap.appliedHash).toBe(cm.metadata.annotations[BOOTSTRAP_HASH_ANNOTATION]);
     // Only a real etcd has sizes to report (the sim agent writes health alone).
@@ -48,13 +58,21 @@ describe('local fleet, process kubelet: one edge pool', () => {
     expect(pod.status.podIP).toBe('127.0.0.1');
     expect(pod.status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True' }));
     expect(pod.status.containerStatuses.map((c: Obj) => [c.name, c.ready, Object.keys(c.state)[0]]).sort()).toEqual([
-      ['agent', true, 'running'], ['etcd', true, 'running'], ['kube-apiserver', true, 'running'],
+      ['agent', true, 'running'],
+      ['etcd', true, 'running'],
+      ['kube-apiserver', true, 'running'],
     ]);
 
     // The real agent applied the bootstrap into the pool-spirit's own apiserver, with its rendered identity.
     const running = world.kubelet.poolSpirit(podKey(pod))!;
     admin = await agentIdentity(host);
-    const binding = await call(running.apiServerUrl, admin.caPem, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub', { client: admin });
+    const binding = await call(
+      running.apiServerUrl,
+      admin.caPem,
+      'GET',
+      '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub',
+      { client: admin },
+    );
     expect(binding.status).toBe(200);
     expect(binding.body.subjects).toEqual([expect.objectContaining({ kind: 'Group', name: 'system:nodes' })]);
 
@@ -79,27 +97,56 @@ describe('local fleet, process kubelet: one edge pool', () => {
     await expect(call(old.apiServerUrl, admin.caPem, 'GET', '/readyz')).rejects.toThrow(/ECONNREFUSED/);
 
     // The Deployment replaces the pod; its pool-spirit starts empty and its agent bootstraps it again.
-    const next = await waitFor(async () => {
-      const p = await poolSpiritPod(world.fleet);
-      return p && p.metadata.name !== pod.metadata.name && p.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
-    }, 20_000, 'the replacement pod Ready');
+    const next = await waitFor(
+      async () => {
+        const p = await poolSpiritPod(world.fleet);
+        return p &&
+          p.metadata.name !== pod.metadata.name &&
+          p.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True')
+          ? p
+          : undefined;
+      },
+      20_000,
+      'the replacement pod Ready',
+    );
     const fresh = world.kubelet.poolSpirit(podKey(next))!;
     expect(fresh.etcd.pid).not.toBe(pid);
-    await waitFor(async () => (await call(fresh.apiServerUrl, admin.caPem, 'GET', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub', { client: admin })).status === 200, 10_000, 'bootstrap re-applied');
+    await waitFor(
+      async () =>
+        (
+          await call(
+            fresh.apiServerUrl,
+            admin.caPem,
+            'GET',
+            '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/poolspirit:yurthub',
+            { client: admin },
+          )
+        ).status === 200,
+      10_000,
+      'bootstrap re-applied',
+    );
   }, 40_000);
 
   it('restarts a pool-spirit whose etcd dies, reporting the pod not Ready meanwhile', async () => {
     const pod = (await poolSpiritPod(world.fleet))!;
     const before = world.kubelet.poolSpirit(podKey(pod))!;
     process.kill(before.etcd.pid, 'SIGKILL');
-    await waitFor(async () => {
-      const p = (await poolSpiritPod(world.fleet))!;
-      return p.status.conditions.some((c: Obj) => c.type === 'Ready' && c.status === 'False');
-    }, 10_000, 'the pod reported not Ready');
-    const restarted = await waitFor(async () => {
-      const p = (await poolSpiritPod(world.fleet))!;
-      return p.status.conditions.some((c: Obj) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
-    }, 20_000, 'the pod Ready again');
+    await waitFor(
+      async () => {
+        const p = (await poolSpiritPod(world.fleet))!;
+        return p.status.conditions.some((c: Obj) => c.type === 'Ready' && c.status === 'False');
+      },
+      10_000,
+      'the pod reported not Ready',
+    );
+    const restarted = await waitFor(
+      async () => {
+        const p = (await poolSpiritPod(world.fleet))!;
+        return p.status.conditions.some((c: Obj) => c.type === 'Ready' && c.status === 'True') ? p : undefined;
+      },
+      20_000,
+      'the pod Ready again',
+    );
     expect(restarted.metadata.name).toBe(pod.metadata.name);
     expect(restarted.status.containerStatuses.every((c: Obj) => c.restartCount === 1)).toBe(true);
     const after = world.kubelet.poolSpirit(podKey(pod))!;

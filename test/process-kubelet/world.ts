@@ -13,7 +13,12 @@ import { startLocalFleet, type LocalFleet } from '../../local/fleet/fleet.ts';
 import { clusterAuthority } from '../../local/fleet/cluster-ca.ts';
 import { PRODUCT_NAMESPACE } from '../../local/fleet/seed.ts';
 import type { ProcessKubelet } from '../../local/kubelet/process-kubelet.ts';
-import { createCertificateAuthority, issueClientCertificate, type CertAndKey, type CertificateAuthority } from '../../local/kube-api/index.ts';
+import {
+  createCertificateAuthority,
+  issueClientCertificate,
+  type CertAndKey,
+  type CertificateAuthority,
+} from '../../local/kube-api/index.ts';
 import { waitFor } from '../support/wait.ts';
 
 export { waitFor };
@@ -29,7 +34,14 @@ export interface ProcessFleet {
 export async function startProcessFleet(): Promise<ProcessFleet> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-process-fleet-'));
   const fleet = await startLocalFleet({
-    clusters: 1, pools: 1, nodesPerPool: 1, cloudPools: 0, stateDir: dir, readyDelayMs: 20, retryBaseDelayMs: 20, kubelet: 'process',
+    clusters: 1,
+    pools: 1,
+    nodesPerPool: 1,
+    cloudPools: 0,
+    stateDir: dir,
+    readyDelayMs: 20,
+    retryBaseDelayMs: 20,
+    kubelet: 'process',
   });
   return {
     fleet,
@@ -46,7 +58,9 @@ export async function startProcessFleet(): Promise<ProcessFleet> {
 export async function poolSpiritPod(fleet: LocalFleet): Promise<Obj | undefined> {
   const api = RawObjectApi.fromKubeConfig(fleet.clusters[0].kubeConfig);
   const pods = await api.requestJson<{ items: Obj[] }>(HttpMethod.GET, `/api/v1/namespaces/${PRODUCT_NAMESPACE}/pods`);
-  return pods.items.find((p) => p.metadata.labels?.['app.kubernetes.io/name'] === 'pool-spirit' && !p.metadata.deletionTimestamp);
+  return pods.items.find(
+    (p) => p.metadata.labels?.['app.kubernetes.io/name'] === 'pool-spirit' && !p.metadata.deletionTimestamp,
+  );
 }
 
 export const podKey = (pod: Obj) => `${pod.metadata.namespace}/${pod.metadata.name}`;
@@ -69,29 +83,42 @@ export interface HttpsResult {
 }
 
 /** One HTTPS request to the pool-spirit apiserver, verifying it against the pool CA; `client` is the certificate presented, if any. */
-export function call(url: string, caPem: string, method: string, path: string, opts: { client?: CertAndKey; body?: unknown; contentType?: string } = {}): Promise<HttpsResult> {
+export function call(
+  url: string,
+  caPem: string,
+  method: string,
+  path: string,
+  opts: { client?: CertAndKey; body?: unknown; contentType?: string } = {},
+): Promise<HttpsResult> {
   return new Promise((resolve, reject) => {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-    const req = request(`${url}${path}`, {
-      method,
-      ca: caPem,
-      ...(opts.client ? { cert: opts.client.certPem, key: opts.client.keyPem } : {}),
-      headers: { accept: 'application/json', ...(payload ? { 'content-type': opts.contentType ?? 'application/json' } : {}) },
-      timeout: 5000,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: Obj = {};
-        try {
-          body = text ? JSON.parse(text) : {};
-        } catch {
-          body = { text };
-        }
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
+    const req = request(
+      `${url}${path}`,
+      {
+        method,
+        ca: caPem,
+        ...(opts.client ? { cert: opts.client.certPem, key: opts.client.keyPem } : {}),
+        headers: {
+          accept: 'application/json',
+          ...(payload ? { 'content-type': opts.contentType ?? 'application/json' } : {}),
+        },
+        timeout: 5000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: Obj = {};
+          try {
+            body = text ? JSON.parse(text) : {};
+          } catch {
+            body = { text };
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
     req.on('error', reject);
     req.end(payload);

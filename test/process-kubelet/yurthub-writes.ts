@@ -37,34 +37,59 @@ export function yurtHubCalls(nodeName: string, pool: string): YurtHubCall[] {
     {
       name: 'create Node',
       run: async (t, round) =>
-        (await call(t.url, t.caPem, 'POST', '/api/v1/nodes', { client: t.client, body: { apiVersion: 'v1', kind: 'Node', metadata: { name: `yurthub-${round}` } } })).status,
+        (
+          await call(t.url, t.caPem, 'POST', '/api/v1/nodes', {
+            client: t.client,
+            body: { apiVersion: 'v1', kind: 'Node', metadata: { name: `yurthub-${round}` } },
+          })
+        ).status,
     },
     {
       name: 'update Node',
-      run: (t, round) => getThenPut(t, `/api/v1/nodes/${nodeName}`, (o) => {
-        o.metadata.labels = { ...o.metadata.labels, 'yurthub-round': round };
-      }),
+      run: (t, round) =>
+        getThenPut(t, `/api/v1/nodes/${nodeName}`, (o) => {
+          o.metadata.labels = { ...o.metadata.labels, 'yurthub-round': round };
+        }),
     },
     {
       name: 'create Lease kube-system/yurthub',
       run: async (t) =>
-        (await call(t.url, t.caPem, 'POST', LEASE_PATH, {
-          client: t.client,
-          body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'yurthub', namespace: 'kube-system' }, spec: { holderIdentity: nodeName, leaseDurationSeconds: 15 } },
-        })).status,
+        (
+          await call(t.url, t.caPem, 'POST', LEASE_PATH, {
+            client: t.client,
+            body: {
+              apiVersion: 'coordination.k8s.io/v1',
+              kind: 'Lease',
+              metadata: { name: 'yurthub', namespace: 'kube-system' },
+              spec: { holderIdentity: nodeName, leaseDurationSeconds: 15 },
+            },
+          })
+        ).status,
     },
     {
       name: 'update Lease kube-system/yurthub',
-      run: (t) => getThenPut(t, `${LEASE_PATH}/yurthub`, (o) => {
-        o.spec = { ...o.spec, holderIdentity: nodeName, renewTime: new Date().toISOString().replace('Z', '000Z') };
-      }),
+      run: (t) =>
+        getThenPut(t, `${LEASE_PATH}/yurthub`, (o) => {
+          o.spec = { ...o.spec, holderIdentity: nodeName, renewTime: new Date().toISOString().replace('Z', '000Z') };
+        }),
     },
     {
       name: 'renew Lease kube-node-lease/<node>',
       run: async (t) => {
         const path = `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${nodeName}`;
-        const body = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: nodeName, namespace: 'kube-node-lease' }, spec: { holderIdentity: nodeName, leaseDurationSeconds: 40 } };
-        const created = await call(t.url, t.caPem, 'POST', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', { client: t.client, body });
+        const body = {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: nodeName, namespace: 'kube-node-lease' },
+          spec: { holderIdentity: nodeName, leaseDurationSeconds: 40 },
+        };
+        const created = await call(
+          t.url,
+          t.caPem,
+          'POST',
+          '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases',
+          { client: t.client, body },
+        );
         if (created.status !== 409) return created.status;
         return getThenPut(t, path, (o) => {
           o.spec = { ...o.spec, renewTime: new Date().toISOString().replace('Z', '000Z') };
@@ -73,30 +98,46 @@ export function yurtHubCalls(nodeName: string, pool: string): YurtHubCall[] {
     },
     {
       name: 'get NodePool',
-      run: async (t) => (await call(t.url, t.caPem, 'GET', `/apis/apps.openyurt.io/v1beta1/nodepools/${pool}`, { client: t.client })).status,
+      run: async (t) =>
+        (await call(t.url, t.caPem, 'GET', `/apis/apps.openyurt.io/v1beta1/nodepools/${pool}`, { client: t.client }))
+          .status,
     },
     {
       name: 'list NodePools',
-      run: async (t) => (await call(t.url, t.caPem, 'GET', '/apis/apps.openyurt.io/v1beta1/nodepools', { client: t.client })).status,
+      run: async (t) =>
+        (await call(t.url, t.caPem, 'GET', '/apis/apps.openyurt.io/v1beta1/nodepools', { client: t.client })).status,
     },
     {
       name: 'create Endpoints',
       run: async (t, round) =>
-        (await call(t.url, t.caPem, 'POST', '/api/v1/namespaces/default/endpoints', {
-          client: t.client,
-          body: { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: `web-${round}`, namespace: 'default' }, subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] },
-        })).status,
+        (
+          await call(t.url, t.caPem, 'POST', '/api/v1/namespaces/default/endpoints', {
+            client: t.client,
+            body: {
+              apiVersion: 'v1',
+              kind: 'Endpoints',
+              metadata: { name: `web-${round}`, namespace: 'default' },
+              subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }],
+            },
+          })
+        ).status,
     },
     {
       name: 'create EndpointSlice',
       run: async (t, round) =>
-        (await call(t.url, t.caPem, 'POST', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', {
-          client: t.client,
-          body: {
-            apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `web-${round}`, namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
-            addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.1'] }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
-          },
-        })).status,
+        (
+          await call(t.url, t.caPem, 'POST', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', {
+            client: t.client,
+            body: {
+              apiVersion: 'discovery.k8s.io/v1',
+              kind: 'EndpointSlice',
+              metadata: { name: `web-${round}`, namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+              addressType: 'IPv4',
+              endpoints: [{ addresses: ['10.0.0.1'] }],
+              ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+            },
+          })
+        ).status,
     },
   ];
 }

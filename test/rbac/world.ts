@@ -100,13 +100,18 @@ export interface Identity {
 }
 
 /** The Roles and ClusterRoles bound to the reconciler group by infra/cluster, as `authz.report` takes them. */
-export function reconcilerRoles(installed: KubeObject[]): Array<{ kind: 'ClusterRole' | 'Role'; name: string; namespace?: string }> {
+export function reconcilerRoles(
+  installed: KubeObject[],
+): Array<{ kind: 'ClusterRole' | 'Role'; name: string; namespace?: string }> {
   const out = new Map<string, { kind: 'ClusterRole' | 'Role'; name: string; namespace?: string }>();
   for (const binding of installed.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding')) {
     const subjects = (binding.subjects ?? []) as Array<{ kind: string; name: string }>;
     if (!subjects.some((s) => s.kind === 'Group' && s.name === RECONCILER_GROUP)) continue;
     const ref = binding.roleRef as { kind: 'ClusterRole' | 'Role'; name: string };
-    const role = ref.kind === 'Role' ? { kind: ref.kind, name: ref.name, namespace: binding.metadata.namespace } : { kind: ref.kind, name: ref.name };
+    const role =
+      ref.kind === 'Role'
+        ? { kind: ref.kind, name: ref.name, namespace: binding.metadata.namespace }
+        : { kind: ref.kind, name: ref.name };
     out.set(JSON.stringify(role), role);
   }
   return [...out.values()];
@@ -121,31 +126,56 @@ export async function startRbacWorld(backend: Backend = 'local'): Promise<RbacWo
     issueClientCertificate(ca, { user: RECONCILER_USER, groups: [RECONCILER_GROUP] }),
   ]);
   const real = backend === 'real' ? await startRealHostCluster({ name: 'rbac-real', ca }) : undefined;
-  const local = real ? undefined : await startLocalCluster({ tls: { ...serving, clientCaPems: [ca.certPem], caPem: ca.certPem }, authorization: 'RBAC' });
-  const cluster = { url: (real?.url ?? local?.url)!, writeKubeconfig: (path: string, cert: CertAndKey) => writeFile(path, kubeconfigYaml('rbac-test', (real?.url ?? local?.url)!, { caPem: ca.certPem, identity: cert }), { mode: 0o600 }) };
+  const local = real
+    ? undefined
+    : await startLocalCluster({
+        tls: { ...serving, clientCaPems: [ca.certPem], caPem: ca.certPem },
+        authorization: 'RBAC',
+      });
+  const cluster = {
+    url: (real?.url ?? local?.url)!,
+    writeKubeconfig: (path: string, cert: CertAndKey) =>
+      writeFile(path, kubeconfigYaml('rbac-test', (real?.url ?? local?.url)!, { caPem: ca.certPem, identity: cert }), {
+        mode: 0o600,
+      }),
+  };
   const identityOf = (cert: CertAndKey): Identity => {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(kubeconfigYaml('rbac-test', cluster.url, { caPem: ca.certPem, identity: cert }));
     return {
       kubeConfig,
-      request: (method, path, body, contentType = 'application/json') => new Promise((resolve, reject) => {
-        const text = body === undefined ? undefined : JSON.stringify(body);
-        const req = httpsRequest(new URL(cluster.url + path), {
-          method, ca: ca.certPem, cert: cert.certPem, key: cert.keyPem, agent: false,
-          headers: text === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(text) },
-        }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const t = Buffer.concat(chunks).toString('utf8');
-            let json: any;
-            try { json = JSON.parse(t); } catch { json = undefined; }
-            resolve({ status: res.statusCode ?? 0, json, text: t });
-          });
-        });
-        req.on('error', reject);
-        req.end(text);
-      }),
+      request: (method, path, body, contentType = 'application/json') =>
+        new Promise((resolve, reject) => {
+          const text = body === undefined ? undefined : JSON.stringify(body);
+          const req = httpsRequest(
+            new URL(cluster.url + path),
+            {
+              method,
+              ca: ca.certPem,
+              cert: cert.certPem,
+              key: cert.keyPem,
+              agent: false,
+              headers:
+                text === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(text) },
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () => {
+                const t = Buffer.concat(chunks).toString('utf8');
+                let json: any;
+                try {
+                  json = JSON.parse(t);
+                } catch {
+                  json = undefined;
+                }
+                resolve({ status: res.statusCode ?? 0, json, text: t });
+              });
+            },
+          );
+          req.on('error', reject);
+          req.end(text);
+        }),
     };
   };
   const identities = new Map<string, Promise<Identity>>();
@@ -161,14 +191,19 @@ export async function startRbacWorld(backend: Backend = 'local'): Promise<RbacWo
   for (const crd of await infraManifests('crds/nodepool.yaml')) await createIfMissing(admin, crd);
   const installed = (await kustomize('infra/cluster')).objects.filter((o) => o.kind !== 'Deployment');
   for (const obj of installed) await admin.applyJson(obj as KubernetesObject, 'rbac-test-install', true);
-  await waitFor(async () => {
-    await admin.list('apps.openyurt.io/v1beta1', 'NodePool');
-    await admin.list('poolspirit.io/v1alpha1', 'PoolSpirit');
-    return true;
-  }, 10_000, 'CRDs served');
+  await waitFor(
+    async () => {
+      await admin.list('apps.openyurt.io/v1beta1', 'NodePool');
+      await admin.list('poolspirit.io/v1alpha1', 'PoolSpirit');
+      return true;
+    },
+    10_000,
+    'CRDs served',
+  );
   // This cluster's CA, published as kube-controller-manager does: YurtHub node certificates chain to it.
   await createIfMissing(admin, {
-    apiVersion: 'v1', kind: 'ConfigMap',
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
     metadata: { name: CLUSTER_CA_CONFIGMAP.name, namespace: CLUSTER_CA_CONFIGMAP.namespace },
     data: { 'ca.crt': ca.certPem },
   } as KubernetesObject);
@@ -176,7 +211,11 @@ export async function startRbacWorld(backend: Backend = 'local'): Promise<RbacWo
   const dynamo: LocalDynamo = await startLocalDynamo();
   await ensureTable(dynamo.client, TABLE_NAME);
   const table = createStateTable({ client: dynamo.client, tableName: TABLE_NAME });
-  await registerCluster(table, { id: CLUSTER_ID, access: { kind: 'kubeconfig-file', path: reconcilerPath } }, new Date());
+  await registerCluster(
+    table,
+    { id: CLUSTER_ID, access: { kind: 'kubeconfig-file', path: reconcilerPath } },
+    new Date(),
+  );
 
   const kubeletErrors: string[] = [];
   const kubelet = new SimKubelet({
@@ -189,36 +228,92 @@ export async function startRbacWorld(backend: Backend = 'local'): Promise<RbacWo
   await kubelet.start();
 
   const sentEvents: PutEventsRequestEntry[] = [];
-  const events = { putEvents: async (entries: PutEventsRequestEntry[]) => (sentEvents.push(...entries), entries.map(() => ({ EventId: randomUUID() }))) };
-  const observability = (service: string) => ({ ...localObservability(service), logger: new Logger({ serviceName: service, logLevel: 'SILENT' }) });
+  const events = {
+    putEvents: async (entries: PutEventsRequestEntry[]) => (
+      sentEvents.push(...entries), entries.map(() => ({ EventId: randomUUID() }))
+    ),
+  };
+  const observability = (service: string) => ({
+    ...localObservability(service),
+    logger: new Logger({ serviceName: service, logLevel: 'SILENT' }),
+  });
   const keyFactory = cachingKeyFactory();
   // Fast retries: a refused request is not retried at all, and nothing here is transient.
-  const clusterClient = (connection: ClusterConnection) => createClusterClient(connection, { retry: { initialDelayMs: 5, maxDelayMs: 50 } });
+  const clusterClient = (connection: ClusterConnection) =>
+    createClusterClient(connection, { retry: { initialDelayMs: 5, maxDelayMs: 50 } });
 
-  const reconcileHandler = createReconcileHandler({ ...reconcileDeps({ table, keyFactory, clusterClient, ...observability('rbac-reconcile') }), deadLetters: undefined });
-  const auditHandler = createAuditHandler({ table, events, eventBusName: 'rbac-test', keyFactory, clusterClient, ...observability('rbac-audit') });
+  const reconcileHandler = createReconcileHandler({
+    ...reconcileDeps({ table, keyFactory, clusterClient, ...observability('rbac-reconcile') }),
+    deadLetters: undefined,
+  });
+  const auditHandler = createAuditHandler({
+    table,
+    events,
+    eventBusName: 'rbac-test',
+    keyFactory,
+    clusterClient,
+    ...observability('rbac-audit'),
+  });
   const probeHandler = createProbeHandler({ table, clusterClient, ...observability('rbac-probe') });
   const rolloutHandler = createRolloutHandler({ table, ...observability('rbac-rollout') });
-  const cloudEventsHandler = createCloudEventsHandler({ table, events, eventBusName: 'rbac-test', clusterClient, ...observability('rbac-cloud-events') });
+  const cloudEventsHandler = createCloudEventsHandler({
+    table,
+    events,
+    eventBusName: 'rbac-test',
+    clusterClient,
+    ...observability('rbac-cloud-events'),
+  });
   const context = () => lambdaContext(randomUUID());
-  const envelope = () => ({ version: '0', id: randomUUID(), account: '000000000000', time: new Date().toISOString(), region: 'local', resources: [] });
+  const envelope = () => ({
+    version: '0',
+    id: randomUUID(),
+    account: '000000000000',
+    time: new Date().toISOString(),
+    region: 'local',
+    resources: [],
+  });
 
   return {
-    backend, cluster: local, admin, table, installed, sentEvents, kubeletErrors,
-    reconcile: (pool) => reconcileHandler({
-      ...envelope(), source: RECONCILER_SOURCE, 'detail-type': 'Reconcile Request',
-      detail: { clusterId: CLUSTER_ID, nodePool: pool, reason: 'rbac-test', requestedBy: 'e2e' },
-    }, context()),
-    audit: () => auditHandler({
-      ...envelope(), source: RECONCILER_SOURCE, 'detail-type': AUDIT_REQUEST_DETAIL_TYPE,
-      detail: { clusterId: CLUSTER_ID, runId: randomUUID(), requestedAt: new Date().toISOString(), requestedBy: 'rbac-test' },
-    }, context()),
+    backend,
+    cluster: local,
+    admin,
+    table,
+    installed,
+    sentEvents,
+    kubeletErrors,
+    reconcile: (pool) =>
+      reconcileHandler(
+        {
+          ...envelope(),
+          source: RECONCILER_SOURCE,
+          'detail-type': 'Reconcile Request',
+          detail: { clusterId: CLUSTER_ID, nodePool: pool, reason: 'rbac-test', requestedBy: 'e2e' },
+        },
+        context(),
+      ),
+    audit: () =>
+      auditHandler(
+        {
+          ...envelope(),
+          source: RECONCILER_SOURCE,
+          'detail-type': AUDIT_REQUEST_DETAIL_TYPE,
+          detail: {
+            clusterId: CLUSTER_ID,
+            runId: randomUUID(),
+            requestedAt: new Date().toISOString(),
+            requestedBy: 'rbac-test',
+          },
+        },
+        context(),
+      ),
     probe: () => probeHandler({ clusterId: CLUSTER_ID }, context()),
     rollout: (command) => rolloutHandler(command, context()),
     cloudEvent: (event) => cloudEventsHandler(event, context()) as Promise<CloudEventResult>,
     async read(apiVersion, kind, name, namespace) {
       try {
-        return JSON.parse(JSON.stringify(await admin.read({ apiVersion, kind, metadata: { name, namespace } }))) as KubeObject;
+        return JSON.parse(
+          JSON.stringify(await admin.read({ apiVersion, kind, metadata: { name, namespace } })),
+        ) as KubeObject;
       } catch (err) {
         if ((err as { code?: number }).code === 404) return undefined;
         throw err;
@@ -226,7 +321,11 @@ export async function startRbacWorld(backend: Backend = 'local'): Promise<RbacWo
     },
     async addEc2Node(name, pool, instanceId) {
       const { status, ...node } = edgeNode(name, pool);
-      await admin.applyJson({ ...node, spec: { providerID: `aws:///eu-west-1a/${instanceId}` } }, 'rbac-test-kubelet', true);
+      await admin.applyJson(
+        { ...node, spec: { providerID: `aws:///eu-west-1a/${instanceId}` } },
+        'rbac-test-kubelet',
+        true,
+      );
       // Status is the kubelet's to write, through its subresource (an apply of the object drops it).
       await admin.requestJson(HttpMethod.PATCH, `/api/v1/nodes/${name}/status`, {
         body: { apiVersion: 'v1', kind: 'Node', metadata: { name }, status },
@@ -235,7 +334,9 @@ export async function startRbacWorld(backend: Backend = 'local'): Promise<RbacWo
       });
     },
     async applyAsAdmin(obj) {
-      return JSON.parse(JSON.stringify(await admin.applyJson(obj as KubernetesObject, 'rbac-test-operator', true))) as KubeObject;
+      return JSON.parse(
+        JSON.stringify(await admin.applyJson(obj as KubernetesObject, 'rbac-test-operator', true)),
+      ) as KubeObject;
     },
     as(identity) {
       if (identity === 'reconciler') return Promise.resolve(identityOf(reconcilerCert));

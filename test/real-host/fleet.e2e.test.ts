@@ -36,7 +36,17 @@ describe('local fleet on the real control plane with the process kubelet (1 clus
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ps-real-fleet-'));
-    fleet = await startLocalFleet({ clusters: 1, pools: 2, nodesPerPool: 1, cloudPools: 1, stateDir: dir, readyDelayMs: 20, retryBaseDelayMs: 20, kubelet: 'process', controlPlane: 'real' });
+    fleet = await startLocalFleet({
+      clusters: 1,
+      pools: 2,
+      nodesPerPool: 1,
+      cloudPools: 1,
+      stateDir: dir,
+      readyDelayMs: 20,
+      retryBaseDelayMs: 20,
+      kubelet: 'process',
+      controlPlane: 'real',
+    });
     await fleet.waitConverged(150_000);
   }, 240_000);
   afterAll(async () => {
@@ -47,7 +57,10 @@ describe('local fleet on the real control plane with the process kubelet (1 clus
   it('runs a real kube-apiserver and etcd per pool, with the rendered flags, on the node the real scheduler chose', async () => {
     const [c] = fleet.clusters;
     const host = RawObjectApi.fromKubeConfig(c!.kubeConfig);
-    const pods = await host.requestJson<{ items: Obj[] }>(HttpMethod.GET, `/api/v1/namespaces/${PRODUCT_NAMESPACE}/pods`);
+    const pods = await host.requestJson<{ items: Obj[] }>(
+      HttpMethod.GET,
+      `/api/v1/namespaces/${PRODUCT_NAMESPACE}/pods`,
+    );
     const running = (c!.kubelet as ProcessKubelet).poolSpirits();
     expect(running).toHaveLength(2);
     for (const r of running) {
@@ -58,7 +71,11 @@ describe('local fleet on the real control plane with the process kubelet (1 clus
       const live = cmdline(r.apiServer.pid);
       expect(live[0]).toMatch(/kube-apiserver$/);
       // Every rendered flag runs: unchanged, or (paths and ports) translated.
-      for (const flag of rendered) expect(live.some((a) => a === flag || a.split('=')[0] === flag.split('=')[0]), flag).toBe(true);
+      for (const flag of rendered)
+        expect(
+          live.some((a) => a === flag || a.split('=')[0] === flag.split('=')[0]),
+          flag,
+        ).toBe(true);
       expect(live).toContain('--authorization-mode=RBAC');
       expect(cmdline(r.etcd.pid)[0]).toMatch(/etcd$/);
     }
@@ -76,14 +93,24 @@ describe('local fleet on the real control plane with the process kubelet (1 clus
   it('the Cloud pool gets nothing and the edge pools report their leader through the real path', async () => {
     const [c] = fleet.clusters;
     const host = RawObjectApi.fromKubeConfig(c!.kubeConfig);
-    const spirits = await host.requestJson<{ items: Obj[] }>(HttpMethod.GET, '/apis/poolspirit.io/v1alpha1/poolspirits');
+    const spirits = await host.requestJson<{ items: Obj[] }>(
+      HttpMethod.GET,
+      '/apis/poolspirit.io/v1alpha1/poolspirits',
+    );
     expect(spirits.items.map((s) => s.metadata.name).sort()).toEqual(['pool-00', 'pool-01']);
     // The stand-in YurtHub elects with a node certificate; the agent reads the Lease on its next pass.
-    const holders = await waitFor(async () => {
-      const list = await host.requestJson<{ items: Obj[] }>(HttpMethod.GET, '/apis/poolspirit.io/v1alpha1/poolspirits');
-      const h = list.items.map((s) => s.status?.leader?.holder);
-      return h.every(Boolean) ? h : undefined;
-    }, 40_000, 'both leaders reported');
+    const holders = await waitFor(
+      async () => {
+        const list = await host.requestJson<{ items: Obj[] }>(
+          HttpMethod.GET,
+          '/apis/poolspirit.io/v1alpha1/poolspirits',
+        );
+        const h = list.items.map((s) => s.status?.leader?.holder);
+        return h.every(Boolean) ? h : undefined;
+      },
+      40_000,
+      'both leaders reported',
+    );
     for (const h of holders) expect(h).toMatch(/-node-0$/);
   }, 50_000);
 });

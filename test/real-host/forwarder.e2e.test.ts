@@ -51,7 +51,14 @@ describe('forwarder on the real kube-apiserver, as its own identity', () => {
       },
     };
     // Short watches: each one ends after a second and resumes from the last revision it saw.
-    forwarder = new Forwarder({ clusterId: 'real', kubeConfig, bus, namespace: PRODUCT_NAMESPACE, sender: { coalesceWindowMs: 20 }, watchTimeoutSeconds: 1 });
+    forwarder = new Forwarder({
+      clusterId: 'real',
+      kubeConfig,
+      bus,
+      namespace: PRODUCT_NAMESPACE,
+      sender: { coalesceWindowMs: 20 },
+      watchTimeoutSeconds: 1,
+    });
     forwarder.start();
     await forwarder.synced();
   }, 180_000);
@@ -64,12 +71,32 @@ describe('forwarder on the real kube-apiserver, as its own identity', () => {
   it('lists and watches every kind with nothing but its shipped grant, and sends a notice per change', async () => {
     const stats = forwarder.stats();
     // Every informer listed (a 403 would have kept it from syncing) and none was refused since.
-    expect(Object.keys(stats.informers).sort()).toEqual(['ConfigMap', 'Deployment', 'Node', 'NodePool', 'Pod', 'PoolSpirit', 'Secret', 'Service', 'ServiceAccount']);
-    expect(Object.entries(stats.informers).filter(([, s]) => s.lists < 1 || /forbidden|403/i.test(s.lastError ?? ''))).toEqual([]);
+    expect(Object.keys(stats.informers).sort()).toEqual([
+      'ConfigMap',
+      'Deployment',
+      'Node',
+      'NodePool',
+      'Pod',
+      'PoolSpirit',
+      'Secret',
+      'Service',
+      'ServiceAccount',
+    ]);
+    expect(
+      Object.entries(stats.informers).filter(([, s]) => s.lists < 1 || /forbidden|403/i.test(s.lastError ?? '')),
+    ).toEqual([]);
     await admin.createJson(nodePool('real-a', 'Edge'));
-    await waitFor(() => received.some((n) => n.kind === 'NodePool' && n.name === 'real-a'), 10_000, 'the NodePool notice');
+    await waitFor(
+      () => received.some((n) => n.kind === 'NodePool' && n.name === 'real-a'),
+      10_000,
+      'the NodePool notice',
+    );
     await admin.createJson(edgeNode('real-a-node-0', 'real-a'));
-    await waitFor(() => received.some((n) => n.kind === 'Node' && n.name === 'real-a-node-0'), 10_000, 'the Node notice');
+    await waitFor(
+      () => received.some((n) => n.kind === 'Node' && n.name === 'real-a-node-0'),
+      10_000,
+      'the Node notice',
+    );
   }, 30_000);
 
   it('resumes from a compacted revision: the real 410 Gone, a relist, and no change lost', async () => {
@@ -78,12 +105,30 @@ describe('forwarder on the real kube-apiserver, as its own identity', () => {
     // head: whatever the NodePool watch saw last is now compacted away, so its next resume is a 410.
     await admin.createJson(nodePool('real-b', 'Edge'));
     for (let i = 0; i < 5; i++) {
-      await admin.requestJson(HttpMethod.POST, '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `noise-${i}` } } });
+      await admin.requestJson(HttpMethod.POST, '/api/v1/namespaces/default/configmaps', {
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `noise-${i}` } },
+      });
     }
-    const status = JSON.parse((await run(kubeBinaryPath('etcdctl'), ['--endpoints', cluster.etcdEndpoint, 'endpoint', 'status', '-w', 'json'])).stdout) as Array<{ Status: { header: { revision: number } } }>;
-    await run(kubeBinaryPath('etcdctl'), ['--endpoints', cluster.etcdEndpoint, 'compact', String(status[0]!.Status.header.revision)]);
-    await waitFor(() => forwarder.stats().informers.NodePool!.gone410 > before.gone410, 20_000, 'a 410 on the NodePool watch');
+    const status = JSON.parse(
+      (await run(kubeBinaryPath('etcdctl'), ['--endpoints', cluster.etcdEndpoint, 'endpoint', 'status', '-w', 'json']))
+        .stdout,
+    ) as Array<{ Status: { header: { revision: number } } }>;
+    await run(kubeBinaryPath('etcdctl'), [
+      '--endpoints',
+      cluster.etcdEndpoint,
+      'compact',
+      String(status[0]!.Status.header.revision),
+    ]);
+    await waitFor(
+      () => forwarder.stats().informers.NodePool!.gone410 > before.gone410,
+      20_000,
+      'a 410 on the NodePool watch',
+    );
     await waitFor(() => forwarder.stats().informers.NodePool!.lists > before.lists, 10_000, 'the relist after it');
-    await waitFor(() => received.some((n) => n.kind === 'NodePool' && n.name === 'real-b'), 10_000, 'the NodePool created across the 410');
+    await waitFor(
+      () => received.some((n) => n.kind === 'NodePool' && n.name === 'real-b'),
+      10_000,
+      'the NodePool created across the 410',
+    );
   }, 40_000);
 });

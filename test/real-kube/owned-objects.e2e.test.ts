@@ -31,7 +31,10 @@ describe('owned objects on the real kube-apiserver', () => {
   let rendered: KubeObject[];
   const unowned = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, ownerReferences: undefined } });
   const intruderPatch = (path: string, body: unknown) =>
-    real.raw('PATCH', `${path}?fieldManager=intruder`, { body: JSON.stringify(body), contentType: 'application/strategic-merge-patch+json' });
+    real.raw('PATCH', `${path}?fieldManager=intruder`, {
+      body: JSON.stringify(body),
+      contentType: 'application/strategic-merge-patch+json',
+    });
 
   beforeAll(async () => {
     // The host control plane: a pool-spirit's own apiserver serves no apps/v1.
@@ -54,7 +57,16 @@ describe('owned objects on the real kube-apiserver', () => {
     await client.apply(ca);
     const seen: Obj[] = [];
     const resource = watchedResources(NS).find((r) => r.kind === 'Secret')!;
-    informer = new Informer<Obj>(kc, { ...resource, listedByRelevance: false, summarize: (o) => (seen.push(o), { resourceVersion: o.metadata?.resourceVersion }), isRelevant: () => true }, { onChange: async () => undefined });
+    informer = new Informer<Obj>(
+      kc,
+      {
+        ...resource,
+        listedByRelevance: false,
+        summarize: (o) => (seen.push(o), { resourceVersion: o.metadata?.resourceVersion }),
+        isRelevant: () => true,
+      },
+      { onChange: async () => undefined },
+    );
     void informer.run();
     await informer.hasSynced;
     await client.apply(pki);
@@ -70,14 +82,23 @@ describe('owned objects on the real kube-apiserver', () => {
     const deployment = rendered.find((o) => o.kind === 'Deployment')!;
     await client.apply(deployment);
     const path = `/apis/apps/v1/namespaces/${NS}/deployments/${deployment.metadata.name}`;
-    const patched = await intruderPatch(path, { spec: { template: { spec: { containers: [{ name: 'exfil', image: 'evil/exfil:1' }], volumes: [{ name: 'loot', emptyDir: {} }] } } } });
+    const patched = await intruderPatch(path, {
+      spec: {
+        template: {
+          spec: { containers: [{ name: 'exfil', image: 'evil/exfil:1' }], volumes: [{ name: 'loot', emptyDir: {} }] },
+        },
+      },
+    });
     expect(patched.status, patched.body).toBe(200);
     // Server-side apply with force: the rendered fields are ours, the sidecar stays its manager's.
     const reapplied = (await client.apply(deployment)) as Obj;
     expect(reapplied.spec.template.spec.containers.map((c: Obj) => c.name)).toContain('exfil');
 
     const ops = foreignEntriesPatch(deployment, reapplied as KubeObject);
-    const after = (await client.patchJson({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: deployment.metadata.name }, ops)) as Obj;
+    const after = (await client.patchJson(
+      { apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: deployment.metadata.name },
+      ops,
+    )) as Obj;
     expect(after.spec.template.spec.containers.map((c: Obj) => c.name)).toEqual(['kube-apiserver', 'etcd', 'agent']);
     expect(after.spec.template.spec.volumes.map((v: Obj) => v.name)).not.toContain('loot');
     expect(fieldDiffs(deployment, after)).toEqual([]);
@@ -88,10 +109,16 @@ describe('owned objects on the real kube-apiserver', () => {
     const service = rendered.find((o) => o.kind === 'Service')!;
     await client.apply(service);
     const path = `/api/v1/namespaces/${NS}/services/${service.metadata.name}`;
-    const changed = await real.raw('PATCH', `${path}?fieldManager=intruder`, { body: JSON.stringify([{ op: 'replace', path: '/spec/ports/0/port', value: 8443 }]), contentType: 'application/json-patch+json' });
+    const changed = await real.raw('PATCH', `${path}?fieldManager=intruder`, {
+      body: JSON.stringify([{ op: 'replace', path: '/spec/ports/0/port', value: 8443 }]),
+      contentType: 'application/json-patch+json',
+    });
     expect(changed.status, changed.body).toBe(200);
     const live = JSON.parse(changed.body) as KubeObject;
-    const after = (await client.patchJson({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: service.metadata.name }, foreignEntriesPatch(service, live))) as Obj;
+    const after = (await client.patchJson(
+      { apiVersion: 'v1', kind: 'Service', namespace: NS, name: service.metadata.name },
+      foreignEntriesPatch(service, live),
+    )) as Obj;
     expect(after.spec.ports.map((p: Obj) => [p.name, p.port])).toEqual([['https', 443]]);
     expect(fieldDiffs(service, after)).toEqual([]);
   });
@@ -99,12 +126,34 @@ describe('owned objects on the real kube-apiserver', () => {
   it('a guard refuses the patch when the list changed since it was read (422), removing nothing', async () => {
     const deployment = rendered.find((o) => o.kind === 'Deployment')!;
     const path = `/apis/apps/v1/namespaces/${NS}/deployments/${deployment.metadata.name}`;
-    const first = JSON.parse((await intruderPatch(path, { spec: { template: { spec: { containers: [{ name: 'exfil', image: 'evil/exfil:1' }] } } } })).body) as KubeObject;
+    const first = JSON.parse(
+      (
+        await intruderPatch(path, {
+          spec: { template: { spec: { containers: [{ name: 'exfil', image: 'evil/exfil:1' }] } } },
+        })
+      ).body,
+    ) as KubeObject;
     const ops = foreignEntriesPatch(deployment, first);
     // Someone else edits the list in between: a second sidecar, placed first.
-    await real.raw('PATCH', `${path}?fieldManager=intruder`, { body: JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0', value: { name: 'other', image: 'x' } }]), contentType: 'application/json-patch+json' });
-    await expect(client.patchJson({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: deployment.metadata.name }, ops)).rejects.toMatchObject({ code: 422 });
+    await real.raw('PATCH', `${path}?fieldManager=intruder`, {
+      body: JSON.stringify([
+        { op: 'add', path: '/spec/template/spec/containers/0', value: { name: 'other', image: 'x' } },
+      ]),
+      contentType: 'application/json-patch+json',
+    });
+    await expect(
+      client.patchJson(
+        { apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: deployment.metadata.name },
+        ops,
+      ),
+    ).rejects.toMatchObject({ code: 422 });
     const live = JSON.parse((await real.raw('GET', path)).body) as Obj;
-    expect(live.spec.template.spec.containers.map((c: Obj) => c.name).sort()).toEqual(['agent', 'etcd', 'exfil', 'kube-apiserver', 'other']);
+    expect(live.spec.template.spec.containers.map((c: Obj) => c.name).sort()).toEqual([
+      'agent',
+      'etcd',
+      'exfil',
+      'kube-apiserver',
+      'other',
+    ]);
   });
 });

@@ -14,7 +14,11 @@ import type { KubeObject } from '../../core/kube.ts';
 import { renderPoolSpirit } from '../../core/index.ts';
 import { KUBECTL } from '../../local/kube-bins/index.ts';
 import { pointedAt } from '../../local/kubelet/process/pool-spirit-process.ts';
-import { startRealControlPlane, type PodSpec, type RealControlPlane } from '../../local/kubelet/process/real-control-plane.ts';
+import {
+  startRealControlPlane,
+  type PodSpec,
+  type RealControlPlane,
+} from '../../local/kubelet/process/real-control-plane.ts';
 import { renderInput } from '../core/fixtures.ts';
 import { createCertificateAuthority, issueClientCertificate, kubeconfigYaml } from '../../local/kube-api/index.ts';
 import { startRealHostCluster, type RealHostCluster } from '../../local/real-cluster/control-plane.ts';
@@ -23,8 +27,14 @@ const run = promisify(execFile);
 
 export async function renderedPod(raw: Record<string, unknown> = {}) {
   const out = await renderPoolSpirit(await renderInput({ existingPki: undefined, now: new Date(), raw }));
-  const deployment = out.objects.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { template: { spec: PodSpec } } };
-  const secrets = new Map(out.objects.filter((o) => o.kind === 'Secret').map((s) => [s.metadata.name, (s as KubeObject & { data: Record<string, string> }).data]));
+  const deployment = out.objects.find((o) => o.kind === 'Deployment') as KubeObject & {
+    spec: { template: { spec: PodSpec } };
+  };
+  const secrets = new Map(
+    out.objects
+      .filter((o) => o.kind === 'Secret')
+      .map((s) => [s.metadata.name, (s as KubeObject & { data: Record<string, string> }).data]),
+  );
   const secret = async (name: string) => secrets.get(name) ?? Promise.reject(new Error(`no Secret ${name}`));
   return { pod: deployment.spec.template.spec, secret, secrets, names: out.names };
 }
@@ -47,7 +57,11 @@ export interface KubeHarness {
    * One raw request as that identity, impersonating `as` (user, then groups) when given: for calls kubectl
    * cannot make alone, such as a status patch with no GET before it (what the agent sends).
    */
-  raw(method: string, path: string, opts?: { body?: string; contentType?: string; as?: string[] }): Promise<{ status: number; body: string }>;
+  raw(
+    method: string,
+    path: string,
+    opts?: { body?: string; contentType?: string; as?: string[] },
+  ): Promise<{ status: number; body: string }>;
   stop(): Promise<void>;
 }
 
@@ -57,14 +71,24 @@ export interface RealApiserver extends KubeHarness {
 }
 
 /** `spec`: PoolSpirit spec fields to render with (e.g. apiServer.extraArgs), as an operator would set them. */
-export async function startRealApiserver(opts: { log?: (line: string) => void; spec?: Record<string, unknown> } = {}): Promise<RealApiserver> {
+export async function startRealApiserver(
+  opts: { log?: (line: string) => void; spec?: Record<string, unknown> } = {},
+): Promise<RealApiserver> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-real-kube-'));
   const r = await renderedPod(opts.spec);
   const plane = await startRealControlPlane({ pod: r.pod, secret: r.secret, log: opts.log });
   const kubeconfig = join(dir, 'agent.kubeconfig');
   const agentSecret = r.secrets.get(r.names.agentSecret)!;
-  await writeFile(kubeconfig, pointedAt(Buffer.from(agentSecret.kubeconfig!, 'base64').toString('utf8'), plane.apiServerUrl), { mode: 0o600 });
-  const identity = { caPem: plane.caPem, cert: Buffer.from(agentSecret['agent.crt']!, 'base64'), key: Buffer.from(agentSecret['agent.key']!, 'base64') };
+  await writeFile(
+    kubeconfig,
+    pointedAt(Buffer.from(agentSecret.kubeconfig!, 'base64').toString('utf8'), plane.apiServerUrl),
+    { mode: 0o600 },
+  );
+  const identity = {
+    caPem: plane.caPem,
+    cert: Buffer.from(agentSecret['agent.crt']!, 'base64'),
+    key: Buffer.from(agentSecret['agent.key']!, 'base64'),
+  };
   const h = harness(plane.apiServerUrl, kubeconfig, identity, dir, () => plane.stop());
   return { ...h, plane, pod: r.pod };
 }
@@ -80,17 +104,35 @@ export async function startRealHostApiserver(): Promise<KubeHarness & { cluster:
   const cluster = await startRealHostCluster({ name: 'harness', ca });
   const cert = await issueClientCertificate(ca, { user: 'harness-admin', groups: ['system:masters'] });
   const kubeconfig = join(dir, 'admin.kubeconfig');
-  await writeFile(kubeconfig, kubeconfigYaml('harness', cluster.url, { caPem: ca.certPem, identity: cert }), { mode: 0o600 });
-  const h = harness(cluster.url, kubeconfig, { caPem: ca.certPem, cert: Buffer.from(cert.certPem), key: Buffer.from(cert.keyPem) }, dir, () => cluster.stop());
+  await writeFile(kubeconfig, kubeconfigYaml('harness', cluster.url, { caPem: ca.certPem, identity: cert }), {
+    mode: 0o600,
+  });
+  const h = harness(
+    cluster.url,
+    kubeconfig,
+    { caPem: ca.certPem, cert: Buffer.from(cert.certPem), key: Buffer.from(cert.keyPem) },
+    dir,
+    () => cluster.stop(),
+  );
   return { ...h, cluster };
 }
 
-function harness(url: string, kubeconfig: string, identity: { caPem: string; cert: Buffer; key: Buffer }, dir: string, stopServer: () => Promise<void>): KubeHarness {
+function harness(
+  url: string,
+  kubeconfig: string,
+  identity: { caPem: string; cert: Buffer; key: Buffer },
+  dir: string,
+  stopServer: () => Promise<void>,
+): KubeHarness {
   const base = ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache')];
   const tryKubectl = (args: string[], stdin?: string) =>
     new Promise<KubectlResult>((resolve) => {
-      const child = execFile(KUBECTL, [...base, ...args], { timeout: 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+      const child = execFile(
+        KUBECTL,
+        [...base, ...args],
+        { timeout: 60_000, maxBuffer: 16 << 20 },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
       );
       child.stdin?.end(stdin ?? '');
     });
@@ -100,12 +142,16 @@ function harness(url: string, kubeconfig: string, identity: { caPem: string; cer
       const headers: Record<string, string | string[]> = { 'content-type': o.contentType ?? 'application/json' };
       if (user) headers['impersonate-user'] = user;
       if (groups.length) headers['impersonate-group'] = groups;
-      const req = request(`${url}${path}`, { method, ca: identity.caPem, cert: identity.cert, key: identity.key, headers, timeout: 10_000 }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = request(
+        `${url}${path}`,
+        { method, ca: identity.caPem, cert: identity.cert, key: identity.key, headers, timeout: 10_000 },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', reject);
       req.end(o.body);
@@ -124,7 +170,9 @@ function harness(url: string, kubeconfig: string, identity: { caPem: string; cer
 
 /** The agent's client identity and the pool CA, read from the apiserver's kubeconfig: for clients of one's own (a proxy). */
 export async function agentTls(api: RealApiserver): Promise<{ caPem: string; certPem: string; keyPem: string }> {
-  const config = parseYaml(await readFile(api.kubeconfig, 'utf8')) as { users: Array<{ user: Record<string, string> }> };
+  const config = parseYaml(await readFile(api.kubeconfig, 'utf8')) as {
+    users: Array<{ user: Record<string, string> }>;
+  };
   const user = config.users[0]!.user;
   const pem = (key: string) => Buffer.from(user[key] ?? '', 'base64').toString('utf8');
   return { caPem: api.plane.caPem, certPem: pem('client-certificate-data'), keyPem: pem('client-key-data') };

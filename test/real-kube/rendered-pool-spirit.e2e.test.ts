@@ -34,14 +34,20 @@ describe('the rendered pool-spirit on the real kube-apiserver and etcd', () => {
   });
 
   it('becomes ready (/readyz) and reports the built release', async () => {
-    const version = JSON.parse(await kubectl('version', '-o', 'json')) as { serverVersion: { gitVersion: string }; clientVersion: { gitVersion: string } };
+    const version = JSON.parse(await kubectl('version', '-o', 'json')) as {
+      serverVersion: { gitVersion: string };
+      clientVersion: { gitVersion: string };
+    };
     expect(version.serverVersion.gitVersion).toBe('v1.36.3');
     expect(version.clientVersion.gitVersion).toBe('v1.36.3');
     expect(await kubectl('get', '--raw', '/readyz')).toBe('ok');
   });
 
   it('runs exactly the rendered args: only mounted paths and ports differ, and each change is logged', async () => {
-    for (const [name, pid] of [['kube-apiserver', real.plane.pids.apiServer], ['etcd', real.plane.pids.etcd]] as const) {
+    for (const [name, pid] of [
+      ['kube-apiserver', real.plane.pids.apiServer],
+      ['etcd', real.plane.pids.etcd],
+    ] as const) {
       const running = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean).slice(1);
       const renderedArgs = real.pod.containers.find((c) => c.name === name)!.args!;
       expect(running).toHaveLength(renderedArgs.length);
@@ -60,22 +66,44 @@ describe('the rendered pool-spirit on the real kube-apiserver and etcd', () => {
 
   it('the real agent applies the bootstrap to it: NodePool CRD Established, system:nodes bound to poolspirit:yurthub', async () => {
     await withAgent(agentOptions(host, real.kubeconfig, { reportIntervalMs: 60_000 }), async () => {
-      const status = await waitFor(async () => {
-        const s = await host.status();
-        return s.bootstrap?.appliedHash ? s : undefined;
-      }, 60_000, 'the agent to report the bootstrap applied');
+      const status = await waitFor(
+        async () => {
+          const s = await host.status();
+          return s.bootstrap?.appliedHash ? s : undefined;
+        },
+        60_000,
+        'the agent to report the bootstrap applied',
+      );
       expect(status.bootstrap?.appliedHash).toBe(host.bootstrapHash);
     });
-    expect(await kubectl('get', 'crd', 'nodepools.apps.openyurt.io', '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}')).toBe('True');
-    expect(await kubectl('get', 'clusterrolebinding', 'poolspirit:yurthub', '-o', 'jsonpath={.roleRef.name}/{.subjects[0].name}')).toBe('poolspirit:yurthub/system:nodes');
+    expect(
+      await kubectl(
+        'get',
+        'crd',
+        'nodepools.apps.openyurt.io',
+        '-o',
+        'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+      ),
+    ).toBe('True');
+    expect(
+      await kubectl(
+        'get',
+        'clusterrolebinding',
+        'poolspirit:yurthub',
+        '-o',
+        'jsonpath={.roleRef.name}/{.subjects[0].name}',
+      ),
+    ).toBe('poolspirit:yurthub/system:nodes');
     // A node of the pool, as YurtHub authenticates: allowed by that binding, not by anything else.
-    expect(await canI('create', 'leases', '-n', 'kube-system', '--as=system:node:n1', '--as-group=system:nodes')).toBe('yes');
+    expect(await canI('create', 'leases', '-n', 'kube-system', '--as=system:node:n1', '--as-group=system:nodes')).toBe(
+      'yes',
+    );
     expect(await canI('create', 'leases', '-n', 'kube-system', '--as=someone')).toBe('no');
   }, 120_000);
 });
 
 describe('a rendered flag the real binary rejects', () => {
-  it('fails the start with the binary\'s own message, as a crash-looping container shows it', async () => {
+  it("fails the start with the binary's own message, as a crash-looping container shows it", async () => {
     const r = await renderedPod({ apiServer: { extraArgs: { 'no-such-flag': 'x' } } });
     const started = startRealControlPlane({ pod: r.pod, secret: r.secret });
     const err = await started.then(
@@ -94,21 +122,27 @@ describe('a rendered flag the real binary rejects', () => {
 describe('every bundle on its real release', () => {
   const others = Object.entries(DEFAULT_BUNDLES).filter(([bundle]) => bundle !== DEFAULT_BUNDLE_VERSION);
 
-  it.each(others)('bundle %s: the rendered pod runs the built kube-apiserver of its release and becomes ready', async (bundle, versions) => {
-    const r = await renderedPod({ version: bundle });
-    const plane = await startRealControlPlane({ pod: r.pod, secret: r.secret });
-    try {
-      // /version is public (system:public-info-viewer): no client certificate needed.
-      const version = await new Promise<{ gitVersion: string }>((resolve, reject) => {
-        request(`${plane.apiServerUrl}/version`, { ca: plane.caPem }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c));
-          res.on('end', () => resolve(JSON.parse(body) as { gitVersion: string }));
-        }).on('error', reject).end();
-      });
-      expect(version.gitVersion).toBe(versions.apiServer);
-    } finally {
-      await plane.stop();
-    }
-  }, 120_000);
+  it.each(others)(
+    'bundle %s: the rendered pod runs the built kube-apiserver of its release and becomes ready',
+    async (bundle, versions) => {
+      const r = await renderedPod({ version: bundle });
+      const plane = await startRealControlPlane({ pod: r.pod, secret: r.secret });
+      try {
+        // /version is public (system:public-info-viewer): no client certificate needed.
+        const version = await new Promise<{ gitVersion: string }>((resolve, reject) => {
+          request(`${plane.apiServerUrl}/version`, { ca: plane.caPem }, (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c));
+            res.on('end', () => resolve(JSON.parse(body) as { gitVersion: string }));
+          })
+            .on('error', reject)
+            .end();
+        });
+        expect(version.gitVersion).toBe(versions.apiServer);
+      } finally {
+        await plane.stop();
+      }
+    },
+    120_000,
+  );
 });

@@ -18,7 +18,9 @@ afterAll(() => fleet?.stop());
 async function spiritctl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const table = ['--dynamo-endpoint', fleet.dynamo.endpoint, '--table', 'rollout-test'];
   try {
-    const { stdout, stderr } = await exec(process.execPath, [join(root, 'cli/main.ts'), 'rollout', ...args, ...table], { cwd: root });
+    const { stdout, stderr } = await exec(process.execPath, [join(root, 'cli/main.ts'), 'rollout', ...args, ...table], {
+      cwd: root,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -28,7 +30,15 @@ async function spiritctl(...args: string[]): Promise<{ code: number; stdout: str
 
 describe('spiritctl rollout', () => {
   it('starts, shows, pauses and watches a rollout to the end', async () => {
-    const started = await spiritctl('start', '--patch', '{"agent":{"version":"0.2.0"}}', '--soak', '0s', '--id', 'cli-1');
+    const started = await spiritctl(
+      'start',
+      '--patch',
+      '{"agent":{"version":"0.2.0"}}',
+      '--soak',
+      '0s',
+      '--id',
+      'cli-1',
+    );
     expect(started.stderr).toBe('');
     expect(started.stdout).toMatch(/^started rollout cli-1\n/);
     expect(started.stdout).toMatch(/rollout cli-1 {2}Progressing {2}wave 1/);

@@ -39,7 +39,11 @@ export interface RolloutFleet {
   stop(): Promise<void>;
 }
 
-export async function startRolloutFleet(clusterCount: number, poolsPerCluster: number, labels: (i: number) => Record<string, string> = () => ({})): Promise<RolloutFleet> {
+export async function startRolloutFleet(
+  clusterCount: number,
+  poolsPerCluster: number,
+  labels: (i: number) => Record<string, string> = () => ({}),
+): Promise<RolloutFleet> {
   const dynamo = await startLocalDynamo();
   await ensureTable(dynamo.client, 'rollout-test');
   const table = createStateTable({ client: dynamo.client, tableName: 'rollout-test' });
@@ -48,13 +52,28 @@ export async function startRolloutFleet(clusterCount: number, poolsPerCluster: n
     const id = `c${i + 1}`;
     const t = await startTestCluster();
     clusters.set(id, t);
-    await registerCluster(table, { id, access: { kind: 'kubeconfig-file', path: t.kubeconfigPath }, labels: labels(i) }, new Date(T0));
+    await registerCluster(
+      table,
+      { id, access: { kind: 'kubeconfig-file', path: t.kubeconfigPath }, labels: labels(i) },
+      new Date(T0),
+    );
     for (let p = 0; p < poolsPerCluster; p++) {
-      await t.api.create({ apiVersion: 'poolspirit.io/v1alpha1', kind: 'PoolSpirit', metadata: { name: `pool-${p}` }, spec: { nodePool: `pool-${p}`, version: '0.1.0' } } as never);
+      await t.api.create({
+        apiVersion: 'poolspirit.io/v1alpha1',
+        kind: 'PoolSpirit',
+        metadata: { name: `pool-${p}` },
+        spec: { nodePool: `pool-${p}`, version: '0.1.0' },
+      } as never);
     }
   }
   // What the handler's dependencies and settle() read; the fleet returned is this same object.
-  const state: Pick<RolloutFleet, 'clusters' | 'dynamo' | 'table' | 'ms' | 'bad' | 'wrapOps'> = { clusters, dynamo, table, ms: 0, bad: {} };
+  const state: Pick<RolloutFleet, 'clusters' | 'dynamo' | 'table' | 'ms' | 'bad' | 'wrapOps'> = {
+    clusters,
+    dynamo,
+    table,
+    ms: 0,
+    bad: {},
+  };
   const metrics = new Metrics({ namespace: 'RolloutTest', serviceName: 'rollout-test', logger: silent });
   Object.assign(metrics, { console: { log() {} } });
   const deps = rolloutDeps({
@@ -73,14 +92,25 @@ export async function startRolloutFleet(clusterCount: number, poolsPerCluster: n
   const settle = async () => {
     for (const [id, t] of clusters) {
       const custom = t.kc.makeApiClient(CustomObjectsApi);
-      const list = (await custom.listClusterCustomObject({ group: 'poolspirit.io', version: 'v1alpha1', plural: 'poolspirits' })) as { items: any[] };
+      const list = (await custom.listClusterCustomObject({
+        group: 'poolspirit.io',
+        version: 'v1alpha1',
+        plural: 'poolspirits',
+      })) as { items: any[] };
       for (const ps of list.items) {
         const agent = ps.spec.agent?.version ?? '0.1.0';
         const bad = [...(state.bad[id] ?? []), ...(state.bad['*'] ?? [])].includes(agent);
         const versions = { bundle: ps.spec.version ?? '0.1.0', agent };
         const prev = ps.status?.versions?.current;
         const time = new Date(T0 + state.ms).toISOString();
-        const cond = (type: string, ok: boolean) => ({ type, status: ok ? 'True' : 'False', reason: ok ? type : 'WorkloadNotReady', message: ok ? '' : 'the pool-spirit pod is not ready', lastTransitionTime: time, observedGeneration: ps.metadata.generation });
+        const cond = (type: string, ok: boolean) => ({
+          type,
+          status: ok ? 'True' : 'False',
+          reason: ok ? type : 'WorkloadNotReady',
+          message: ok ? '' : 'the pool-spirit pod is not ready',
+          lastTransitionTime: time,
+          observedGeneration: ps.metadata.generation,
+        });
         const status = {
           observedGeneration: ps.metadata.generation,
           phase: bad ? 'Degraded' : 'Running',
@@ -88,7 +118,14 @@ export async function startRolloutFleet(clusterCount: number, poolsPerCluster: n
           versions: { desired: versions, current: bad ? (prev ?? { bundle: '0.1.0', agent: '0.1.0' }) : versions },
         };
         await custom.patchClusterCustomObjectStatus(
-          { group: 'poolspirit.io', version: 'v1alpha1', plural: 'poolspirits', name: ps.metadata.name, body: { status }, fieldManager: 'test-reconciler' },
+          {
+            group: 'poolspirit.io',
+            version: 'v1alpha1',
+            plural: 'poolspirits',
+            name: ps.metadata.name,
+            body: { status },
+            fieldManager: 'test-reconciler',
+          },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
       }
@@ -97,7 +134,11 @@ export async function startRolloutFleet(clusterCount: number, poolsPerCluster: n
   const specs = async () => {
     const out: Record<string, Record<string, unknown>> = {};
     for (const [id, t] of clusters) {
-      const list = (await t.kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'poolspirit.io', version: 'v1alpha1', plural: 'poolspirits' })) as { items: any[] };
+      const list = (await t.kc
+        .makeApiClient(CustomObjectsApi)
+        .listClusterCustomObject({ group: 'poolspirit.io', version: 'v1alpha1', plural: 'poolspirits' })) as {
+        items: any[];
+      };
       for (const ps of list.items) out[`${id}/${ps.metadata.name}`] = ps.spec;
     }
     return out;

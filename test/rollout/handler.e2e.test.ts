@@ -18,9 +18,17 @@ let fleet: RolloutFleet;
 async function resetSpecs(): Promise<void> {
   for (const t of fleet.clusters.values()) {
     const custom = t.kc.makeApiClient(CustomObjectsApi);
-    for (const name of Object.keys(await fleet.specs()).filter((k) => k.startsWith('c1/')).map((k) => k.slice(3))) {
+    for (const name of Object.keys(await fleet.specs())
+      .filter((k) => k.startsWith('c1/'))
+      .map((k) => k.slice(3))) {
       await custom.patchClusterCustomObject(
-        { group: 'poolspirit.io', version: 'v1alpha1', plural: 'poolspirits', name, body: { spec: { version: '0.1.0', agent: null } } },
+        {
+          group: 'poolspirit.io',
+          version: 'v1alpha1',
+          plural: 'poolspirits',
+          name,
+          body: { spec: { version: '0.1.0', agent: null } },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
     }
@@ -36,7 +44,6 @@ async function resetSpecs(): Promise<void> {
   }
   await fleet.settle();
 }
-
 
 const TERMINAL = ['Succeeded', 'Failed', 'Aborted', 'RolledBack'];
 
@@ -69,9 +76,21 @@ describe('rollout handler', () => {
   it('runs canary then waves to success, and reports per cluster and per pool', async () => {
     const start = await fleet.invoke({
       command: 'start',
-      rollout: { id: 'happy', patch: { agent: { version: '0.2.0' } }, canary: ['c2'], maxConcurrency: '2', soak: '3s', progressDeadline: '1m' },
+      rollout: {
+        id: 'happy',
+        patch: { agent: { version: '0.2.0' } },
+        canary: ['c2'],
+        maxConcurrency: '2',
+        soak: '3s',
+        progressDeadline: '1m',
+      },
     });
-    expect(start.rollouts[0]).toMatchObject({ rolloutId: 'happy', phase: 'Progressing', wave: 1, clusters: { Updating: 1, Pending: 2 } });
+    expect(start.rollouts[0]).toMatchObject({
+      rolloutId: 'happy',
+      phase: 'Progressing',
+      wave: 1,
+      clusters: { Updating: 1, Pending: 2 },
+    });
     expect(start.rollouts[0].actions).toEqual([{ kind: 'apply-version', clusterId: 'c2', poolsWritten: 2 }]);
     await runToEnd('happy');
     const state = (await readRollout(fleet.table, 'happy'))!;
@@ -83,11 +102,21 @@ describe('rollout handler', () => {
     ]);
     expect(state.clusters[0]).toMatchObject({ poolCount: 2, healthyPools: 2, pools: {} });
     const specs = await fleet.specs();
-    for (const spec of Object.values(specs)) expect(spec).toMatchObject({ version: '0.1.0', agent: { version: '0.2.0' } });
+    for (const spec of Object.values(specs))
+      expect(spec).toMatchObject({ version: '0.1.0', agent: { version: '0.2.0' } });
   });
 
   it('selects clusters by label', async () => {
-    await fleet.invoke({ command: 'start', rollout: { id: 'eu-only', version: '0.1.0', patch: { agent: { version: '0.2.0' } }, selector: { region: 'eu' }, soak: 0 } });
+    await fleet.invoke({
+      command: 'start',
+      rollout: {
+        id: 'eu-only',
+        version: '0.1.0',
+        patch: { agent: { version: '0.2.0' } },
+        selector: { region: 'eu' },
+        soak: 0,
+      },
+    });
     await runToEnd('eu-only');
     const state = (await readRollout(fleet.table, 'eu-only'))!;
     expect(state.clusters.map((c) => c.id)).toEqual(['c1', 'c2']);
@@ -99,7 +128,15 @@ describe('rollout handler', () => {
     fleet.bad = { c3: ['0.3.0'] };
     await fleet.invoke({
       command: 'start',
-      rollout: { id: 'bad', patch: { agent: { version: '0.3.0' } }, canary: 1, maxConcurrency: '2', soak: '2s', progressDeadline: '20s', autoRollback: true },
+      rollout: {
+        id: 'bad',
+        patch: { agent: { version: '0.3.0' } },
+        canary: 1,
+        maxConcurrency: '2',
+        soak: '2s',
+        progressDeadline: '20s',
+        autoRollback: true,
+      },
     });
     await runToEnd('bad');
     const state = (await readRollout(fleet.table, 'bad'))!;
@@ -108,29 +145,46 @@ describe('rollout handler', () => {
     const c3 = state.clusters.find((c) => c.id === 'c3')!;
     expect(c3).toMatchObject({ phase: 'RolledBack', failed: true });
     expect(c3.reason).toMatch(/progress deadline \(20s\) passed/);
-    for (const spec of Object.values(await fleet.specs())) expect(spec).toEqual({ nodePool: expect.any(String), version: '0.1.0' });
+    for (const spec of Object.values(await fleet.specs()))
+      expect(spec).toEqual({ nodePool: expect.any(String), version: '0.1.0' });
   });
 
   it('treats a duplicated start as the same rollout and refuses a different one with the same id', async () => {
-    const request = { command: 'start', rollout: { id: 'dup', version: '0.1.0', patch: { agent: { version: '0.2.0' } }, soak: 0 } } as const;
+    const request = {
+      command: 'start',
+      rollout: { id: 'dup', version: '0.1.0', patch: { agent: { version: '0.2.0' } }, soak: 0 },
+    } as const;
     const [a, b] = await Promise.all([fleet.invoke(request), fleet.invoke(request)]);
     expect(a.rollouts[0].wave).toBe(1);
     expect(b.rollouts[0].wave).toBe(1);
     const state = (await readRollout(fleet.table, 'dup'))!;
     expect(state.clusters.filter((c) => c.phase === 'Updating')).toHaveLength(1);
-    await expect(fleet.invoke({ command: 'start', rollout: { id: 'dup', version: '0.1.0', patch: { agent: { version: '0.9.0' } } } })).rejects.toThrow(/rollout dup already exists/);
+    await expect(
+      fleet.invoke({
+        command: 'start',
+        rollout: { id: 'dup', version: '0.1.0', patch: { agent: { version: '0.9.0' } } },
+      }),
+    ).rejects.toThrow(/rollout dup already exists/);
     await fleet.invoke({ command: 'abort', rolloutId: 'dup' });
   });
 
   it('concurrent ticks never start a wave twice or exceed the concurrency', async () => {
-    await fleet.invoke({ command: 'start', rollout: { id: 'busy', patch: { agent: { version: '0.2.0' } }, maxConcurrency: '1', soak: 0 } });
+    await fleet.invoke({
+      command: 'start',
+      rollout: { id: 'busy', patch: { agent: { version: '0.2.0' } }, maxConcurrency: '1', soak: 0 },
+    });
     let writes = 0;
-    fleet.wrapOps = (ops) => ({ ...ops, listPoolSpirits: ops.listPoolSpirits, applySpecFields: (n, f) => (writes++, ops.applySpecFields(n, f)) });
+    fleet.wrapOps = (ops) => ({
+      ...ops,
+      listPoolSpirits: ops.listPoolSpirits,
+      applySpecFields: (n, f) => (writes++, ops.applySpecFields(n, f)),
+    });
     for (let i = 0; i < 12; i++) {
       await fleet.settle();
       fleet.ms += 1000;
       const results = await Promise.all([1, 2, 3].map(() => fleet.invoke({ command: 'tick', rolloutId: 'busy' })));
-      for (const r of results) expect((r.rollouts[0].clusters.Updating ?? 0) + (r.rollouts[0].clusters.Soaking ?? 0)).toBeLessThanOrEqual(1);
+      for (const r of results)
+        expect((r.rollouts[0].clusters.Updating ?? 0) + (r.rollouts[0].clusters.Soaking ?? 0)).toBeLessThanOrEqual(1);
       const state = (await readRollout(fleet.table, 'busy'))!;
       if (state.phase === 'Succeeded') break;
     }
@@ -157,7 +211,9 @@ describe('rollout handler', () => {
     state = (await readRollout(fleet.table, 'ctl'))!;
     expect(state.wave).toBe(2);
     await fleet.invoke({ command: 'abort', rolloutId: 'ctl' });
-    await expect(fleet.invoke({ command: 'resume', rolloutId: 'ctl' })).rejects.toThrow(/cannot resume rollout ctl: it is Aborted/);
+    await expect(fleet.invoke({ command: 'resume', rolloutId: 'ctl' })).rejects.toThrow(
+      /cannot resume rollout ctl: it is Aborted/,
+    );
     await fleet.invoke({ command: 'rollback', rolloutId: 'ctl' });
     await runToEnd('ctl');
     state = (await readRollout(fleet.table, 'ctl'))!;
@@ -166,10 +222,24 @@ describe('rollout handler', () => {
   });
 
   it('names the bad field of a bad request', async () => {
-    await expect(fleet.invoke({ command: 'start', rollout: { id: 'x', version: '0.2.0', maxConcurrency: 'lots' } })).rejects.toThrow(/^maxConcurrency: expected a whole number/);
+    await expect(
+      fleet.invoke({ command: 'start', rollout: { id: 'x', version: '0.2.0', maxConcurrency: 'lots' } }),
+    ).rejects.toThrow(/^maxConcurrency: expected a whole number/);
     await expect(fleet.invoke({ command: 'pause' })).rejects.toThrow(/rolloutId/);
     await expect(fleet.invoke({ command: 'tick', rolloutId: 'nope' })).rejects.toThrow(/rollout nope does not exist/);
-    expect(parseRolloutInput({ version: '0', id: 'e', 'detail-type': 'Scheduled Event', source: 'aws.events', account: '1', time: '2026-01-01T00:00:00Z', region: 'x', resources: [], detail: {} })).toEqual({ command: 'tick' });
+    expect(
+      parseRolloutInput({
+        version: '0',
+        id: 'e',
+        'detail-type': 'Scheduled Event',
+        source: 'aws.events',
+        account: '1',
+        time: '2026-01-01T00:00:00Z',
+        region: 'x',
+        resources: [],
+        detail: {},
+      }),
+    ).toEqual({ command: 'tick' });
   });
 });
 
@@ -195,7 +265,11 @@ describe('crash at any step', () => {
       if (/^(Put|Update|Delete)Command$/.test(command?.constructor?.name)) hit();
       return original(command, ...rest);
     };
-    fleet.wrapOps = (ops) => ({ ...ops, listPoolSpirits: ops.listPoolSpirits, applySpecFields: (name, fields) => (hit(), ops.applySpecFields(name, fields)) });
+    fleet.wrapOps = (ops) => ({
+      ...ops,
+      listPoolSpirits: ops.listPoolSpirits,
+      applySpecFields: (name, fields) => (hit(), ops.applySpecFields(name, fields)),
+    });
     return { count: () => count, restore: () => ((doc as any).send = original) };
   }
 
@@ -203,7 +277,17 @@ describe('crash at any step', () => {
     fleet.bad = bad ? { c2: ['0.4.0'] } : {};
     const crash = crashAt(n);
     try {
-      const request = { command: 'start', rollout: { id, patch: { agent: { version: '0.4.0' } }, maxConcurrency: '1', soak: '1s', progressDeadline: '3s', autoRollback: true } };
+      const request = {
+        command: 'start',
+        rollout: {
+          id,
+          patch: { agent: { version: '0.4.0' } },
+          maxConcurrency: '1',
+          soak: '1s',
+          progressDeadline: '3s',
+          autoRollback: true,
+        },
+      };
       // The bus retries a failed invocation: a start that crashed is delivered again.
       for (let attempt = 0; ; attempt++) {
         try {
@@ -231,7 +315,10 @@ describe('crash at any step', () => {
       const run = await scenario(`crash-${bad}-${n}`, bad, n);
       expect(run.state.phase, `crash at side effect ${n}`).toBe(clean.state.phase);
       expect(run.specs, `crash at side effect ${n}`).toEqual(clean.specs);
-      expect(run.state.clusters.map((c) => c.phase), `crash at side effect ${n}`).toEqual(clean.state.clusters.map((c) => c.phase));
+      expect(
+        run.state.clusters.map((c) => c.phase),
+        `crash at side effect ${n}`,
+      ).toEqual(clean.state.clusters.map((c) => c.phase));
     }
   });
 });

@@ -34,7 +34,9 @@ describe('canary', () => {
   });
 
   it('a failing canary stops the rollout even with a failure budget left', () => {
-    const w = new World(rollout(5, { canary: ['c02'], maxFailures: '3' }), (id) => (id === 'c02' ? 'invalid' : 'healthy'));
+    const w = new World(rollout(5, { canary: ['c02'], maxFailures: '3' }), (id) =>
+      id === 'c02' ? 'invalid' : 'healthy',
+    );
     w.runUntilDone();
     expect(w.state.phase).toBe('Failed');
     expect(w.state.reason).toMatch(/canary c02 failed: pool pool-0 rejected the spec/);
@@ -44,7 +46,9 @@ describe('canary', () => {
   it('refuses canaries outside the selection and canaries that leave no wave', () => {
     const spec = parseRolloutSpec({ id: 'r', version: '0.2.0', canary: ['c09'] });
     expect(() => newRolloutState(spec, ids(3), at(0))).toThrow(/canary: not among the selected clusters: c09/);
-    expect(() => newRolloutState(parseRolloutSpec({ id: 'r', version: '0.2.0', canary: 3 }), ids(3), at(0))).toThrow(/leaves no cluster/);
+    expect(() => newRolloutState(parseRolloutSpec({ id: 'r', version: '0.2.0', canary: 3 }), ids(3), at(0))).toThrow(
+      /leaves no cluster/,
+    );
   });
 });
 
@@ -52,7 +56,7 @@ describe('concurrency', () => {
   // A seeded generator keeps failures reproducible.
   function rng(seed: number) {
     let s = seed >>> 0;
-    return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+    return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
   }
 
   it('is never exceeded, over random health sequences and limits', () => {
@@ -70,13 +74,22 @@ describe('concurrency', () => {
         return table.get(key)!;
       };
       const w = new World(
-        rollout(n, { maxConcurrency: limit, maxFailures: '50%', soak: '3s', progressDeadline: '8s', canary: rand() < 0.5 ? 1 : undefined, autoRollback: rand() < 0.5 }),
+        rollout(n, {
+          maxConcurrency: limit,
+          maxFailures: '50%',
+          soak: '3s',
+          progressDeadline: '8s',
+          canary: rand() < 0.5 ? 1 : undefined,
+          autoRollback: rand() < 0.5,
+        }),
         health,
       );
       const max = concurrencyLimit(w.state);
       w.runUntilDone(400, 1000, (x) => {
         const flying = x.state.clusters.filter(isInFlight);
-        expect(flying.length, `seed ${seed}: ${JSON.stringify(phases(x))}`).toBeLessThanOrEqual(x.state.phase === 'RollingBack' ? n : max);
+        expect(flying.length, `seed ${seed}: ${JSON.stringify(phases(x))}`).toBeLessThanOrEqual(
+          x.state.phase === 'RollingBack' ? n : max,
+        );
         if (x.state.phase !== 'RollingBack') expect(new Set(flying.map((c) => c.canary)).size).toBeLessThanOrEqual(1);
       });
     }
@@ -115,14 +128,18 @@ describe('failure budget', () => {
 
 describe('progress deadline', () => {
   it('fails a cluster that is not healthy by its deadline, not before', () => {
-    let w = new World(rollout(2, { progressDeadline: '5m', maxFailures: '1' }), (id) => (id === 'c01' ? 'unhealthy' : 'healthy'));
+    let w = new World(rollout(2, { progressDeadline: '5m', maxFailures: '1' }), (id) =>
+      id === 'c01' ? 'unhealthy' : 'healthy',
+    );
     w.step(0); // wave 1 starts at t=0
     w.ms = 5 * 60_000 - 1;
     w.step(0);
     expect(w.phaseOf('c01')).toBe('Updating');
     w.step(1);
     expect(w.phaseOf('c01')).toBe('Failed');
-    expect(w.state.clusters[0].reason).toMatch(/progress deadline \(5m\) passed: 2 of 2 pools not healthy \(pool-0: not available/);
+    expect(w.state.clusters[0].reason).toMatch(
+      /progress deadline \(5m\) passed: 2 of 2 pools not healthy \(pool-0: not available/,
+    );
     // The deadline passes for an unreachable cluster too: no observation is needed to fail it.
     w = new World(rollout(1, { progressDeadline: '1m' }));
     w.step(0);
@@ -161,7 +178,10 @@ describe('soak', () => {
     obs.pools[1] = { ...obs.pools[1], leaderHealthy: false, reason: 'no healthy leader: LeaderStale' };
     let d = decide(w.state, [obs], at(1000));
     expect(d.state.clusters[0].phase).toBe('Updating');
-    expect(d.state.clusters[0].pools['pool-1']).toMatchObject({ leaderHealthy: false, reason: 'no healthy leader: LeaderStale' });
+    expect(d.state.clusters[0].pools['pool-1']).toMatchObject({
+      leaderHealthy: false,
+      reason: 'no healthy leader: LeaderStale',
+    });
     obs.pools[1] = { ...obs.pools[1], leaderHealthy: true, atVersion: false, reason: 'running bundle=0.1.0' };
     d = decide(w.state, [obs], at(1000));
     expect(d.state.clusters[0].phase).toBe('Updating');
@@ -203,7 +223,14 @@ describe('pause, resume, abort', () => {
 describe('rollback', () => {
   it('automatic: restores the previous spec on every cluster it changed, and only those', () => {
     const w = new World(
-      rollout(6, { canary: 1, maxConcurrency: '2', maxFailures: '0', autoRollback: true, progressDeadline: '30s', soak: '2s' }),
+      rollout(6, {
+        canary: 1,
+        maxConcurrency: '2',
+        maxFailures: '0',
+        autoRollback: true,
+        progressDeadline: '30s',
+        soak: '2s',
+      }),
       (id) => (id === 'c04' ? 'unhealthy' : 'healthy'),
     );
     w.runUntilDone(500, 1000);
@@ -218,7 +245,9 @@ describe('rollback', () => {
   });
 
   it('automatic: a failure within the budget rolls back that cluster and the rollout continues', () => {
-    const w = new World(rollout(4, { maxFailures: '1', autoRollback: true, progressDeadline: '10s' }), (id) => (id === 'c02' ? 'unhealthy' : 'healthy'));
+    const w = new World(rollout(4, { maxFailures: '1', autoRollback: true, progressDeadline: '10s' }), (id) =>
+      id === 'c02' ? 'unhealthy' : 'healthy',
+    );
     w.runUntilDone();
     expect(w.state.phase).toBe('Succeeded');
     expect(phases(w)).toEqual({ c01: 'Succeeded', c02: 'RolledBack', c03: 'Succeeded', c04: 'Succeeded' });
@@ -262,7 +291,9 @@ describe('idempotence', () => {
     expect(first.actions).toEqual([{ kind: 'apply-version', clusterId: 'c01' }]);
     // The action was lost: the next step, with or without an observation, asks again.
     expect(decide(first.state, [], at(1000)).actions).toEqual([{ kind: 'apply-version', clusterId: 'c01' }]);
-    expect(decide(first.state, [observation('c01', 1000, 'healthy', false)], at(1000)).actions).toEqual([{ kind: 'apply-version', clusterId: 'c01' }]);
+    expect(decide(first.state, [observation('c01', 1000, 'healthy', false)], at(1000)).actions).toEqual([
+      { kind: 'apply-version', clusterId: 'c01' },
+    ]);
   });
 });
 
@@ -274,7 +305,10 @@ describe('spec validation', () => {
     [{ id: 'r', version: '0.2.0', maxConcurrency: '0' }, /^maxConcurrency: expected a whole number ≥ 1/],
     [{ id: 'r', version: '0.2.0', maxFailures: '120%' }, /^maxFailures: expected a percentage/],
     [{ id: 'r', version: '0.2.0', soak: '5 minutes' }, /^soak: expected a duration such as 90s/],
-    [{ id: 'r', patch: { agent: { version: null } } }, /^patch\.agent\.version: null \(field removal\) is not supported/],
+    [
+      { id: 'r', patch: { agent: { version: null } } },
+      /^patch\.agent\.version: null \(field removal\) is not supported/,
+    ],
     [{ id: 'r', version: '0.2.0', canary: 0 }, /^canary: expected cluster ids or a count/],
     [{ id: 'r', version: '0.2.0', selector: { 'bad key!': 'x' } }, /^selector\.bad key!: expected a label key/],
   ])('%j is refused with the field named', (input, message) => {

@@ -1,5 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStateTable, createRollout, readRollout, RolloutConflictError, transitionRollout, writeRollout, listRollouts, saveClusterSnapshot, readClusterSnapshot } from '../../adapters/state-table/index.ts';
+import {
+  createStateTable,
+  createRollout,
+  readRollout,
+  RolloutConflictError,
+  transitionRollout,
+  writeRollout,
+  listRollouts,
+  saveClusterSnapshot,
+  readClusterSnapshot,
+} from '../../adapters/state-table/index.ts';
 import type { StateTable } from '../../adapters/state-table/index.ts';
 import { ensureTable, startLocalDynamo } from '../../local/dynamodb.ts';
 import type { LocalDynamo } from '../../local/dynamodb.ts';

@@ -20,8 +20,15 @@ export function rollout(n: number, input: Partial<RolloutSpecInput> = {}): Rollo
   return newRolloutState(spec, ids(n), at(0));
 }
 
-export function observation(clusterId: string, ms: number, health: Health, atTarget = true, pools = 2): ClusterObservation {
-  if (health === 'unreachable') return { clusterId, observedAt: at(ms).toISOString(), pools: [], error: 'connect ECONNREFUSED' };
+export function observation(
+  clusterId: string,
+  ms: number,
+  health: Health,
+  atTarget = true,
+  pools = 2,
+): ClusterObservation {
+  if (health === 'unreachable')
+    return { clusterId, observedAt: at(ms).toISOString(), pools: [], error: 'connect ECONNREFUSED' };
   return {
     clusterId,
     observedAt: at(ms).toISOString(),
@@ -54,7 +61,9 @@ export class World {
   }
 
   observe(): ClusterObservation[] {
-    return clustersToObserve(this.state).map((id) => observation(id, this.ms, this.health(id, this.ms), this.atTarget.has(id)));
+    return clustersToObserve(this.state).map((id) =>
+      observation(id, this.ms, this.health(id, this.ms), this.atTarget.has(id)),
+    );
   }
 
   act(actions: RolloutAction[]): void {

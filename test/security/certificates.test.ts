@@ -6,7 +6,14 @@ import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto'
 import { parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as x509 from '../../shared/x509.ts';
-import { DEFAULT_PKI_POLICY, existingPkiFromSecrets, renderPoolSpirit, webCryptoKeyFactory, type RenderInput, type RenderResult } from '../../core/index.ts';
+import {
+  DEFAULT_PKI_POLICY,
+  existingPkiFromSecrets,
+  renderPoolSpirit,
+  webCryptoKeyFactory,
+  type RenderInput,
+  type RenderResult,
+} from '../../core/index.ts';
 import { clusterCaPem, nodePool, spec } from '../core/fixtures.ts';
 
 const NOW = new Date('2026-03-01T08:00:00Z');
@@ -38,10 +45,17 @@ async function input(over: Partial<RenderInput> = {}): Promise<RenderInput> {
   };
 }
 
-const pkiOf = (r: RenderResult) => existingPkiFromSecrets(r.objects.filter((o) => o.kind === 'Secret'), r.names);
+const pkiOf = (r: RenderResult) =>
+  existingPkiFromSecrets(
+    r.objects.filter((o) => o.kind === 'Secret'),
+    r.names,
+  );
 const sansOf = (pem: string) =>
-  (new x509.X509Certificate(pem).getExtension(x509.SubjectAlternativeNameExtension)?.names.toJSON() ?? []).map((n) => `${n.type}:${n.value}`).sort();
-const expectedSans = (leaf: (typeof LEAVES)[string], extraIps: string[] = []) => [...leaf.dns.map((d) => `dns:${d}`), ...[...leaf.ips, ...extraIps].map((i) => `ip:${i}`)].sort();
+  (new x509.X509Certificate(pem).getExtension(x509.SubjectAlternativeNameExtension)?.names.toJSON() ?? [])
+    .map((n) => `${n.type}:${n.value}`)
+    .sort();
+const expectedSans = (leaf: (typeof LEAVES)[string], extraIps: string[] = []) =>
+  [...leaf.dns.map((d) => `dns:${d}`), ...[...leaf.ips, ...extraIps].map((i) => `ip:${i}`)].sort();
 
 describe('per-pool certificates (checked with OpenSSL through node:crypto)', () => {
   let pki: Record<string, string>;
@@ -58,7 +72,10 @@ describe('per-pool certificates (checked with OpenSSL through node:crypto)', () 
       const details = cert.publicKey.asymmetricKeyDetails!;
       if (cert.publicKey.asymmetricKeyType === 'rsa') expect(details.modulusLength, id).toBeGreaterThanOrEqual(2048);
       else expect([cert.publicKey.asymmetricKeyType, details.namedCurve], id).toEqual(['ec', 'prime256v1']);
-      const sig = new x509.X509Certificate(pki[`${id}.crt`]).signatureAlgorithm as { name: string; hash?: { name: string } };
+      const sig = new x509.X509Certificate(pki[`${id}.crt`]).signatureAlgorithm as {
+        name: string;
+        hash?: { name: string };
+      };
       expect(['SHA-256', 'SHA-384', 'SHA-512'], `${id} signature hash`).toContain(sig.hash?.name);
       expect(['ECDSA', 'RSASSA-PKCS1-v1_5', 'RSA-PSS'], id).toContain(sig.name);
     }
@@ -74,7 +91,10 @@ describe('per-pool certificates (checked with OpenSSL through node:crypto)', () 
       expect(cert.verify(cert.publicKey), `${id} self-signature`).toBe(true);
       const ours = new x509.X509Certificate(pki[`${id}.crt`]);
       expect(ours.getExtension(x509.BasicConstraintsExtension)!.critical).toBe(true);
-      expect(ours.getExtension(x509.KeyUsagesExtension)!.usages & x509.KeyUsageFlags.keyCertSign, `${id} keyCertSign`).toBeTruthy();
+      expect(
+        ours.getExtension(x509.KeyUsagesExtension)!.usages & x509.KeyUsageFlags.keyCertSign,
+        `${id} keyCertSign`,
+      ).toBeTruthy();
       expect(Date.parse(cert.validFrom)).toBeLessThanOrEqual(NOW.getTime());
       expect(Date.parse(cert.validFrom)).toBeGreaterThanOrEqual(NOW.getTime() - BACKDATE_MS - 1000);
       expect(Date.parse(cert.validTo)).toBe(NOW.getTime() + DEFAULT_PKI_POLICY.caValidityDays * DAY);
@@ -118,9 +138,15 @@ describe('per-pool certificates (checked with OpenSSL through node:crypto)', () 
   });
 
   it('never lets a leaf outlive its CA, even when the CA lifetime is the shorter one', async () => {
-    const short = pkiOf(await renderPoolSpirit(await input({ pkiPolicy: { caValidityDays: 200, leafValidityDays: 365, renewBeforeDays: 30 } })));
+    const short = pkiOf(
+      await renderPoolSpirit(
+        await input({ pkiPolicy: { caValidityDays: 200, leafValidityDays: 365, renewBeforeDays: 30 } }),
+      ),
+    );
     for (const [id, leaf] of Object.entries(LEAVES)) {
-      expect(Date.parse(new X509Certificate(short[`${id}.crt`]).validTo), id).toBe(Date.parse(new X509Certificate(short[`${leaf.issuer}.crt`]).validTo));
+      expect(Date.parse(new X509Certificate(short[`${id}.crt`]).validTo), id).toBe(
+        Date.parse(new X509Certificate(short[`${leaf.issuer}.crt`]).validTo),
+      );
     }
   });
 
@@ -131,7 +157,9 @@ describe('per-pool certificates (checked with OpenSSL through node:crypto)', () 
   });
 
   it('re-issues the leaves within the renewal window, keeping the CAs and the service-account key', async () => {
-    const at = new Date(NOW.getTime() + (DEFAULT_PKI_POLICY.leafValidityDays - DEFAULT_PKI_POLICY.renewBeforeDays + 1) * DAY);
+    const at = new Date(
+      NOW.getTime() + (DEFAULT_PKI_POLICY.leafValidityDays - DEFAULT_PKI_POLICY.renewBeforeDays + 1) * DAY,
+    );
     const renewed = pkiOf(await renderPoolSpirit(await input({ existingPki: pki, now: at })));
     for (const id of Object.keys(LEAVES)) {
       const cert = new X509Certificate(renewed[`${id}.crt`]);
@@ -140,18 +168,26 @@ describe('per-pool certificates (checked with OpenSSL through node:crypto)', () 
       expect(cert.checkPrivateKey(createPrivateKey(renewed[`${id}.key`]))).toBe(true);
       expect(cert.verify(new X509Certificate(renewed[`${LEAVES[id].issuer}.crt`]).publicKey)).toBe(true);
     }
-    for (const file of ['ca.crt', 'ca.key', 'etcd-ca.crt', 'sa.key', 'sa.pub']) expect(renewed[file], file).toBe(pki[file]);
+    for (const file of ['ca.crt', 'ca.key', 'etcd-ca.crt', 'sa.key', 'sa.pub'])
+      expect(renewed[file], file).toBe(pki[file]);
   });
 
   it('re-issues a CA within its renewal window, and with it every leaf it signed', async () => {
-    const at = new Date(NOW.getTime() + (DEFAULT_PKI_POLICY.caValidityDays - DEFAULT_PKI_POLICY.renewBeforeDays + 1) * DAY);
+    const at = new Date(
+      NOW.getTime() + (DEFAULT_PKI_POLICY.caValidityDays - DEFAULT_PKI_POLICY.renewBeforeDays + 1) * DAY,
+    );
     const r = await renderPoolSpirit(await input({ existingPki: pki, now: at }));
     const renewed = pkiOf(r);
-    expect(r.pki.reasons).toEqual(expect.arrayContaining([expect.stringMatching(/^ca: expires/), expect.stringMatching(/^etcd-ca: expires/)]));
+    expect(r.pki.reasons).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^ca: expires/), expect.stringMatching(/^etcd-ca: expires/)]),
+    );
     for (const [id, leaf] of Object.entries(LEAVES)) {
       const cert = new X509Certificate(renewed[`${id}.crt`]);
       expect(cert.verify(new X509Certificate(renewed[`${leaf.issuer}.crt`]).publicKey), id).toBe(true);
-      expect(cert.verify(new X509Certificate(pki[`${leaf.issuer}.crt`]).publicKey), `${id} no longer signed by the old CA`).toBe(false);
+      expect(
+        cert.verify(new X509Certificate(pki[`${leaf.issuer}.crt`]).publicKey),
+        `${id} no longer signed by the old CA`,
+      ).toBe(false);
     }
   });
 
@@ -159,11 +195,14 @@ describe('per-pool certificates (checked with OpenSSL through node:crypto)', () 
     const withIp = pkiOf(await renderPoolSpirit(await input({ existingPki: pki, serviceClusterIP: '10.96.0.42' })));
     expect(sansOf(withIp['apiserver.crt'])).toEqual(expectedSans(LEAVES.apiserver, ['10.96.0.42']));
     expect(new X509Certificate(withIp['apiserver.crt']).checkIP('10.96.0.42')).toBe('10.96.0.42');
-    for (const id of Object.keys(LEAVES).filter((l) => l !== 'apiserver')) expect(withIp[`${id}.crt`], id).toBe(pki[`${id}.crt`]);
+    for (const id of Object.keys(LEAVES).filter((l) => l !== 'apiserver'))
+      expect(withIp[`${id}.crt`], id).toBe(pki[`${id}.crt`]);
     const moved = pkiOf(await renderPoolSpirit(await input({ existingPki: withIp, serviceClusterIP: '10.96.7.7' })));
     expect(sansOf(moved['apiserver.crt'])).toEqual(expectedSans(LEAVES.apiserver, ['10.96.7.7']));
     expect(new X509Certificate(moved['apiserver.crt']).checkIP('10.96.0.42')).toBeUndefined();
-    expect(new X509Certificate(moved['apiserver.crt']).checkPrivateKey(createPrivateKey(moved['apiserver.key']))).toBe(true);
+    expect(new X509Certificate(moved['apiserver.crt']).checkPrivateKey(createPrivateKey(moved['apiserver.key']))).toBe(
+      true,
+    );
   });
 
   it('replaces a certificate whose key does not match it', async () => {
@@ -171,6 +210,8 @@ describe('per-pool certificates (checked with OpenSSL through node:crypto)', () 
     const r = await renderPoolSpirit(await input({ existingPki: swapped }));
     expect(r.pki.reasons).toContain('etcd-peer: key does not match the certificate');
     const fixed = pkiOf(r);
-    expect(new X509Certificate(fixed['etcd-peer.crt']).checkPrivateKey(createPrivateKey(fixed['etcd-peer.key']))).toBe(true);
+    expect(new X509Certificate(fixed['etcd-peer.crt']).checkPrivateKey(createPrivateKey(fixed['etcd-peer.key']))).toBe(
+      true,
+    );
   });
 });

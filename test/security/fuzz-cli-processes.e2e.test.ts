@@ -58,9 +58,15 @@ describe('spiritctl processes with bad arguments', () => {
       Array.from({ length: PARALLEL }, async () => {
         while (next < cases.length) {
           const [argv, flag] = cases[next++];
-          const r = await exec(process.execPath, [join(repoRoot, 'bin', 'spiritctl.mjs'), ...argv], { cwd: repoRoot, timeout: 30_000 }).then(
+          const r = await exec(process.execPath, [join(repoRoot, 'bin', 'spiritctl.mjs'), ...argv], {
+            cwd: repoRoot,
+            timeout: 30_000,
+          }).then(
             (ok) => ({ code: 0, stderr: ok.stderr }),
-            (err: { code?: number; stderr?: string }) => ({ code: typeof err.code === 'number' ? err.code : -1, stderr: err.stderr ?? '' }),
+            (err: { code?: number; stderr?: string }) => ({
+              code: typeof err.code === 'number' ? err.code : -1,
+              stderr: err.stderr ?? '',
+            }),
           );
           results.push({ argv, flag, ...r });
         }

@@ -44,12 +44,64 @@ async function loadMain(): Promise<Main> {
 }
 
 /** Integer-flag values no range accepts: not a whole number in ASCII digits, negative, or huge. */
-const BAD_INTS = ['abc', '1.5', '-3', '1e3', '0x10', '', ' ', '٣', '１', '99999999999', 'NaN', 'Infinity', '+1', '1_000', '5 5', '--5', '\u0000', '7💥', 'x'.repeat(5000)];
-const BAD_CHOICES = ['', 'MEMORY', 'etcd ', 'mem', 'real', '💥', 'memory,etcd', 'x'.repeat(3000), '__proto__', 'constructor'];
-const BAD_LABELS = ['Upper Case', '', '-x', 'x_', '💥', 'trailing-', 'name.', 'constructor ', '../x', 'UPPER', 'a'.repeat(64)];
+const BAD_INTS = [
+  'abc',
+  '1.5',
+  '-3',
+  '1e3',
+  '0x10',
+  '',
+  ' ',
+  '٣',
+  '１',
+  '99999999999',
+  'NaN',
+  'Infinity',
+  '+1',
+  '1_000',
+  '5 5',
+  '--5',
+  '\u0000',
+  '7💥',
+  'x'.repeat(5000),
+];
+const BAD_CHOICES = [
+  '',
+  'MEMORY',
+  'etcd ',
+  'mem',
+  'real',
+  '💥',
+  'memory,etcd',
+  'x'.repeat(3000),
+  '__proto__',
+  'constructor',
+];
+const BAD_LABELS = [
+  'Upper Case',
+  '',
+  '-x',
+  'x_',
+  '💥',
+  'trailing-',
+  'name.',
+  'constructor ',
+  '../x',
+  'UPPER',
+  'a'.repeat(64),
+];
 
 const LONG_RUNNING: Record<string, Record<string, string[]>> = {
-  'local up': { clusters: BAD_INTS, pools: BAD_INTS, 'nodes-per-pool': BAD_INTS, 'cloud-pools': BAD_INTS, 'ready-delay': BAD_INTS, timeout: BAD_INTS, store: BAD_CHOICES, kubelet: BAD_CHOICES },
+  'local up': {
+    clusters: BAD_INTS,
+    pools: BAD_INTS,
+    'nodes-per-pool': BAD_INTS,
+    'cloud-pools': BAD_INTS,
+    'ready-delay': BAD_INTS,
+    timeout: BAD_INTS,
+    store: BAD_CHOICES,
+    kubelet: BAD_CHOICES,
+  },
   'local cluster': { port: BAD_INTS, store: BAD_CHOICES, name: BAD_LABELS },
 };
 
@@ -67,10 +119,23 @@ type Oracle = (value: string) => boolean;
 const badDuration: Oracle = (v) => throws(() => parseDuration('x', v));
 const VALUE_FLAGS: Record<string, Record<string, { gen: (rng: Rng) => string; bad: Oracle }>> = {
   'rollout start': {
-    selector: { gen: (r) => selectorText(r), bad: (v) => v.split(',').filter(Boolean).some((l) => throws(() => parseLabel('selector', l))) },
-    patch: { gen: (r) => r.pick(['{', '[1,', 'null}', "{'a':1}", '{"a":', nastyString(r), '@/nonexistent/patch.json', '@']), bad: () => true },
+    selector: {
+      gen: (r) => selectorText(r),
+      bad: (v) =>
+        v
+          .split(',')
+          .filter(Boolean)
+          .some((l) => throws(() => parseLabel('selector', l))),
+    },
+    patch: {
+      gen: (r) => r.pick(['{', '[1,', 'null}', "{'a':1}", '{"a":', nastyString(r), '@/nonexistent/patch.json', '@']),
+      bad: () => true,
+    },
     table: { gen: tableText, bad: (v) => !/^[A-Za-z0-9_.-]{3,255}$/.test(v) },
-    'dynamo-endpoint': { gen: (r) => r.pick(['localhost:8000', 'ftp://x', 'http//x', '', ' http://x', 'http://', nastyString(r)]), bad: (v) => !/^https?:\/\/[^/\s]+/.test(v) },
+    'dynamo-endpoint': {
+      gen: (r) => r.pick(['localhost:8000', 'ftp://x', 'http//x', '', ' http://x', 'http://', nastyString(r)]),
+      bad: (v) => !/^https?:\/\/[^/\s]+/.test(v),
+    },
   },
   'clusters list': {
     selector: { gen: (r) => selectorText(r).split(',')[0] ?? '', bad: (v) => throws(() => parseLabel('selector', v)) },
@@ -96,18 +161,49 @@ const TABLE_BACKED_FLAGS: Record<string, { gen: (rng: Rng) => string; bad: Oracl
 
 function limitText(r: Rng): string {
   return r.pick([
-    () => `${r.int(120)}%`, () => `${r.int(5)}`, () => `${-r.int(5)}`, () => `${r.int(1000)}%%`, () => '%', () => '1.5', () => '25 %',
-    () => '１', () => 'x'.repeat(2000), () => String(10 ** (6 + r.int(3))), () => nastyString(r),
+    () => `${r.int(120)}%`,
+    () => `${r.int(5)}`,
+    () => `${-r.int(5)}`,
+    () => `${r.int(1000)}%%`,
+    () => '%',
+    () => '1.5',
+    () => '25 %',
+    () => '１',
+    () => 'x'.repeat(2000),
+    () => String(10 ** (6 + r.int(3))),
+    () => nastyString(r),
   ])();
 }
 function durationText(r: Rng): string {
   return r.pick([
-    () => `${r.int(100)}${r.pick(['ms', 's', 'm', 'h', 'd', 'M', 'w', '', 'sec', ' s'])}`, () => `-${r.int(9)}m`, () => '1h-1m', () => '1e3s', () => '∞',
-    () => `${r.int(9)}m${r.int(9)}`, () => '0', () => '', () => nastyString(r), () => '1h30m',
+    () => `${r.int(100)}${r.pick(['ms', 's', 'm', 'h', 'd', 'M', 'w', '', 'sec', ' s'])}`,
+    () => `-${r.int(9)}m`,
+    () => '1h-1m',
+    () => '1e3s',
+    () => '∞',
+    () => `${r.int(9)}m${r.int(9)}`,
+    () => '0',
+    () => '',
+    () => nastyString(r),
+    () => '1h30m',
   ])();
 }
 function selectorText(r: Rng): string {
-  const label = () => r.pick(['region=eu', 'a', '=v', 'k=', 'k=v=w', 'K K=v', '-k=v', 'example.com/tier=gold', `${'k'.repeat(70)}=v`, `k=${'v'.repeat(70)}`, 'k=💥', nastyString(r)]);
+  const label = () =>
+    r.pick([
+      'region=eu',
+      'a',
+      '=v',
+      'k=',
+      'k=v=w',
+      'K K=v',
+      '-k=v',
+      'example.com/tier=gold',
+      `${'k'.repeat(70)}=v`,
+      `k=${'v'.repeat(70)}`,
+      'k=💥',
+      nastyString(r),
+    ]);
   return Array.from({ length: 1 + r.int(3) }, label).join(',');
 }
 function tableText(r: Rng): string {
@@ -155,8 +251,14 @@ describe(`fuzzed spiritctl arguments (seed ${SEED}; replay with PS_FUZZ_SEED=${S
     try {
       const hang = new Promise<number>((resolve) => (timer = setTimeout(() => resolve(-2), HANG_MS)));
       const code = await Promise.race([main(argv), hang]);
-      const stderr = capture.writes.filter((w) => w.stream === 'stderr' || w.stream === 'console.error').map((w) => w.text).join('');
-      const stdout = capture.writes.filter((w) => w.stream === 'stdout').map((w) => w.text).join('');
+      const stderr = capture.writes
+        .filter((w) => w.stream === 'stderr' || w.stream === 'console.error')
+        .map((w) => w.text)
+        .join('');
+      const stdout = capture.writes
+        .filter((w) => w.stream === 'stdout')
+        .map((w) => w.text)
+        .join('');
       return { code, stderr, stdout };
     } finally {
       clearTimeout(timer);
@@ -166,7 +268,8 @@ describe(`fuzzed spiritctl arguments (seed ${SEED}; replay with PS_FUZZ_SEED=${S
 
   const usage = (r: { code: number; stderr: string }, flag: string) =>
     r.code === 2 && r.stderr.includes(flag) && !STACK_TRACE.test(r.stderr);
-  const shortText = (s: string) => (s.length > 60 ? `${JSON.stringify(s.slice(0, 40))}…(${s.length})` : JSON.stringify(s));
+  const shortText = (s: string) =>
+    s.length > 60 ? `${JSON.stringify(s.slice(0, 40))}…(${s.length})` : JSON.stringify(s);
 
   it(`${PARSE_CASES} malformed command lines (unknown flags, missing values, values on switches): exit 2 naming the flag`, async () => {
     const rng = new Rng(SEED);
@@ -197,7 +300,10 @@ describe(`fuzzed spiritctl arguments (seed ${SEED}; replay with PS_FUZZ_SEED=${S
       }
       kinds[kind] = (kinds[kind] ?? 0) + 1;
       const r = await run([...cmd.path, ...argv]);
-      if (!usage(r, flag)) problems.push(`case ${i}: spiritctl ${cmd.path.join(' ')} ${argv.map(shortText).join(' ')} → exit ${r.code}: ${r.stderr.slice(0, 200)}`);
+      if (!usage(r, flag))
+        problems.push(
+          `case ${i}: spiritctl ${cmd.path.join(' ')} ${argv.map(shortText).join(' ')} → exit ${r.code}: ${r.stderr.slice(0, 200)}`,
+        );
     }
     console.info(`fuzzed command lines (seed ${SEED}): ${JSON.stringify(kinds)}`);
     expect(problems, `${problems.length} problems in ${PARSE_CASES} cases`).toEqual([]);
@@ -217,7 +323,10 @@ describe(`fuzzed spiritctl arguments (seed ${SEED}; replay with PS_FUZZ_SEED=${S
         const name = rng.pick(Object.keys(LONG_RUNNING[command]));
         flag = `--${name}`;
         // Paths into a scratch dir: even a wrongly accepted value must not write into the repository.
-        const sandbox = command === 'local up' ? ['--state-dir', scratch, '--kubeconfig-dir', scratch] : ['--kubeconfig', join(scratch, 'kubeconfig')];
+        const sandbox =
+          command === 'local up'
+            ? ['--state-dir', scratch, '--kubeconfig-dir', scratch]
+            : ['--kubeconfig', join(scratch, 'kubeconfig')];
         argv = [...command.split(' '), ...sandbox, flag, rng.pick(LONG_RUNNING[command][name])];
         mustRefuse = true;
       } else if (rng.chance(TABLE_BACKED_SHARE / 0.7)) {
@@ -234,7 +343,12 @@ describe(`fuzzed spiritctl arguments (seed ${SEED}; replay with PS_FUZZ_SEED=${S
         const value = gen(rng);
         flag = `--${name}`;
         mustRefuse = bad(value);
-        const base = command === 'rollout start' ? ['--version', '0.2.0', '--id', `fuzz-${i}`] : command === 'rollout status' ? ['r1', '--watch'] : [];
+        const base =
+          command === 'rollout start'
+            ? ['--version', '0.2.0', '--id', `fuzz-${i}`]
+            : command === 'rollout status'
+              ? ['r1', '--watch']
+              : [];
         // The flag under test goes last so it overrides a default given in `state`.
         argv = [...command.split(' '), ...base, ...state, flag, value];
       }
@@ -250,5 +364,4 @@ describe(`fuzzed spiritctl arguments (seed ${SEED}; replay with PS_FUZZ_SEED=${S
     expect(problems, `${problems.length} problems in ${VALUE_CASES} cases`).toEqual([]);
     expect(refused).toBeGreaterThan(VALUE_CASES * 0.6);
   }, 120_000);
-
 });

@@ -19,7 +19,15 @@ import * as probeFunction from '../../functions/probe/handler.ts';
 import * as reconcileFunction from '../../functions/reconcile/handler.ts';
 import * as rolloutFunction from '../../functions/rollout/handler.ts';
 import { captureOutput } from '../support/output-capture.ts';
-import { describe as describeValue, fuzzSeed, mutate, pathsRelated, pathText, Rng, type Mutation } from '../support/fuzz.ts';
+import {
+  describe as describeValue,
+  fuzzSeed,
+  mutate,
+  pathsRelated,
+  pathText,
+  Rng,
+  type Mutation,
+} from '../support/fuzz.ts';
 
 const SEED = fuzzSeed();
 const SCHEMA_CASES = 250;
@@ -27,15 +35,48 @@ const HANDLER_CASES = 500;
 const HANG_MS = 2_000;
 
 const envelope = (source: string, detailType: string, detail: unknown) => ({
-  version: '0', id: '6a7e8feb-b491-4cf7-a9f1-bf3703467718', 'detail-type': detailType, source, account: '123456789012',
-  time: '2026-03-01T08:00:00Z', region: 'eu-west-1', resources: ['arn:aws:events:eu-west-1:123456789012:rule/x'], detail,
+  version: '0',
+  id: '6a7e8feb-b491-4cf7-a9f1-bf3703467718',
+  'detail-type': detailType,
+  source,
+  account: '123456789012',
+  time: '2026-03-01T08:00:00Z',
+  region: 'eu-west-1',
+  resources: ['arn:aws:events:eu-west-1:123456789012:rule/x'],
+  detail,
 });
-const changeNotice = { clusterId: 'cluster-01', kind: 'NodePool', name: 'pool-00', uid: 'u-1', resourceVersion: '42', generation: 3, changeType: 'MODIFIED', poolName: 'pool-00', observedAt: '2026-03-01T08:00:00.123Z' };
+const changeNotice = {
+  clusterId: 'cluster-01',
+  kind: 'NodePool',
+  name: 'pool-00',
+  uid: 'u-1',
+  resourceVersion: '42',
+  generation: 3,
+  changeType: 'MODIFIED',
+  poolName: 'pool-00',
+  observedAt: '2026-03-01T08:00:00.123Z',
+};
 const reconcileRequest = { clusterId: 'cluster-01', nodePool: 'pool-00', reason: 'cli', requestedBy: 'spiritctl' };
-const auditRequest = { clusterId: 'cluster-01', runId: 'run-1', requestedAt: '2026-03-01T08:00:00Z', requestedBy: 'schedule' };
+const auditRequest = {
+  clusterId: 'cluster-01',
+  runId: 'run-1',
+  requestedAt: '2026-03-01T08:00:00Z',
+  requestedBy: 'schedule',
+};
 const stateChange = { 'instance-id': 'i-0123456789abcdef0', state: 'terminated', clusterId: 'cluster-01' };
 const spot = { 'instance-id': 'i-0123456789abcdef0', 'instance-action': 'terminate' };
-const rolloutStart = { id: 'agent-020', version: '0.2.0', patch: { agent: { version: '0.2.0' } }, selector: { region: 'eu' }, canary: ['cluster-02'], maxConcurrency: '25%', maxFailures: 1, soak: '5m', progressDeadline: 1800000, autoRollback: true };
+const rolloutStart = {
+  id: 'agent-020',
+  version: '0.2.0',
+  patch: { agent: { version: '0.2.0' } },
+  selector: { region: 'eu' },
+  canary: ['cluster-02'],
+  maxConcurrency: '25%',
+  maxFailures: 1,
+  soak: '5m',
+  progressDeadline: 1800000,
+  autoRollback: true,
+};
 const startCommand = { command: 'start', rollout: rolloutStart, requestedBy: 'spiritctl' };
 const scheduled = envelope(events.SCHEDULED_EVENT_SOURCE, events.SCHEDULED_EVENT_DETAIL_TYPE, {});
 
@@ -45,7 +86,11 @@ const SAMPLES: Record<string, unknown> = {
   changeNoticeDetailSchema: changeNotice,
   changeNoticeEventSchema: envelope(events.FORWARDER_SOURCE, events.CHANGE_NOTICE_DETAIL_TYPE, changeNotice),
   reconcileRequestDetailSchema: reconcileRequest,
-  reconcileRequestEventSchema: envelope(events.RECONCILER_SOURCE, events.RECONCILE_REQUEST_DETAIL_TYPE, reconcileRequest),
+  reconcileRequestEventSchema: envelope(
+    events.RECONCILER_SOURCE,
+    events.RECONCILE_REQUEST_DETAIL_TYPE,
+    reconcileRequest,
+  ),
   auditRequestDetailSchema: auditRequest,
   auditRequestEventSchema: envelope(events.RECONCILER_SOURCE, events.AUDIT_REQUEST_DETAIL_TYPE, auditRequest),
   ec2StateChangeDetailSchema: stateChange,
@@ -58,7 +103,10 @@ const SAMPLES: Record<string, unknown> = {
   rolloutScheduleEventSchema: scheduled,
 };
 
-const schemas = Object.entries(events).filter(([, v]) => typeof (v as z.ZodMiniType)?.safeParse === 'function') as [string, z.ZodMiniType][];
+const schemas = Object.entries(events).filter(([, v]) => typeof (v as z.ZodMiniType)?.safeParse === 'function') as [
+  string,
+  z.ZodMiniType,
+][];
 
 interface Problem {
   where: string;
@@ -73,7 +121,8 @@ const mutationText = (m: Mutation) => `${pathText(m.path)} ${m.op}`;
  * What an engine error looks like. Not every TypeError is one: the project throws TypeError subclasses for
  * validation (RolloutSpecError, state-table key checks), and those must name their field like any other.
  */
-const CRASH = /Cannot read propert|Cannot set propert|is not a function|is not iterable|is not defined|Cannot convert|Maximum call stack|Invalid array length|Invalid time value|Invalid string length|circular structure|not an object/;
+const CRASH =
+  /Cannot read propert|Cannot set propert|is not a function|is not iterable|is not defined|Cannot convert|Maximum call stack|Invalid array length|Invalid time value|Invalid string length|circular structure|not an object/;
 
 /** The error names the mutated field (or a parent or child of it); for a replaced root any field will do. */
 function namesField(err: Error, m: Mutation): boolean {
@@ -84,7 +133,9 @@ function namesField(err: Error, m: Mutation): boolean {
   // Other validation errors (RolloutSpecError, "a Scheduled Event must come from …") name a field by its key.
   const keys = m.path.filter((k): k is string => typeof k === 'string');
   const namesSomeField = /^[\w.-]+: /.test(err.message);
-  return (m.path.length === 0 || m.container === true) && namesSomeField ? true : keys.some((k) => err.message.includes(k));
+  return (m.path.length === 0 || m.container === true) && namesSomeField
+    ? true
+    : keys.some((k) => err.message.includes(k));
 }
 
 describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () => {
@@ -110,8 +161,10 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
         } catch (err) {
           rejected++;
           const e = err as Error;
-          if (!(e instanceof EventValidationError)) problems.push({ where: name, case: i, mutation: mutationText(m), error: `${e.name}: ${e.message}` });
-          else if (!namesField(e, m) && !(asText && m.value === undefined)) problems.push({ where: name, case: i, mutation: mutationText(m), error: `unclear: ${e.message}` });
+          if (!(e instanceof EventValidationError))
+            problems.push({ where: name, case: i, mutation: mutationText(m), error: `${e.name}: ${e.message}` });
+          else if (!namesField(e, m) && !(asText && m.value === undefined))
+            problems.push({ where: name, case: i, mutation: mutationText(m), error: `unclear: ${e.message}` });
         }
       }
       // Broken JSON text is named as such.
@@ -134,13 +187,22 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
   /** A stand-in for any dependency: property reads give more stand-ins, calling (or awaiting) one throws ReachedWork. */
   const poison = (what: string): unknown =>
     new Proxy(function () {}, {
-      get: (_t, prop) => (prop === Symbol.toPrimitive ? () => { throw new ReachedWork(`${what} as a value`); } : poison(`${what}.${String(prop)}`)),
+      get: (_t, prop) =>
+        prop === Symbol.toPrimitive
+          ? () => {
+              throw new ReachedWork(`${what} as a value`);
+            }
+          : poison(`${what}.${String(prop)}`),
       apply: () => {
         throw new ReachedWork(what);
       },
     });
   const silentMetrics = () => {
-    const metrics = new Metrics({ namespace: 'Fuzz', serviceName: 'fuzz', logger: { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} } as never });
+    const metrics = new Metrics({
+      namespace: 'Fuzz',
+      serviceName: 'fuzz',
+      logger: { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} } as never,
+    });
     Object.assign(metrics, { console: { log() {} } });
     return metrics;
   };
@@ -185,18 +247,31 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
       handler: reconcileFunction.createReconcileHandler(stubDeps as never),
       samples: [SAMPLES.reconcileRequestEventSchema, SAMPLES.changeNoticeEventSchema],
     },
-    audit: { handler: auditFunction.createAuditHandler(stubDeps as never), samples: [scheduled, SAMPLES.auditRequestEventSchema] },
+    audit: {
+      handler: auditFunction.createAuditHandler(stubDeps as never),
+      samples: [scheduled, SAMPLES.auditRequestEventSchema],
+    },
     cloudEvents: {
       handler: cloudEventsFunction.createCloudEventsHandler(stubDeps as never),
       samples: [SAMPLES.ec2StateChangeEventSchema, SAMPLES.ec2SpotInterruptionEventSchema],
     },
     probe: {
       handler: probeFunction.createProbeHandler(stubDeps as never),
-      samples: [scheduled, envelope(events.RECONCILER_SOURCE, events.LEADER_PROBE_REQUEST_DETAIL_TYPE, { clusterId: 'cluster-01' }), { clusterId: 'cluster-01' }],
+      samples: [
+        scheduled,
+        envelope(events.RECONCILER_SOURCE, events.LEADER_PROBE_REQUEST_DETAIL_TYPE, { clusterId: 'cluster-01' }),
+        { clusterId: 'cluster-01' },
+      ],
     },
     rollout: {
       handler: rolloutFunction.createRolloutHandler(stubDeps as never) as (e: unknown, c: Context) => Promise<unknown>,
-      samples: [scheduled, SAMPLES.rolloutCommandEventSchema, startCommand, { command: 'pause', rolloutId: 'agent-020' }, { command: 'tick' }],
+      samples: [
+        scheduled,
+        SAMPLES.rolloutCommandEventSchema,
+        startCommand,
+        { command: 'pause', rolloutId: 'agent-020' },
+        { command: 'tick' },
+      ],
     },
   };
 
@@ -204,20 +279,27 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
     let timer: NodeJS.Timeout | undefined;
     const hang = new Promise<{ hang: true }>((resolve) => (timer = setTimeout(() => resolve({ hang: true }), HANG_MS)));
     try {
-      return await Promise.race([p.then(() => ({ ok: true as const }), (error: Error) => ({ ok: false as const, error })), hang]);
+      return await Promise.race([
+        p.then(
+          () => ({ ok: true as const }),
+          (error: Error) => ({ ok: false as const, error }),
+        ),
+        hang,
+      ]);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  const counts: Record<string, { rejected: number; reachedWork: number; ok: number; errors: Record<string, number> }> = {};
+  const counts: Record<string, { rejected: number; reachedWork: number; ok: number; errors: Record<string, number> }> =
+    {};
   afterAll(() => {
     console.info(`fuzzed handlers (seed ${SEED}): ${JSON.stringify(counts)}`);
   });
 
   for (const [name, { handler, samples }] of Object.entries(HANDLERS)) {
     it(`${name}: ${HANDLER_CASES} malformed EventBridge events, each rejected naming its field, none crashing or hanging`, async () => {
-      const rng = new Rng(SEED ^ name.length * 7919);
+      const rng = new Rng(SEED ^ (name.length * 7919));
       const problems: Problem[] = [];
       const c = (counts[name] = { rejected: 0, reachedWork: 0, ok: 0, errors: {} as Record<string, number> });
       for (let i = 0; i < HANDLER_CASES; i++) {
@@ -232,15 +314,25 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
           continue;
         }
         const e = outcome.error;
-        if (e instanceof ReachedWork || /REACHED_WORK/.test(String(e?.message)) || /REACHED_WORK/.test(String((e?.cause as Error)?.message))) {
+        if (
+          e instanceof ReachedWork ||
+          /REACHED_WORK/.test(String(e?.message)) ||
+          /REACHED_WORK/.test(String((e?.cause as Error)?.message))
+        ) {
           c.reachedWork++;
           continue;
         }
         c.rejected++;
         c.errors[e?.name] = (c.errors[e?.name] ?? 0) + 1;
         // A plain TypeError/RangeError is a crash; a named validation subclass (RolloutSpecError) is judged by its message.
-        if (!(e instanceof Error) || /^(TypeError|RangeError|ReferenceError|SyntaxError|InternalError)$/.test(e.name) || CRASH.test(e.message)) problems.push({ where: name, case: i, mutation: mutationText(m), error: `crash ${e?.name}: ${e?.message}` });
-        else if (!namesField(e, m)) problems.push({ where: name, case: i, mutation: mutationText(m), error: `unclear ${e.name}: ${e.message}` });
+        if (
+          !(e instanceof Error) ||
+          /^(TypeError|RangeError|ReferenceError|SyntaxError|InternalError)$/.test(e.name) ||
+          CRASH.test(e.message)
+        )
+          problems.push({ where: name, case: i, mutation: mutationText(m), error: `crash ${e?.name}: ${e?.message}` });
+        else if (!namesField(e, m))
+          problems.push({ where: name, case: i, mutation: mutationText(m), error: `unclear ${e.name}: ${e.message}` });
       }
       expect(({} as Record<string, unknown>).polluted, 'Object.prototype polluted').toBeUndefined();
       expect(problems.map(fmt), `${problems.length} problems in ${HANDLER_CASES} cases of ${name}`).toEqual([]);
@@ -250,7 +342,10 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
 
   it('the deployed entry points (exported `handler`, dependencies from the environment) dead-letter broken envelopes once, naming the field', async () => {
     // The functions' dead-letter queue: an SQS SendMessage endpoint on a local port that keeps what it gets.
-    const received: { target: string; body: { QueueUrl: string; MessageBody: string; MessageAttributes: Record<string, { StringValue: string }> } }[] = [];
+    const received: {
+      target: string;
+      body: { QueueUrl: string; MessageBody: string; MessageAttributes: Record<string, { StringValue: string }> };
+    }[] = [];
     const queue = createServer((req, res) => {
       let text = '';
       req.on('data', (c: Buffer) => (text += c.toString('utf8')));
@@ -264,8 +359,14 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
     const saved = { ...process.env };
     // Any other AWS call would go to a closed local port: nothing here may get as far as calling AWS.
     Object.assign(process.env, {
-      STATE_TABLE_NAME: 'fuzz-table', EVENT_BUS_NAME: 'fuzz-bus', AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
-      AWS_ACCESS_KEY_ID: 'fuzz', AWS_SECRET_ACCESS_KEY: 'fuzz', POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true',
+      STATE_TABLE_NAME: 'fuzz-table',
+      EVENT_BUS_NAME: 'fuzz-bus',
+      AWS_REGION: 'eu-west-1',
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+      AWS_ACCESS_KEY_ID: 'fuzz',
+      AWS_SECRET_ACCESS_KEY: 'fuzz',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
       DEAD_LETTER_QUEUE_URL: queueUrl,
     });
     const broken: [unknown, RegExp][] = [
@@ -280,10 +381,19 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
     // The deployed Metrics warn on every empty flush; that noise is not what this test looks at.
     const quiet = captureOutput();
     try {
-      for (const [name, fn] of Object.entries({ reconcileFunction, auditFunction, cloudEventsFunction, probeFunction, rolloutFunction })) {
+      for (const [name, fn] of Object.entries({
+        reconcileFunction,
+        auditFunction,
+        cloudEventsFunction,
+        probeFunction,
+        rolloutFunction,
+      })) {
         for (const [event, names] of broken) {
           const before = received.length;
-          const result = (await (fn.handler as (e: unknown, c: Context) => Promise<unknown>)(event, context)) as { result?: string; terminal?: { kind: string; field?: string; message: string } };
+          const result = (await (fn.handler as (e: unknown, c: Context) => Promise<unknown>)(event, context)) as {
+            result?: string;
+            terminal?: { kind: string; field?: string; message: string };
+          };
           expect(result?.result, `${name} did not give up on ${describeValue(event)}`).toBe('terminal');
           expect(`${result.terminal?.field}: ${result.terminal?.message}`, name).toMatch(names);
           expect(received.length - before, `${name}: dead letters for ${describeValue(event)}`).toBe(1);

@@ -18,11 +18,19 @@ const VALID_SPEC = {
     image: 'registry.k8s.io/kube-apiserver',
     version: 'v1.32.0',
     resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
-    extraArgs: { 'audit-log-maxage': '7', 'v': '2' },
+    extraArgs: { 'audit-log-maxage': '7', v: '2' },
   },
   etcd: {
     resources: { requests: { cpu: '50m' }, limits: { memory: '1Gi' } },
-    storage: { medium: 'Memory', sizeLimit: '512Mi', quotaBackendBytes: '256Mi', autoCompaction: { mode: 'periodic', retention: '5m' }, snapshotCount: 10000, maxWals: 2, maxSnapshots: 2 },
+    storage: {
+      medium: 'Memory',
+      sizeLimit: '512Mi',
+      quotaBackendBytes: '256Mi',
+      autoCompaction: { mode: 'periodic', retention: '5m' },
+      snapshotCount: 10000,
+      maxWals: 2,
+      maxSnapshots: 2,
+    },
     extraArgs: { 'heartbeat-interval': '250' },
   },
   agent: { version: '0.1.0', resources: { requests: { cpu: 1, memory: '64Mi' } } },
@@ -33,7 +41,8 @@ const VALID_SPEC = {
   paused: false,
 };
 
-const CRASH = /Cannot read propert|Cannot set propert|is not a function|is not iterable|is not defined|Cannot convert|Maximum call stack|Invalid array length|Invalid time value|Invalid string length|circular structure/;
+const CRASH =
+  /Cannot read propert|Cannot set propert|is not a function|is not iterable|is not defined|Cannot convert|Maximum call stack|Invalid array length|Invalid time value|Invalid string length|circular structure/;
 
 /** An issue names the mutated field when its field is that field, inside it, or a parent of it. */
 function related(issues: FieldIssue[], m: Mutation): boolean {
@@ -42,7 +51,12 @@ function related(issues: FieldIssue[], m: Mutation): boolean {
   // A cross-field rule (request ≤ limit, quota fits sizeLimit) may report the other field of the pair, as
   // long as its message names the mutated one.
   const key = [...m.path].reverse().find((k): k is string => typeof k === 'string');
-  return issues.some((i) => pathsRelated(i.field, mutated) || (m.container === true && i.field.startsWith(mutated)) || (key !== undefined && i.message.includes(key)));
+  return issues.some(
+    (i) =>
+      pathsRelated(i.field, mutated) ||
+      (m.container === true && i.field.startsWith(mutated)) ||
+      (key !== undefined && i.message.includes(key)),
+  );
 }
 
 describe(`fuzzed PoolSpirit specs (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () => {
@@ -71,8 +85,10 @@ describe(`fuzzed PoolSpirit specs (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED
       }
       if (!parsed.ok) {
         outcome.invalid++;
-        if (parsed.issues.some((iss) => !iss.field || !iss.message)) problems.push(`${where} → an issue without field or message`);
-        else if (!related(parsed.issues, m)) problems.push(`${where} → issues name other fields: ${parsed.issues.map((x) => x.field).join(', ')}`);
+        if (parsed.issues.some((iss) => !iss.field || !iss.message))
+          problems.push(`${where} → an issue without field or message`);
+        else if (!related(parsed.issues, m))
+          problems.push(`${where} → issues name other fields: ${parsed.issues.map((x) => x.field).join(', ')}`);
         continue;
       }
       try {
@@ -83,8 +99,10 @@ describe(`fuzzed PoolSpirit specs (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED
       } catch (err) {
         const e = err as Error;
         outcome.renderRefused++;
-        if (!(e instanceof SpecRenderError)) problems.push(`${where} → render threw ${e.name}: ${e.message.slice(0, 200)}`);
-        else if (CRASH.test(e.message) || !related(e.issues, m)) problems.push(`${where} → unclear render error: ${e.message.slice(0, 200)}`);
+        if (!(e instanceof SpecRenderError))
+          problems.push(`${where} → render threw ${e.name}: ${e.message.slice(0, 200)}`);
+        else if (CRASH.test(e.message) || !related(e.issues, m))
+          problems.push(`${where} → unclear render error: ${e.message.slice(0, 200)}`);
       }
     }
     console.info(`fuzzed specs (seed ${SEED}): ${JSON.stringify(outcome)}`);
@@ -99,8 +117,17 @@ describe(`fuzzed PoolSpirit specs (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED
       const r = parsePoolSpiritSpec({ nodePool: 'hangzhou', ...raw });
       return r.ok ? [] : r.issues;
     };
-    expect(issues({ version: 'constructor' })).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'spec.version', message: expect.stringMatching(/unknown bundle "constructor"/) })]));
-    expect(() => parsePoolSpiritSpec({ nodePool: 'hangzhou', apiServer: { resources: { requests: { constructor: '1' } } } })).not.toThrow();
+    expect(issues({ version: 'constructor' })).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          field: 'spec.version',
+          message: expect.stringMatching(/unknown bundle "constructor"/),
+        }),
+      ]),
+    );
+    expect(() =>
+      parsePoolSpiritSpec({ nodePool: 'hangzhou', apiServer: { resources: { requests: { constructor: '1' } } } }),
+    ).not.toThrow();
     expect(issues({ etcd: { extraArgs: { constructor: 'x' } } })).toEqual([]);
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { JsonLimitError, jsonTextDepth, MAX_JSON_DEPTH, parseBoundedJson, stringifyBounded, valueDepthExceeds } from '../../shared/bounded-json.ts';
+import {
+  JsonLimitError,
+  jsonTextDepth,
+  MAX_JSON_DEPTH,
+  parseBoundedJson,
+  stringifyBounded,
+  valueDepthExceeds,
+} from '../../shared/bounded-json.ts';
 
 const nestedText = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 function nestedValue(depth: number): unknown {

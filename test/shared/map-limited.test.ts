@@ -28,6 +28,11 @@ describe('mapLimited', () => {
   });
 
   it('rejects with the first failure', async () => {
-    await expect(mapLimited([1, 2, 3], 3, async (n) => { if (n === 2) throw new Error('boom 2'); return n; })).rejects.toThrow('boom 2');
+    await expect(
+      mapLimited([1, 2, 3], 3, async (n) => {
+        if (n === 2) throw new Error('boom 2');
+        return n;
+      }),
+    ).rejects.toThrow('boom 2');
   });
 });

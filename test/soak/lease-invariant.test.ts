@@ -11,12 +11,21 @@ import { LEASE_OWNER, LEASE_UNTIL } from '../../adapters/state-table/index.ts';
 
 describe('soak lease invariant', () => {
   it('reports a stale lease once while it stays stale, and again only after it was taken over and went stale anew', async () => {
-    const stale = { pk: 'CLUSTER#c1', sk: 'POOL#p1', [LEASE_OWNER]: 'dead-invocation', [LEASE_UNTIL]: Date.now() - 10 * 60_000 };
+    const stale = {
+      pk: 'CLUSTER#c1',
+      sk: 'POOL#p1',
+      [LEASE_OWNER]: 'dead-invocation',
+      [LEASE_UNTIL]: Date.now() - 10 * 60_000,
+    };
     const items: Record<string, unknown>[] = [stale];
     const violations: string[] = [];
     // Only what a check pass reads when the fleet has no cluster: the table and the bus's dead letters.
     const world = {
-      fleet: { clusters: [], table: { name: 'state', doc: { send: async () => ({ Items: [...items] }) } }, bus: { deadLetters: () => [] } },
+      fleet: {
+        clusters: [],
+        table: { name: 'state', doc: { send: async () => ({ Items: [...items] }) } },
+        bus: { deadLetters: () => [] },
+      },
       checks: {},
       terminalClusters: new Set<string>(),
       violate: (invariant: string) => void violations.push(invariant),

@@ -17,7 +17,14 @@ describe('chaos soak, 60 s, seed 20261202', () => {
     const progress: string[] = [];
     try {
       const report = await runSoak({
-        minutes: 1, clusters: 1, pools: 3, nodesPerPool: 2, seed: 20261202, store: 'etcd', stateDir, quiesceMs: 60_000,
+        minutes: 1,
+        clusters: 1,
+        pools: 3,
+        nodesPerPool: 2,
+        seed: 20261202,
+        store: 'etcd',
+        stateDir,
+        quiesceMs: 60_000,
         progress: (line) => progress.push(line),
       });
       expect(report.violations, JSON.stringify(report.violations, null, 2)).toEqual([]);

@@ -19,7 +19,9 @@ export async function startFakeDynamo(tableName: string): Promise<FakeDynamo> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       state.requests++;
-      const op = String(req.headers['x-amz-target'] ?? '').split('.').pop();
+      const op = String(req.headers['x-amz-target'] ?? '')
+        .split('.')
+        .pop();
       let body: unknown = {};
       if (op === 'DescribeTable') body = { Table: { TableName: tableName, TableStatus: 'ACTIVE', ItemCount: 0 } };
       else if (op === 'Query' || op === 'Scan') body = { Items: [], Count: 0, ScannedCount: 0 };

@@ -110,7 +110,8 @@ export function deepNest(depth: number): unknown {
 function pathsOf(value: unknown, prefix: Path = [], out: Path[] = []): Path[] {
   out.push(prefix);
   if (Array.isArray(value)) value.forEach((v, i) => pathsOf(v, [...prefix, i], out));
-  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) pathsOf(v, [...prefix, k], out);
+  else if (value && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) pathsOf(v, [...prefix, k], out);
   return out;
 }
 
@@ -156,17 +157,36 @@ export function mutate(rng: Rng, valid: unknown): Mutation {
 function mutateAt(rng: Rng, valid: unknown, path: Path, current: unknown): Mutation {
   const kind = rng.int(7);
   if (kind === 0 && path.length > 0) return { value: setAt(valid, path, undefined, true), path, op: 'deleted' };
-  if (kind === 1) return { value: setAt(valid, path, confused(current)), path, op: `type confusion (${typeof current} → ${typeof confused(current)})` };
+  if (kind === 1)
+    return {
+      value: setAt(valid, path, confused(current)),
+      path,
+      op: `type confusion (${typeof current} → ${typeof confused(current)})`,
+    };
   if (kind === 2 && typeof current === 'string') {
     const s = nastyString(rng);
     return { value: setAt(valid, path, rng.chance(0.5) ? s : current + s), path, op: 'nasty string' };
   }
   if (kind === 3 && current && typeof current === 'object' && !Array.isArray(current)) {
-    const key = rng.pick(['__proto__', 'constructor', 'prototype', 'unexpectedField', nastyString(rng).slice(0, 40) || 'x']);
-    return { value: setAt(valid, [...path, key], randomValue(rng)), path, op: `extra key ${JSON.stringify(key.slice(0, 20))}` };
+    const key = rng.pick([
+      '__proto__',
+      'constructor',
+      'prototype',
+      'unexpectedField',
+      nastyString(rng).slice(0, 40) || 'x',
+    ]);
+    return {
+      value: setAt(valid, [...path, key], randomValue(rng)),
+      path,
+      op: `extra key ${JSON.stringify(key.slice(0, 20))}`,
+    };
   }
   if (kind === 4 && typeof current === 'number') {
-    return { value: setAt(valid, path, rng.pick([-1, 0.5, 1e21, -1e21, Number.NaN, Number.MAX_SAFE_INTEGER * 4])), path, op: 'number out of range' };
+    return {
+      value: setAt(valid, path, rng.pick([-1, 0.5, 1e21, -1e21, Number.NaN, Number.MAX_SAFE_INTEGER * 4])),
+      path,
+      op: 'number out of range',
+    };
   }
   const replacement = randomValue(rng);
   return { value: setAt(valid, path, replacement), path, op: `replaced with ${describe(replacement)}` };
@@ -176,7 +196,10 @@ export function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return `array(${v.length})`;
   if (typeof v === 'string') return v.length > 30 ? `string(${v.length})` : JSON.stringify(v);
-  if (typeof v === 'object') return `object{${Object.keys(v as object).slice(0, 3).join(',')}}`;
+  if (typeof v === 'object')
+    return `object{${Object.keys(v as object)
+      .slice(0, 3)
+      .join(',')}}`;
   return String(v);
 }
 

@@ -27,23 +27,32 @@ export async function startTestCluster(opts: LocalClusterOptions & { crds?: bool
   kc.loadFromFile(kubeconfigPath);
   const api = RawObjectApi.fromKubeConfig(kc);
   if (opts.crds !== false) {
-    for (const crd of [...(await infraManifests('crds/nodepool.yaml')), ...(await infraManifests('crds/poolspirit.yaml'))]) {
+    for (const crd of [
+      ...(await infraManifests('crds/nodepool.yaml')),
+      ...(await infraManifests('crds/poolspirit.yaml')),
+    ]) {
       await createIfMissing(api, crd);
     }
-    await waitFor(async () => {
-      await api.list('apps.openyurt.io/v1beta1', 'NodePool');
-      await api.list('poolspirit.io/v1alpha1', 'PoolSpirit');
-      return true;
-    }, 10_000, 'CRDs served');
+    await waitFor(
+      async () => {
+        await api.list('apps.openyurt.io/v1beta1', 'NodePool');
+        await api.list('poolspirit.io/v1alpha1', 'PoolSpirit');
+        return true;
+      },
+      10_000,
+      'CRDs served',
+    );
   }
   return {
-    cluster, kubeconfigPath, kc, api,
+    cluster,
+    kubeconfigPath,
+    kc,
+    api,
     async stop() {
       await cluster.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };
 }
-
 
 export type { KubernetesObject };

@@ -17,11 +17,19 @@ export function captureOutput(options: { passThrough?: boolean } = {}): OutputCa
   const passThrough = options.passThrough ?? false;
   const writes: { stream: string; text: string }[] = [];
   const record = (stream: string, chunk: unknown) => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) || chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : String(chunk);
+    const text =
+      typeof chunk === 'string'
+        ? chunk
+        : Buffer.isBuffer(chunk) || chunk instanceof Uint8Array
+          ? Buffer.from(chunk).toString('utf8')
+          : String(chunk);
     if (text.length) writes.push({ stream, text });
   };
   const restore: (() => void)[] = [];
-  for (const [name, stream] of [['stdout', process.stdout], ['stderr', process.stderr]] as const) {
+  for (const [name, stream] of [
+    ['stdout', process.stdout],
+    ['stderr', process.stderr],
+  ] as const) {
     const original = stream.write;
     stream.write = function (this: NodeJS.WriteStream, chunk: unknown, ...rest: unknown[]): boolean {
       record(name, chunk);

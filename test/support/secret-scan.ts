@@ -66,7 +66,9 @@ export function privateScalars(pem: string): Buffer[] {
   } catch {
     return [];
   }
-  return (['d', 'p', 'q'] as const).flatMap((k) => (typeof jwk[k] === 'string' ? [Buffer.from(jwk[k] as string, 'base64url')] : []));
+  return (['d', 'p', 'q'] as const).flatMap((k) =>
+    typeof jwk[k] === 'string' ? [Buffer.from(jwk[k] as string, 'base64url')] : [],
+  );
 }
 
 const PEM_PRIVATE_KEY = /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----/g;
@@ -95,12 +97,19 @@ export function kubeconfigSecrets(yamlText: string, label: string): KnownSecret[
     const user = u?.user ?? {};
     const where = `${label} user ${String(u?.name)}`;
     if (typeof user.token === 'string' && user.token) out.push(textSecret('token', `${where} token`, user.token));
-    if (typeof user.password === 'string' && user.password) out.push(textSecret('password', `${where} password`, user.password));
+    if (typeof user.password === 'string' && user.password)
+      out.push(textSecret('password', `${where} password`, user.password));
     if (typeof user['client-key-data'] === 'string') {
-      out.push(...privateKeysInPem(Buffer.from(user['client-key-data'], 'base64').toString('utf8'), `${where} client-key-data`));
+      out.push(
+        ...privateKeysInPem(
+          Buffer.from(user['client-key-data'], 'base64').toString('utf8'),
+          `${where} client-key-data`,
+        ),
+      );
     }
     const authToken = user['auth-provider']?.config?.['access-token'] ?? user['auth-provider']?.config?.['id-token'];
-    if (typeof authToken === 'string' && authToken) out.push(textSecret('token', `${where} auth-provider token`, authToken));
+    if (typeof authToken === 'string' && authToken)
+      out.push(textSecret('token', `${where} auth-provider token`, authToken));
   }
   return out;
 }
@@ -113,7 +122,10 @@ function looksLikeKubeconfig(text: string): boolean {
  * The secrets a Kubernetes Secret holds: private keys in PEM values, kubeconfig credentials, tokens, and any
  * other value that is not a certificate or public key (Opaque data is secret unless shown otherwise).
  */
-export function secretObjectSecrets(secret: { metadata?: { namespace?: string; name?: string }; data?: Record<string, string> }): KnownSecret[] {
+export function secretObjectSecrets(secret: {
+  metadata?: { namespace?: string; name?: string };
+  data?: Record<string, string>;
+}): KnownSecret[] {
   const out: KnownSecret[] = [];
   const base = `Secret ${secret.metadata?.namespace ?? ''}/${secret.metadata?.name ?? ''}`;
   for (const [key, value] of Object.entries(secret.data ?? {})) {
@@ -121,7 +133,8 @@ export function secretObjectSecrets(secret: { metadata?: { namespace?: string; n
     const label = `${base} data ${key}`;
     if (text.includes('-----BEGIN')) out.push(...privateKeysInPem(text, label));
     else if (looksLikeKubeconfig(text)) out.push(...kubeconfigSecrets(text, label));
-    else if (text.length >= 16) out.push({ kind: key === 'token' ? 'token' : 'opaque-secret', label, bytes: Buffer.from(value, 'base64'), text });
+    else if (text.length >= 16)
+      out.push({ kind: key === 'token' ? 'token' : 'opaque-secret', label, bytes: Buffer.from(value, 'base64'), text });
   }
   return out;
 }
@@ -160,7 +173,8 @@ export class SecretScanner {
     let shortest = Infinity;
     for (const secret of this.secrets) {
       const forms = encodedForms(secret.bytes);
-      if (secret.text && /^[A-Za-z0-9+/_=.~-]+$/.test(secret.text)) forms.push(...secret.text.split('.').filter((p) => p.length >= WINDOW));
+      if (secret.text && /^[A-Za-z0-9+/_=.~-]+$/.test(secret.text))
+        forms.push(...secret.text.split('.').filter((p) => p.length >= WINDOW));
       if (secret.text) this.#literals.push(secret);
       for (const form of forms) {
         shortest = Math.min(shortest, form.length);
@@ -188,9 +202,11 @@ export class SecretScanner {
   }
 
   #scanText(where: string, text: string, depth: number, found: Map<string, Finding>): void {
-    const add = (what: string) => found.set(what, { where: depth ? `${where} (inside ${depth}× base64)` : where, what });
+    const add = (what: string) =>
+      found.set(what, { where: depth ? `${where} (inside ${depth}× base64)` : where, what });
     for (const [name, re] of Object.entries(GENERIC_PATTERNS)) if (re.test(text)) add(`pattern ${name}`);
-    for (const s of this.#literals) if (s.text && s.text.length >= 8 && text.includes(s.text)) add(`known ${s.kind} (${s.label})`);
+    for (const s of this.#literals)
+      if (s.text && s.text.length >= 8 && text.includes(s.text)) add(`known ${s.kind} (${s.label})`);
     const packed = compact(text);
     for (const m of packed.matchAll(ENCODED_RUN)) {
       const run = m[0];
@@ -201,7 +217,9 @@ export class SecretScanner {
       for (const hit of this.#windows.get(run.slice(-WINDOW)) ?? []) add(`known ${hit.kind} (${hit.label})`);
       if (depth < MAX_DECODE_DEPTH && run.length >= 32) {
         for (let shift = 0; shift < 4; shift++) {
-          const decoded = Buffer.from(run.slice(shift).replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('latin1');
+          const decoded = Buffer.from(run.slice(shift).replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString(
+            'latin1',
+          );
           if (mostlyPrintable(decoded)) this.#scanText(where, decoded, depth + 1, found);
         }
       }

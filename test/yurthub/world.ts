@@ -40,8 +40,17 @@ export interface YurtHubWorld {
 export async function startYurtHubWorld(shape: { pools: number; hubsPerPool: number }): Promise<YurtHubWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-yurthub-'));
   const fleet = await startLocalFleet({
-    clusters: 1, pools: shape.pools, nodesPerPool: shape.hubsPerPool, cloudPools: 0, stateDir: dir, readyDelayMs: 20, retryBaseDelayMs: 20,
-    kubelet: 'process', controlPlane: 'real', simulateLeader: false, edgePoolLabels: { [COMPAT_LABEL]: COMPAT_VALUE },
+    clusters: 1,
+    pools: shape.pools,
+    nodesPerPool: shape.hubsPerPool,
+    cloudPools: 0,
+    stateDir: dir,
+    readyDelayMs: 20,
+    retryBaseDelayMs: 20,
+    kubelet: 'process',
+    controlPlane: 'real',
+    simulateLeader: false,
+    edgePoolLabels: { [COMPAT_LABEL]: COMPAT_VALUE },
   });
   try {
     await fleet.waitConverged(150_000);
@@ -49,19 +58,41 @@ export async function startYurtHubWorld(shape: { pools: number; hubsPerPool: num
     const hostCa = clusterAuthority(fleet.clusterCa);
     const cluster = fleet.clusters[0]!;
     const hubsStartedAt = Date.now();
-    const hubs = await startFleetHubs({ cluster, hostCa, namespace: PRODUCT_NAMESPACE, pools, hubsPerPool: shape.hubsPerPool, dir });
+    const hubs = await startFleetHubs({
+      cluster,
+      hostCa,
+      namespace: PRODUCT_NAMESPACE,
+      pools,
+      hubsPerPool: shape.hubsPerPool,
+      dir,
+    });
     const material = await readCompatMaterial(cluster.kubeConfig, PRODUCT_NAMESPACE, pools);
-    const coordinatorClient = { certPem: material.pki.files[COORDINATOR_PKI_FILES.clientCert], keyPem: material.pki.files[COORDINATOR_PKI_FILES.clientKey] };
+    const coordinatorClient = {
+      certPem: material.pki.files[COORDINATOR_PKI_FILES.clientCert],
+      keyPem: material.pki.files[COORDINATOR_PKI_FILES.clientKey],
+    };
     const observers = new Map<string, CertAndKey>();
     const host = RawObjectApi.fromKubeConfig(cluster.kubeConfig);
     for (const pool of pools) {
-      const secret = await host.requestJson<Obj>(HttpMethod.GET, `/api/v1/namespaces/${PRODUCT_NAMESPACE}/secrets/${objectNames(pool).agentSecret}`);
+      const secret = await host.requestJson<Obj>(
+        HttpMethod.GET,
+        `/api/v1/namespaces/${PRODUCT_NAMESPACE}/secrets/${objectNames(pool).agentSecret}`,
+      );
       const kc = parse(Buffer.from(secret.data.kubeconfig, 'base64').toString('utf8'));
       const b64 = (v: string) => Buffer.from(v, 'base64').toString('utf8');
-      observers.set(pool, { certPem: b64(kc.users[0].user['client-certificate-data']), keyPem: b64(kc.users[0].user['client-key-data']) });
+      observers.set(pool, {
+        certPem: b64(kc.users[0].user['client-certificate-data']),
+        keyPem: b64(kc.users[0].user['client-key-data']),
+      });
     }
     return {
-      fleet, hubs, pools, hostCa, coordinatorClient, dir, hubsStartedAt,
+      fleet,
+      hubs,
+      pools,
+      hostCa,
+      coordinatorClient,
+      dir,
+      hubsStartedAt,
       observer: (pool) => observers.get(pool)!,
       async stop() {
         await hubs.stop();
@@ -85,22 +116,32 @@ export interface HttpsResult {
 }
 
 /** One HTTPS request to a pool-spirit apiserver, verified against its pool CA, presenting `client`. */
-export function call(url: string, caPem: string, method: string, path: string, client?: CertAndKey): Promise<HttpsResult> {
+export function call(
+  url: string,
+  caPem: string,
+  method: string,
+  path: string,
+  client?: CertAndKey,
+): Promise<HttpsResult> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}${path}`, { method, ca: caPem, ...(client ? { cert: client.certPem, key: client.keyPem } : {}), timeout: 5000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: Obj = {};
-        try {
-          body = text ? JSON.parse(text) : {};
-        } catch {
-          body = { text };
-        }
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
+    const req = request(
+      `${url}${path}`,
+      { method, ca: caPem, ...(client ? { cert: client.certPem, key: client.keyPem } : {}), timeout: 5000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: Obj = {};
+          try {
+            body = text ? JSON.parse(text) : {};
+          } catch {
+            body = { text };
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
     req.on('error', reject);
     req.end();
@@ -108,12 +149,26 @@ export function call(url: string, caPem: string, method: string, path: string, c
 }
 
 /** The holder of Lease kube-system/yurthub in a pool's pool-spirit. */
-export async function leaderOf(world: YurtHubWorld, pool: string): Promise<{ holder?: string; renewTime?: string; transitions?: number }> {
+export async function leaderOf(
+  world: YurtHubWorld,
+  pool: string,
+): Promise<{ holder?: string; renewTime?: string; transitions?: number }> {
   const s = world.hubs.spiritOf(pool);
-  const r = await call(s.apiServerUrl, s.caPem, 'GET', `/apis/coordination.k8s.io/v1/namespaces/${LEADER_LEASE.namespace}/leases/${LEADER_LEASE.name}`, world.observer(pool));
+  const r = await call(
+    s.apiServerUrl,
+    s.caPem,
+    'GET',
+    `/apis/coordination.k8s.io/v1/namespaces/${LEADER_LEASE.namespace}/leases/${LEADER_LEASE.name}`,
+    world.observer(pool),
+  );
   if (r.status === 404) return {};
-  if (r.status !== 200) throw new Error(`GET lease in ${pool}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
-  return { holder: r.body.spec?.holderIdentity, renewTime: r.body.spec?.renewTime, transitions: r.body.spec?.leaseTransitions };
+  if (r.status !== 200)
+    throw new Error(`GET lease in ${pool}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+  return {
+    holder: r.body.spec?.holderIdentity,
+    renewTime: r.body.spec?.renewTime,
+    transitions: r.body.spec?.leaseTransitions,
+  };
 }
 
 export async function hostApi(world: YurtHubWorld): Promise<RawObjectApi> {

@@ -40,7 +40,8 @@ const caches = new WeakMap<KubeTransport, Map<string, Promise<KindMap>>>();
 
 export function groupVersionPath(apiVersion: string): string {
   const parts = apiVersion.split('/');
-  if (!apiVersion || parts.length > 2 || parts.some((p) => !p)) throw new Error(`apiVersion: expected "v1" or "<group>/<version>", got ${JSON.stringify(apiVersion)}`);
+  if (!apiVersion || parts.length > 2 || parts.some((p) => !p))
+    throw new Error(`apiVersion: expected "v1" or "<group>/<version>", got ${JSON.stringify(apiVersion)}`);
   return parts.length === 1 ? `/api/${apiVersion}` : `/apis/${apiVersion}`;
 }
 
@@ -76,7 +77,8 @@ export function discovery(transport: KubeTransport): Discovery {
     const seg = encodeURIComponent;
     let p = groupVersionPath(ref.apiVersion);
     if (info.namespaced && ref.namespace) p += `/namespaces/${seg(ref.namespace)}`;
-    else if (info.namespaced && ref.name) throw new Error(`namespace: ${ref.kind} ${JSON.stringify(ref.name)} is namespaced; expected a namespace`);
+    else if (info.namespaced && ref.name)
+      throw new Error(`namespace: ${ref.kind} ${JSON.stringify(ref.name)} is namespaced; expected a namespace`);
     p += `/${info.name}`;
     if (ref.name) p += `/${seg(ref.name)}`;
     if (subresource) {

@@ -3,5 +3,18 @@ export type { ClusterConnection } from './connection.ts';
 // Not the kubeconfig reader (./kubeconfig.ts): it brings the YAML parser, and the functions import it only
 // when a cluster's access needs it, so that it stays out of their cold start.
 export { KubeApiError } from './errors.ts';
-export { createKubeTransport, type HttpMethod, type KubeRequest, type KubeTransport, type KubeTransportOptions } from './transport.ts';
-export { discovery, groupVersionPath, UnknownKindError, type Discovery, type ObjectRef, type ResourceInfo } from './discovery.ts';
+export {
+  createKubeTransport,
+  type HttpMethod,
+  type KubeRequest,
+  type KubeTransport,
+  type KubeTransportOptions,
+} from './transport.ts';
+export {
+  discovery,
+  groupVersionPath,
+  UnknownKindError,
+  type Discovery,
+  type ObjectRef,
+  type ResourceInfo,
+} from './discovery.ts';

@@ -59,7 +59,8 @@ export function connectionFromKubeconfig(text: string, options: KubeconfigOption
   } catch (err) {
     throw policyError(err);
   }
-  if (!isObj(doc)) throw new KubeconfigError('(document)', 'expected a kubeconfig mapping with clusters, users and contexts');
+  if (!isObj(doc))
+    throw new KubeconfigError('(document)', 'expected a kubeconfig mapping with clusters, users and contexts');
   const contextName = options.context ?? doc['current-context'];
   if (typeof contextName !== 'string' || !contextName) {
     throw new KubeconfigError('current-context', 'expected the name of a context (none set and no context given)');
@@ -93,7 +94,8 @@ function str(o: Obj, key: string, field: string, required: boolean): string | un
     if (required) throw new KubeconfigError(field, 'expected a non-empty string');
     return undefined;
   }
-  if (typeof v !== 'string') throw new KubeconfigError(field, `expected a string, got ${Array.isArray(v) ? 'list' : typeof v}`);
+  if (typeof v !== 'string')
+    throw new KubeconfigError(field, `expected a string, got ${Array.isArray(v) ? 'list' : typeof v}`);
   return v;
 }
 
@@ -113,14 +115,24 @@ function clusterPart(c: Obj, at: string): ClusterConnection {
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new KubeconfigError(`${at}.server`, 'expected an http(s) URL');
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:'))
+    throw new KubeconfigError(`${at}.server`, 'expected an http(s) URL');
   const connection: ClusterConnection = { server };
-  const caPem = pemFromData(c, 'certificate-authority-data', `${at}.certificate-authority-data`, '-----BEGIN CERTIFICATE');
+  const caPem = pemFromData(
+    c,
+    'certificate-authority-data',
+    `${at}.certificate-authority-data`,
+    '-----BEGIN CERTIFICATE',
+  );
   const insecure = c['insecure-skip-tls-verify'];
-  if (insecure !== undefined && typeof insecure !== 'boolean') throw new KubeconfigError(`${at}.insecure-skip-tls-verify`, 'expected true or false');
+  if (insecure !== undefined && typeof insecure !== 'boolean')
+    throw new KubeconfigError(`${at}.insecure-skip-tls-verify`, 'expected true or false');
   if (insecure && caPem && url.protocol === 'https:') {
     // As kubectl: trusting a CA and skipping verification at once is a contradiction, not a preference.
-    throw new KubeconfigError(`${at}.insecure-skip-tls-verify`, 'expected no certificate authority when TLS verification is skipped');
+    throw new KubeconfigError(
+      `${at}.insecure-skip-tls-verify`,
+      'expected no certificate authority when TLS verification is skipped',
+    );
   }
   if (caPem) connection.caPem = caPem;
   if (insecure) connection.insecureSkipTlsVerify = true;
@@ -131,14 +143,19 @@ function clusterPart(c: Obj, at: string): ClusterConnection {
 
 function userPart(u: Obj, at: string): Partial<ClusterConnection> {
   for (const key of ['username', 'password', 'as', 'as-groups', 'as-uid', 'as-user-extra']) {
-    if (u[key] !== undefined) throw new KubeconfigError(`${at}.${key}`, 'not supported; use a token or a client certificate');
+    if (u[key] !== undefined)
+      throw new KubeconfigError(`${at}.${key}`, 'not supported; use a token or a client certificate');
   }
   const out: Partial<ClusterConnection> = {};
   const token = str(u, 'token', `${at}.token`, false);
   if (token) out.token = token;
   const cert = pemFromData(u, 'client-certificate-data', `${at}.client-certificate-data`, '-----BEGIN CERTIFICATE');
   const key = pemFromData(u, 'client-key-data', `${at}.client-key-data`, 'PRIVATE KEY-----');
-  if (!!cert !== !!key) throw new KubeconfigError(`${at}.${cert ? 'client-key' : 'client-certificate'}`, 'expected both a client certificate and its key, got only one');
+  if (!!cert !== !!key)
+    throw new KubeconfigError(
+      `${at}.${cert ? 'client-key' : 'client-certificate'}`,
+      'expected both a client certificate and its key, got only one',
+    );
   if (cert && key) Object.assign(out, { clientCertPem: cert, clientKeyPem: key });
   return out;
 }

@@ -117,19 +117,29 @@ export function createKubeTransport(connection: ClusterConnection, options: Kube
   const hostname = base.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = base.port || (secure ? 443 : 80);
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
-  const staticCert = connection.clientCertPem && connection.clientKeyPem ? { certPem: connection.clientCertPem, keyPem: connection.clientKeyPem } : undefined;
+  const staticCert =
+    connection.clientCertPem && connection.clientKeyPem
+      ? { certPem: connection.clientCertPem, keyPem: connection.clientKeyPem }
+      : undefined;
   const agents = new AgentSlot(connection, secure);
   const sent: KubeTransport['sent'] = { total: 0 };
 
   async function request<T>(req: KubeRequest): Promise<T> {
-    if (!req.path.startsWith('/')) throw new Error(`path: expected an absolute API path starting with "/", got ${JSON.stringify(req.path.slice(0, 100))}`);
+    if (!req.path.startsWith('/'))
+      throw new Error(
+        `path: expected an absolute API path starting with "/", got ${JSON.stringify(req.path.slice(0, 100))}`,
+      );
     req.signal?.throwIfAborted();
     const token = connection.token;
     const cert = staticCert;
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
     const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': userAgent };
     if (token) headers.Authorization = `Bearer ${token}`;
-    if (payload) Object.assign(headers, { 'Content-Type': req.contentType ?? 'application/json', 'Content-Length': payload.length });
+    if (payload)
+      Object.assign(headers, {
+        'Content-Type': req.contentType ?? 'application/json',
+        'Content-Length': payload.length,
+      });
     const { status, contentType, text } = await send(req, headers, payload, cert);
     if (status < 200 || status > 299) {
       throw new KubeApiError(req.method, req.path, status, text);
@@ -138,11 +148,18 @@ export function createKubeTransport(connection: ClusterConnection, options: Kube
     try {
       return JSON.parse(text) as T;
     } catch {
-      throw new Error(`${req.method} ${req.path}: expected a JSON response, got ${contentType || 'no content-type'}: ${JSON.stringify(text.slice(0, 200))}`);
+      throw new Error(
+        `${req.method} ${req.path}: expected a JSON response, got ${contentType || 'no content-type'}: ${JSON.stringify(text.slice(0, 200))}`,
+      );
     }
   }
 
-  function send(req: KubeRequest, headers: Record<string, string | number>, payload: Buffer | undefined, cert: ClientCert | undefined) {
+  function send(
+    req: KubeRequest,
+    headers: Record<string, string | number>,
+    payload: Buffer | undefined,
+    cert: ClientCert | undefined,
+  ) {
     return new Promise<{ status: number; contentType: string; text: string }>((resolve, reject) => {
       const lease = agents.acquire(cert);
       const signal = req.signal;
@@ -161,14 +178,25 @@ export function createKubeTransport(connection: ClusterConnection, options: Kube
       let r: ClientRequest;
       try {
         r = (secure ? https : http).request(
-          { hostname, port, method: req.method, path: prefix + req.path + queryString(req.query), headers, agent: lease.agent },
+          {
+            hostname,
+            port,
+            method: req.method,
+            path: prefix + req.path + queryString(req.query),
+            headers,
+            agent: lease.agent,
+          },
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
             res.on('error', fail);
             res.on('end', () => {
               finish();
-              resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') });
+              resolve({
+                status: res.statusCode ?? 0,
+                contentType: String(res.headers['content-type'] ?? ''),
+                text: Buffer.concat(chunks).toString('utf8'),
+              });
             });
           },
         );

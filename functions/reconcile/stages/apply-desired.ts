@@ -10,7 +10,14 @@
  */
 import type { KubeObject } from '../../../core/kube.ts';
 import { objectKey } from '../../../core/kube.ts';
-import { existingPkiFromSecrets, objectNames, objectsToApply, renderPoolSpirit, renderPoolSpiritService, SpecRenderError } from '../../../core/index.ts';
+import {
+  existingPkiFromSecrets,
+  objectNames,
+  objectsToApply,
+  renderPoolSpirit,
+  renderPoolSpiritService,
+  SpecRenderError,
+} from '../../../core/index.ts';
 import type { FieldIssue, NodePool, ObjectNames, RenderResult, ResolvedPoolSpiritSpec } from '../../../core/index.ts';
 import { foreignEntriesPatch } from '../../../core/plan.ts';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
@@ -40,7 +47,14 @@ export interface DesiredInput {
   spec: ResolvedPoolSpiritSpec;
 }
 
-export async function applyDesired({ deps, client, namespace, nodePool, poolSpirit, spec }: DesiredInput): Promise<Applied> {
+export async function applyDesired({
+  deps,
+  client,
+  namespace,
+  nodePool,
+  poolSpirit,
+  spec,
+}: DesiredInput): Promise<Applied> {
   const names = objectNames(poolSpirit.metadata.name);
   const applied: string[] = [];
 
@@ -69,11 +83,22 @@ export async function applyDesired({ deps, client, namespace, nodePool, poolSpir
     applied.push(describe(service));
   }
   // A yurt-coordinator-compatible pool (docs/yurthub.md) trusts the cluster's coordinator client CA.
-  const compat = wantsYurtCoordinatorCompat(nodePool) ? await coordinatorCompatInput(deps, client, namespace) : undefined;
+  const compat = wantsYurtCoordinatorCompat(nodePool)
+    ? await coordinatorCompatInput(deps, client, namespace)
+    : undefined;
   if (compat) applied.push(...compat.applied);
   const yurtCoordinator = compat?.input;
   const render = (serviceClusterIP: string | undefined, existingPki: Record<string, string>) =>
-    renderPoolSpirit({ ...renderTarget, nodePool, yurtCoordinator, serviceClusterIP, existingPki, liveWorkload, now: deps.clock(), keys: deps.keyFactory });
+    renderPoolSpirit({
+      ...renderTarget,
+      nodePool,
+      yurtCoordinator,
+      serviceClusterIP,
+      existingPki,
+      liveWorkload,
+      now: deps.clock(),
+      keys: deps.keyFactory,
+    });
 
   let rendered: RenderResult;
   try {
@@ -112,12 +137,22 @@ export async function applyDesired({ deps, client, namespace, nodePool, poolSpir
 }
 
 /** Reads, in parallel, every rendered object not read before the render. */
-async function readTheRest(client: ClusterClient, desired: readonly KubeObject[], live: Map<string, KubeObject>, names: ObjectNames): Promise<void> {
+async function readTheRest(
+  client: ClusterClient,
+  desired: readonly KubeObject[],
+  live: Map<string, KubeObject>,
+  names: ObjectNames,
+): Promise<void> {
   await Promise.all(
     desired
       .filter((obj) => !live.has(objectKey(obj)) && !isPreRead(obj, names))
       .map(async (obj) => {
-        const current = await client.get({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name });
+        const current = await client.get({
+          apiVersion: obj.apiVersion,
+          kind: obj.kind,
+          namespace: obj.metadata.namespace,
+          name: obj.metadata.name,
+        });
         if (current) live.set(objectKey(current), current);
       }),
   );
@@ -128,14 +163,21 @@ async function readTheRest(client: ClusterClient, desired: readonly KubeObject[]
  * one guarded JSON patch per object removes them before the apply, so the rendered lists are the whole
  * lists. Objects with nothing foreign cost no write.
  */
-async function removeForeignEntries(client: ClusterClient, desired: readonly KubeObject[], live: Map<string, KubeObject>): Promise<string[]> {
+async function removeForeignEntries(
+  client: ClusterClient,
+  desired: readonly KubeObject[],
+  live: Map<string, KubeObject>,
+): Promise<string[]> {
   const applied: string[] = [];
   for (const obj of desired) {
     const current = live.get(objectKey(obj));
     if (!current) continue;
     const ops = foreignEntriesPatch(obj, current);
     if (ops.length === 0) continue;
-    const after = await client.patchJson({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name }, ops);
+    const after = await client.patchJson(
+      { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name },
+      ops,
+    );
     applied.push(`remove foreign entries from ${describe(after)}`);
     live.set(objectKey(after), after);
   }

@@ -18,18 +18,30 @@ export type Ensured =
   | { kind: 'removed'; applied: string[] }
   | { kind: 'wait'; afterMs: number; why: string };
 
-export async function ensurePoolSpirit(client: ClusterClient, namespace: string, observed: Exclude<Observed, { kind: 'gone' }>): Promise<Ensured> {
+export async function ensurePoolSpirit(
+  client: ClusterClient,
+  namespace: string,
+  observed: Exclude<Observed, { kind: 'gone' }>,
+): Promise<Ensured> {
   const { nodePool, poolSpirit } = observed;
   if (observed.kind === 'unwanted') {
-    if (!poolSpirit || !createdByUsFor(poolSpirit, nodePool) || poolSpirit.metadata.deletionTimestamp) return { kind: 'removed', applied: [] };
+    if (!poolSpirit || !createdByUsFor(poolSpirit, nodePool) || poolSpirit.metadata.deletionTimestamp)
+      return { kind: 'removed', applied: [] };
     const applied = await handCaToPoolSpirit(client, namespace, poolSpirit, nodePool);
-    await client.delete({ apiVersion: poolSpirit.apiVersion, kind: poolSpirit.kind, name: poolSpirit.metadata.name }, poolSpirit.metadata.uid);
+    await client.delete(
+      { apiVersion: poolSpirit.apiVersion, kind: poolSpirit.kind, name: poolSpirit.metadata.name },
+      poolSpirit.metadata.uid,
+    );
     return { kind: 'removed', applied: [...applied, `delete ${describe(poolSpirit)}`] };
   }
   if (poolSpirit?.metadata.deletionTimestamp) {
     // The previous PoolSpirit (e.g. of a deleted and re-created pool) is still being collected; the next
     // pass creates the new one once it is gone.
-    return { kind: 'wait', afterMs: COLLECTION_WAIT_MS, why: `PoolSpirit ${poolSpirit.metadata.name} is being deleted; retry once it is gone` };
+    return {
+      kind: 'wait',
+      afterMs: COLLECTION_WAIT_MS,
+      why: `PoolSpirit ${poolSpirit.metadata.name} is being deleted; retry once it is gone`,
+    };
   }
   if (poolSpirit) return { kind: 'ready', poolSpirit, applied: [] };
   const created = await client.apply(observed.intent.spec);

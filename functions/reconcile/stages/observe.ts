@@ -13,7 +13,12 @@ export type Observed =
   | { kind: 'gone' }
   /** Not an edge pool, or opted out: a PoolSpirit we created for it must go. */
   | { kind: 'unwanted'; nodePool: NodePool; poolSpirit: KubeObject | undefined }
-  | { kind: 'wanted'; nodePool: NodePool; intent: Extract<PoolSpiritIntent, { wanted: true }>; poolSpirit: KubeObject | undefined };
+  | {
+      kind: 'wanted';
+      nodePool: NodePool;
+      intent: Extract<PoolSpiritIntent, { wanted: true }>;
+      poolSpirit: KubeObject | undefined;
+    };
 
 export async function observe(deps: ReconcileDeps, client: ClusterClient, poolName: string): Promise<Observed> {
   const nodePool = (await client.getNodePool(poolName)) as NodePool | undefined;

@@ -13,7 +13,12 @@ import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
  * deleted, so garbage collection takes the CA with everything else (the reconciler holds no delete right on
  * Secrets). Returns what it wrote, if anything.
  */
-export async function handCaToPoolSpirit(client: ClusterClient, namespace: string, poolSpirit: KubeObject, nodePool: NodePool): Promise<string[]> {
+export async function handCaToPoolSpirit(
+  client: ClusterClient,
+  namespace: string,
+  poolSpirit: KubeObject,
+  nodePool: NodePool,
+): Promise<string[]> {
   const ref = { apiVersion: 'v1', kind: 'Secret', namespace, name: objectNames(poolSpirit.metadata.name).caSecret };
   const ca = await client.get(ref);
   const owners = ca?.metadata.ownerReferences ?? [];
@@ -28,7 +33,9 @@ export async function handCaToPoolSpirit(client: ClusterClient, namespace: strin
 
 /** A CA Secret still owned by an earlier NodePool of this name is that pool's, waiting for collection. */
 export function ownedByOtherNodePool(obj: KubeObject, nodePool: NodePool): boolean {
-  return (obj.metadata.ownerReferences ?? []).some((o) => o.kind === 'NodePool' && o.name === nodePool.metadata.name && o.uid !== nodePool.metadata.uid);
+  return (obj.metadata.ownerReferences ?? []).some(
+    (o) => o.kind === 'NodePool' && o.name === nodePool.metadata.name && o.uid !== nodePool.metadata.uid,
+  );
 }
 
 /** The PoolSpirit was created by this reconciler for this very NodePool (same uid), not by a person. */

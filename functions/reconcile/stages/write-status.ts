@@ -16,11 +16,22 @@ export type StatusInput =
   | { kind: 'invalid'; issues: FieldIssue[] }
   | { kind: 'rendered'; rendered: RenderResult; live: ReadonlyMap<string, KubeObject>; paused: boolean };
 
-export async function writePoolSpiritStatus(deps: ReconcileDeps, client: ClusterClient, poolSpirit: KubeObject, input: StatusInput): Promise<void> {
+export async function writePoolSpiritStatus(
+  deps: ReconcileDeps,
+  client: ClusterClient,
+  poolSpirit: KubeObject,
+  input: StatusInput,
+): Promise<void> {
   const generation = poolSpirit.metadata.generation ?? 1;
   const previous = poolSpirit.status as PoolSpiritStatus | undefined;
   if (input.kind === 'invalid') {
-    await applyIfChanged(deps, client, poolSpirit, previous, poolSpiritStatus({ generation, now: deps.clock(), previous, invalid: input.issues }));
+    await applyIfChanged(
+      deps,
+      client,
+      poolSpirit,
+      previous,
+      poolSpiritStatus({ generation, now: deps.clock(), previous, invalid: input.issues }),
+    );
     return;
   }
   const { rendered, live, paused } = input;
@@ -40,7 +51,11 @@ export async function writePoolSpiritStatus(deps: ReconcileDeps, client: Cluster
     paused,
     render: rendered,
     secretsApplied,
-    workload: observeWorkload(workloadNow, desiredWorkload, await podProblemOf(client, workloadNow, poolSpirit.metadata.name)),
+    workload: observeWorkload(
+      workloadNow,
+      desiredWorkload,
+      await podProblemOf(client, workloadNow, poolSpirit.metadata.name),
+    ),
   });
   await applyIfChanged(deps, client, poolSpirit, previous, status);
 }
@@ -59,9 +74,11 @@ async function applyIfChanged(
   const events = meaningfulTransitions(previous, status).filter((e) => previous !== undefined || e.type === 'Warning');
   for (const event of events) {
     // Events are best effort: the status already says it, and a retry would write the status again.
-    await client.createEvent({ involved: poolSpirit, ...event }).catch((err: unknown) =>
-      deps.logger.warn('could not record an Event', { reason: event.reason, error: sanitizeErrorMessage(err) }),
-    );
+    await client
+      .createEvent({ involved: poolSpirit, ...event })
+      .catch((err: unknown) =>
+        deps.logger.warn('could not record an Event', { reason: event.reason, error: sanitizeErrorMessage(err) }),
+      );
   }
   deps.logger.debug('status written', { phase: status.phase });
 }
@@ -76,7 +93,12 @@ function statusChanged(status: PoolSpiritStatus, previous: PoolSpiritStatus | un
   if (!previous) return true;
   const significant = (s: PoolSpiritStatus) => ({
     ...s,
-    conditions: s.conditions?.map(({ type, status: value, reason, observedGeneration }) => ({ type, status: value, reason, observedGeneration })),
+    conditions: s.conditions?.map(({ type, status: value, reason, observedGeneration }) => ({
+      type,
+      status: value,
+      reason,
+      observedGeneration,
+    })),
   });
   const previousSignificant = significant(previous);
   if (fieldDiffs(significant(status), previousSignificant).length > 0) return true;
@@ -89,22 +111,35 @@ function statusChanged(status: PoolSpiritStatus, previous: PoolSpiritStatus | un
  * A pool that had a CA and now got a new one (its CA Secret was deleted, or the CA expired): every client
  * that trusted the old CA must be given the new one, so the rotation is announced, never silent.
  */
-async function announceCaRotation(deps: ReconcileDeps, client: ClusterClient, poolSpirit: KubeObject, previous: PoolSpiritStatus | undefined, rendered: RenderResult): Promise<void> {
+async function announceCaRotation(
+  deps: ReconcileDeps,
+  client: ClusterClient,
+  poolSpirit: KubeObject,
+  previous: PoolSpiritStatus | undefined,
+  rendered: RenderResult,
+): Promise<void> {
   const why = rendered.pki.reasons.filter((r) => r.startsWith('ca: '));
   if (why.length === 0 || !previous?.certificates?.caNotAfter) return;
   const message = `the pool CA was issued anew (${why.join('; ')}); clients of the pool's apiserver must trust the new CA (Secret ${rendered.names.caSecret}, key ca.crt)`;
-  await client.createEvent({ involved: poolSpirit, type: 'Warning', reason: 'CARotated', message }).catch((err: unknown) =>
-    deps.logger.warn('could not record an Event', { reason: 'CARotated', error: sanitizeErrorMessage(err) }),
-  );
+  await client
+    .createEvent({ involved: poolSpirit, type: 'Warning', reason: 'CARotated', message })
+    .catch((err: unknown) =>
+      deps.logger.warn('could not record an Event', { reason: 'CARotated', error: sanitizeErrorMessage(err) }),
+    );
 }
 
 /**
  * Why a pool-spirit that is not ready is not, read from its pods (one list, made only then): the scheduler's
  * reason or the crash-looping container's last line is what the PoolSpirit condition says.
  */
-async function podProblemOf(client: ClusterClient, workload: KubeObject | undefined, poolName: string): Promise<PodProblem | undefined> {
+async function podProblemOf(
+  client: ClusterClient,
+  workload: KubeObject | undefined,
+  poolName: string,
+): Promise<PodProblem | undefined> {
   if (!workload || observeWorkload(workload).ready) return undefined;
-  const selector = (workload.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
+  const selector = (workload.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector
+    ?.matchLabels;
   if (!selector || Object.keys(selector).length === 0) return undefined;
   const pods = await client.listByLabel('v1', 'Pod', workload.metadata.namespace, selector);
   return podProblem(pods as PodLike[], poolName);

@@ -65,7 +65,14 @@ export class AggregationController {
       const rules = snapshot.clusterRoleRules(name) ?? [];
       if (isDeepStrictEqual(role.rules ?? [], rules)) continue;
       await this.store
-        .update(this.policy.info('clusterroles'), undefined, name, undefined, { fieldManager: MANAGER, fieldValidation: 'Ignore' }, (current) => ({ ...current, rules }))
+        .update(
+          this.policy.info('clusterroles'),
+          undefined,
+          name,
+          undefined,
+          { fieldManager: MANAGER, fieldValidation: 'Ignore' },
+          (current) => ({ ...current, rules }),
+        )
         .catch((err) => {
           if (!(err instanceof ApiError && err.code === 404)) throw err;
         });

@@ -8,12 +8,18 @@
 import type { RouteInfo } from '../server/routes.ts';
 import type { RequestAttributes } from './types.ts';
 
-export function requestAttributes(method: string, path: string, route: RouteInfo, query: URLSearchParams): RequestAttributes {
+export function requestAttributes(
+  method: string,
+  path: string,
+  route: RouteInfo,
+  query: URLSearchParams,
+): RequestAttributes {
   if (route.type !== 'resource') return { resourceRequest: false, verb: method.toLowerCase(), path };
   let namespace = route.namespace ?? '';
   let name = route.name ?? '';
   if (route.group === '' && route.resource === 'namespaces' && name && !namespace) namespace = name;
-  if ((route.verb === 'list' || route.verb === 'watch') && !name) name = nameFromFieldSelector(query.get('fieldSelector')) ?? '';
+  if ((route.verb === 'list' || route.verb === 'watch') && !name)
+    name = nameFromFieldSelector(query.get('fieldSelector')) ?? '';
   return {
     resourceRequest: true,
     verb: route.verb,

@@ -22,13 +22,28 @@ function r(apiGroups: string[], resources: string[], verbs: string[], resourceNa
   return { apiGroups, resources, verbs, ...(resourceNames ? { resourceNames } : {}) };
 }
 
-function clusterRole(name: string, rules: PolicyRule[] | null, extraLabels: Record<string, string> = {}, aggregateFrom?: string): ApiObject {
+function clusterRole(
+  name: string,
+  rules: PolicyRule[] | null,
+  extraLabels: Record<string, string> = {},
+  aggregateFrom?: string,
+): ApiObject {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
-    metadata: { name, annotations: { ...BOOTSTRAP_META.annotations }, labels: { ...BOOTSTRAP_META.labels, ...extraLabels } },
+    metadata: {
+      name,
+      annotations: { ...BOOTSTRAP_META.annotations },
+      labels: { ...BOOTSTRAP_META.labels, ...extraLabels },
+    },
     ...(aggregateFrom
-      ? { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [`rbac.authorization.k8s.io/aggregate-to-${aggregateFrom}`]: 'true' } }] } }
+      ? {
+          aggregationRule: {
+            clusterRoleSelectors: [
+              { matchLabels: { [`rbac.authorization.k8s.io/aggregate-to-${aggregateFrom}`]: 'true' } },
+            ],
+          },
+        }
       : {}),
     ...(rules ? { rules } : {}),
   };
@@ -45,7 +60,10 @@ export const BOOTSTRAP_CLUSTER_ROLES: ApiObject[] = [
   clusterRole('view', null, toEdit, 'view'),
   clusterRole(
     'system:aggregate-to-admin',
-    [r(['authorization.k8s.io'], ['localsubjectaccessreviews'], ['create']), r(['rbac.authorization.k8s.io'], ['rolebindings', 'roles'], ALL_VERBS)],
+    [
+      r(['authorization.k8s.io'], ['localsubjectaccessreviews'], ['create']),
+      r(['rbac.authorization.k8s.io'], ['rolebindings', 'roles'], ALL_VERBS),
+    ],
     toAdmin,
   ),
   clusterRole(
@@ -57,16 +75,49 @@ export const BOOTSTRAP_CLUSTER_ROLES: ApiObject[] = [
       r([''], ['pods/eviction'], ['create']),
       r(
         [''],
-        ['configmaps', 'events', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets', 'serviceaccounts', 'services', 'services/proxy'],
+        [
+          'configmaps',
+          'events',
+          'persistentvolumeclaims',
+          'replicationcontrollers',
+          'replicationcontrollers/scale',
+          'secrets',
+          'serviceaccounts',
+          'services',
+          'services/proxy',
+        ],
         RW,
       ),
       r([''], ['serviceaccounts/token'], ['create']),
-      r(['apps'], ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale'], RW),
+      r(
+        ['apps'],
+        [
+          'daemonsets',
+          'deployments',
+          'deployments/rollback',
+          'deployments/scale',
+          'replicasets',
+          'replicasets/scale',
+          'statefulsets',
+          'statefulsets/scale',
+        ],
+        RW,
+      ),
       r(['autoscaling'], ['horizontalpodautoscalers'], RW),
       r(['batch'], ['cronjobs', 'jobs'], RW),
       r(
         ['extensions'],
-        ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'ingresses', 'networkpolicies', 'replicasets', 'replicasets/scale', 'replicationcontrollers/scale'],
+        [
+          'daemonsets',
+          'deployments',
+          'deployments/rollback',
+          'deployments/scale',
+          'ingresses',
+          'networkpolicies',
+          'replicasets',
+          'replicasets/scale',
+          'replicationcontrollers/scale',
+        ],
         RW,
       ),
       r(['policy'], ['poddisruptionbudgets'], RW),
@@ -80,12 +131,33 @@ export const BOOTSTRAP_CLUSTER_ROLES: ApiObject[] = [
     [
       r(
         [''],
-        ['configmaps', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status'],
+        [
+          'configmaps',
+          'endpoints',
+          'persistentvolumeclaims',
+          'persistentvolumeclaims/status',
+          'pods',
+          'replicationcontrollers',
+          'replicationcontrollers/scale',
+          'serviceaccounts',
+          'services',
+          'services/status',
+        ],
         READ,
       ),
       r(
         [''],
-        ['bindings', 'events', 'limitranges', 'namespaces/status', 'pods/log', 'pods/status', 'replicationcontrollers/status', 'resourcequotas', 'resourcequotas/status'],
+        [
+          'bindings',
+          'events',
+          'limitranges',
+          'namespaces/status',
+          'pods/log',
+          'pods/status',
+          'replicationcontrollers/status',
+          'resourcequotas',
+          'resourcequotas/status',
+        ],
         READ,
       ),
       r([''], ['namespaces'], READ),
@@ -93,8 +165,18 @@ export const BOOTSTRAP_CLUSTER_ROLES: ApiObject[] = [
       r(
         ['apps'],
         [
-          'controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'replicasets',
-          'replicasets/scale', 'replicasets/status', 'statefulsets', 'statefulsets/scale', 'statefulsets/status',
+          'controllerrevisions',
+          'daemonsets',
+          'daemonsets/status',
+          'deployments',
+          'deployments/scale',
+          'deployments/status',
+          'replicasets',
+          'replicasets/scale',
+          'replicasets/status',
+          'statefulsets',
+          'statefulsets/scale',
+          'statefulsets/status',
         ],
         READ,
       ),
@@ -103,8 +185,18 @@ export const BOOTSTRAP_CLUSTER_ROLES: ApiObject[] = [
       r(
         ['extensions'],
         [
-          'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'ingresses', 'ingresses/status',
-          'networkpolicies', 'replicasets', 'replicasets/scale', 'replicasets/status', 'replicationcontrollers/scale',
+          'daemonsets',
+          'daemonsets/status',
+          'deployments',
+          'deployments/scale',
+          'deployments/status',
+          'ingresses',
+          'ingresses/status',
+          'networkpolicies',
+          'replicasets',
+          'replicasets/scale',
+          'replicasets/status',
+          'replicationcontrollers/scale',
         ],
         READ,
       ),
@@ -118,9 +210,26 @@ export const BOOTSTRAP_CLUSTER_ROLES: ApiObject[] = [
     r(['authentication.k8s.io'], ['selfsubjectreviews'], ['create']),
   ]),
   clusterRole('system:discovery', [
-    { nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'], verbs: ['get'] },
+    {
+      nonResourceURLs: [
+        '/api',
+        '/api/*',
+        '/apis',
+        '/apis/*',
+        '/healthz',
+        '/livez',
+        '/openapi',
+        '/openapi/*',
+        '/readyz',
+        '/version',
+        '/version/',
+      ],
+      verbs: ['get'],
+    },
   ]),
-  clusterRole('system:public-info-viewer', [{ nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] }]),
+  clusterRole('system:public-info-viewer', [
+    { nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'], verbs: ['get'] },
+  ]),
 ];
 
 function clusterRoleBinding(name: string, role: string, groups: string[]): ApiObject {
@@ -137,5 +246,8 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: ApiObject[] = [
   clusterRoleBinding('cluster-admin', 'cluster-admin', ['system:masters']),
   clusterRoleBinding('system:basic-user', 'system:basic-user', ['system:authenticated']),
   clusterRoleBinding('system:discovery', 'system:discovery', ['system:authenticated']),
-  clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+  clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', [
+    'system:authenticated',
+    'system:unauthenticated',
+  ]),
 ];

@@ -44,7 +44,13 @@ export function compactRules(rules: AtomicRule[]): PolicyRule[] {
     const key = JSON.stringify([rule.apiGroups[0], rule.resources[0], rule.resourceNames?.[0] ?? null]);
     const existing = simple.get(key);
     if (existing) existing.verbs.push(...rule.verbs);
-    else simple.set(key, { apiGroups: [...rule.apiGroups], resources: [...rule.resources], ...(rule.resourceNames ? { resourceNames: [...rule.resourceNames] } : {}), verbs: [...rule.verbs] });
+    else
+      simple.set(key, {
+        apiGroups: [...rule.apiGroups],
+        resources: [...rule.resources],
+        ...(rule.resourceNames ? { resourceNames: [...rule.resourceNames] } : {}),
+        verbs: [...rule.verbs],
+      });
   }
   return [...out, ...simple.values()];
 }
@@ -70,5 +76,10 @@ export function forbiddenWrite(gr: { group: string; resource: string }, name: st
   if (name) details.name = name;
   if (gr.group) details.group = gr.group;
   details.kind = gr.resource;
-  return new ApiError(403, 'Forbidden', `${name ? `${qualified} ${q(name)}` : qualified} is forbidden: ${why}`, details);
+  return new ApiError(
+    403,
+    'Forbidden',
+    `${name ? `${qualified} ${q(name)}` : qualified} is forbidden: ${why}`,
+    details,
+  );
 }

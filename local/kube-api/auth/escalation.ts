@@ -20,7 +20,15 @@ import { subjectMatches } from './rbac-rules.ts';
 import { covers, type AtomicRule } from './rule-covers.ts';
 import { forbiddenWrite, notHeldMessage } from './escalation-message.ts';
 import { permissionKey } from './usage.ts';
-import { MASTERS_GROUP, type Decision, type PolicyRule, type RequestAttributes, type RoleRef, type RuleRef, type UserInfo } from './types.ts';
+import {
+  MASTERS_GROUP,
+  type Decision,
+  type PolicyRule,
+  type RequestAttributes,
+  type RoleRef,
+  type RuleRef,
+  type UserInfo,
+} from './types.ts';
 
 export const ROLE_RESOURCES = new Set(['roles', 'clusterroles']);
 export const BINDING_RESOURCES = new Set(['rolebindings', 'clusterrolebindings']);
@@ -51,12 +59,22 @@ export interface CoveredPermission {
 export type EscalationOutcome =
   | { allowed: true; reason: 'masters' | 'gc-fields-only' }
   /** `escalate` or `bind` was authorized: the decision and the attributes it was asked for. */
-  | { allowed: true; reason: 'authorized'; decision: Extract<Decision, { allowed: true }>; attributes: RequestAttributes }
+  | {
+      allowed: true;
+      reason: 'authorized';
+      decision: Extract<Decision, { allowed: true }>;
+      attributes: RequestAttributes;
+    }
   | { allowed: true; reason: 'covered'; covered: CoveredPermission[] }
   | { allowed: false; error: ApiError };
 
 export function isRbacWrite(a: RequestAttributes): a is RbacWrite['request'] {
-  return a.resourceRequest && a.apiGroup === RBAC_GROUP && (ROLE_RESOURCES.has(a.resource) || BINDING_RESOURCES.has(a.resource)) && !a.subresource;
+  return (
+    a.resourceRequest &&
+    a.apiGroup === RBAC_GROUP &&
+    (ROLE_RESOURCES.has(a.resource) || BINDING_RESOURCES.has(a.resource)) &&
+    !a.subresource
+  );
 }
 
 export async function checkRbacWrite(w: RbacWrite): Promise<EscalationOutcome> {
@@ -76,11 +94,16 @@ async function checkRoleWrite(w: RbacWrite): Promise<EscalationOutcome> {
   const name = String(w.obj.metadata?.name ?? '');
   const owner = rulesFor(w.policy, w.user, request.namespace);
   const rules = coverage(owner, (w.obj.rules ?? []) as PolicyRule[]);
-  if (rules.missing.length) return { allowed: false, error: forbiddenWrite(gr, name, notHeldMessage(w.user, rules.missing, owner.errors)) };
+  if (rules.missing.length)
+    return { allowed: false, error: forbiddenWrite(gr, name, notHeldMessage(w.user, rules.missing, owner.errors)) };
   let covered = rules.covered;
   if (request.resource === 'clusterroles' && (hasAggregationRule(w.obj) || (w.old && hasAggregationRule(w.old)))) {
     const full = coverage(owner, FULL_AUTHORITY);
-    if (full.missing.length) return { allowed: false, error: forbiddenWrite(gr, name, 'must have cluster-admin privileges to use the aggregationRule') };
+    if (full.missing.length)
+      return {
+        allowed: false,
+        error: forbiddenWrite(gr, name, 'must have cluster-admin privileges to use the aggregationRule'),
+      };
     covered = [...covered, ...full.covered];
   }
   return { allowed: true, reason: 'covered', covered };
@@ -102,7 +125,14 @@ async function checkBindingWrite(w: RbacWrite): Promise<EscalationOutcome> {
   const result = coverage(owner, referenced.rules);
   if (result.missing.length) {
     const gr = { group: RBAC_GROUP, resource: request.resource };
-    return { allowed: false, error: forbiddenWrite(gr, String(w.obj.metadata?.name ?? ''), notHeldMessage(w.user, result.missing, owner.errors)) };
+    return {
+      allowed: false,
+      error: forbiddenWrite(
+        gr,
+        String(w.obj.metadata?.name ?? ''),
+        notHeldMessage(w.user, result.missing, owner.errors),
+      ),
+    };
   }
   return { allowed: true, reason: 'covered', covered: result.covered };
 }
@@ -111,7 +141,16 @@ async function checkBindingWrite(w: RbacWrite): Promise<EscalationOutcome> {
 function bindAttributes(roleRef: Partial<RoleRef>, namespace: string): RequestAttributes | undefined {
   const resource = roleRef.kind === 'ClusterRole' ? 'clusterroles' : roleRef.kind === 'Role' ? 'roles' : undefined;
   if (!resource) return undefined;
-  return { resourceRequest: true, verb: 'bind', apiGroup: roleRef.apiGroup ?? '', apiVersion: '', namespace, resource, subresource: '', name: roleRef.name ?? '' };
+  return {
+    resourceRequest: true,
+    verb: 'bind',
+    apiGroup: roleRef.apiGroup ?? '',
+    apiVersion: '',
+    namespace,
+    resource,
+    subresource: '',
+    name: roleRef.name ?? '',
+  };
 }
 
 interface OwnerRules {
@@ -152,11 +191,15 @@ function roleReferenceRules(
   if (roleRef.kind === 'Role') {
     if (!namespace) return { error: badRequest('Namespace parameter required.') };
     const rules = policy.roleRules(namespace, name);
-    return rules ? { rules, ref: { kind: 'Role', namespace, name } } : { error: notFound({ group: RBAC_GROUP, resource: 'roles' }, name) };
+    return rules
+      ? { rules, ref: { kind: 'Role', namespace, name } }
+      : { error: notFound({ group: RBAC_GROUP, resource: 'roles' }, name) };
   }
   if (roleRef.kind === 'ClusterRole') {
     const rules = policy.clusterRoleRules(name);
-    return rules ? { rules, ref: { kind: 'ClusterRole', name } } : { error: notFound({ group: RBAC_GROUP, resource: 'clusterroles' }, name) };
+    return rules
+      ? { rules, ref: { kind: 'ClusterRole', name } }
+      : { error: notFound({ group: RBAC_GROUP, resource: 'clusterroles' }, name) };
   }
   return { error: internalError(new Error(`unsupported role reference kind: ${JSON.stringify(roleRef.kind ?? '')}`)) };
 }
@@ -167,15 +210,27 @@ function coverage(owner: OwnerRules, rules: PolicyRule[]): { missing: AtomicRule
     owner.rules.map((o) => o.rule),
     rules,
   );
-  const covered = result.parts.filter((p) => p.owner >= 0).map((p) => ({ by: owner.rules[p.owner].by, permission: atomicPermission(p.part) }));
+  const covered = result.parts
+    .filter((p) => p.owner >= 0)
+    .map((p) => ({ by: owner.rules[p.owner].by, permission: atomicPermission(p.part) }));
   return { missing: result.missing, covered };
 }
 
 /** `verb resource[.group][/subresource]` or `verb /path`, as permissionKey spells a request. */
 function atomicPermission(part: AtomicRule): string {
-  if ('nonResourceURLs' in part) return permissionKey({ resourceRequest: false, verb: part.verbs[0], path: part.nonResourceURLs[0] });
+  if ('nonResourceURLs' in part)
+    return permissionKey({ resourceRequest: false, verb: part.verbs[0], path: part.nonResourceURLs[0] });
   const [resource, subresource = ''] = splitOnce(part.resources[0]);
-  return permissionKey({ resourceRequest: true, verb: part.verbs[0], apiGroup: part.apiGroups[0], apiVersion: '', namespace: '', resource, subresource, name: '' });
+  return permissionKey({
+    resourceRequest: true,
+    verb: part.verbs[0],
+    apiGroup: part.apiGroups[0],
+    apiVersion: '',
+    namespace: '',
+    resource,
+    subresource,
+    name: '',
+  });
 }
 
 function splitOnce(resource: string): [string, string?] {
@@ -184,7 +239,9 @@ function splitOnce(resource: string): [string, string?] {
 }
 
 function hasAggregationRule(role: ApiObject): boolean {
-  return Array.isArray(role.aggregationRule?.clusterRoleSelectors) && role.aggregationRule.clusterRoleSelectors.length > 0;
+  return (
+    Array.isArray(role.aggregationRule?.clusterRoleSelectors) && role.aggregationRule.clusterRoleSelectors.length > 0
+  );
 }
 
 const GC_FIELDS = ['ownerReferences', 'finalizers', 'selfLink', 'managedFields'];
@@ -209,7 +266,8 @@ function withoutEmpty(v: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
     const y = withoutEmpty(x);
-    if (Array.isArray(y) ? y.length === 0 : y !== null && typeof y === 'object' && Object.keys(y).length === 0) continue;
+    if (Array.isArray(y) ? y.length === 0 : y !== null && typeof y === 'object' && Object.keys(y).length === 0)
+      continue;
     if (y !== undefined) out[k] = y;
   }
   return out;

@@ -18,7 +18,14 @@ import { impersonatedUser } from './impersonation.ts';
 import type { ApiError } from '../server/errors.ts';
 import { AuthorizationRecorder, type Denial, type RuleReport, type RuleUsage } from './usage.ts';
 import { isReviewRequest, serveReview } from './reviews.ts';
-import { ANONYMOUS, AUTHENTICATED_GROUP, MASTERS_GROUP, type Decision, type RequestAttributes, type UserInfo } from './types.ts';
+import {
+  ANONYMOUS,
+  AUTHENTICATED_GROUP,
+  MASTERS_GROUP,
+  type Decision,
+  type RequestAttributes,
+  type UserInfo,
+} from './types.ts';
 import { checkRbacWrite, isRbacWrite } from './escalation.ts';
 
 /** Checks an object about to be stored (create: no `old`); throws the ApiError to send. */
@@ -97,7 +104,9 @@ export class AuthGate implements ClusterAuthorization {
     const certUser = authenticateClientCertificate(req);
     let user: UserInfo;
     if (certUser) {
-      user = certUser.groups.includes(AUTHENTICATED_GROUP) ? certUser : { ...certUser, groups: [...certUser.groups, AUTHENTICATED_GROUP] };
+      user = certUser.groups.includes(AUTHENTICATED_GROUP)
+        ? certUser
+        : { ...certUser, groups: [...certUser.groups, AUTHENTICATED_GROUP] };
     } else if (this.anonymousPaths.has(url.pathname)) {
       user = ANONYMOUS;
     } else {
@@ -137,7 +146,14 @@ export class AuthGate implements ClusterAuthorization {
     const request = requestAttributes(req.method ?? 'GET', url.pathname, route, url.searchParams);
     if (!policy || !isRbacWrite(request)) return undefined;
     return async (obj, old) => {
-      const outcome = await checkRbacWrite({ user, request, obj, old, policy: await policy.current(), authorize: (u, a) => this.authorize(u, a) });
+      const outcome = await checkRbacWrite({
+        user,
+        request,
+        obj,
+        old,
+        policy: await policy.current(),
+        authorize: (u, a) => this.authorize(u, a),
+      });
       if (!outcome.allowed) {
         if (outcome.error.code === 403) this.recorder.recordDenied(user, request, outcome.error.message);
         throw outcome.error;
@@ -177,7 +193,10 @@ export class AuthGate implements ClusterAuthorization {
   async report(role: { kind: 'ClusterRole' | 'Role'; name: string; namespace?: string }): Promise<RuleReport[]> {
     if (!this.policy) return [];
     const snapshot = await this.policy.current();
-    const rules = role.kind === 'ClusterRole' ? snapshot.clusterRoleRules(role.name) : snapshot.roleRules(role.namespace ?? '', role.name);
+    const rules =
+      role.kind === 'ClusterRole'
+        ? snapshot.clusterRoleRules(role.name)
+        : snapshot.roleRules(role.namespace ?? '', role.name);
     return rules ? this.recorder.report(role, rules) : [];
   }
 

@@ -13,11 +13,23 @@ const SA_PREFIX = 'system:serviceaccount:';
 function headerValues(req: IncomingMessage, name: string): string[] {
   const v = req.headers[name];
   if (v === undefined) return [];
-  return (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  return (Array.isArray(v) ? v : [v])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 function impersonate(resource: string, name: string, apiGroup = '', namespace = ''): RequestAttributes {
-  return { resourceRequest: true, verb: 'impersonate', apiGroup, apiVersion: '', namespace, resource, subresource: '', name };
+  return {
+    resourceRequest: true,
+    verb: 'impersonate',
+    apiGroup,
+    apiVersion: '',
+    namespace,
+    resource,
+    subresource: '',
+    name,
+  };
 }
 
 /** The user a request acts as: `actor` itself, or whom it impersonates once every impersonation is allowed. */
@@ -33,7 +45,9 @@ export async function impersonatedUser(
   const extras = Object.keys(req.headers).filter((h) => h.startsWith('impersonate-extra-'));
   if (users.length === 0) {
     if (groups.length || uids.length || extras.length) {
-      throw badRequest(`requested [${[...groups.map((g) => `group ${g}`), ...uids.map((u) => `uid ${u}`)].join(' ')}] without impersonating a user`);
+      throw badRequest(
+        `requested [${[...groups.map((g) => `group ${g}`), ...uids.map((u) => `uid ${u}`)].join(' ')}] without impersonating a user`,
+      );
     }
     return actor;
   }
@@ -51,13 +65,21 @@ export async function impersonatedUser(
   for (const g of groups) checks.push(impersonate('groups', g));
   for (const u of uids) checks.push(impersonate('uids', u, 'authentication.k8s.io'));
   for (const h of extras) {
-    for (const v of headerValues(req, h)) checks.push(impersonate(`userextras/${decodeURIComponent(h.slice('impersonate-extra-'.length))}`, v, 'authentication.k8s.io'));
+    for (const v of headerValues(req, h))
+      checks.push(
+        impersonate(
+          `userextras/${decodeURIComponent(h.slice('impersonate-extra-'.length))}`,
+          v,
+          'authentication.k8s.io',
+        ),
+      );
   }
   for (const a of checks) {
     const decision = await authorize(actor, a);
     if (!decision.allowed) throw forbid(actor, a, decision.reason);
   }
   const all = [...groups, ...impliedGroups];
-  if (name === ANONYMOUS.name) return { name, groups: all.includes('system:unauthenticated') ? all : [...all, 'system:unauthenticated'] };
+  if (name === ANONYMOUS.name)
+    return { name, groups: all.includes('system:unauthenticated') ? all : [...all, 'system:unauthenticated'] };
   return { name, groups: all.includes(AUTHENTICATED_GROUP) ? all : [...all, AUTHENTICATED_GROUP] };
 }

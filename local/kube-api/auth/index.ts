@@ -7,4 +7,10 @@ export { AuthGate, DEFAULT_ANONYMOUS_PATHS, type AuthorizationMode, type Cluster
 export type { Decision, PolicyRule, RequestAttributes, RuleRef, Subject, UserInfo } from './types.ts';
 export type { Denial, RuleReport, RuleUsage } from './usage.ts';
 export { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from './bootstrap-policy.ts';
-export { createCertificateAuthority, issueClientCertificate, issueServingCertificate, type CertAndKey, type CertificateAuthority } from './test-pki.ts';
+export {
+  createCertificateAuthority,
+  issueClientCertificate,
+  issueServingCertificate,
+  type CertAndKey,
+  type CertificateAuthority,
+} from './test-pki.ts';

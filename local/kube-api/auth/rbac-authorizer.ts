@@ -15,14 +15,19 @@ interface ResolvedRole {
 function resolveRole(policy: RbacSnapshot, binding: Binding): ResolvedRole {
   const { kind, name } = binding.roleRef;
   if (kind === 'Role' && binding.kind === 'RoleBinding') {
-    return { ref: { kind: 'Role', namespace: binding.namespace, name }, rules: policy.roleRules(binding.namespace, name) };
+    return {
+      ref: { kind: 'Role', namespace: binding.namespace, name },
+      rules: policy.roleRules(binding.namespace, name),
+    };
   }
   if (kind === 'ClusterRole') return { ref: { kind: 'ClusterRole', name }, rules: policy.clusterRoleRules(name) };
   return { ref: { kind: 'ClusterRole', name }, rules: undefined };
 }
 
 function missingRole(r: ResolvedRole): string {
-  return r.ref.kind === 'Role' ? `role.rbac.authorization.k8s.io "${r.ref.name}" not found` : `clusterrole.rbac.authorization.k8s.io "${r.ref.name}" not found`;
+  return r.ref.kind === 'Role'
+    ? `role.rbac.authorization.k8s.io "${r.ref.name}" not found`
+    : `clusterrole.rbac.authorization.k8s.io "${r.ref.name}" not found`;
 }
 
 export function authorizeRbac(policy: RbacSnapshot, user: UserInfo, a: RequestAttributes): Decision {
@@ -40,9 +45,15 @@ export function authorizeRbac(policy: RbacSnapshot, user: UserInfo, a: RequestAt
     }
     const ruleIndex = role.rules.findIndex((rule) => ruleAllows(a, rule));
     if (ruleIndex >= 0) {
-      const bindingName = binding.kind === 'RoleBinding' ? `RoleBinding ${binding.namespace}/${binding.name}` : `ClusterRoleBinding ${binding.name}`;
+      const bindingName =
+        binding.kind === 'RoleBinding'
+          ? `RoleBinding ${binding.namespace}/${binding.name}`
+          : `ClusterRoleBinding ${binding.name}`;
       return { allowed: true, by: { ...role.ref, ruleIndex }, binding: bindingName };
     }
   }
-  return { allowed: false, reason: errors.length ? `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}` : '' };
+  return {
+    allowed: false,
+    reason: errors.length ? `RBAC: ${errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`}` : '',
+  };
 }

@@ -29,7 +29,12 @@ export class RbacSnapshot {
   readonly roleBindings: Map<string, Binding[]>;
   private readonly effective = new Map<string, PolicyRule[]>();
 
-  constructor(clusterRoles: ApiObject[], roles: ApiObject[], clusterRoleBindings: ApiObject[], roleBindings: ApiObject[]) {
+  constructor(
+    clusterRoles: ApiObject[],
+    roles: ApiObject[],
+    clusterRoleBindings: ApiObject[],
+    roleBindings: ApiObject[],
+  ) {
     this.clusterRoles = new Map(clusterRoles.map((r) => [r.metadata.name, r]));
     this.roles = new Map(roles.map((r) => [`${r.metadata.namespace}/${r.metadata.name}`, r]));
     this.clusterRoleBindings = clusterRoleBindings.map((b) => toBinding('ClusterRoleBinding', b));
@@ -66,7 +71,9 @@ export class RbacSnapshot {
 
   /** Names of the ClusterRoles an aggregating ClusterRole selects, sorted as the controller visits them. */
   aggregatedSources(role: ApiObject): string[] {
-    const selectors = (role.aggregationRule?.clusterRoleSelectors ?? []).map((s: unknown) => labelSelectorFromMeta(s as never));
+    const selectors = (role.aggregationRule?.clusterRoleSelectors ?? []).map((s: unknown) =>
+      labelSelectorFromMeta(s as never),
+    );
     const names = new Set<string>();
     for (const selector of selectors) {
       if (!selector) continue;
@@ -88,7 +95,13 @@ export function aggregateRules(sources: string[], rulesOf: (name: string) => Pol
 }
 
 function toBinding(kind: Binding['kind'], obj: ApiObject): Binding {
-  return { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name, subjects: obj.subjects ?? [], roleRef: obj.roleRef };
+  return {
+    kind,
+    namespace: obj.metadata.namespace ?? '',
+    name: obj.metadata.name,
+    subjects: obj.subjects ?? [],
+    roleRef: obj.roleRef,
+  };
 }
 
 export class RbacPolicyCache {
@@ -137,7 +150,8 @@ export class RbacPolicyCache {
   }
 
   private async load(): Promise<RbacSnapshot> {
-    const list = async (resource: (typeof RBAC_RESOURCES)[number]) => (await this.store.listAll(this.info(resource))).items;
+    const list = async (resource: (typeof RBAC_RESOURCES)[number]) =>
+      (await this.store.listAll(this.info(resource))).items;
     const [clusterRoles, roles, clusterRoleBindings, roleBindings] = await Promise.all([
       list('clusterroles'),
       list('roles'),

@@ -13,7 +13,9 @@ function apiGroupMatches(rule: PolicyRule, group: string): boolean {
 
 /** `*`, the exact `resource/subresource`, or `*\/subresource` for any resource's subresource. */
 function resourceMatches(rule: PolicyRule, combined: string, subresource: string): boolean {
-  return (rule.resources ?? []).some((r) => r === ALL || r === combined || (subresource !== '' && r === `*/${subresource}`));
+  return (rule.resources ?? []).some(
+    (r) => r === ALL || r === combined || (subresource !== '' && r === `*/${subresource}`),
+  );
 }
 
 function resourceNameMatches(rule: PolicyRule, name: string): boolean {
@@ -23,14 +25,20 @@ function resourceNameMatches(rule: PolicyRule, name: string): boolean {
 
 /** `*`, an exact path, or a prefix rule ending in `*`. */
 function nonResourceUrlMatches(rule: PolicyRule, path: string): boolean {
-  return (rule.nonResourceURLs ?? []).some((u) => u === ALL || u === path || (u.endsWith(ALL) && path.startsWith(u.slice(0, -1))));
+  return (rule.nonResourceURLs ?? []).some(
+    (u) => u === ALL || u === path || (u.endsWith(ALL) && path.startsWith(u.slice(0, -1))),
+  );
 }
 
 export function ruleAllows(a: RequestAttributes, rule: PolicyRule): boolean {
   if (!verbMatches(rule, a.verb)) return false;
   if (!a.resourceRequest) return nonResourceUrlMatches(rule, a.path);
   const combined = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
-  return apiGroupMatches(rule, a.apiGroup) && resourceMatches(rule, combined, a.subresource) && resourceNameMatches(rule, a.name);
+  return (
+    apiGroupMatches(rule, a.apiGroup) &&
+    resourceMatches(rule, combined, a.subresource) &&
+    resourceNameMatches(rule, a.name)
+  );
 }
 
 export function serviceAccountUsername(namespace: string, name: string): string {

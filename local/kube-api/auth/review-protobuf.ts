@@ -37,7 +37,10 @@ function fieldBytes(bytes: Uint8Array, wanted: number): Uint8Array | undefined {
 
 /** The review's spec, in the JSON shape. */
 export function decodeReviewSpec(body: Uint8Array): Record<string, unknown> {
-  if (!isProtobuf(body)) throw new ProtobufDecodeError('provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]');
+  if (!isProtobuf(body))
+    throw new ProtobufDecodeError(
+      'provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]',
+    );
   const raw = fieldBytes(body.subarray(MAGIC.length), 2) ?? new Uint8Array();
   const spec = fieldBytes(raw, 2) ?? new Uint8Array();
   const resource = fieldBytes(spec, 1);

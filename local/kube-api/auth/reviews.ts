@@ -22,9 +22,23 @@ export function isReviewRequest(route: ResourceRequest): boolean {
   );
 }
 
-export async function serveReview(req: IncomingMessage, res: ServerResponse, route: ResourceRequest, user: UserInfo, authorize: Authorize): Promise<void> {
+export async function serveReview(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: ResourceRequest,
+  user: UserInfo,
+  authorize: Authorize,
+): Promise<void> {
   if (route.verb !== 'create' || route.name !== undefined || route.namespace !== undefined) {
-    sendJson(res, 405, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server does not allow this method on the requested resource', reason: 'MethodNotAllowed', code: 405 });
+    sendJson(res, 405, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'the server does not allow this method on the requested resource',
+      reason: 'MethodNotAllowed',
+      code: 405,
+    });
     return;
   }
   const raw = await readBody(req);
@@ -46,19 +60,30 @@ export async function serveReview(req: IncomingMessage, res: ServerResponse, rou
   } else if (!decision.allowed && decision.reason) {
     status.reason = decision.reason;
   }
-  sendJson(res, 201, { kind: 'SelfSubjectAccessReview', apiVersion: 'authorization.k8s.io/v1', metadata: { creationTimestamp: null }, spec, status });
+  sendJson(res, 201, {
+    kind: 'SelfSubjectAccessReview',
+    apiVersion: 'authorization.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    spec,
+    status,
+  });
 }
 
 function decodeSpec(raw: Buffer, contentType: string | undefined): Record<string, any> {
   try {
     if (mediaType(contentType) === PROTOBUF) return decodeReviewSpec(raw);
     const body = parseText(raw, bodyFormat(contentType));
-    if (!isPlainObject(body)) throw badRequest('the object provided is unrecognized (must be of type SelfSubjectAccessReview): expected an object');
+    if (!isPlainObject(body))
+      throw badRequest(
+        'the object provided is unrecognized (must be of type SelfSubjectAccessReview): expected an object',
+      );
     return isPlainObject(body.spec) ? body.spec : {};
   } catch (err) {
     if (err instanceof ApiError) throw err;
     // Malformed JSON, YAML or protobuf: the client's fault, as kube's decoder reports it.
-    throw badRequest(`the object provided is unrecognized (must be of type SelfSubjectAccessReview): ${(err as Error).message}`);
+    throw badRequest(
+      `the object provided is unrecognized (must be of type SelfSubjectAccessReview): ${(err as Error).message}`,
+    );
   }
 }
 
@@ -66,7 +91,9 @@ function reviewAttributes(spec: Record<string, any>): RequestAttributes {
   const r = spec.resourceAttributes;
   const n = spec.nonResourceAttributes;
   if (isPlainObject(r) === isPlainObject(n)) {
-    throw badRequest('SelfSubjectAccessReview.authorization.k8s.io is invalid: spec: exactly one of nonResourceAttributes or resourceAttributes must be specified');
+    throw badRequest(
+      'SelfSubjectAccessReview.authorization.k8s.io is invalid: spec: exactly one of nonResourceAttributes or resourceAttributes must be specified',
+    );
   }
   if (isPlainObject(n)) return { resourceRequest: false, verb: String(n.verb ?? ''), path: String(n.path ?? '') };
   const str = (v: unknown) => (typeof v === 'string' ? v : '');

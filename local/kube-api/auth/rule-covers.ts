@@ -21,7 +21,8 @@ export function breakdownRule(rule: PolicyRule): AtomicRule[] {
       for (const verb of rule.verbs ?? []) {
         const names = rule.resourceNames ?? [];
         if (names.length === 0) out.push({ verbs: [verb], apiGroups: [group], resources: [resource] });
-        for (const name of names) out.push({ verbs: [verb], apiGroups: [group], resources: [resource], resourceNames: [name] });
+        for (const name of names)
+          out.push({ verbs: [verb], apiGroups: [group], resources: [resource], resourceNames: [name] });
       }
     }
   }
@@ -79,6 +80,8 @@ export interface Coverage {
 
 /** kube's Covers, also telling which owner rule covered each part (the first one, where kube stops looking). */
 export function covers(ownerRules: PolicyRule[], rules: PolicyRule[]): Coverage {
-  const parts = rules.flatMap(breakdownRule).map((part) => ({ part, owner: ownerRules.findIndex((o) => ruleCovers(o, part)) }));
+  const parts = rules
+    .flatMap(breakdownRule)
+    .map((part) => ({ part, owner: ownerRules.findIndex((o) => ruleCovers(o, part)) }));
   return { parts, missing: parts.filter((p) => p.owner < 0).map((p) => p.part) };
 }

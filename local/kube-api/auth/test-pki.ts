@@ -46,20 +46,29 @@ function validity(days: number): { notBefore: Date; notAfter: Date } {
   return { notBefore: new Date(now - 5 * 60_000), notAfter: new Date(now + days * DAY_MS) };
 }
 
-export async function createCertificateAuthority(commonName = 'local-kube-api-ca', days = 30): Promise<CertificateAuthority> {
+export async function createCertificateAuthority(
+  commonName = 'local-kube-api-ca',
+  days = 30,
+): Promise<CertificateAuthority> {
   const keys = await keyPair();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial(),
-    name: [{ CN: [commonName] }],
-    ...validity(days),
-    signingAlgorithm: SIGNING,
-    keys,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, crypto),
-    ],
-  }, crypto);
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: serial(),
+      name: [{ CN: [commonName] }],
+      ...validity(days),
+      signingAlgorithm: SIGNING,
+      keys,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, 0, true),
+        new x509.KeyUsagesExtension(
+          x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+          true,
+        ),
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, crypto),
+      ],
+    },
+    crypto,
+  );
   return { cert, certPem: cert.toString('pem'), keyPem: await keyPem(keys.privateKey), privateKey: keys.privateKey };
 }
 
@@ -74,28 +83,49 @@ async function issue(
   const extensions: x509.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-    new x509.ExtendedKeyUsageExtension(usages.map((u) => x509.ExtendedKeyUsage[u]), false),
+    new x509.ExtendedKeyUsageExtension(
+      usages.map((u) => x509.ExtendedKeyUsage[u]),
+      false,
+    ),
     await x509.AuthorityKeyIdentifierExtension.create(ca.cert.publicKey, false, crypto),
   ];
   if (san.dns.length + san.ips.length) {
-    extensions.push(new x509.SubjectAlternativeNameExtension([...san.dns.map((value) => ({ type: 'dns' as const, value })), ...san.ips.map((value) => ({ type: 'ip' as const, value }))]));
+    extensions.push(
+      new x509.SubjectAlternativeNameExtension([
+        ...san.dns.map((value) => ({ type: 'dns' as const, value })),
+        ...san.ips.map((value) => ({ type: 'ip' as const, value })),
+      ]),
+    );
   }
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(),
-    subject,
-    issuer: ca.cert.subject,
-    ...validity(Math.min(days, (ca.cert.notAfter.getTime() - Date.now()) / DAY_MS)),
-    signingAlgorithm: SIGNING,
-    publicKey: keys.publicKey,
-    signingKey: ca.privateKey,
-    extensions,
-  }, crypto);
+  const cert = await x509.X509CertificateGenerator.create(
+    {
+      serialNumber: serial(),
+      subject,
+      issuer: ca.cert.subject,
+      ...validity(Math.min(days, (ca.cert.notAfter.getTime() - Date.now()) / DAY_MS)),
+      signingAlgorithm: SIGNING,
+      publicKey: keys.publicKey,
+      signingKey: ca.privateKey,
+      extensions,
+    },
+    crypto,
+  );
   return { certPem: cert.toString('pem'), keyPem: await keyPem(keys.privateKey) };
 }
 
 /** A serving certificate for the loopback names the local API listens on. */
-export function issueServingCertificate(ca: CertificateAuthority, san: { dns?: string[]; ips?: string[] } = {}, days = 30): Promise<CertAndKey> {
-  return issue(ca, [{ CN: ['local-kube-api'] }], ['serverAuth'], { dns: san.dns ?? ['localhost'], ips: san.ips ?? ['127.0.0.1', '::1'] }, days);
+export function issueServingCertificate(
+  ca: CertificateAuthority,
+  san: { dns?: string[]; ips?: string[] } = {},
+  days = 30,
+): Promise<CertAndKey> {
+  return issue(
+    ca,
+    [{ CN: ['local-kube-api'] }],
+    ['serverAuth'],
+    { dns: san.dns ?? ['localhost'], ips: san.ips ?? ['127.0.0.1', '::1'] },
+    days,
+  );
 }
 
 /** A client certificate for `user` in `groups` (kube reads CN as the user and each O as a group). */

@@ -55,7 +55,8 @@ export function grantedPermissions(rule: PolicyRule): string[] {
   const out: string[] = [];
   for (const verb of rule.verbs) {
     for (const url of rule.nonResourceURLs ?? []) out.push(`${verb} ${url}`);
-    for (const group of rule.apiGroups ?? []) for (const resource of rule.resources ?? []) out.push(spell(verb, group, resource));
+    for (const group of rule.apiGroups ?? [])
+      for (const resource of rule.resources ?? []) out.push(spell(verb, group, resource));
   }
   return out;
 }
@@ -101,7 +102,8 @@ export class AuthorizationRecorder {
   private entry(by: RuleRef): UsageEntry {
     const key = `${roleKey(by)}#${by.ruleIndex}`;
     let entry = this.used.get(key);
-    if (!entry) this.used.set(key, (entry = { ref: { ...by }, allowed: 0, escalationChecks: 0, permissions: new Set() }));
+    if (!entry)
+      this.used.set(key, (entry = { ref: { ...by }, allowed: 0, escalationChecks: 0, permissions: new Set() }));
     return entry;
   }
 
@@ -113,7 +115,12 @@ export class AuthorizationRecorder {
   /** Every rule that allowed at least one request or covered a permission in an escalation check, by role then rule index. */
   usage(): RuleUsage[] {
     return [...this.used.values()]
-      .map((e) => ({ ...e.ref, allowed: e.allowed, escalationChecks: e.escalationChecks, permissions: [...e.permissions].sort() }))
+      .map((e) => ({
+        ...e.ref,
+        allowed: e.allowed,
+        escalationChecks: e.escalationChecks,
+        permissions: [...e.permissions].sort(),
+      }))
       .sort((x, y) => roleKey(x).localeCompare(roleKey(y)) || x.ruleIndex - y.ruleIndex);
   }
 
@@ -130,7 +137,12 @@ export class AuthorizationRecorder {
   /** Per rule of the given role (its effective rules, aggregation included), how it was used. */
   report(role: { kind: 'ClusterRole' | 'Role'; namespace?: string; name: string }, rules: PolicyRule[]): RuleReport[] {
     return rules.map((rule, ruleIndex) => {
-      const ref: RuleRef = { kind: role.kind, name: role.name, ruleIndex, ...(role.kind === 'Role' ? { namespace: role.namespace } : {}) };
+      const ref: RuleRef = {
+        kind: role.kind,
+        name: role.name,
+        ruleIndex,
+        ...(role.kind === 'Role' ? { namespace: role.namespace } : {}),
+      };
       const e = this.used.get(`${roleKey(ref)}#${ruleIndex}`);
       const permissions = e ? [...e.permissions].sort() : [];
       const seen = new Set(permissions);

@@ -28,7 +28,8 @@ export function deepEqual(a: unknown, b: unknown): boolean {
  * instead of replacing the object's prototype.
  */
 export function setKey(obj: JsonObject, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
 }
 

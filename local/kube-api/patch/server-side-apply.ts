@@ -9,10 +9,22 @@ import type { SchemaNode } from '../schema/types.ts';
 import { FieldSet } from './fieldpath/field-set.ts';
 import { deepEqual, isObject } from './json-value.ts';
 import { applyConflictError } from './managed/conflicts.ts';
-import { decodeManagedFields, encodeManagedFields, keepTimestampsIfUnchanged, kubeTime, managerId } from './managed/entries.ts';
+import {
+  decodeManagedFields,
+  encodeManagedFields,
+  keepTimestampsIfUnchanged,
+  kubeTime,
+  managerId,
+} from './managed/entries.ts';
 import type { ManagerRecord, Managers } from './managed/entries.ts';
 import { allowedConflictsFromLastApplied, syncLastApplied } from './managed/last-applied.ts';
-import { managedFieldsOf, objectGvkNN, restoreResetFields, setManagedFields, withoutManagedFields } from './managed/object-parts.ts';
+import {
+  managedFieldsOf,
+  objectGvkNN,
+  restoreResetFields,
+  setManagedFields,
+  withoutManagedFields,
+} from './managed/object-parts.ts';
 import { resetFieldSet, stripMeta } from './managed/strip.ts';
 import { updateComparison, writerFields } from './managed/updater-changes.ts';
 import { compare, excludeFields } from './typed/compare.ts';
@@ -38,7 +50,8 @@ export function serverSideApply(input: ServerSideApplyOptions): JsonObject {
   const ignored = resetFieldSet(input.resetFields, subresource, liveObj, applied);
   const managers = decodeLive(live);
 
-  if (live && managers.size === 0) creditExistingFields(managers, liveObj, schema, apiVersion, subresource, now, ignored);
+  if (live && managers.size === 0)
+    creditExistingFields(managers, liveObj, schema, apiVersion, subresource, now, ignored);
 
   const errors: string[] = [];
   const appliedSet = toFieldSet(applied, schema, errors).recursiveDifference(ignored);
@@ -89,7 +102,14 @@ function creditExistingFields(
 ): void {
   const set = stripMeta(writerFields(updateComparison({}, liveObj, schema, apiVersion, ignored)));
   if (set.isEmpty()) return;
-  const record: ManagerRecord = { manager: beforeFirstApplyManager, operation: 'Update', apiVersion, subresource, time: now, set };
+  const record: ManagerRecord = {
+    manager: beforeFirstApplyManager,
+    operation: 'Update',
+    apiVersion,
+    subresource,
+    time: now,
+    set,
+  };
   managers.set(managerId(record), record);
 }
 
@@ -119,8 +139,10 @@ function settleOwnership(
   if (conflicts.length > 0 && !force) {
     let blocking = conflicts;
     const allowed = isKubectl ? allowedConflictsFromLastApplied(liveObj, schema) : undefined;
-    if (allowed) blocking = conflicts.map((x) => ({ ...x, set: x.set.difference(allowed) })).filter((x) => !x.set.isEmpty());
-    if (blocking.length > 0) throw applyConflictError(blocking.map((x) => ({ record: x.record, paths: x.set.paths() })));
+    if (allowed)
+      blocking = conflicts.map((x) => ({ ...x, set: x.set.difference(allowed) })).filter((x) => !x.set.isEmpty());
+    if (blocking.length > 0)
+      throw applyConflictError(blocking.map((x) => ({ record: x.record, paths: x.set.paths() })));
   }
   for (const x of conflicts) x.record.set = x.record.set.difference(x.set);
   for (const [id, record] of managers) {

@@ -4,7 +4,13 @@
  * changed or disappeared. An existing object without managedFields stays untracked, and a client may
  * replace the list itself (kube decodes managedFields from the new object when it carries any).
  */
-import { decodeManagedFields, encodeManagedFields, keepTimestampsIfUnchanged, kubeTime, managerId } from './managed/entries.ts';
+import {
+  decodeManagedFields,
+  encodeManagedFields,
+  keepTimestampsIfUnchanged,
+  kubeTime,
+  managerId,
+} from './managed/entries.ts';
 import type { Managers } from './managed/entries.ts';
 import { capUpdateManagers } from './managed/cap-managers.ts';
 import { managedFieldsOf, withoutManagedFields } from './managed/object-parts.ts';
@@ -47,11 +53,19 @@ export function updateManagedFields(input: ManagedFieldsUpdateOptions): ManagedF
   }
   capUpdateManagers(managers);
   const entries = encodeManagedFields(managers);
-  return keepTimestampsIfUnchanged(managedFieldsOf(before), entries, before !== undefined && deepEqual(liveObj, newObj));
+  return keepTimestampsIfUnchanged(
+    managedFieldsOf(before),
+    entries,
+    before !== undefined && deepEqual(liveObj, newObj),
+  );
 }
 
 /** FieldManager.Update: the new object's managedFields when it carries valid ones, else the live ones. */
-function startingManagers(before: ManagedFieldsUpdateOptions['before'], after: ManagedFieldsUpdateOptions['after'], subresource?: string): Managers {
+function startingManagers(
+  before: ManagedFieldsUpdateOptions['before'],
+  after: ManagedFieldsUpdateOptions['after'],
+  subresource?: string,
+): Managers {
   if (!subresource) {
     try {
       const sent = decodeManagedFields(managedFieldsOf(after));

@@ -49,7 +49,9 @@ export function isKubeProtobuf(body: Uint8Array): boolean {
 
 function readEnvelope(body: Uint8Array): Envelope {
   if (!isKubeProtobuf(body)) {
-    throw new ProtobufDecodeError('provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]');
+    throw new ProtobufDecodeError(
+      'provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]',
+    );
   }
   const env: Envelope = { apiVersion: '', kind: '', raw: new Uint8Array(), contentEncoding: '' };
   const r = new ProtoReader(body, MAGIC.length);
@@ -78,7 +80,9 @@ function messageType(apiVersion: string, kind: string): string {
   const pkg = version === 'v1' ? PACKAGES[group] : undefined;
   const typeName = pkg && `${pkg}.${kind}`;
   if (!typeName || !messageDef(typeName)) {
-    throw new ProtobufDecodeError(`no kind "${kind}" is registered for version "${apiVersion}" in the protobuf decoder`);
+    throw new ProtobufDecodeError(
+      `no kind "${kind}" is registered for version "${apiVersion}" in the protobuf decoder`,
+    );
   }
   return typeName;
 }
@@ -90,9 +94,15 @@ function messageType(apiVersion: string, kind: string): string {
 export function decodeKubeProtobuf(body: Uint8Array): DecodedKubeObject {
   const env = readEnvelope(body);
   if (env.contentEncoding !== '') {
-    throw new ProtobufDecodeError(`unsupported contentEncoding "${env.contentEncoding}" in the runtime.Unknown envelope (expected none)`);
+    throw new ProtobufDecodeError(
+      `unsupported contentEncoding "${env.contentEncoding}" in the runtime.Unknown envelope (expected none)`,
+    );
   }
   if (!env.kind) throw new ProtobufDecodeError('the runtime.Unknown envelope has no typeMeta.kind');
   const fields = decodeMessage(env.raw, messageType(env.apiVersion, env.kind));
-  return { apiVersion: env.apiVersion, kind: env.kind, object: { apiVersion: env.apiVersion, kind: env.kind, ...fields } };
+  return {
+    apiVersion: env.apiVersion,
+    kind: env.kind,
+    object: { apiVersion: env.apiVersion, kind: env.kind, ...fields },
+  };
 }

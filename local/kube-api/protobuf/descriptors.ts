@@ -7,7 +7,23 @@ import { readFileSync } from 'node:fs';
 /** [jsonName, scalar type or 'message', repeated (1) or not (0), message type name] */
 export type FieldDef = [
   name: string,
-  type: 'double' | 'float' | 'int64' | 'uint64' | 'int32' | 'fixed64' | 'fixed32' | 'bool' | 'string' | 'message' | 'bytes' | 'uint32' | 'sfixed32' | 'sfixed64' | 'sint32' | 'sint64',
+  type:
+    | 'double'
+    | 'float'
+    | 'int64'
+    | 'uint64'
+    | 'int32'
+    | 'fixed64'
+    | 'fixed32'
+    | 'bool'
+    | 'string'
+    | 'message'
+    | 'bytes'
+    | 'uint32'
+    | 'sfixed32'
+    | 'sfixed64'
+    | 'sint32'
+    | 'sint64',
   repeated: 0 | 1,
   typeName?: string,
 ];

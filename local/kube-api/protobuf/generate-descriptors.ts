@@ -23,11 +23,31 @@ const WANTED_FILES = [
 ];
 
 const TYPE_NAMES: Record<number, FieldDef[1]> = {
-  1: 'double', 2: 'float', 3: 'int64', 4: 'uint64', 5: 'int32', 6: 'fixed64', 7: 'fixed32', 8: 'bool',
-  9: 'string', 11: 'message', 12: 'bytes', 13: 'uint32', 15: 'sfixed32', 16: 'sfixed64', 17: 'sint32', 18: 'sint64',
+  1: 'double',
+  2: 'float',
+  3: 'int64',
+  4: 'uint64',
+  5: 'int32',
+  6: 'fixed64',
+  7: 'fixed32',
+  8: 'bool',
+  9: 'string',
+  11: 'message',
+  12: 'bytes',
+  13: 'uint32',
+  15: 'sfixed32',
+  16: 'sfixed64',
+  17: 'sint32',
+  18: 'sint64',
 };
 
-function parseField(bytes: Uint8Array): { name: string; number: number; label: number; type: number; typeName?: string } {
+function parseField(bytes: Uint8Array): {
+  name: string;
+  number: number;
+  label: number;
+  type: number;
+  typeName?: string;
+} {
   const r = new ProtoReader(bytes);
   const f = { name: '', number: 0, label: 1, type: 0, typeName: undefined as string | undefined };
   while (!r.done()) {

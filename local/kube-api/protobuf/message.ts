@@ -26,7 +26,8 @@ const EXTRA: Descriptors = {
 let pointerFields: Set<string> | undefined;
 function isPointer(typeName: string, field: string): boolean {
   pointerFields ??= new Set(
-    (JSON.parse(readFileSync(new URL('./pointer-fields.json', import.meta.url), 'utf8')) as { fields: string[] }).fields,
+    (JSON.parse(readFileSync(new URL('./pointer-fields.json', import.meta.url), 'utf8')) as { fields: string[] })
+      .fields,
   );
   return pointerFields.has(`${typeName}.${field}`);
 }
@@ -35,7 +36,13 @@ export function messageDef(typeName: string): MessageDef | undefined {
   return EXTRA[typeName] ?? descriptors()[typeName];
 }
 
-const WIRE_OF: Record<string, number> = { string: WIRE_LEN, bytes: WIRE_LEN, bool: WIRE_VARINT, int32: WIRE_VARINT, int64: WIRE_VARINT };
+const WIRE_OF: Record<string, number> = {
+  string: WIRE_LEN,
+  bytes: WIRE_LEN,
+  bool: WIRE_VARINT,
+  int32: WIRE_VARINT,
+  int64: WIRE_VARINT,
+};
 
 function scalar(r: ProtoReader, type: FieldDef[1], where: string): unknown {
   switch (type) {
@@ -79,11 +86,13 @@ function mapEntry(bytes: Uint8Array, entryType: string, def: MessageDef): [strin
   while (!r.done()) {
     const { field, wire } = r.tag();
     if (field === 1 && wire === WIRE_OF[keyType]) key = scalar(r, keyType, `${entryType}.key`);
-    else if (field === 2 && valueType === 'message' && wire === WIRE_LEN) value = messageValue(r.bytes(), valueMessage!);
+    else if (field === 2 && valueType === 'message' && wire === WIRE_LEN)
+      value = messageValue(r.bytes(), valueMessage!);
     else if (field === 2 && wire === WIRE_OF[valueType]) value = scalar(r, valueType, `${entryType}.value`);
     else r.skip(wire);
   }
-  if (value === undefined) value = valueType === 'message' ? messageValue(new Uint8Array(), valueMessage!) : zeroOf(valueType);
+  if (value === undefined)
+    value = valueType === 'message' ? messageValue(new Uint8Array(), valueMessage!) : zeroOf(valueType);
   return [String(key), value ?? null];
 }
 
@@ -102,7 +111,8 @@ export function decodeMessage(bytes: Uint8Array, typeName: string): Record<strin
     const [name, type, repeated, child] = f;
     const where = `${typeName}.${name}`;
     if (type === 'message') {
-      if (wire !== WIRE_LEN) throw new ProtobufDecodeError(`${where}: expected a length-delimited message, got wire type ${wire}`);
+      if (wire !== WIRE_LEN)
+        throw new ProtobufDecodeError(`${where}: expected a length-delimited message, got wire type ${wire}`);
       const sub = r.bytes();
       const childDef = messageDef(child!);
       if (!childDef) throw new ProtobufDecodeError(`${where}: no protobuf definition for ${child}`);
@@ -125,7 +135,8 @@ export function decodeMessage(bytes: Uint8Array, typeName: string): Record<strin
       continue;
     }
     if (WIRE_OF[type] === undefined) throw new ProtobufDecodeError(`${where}: unsupported protobuf type ${type}`);
-    if (wire !== WIRE_OF[type]) throw new ProtobufDecodeError(`${where}: expected wire type ${WIRE_OF[type]} for ${type}, got ${wire}`);
+    if (wire !== WIRE_OF[type])
+      throw new ProtobufDecodeError(`${where}: expected wire type ${WIRE_OF[type]} for ${type}, got ${wire}`);
     const value = scalar(r, type, where);
     if (repeated) ((out[name] ??= []) as unknown[]).push(value);
     else if (isZero(value) && !isPointer(typeName, name)) delete out[name];

@@ -20,7 +20,8 @@ function readFields(bytes: Uint8Array, typeName: string): Map<number, bigint | U
   return fields;
 }
 
-const int = (v: bigint | Uint8Array | undefined, bits: 32 | 64): number => (typeof v === 'bigint' ? Number(BigInt.asIntN(bits, v)) : 0);
+const int = (v: bigint | Uint8Array | undefined, bits: 32 | 64): number =>
+  typeof v === 'bigint' ? Number(BigInt.asIntN(bits, v)) : 0;
 const str = (v: bigint | Uint8Array | undefined): string => (v instanceof Uint8Array ? utf8String(v) : '');
 
 function time(bytes: Uint8Array, typeName: string, micro: boolean): string | undefined {

@@ -48,7 +48,9 @@ function check(value: unknown, node: StoredNode, ctx: Context, typeName = goType
   switch (node.type) {
     case 'string':
     case 'boolean':
-      return jsonKind(value) === (node.type === 'boolean' ? 'bool' : 'string') ? undefined : mismatch(value, typeName, ctx);
+      return jsonKind(value) === (node.type === 'boolean' ? 'bool' : 'string')
+        ? undefined
+        : mismatch(value, typeName, ctx);
     case 'integer':
     case 'number':
       return numberError(value, node, ctx, typeName);
@@ -78,7 +80,8 @@ function numberError(value: unknown, node: StoredNode, ctx: Context, typeName: s
   if (typeof value !== 'number') return mismatch(value, typeName, ctx);
   if (node.type === 'number') return undefined;
   const limit = node.format === 'int64' ? 2 ** 63 : 2 ** 31;
-  if (!Number.isInteger(value) || value >= limit || value < -limit) return mismatch(value, typeName, ctx, `number ${value}`);
+  if (!Number.isInteger(value) || value >= limit || value < -limit)
+    return mismatch(value, typeName, ctx, `number ${value}`);
   return undefined;
 }
 
@@ -113,7 +116,9 @@ function goType(node: StoredNode): string {
     case 'array':
       return `[]${node.items ? goType(node.items) : 'interface {}'}`;
     case 'object':
-      return typeof node.additionalProperties === 'object' ? `map[string]${goType(node.additionalProperties)}` : 'map[string]interface {}';
+      return typeof node.additionalProperties === 'object'
+        ? `map[string]${goType(node.additionalProperties)}`
+        : 'map[string]interface {}';
   }
   return 'interface {}';
 }

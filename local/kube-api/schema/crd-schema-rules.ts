@@ -24,7 +24,8 @@ export function validateOpenApiSchema(schema: Json, path: string): StatusCause[]
   return [...causes, ...structural];
 }
 
-const UNSUPPORTED_KEYWORD = /is not supported$|items must be a schema object and not an array$|must be true or undefined$/;
+const UNSUPPORTED_KEYWORD =
+  /is not supported$|items must be a schema object and not an array$|must be true or undefined$/;
 
 /** field.Error.Error(): the sort key upstream uses for structural errors. */
 function causeText(c: StatusCause): string {
@@ -35,31 +36,45 @@ function openApiRules(s: Json | undefined, path: string): StatusCause[] {
   if (!isObject(s)) return [];
   const out: StatusCause[] = [];
   if (s.id) out.push(forbidden(child(path, 'id'), 'id is not supported'));
-  if (s.additionalItems !== undefined) out.push(forbidden(child(path, 'additionalItems'), 'additionalItems is not supported'));
-  if (nonEmpty(s.patternProperties)) out.push(forbidden(child(path, 'patternProperties'), 'patternProperties is not supported'));
+  if (s.additionalItems !== undefined)
+    out.push(forbidden(child(path, 'additionalItems'), 'additionalItems is not supported'));
+  if (nonEmpty(s.patternProperties))
+    out.push(forbidden(child(path, 'patternProperties'), 'patternProperties is not supported'));
   if (nonEmpty(s.definitions)) out.push(forbidden(child(path, 'definitions'), 'definitions is not supported'));
   if (s.dependencies !== undefined) out.push(forbidden(child(path, 'dependencies'), 'dependencies is not supported'));
   if (s.$ref !== undefined) out.push(forbidden(child(path, '$ref'), '$ref is not supported'));
   if (s.type === 'null') out.push(forbidden(child(path, 'type'), 'type cannot be set to null'));
-  if (Array.isArray(s.items)) out.push(forbidden(child(path, 'items'), 'items must be a schema object and not an array'));
+  if (Array.isArray(s.items))
+    out.push(forbidden(child(path, 'items'), 'items must be a schema object and not an array'));
   if (s.uniqueItems === true) {
-    out.push(forbidden(child(path, 'uniqueItems'), 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'));
+    out.push(
+      forbidden(
+        child(path, 'uniqueItems'),
+        'uniqueItems cannot be set to true since the runtime complexity becomes quadratic',
+      ),
+    );
   }
   if (s['x-kubernetes-preserve-unknown-fields'] === false) {
     out.push(invalid(child(path, 'x-kubernetes-preserve-unknown-fields'), false, 'must be true or undefined'));
   }
   if (s.additionalProperties !== undefined && nonEmpty(s.properties)) {
     if (s.additionalProperties === false || isObject(s.additionalProperties)) {
-      out.push(forbidden(child(path, 'additionalProperties'), 'additionalProperties and properties are mutual exclusive'));
+      out.push(
+        forbidden(child(path, 'additionalProperties'), 'additionalProperties and properties are mutual exclusive'),
+      );
     }
   }
   out.push(...listAndMapRules(s, path));
 
-  if (isObject(s.additionalProperties)) out.push(...openApiRules(s.additionalProperties, child(path, 'additionalProperties')));
-  for (const [k, v] of Object.entries(s.properties ?? {})) out.push(...openApiRules(v as Json, key(child(path, 'properties'), k)));
+  if (isObject(s.additionalProperties))
+    out.push(...openApiRules(s.additionalProperties, child(path, 'additionalProperties')));
+  for (const [k, v] of Object.entries(s.properties ?? {}))
+    out.push(...openApiRules(v as Json, key(child(path, 'properties'), k)));
   out.push(...openApiRules(s.not, child(path, 'not')));
   for (const junctor of ['allOf', 'oneOf', 'anyOf']) {
-    (Array.isArray(s[junctor]) ? s[junctor] : []).forEach((v: Json, i: number) => out.push(...openApiRules(v, index(child(path, junctor), i))));
+    (Array.isArray(s[junctor]) ? s[junctor] : []).forEach((v: Json, i: number) =>
+      out.push(...openApiRules(v, index(child(path, junctor), i))),
+    );
   }
   if (isObject(s.items)) out.push(...openApiRules(s.items, child(path, 'items')));
   return out;
@@ -76,24 +91,54 @@ function listAndMapRules(s: Json, path: string): StatusCause[] {
     out.push(invalid(child(path, 'x-kubernetes-list-type'), listType, 'must only be used on type=array'));
   }
   if (mapKeys.length > 0) {
-    if (listType === undefined) out.push(required(child(path, 'x-kubernetes-list-type'), 'must be map if x-kubernetes-list-map-keys is non-empty'));
-    else if (listType !== 'map') out.push(invalid(child(path, 'x-kubernetes-list-type'), listType, 'must be map if x-kubernetes-list-map-keys is non-empty'));
+    if (listType === undefined)
+      out.push(
+        required(child(path, 'x-kubernetes-list-type'), 'must be map if x-kubernetes-list-map-keys is non-empty'),
+      );
+    else if (listType !== 'map')
+      out.push(
+        invalid(
+          child(path, 'x-kubernetes-list-type'),
+          listType,
+          'must be map if x-kubernetes-list-map-keys is non-empty',
+        ),
+      );
   }
   if (listType === 'map') {
-    if (mapKeys.length === 0) out.push(required(child(path, 'x-kubernetes-list-map-keys'), 'must not be empty if x-kubernetes-list-type is map'));
+    if (mapKeys.length === 0)
+      out.push(
+        required(child(path, 'x-kubernetes-list-map-keys'), 'must not be empty if x-kubernetes-list-type is map'),
+      );
     const items = s.items;
-    if (items === undefined) out.push(required(child(path, 'items'), 'must have a schema if x-kubernetes-list-type is map'));
+    if (items === undefined)
+      out.push(required(child(path, 'items'), 'must have a schema if x-kubernetes-list-type is map'));
     else if (isObject(items) && items.type !== 'object') {
-      out.push(invalid(child(child(path, 'items'), 'type'), items.type ?? '', "must be object if parent array's x-kubernetes-list-type is map"));
+      out.push(
+        invalid(
+          child(child(path, 'items'), 'type'),
+          items.type ?? '',
+          "must be object if parent array's x-kubernetes-list-type is map",
+        ),
+      );
     } else if (isObject(items)) {
       const seen = new Set<string>();
       for (const k of mapKeys) {
         const prop = items.properties?.[k];
-        if (!prop) out.push(invalid(child(path, 'x-kubernetes-list-map-keys'), mapKeys, 'entries must all be names of item properties'));
+        if (!prop)
+          out.push(
+            invalid(child(path, 'x-kubernetes-list-map-keys'), mapKeys, 'entries must all be names of item properties'),
+          );
         else if (prop.type === 'array' || prop.type === 'object') {
-          out.push(invalid(child(key(child(child(path, 'items'), 'properties'), k), 'type'), items.type, "must be a scalar type if parent array's x-kubernetes-list-type is map"));
+          out.push(
+            invalid(
+              child(key(child(child(path, 'items'), 'properties'), k), 'type'),
+              items.type,
+              "must be a scalar type if parent array's x-kubernetes-list-type is map",
+            ),
+          );
         }
-        if (seen.has(k)) out.push(invalid(child(path, 'x-kubernetes-list-map-keys'), mapKeys, 'must not contain duplicate entries'));
+        if (seen.has(k))
+          out.push(invalid(child(path, 'x-kubernetes-list-map-keys'), mapKeys, 'must not contain duplicate entries'));
         seen.add(k);
       }
     }
@@ -125,13 +170,29 @@ function structuralInvariants(s: Json | undefined, level: Level, path: string): 
 
   if (type === 'array' && s.items === undefined) out.push(required(child(path, 'items'), 'must be specified'));
   out.push(...structuralInvariants(s.items, 'item', child(path, 'items')));
-  for (const [k, v] of Object.entries(s.properties ?? {})) out.push(...structuralInvariants(v as Json, 'field', key(child(path, 'properties'), k)));
+  for (const [k, v] of Object.entries(s.properties ?? {}))
+    out.push(...structuralInvariants(v as Json, 'field', key(child(path, 'properties'), k)));
   if (s.additionalProperties !== undefined && s.additionalProperties !== false) {
     if (level === 'root') out.push(forbidden(child(path, 'additionalProperties'), 'must not be used at the root'));
-    if (isObject(s.additionalProperties)) out.push(...structuralInvariants(s.additionalProperties, 'field', child(path, 'additionalProperties')));
+    if (isObject(s.additionalProperties))
+      out.push(...structuralInvariants(s.additionalProperties, 'field', child(path, 'additionalProperties')));
   }
-  if (intOrString && preserve) out.push(invalid(child(path, 'x-kubernetes-preserve-unknown-fields'), true, 'must be false if x-kubernetes-int-or-string is true'));
-  if (intOrString && embedded) out.push(invalid(child(path, 'x-kubernetes-embedded-resource'), true, 'must be false if x-kubernetes-int-or-string is true'));
+  if (intOrString && preserve)
+    out.push(
+      invalid(
+        child(path, 'x-kubernetes-preserve-unknown-fields'),
+        true,
+        'must be false if x-kubernetes-int-or-string is true',
+      ),
+    );
+  if (intOrString && embedded)
+    out.push(
+      invalid(
+        child(path, 'x-kubernetes-embedded-resource'),
+        true,
+        'must be false if x-kubernetes-int-or-string is true',
+      ),
+    );
 
   out.push(...junctorRules(s, level, path));
 
@@ -142,14 +203,18 @@ function structuralInvariants(s: Json | undefined, level: Level, path: string): 
     out.push(required(child(path, 'type'), TYPE_REQUIRED[level]));
   }
   if (embedded && isObject(s.additionalProperties)) {
-    out.push(forbidden(child(path, 'additionalProperties'), 'must not be used if x-kubernetes-embedded-resource is set'));
+    out.push(
+      forbidden(child(path, 'additionalProperties'), 'must not be used if x-kubernetes-embedded-resource is set'),
+    );
   }
-  if (level === 'root' && type && type !== 'object') out.push(invalid(child(path, 'type'), type, 'must be object at the root'));
+  if (level === 'root' && type && type !== 'object')
+    out.push(invalid(child(path, 'type'), type, 'must be object at the root'));
 
   const checkMetadata = level === 'root' || embedded;
   const props = s.properties ?? {};
   const propsPath = child(path, 'properties');
-  if (checkMetadata && props.kind && props.kind.type !== 'string') out.push(invalid(child(key(propsPath, 'kind'), 'type'), props.kind.type ?? '', 'must be string'));
+  if (checkMetadata && props.kind && props.kind.type !== 'string')
+    out.push(invalid(child(key(propsPath, 'kind'), 'type'), props.kind.type ?? '', 'must be string'));
   if (checkMetadata && props.apiVersion && props.apiVersion.type !== 'string') {
     out.push(invalid(child(key(propsPath, 'apiVersion'), 'type'), props.apiVersion.type ?? '', 'must be string'));
   }
@@ -158,11 +223,19 @@ function structuralInvariants(s: Json | undefined, level: Level, path: string): 
   }
   if (level === 'root' && props.metadata && !onlyRestrictsNames(props.metadata)) {
     out.push(
-      forbidden(key(propsPath, 'metadata'), 'must not specify anything other than name and generateName, but metadata is implicitly specified'),
+      forbidden(
+        key(propsPath, 'metadata'),
+        'must not specify anything other than name and generateName, but metadata is implicitly specified',
+      ),
     );
   }
   if (embedded && !preserve && !nonEmpty(s.properties)) {
-    out.push(required(child(path, 'properties'), 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields'));
+    out.push(
+      required(
+        child(path, 'properties'),
+        'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields',
+      ),
+    );
   }
   if (typeof s.pattern === 'string') out.push(...patternRule(s.pattern, path));
   return out;
@@ -188,9 +261,16 @@ function junctorRules(s: Json, level: Level, path: string): StatusCause[] {
   const out: StatusCause[] = [];
   const skipAnyOf = isIntOrStringAnyOf(s.anyOf);
   const skipFirstAllOfAnyOf = Array.isArray(s.allOf) && isObject(s.allOf[0]) && isIntOrStringAnyOf(s.allOf[0].anyOf);
-  if (!skipAnyOf) (s.anyOf ?? []).forEach((v: Json, i: number) => out.push(...nestedRules(v, false, level, index(child(path, 'anyOf'), i))));
-  (s.allOf ?? []).forEach((v: Json, i: number) => out.push(...nestedRules(v, skipFirstAllOfAnyOf && i === 0, level, index(child(path, 'allOf'), i))));
-  (s.oneOf ?? []).forEach((v: Json, i: number) => out.push(...nestedRules(v, false, level, index(child(path, 'oneOf'), i))));
+  if (!skipAnyOf)
+    (s.anyOf ?? []).forEach((v: Json, i: number) =>
+      out.push(...nestedRules(v, false, level, index(child(path, 'anyOf'), i))),
+    );
+  (s.allOf ?? []).forEach((v: Json, i: number) =>
+    out.push(...nestedRules(v, skipFirstAllOfAnyOf && i === 0, level, index(child(path, 'allOf'), i))),
+  );
+  (s.oneOf ?? []).forEach((v: Json, i: number) =>
+    out.push(...nestedRules(v, false, level, index(child(path, 'oneOf'), i))),
+  );
   if (isObject(s.not)) out.push(...nestedRules(s.not, false, level, child(path, 'not')));
   return out;
 }
@@ -201,19 +281,27 @@ function nestedRules(v: Json, skipAnyOf: boolean, level: Level, path: string): S
   const nested = { ...v, anyOf: skipAnyOf ? undefined : v.anyOf };
   out.push(...junctorRules(nested, level, path));
   if (isObject(v.items)) out.push(...nestedRules(v.items, false, level, child(path, 'items')));
-  for (const [k, p] of Object.entries(v.properties ?? {})) out.push(...nestedRules(p as Json, false, 'field', key(child(path, 'properties'), k)));
+  for (const [k, p] of Object.entries(v.properties ?? {}))
+    out.push(...nestedRules(p as Json, false, 'field', key(child(path, 'properties'), k)));
   if (v.type) out.push(forbidden(child(path, 'type'), 'must be empty to be structural'));
-  if (v.additionalProperties !== undefined) out.push(forbidden(child(path, 'additionalProperties'), 'must be undefined to be structural'));
+  if (v.additionalProperties !== undefined)
+    out.push(forbidden(child(path, 'additionalProperties'), 'must be undefined to be structural'));
   if (v.default !== undefined) out.push(forbidden(child(path, 'default'), 'must be undefined to be structural'));
   if (v.title) out.push(forbidden(child(path, 'title'), 'must be empty to be structural'));
   if (v.description) out.push(forbidden(child(path, 'description'), 'must be empty to be structural'));
   if (v.nullable) out.push(forbidden(child(path, 'nullable'), 'must be false to be structural'));
-  if (v['x-kubernetes-preserve-unknown-fields']) out.push(forbidden(child(path, 'x-kubernetes-preserve-unknown-fields'), 'must be false to be structural'));
-  if (v['x-kubernetes-embedded-resource']) out.push(forbidden(child(path, 'x-kubernetes-embedded-resource'), 'must be false to be structural'));
-  if (v['x-kubernetes-int-or-string']) out.push(forbidden(child(path, 'x-kubernetes-int-or-string'), 'must be false to be structural'));
-  if (nonEmpty(v['x-kubernetes-list-map-keys'])) out.push(forbidden(child(path, 'x-kubernetes-list-map-keys'), 'must be empty to be structural'));
-  if (v['x-kubernetes-list-type'] !== undefined) out.push(forbidden(child(path, 'x-kubernetes-list-type'), 'must be undefined to be structural'));
-  if (v.properties && 'metadata' in v.properties) out.push(forbidden(key(child(path, 'properties'), 'metadata'), 'must not be specified in a nested context'));
+  if (v['x-kubernetes-preserve-unknown-fields'])
+    out.push(forbidden(child(path, 'x-kubernetes-preserve-unknown-fields'), 'must be false to be structural'));
+  if (v['x-kubernetes-embedded-resource'])
+    out.push(forbidden(child(path, 'x-kubernetes-embedded-resource'), 'must be false to be structural'));
+  if (v['x-kubernetes-int-or-string'])
+    out.push(forbidden(child(path, 'x-kubernetes-int-or-string'), 'must be false to be structural'));
+  if (nonEmpty(v['x-kubernetes-list-map-keys']))
+    out.push(forbidden(child(path, 'x-kubernetes-list-map-keys'), 'must be empty to be structural'));
+  if (v['x-kubernetes-list-type'] !== undefined)
+    out.push(forbidden(child(path, 'x-kubernetes-list-type'), 'must be undefined to be structural'));
+  if (v.properties && 'metadata' in v.properties)
+    out.push(forbidden(key(child(path, 'properties'), 'metadata'), 'must not be specified in a nested context'));
   if (typeof v.pattern === 'string') out.push(...patternRule(v.pattern, path));
   return out;
 }

@@ -42,8 +42,13 @@ function immutableCauses(spec: Json, oldSpec: Json, established: boolean): Statu
   if (established) {
     checks.push(['spec.scope', spec.scope, oldSpec.scope], ['spec.names.kind', spec.names?.kind, oldSpec.names?.kind]);
   }
-  checks.push(['spec.group', spec.group, oldSpec.group], ['spec.names.plural', spec.names?.plural, oldSpec.names?.plural]);
-  return checks.filter(([, now, before]) => now !== before).map(([field, now]) => invalid(field, now ?? '', 'field is immutable'));
+  checks.push(
+    ['spec.group', spec.group, oldSpec.group],
+    ['spec.names.plural', spec.names?.plural, oldSpec.names?.plural],
+  );
+  return checks
+    .filter(([, now, before]) => now !== before)
+    .map(([field, now]) => invalid(field, now ?? '', 'field is immutable'));
 }
 
 function isEstablished(crd: Json): boolean {
@@ -57,7 +62,8 @@ function metadataCauses(meta: Json, spec: Json): StatusCause[] {
     return meta.generateName ? [] : [required('metadata.name', 'name or generateName is required')];
   }
   const problems = isDns1123Subdomain(name);
-  if (name !== `${spec.names?.plural ?? ''}.${spec.group ?? ''}`) problems.push('must be spec.names.plural+"."+spec.group');
+  if (name !== `${spec.names?.plural ?? ''}.${spec.group ?? ''}`)
+    problems.push('must be spec.names.plural+"."+spec.group');
   return problems.map((p) => invalid('metadata.name', name, p));
 }
 
@@ -65,11 +71,14 @@ function specCauses(spec: Json): StatusCause[] {
   const out: StatusCause[] = [];
   const group: string = spec.group ?? '';
   if (!group) out.push(required('spec.group'));
-  else if (isDns1123Subdomain(group).length > 0) out.push(invalid('spec.group', group, isDns1123Subdomain(group).join(',')));
-  else if (group.split('.').length < 2) out.push(invalid('spec.group', group, 'should be a domain with at least one dot'));
+  else if (isDns1123Subdomain(group).length > 0)
+    out.push(invalid('spec.group', group, isDns1123Subdomain(group).join(',')));
+  else if (group.split('.').length < 2)
+    out.push(invalid('spec.group', group, 'should be a domain with at least one dot'));
 
   if (!spec.scope) out.push(required('spec.scope'));
-  else if (spec.scope !== 'Cluster' && spec.scope !== 'Namespaced') out.push(notSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
+  else if (spec.scope !== 'Cluster' && spec.scope !== 'Namespaced')
+    out.push(notSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
 
   const versions: Json[] = Array.isArray(spec.versions) ? spec.versions : [];
   const seen = new Set<string>();
@@ -86,7 +95,8 @@ function specCauses(spec: Json): StatusCause[] {
   });
   const versionsValue = goVersions(versions);
   if (!uniqueNames) out.push(invalid('spec.versions', versionsValue, 'must contain unique version names'));
-  if (storageCount !== 1) out.push(invalid('spec.versions', versionsValue, 'must have exactly one version marked as storage version'));
+  if (storageCount !== 1)
+    out.push(invalid('spec.versions', versionsValue, 'must have exactly one version marked as storage version'));
 
   const names: Json = spec.names ?? {};
   for (const field of ['plural', 'singular', 'kind', 'listKind']) {
@@ -96,14 +106,21 @@ function specCauses(spec: Json): StatusCause[] {
 
   const strategy = spec.conversion?.strategy;
   if (!strategy) out.push(required('spec.conversion.strategy'));
-  else if (strategy !== 'None' && strategy !== 'Webhook') out.push(notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
+  else if (strategy !== 'None' && strategy !== 'Webhook')
+    out.push(notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
   else if (strategy === 'Webhook' && !spec.conversion.webhook?.clientConfig) {
     out.push(required('spec.conversion.webhookClientConfig', 'required when strategy is set to Webhook'));
   } else if (strategy === 'None' && spec.conversion.webhook) {
     out.push(forbidden('spec.conversion.webhookClientConfig', 'should not be set when strategy is not set to Webhook'));
   }
   if (spec.preserveUnknownFields === true) {
-    out.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+    out.push(
+      invalid(
+        'spec.preserveUnknownFields',
+        true,
+        'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead',
+      ),
+    );
   }
   return out;
 }
@@ -114,8 +131,8 @@ function versionCauses(version: Json, path: string): StatusCause[] {
   if (!isObject(schema)) out.push(required(`${path}.schema.openAPIV3Schema`, 'schemas are required'));
   else out.push(...validateOpenApiSchema(schema, `${path}.schema.openAPIV3Schema`));
   out.push(...subresourceCauses(version.subresources, `${path}.subresources`));
-  (Array.isArray(version.additionalPrinterColumns) ? version.additionalPrinterColumns : []).forEach((col: Json, i: number) =>
-    out.push(...printerColumnCauses(col, `${path}.additionalPrinterColumns[${i}]`)),
+  (Array.isArray(version.additionalPrinterColumns) ? version.additionalPrinterColumns : []).forEach(
+    (col: Json, i: number) => out.push(...printerColumnCauses(col, `${path}.additionalPrinterColumns[${i}]`)),
   );
   return out;
 }
@@ -132,7 +149,8 @@ function nameCauses(names: Json, path: string): StatusCause[] {
   dns1035('kind', names.kind, true, 'may have mixed case, but should otherwise match: ');
   dns1035('listKind', names.listKind, true, 'may have mixed case, but should otherwise match: ');
   (names.shortNames ?? []).forEach((s: string, i: number) => dns1035(`shortNames[${i}]`, s));
-  if (names.kind && names.kind === names.listKind) out.push(invalid(`${path}.listKind`, names.listKind, 'kind and listKind may not be the same'));
+  if (names.kind && names.kind === names.listKind)
+    out.push(invalid(`${path}.listKind`, names.listKind, 'kind and listKind may not be the same'));
   (names.categories ?? []).forEach((c: string, i: number) => dns1035(`categories[${i}]`, c));
   return out;
 }
@@ -164,7 +182,8 @@ function subresourceCauses(sub: Json | undefined, path: string): StatusCause[] {
     }
     const problems = simpleJsonPathCauses(String(value), p);
     if (problems.length > 0) out.push(...problems);
-    else if (!String(value).startsWith(under)) out.push(invalid(p, value, `should be a json path under ${under.slice(0, -1)}`));
+    else if (!String(value).startsWith(under))
+      out.push(invalid(p, value, `should be a json path under ${under.slice(0, -1)}`));
   };
   check('specReplicasPath', scale.specReplicasPath, '.spec.');
   check('statusReplicasPath', scale.statusReplicasPath, '.status.');
@@ -195,7 +214,9 @@ export function crdVersionSchema(crd: object, version: string): SchemaNode | und
 function buildCrdVersionSchema(crd: Json, version: string): SchemaNode | undefined {
   const v = (crd.spec?.versions ?? []).find((x: Json) => x?.name === version);
   if (!v) return undefined;
-  const declared: SchemaNode = structuredClone(v.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
+  const declared: SchemaNode = structuredClone(
+    v.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+  );
   const objectMeta = builtinSchema('meta.k8s.io', 'v1', 'ObjectMeta')!;
   const declaredMeta = declared.properties?.metadata?.properties ?? {};
   const metaProps = { ...objectMeta.properties };
@@ -207,9 +228,15 @@ function buildCrdVersionSchema(crd: Json, version: string): SchemaNode | undefin
     type: 'object',
     properties: {
       ...declared.properties,
-      apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
-      kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
-      metadata: { ...objectMeta, properties: metaProps, description: 'Standard object\'s metadata.' },
+      apiVersion: {
+        type: 'string',
+        description: 'APIVersion defines the versioned schema of this representation of an object.',
+      },
+      kind: {
+        type: 'string',
+        description: 'Kind is a string value representing the REST resource this object represents.',
+      },
+      metadata: { ...objectMeta, properties: metaProps, description: "Standard object's metadata." },
     },
   };
 }
@@ -217,7 +244,6 @@ function buildCrdVersionSchema(crd: Json, version: string): SchemaNode | undefin
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
-
 
 /** Go's %#v of the internal versions slice, which kube prints as the bad value of spec.versions. */
 function goVersions(versions: Json[]): GoLiteral {

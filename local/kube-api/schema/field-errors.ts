@@ -33,7 +33,12 @@ const TYPE_TEXT: Record<FieldErrorReason, string> = {
 /** Marks a value that ErrorBody leaves out (e.g. TooMany without a count). */
 export const OMIT_VALUE = Symbol('omit value');
 
-const VALUELESS = new Set<FieldErrorReason>(['FieldValueRequired', 'FieldValueForbidden', 'FieldValueTooLong', 'InternalError']);
+const VALUELESS = new Set<FieldErrorReason>([
+  'FieldValueRequired',
+  'FieldValueForbidden',
+  'FieldValueTooLong',
+  'InternalError',
+]);
 
 export function fieldError(reason: FieldErrorReason, field: string, value: unknown, detail = ''): StatusCause {
   let body = TYPE_TEXT[reason];
@@ -43,8 +48,10 @@ export function fieldError(reason: FieldErrorReason, field: string, value: unkno
 }
 
 export const required = (field: string, detail = '') => fieldError('FieldValueRequired', field, undefined, detail);
-export const invalid = (field: string, value: unknown, detail: string) => fieldError('FieldValueInvalid', field, value, detail);
-export const typeInvalid = (field: string, value: unknown, detail: string) => fieldError('FieldValueTypeInvalid', field, value, detail);
+export const invalid = (field: string, value: unknown, detail: string) =>
+  fieldError('FieldValueInvalid', field, value, detail);
+export const typeInvalid = (field: string, value: unknown, detail: string) =>
+  fieldError('FieldValueTypeInvalid', field, value, detail);
 export const forbidden = (field: string, detail: string) => fieldError('FieldValueForbidden', field, undefined, detail);
 export const duplicate = (field: string, value: unknown) => fieldError('FieldValueDuplicate', field, value);
 
@@ -54,7 +61,8 @@ export function notSupported(field: string, value: unknown, supported: string[])
 }
 
 export function tooLong(field: string, maxLength: number): StatusCause {
-  const detail = maxLength >= 0 ? `may not be more than ${maxLength} ${maxLength === 1 ? 'byte' : 'bytes'}` : 'value is too long';
+  const detail =
+    maxLength >= 0 ? `may not be more than ${maxLength} ${maxLength === 1 ? 'byte' : 'bytes'}` : 'value is too long';
   return fieldError('FieldValueTooLong', field, undefined, detail);
 }
 

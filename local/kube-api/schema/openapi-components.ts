@@ -54,11 +54,19 @@ export class ComponentSet {
   /** A custom resource kind from its resolved schema; metadata becomes a reference to ObjectMeta. */
   addCustomKind(gvk: Gvk, schema: SchemaNode | undefined): string {
     const name = customDefinitionName(gvk);
-    const root: Json = { ...(structuredClone(schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }) as Json) };
+    const root: Json = {
+      ...(structuredClone(schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }) as Json),
+    };
     const props = { ...((root.properties as Json | undefined) ?? {}) };
     this.addBuiltin(OBJECT_META);
-    props.apiVersion = { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' };
-    props.kind = { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' };
+    props.apiVersion = {
+      type: 'string',
+      description: 'APIVersion defines the versioned schema of this representation of an object.',
+    };
+    props.kind = {
+      type: 'string',
+      description: 'Kind is a string value representing the REST resource this object represents.',
+    };
     props.metadata = { allOf: [ref(OBJECT_META)], description: "Standard object's metadata." };
     root.properties = props;
     root.type = 'object';
@@ -76,9 +84,15 @@ export class ComponentSet {
       type: 'object',
       required: ['items'],
       properties: {
-        apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
+        apiVersion: {
+          type: 'string',
+          description: 'APIVersion defines the versioned schema of this representation of an object.',
+        },
         items: { type: 'array', items: ref(itemName), description: `List of ${gvk.kind.toLowerCase()} objects.` },
-        kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+        kind: {
+          type: 'string',
+          description: 'Kind is a string value representing the REST resource this object represents.',
+        },
         metadata: { allOf: [ref(LIST_META)], default: {}, description: 'Standard list metadata.' },
       },
     };

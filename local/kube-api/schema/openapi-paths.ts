@@ -25,40 +25,104 @@ const query = (name: string, type: 'string' | 'boolean' | 'integer', description
   description,
   schema: { type, uniqueItems: true },
 });
-const pathParam = (name: string, description: string) => ({ name, in: 'path', description, required: true, schema: { type: 'string', uniqueItems: true } });
+const pathParam = (name: string, description: string) => ({
+  name,
+  in: 'path',
+  description,
+  required: true,
+  schema: { type: 'string', uniqueItems: true },
+});
 
 const P = {
   pretty: query('pretty', 'string', "If 'true', then the output is pretty printed."),
   dryRun: query('dryRun', 'string', 'When present, indicates that modifications should not be persisted.'),
-  fieldManager: query('fieldManager', 'string', 'fieldManager is a name associated with the actor or entity that is making these changes.'),
+  fieldManager: query(
+    'fieldManager',
+    'string',
+    'fieldManager is a name associated with the actor or entity that is making these changes.',
+  ),
   fieldValidation: query(
     'fieldValidation',
     'string',
     'fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: - Ignore - Warn - Strict.',
   ),
   force: query('force', 'boolean', 'Force is going to "force" Apply requests.'),
-  allowWatchBookmarks: query('allowWatchBookmarks', 'boolean', 'allowWatchBookmarks requests watch events with type "BOOKMARK".'),
-  continue: query('continue', 'string', 'The continue option should be set when retrieving more results from the server.'),
-  fieldSelector: query('fieldSelector', 'string', 'A selector to restrict the list of returned objects by their fields.'),
-  labelSelector: query('labelSelector', 'string', 'A selector to restrict the list of returned objects by their labels.'),
+  allowWatchBookmarks: query(
+    'allowWatchBookmarks',
+    'boolean',
+    'allowWatchBookmarks requests watch events with type "BOOKMARK".',
+  ),
+  continue: query(
+    'continue',
+    'string',
+    'The continue option should be set when retrieving more results from the server.',
+  ),
+  fieldSelector: query(
+    'fieldSelector',
+    'string',
+    'A selector to restrict the list of returned objects by their fields.',
+  ),
+  labelSelector: query(
+    'labelSelector',
+    'string',
+    'A selector to restrict the list of returned objects by their labels.',
+  ),
   limit: query('limit', 'integer', 'limit is a maximum number of responses to return for a list call.'),
-  resourceVersion: query('resourceVersion', 'string', 'resourceVersion sets a constraint on what resource versions a request may be served from.'),
-  resourceVersionMatch: query('resourceVersionMatch', 'string', 'resourceVersionMatch determines how resourceVersion is applied to list calls.'),
-  sendInitialEvents: query('sendInitialEvents', 'boolean', '`sendInitialEvents=true` may be set together with `watch=true`.'),
+  resourceVersion: query(
+    'resourceVersion',
+    'string',
+    'resourceVersion sets a constraint on what resource versions a request may be served from.',
+  ),
+  resourceVersionMatch: query(
+    'resourceVersionMatch',
+    'string',
+    'resourceVersionMatch determines how resourceVersion is applied to list calls.',
+  ),
+  sendInitialEvents: query(
+    'sendInitialEvents',
+    'boolean',
+    '`sendInitialEvents=true` may be set together with `watch=true`.',
+  ),
   timeoutSeconds: query('timeoutSeconds', 'integer', 'Timeout for the list/watch call.'),
-  watch: query('watch', 'boolean', 'Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.'),
-  gracePeriodSeconds: query('gracePeriodSeconds', 'integer', 'The duration in seconds before the object should be deleted.'),
-  orphanDependents: query('orphanDependents', 'boolean', 'Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7.'),
+  watch: query(
+    'watch',
+    'boolean',
+    'Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.',
+  ),
+  gracePeriodSeconds: query(
+    'gracePeriodSeconds',
+    'integer',
+    'The duration in seconds before the object should be deleted.',
+  ),
+  orphanDependents: query(
+    'orphanDependents',
+    'boolean',
+    'Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7.',
+  ),
   propagationPolicy: query('propagationPolicy', 'string', 'Whether and how garbage collection will be performed.'),
   name: pathParam('name', 'name of the resource'),
   namespace: pathParam('namespace', 'object name and auth scope, such as for teams and projects'),
 };
 
-const LIST_PARAMS = [P.allowWatchBookmarks, P.continue, P.fieldSelector, P.labelSelector, P.limit, P.resourceVersion, P.resourceVersionMatch, P.sendInitialEvents, P.timeoutSeconds, P.watch];
+const LIST_PARAMS = [
+  P.allowWatchBookmarks,
+  P.continue,
+  P.fieldSelector,
+  P.labelSelector,
+  P.limit,
+  P.resourceVersion,
+  P.resourceVersionMatch,
+  P.sendInitialEvents,
+  P.timeoutSeconds,
+  P.watch,
+];
 const WRITE_PARAMS = [P.dryRun, P.fieldManager, P.fieldValidation];
 const DELETE_PARAMS = [P.dryRun, P.gracePeriodSeconds, P.orphanDependents, P.propagationPolicy];
 
-export function resourcePaths(r: PathResource, names: { item: string; list: string; scale?: string }): Record<string, Json> {
+export function resourcePaths(
+  r: PathResource,
+  names: { item: string; list: string; scale?: string },
+): Record<string, Json> {
   const prefix = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
   const collection = r.namespaced ? `${prefix}/namespaces/{namespace}/${r.resource}` : `${prefix}/${r.resource}`;
   const item = `${collection}/{name}`;
@@ -71,19 +135,31 @@ export function resourcePaths(r: PathResource, names: { item: string; list: stri
   if (can('list')) collectionOps.get = op('list', '', names.list, LIST_PARAMS);
   if (can('create')) collectionOps.post = op('post', '', names.item, WRITE_PARAMS, { body: names.item, created: true });
   if (can('deletecollection')) {
-    collectionOps.delete = op('deletecollection', '', STATUS, [...LIST_PARAMS.filter((p) => p !== P.watch && p !== P.allowWatchBookmarks), ...DELETE_PARAMS], { body: DELETE_OPTIONS });
+    collectionOps.delete = op(
+      'deletecollection',
+      '',
+      STATUS,
+      [...LIST_PARAMS.filter((p) => p !== P.watch && p !== P.allowWatchBookmarks), ...DELETE_PARAMS],
+      { body: DELETE_OPTIONS },
+    );
   }
-  if (Object.keys(collectionOps).length > 0) paths[collection] = { ...collectionOps, parameters: [...scopeParams, P.pretty] };
+  if (Object.keys(collectionOps).length > 0)
+    paths[collection] = { ...collectionOps, parameters: [...scopeParams, P.pretty] };
 
   const itemOps: Json = {};
   if (can('get')) itemOps.get = op('get', '', names.item, []);
   if (can('update')) itemOps.put = op('put', '', names.item, WRITE_PARAMS, { body: names.item, created: true });
-  if (can('patch')) itemOps.patch = op('patch', '', names.item, [...WRITE_PARAMS, P.force], { patch: true, created: true });
-  if (can('delete')) itemOps.delete = op('delete', '', names.item, DELETE_PARAMS, { body: DELETE_OPTIONS, accepted: true });
+  if (can('patch'))
+    itemOps.patch = op('patch', '', names.item, [...WRITE_PARAMS, P.force], { patch: true, created: true });
+  if (can('delete'))
+    itemOps.delete = op('delete', '', names.item, DELETE_PARAMS, { body: DELETE_OPTIONS, accepted: true });
   if (Object.keys(itemOps).length > 0) paths[item] = { ...itemOps, parameters: [P.name, ...scopeParams, P.pretty] };
 
   if (r.namespaced && can('list')) {
-    paths[`${prefix}/${r.resource}`] = { get: op('list', 'ForAllNamespaces', names.list, []), parameters: [...LIST_PARAMS, P.pretty] };
+    paths[`${prefix}/${r.resource}`] = {
+      get: op('list', 'ForAllNamespaces', names.list, []),
+      parameters: [...LIST_PARAMS, P.pretty],
+    };
   }
   for (const [sub, enabled, schemaName, gvk] of [
     ['status', r.subresources.status, names.item, r],
@@ -143,11 +219,18 @@ function operationFactory(r: PathResource, subresource = '', gvk: Gvk = r) {
       'x-kubernetes-action': action,
       'x-kubernetes-group-version-kind': { group: gvk.group, kind: gvk.kind, version: gvk.version },
     };
-    if (extras.body) operation.requestBody = { content: { '*/*': { schema: ref(extras.body) } }, required: action !== 'delete' && action !== 'deletecollection' };
+    if (extras.body)
+      operation.requestBody = {
+        content: { '*/*': { schema: ref(extras.body) } },
+        required: action !== 'delete' && action !== 'deletecollection',
+      };
     if (extras.patch) {
       const types = ['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json'];
       if (!r.custom) types.push('application/strategic-merge-patch+json');
-      operation.requestBody = { content: Object.fromEntries(types.map((t) => [t, { schema: ref(PATCH) }])), required: true };
+      operation.requestBody = {
+        content: Object.fromEntries(types.map((t) => [t, { schema: ref(PATCH) }])),
+        required: true,
+      };
     }
     return operation;
   };

@@ -40,8 +40,15 @@ export function openApiV3Hash(document: unknown): string {
  * document does: kubectl caches documents by URL, so a stale hash would hide a new CRD schema.
  * Without documents the hash only depends on the group-version name.
  */
-export function openApiV3Index(groupVersions: Array<string | { group: string; version: string }>, documents?: Record<string, unknown>): object {
-  const names = [...new Set(groupVersions.map((gv) => (typeof gv === 'string' ? gv : gv.group ? `${gv.group}/${gv.version}` : gv.version)))];
+export function openApiV3Index(
+  groupVersions: Array<string | { group: string; version: string }>,
+  documents?: Record<string, unknown>,
+): object {
+  const names = [
+    ...new Set(
+      groupVersions.map((gv) => (typeof gv === 'string' ? gv : gv.group ? `${gv.group}/${gv.version}` : gv.version)),
+    ),
+  ];
   const paths: Record<string, { serverRelativeURL: string }> = {};
   for (const gv of names.sort((a, b) => (openApiV3PathKey(a) < openApiV3PathKey(b) ? -1 : 1))) {
     const key = openApiV3PathKey(gv);
@@ -66,7 +73,14 @@ export function openApiV3Document(groupVersion: string, resources: OpenApiResour
     const list = components.addList(gvk, item);
     const sub = subresourceFlags(r.subresources);
     const scale = sub.scale ? components.addScale() : undefined;
-    const pathResource: PathResource = { ...gvk, resource: r.resource, namespaced: r.namespaced, verbs: r.verbs ?? ALL_VERBS, subresources: sub, custom };
+    const pathResource: PathResource = {
+      ...gvk,
+      resource: r.resource,
+      namespaced: r.namespaced,
+      verbs: r.verbs ?? ALL_VERBS,
+      subresources: sub,
+      custom,
+    };
     Object.assign(paths, resourcePaths(pathResource, { item, list, scale }));
   }
   return {

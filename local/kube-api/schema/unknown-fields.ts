@@ -10,7 +10,9 @@
  */
 export function strictDecodingError(kind: string, unknownFields: string[], version?: string): string {
   const strict = `strict decoding error: ${unknownFields.map(unknownFieldText).join(', ')}`;
-  return version === undefined ? strict : `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: ${strict}`;
+  return version === undefined
+    ? strict
+    : `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${kind}: ${strict}`;
 }
 
 /** One warning per field, e.g. `unknown field "spec.foo"` (sent as `Warning: 299 - "<text>"`). */

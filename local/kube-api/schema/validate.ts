@@ -10,16 +10,7 @@
  */
 import { builtinSchema, isBuiltinSchema } from './builtin.ts';
 import { validateFormat } from './formats.ts';
-import {
-  duplicate,
-  goNumber,
-  invalid,
-  notSupported,
-  required,
-  tooLong,
-  tooMany,
-  typeInvalid,
-} from './field-errors.ts';
+import { duplicate, goNumber, invalid, notSupported, required, tooLong, tooMany, typeInvalid } from './field-errors.ts';
 import type { SchemaNode, StatusCause } from './types.ts';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
@@ -101,11 +92,18 @@ function walkObject(obj: Record<string, unknown>, s: SchemaNode, loc: Location, 
     if (v === null && !schema.nullable) {
       // Non-nullable nulls are dropped (custom resources, before defaulting) or decode to the zero value
       // (Go types), so they never fail validation themselves.
-      if (schema.default !== undefined && !mode.goDecoded) out[key] = walk(structuredClone(schema.default), schema, at, ctx, childMode);
+      if (schema.default !== undefined && !mode.goDecoded)
+        out[key] = walk(structuredClone(schema.default), schema, at, ctx, childMode);
       return;
     }
     // A resource's metadata is decoded into the ObjectMeta Go struct even for custom resources.
-    out[key] = walk(v, schema, at, ctx, embedded && key === 'metadata' ? { resource: false, goDecoded: true } : childMode);
+    out[key] = walk(
+      v,
+      schema,
+      at,
+      ctx,
+      embedded && key === 'metadata' ? { resource: false, goDecoded: true } : childMode,
+    );
   };
   for (const [key, v] of Object.entries(obj)) {
     const known = props[key] ?? (embedded ? implicitResourceField(key) : undefined);
@@ -116,14 +114,16 @@ function walkObject(obj: Record<string, unknown>, s: SchemaNode, loc: Location, 
   }
   if (!mode.goDecoded) {
     for (const [key, schema] of Object.entries(props)) {
-      if (!(key in out) && schema.default !== undefined) out[key] = walk(structuredClone(schema.default), schema, propertyLocation(loc, key), ctx, childMode);
+      if (!(key in out) && schema.default !== undefined)
+        out[key] = walk(structuredClone(schema.default), schema, propertyLocation(loc, key), ctx, childMode);
     }
   }
   for (const key of s.required ?? []) {
     if (!(key in out)) ctx.causes.push(required(propertyLocation(loc, key).name));
   }
   const count = Object.keys(out).length;
-  if (s.maxProperties !== undefined && count > s.maxProperties) ctx.causes.push(tooMany(loc.name, count, s.maxProperties));
+  if (s.maxProperties !== undefined && count > s.maxProperties)
+    ctx.causes.push(tooMany(loc.name, count, s.maxProperties));
   if (s.minProperties !== undefined && count < s.minProperties) {
     ctx.causes.push(invalid(loc.name, count, `${loc.name} in body should have at least ${s.minProperties} properties`));
   }
@@ -170,7 +170,9 @@ function checkListSemantics(items: unknown[], s: SchemaNode, loc: Location, ctx:
     if (listType === 'map') {
       if (!item || typeof item !== 'object' || Array.isArray(item)) return;
       const keys = s['x-kubernetes-list-map-keys'] ?? [];
-      identity = Object.fromEntries(keys.filter((k) => k in item).map((k) => [k, (item as Record<string, unknown>)[k]]));
+      identity = Object.fromEntries(
+        keys.filter((k) => k in item).map((k) => [k, (item as Record<string, unknown>)[k]]),
+      );
     }
     const id = canonical(identity);
     if (seen.has(id)) {
@@ -190,7 +192,9 @@ function checkString(value: string, s: SchemaNode, loc: Location, ctx: Collector
     ctx.causes.push(invalid(loc.name, value, `${loc.name} in body should match '${s.pattern}'`));
   }
   if (s.format && !s['x-kubernetes-int-or-string'] && !validateFormat(s.format, value)) {
-    ctx.causes.push(typeInvalid(loc.name, value, `${loc.name} in body must be of type ${s.format}: ${JSON.stringify(value)}`));
+    ctx.causes.push(
+      typeInvalid(loc.name, value, `${loc.name} in body must be of type ${s.format}: ${JSON.stringify(value)}`),
+    );
   }
 }
 
@@ -221,7 +225,10 @@ function checkEnum(value: unknown, s: SchemaNode, loc: Location, ctx: Collector)
 function checkJunctors(value: unknown, s: SchemaNode, loc: Location, ctx: Collector) {
   const tryBranch = (branch: SchemaNode) => {
     const scratch: Collector = { causes: [], unknown: [], builtin: ctx.builtin };
-    walk(value, { ...branch, 'x-kubernetes-preserve-unknown-fields': true }, loc, scratch, { resource: false, goDecoded: ctx.builtin });
+    walk(value, { ...branch, 'x-kubernetes-preserve-unknown-fields': true }, loc, scratch, {
+      resource: false,
+      goDecoded: ctx.builtin,
+    });
     return scratch.causes;
   };
   for (const branch of s.allOf ?? []) ctx.causes.push(...tryBranch(branch));

@@ -55,7 +55,9 @@ function decodeProtobufObject(body: Buffer, info: ResourceInfo): unknown {
     return decodeKubeProtobuf(body).object;
   } catch (err) {
     if (err instanceof ProtobufDecodeError || err instanceof RangeError || err instanceof SyntaxError) {
-      throw badRequest(`the object provided is unrecognized (must be of type ${info.kind}): ${err.message} (${summarize(body)})`);
+      throw badRequest(
+        `the object provided is unrecognized (must be of type ${info.kind}): ${err.message} (${summarize(body)})`,
+      );
     }
     throw err;
   }
@@ -89,10 +91,13 @@ class DecodeError extends Error {}
 export function decodeObject(body: Buffer, contentType: string | undefined, info: ResourceInfo): ApiObject {
   let parsed: unknown;
   try {
-    parsed = mediaType(contentType) === PROTOBUF ? decodeProtobufObject(body, info) : parseText(body, bodyFormat(contentType));
+    parsed =
+      mediaType(contentType) === PROTOBUF ? decodeProtobufObject(body, info) : parseText(body, bodyFormat(contentType));
   } catch (err) {
     if (err instanceof DecodeError) {
-      throw badRequest(`the object provided is unrecognized (must be of type ${info.kind}): ${err.message} (${summarize(body)})`);
+      throw badRequest(
+        `the object provided is unrecognized (must be of type ${info.kind}): ${err.message} (${summarize(body)})`,
+      );
     }
     throw err;
   }
@@ -105,10 +110,14 @@ export function decodeObject(body: Buffer, contentType: string | undefined, info
   const obj = parsed;
   const expectedGv = groupVersion(info.group, info.version);
   if (obj.apiVersion !== undefined && typeof obj.apiVersion !== 'string') {
-    throw badRequest(`the object provided is unrecognized (must be of type ${info.kind}): apiVersion must be a string (${summarize(body)})`);
+    throw badRequest(
+      `the object provided is unrecognized (must be of type ${info.kind}): apiVersion must be a string (${summarize(body)})`,
+    );
   }
   if (obj.kind !== undefined && typeof obj.kind !== 'string') {
-    throw badRequest(`the object provided is unrecognized (must be of type ${info.kind}): kind must be a string (${summarize(body)})`);
+    throw badRequest(
+      `the object provided is unrecognized (must be of type ${info.kind}): kind must be a string (${summarize(body)})`,
+    );
   }
   const kind = (obj.kind as string | undefined) || info.kind;
   const apiVersion = (obj.apiVersion as string | undefined) || expectedGv;
@@ -117,7 +126,9 @@ export function decodeObject(body: Buffer, contentType: string | undefined, info
     const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
     const group = slash < 0 ? '' : apiVersion.slice(0, slash);
     if (group === info.group && kind === info.kind) {
-      throw badRequest(`the API version in the data (${apiVersion}) does not match the expected API version (${expectedGv})`);
+      throw badRequest(
+        `the API version in the data (${apiVersion}) does not match the expected API version (${expectedGv})`,
+      );
     }
     throw badRequest(
       `${kind} in version "${version}" cannot be handled as a ${info.kind}: no kind "${kind}" is registered for version "${apiVersion}" in scheme "pkg/runtime/scheme.go:100"`,
@@ -126,7 +137,9 @@ export function decodeObject(body: Buffer, contentType: string | undefined, info
   obj.kind = kind;
   obj.apiVersion = apiVersion;
   if (obj.metadata !== undefined && !isPlainObject(obj.metadata)) {
-    throw badRequest(`${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: json: cannot unmarshal ${typeof obj.metadata} into Go struct field ${info.kind}.metadata of type v1.ObjectMeta`);
+    throw badRequest(
+      `${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: json: cannot unmarshal ${typeof obj.metadata} into Go struct field ${info.kind}.metadata of type v1.ObjectMeta`,
+    );
   }
   return obj;
 }
@@ -136,7 +149,8 @@ export function decodePatchBody(body: Buffer, format: BodyFormat): unknown {
   try {
     return parseText(body, format);
   } catch (err) {
-    if (err instanceof DecodeError) throw badRequest(err.message.replace("couldn't get version/kind; json parse error: ", 'error decoding patch: '));
+    if (err instanceof DecodeError)
+      throw badRequest(err.message.replace("couldn't get version/kind; json parse error: ", 'error decoding patch: '));
     throw err;
   }
 }

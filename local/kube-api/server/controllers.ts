@@ -27,9 +27,12 @@ export class Controllers {
     this.ctx = ctx;
     this.store = store;
     store.deleteFinalizers.set('apiextensions.k8s.io/customresourcedefinitions', CRD_CLEANUP_FINALIZER);
-    store.afterCommit.set('apiextensions.k8s.io/customresourcedefinitions', (_info, obj, deleted) => this.onCrd(obj!, deleted));
+    store.afterCommit.set('apiextensions.k8s.io/customresourcedefinitions', (_info, obj, deleted) =>
+      this.onCrd(obj!, deleted),
+    );
     store.afterCommit.set('/namespaces', async (_info, obj, deleted) => {
-      if (!deleted && obj?.metadata?.deletionTimestamp) this.spawn(`ns/${obj.metadata.name}`, () => this.cleanupNamespace(obj.metadata.name));
+      if (!deleted && obj?.metadata?.deletionTimestamp)
+        this.spawn(`ns/${obj.metadata.name}`, () => this.cleanupNamespace(obj.metadata.name));
     });
   }
 
@@ -47,7 +50,8 @@ export class Controllers {
     for (const crd of items) await this.onCrd(crd, false);
     const namespaces = await this.store.listAll(this.namespaceInfo());
     for (const ns of namespaces.items) {
-      if (ns.metadata.deletionTimestamp) this.spawn(`ns/${ns.metadata.name}`, () => this.cleanupNamespace(ns.metadata.name));
+      if (ns.metadata.deletionTimestamp)
+        this.spawn(`ns/${ns.metadata.name}`, () => this.cleanupNamespace(ns.metadata.name));
     }
   }
 
@@ -79,7 +83,8 @@ export class Controllers {
       const status = terminatingStatus(crd, now);
       let latest: ApiObject | undefined;
       if (!isDeepStrictEqual(crd.status, status)) latest = await this.writeCrdStatus(name, status);
-      if (crd.metadata.finalizers?.includes(CRD_CLEANUP_FINALIZER)) this.spawn(`crd/${name}`, () => this.cleanupCrd(name));
+      if (crd.metadata.finalizers?.includes(CRD_CLEANUP_FINALIZER))
+        this.spawn(`crd/${name}`, () => this.cleanupCrd(name));
       return latest;
     }
     const status = establishedStatus(crd, now);
@@ -89,10 +94,17 @@ export class Controllers {
 
   private async writeCrdStatus(name: string, status: Record<string, unknown>): Promise<ApiObject | undefined> {
     try {
-      return await this.store.update(this.crdInfo(), undefined, name, 'status', { fieldManager: SYSTEM_MANAGER, fieldValidation: 'Ignore' }, (c) => ({
-        ...c,
-        status,
-      }));
+      return await this.store.update(
+        this.crdInfo(),
+        undefined,
+        name,
+        'status',
+        { fieldManager: SYSTEM_MANAGER, fieldValidation: 'Ignore' },
+        (c) => ({
+          ...c,
+          status,
+        }),
+      );
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return undefined;
       throw err;
@@ -107,10 +119,17 @@ export class Controllers {
     if (info) await this.deleteAllAndWait(info, undefined);
     if (this.stopped) return;
     await this.store
-      .update(this.crdInfo(), undefined, name, undefined, { fieldManager: SYSTEM_MANAGER, fieldValidation: 'Ignore' }, (c) => {
-        c.metadata.finalizers = (c.metadata.finalizers ?? []).filter((f: string) => f !== CRD_CLEANUP_FINALIZER);
-        return c;
-      })
+      .update(
+        this.crdInfo(),
+        undefined,
+        name,
+        undefined,
+        { fieldManager: SYSTEM_MANAGER, fieldValidation: 'Ignore' },
+        (c) => {
+          c.metadata.finalizers = (c.metadata.finalizers ?? []).filter((f: string) => f !== CRD_CLEANUP_FINALIZER);
+          return c;
+        },
+      )
       .catch((err) => {
         if (!(err instanceof ApiError && err.code === 404)) throw err;
       });
@@ -124,10 +143,20 @@ export class Controllers {
       if (this.stopped) return;
     }
     await this.store
-      .update(this.namespaceInfo(), undefined, name, 'finalize', { fieldManager: SYSTEM_MANAGER, fieldValidation: 'Ignore' }, (ns) => {
-        ns.spec = { ...(ns.spec ?? {}), finalizers: (ns.spec?.finalizers ?? []).filter((f: string) => f !== 'kubernetes') };
-        return ns;
-      })
+      .update(
+        this.namespaceInfo(),
+        undefined,
+        name,
+        'finalize',
+        { fieldManager: SYSTEM_MANAGER, fieldValidation: 'Ignore' },
+        (ns) => {
+          ns.spec = {
+            ...(ns.spec ?? {}),
+            finalizers: (ns.spec?.finalizers ?? []).filter((f: string) => f !== 'kubernetes'),
+          };
+          return ns;
+        },
+      )
       .catch((err) => {
         if (!(err instanceof ApiError && err.code === 404)) throw err;
       });
@@ -144,9 +173,14 @@ export class Controllers {
       for (const obj of items) {
         if (requested.has(obj.metadata.uid)) continue;
         requested.add(obj.metadata.uid);
-        await this.store.delete(info, obj.metadata.namespace, obj.metadata.name, { propagationPolicy: 'Background', preconditions: { uid: obj.metadata.uid } }).catch((err) => {
-          if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
-        });
+        await this.store
+          .delete(info, obj.metadata.namespace, obj.metadata.name, {
+            propagationPolicy: 'Background',
+            preconditions: { uid: obj.metadata.uid },
+          })
+          .catch((err) => {
+            if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
+          });
       }
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, MAX_POLL_MS);

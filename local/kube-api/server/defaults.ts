@@ -39,7 +39,9 @@ function defaultProbe(p: unknown): void {
 function defaultContainer(c: ApiObject): void {
   for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) defaultProbe(c[probe]);
   if (Array.isArray(c.env)) {
-    for (const e of c.env) if (isPlainObject(e) && isPlainObject(e.valueFrom) && isPlainObject(e.valueFrom.fieldRef)) setDefault(e.valueFrom.fieldRef, 'apiVersion', 'v1');
+    for (const e of c.env)
+      if (isPlainObject(e) && isPlainObject(e.valueFrom) && isPlainObject(e.valueFrom.fieldRef))
+        setDefault(e.valueFrom.fieldRef, 'apiVersion', 'v1');
   }
   setDefault(c, 'terminationMessagePath', '/dev/termination-log');
   setDefault(c, 'terminationMessagePolicy', 'File');
@@ -57,8 +59,10 @@ export function defaultPodSpec(spec: unknown): void {
   setDefault(spec, 'schedulerName', 'default-scheduler');
   setDefault(spec, 'enableServiceLinks', true);
   // The deprecated alias and the field are kept equal, whichever was given.
-  if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName) setDefault(spec, 'serviceAccount', spec.serviceAccountName);
-  else if (typeof spec.serviceAccount === 'string' && spec.serviceAccount) setDefault(spec, 'serviceAccountName', spec.serviceAccount);
+  if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName)
+    setDefault(spec, 'serviceAccount', spec.serviceAccountName);
+  else if (typeof spec.serviceAccount === 'string' && spec.serviceAccount)
+    setDefault(spec, 'serviceAccountName', spec.serviceAccount);
   for (const list of ['initContainers', 'containers']) {
     if (Array.isArray(spec[list])) for (const c of spec[list]) if (isPlainObject(c)) defaultContainer(c);
   }
@@ -147,7 +151,9 @@ function defaultService(obj: ApiObject, old: ApiObject | undefined, ips: Cluster
       setDefault(p, 'protocol', 'TCP');
       setDefault(p, 'targetPort', p.port);
       if (needsNodePort && !p.nodePort) {
-        const prev = (oldSpec.ports ?? []).find((o: ApiObject) => o.port === p.port && (o.protocol ?? 'TCP') === p.protocol);
+        const prev = (oldSpec.ports ?? []).find(
+          (o: ApiObject) => o.port === p.port && (o.protocol ?? 'TCP') === p.protocol,
+        );
         p.nodePort = prev?.nodePort ?? randomInt(30000, 32768);
       }
     }
@@ -156,7 +162,12 @@ function defaultService(obj: ApiObject, old: ApiObject | undefined, ips: Cluster
 }
 
 /** Applies defaults in place; `old` is the stored object on updates (allocated values carry over). */
-export function applyBuiltinDefaults(info: ResourceInfo, obj: ApiObject, old: ApiObject | undefined, ips?: ClusterIpAllocator): void {
+export function applyBuiltinDefaults(
+  info: ResourceInfo,
+  obj: ApiObject,
+  old: ApiObject | undefined,
+  ips?: ClusterIpAllocator,
+): void {
   if (info.custom) return;
   const gr = `${info.group}/${info.resource}`;
   switch (gr) {

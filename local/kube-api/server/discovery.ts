@@ -13,7 +13,11 @@ const ENCODED_VERSION: Record<string, string> = { 'apiextensions.k8s.io/customre
 /** apimachinery's StorageVersionHash: base64 of the first 8 bytes of sha256("group/version/kind"). */
 function storageVersionHash(info: ResourceInfo): string {
   const version = ENCODED_VERSION[`${info.group}/${info.resource}`] ?? info.storageVersion;
-  return createHash('sha256').update(`${info.group}/${version}/${info.kind}`).digest().subarray(0, 8).toString('base64');
+  return createHash('sha256')
+    .update(`${info.group}/${version}/${info.kind}`)
+    .digest()
+    .subarray(0, 8)
+    .toString('base64');
 }
 
 export function apiVersions(req: IncomingMessage): unknown {
@@ -58,17 +62,42 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
     entry.storageVersionHash = storageVersionHash(info);
     resources.push(entry);
     if (info.subresources.status) {
-      resources.push({ name: `${info.resource}/status`, singularName: '', namespaced: info.namespaced, kind: info.kind, verbs: ['get', 'patch', 'update'] });
+      resources.push({
+        name: `${info.resource}/status`,
+        singularName: '',
+        namespaced: info.namespaced,
+        kind: info.kind,
+        verbs: ['get', 'patch', 'update'],
+      });
     }
     if (info.subresources.scale) {
-      resources.push({ name: `${info.resource}/scale`, singularName: '', namespaced: info.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+      resources.push({
+        name: `${info.resource}/scale`,
+        singularName: '',
+        namespaced: info.namespaced,
+        group: 'autoscaling',
+        version: 'v1',
+        kind: 'Scale',
+        verbs: ['get', 'patch', 'update'],
+      });
     }
     if (info.group === '' && info.resource === 'namespaces') {
-      resources.push({ name: 'namespaces/finalize', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['update'] });
+      resources.push({
+        name: 'namespaces/finalize',
+        singularName: '',
+        namespaced: false,
+        kind: 'Namespace',
+        verbs: ['update'],
+      });
     }
   }
   // kube's legacy /api/v1 list carries no apiVersion; the group versions' lists do.
-  return { kind: 'APIResourceList', ...(group ? { apiVersion: 'v1' } : {}), groupVersion: groupVersion(group, version), resources };
+  return {
+    kind: 'APIResourceList',
+    ...(group ? { apiVersion: 'v1' } : {}),
+    groupVersion: groupVersion(group, version),
+    resources,
+  };
 }
 
 export const VERSION_INFO = {

@@ -20,7 +20,13 @@ export class ApiError extends Error {
   readonly reason: string;
   readonly details?: StatusDetails;
   readonly headers?: Record<string, string>;
-  constructor(code: number, reason: string, message: string, details?: StatusDetails, headers?: Record<string, string>) {
+  constructor(
+    code: number,
+    reason: string,
+    message: string,
+    details?: StatusDetails,
+    headers?: Record<string, string>,
+  ) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
@@ -62,7 +68,12 @@ export function alreadyExists(gr: GR, name: string): ApiError {
 }
 
 export function conflict(gr: GR, name: string, why: string): ApiError {
-  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(gr)} "${name}": ${why}`, grDetails(gr, name));
+  return new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualifiedResource(gr)} "${name}": ${why}`,
+    grDetails(gr, name),
+  );
 }
 
 export const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
@@ -102,12 +113,18 @@ export function notFoundPath(): ApiError {
 }
 
 export function unsupportedMediaType(contentType: string): ApiError {
-  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/merge-patch+json, application/json-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got "${contentType}")`);
+  return new ApiError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/merge-patch+json, application/json-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got "${contentType}")`,
+  );
 }
 
 export function internalError(err: unknown): ApiError {
   const msg = err instanceof Error ? err.message : String(err);
-  return new ApiError(500, 'InternalError', `Internal error occurred: ${msg}`, { causes: [{ reason: '', message: msg, field: '' }] });
+  return new ApiError(500, 'InternalError', `Internal error occurred: ${msg}`, {
+    causes: [{ reason: '', message: msg, field: '' }],
+  });
 }
 
 export function tooManyRequests(retryAfterSeconds: number): ApiError {

@@ -42,7 +42,11 @@ export function createGcApi(ctx: ApiContext, store: ObjectStore): GcApi {
   };
 
   const ignoreGone = (err: unknown) => {
-    if (err instanceof ApiError && (err.code === 404 || (err.code === 409 && err.message.includes('Precondition failed: UID')))) return;
+    if (
+      err instanceof ApiError &&
+      (err.code === 404 || (err.code === 409 && err.message.includes('Precondition failed: UID')))
+    )
+      return;
     throw err;
   };
 
@@ -96,22 +100,33 @@ export function createGcApi(ctx: ApiContext, store: ObjectStore): GcApi {
     async deleteObject(ref, propagation) {
       const info = resolve(ref);
       await store
-        .delete(info, info.namespaced ? ref.namespace : undefined, ref.name, { propagationPolicy: propagation, preconditions: { uid: ref.uid } })
+        .delete(info, info.namespaced ? ref.namespace : undefined, ref.name, {
+          propagationPolicy: propagation,
+          preconditions: { uid: ref.uid },
+        })
         .catch(ignoreGone);
     },
 
     async patchMetadata(ref, patch) {
       const info = resolve(ref);
       await store
-        .update(info, info.namespaced ? ref.namespace : undefined, ref.name, undefined, { fieldManager: GC_MANAGER, fieldValidation: 'Ignore' }, (obj) => {
-          if (obj.metadata.uid !== ref.uid) throw new ApiError(404, 'NotFound', `${ref.kind} ${ref.name} was replaced`);
-          if (patch.finalizers !== undefined) obj.metadata.finalizers = patch.finalizers;
-          if (patch.ownerReferences !== undefined) {
-            if (patch.ownerReferences.length) obj.metadata.ownerReferences = patch.ownerReferences;
-            else delete obj.metadata.ownerReferences;
-          }
-          return obj;
-        })
+        .update(
+          info,
+          info.namespaced ? ref.namespace : undefined,
+          ref.name,
+          undefined,
+          { fieldManager: GC_MANAGER, fieldValidation: 'Ignore' },
+          (obj) => {
+            if (obj.metadata.uid !== ref.uid)
+              throw new ApiError(404, 'NotFound', `${ref.kind} ${ref.name} was replaced`);
+            if (patch.finalizers !== undefined) obj.metadata.finalizers = patch.finalizers;
+            if (patch.ownerReferences !== undefined) {
+              if (patch.ownerReferences.length) obj.metadata.ownerReferences = patch.ownerReferences;
+              else delete obj.metadata.ownerReferences;
+            }
+            return obj;
+          },
+        )
         .catch(ignoreGone);
     },
   };

@@ -6,7 +6,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { ApiContext } from './context.ts';
-import { ApiError, badRequest, conflict, internalError, MODIFIED, methodNotAllowed, notFoundPath, tooManyRequests } from './errors.ts';
+import {
+  ApiError,
+  badRequest,
+  conflict,
+  internalError,
+  MODIFIED,
+  methodNotAllowed,
+  notFoundPath,
+  tooManyRequests,
+} from './errors.ts';
 import { TableError } from '../table.ts';
 import { parseRoute, type ResourceRequest } from './routes.ts';
 import { sendError, sendJson, sendText } from './respond.ts';
@@ -52,7 +61,10 @@ export function createApiServer(ctx: ApiContext, store: ObjectStore, tls?: Serve
   // The certificate is requested but not required at the handshake: without one the client gets kube's
   // 401 Status (or anonymous access to the allowed paths), not a TLS alert. ctx.auth checks the result.
   const server: Server = tls
-    ? createTlsServer({ cert: tls.certPem, key: tls.keyPem, ca: tls.clientCaPems, requestCert: true, rejectUnauthorized: false }, onRequest)
+    ? createTlsServer(
+        { cert: tls.certPem, key: tls.keyPem, ca: tls.clientCaPems, requestCert: true, rejectUnauthorized: false },
+        onRequest,
+      )
     : createServer(onRequest);
   server.keepAliveTimeout = 65_000;
   // Watches are long-lived; node's default request timeout would cut them.
@@ -90,9 +102,17 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
     if (user && (await ctx.auth!.serve(req, res, route, user))) return;
     let dropWatchAfterMs: number | undefined;
     if (route.type === 'resource') {
-      const fault = ctx.faults.decide(route.verb, route.subresource ? `${route.resource}/${route.subresource}` : route.resource);
+      const fault = ctx.faults.decide(
+        route.verb,
+        route.subresource ? `${route.resource}/${route.subresource}` : route.resource,
+      );
       if (fault.delayMs > 0) await new Promise((r) => setTimeout(r, fault.delayMs));
-      if (fault.failStatus === 409) throw conflict({ group: route.group ?? '', resource: route.resource }, route.name ?? '', 'injected fault: ' + MODIFIED);
+      if (fault.failStatus === 409)
+        throw conflict(
+          { group: route.group ?? '', resource: route.resource },
+          route.name ?? '',
+          'injected fault: ' + MODIFIED,
+        );
       if (fault.failStatus === 429) throw tooManyRequests(1);
       if (fault.failStatus === 500) throw internalError(new Error('injected fault'));
       dropWatchAfterMs = fault.dropWatchAfterMs;
@@ -116,11 +136,24 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
       const authorizeCreate = user ? () => ctx.auth!.admitAlso(user, req, route, url, 'create') : undefined;
       // Writes of Roles and bindings are checked for RBAC escalation on the object being stored.
       const admitWrite = user ? ctx.auth!.rbacWriteAdmission(user, req, route, url) : undefined;
-      await serveResource(ctx, store, req, res, url, route, record, warnings, dropWatchAfterMs, authorizeCreate, admitWrite);
+      await serveResource(
+        ctx,
+        store,
+        req,
+        res,
+        url,
+        route,
+        record,
+        warnings,
+        dropWatchAfterMs,
+        authorizeCreate,
+        admitWrite,
+      );
     }
   } catch (err) {
     const apiErr = toApiError(err);
-    if (apiErr.code >= 500 && !(err instanceof ApiError)) console.error(`local kube-api ${ctx.name}: ${method} ${url.pathname}:`, err);
+    if (apiErr.code >= 500 && !(err instanceof ApiError))
+      console.error(`local kube-api ${ctx.name}: ${method} ${url.pathname}:`, err);
     sendError(res, apiErr, warnings);
   } finally {
     record.status = res.statusCode;
@@ -153,14 +186,32 @@ async function serveResource(
     const known =
       (route.subresource === 'status' && info.subresources.status) ||
       (route.subresource === 'scale' && info.subresources.scale !== undefined) ||
-      (route.subresource === 'finalize' && !info.custom && info.group === '' && info.resource === 'namespaces' && route.verb === 'update');
+      (route.subresource === 'finalize' &&
+        !info.custom &&
+        info.group === '' &&
+        info.resource === 'namespaces' &&
+        route.verb === 'update');
     if (!known) throw notFoundPath();
     if (!STATUS_VERBS.has(route.verb)) throw methodNotAllowed();
   }
-  if (!info.verbs.includes(route.verb) && !(route.subresource && STATUS_VERBS.has(route.verb))) throw methodNotAllowed();
+  if (!info.verbs.includes(route.verb) && !(route.subresource && STATUS_VERBS.has(route.verb)))
+    throw methodNotAllowed();
   const handler = route.subresource === 'scale' ? handleScale : HANDLERS[route.verb];
   if (!handler) throw methodNotAllowed();
-  const scope: Scope = { ctx, store, req, res, query: url.searchParams, route, info, record, warnings, dropWatchAfterMs, authorizeCreate, admitWrite };
+  const scope: Scope = {
+    ctx,
+    store,
+    req,
+    res,
+    query: url.searchParams,
+    route,
+    info,
+    record,
+    warnings,
+    dropWatchAfterMs,
+    authorizeCreate,
+    admitWrite,
+  };
   await handler(scope);
 }
 

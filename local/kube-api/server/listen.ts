@@ -10,7 +10,10 @@ export interface Listening {
   sockets: Set<Socket>;
 }
 
-export async function listen(server: Server, opts: { host?: string; port?: number; https: boolean }): Promise<Listening> {
+export async function listen(
+  server: Server,
+  opts: { host?: string; port?: number; https: boolean },
+): Promise<Listening> {
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);

@@ -59,7 +59,9 @@ export function withoutKeys(obj: ApiObject, keys: string[]): ApiObject {
 export function generationChanged(info: ResourceInfo, before: ApiObject, after: ApiObject): boolean {
   if (!info.tracksGeneration) return false;
   if (!info.custom) return !isDeepStrictEqual(before.spec, after.spec);
-  const ignore = info.subresources.status ? ['metadata', 'status', 'apiVersion', 'kind'] : ['metadata', 'apiVersion', 'kind'];
+  const ignore = info.subresources.status
+    ? ['metadata', 'status', 'apiVersion', 'kind']
+    : ['metadata', 'apiVersion', 'kind'];
   return !isDeepStrictEqual(withoutKeys(before, ignore), withoutKeys(after, ignore));
 }
 

@@ -29,7 +29,12 @@ function cacheFor(ctx: ApiContext): Cache {
   return c;
 }
 
-export async function serveOpenApi(ctx: ApiContext, _req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function serveOpenApi(
+  ctx: ApiContext,
+  _req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
   const path = url.pathname.replace(/\/+$/, '');
   if (path === '/openapi/v3') {
     const cache = cacheFor(ctx);

@@ -69,7 +69,10 @@ export class RequestLog {
       if (filter.namespace !== undefined && r.namespace !== filter.namespace) return false;
       if (filter.fieldManager !== undefined && r.fieldManager !== filter.fieldManager) return false;
       if (filter.userAgent !== undefined) {
-        if (typeof filter.userAgent === 'string' ? r.userAgent !== filter.userAgent : !filter.userAgent.test(r.userAgent)) return false;
+        if (
+          typeof filter.userAgent === 'string' ? r.userAgent !== filter.userAgent : !filter.userAgent.test(r.userAgent)
+        )
+          return false;
       }
       return true;
     });

@@ -43,14 +43,24 @@ export function negotiate(req: IncomingMessage, query: URLSearchParams, allowTab
     }
     if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') return { form: 'partial' };
   }
-  throw new ApiError(406, 'NotAcceptable', 'only the following media types are accepted: application/json, application/yaml');
+  throw new ApiError(
+    406,
+    'NotAcceptable',
+    'only the following media types are accepted: application/json, application/yaml',
+  );
 }
 
 export function warningHeader(warnings: string[]): string[] {
   return [...new Set(warnings)].map((w) => `299 - ${JSON.stringify(w)}`);
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, warnings?: string[], extraHeaders?: Record<string, string>): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  warnings?: string[],
+  extraHeaders?: Record<string, string>,
+): void {
   const text = JSON.stringify(body);
   const headers: Record<string, string | string[] | number> = {
     'Content-Type': 'application/json',
@@ -72,6 +82,10 @@ export function sendError(res: ServerResponse, err: ApiError, warnings?: string[
 }
 
 export function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text), 'X-Content-Type-Options': 'nosniff' });
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+    'X-Content-Type-Options': 'nosniff',
+  });
   res.end(text);
 }

@@ -10,7 +10,16 @@ import { ConflictError, KeyExistsError, NotFoundError, type StoredObject } from 
 import type { ResourceInfo } from '../registry.ts';
 import type { ApiContext } from './context.ts';
 import { alreadyExists, badRequest, cause, conflict, forbidden, invalid, notFound, staleConflict } from './errors.ts';
-import { generationChanged, meta, present, randomSuffix, sameContent, timestamp, toStored, type ApiObject } from './objects.ts';
+import {
+  generationChanged,
+  meta,
+  present,
+  randomSuffix,
+  sameContent,
+  timestamp,
+  toStored,
+  type ApiObject,
+} from './objects.ts';
 import { patchModule, schemaModule, type FieldValidation } from './peers.ts';
 import { validateName, validateObject } from './validate.ts';
 import { applyBuiltinDefaults, ClusterIpAllocator } from './defaults.ts';
@@ -56,7 +65,8 @@ function clone<T>(v: T): T {
 
 /** Defaulting kube applies before validation (only CRDs need it here). */
 function withKindDefaults(info: ResourceInfo, obj: ApiObject): ApiObject {
-  if (!info.custom && info.group === 'apiextensions.k8s.io' && info.resource === 'customresourcedefinitions') return schemaModule.withCrdDefaults(obj);
+  if (!info.custom && info.group === 'apiextensions.k8s.io' && info.resource === 'customresourcedefinitions')
+    return schemaModule.withCrdDefaults(obj);
   return obj;
 }
 
@@ -73,7 +83,10 @@ export function objectKeyFor(info: ResourceInfo, namespace: string | undefined, 
 export class ObjectStore {
   private readonly ctx: ApiContext;
   /** Hooks run after a committed (non-dry-run) write of a resource, e.g. CRD registration. */
-  readonly afterCommit = new Map<string, (info: ResourceInfo, obj: ApiObject | undefined, deleted: boolean) => Promise<ApiObject | void>>();
+  readonly afterCommit = new Map<
+    string,
+    (info: ResourceInfo, obj: ApiObject | undefined, deleted: boolean) => Promise<ApiObject | void>
+  >();
 
   private readonly activeNamespaces = new Set<string>();
   private ipAllocator: ClusterIpAllocator | undefined;
@@ -104,7 +117,8 @@ export class ObjectStore {
     if (!this.ipAllocator) {
       const allocator = new ClusterIpAllocator();
       const services = this.ctx.registry.get('', 'v1', 'services')!;
-      for (const svc of (await this.listAll(services)).items) for (const ip of svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) allocator.reserve(ip);
+      for (const svc of (await this.listAll(services)).items)
+        for (const ip of svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) allocator.reserve(ip);
       this.ipAllocator ??= allocator;
     }
     return this.ipAllocator;
@@ -130,14 +144,21 @@ export class ObjectStore {
     const ns = await this.get(this.namespaceInfo(), undefined, namespace);
     if (!ns) throw notFound({ group: '', resource: 'namespaces' }, namespace);
     if (ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating') {
-      throw forbidden(info, name, `unable to create new content in namespace ${namespace} because it is being terminated`, [
-        cause('NamespaceTerminating', 'metadata.namespace', `namespace ${namespace} is being terminated`),
-      ]);
+      throw forbidden(
+        info,
+        name,
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+        [cause('NamespaceTerminating', 'metadata.namespace', `namespace ${namespace} is being terminated`)],
+      );
     }
     this.activeNamespaces.add(namespace);
   }
 
-  private commitHook(info: ResourceInfo, obj: ApiObject | undefined, deleted: boolean): Promise<ApiObject | void> | undefined {
+  private commitHook(
+    info: ResourceInfo,
+    obj: ApiObject | undefined,
+    deleted: boolean,
+  ): Promise<ApiObject | void> | undefined {
     if (this.isNamespace(info) && obj?.metadata?.name) this.activeNamespaces.delete(obj.metadata.name);
     const hook = this.afterCommit.get(`${info.group}/${info.resource}`);
     return hook?.(info, obj, deleted);
@@ -145,7 +166,12 @@ export class ObjectStore {
 
   /** POST: fills system metadata, validates and stores a new object. */
   /** `input` is taken over (mutated); pass a copy if the caller still needs it. */
-  async create(info: ResourceInfo, namespace: string | undefined, input: ApiObject, opts: WriteOptions): Promise<ApiObject> {
+  async create(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    input: ApiObject,
+    opts: WriteOptions,
+  ): Promise<ApiObject> {
     const obj = input;
     await opts.admit?.(obj, undefined);
     const m = meta(obj);
@@ -175,7 +201,12 @@ export class ObjectStore {
     else delete m.generation;
     this.prepareCreateForKind(info, obj);
 
-    const validated = validateObject(info, withKindDefaults(info, obj), opts.fieldValidation ?? 'Warn', opts.verb ?? 'create');
+    const validated = validateObject(
+      info,
+      withKindDefaults(info, obj),
+      opts.fieldValidation ?? 'Warn',
+      opts.verb ?? 'create',
+    );
     opts.warnings?.push(...validated.warnings);
     let toCreate = validated.obj;
     if (!opts.managedFieldsDone) {
@@ -240,7 +271,11 @@ export class ObjectStore {
       const desired = await mutate(clone(current));
       await opts.admit?.(desired, current);
       const m = meta(desired);
-      if (m.resourceVersion !== undefined && m.resourceVersion !== '' && m.resourceVersion !== current.metadata.resourceVersion) {
+      if (
+        m.resourceVersion !== undefined &&
+        m.resourceVersion !== '' &&
+        m.resourceVersion !== current.metadata.resourceVersion
+      ) {
         throw staleConflict(info, name);
       }
       if (m.name !== undefined && m.name !== name) {
@@ -266,7 +301,9 @@ export class ObjectStore {
       }
       const toWrite = toStored(info, next);
       const removeNow =
-        Boolean(current.metadata.deletionTimestamp) && !toWrite.metadata.finalizers?.length && !(toWrite.spec?.finalizers?.length && this.isNamespace(info));
+        Boolean(current.metadata.deletionTimestamp) &&
+        !toWrite.metadata.finalizers?.length &&
+        !(toWrite.spec?.finalizers?.length && this.isNamespace(info));
       if (opts.dryRun) return present(info, toWrite, stored.modRevision);
       try {
         const written = await this.storage.update(key, toWrite, stored.modRevision);
@@ -295,7 +332,13 @@ export class ObjectStore {
   }
 
   /** Carries system metadata over, keeps the status subresource apart, bumps generation, validates. */
-  private prepareUpdate(info: ResourceInfo, old: ApiObject, desired: ApiObject, subresource: string | undefined, opts: WriteOptions): ApiObject {
+  private prepareUpdate(
+    info: ResourceInfo,
+    old: ApiObject,
+    desired: ApiObject,
+    subresource: string | undefined,
+    opts: WriteOptions,
+  ): ApiObject {
     let next: ApiObject;
     if (subresource === 'status') {
       // Only status moves through /status (plus the managedFields that track it).
@@ -314,7 +357,9 @@ export class ObjectStore {
     const m = meta(next);
     const om = old.metadata;
     if (m.uid !== undefined && m.uid !== '' && m.uid !== om.uid) {
-      throw invalid(info, om.name, [cause('FieldValueInvalid', 'metadata.uid', `Invalid value: ${JSON.stringify(m.uid)}: field is immutable`)]);
+      throw invalid(info, om.name, [
+        cause('FieldValueInvalid', 'metadata.uid', `Invalid value: ${JSON.stringify(m.uid)}: field is immutable`),
+      ]);
     }
     m.name = om.name;
     if (info.namespaced) m.namespace = om.namespace;
@@ -326,7 +371,11 @@ export class ObjectStore {
       const added = (m.finalizers ?? []).filter((f: string) => !(om.finalizers ?? []).includes(f));
       if (added.length) {
         throw invalid(info, om.name, [
-          cause('FieldValueForbidden', 'metadata.finalizers', `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f: string) => JSON.stringify(f)).join(', ')}}`),
+          cause(
+            'FieldValueForbidden',
+            'metadata.finalizers',
+            `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f: string) => JSON.stringify(f)).join(', ')}}`,
+          ),
         ]);
       }
     } else {
@@ -348,7 +397,12 @@ export class ObjectStore {
       (m.labels ??= {})['kubernetes.io/metadata.name'] = om.name;
     }
     m.resourceVersion = old.metadata.resourceVersion;
-    const validated = validateObject(info, withKindDefaults(info, next), opts.fieldValidation ?? 'Warn', opts.verb ?? 'update');
+    const validated = validateObject(
+      info,
+      withKindDefaults(info, next),
+      opts.fieldValidation ?? 'Warn',
+      opts.verb ?? 'update',
+    );
     opts.warnings?.push(...validated.warnings);
     return validated.obj;
   }
@@ -357,7 +411,12 @@ export class ObjectStore {
    * DELETE: preconditions, then either removes the object or — when finalizers (existing, or the ones a
    * Foreground/Orphan propagation adds) remain — sets deletionTimestamp and leaves it to them.
    */
-  async delete(info: ResourceInfo, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<DeleteResult> {
+  async delete(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions,
+  ): Promise<DeleteResult> {
     const key = objectKeyFor(info, namespace, name);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const stored = await this.storage.get(key);
@@ -366,15 +425,24 @@ export class ObjectStore {
       const m = current.metadata;
       const pre = opts.preconditions;
       if (pre?.uid && pre.uid !== m.uid) {
-        throw conflict(info, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${m.uid}`);
+        throw conflict(
+          info,
+          name,
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${m.uid}`,
+        );
       }
       if (pre?.resourceVersion && pre.resourceVersion !== m.resourceVersion) {
-        throw conflict(info, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${m.resourceVersion}`);
+        throw conflict(
+          info,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${m.resourceVersion}`,
+        );
       }
       const finalizers: string[] = [...(m.finalizers ?? [])];
       const policy = opts.propagationPolicy;
       if (!m.deletionTimestamp) {
-        if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
+        if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion'))
+          finalizers.push('foregroundDeletion');
         if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
         const system = this.deleteFinalizers.get(`${info.group}/${info.resource}`);
         if (system && !finalizers.includes(system)) finalizers.push(system);
@@ -395,7 +463,8 @@ export class ObjectStore {
           throw err;
         }
       }
-      if (m.deletionTimestamp && isDeepStrictEqual(finalizers, m.finalizers ?? [])) return { obj: current, deleted: false };
+      if (m.deletionTimestamp && isDeepStrictEqual(finalizers, m.finalizers ?? []))
+        return { obj: current, deleted: false };
       const next = clone(current);
       const nm = next.metadata;
       if (!nm.deletionTimestamp) {
@@ -429,4 +498,3 @@ export class ObjectStore {
     return { items: res.items.map((s) => present(info, s.value as ApiObject, s.modRevision)), revision: res.revision };
   }
 }
-

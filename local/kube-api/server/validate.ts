@@ -23,7 +23,12 @@ export function validateName(info: ResourceInfo, meta: { name?: string; generate
  * Validates `obj` for a write. Strict unknown fields → 400 BadRequest, schema violations → 422 Invalid;
  * Warn collects `unknown field "x"` warnings for the Warning header.
  */
-export function validateObject(info: ResourceInfo, obj: ApiObject, fieldValidation: FieldValidation, verb: 'create' | 'update' | 'patch' = 'create'): ValidationOutcome {
+export function validateObject(
+  info: ResourceInfo,
+  obj: ApiObject,
+  fieldValidation: FieldValidation,
+  verb: 'create' | 'update' | 'patch' = 'create',
+): ValidationOutcome {
   const name = String(obj.metadata?.name ?? '');
   const warnings: string[] = [];
   let result = obj;
@@ -34,7 +39,13 @@ export function validateObject(info: ResourceInfo, obj: ApiObject, fieldValidati
     if (outcome.unknownFields.length) {
       if (fieldValidation === 'Strict') {
         // Create/update bodies fail in the decoder, which wraps the message; patches fail after patching.
-        throw badRequest(schemaModule.strictDecodingError(info.kind, outcome.unknownFields, verb === 'patch' ? undefined : info.version));
+        throw badRequest(
+          schemaModule.strictDecodingError(
+            info.kind,
+            outcome.unknownFields,
+            verb === 'patch' ? undefined : info.version,
+          ),
+        );
       }
       if (fieldValidation === 'Warn') warnings.push(...schemaModule.unknownFieldWarnings(outcome.unknownFields));
     }

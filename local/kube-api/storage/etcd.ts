@@ -50,7 +50,8 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
     try {
       return await client.kv.range({ key: Buffer.from(key), range_end: rangeEnd, limit, revision });
     } catch (err) {
-      if (revision > 0 && isCompactedError(err)) throw new CompactedError(revision, await probeCompactRevision(client, revision));
+      if (revision > 0 && isCompactedError(err))
+        throw new CompactedError(revision, await probeCompactRevision(client, revision));
       throw err;
     }
   }
@@ -141,7 +142,8 @@ export async function createEtcdStorage(opts: EtcdStorageOptions): Promise<Stora
       const compare: Parameters<typeof client.kv.txn>[0]['compare'] = [
         { key: Buffer.from(key), target: 'Version', result: 'Greater', version: 0 },
       ];
-      if (expected !== undefined) compare.push({ key: Buffer.from(key), target: 'Mod', result: 'Equal', mod_revision: expected });
+      if (expected !== undefined)
+        compare.push({ key: Buffer.from(key), target: 'Mod', result: 'Equal', mod_revision: expected });
       const res = await client.kv.txn({
         compare,
         success: [{ request_delete_range: { key: Buffer.from(key), prev_kv: true } }],

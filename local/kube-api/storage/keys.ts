@@ -10,7 +10,6 @@ export interface KeyedResource {
   resource: string;
 }
 
-
 /** Historical key names that differ from the resource name (kube-apiserver's storage REST options). */
 const RENAMED: Record<string, string> = {
   '/nodes': 'minions',

@@ -227,7 +227,12 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
         if (items.length >= limit) remaining++;
         else items.push(stored(k, data.get(k)!));
       }
-      return { items, revision: at !== undefined && at > revision ? at : revision, more: remaining > 0, ...(remaining > 0 ? { remaining } : {}) };
+      return {
+        items,
+        revision: at !== undefined && at > revision ? at : revision,
+        more: remaining > 0,
+        ...(remaining > 0 ? { remaining } : {}),
+      };
     },
 
     async create(key, value) {

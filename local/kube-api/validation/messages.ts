@@ -63,7 +63,8 @@ export function isDns1123Label(value: string): string[] {
 export function isDns1123Subdomain(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > 253) errs.push(maxLenError(253));
-  if (!dns1123SubdomainRe.test(value)) errs.push(regexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, 'example.com'));
+  if (!dns1123SubdomainRe.test(value))
+    errs.push(regexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, 'example.com'));
   return errs;
 }
 

@@ -26,7 +26,9 @@ function plural(resource: string): string {
 function isBuiltinQualified(resource: string): boolean {
   const dot = resource.indexOf('.');
   if (dot < 0) return true;
-  return ['rbac.authorization.k8s.io', 'apps', 'coordination.k8s.io', 'apiextensions.k8s.io'].includes(resource.slice(dot + 1));
+  return ['rbac.authorization.k8s.io', 'apps', 'coordination.k8s.io', 'apiextensions.k8s.io'].includes(
+    resource.slice(dot + 1),
+  );
 }
 
 export function nameRuleFor(resource: string): NameRule {
@@ -50,15 +52,28 @@ export function objectNameCauses(resource: string, meta: { name?: string; genera
   const causes: StatusCause[] = [];
   if (meta.generateName) {
     for (const msg of validateObjectName(resource, meta.generateName, true)) {
-      causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(meta.generateName)}: ${msg}`, field: 'metadata.generateName' });
+      causes.push({
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: ${JSON.stringify(meta.generateName)}: ${msg}`,
+        field: 'metadata.generateName',
+      });
     }
   }
   if (!meta.name) {
-    if (!meta.generateName) causes.push({ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' });
+    if (!meta.generateName)
+      causes.push({
+        reason: 'FieldValueRequired',
+        message: 'Required value: name or generateName is required',
+        field: 'metadata.name',
+      });
     return causes;
   }
   for (const msg of validateObjectName(resource, meta.name)) {
-    causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(meta.name)}: ${msg}`, field: 'metadata.name' });
+    causes.push({
+      reason: 'FieldValueInvalid',
+      message: `Invalid value: ${JSON.stringify(meta.name)}: ${msg}`,
+      field: 'metadata.name',
+    });
   }
   return causes;
 }

@@ -48,7 +48,8 @@ function translatePath(item: string, mounts: Array<[string, string]>): string {
   const at = item.indexOf('=') + 1;
   const value = item.slice(at);
   for (const [mountPath, hostDir] of mounts) {
-    if (value === mountPath || value.startsWith(`${mountPath}/`)) return item.slice(0, at) + hostDir + value.slice(mountPath.length);
+    if (value === mountPath || value.startsWith(`${mountPath}/`))
+      return item.slice(0, at) + hostDir + value.slice(mountPath.length);
   }
   return item;
 }
@@ -66,5 +67,7 @@ function translatePorts(item: string, ports: Record<number, number>): string {
   const bare = Number(item);
   if (/^\d+$/.test(item) && ports[bare] !== undefined) return String(ports[bare]);
   // `host:port` inside a URL or address, followed by the end, a path or a query.
-  return item.replace(/:(\d+)(?=$|[/?])/, (whole, port: string) => (ports[Number(port)] !== undefined ? `:${ports[Number(port)]}` : whole));
+  return item.replace(/:(\d+)(?=$|[/?])/, (whole, port: string) =>
+    ports[Number(port)] !== undefined ? `:${ports[Number(port)]}` : whole,
+  );
 }

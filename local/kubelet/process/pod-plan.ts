@@ -22,7 +22,10 @@ export interface PoolSpiritPod {
   spec: PodSpec & { containers: Array<PodContainer & { env?: EnvVar[] }> };
 }
 
-export function isPoolSpiritPod(pod: { metadata?: { labels?: Record<string, string> }; spec?: { containers?: Array<{ name: string }> } }): boolean {
+export function isPoolSpiritPod(pod: {
+  metadata?: { labels?: Record<string, string> };
+  spec?: { containers?: Array<{ name: string }> };
+}): boolean {
   const names = new Set((pod.spec?.containers ?? []).map((c) => c.name));
   return pod.metadata?.labels?.[NAME_LABEL] === 'pool-spirit' && Object.values(CONTAINERS).every((n) => names.has(n));
 }
@@ -46,7 +49,10 @@ export function containerOf(pod: PoolSpiritPod, name: string): PodContainer & { 
 export function hostSecrets(host: RawObjectApi, namespace: string): (name: string) => Promise<SecretData> {
   return async (name) => {
     try {
-      const secret = await host.requestJson<{ data?: SecretData }>(HttpMethod.GET, `/api/v1/namespaces/${namespace}/secrets/${name}`);
+      const secret = await host.requestJson<{ data?: SecretData }>(
+        HttpMethod.GET,
+        `/api/v1/namespaces/${namespace}/secrets/${name}`,
+      );
       return secret.data ?? {};
     } catch (err) {
       if ((err as { code?: number }).code === 404) throw new PodPlanError(`Secret ${namespace}/${name} not found`);

@@ -29,7 +29,11 @@ export interface RuntimeView {
 /** Exit code a kubelet reports for a container ended by a signal (128 + signal number). */
 const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGKILL: 137, SIGTERM: 143, SIGSEGV: 139, SIGABRT: 134 };
 
-export function podStatus(containers: ReadonlyArray<{ name: string; image?: string }>, view: RuntimeView, now: number): Record<string, unknown> {
+export function podStatus(
+  containers: ReadonlyArray<{ name: string; image?: string }>,
+  view: RuntimeView,
+  now: number,
+): Record<string, unknown> {
   const at = new Date(now).toISOString();
   const startedAt = view.running?.startedAt.toISOString();
   const agentRuns = !!view.running?.agent();
@@ -38,23 +42,30 @@ export function podStatus(containers: ReadonlyArray<{ name: string; image?: stri
     const runs = view.phase === 'running' && (c.name !== CONTAINERS.agent || agentRuns);
     const failedHere = view.phase === 'failed' && failure?.container === c.name;
     const waiting =
-      view.phase === 'starting' ? { reason: 'ContainerCreating' }
+      view.phase === 'starting'
+        ? { reason: 'ContainerCreating' }
         : view.phase === 'failed'
           ? failure?.container
-            ? { reason: 'CrashLoopBackOff', message: failedHere ? `back-off restarting failed container ${c.name}` : `restarting with container ${failure.container} (process mode restarts the pod's processes together)` }
+            ? {
+                reason: 'CrashLoopBackOff',
+                message: failedHere
+                  ? `back-off restarting failed container ${c.name}`
+                  : `restarting with container ${failure.container} (process mode restarts the pod's processes together)`,
+              }
             : { reason: failure?.reason ?? 'StartError', message: failure?.message }
           : { reason: 'NotStarted', message: 'the agent was not started (process kubelet startAgent: false)' };
-    const lastState = failedHere && failure
-      ? {
-          terminated: {
-            exitCode: failure.exitCode ?? (failure.signal ? SIGNAL_EXIT[failure.signal] ?? 128 : 1),
-            ...(failure.signal ? { signal: failure.signal } : {}),
-            reason: failure.reason,
-            message: failure.message,
-            finishedAt: failure.at.toISOString(),
-          },
-        }
-      : {};
+    const lastState =
+      failedHere && failure
+        ? {
+            terminated: {
+              exitCode: failure.exitCode ?? (failure.signal ? (SIGNAL_EXIT[failure.signal] ?? 128) : 1),
+              ...(failure.signal ? { signal: failure.signal } : {}),
+              reason: failure.reason,
+              message: failure.message,
+              finishedAt: failure.at.toISOString(),
+            },
+          }
+        : {};
     return {
       name: c.name,
       image: c.image,
@@ -69,7 +80,11 @@ export function podStatus(containers: ReadonlyArray<{ name: string; image?: stri
   const unready = containerStatuses.filter((c) => !c.ready).map((c) => c.name);
   const ready = unready.length === 0;
   const cond = (type: string, ok: boolean, reason?: string, message?: string) => ({
-    type, status: ok ? 'True' : 'False', lastTransitionTime: at, ...(reason ? { reason } : {}), ...(message ? { message } : {}),
+    type,
+    status: ok ? 'True' : 'False',
+    lastTransitionTime: at,
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
   });
   const notReady = ['ContainersNotReady', `containers with unready status: [${unready.join(' ')}]`] as const;
   return {

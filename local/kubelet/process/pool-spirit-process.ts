@@ -52,14 +52,25 @@ export interface RunningPoolSpirit {
 
 export async function startPoolSpirit(pod: PoolSpiritPod, opts: StartPoolSpiritOptions): Promise<RunningPoolSpirit> {
   const log = opts.log ?? (() => undefined);
-  const plane = await startRealControlPlane({ pod: pod.spec, secret: opts.secret, log, readyDeadlineMs: opts.readyDeadlineMs });
+  const plane = await startRealControlPlane({
+    pod: pod.spec,
+    secret: opts.secret,
+    log,
+    readyDeadlineMs: opts.readyDeadlineMs,
+  });
   try {
     const agentContainer = containerOf(pod, CONTAINERS.agent);
     const translated = translateContainerArgs(agentContainer.args ?? [], plane.layoutFor(agentContainer));
     for (const t of translated.translations) log(`agent: --${t.flag}=${t.rendered} → ${t.translated}`);
     const parsed = parseAgentArgs(translated.args, containerEnv(pod, agentContainer));
     await pointKubeconfigAt(parsed.kubeconfig, plane.apiServerUrl, log);
-    const agentOptions: AgentOptions = { ...parsed, ...opts.agentOptions, kubeconfig: parsed.kubeconfig, etcd: parsed.etcd, hostKubeconfig: opts.hostKubeconfigPath };
+    const agentOptions: AgentOptions = {
+      ...parsed,
+      ...opts.agentOptions,
+      kubeconfig: parsed.kubeconfig,
+      etcd: parsed.etcd,
+      hostKubeconfig: opts.hostKubeconfigPath,
+    };
 
     let agent: RunningAgent | undefined;
     let agentStarting: Promise<RunningAgent> | undefined;

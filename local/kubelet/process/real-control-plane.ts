@@ -16,7 +16,13 @@ import { freePorts } from '../../etcd/launch.ts';
 import { binaryForImage, requireKubeBinary } from '../../kube-bins/index.ts';
 import { translateContainerArgs, type ArgTranslation, type HostLayout } from './container-args.ts';
 import { cleanupOnExit } from '../../processes/exit-cleanup.ts';
-import { httpStatus, spawnSupervised, waitUntilReady, type ProcessExit, type SupervisedProcess } from '../../processes/supervise.ts';
+import {
+  httpStatus,
+  spawnSupervised,
+  waitUntilReady,
+  type ProcessExit,
+  type SupervisedProcess,
+} from '../../processes/supervise.ts';
 
 interface VolumeMount {
   name: string;
@@ -86,7 +92,9 @@ export class ContainerExitError extends Error {
   readonly lastLines: string;
 
   constructor(container: ControlPlaneContainer, exitCode: number | null, lastLines: string) {
-    super(`container ${container} exited (${exitCode === null ? 'killed' : `code ${exitCode}`}) before it was ready; it said:\n${lastLines}`);
+    super(
+      `container ${container} exited (${exitCode === null ? 'killed' : `code ${exitCode}`}) before it was ready; it said:\n${lastLines}`,
+    );
     this.name = 'ContainerExitError';
     this.container = container;
     this.exitCode = exitCode;
@@ -122,34 +130,62 @@ export async function startRealControlPlane(opts: StartRealControlPlaneOptions):
   try {
     const volumes = await materializeVolumes(opts.pod.volumes ?? [], workDir, opts.secret, log);
     const [apiPort, clientPort, peerPort, metricsPort] = await freePorts(4);
-    const ports = { [APISERVER_PORT]: apiPort!, [ETCD_CLIENT_PORT]: clientPort!, [ETCD_PEER_PORT]: peerPort!, [ETCD_METRICS_PORT]: metricsPort! };
+    const ports = {
+      [APISERVER_PORT]: apiPort!,
+      [ETCD_CLIENT_PORT]: clientPort!,
+      [ETCD_PEER_PORT]: peerPort!,
+      [ETCD_METRICS_PORT]: metricsPort!,
+    };
     const layoutFor = (c: PodContainer): HostLayout => ({
-      mounts: Object.fromEntries((c.volumeMounts ?? []).map((m) => [m.mountPath, volumes.dirs[m.name] ?? missingVolume(c.name, m.name)])),
+      mounts: Object.fromEntries(
+        (c.volumeMounts ?? []).map((m) => [m.mountPath, volumes.dirs[m.name] ?? missingVolume(c.name, m.name)]),
+      ),
       ports,
     });
     const start = (name: ControlPlaneContainer) => {
       const c = container(name);
       const translated = translateContainerArgs(c.args ?? [], layoutFor(c));
       for (const t of translated.translations) log(`${name}: --${t.flag}=${t.rendered} → ${t.translated}`);
-      const proc = spawnSupervised(name, binaries[name], [...translated.args, ...observation(name)], join(workDir, `${name}.log`));
+      const proc = spawnSupervised(
+        name,
+        binaries[name],
+        [...translated.args, ...observation(name)],
+        join(workDir, `${name}.log`),
+      );
       processes.push(proc);
       log(`${name}: started pid ${proc.pid}`);
       return { proc, translated };
     };
-    const failed = (name: ControlPlaneContainer) => (exit: ProcessExit) => new ContainerExitError(name, exit.exitCode, exit.lastLines);
+    const failed = (name: ControlPlaneContainer) => (exit: ProcessExit) =>
+      new ContainerExitError(name, exit.exitCode, exit.lastLines);
     // POOLSPIRIT_PROCESS_AUDIT=1 (tests that observe what a real YurtHub asks of the apiserver): an audit log
     // of every request with its user, `<workDir>/audit.log`. Not part of the rendered pod; logged as such.
     const auditFiles = process.env.POOLSPIRIT_PROCESS_AUDIT === '1' ? await writeAuditPolicy(workDir) : undefined;
     const observation = (name: ControlPlaneContainer): string[] => {
       if (name !== 'kube-apiserver' || !auditFiles) return [];
       log(`kube-apiserver: observation flags added (not rendered): --audit-log-path=${auditFiles.log}`);
-      return [`--audit-policy-file=${auditFiles.policy}`, `--audit-log-path=${auditFiles.log}`, '--audit-log-format=json', '--audit-log-mode=blocking'];
+      return [
+        `--audit-policy-file=${auditFiles.policy}`,
+        `--audit-log-path=${auditFiles.log}`,
+        '--audit-log-format=json',
+        '--audit-log-mode=blocking',
+      ];
     };
     const etcd = start('etcd');
-    await waitUntilReady(etcd.proc, () => httpStatus(`http://127.0.0.1:${metricsPort}/health`), deadline, failed('etcd'));
+    await waitUntilReady(
+      etcd.proc,
+      () => httpStatus(`http://127.0.0.1:${metricsPort}/health`),
+      deadline,
+      failed('etcd'),
+    );
     const apiServer = start('kube-apiserver');
     const apiServerUrl = `https://127.0.0.1:${apiPort}`;
-    await waitUntilReady(apiServer.proc, () => httpStatus(`${apiServerUrl}/readyz`, { caPem: volumes.caPem }), deadline, failed('kube-apiserver'));
+    await waitUntilReady(
+      apiServer.proc,
+      () => httpStatus(`${apiServerUrl}/readyz`, { caPem: volumes.caPem }),
+      deadline,
+      failed('kube-apiserver'),
+    );
     const exited: Promise<ContainerExit> = Promise.race([etcd.proc.exited, apiServer.proc.exited]).then((exit) => {
       log(`${exit.name}: exited (${exit.signal ?? `code ${exit.exitCode}`})`);
       return { ...exit, container: exit.name as ControlPlaneContainer };
@@ -183,7 +219,12 @@ function missingVolume(container: string, volume: string): never {
 }
 
 /** Secret volumes as files (items, or every key), emptyDirs as directories; the pool CA is read on the way. */
-async function materializeVolumes(volumes: PodVolume[], workDir: string, readSecret: (name: string) => Promise<SecretData>, log: (line: string) => void) {
+async function materializeVolumes(
+  volumes: PodVolume[],
+  workDir: string,
+  readSecret: (name: string) => Promise<SecretData>,
+  log: (line: string) => void,
+) {
   const dirs: Record<string, string> = {};
   let caPem = '';
   for (const v of volumes) {
@@ -193,7 +234,8 @@ async function materializeVolumes(volumes: PodVolume[], workDir: string, readSec
       const items = v.secret.items ?? Object.keys(data).map((key) => ({ key, path: key }));
       for (const item of items) {
         const value = data[item.key];
-        if (value === undefined) throw new Error(`volume ${v.name}: Secret ${v.secret.secretName} has no key "${item.key}"`);
+        if (value === undefined)
+          throw new Error(`volume ${v.name}: Secret ${v.secret.secretName} has no key "${item.key}"`);
         const file = join(dir, item.path);
         await mkdir(dirname(file), { recursive: true });
         await writeFile(file, Buffer.from(value, 'base64'), { mode: v.secret.defaultMode ?? 0o644 });
@@ -216,6 +258,10 @@ async function materializeVolumes(volumes: PodVolume[], workDir: string, readSec
 /** A Metadata-level audit policy (who did what to which object, no bodies) and where its log goes. */
 async function writeAuditPolicy(workDir: string): Promise<{ policy: string; log: string }> {
   const policy = join(workDir, 'audit-policy.yaml');
-  await writeFile(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n', { mode: 0o600 });
+  await writeFile(
+    policy,
+    'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n',
+    { mode: 0o600 },
+  );
   return { policy, log: join(workDir, 'audit.log') };
 }

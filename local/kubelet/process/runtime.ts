@@ -152,7 +152,14 @@ export class PoolSpiritRuntime implements PodRuntime {
     entry.running = undefined;
     entry.leader?.stop();
     entry.leader = undefined;
-    this.fail(entry, { container: exit.container, reason: 'Error', exitCode: exit.exitCode, signal: exit.signal, message: exit.lastLines, at: exit.at });
+    this.fail(entry, {
+      container: exit.container,
+      reason: 'Error',
+      exitCode: exit.exitCode,
+      signal: exit.signal,
+      message: exit.lastLines,
+      at: exit.at,
+    });
     entry.changed();
     await running.stop();
   }
@@ -160,7 +167,13 @@ export class PoolSpiritRuntime implements PodRuntime {
   private async electLeader(pod: PoolSpiritPod, running: RunningPoolSpirit): Promise<LeaderStandIn | undefined> {
     const nodeName = (pod.spec as { nodeName?: string }).nodeName;
     if (!this.opts.leaderStandIn || !nodeName) return undefined;
-    return startLeaderStandIn({ apiServerUrl: running.apiServerUrl, caPem: running.caPem, nodeName, clusterCa: this.opts.leaderStandIn.clusterCa, onError: this.opts.onError });
+    return startLeaderStandIn({
+      apiServerUrl: running.apiServerUrl,
+      caPem: running.caPem,
+      nodeName,
+      clusterCa: this.opts.leaderStandIn.clusterCa,
+      onError: this.opts.onError,
+    });
   }
 
   private fail(entry: PodEntry, failure: PodFailure): void {
@@ -188,7 +201,13 @@ export class PoolSpiritRuntime implements PodRuntime {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { name: `${name}.${Date.now().toString(16)}${entry.restarts}`, namespace },
-      involvedObject: { apiVersion: 'v1', kind: 'Pod', name, namespace, ...(failure.container ? { fieldPath: `spec.containers{${failure.container}}` } : {}) },
+      involvedObject: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        name,
+        namespace,
+        ...(failure.container ? { fieldPath: `spec.containers{${failure.container}}` } : {}),
+      },
       reason: failure.container ? 'BackOff' : 'FailedCreatePodContainer',
       message,
       type: 'Warning',
@@ -207,13 +226,28 @@ export class PoolSpiritRuntime implements PodRuntime {
 
 function failureOf(err: Error): PodFailure {
   if (err instanceof ContainerExitError) {
-    return { container: err.container, reason: 'Error', exitCode: err.exitCode, signal: null, message: err.lastLines, at: new Date() };
+    return {
+      container: err.container,
+      reason: 'Error',
+      exitCode: err.exitCode,
+      signal: null,
+      message: err.lastLines,
+      at: new Date(),
+    };
   }
-  return { reason: err instanceof PodPlanError ? 'CreateContainerConfigError' : 'StartError', message: err.message, at: new Date() };
+  return {
+    reason: err instanceof PodPlanError ? 'CreateContainerConfigError' : 'StartError',
+    message: err.message,
+    at: new Date(),
+  };
 }
 
 /** The binary's own last line says why (e.g. "Error: unknown flag: --bogus"); the rest is in lastState. */
 function lastLine(text: string): string {
-  const lines = text.trim().split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .trim()
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.find((l) => /^(Error|error|E\d{4}|F\d{4}|panic)/.test(l)) ?? lines.at(-1) ?? text;
 }

@@ -27,7 +27,10 @@ const REPORT_AFTER_MS = 30_000;
 const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${YURTHUB_LEASE.namespace}/leases`;
 
 export async function startLeaderStandIn(opts: LeaderStandInOptions): Promise<LeaderStandIn> {
-  const client = await issueClientCertificate(opts.clusterCa, { user: `system:node:${opts.nodeName}`, groups: ['system:nodes'] });
+  const client = await issueClientCertificate(opts.clusterCa, {
+    user: `system:node:${opts.nodeName}`,
+    groups: ['system:nodes'],
+  });
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let failingSince: number | undefined;
@@ -35,10 +38,12 @@ export async function startLeaderStandIn(opts: LeaderStandInOptions): Promise<Le
     try {
       const read = await send(opts, client, 'GET', `${LEASE_PATH}/${YURTHUB_LEASE.name}`);
       const lease = read.status === 404 ? undefined : (read.body as Lease);
-      if (read.status !== 404 && read.status !== 200) throw new Error(`GET Lease ${YURTHUB_LEASE.name}: HTTP ${read.status}`);
+      if (read.status !== 404 && read.status !== 200)
+        throw new Error(`GET Lease ${YURTHUB_LEASE.name}: HTTP ${read.status}`);
       const action = nextLeaseAction(lease, opts.nodeName, new Date(), YURTHUB_LEADER_ELECTION);
       if (action.kind === 'create') await expectOk(send(opts, client, 'POST', LEASE_PATH, action.lease), 'create');
-      else if (action.kind !== 'wait') await expectOk(send(opts, client, 'PUT', `${LEASE_PATH}/${YURTHUB_LEASE.name}`, action.lease), action.kind);
+      else if (action.kind !== 'wait')
+        await expectOk(send(opts, client, 'PUT', `${LEASE_PATH}/${YURTHUB_LEASE.name}`, action.lease), action.kind);
       failingSince = undefined;
     } catch (err) {
       // Until the agent has applied the bootstrap RBAC every request is 403, and a restarting pool-spirit
@@ -64,26 +69,40 @@ async function expectOk(result: Promise<{ status: number }>, what: string): Prom
   if (status >= 300 && status !== 409) throw new Error(`${what} Lease ${YURTHUB_LEASE.name}: HTTP ${status}`);
 }
 
-function send(opts: LeaderStandInOptions, client: CertAndKey, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+function send(
+  opts: LeaderStandInOptions,
+  client: CertAndKey,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(`${opts.apiServerUrl}${path}`, {
-      method, ca: opts.caPem, cert: client.certPem, key: client.keyPem, timeout: 5_000,
-      headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown;
-        try {
-          parsed = text ? JSON.parse(text) : undefined;
-        } catch {
-          parsed = text;
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-    });
+    const req = request(
+      `${opts.apiServerUrl}${path}`,
+      {
+        method,
+        ca: opts.caPem,
+        cert: client.certPem,
+        key: client.keyPem,
+        timeout: 5_000,
+        headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            parsed = text;
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
     req.on('error', reject);
     req.end(payload);

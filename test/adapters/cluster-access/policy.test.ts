@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { AccessPolicyError, checkKubeconfig, checkServerUrl, serverUrlProblem } from '../../../adapters/cluster-access/policy.ts';
+import {
+  AccessPolicyError,
+  checkKubeconfig,
+  checkServerUrl,
+  serverUrlProblem,
+} from '../../../adapters/cluster-access/policy.ts';
 
 const METADATA = /link-local or cloud metadata/;
 const NOT_HTTPS = /expected (an )?https/;
@@ -83,8 +88,14 @@ describe('cluster access policy: server URLs', () => {
 
 describe('cluster access policy: kubeconfig documents', () => {
   const doc = (user: Record<string, unknown>, cluster: Record<string, unknown> = { server: 'https://c1:6443' }) => ({
-    clusters: [{ name: 'ok', cluster: { server: 'https://ok:6443' } }, { name: 'c', cluster }],
-    users: [{ name: 'ok', user: { token: 't' } }, { name: 'u', user }],
+    clusters: [
+      { name: 'ok', cluster: { server: 'https://ok:6443' } },
+      { name: 'c', cluster },
+    ],
+    users: [
+      { name: 'ok', user: { token: 't' } },
+      { name: 'u', user },
+    ],
     contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }],
     'current-context': 'a',
   });
@@ -99,13 +110,24 @@ describe('cluster access policy: kubeconfig documents', () => {
   };
 
   it('accepts inline credentials', () => {
-    expect(fieldOf(doc({ token: 't', 'client-certificate-data': 'QQ==', 'client-key-data': 'QQ==' }, { server: 'https://c1', 'certificate-authority-data': 'QQ==' }))).toBeUndefined();
+    expect(
+      fieldOf(
+        doc(
+          { token: 't', 'client-certificate-data': 'QQ==', 'client-key-data': 'QQ==' },
+          { server: 'https://c1', 'certificate-authority-data': 'QQ==' },
+        ),
+      ),
+    ).toBeUndefined();
   });
 
   it.each([
     ['users[1].user.exec', { exec: { command: '/bin/sh', args: ['-c', 'id'] } }, undefined],
     ['users[1].user.auth-provider', { 'auth-provider': { name: 'oidc' } }, undefined],
-    ['users[1].user.client-certificate', { 'client-certificate': '/etc/ssl/c.crt', 'client-key-data': 'QQ==' }, undefined],
+    [
+      'users[1].user.client-certificate',
+      { 'client-certificate': '/etc/ssl/c.crt', 'client-key-data': 'QQ==' },
+      undefined,
+    ],
     ['users[1].user.client-key', { 'client-key': '/etc/ssl/c.key' }, undefined],
     ['users[1].user.tokenFile', { tokenFile: '/var/run/secrets/token' }, undefined],
     ['clusters[1].cluster.certificate-authority', {}, { server: 'https://c1', 'certificate-authority': '/etc/ca.crt' }],

@@ -19,7 +19,15 @@ import { stringify } from 'yaml';
 import { createClusterAccess, ClusterAccessError } from '../../../adapters/cluster-access/index.ts';
 import type { SecretSource } from '../../../adapters/cluster-access/index.ts';
 import { createKubeTransport } from '../../../adapters/kubernetes/http/index.ts';
-import { createStateTable, getCluster, keys, putItem, registerCluster, type ClusterAccess, type StateTable } from '../../../adapters/state-table/index.ts';
+import {
+  createStateTable,
+  getCluster,
+  keys,
+  putItem,
+  registerCluster,
+  type ClusterAccess,
+  type StateTable,
+} from '../../../adapters/state-table/index.ts';
 import { createReconcileHandler, reconcileDeps } from '../../../functions/reconcile/handler.ts';
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../local/dynamodb.ts';
 import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../../local/kube-api/index.ts';
@@ -32,14 +40,27 @@ const TABLE = 'refused-access-state';
 const SECRET = `s3cret-${randomUUID()}`;
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 function spiritctl(args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(repoRoot, 'bin', 'spiritctl.mjs'), ...args], { cwd: repoRoot, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [join(repoRoot, 'bin', 'spiritctl.mjs'), ...args],
+      { cwd: repoRoot, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : -1
+          : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -78,15 +99,54 @@ describe('refused cluster access', () => {
     caPem = (await createCertificateAuthority('refused-access-ca', 1)).certPem;
     const https = { server: 'https://c.example:6443' };
     attacks = [
-      { name: 'exec', field: 'users[0].user.exec', text: kubeconfig(https, { token: SECRET, exec: { apiVersion: 'client.authentication.k8s.io/v1', command: '/bin/sh', args: ['-c', `touch ${touched}`] } }) },
-      { name: 'auth-provider', field: 'users[0].user.auth-provider', text: kubeconfig(https, { 'auth-provider': { name: 'oidc', config: { 'id-token': SECRET } } }) },
-      { name: 'client-certificate', field: 'users[0].user.client-certificate', text: kubeconfig(https, { 'client-certificate': join(dir, 'secret.pem'), 'client-key-data': b64(SECRET) }) },
-      { name: 'client-key', field: 'users[0].user.client-key', text: kubeconfig(https, { 'client-certificate-data': b64(caPem), 'client-key': join(dir, 'secret.pem') }) },
-      { name: 'certificate-authority', field: 'clusters[0].cluster.certificate-authority', text: kubeconfig({ ...https, 'certificate-authority': join(dir, 'secret.pem') }, { token: SECRET }) },
-      { name: 'token-file', field: 'users[0].user.tokenFile', text: kubeconfig(https, { tokenFile: join(dir, 'token') }) },
-      { name: 'metadata-server', field: 'clusters[0].cluster.server', text: kubeconfig({ server: 'http://169.254.169.254/latest' }, { token: SECRET }) },
-      { name: 'metadata-decimal', field: 'clusters[0].cluster.server', text: kubeconfig({ server: 'http://2852039166/' }, { token: SECRET }) },
-      { name: 'http-off-loopback', field: 'clusters[0].cluster.server', text: kubeconfig({ server: 'http://10.1.2.3:8080' }, { token: SECRET }) },
+      {
+        name: 'exec',
+        field: 'users[0].user.exec',
+        text: kubeconfig(https, {
+          token: SECRET,
+          exec: { apiVersion: 'client.authentication.k8s.io/v1', command: '/bin/sh', args: ['-c', `touch ${touched}`] },
+        }),
+      },
+      {
+        name: 'auth-provider',
+        field: 'users[0].user.auth-provider',
+        text: kubeconfig(https, { 'auth-provider': { name: 'oidc', config: { 'id-token': SECRET } } }),
+      },
+      {
+        name: 'client-certificate',
+        field: 'users[0].user.client-certificate',
+        text: kubeconfig(https, { 'client-certificate': join(dir, 'secret.pem'), 'client-key-data': b64(SECRET) }),
+      },
+      {
+        name: 'client-key',
+        field: 'users[0].user.client-key',
+        text: kubeconfig(https, { 'client-certificate-data': b64(caPem), 'client-key': join(dir, 'secret.pem') }),
+      },
+      {
+        name: 'certificate-authority',
+        field: 'clusters[0].cluster.certificate-authority',
+        text: kubeconfig({ ...https, 'certificate-authority': join(dir, 'secret.pem') }, { token: SECRET }),
+      },
+      {
+        name: 'token-file',
+        field: 'users[0].user.tokenFile',
+        text: kubeconfig(https, { tokenFile: join(dir, 'token') }),
+      },
+      {
+        name: 'metadata-server',
+        field: 'clusters[0].cluster.server',
+        text: kubeconfig({ server: 'http://169.254.169.254/latest' }, { token: SECRET }),
+      },
+      {
+        name: 'metadata-decimal',
+        field: 'clusters[0].cluster.server',
+        text: kubeconfig({ server: 'http://2852039166/' }, { token: SECRET }),
+      },
+      {
+        name: 'http-off-loopback',
+        field: 'clusters[0].cluster.server',
+        text: kubeconfig({ server: 'http://10.1.2.3:8080' }, { token: SECRET }),
+      },
       { name: 'oversized', field: '(document)', text: kubeconfig(https, { token: SECRET + 'x'.repeat(300 * 1024) }) },
     ];
     for (const a of attacks) await writeFile(join(dir, `${a.name}.kubeconfig`), a.text, { mode: 0o600 });
@@ -122,7 +182,16 @@ describe('refused cluster access', () => {
     }, 240_000);
 
     it('refuses --url and --endpoint at link-local and metadata addresses, and plain http off loopback', async () => {
-      const urls = ['http://169.254.169.254/latest', 'http://2852039166/', 'http://0xa9fea9fe/', 'http://[::ffff:169.254.169.254]/', 'http://[fd00:ec2::254]/', 'http://metadata.google.internal/', 'http://10.0.0.1:8080', `https://admin:${SECRET}@169.254.170.2/`];
+      const urls = [
+        'http://169.254.169.254/latest',
+        'http://2852039166/',
+        'http://0xa9fea9fe/',
+        'http://[::ffff:169.254.169.254]/',
+        'http://[fd00:ec2::254]/',
+        'http://metadata.google.internal/',
+        'http://10.0.0.1:8080',
+        `https://admin:${SECRET}@169.254.170.2/`,
+      ];
       for (const [i, url] of urls.entries()) {
         const run = await spiritctl(['clusters', 'add', '--id', `url-${i}`, '--url', url, ...flags]);
         expect(run.code, `${url}: ${run.stderr}`).toBe(2);
@@ -131,8 +200,25 @@ describe('refused cluster access', () => {
         expect(await getCluster(table, `url-${i}`)).toBeUndefined();
       }
       await writeFile(join(dir, 'ca.pem'), caPem);
-      const eks = await spiritctl(['clusters', 'add', '--id', 'eks-meta', '--eks', 'x', '--region', 'eu-west-1', '--endpoint', 'https://169.254.169.254', '--ca-file', join(dir, 'ca.pem'), ...flags]);
-      expect(eks).toMatchObject({ code: 2, stderr: expect.stringMatching(/^spiritctl clusters add: --endpoint: refused: a link-local/) });
+      const eks = await spiritctl([
+        'clusters',
+        'add',
+        '--id',
+        'eks-meta',
+        '--eks',
+        'x',
+        '--region',
+        'eu-west-1',
+        '--endpoint',
+        'https://169.254.169.254',
+        '--ca-file',
+        join(dir, 'ca.pem'),
+        ...flags,
+      ]);
+      expect(eks).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/^spiritctl clusters add: --endpoint: refused: a link-local/),
+      });
     }, 240_000);
 
     it('refuses a --kubeconfig that does not exist: exit 2, naming the flag and the path, no stack trace', async () => {
@@ -143,11 +229,30 @@ describe('refused cluster access', () => {
       expect(run.stderr).not.toMatch(/\n\s+at /);
     }, 60_000);
 
-    it('accepts a valid inline https kubeconfig and the local stack\'s loopback kubeconfig', async () => {
-      await writeFile(join(dir, 'ok.kubeconfig'), kubeconfig({ server: 'https://c.example:6443', 'certificate-authority-data': b64(caPem) }, { token: SECRET }));
-      const ok = await spiritctl(['clusters', 'add', '--id', 'ok-https', '--kubeconfig', join(dir, 'ok.kubeconfig'), ...flags]);
+    it("accepts a valid inline https kubeconfig and the local stack's loopback kubeconfig", async () => {
+      await writeFile(
+        join(dir, 'ok.kubeconfig'),
+        kubeconfig({ server: 'https://c.example:6443', 'certificate-authority-data': b64(caPem) }, { token: SECRET }),
+      );
+      const ok = await spiritctl([
+        'clusters',
+        'add',
+        '--id',
+        'ok-https',
+        '--kubeconfig',
+        join(dir, 'ok.kubeconfig'),
+        ...flags,
+      ]);
       expect(ok, ok.stderr).toMatchObject({ code: 0 });
-      const localRun = await spiritctl(['clusters', 'add', '--id', 'ok-local', '--kubeconfig', join(dir, 'local.kubeconfig'), ...flags]);
+      const localRun = await spiritctl([
+        'clusters',
+        'add',
+        '--id',
+        'ok-local',
+        '--kubeconfig',
+        join(dir, 'local.kubeconfig'),
+        ...flags,
+      ]);
       expect(localRun, localRun.stderr).toMatchObject({ code: 0 });
       const url = await spiritctl(['clusters', 'add', '--id', 'ok-url', '--url', local.url, ...flags]);
       expect(url, url.stderr).toMatchObject({ code: 0 });
@@ -157,7 +262,9 @@ describe('refused cluster access', () => {
   describe('when a function loads access that bypassed the CLI', () => {
     /** A registry item written straight to the table, as something other than the CLI might. */
     async function writeRaw(id: string, access: ClusterAccess) {
-      await putItem(table, { Item: { ...keys.cluster(id), id, access, labels: {}, updatedAt: new Date().toISOString() } });
+      await putItem(table, {
+        Item: { ...keys.cluster(id), id, access, labels: {}, updatedAt: new Date().toISOString() },
+      });
     }
 
     /** The real reconcile handler for one cluster; returns the error and everything it logged. */
@@ -169,18 +276,29 @@ describe('refused cluster access', () => {
       const metrics = new Metrics({ namespace: 'RefusedAccessTest', serviceName: 'reconcile-test' });
       Object.assign(metrics, { console: { log: (line: string) => void (logs += line) } });
       try {
-        const handler = createReconcileHandler(reconcileDeps({
-          table,
-          clusterAccess: createClusterAccess({ secrets }),
-          logger: new Logger({ serviceName: 'reconcile-test', logLevel: 'DEBUG' }),
-          metrics,
-        }));
+        const handler = createReconcileHandler(
+          reconcileDeps({
+            table,
+            clusterAccess: createClusterAccess({ secrets }),
+            logger: new Logger({ serviceName: 'reconcile-test', logLevel: 'DEBUG' }),
+            metrics,
+          }),
+        );
         const event = {
-          version: '0', id: randomUUID(), account: '000000000000', time: new Date().toISOString(), region: 'local', resources: [],
-          source: 'pool-spirit.reconciler', 'detail-type': 'Reconcile Request',
+          version: '0',
+          id: randomUUID(),
+          account: '000000000000',
+          time: new Date().toISOString(),
+          region: 'local',
+          resources: [],
+          source: 'pool-spirit.reconciler',
+          'detail-type': 'Reconcile Request',
           detail: { clusterId, nodePool: 'pool-00', reason: 'test', requestedBy: 'test' },
         };
-        const error = await handler(event, lambdaContext(randomUUID())).then(() => undefined, (e: Error) => e);
+        const error = await handler(event, lambdaContext(randomUUID())).then(
+          () => undefined,
+          (e: Error) => e,
+        );
         if (!error) throw new Error(`reconcile of ${clusterId} succeeded`);
         return { error, logs };
       } finally {
@@ -224,31 +342,59 @@ describe('refused cluster access', () => {
       await writeRaw('raw-url-meta', { kind: 'url', url: 'http://169.254.169.254/latest' });
       await writeRaw('raw-url-mapped', { kind: 'url', url: 'http://[::ffff:a9fe:a9fe]/' });
       await writeRaw('raw-url-http', { kind: 'url', url: 'http://10.0.0.1:8080' });
-      await writeRaw('raw-eks-meta', { kind: 'eks', clusterName: 'x', region: 'eu-west-1', endpoint: 'https://169.254.169.254', caData: 'QQ==' });
-      for (const [id, field] of [['raw-url-meta', 'access.url'], ['raw-url-mapped', 'access.url'], ['raw-url-http', 'access.url'], ['raw-eks-meta', 'access.endpoint']]) {
+      await writeRaw('raw-eks-meta', {
+        kind: 'eks',
+        clusterName: 'x',
+        region: 'eu-west-1',
+        endpoint: 'https://169.254.169.254',
+        caData: 'QQ==',
+      });
+      for (const [id, field] of [
+        ['raw-url-meta', 'access.url'],
+        ['raw-url-mapped', 'access.url'],
+        ['raw-url-http', 'access.url'],
+        ['raw-eks-meta', 'access.endpoint'],
+      ]) {
         const { error } = await reconcileOnce(id);
         expect(error.message, id).toContain(`(at ${field})`);
       }
       // And registerCluster itself refuses them (what the local stack and the CLI write through).
-      await expect(registerCluster(table, { id: 'reg-meta', access: { kind: 'url', url: 'http://169.254.169.254/' } }, new Date())).rejects.toThrow(/access\.url: refused: a link-local/);
+      await expect(
+        registerCluster(table, { id: 'reg-meta', access: { kind: 'url', url: 'http://169.254.169.254/' } }, new Date()),
+      ).rejects.toThrow(/access\.url: refused: a link-local/);
     }, 60_000);
 
     it('the resolver reports refusals as ClusterAccessError invalid with the field', async () => {
       const reg = (await getCluster(table, 'raw-exec'))!;
-      const err = await createClusterAccess().connectionFor(reg).then(() => undefined, (e: unknown) => e);
+      const err = await createClusterAccess()
+        .connectionFor(reg)
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(err).toBeInstanceOf(ClusterAccessError);
       expect(err).toMatchObject({ reason: 'invalid', field: 'users[0].user.exec', clusterId: 'raw-exec' });
       expect(existsSync(touched)).toBe(false);
     });
 
-    it('still loads the local stack\'s registration and a valid inline https kubeconfig', async () => {
+    it("still loads the local stack's registration and a valid inline https kubeconfig", async () => {
       // As local/fleet registers its clusters.
-      await registerCluster(table, { id: 'local-ok', access: { kind: 'kubeconfig-file', path: join(dir, 'local.kubeconfig') }, labels: { environment: 'local' } }, new Date());
+      await registerCluster(
+        table,
+        {
+          id: 'local-ok',
+          access: { kind: 'kubeconfig-file', path: join(dir, 'local.kubeconfig') },
+          labels: { environment: 'local' },
+        },
+        new Date(),
+      );
       const connection = await createClusterAccess().connectionFor((await getCluster(table, 'local-ok'))!);
       expect(connection.server).toBe(local.url);
       const transport = createKubeTransport(connection);
       try {
-        expect(await transport.request({ method: 'GET', path: '/version' })).toMatchObject({ major: expect.any(String) });
+        expect(await transport.request({ method: 'GET', path: '/version' })).toMatchObject({
+          major: expect.any(String),
+        });
       } finally {
         transport.close();
       }

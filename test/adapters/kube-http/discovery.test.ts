@@ -1,7 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
-import { createKubeTransport, discovery, UnknownKindError, type KubeTransport } from '../../../adapters/kubernetes/http/index.ts';
+import {
+  createKubeTransport,
+  discovery,
+  UnknownKindError,
+  type KubeTransport,
+} from '../../../adapters/kubernetes/http/index.ts';
 import { startLocalCluster, type LocalCluster } from '../../../local/kube-api/index.ts';
 import { startServer } from './fixtures.ts';
 
@@ -26,19 +31,33 @@ describe('discovery', () => {
 
   it('builds paths for core, namespaced and cluster-scoped built-ins', async () => {
     const d = discovery(fresh());
-    expect(await d.path({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'cm' })).toBe('/api/v1/namespaces/ns/configmaps/cm');
-    expect(await d.path({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns' })).toBe('/api/v1/namespaces/ns/configmaps');
+    expect(await d.path({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'cm' })).toBe(
+      '/api/v1/namespaces/ns/configmaps/cm',
+    );
+    expect(await d.path({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns' })).toBe(
+      '/api/v1/namespaces/ns/configmaps',
+    );
     expect(await d.path({ apiVersion: 'apps/v1', kind: 'Deployment' })).toBe('/apis/apps/v1/deployments');
-    expect(await d.path({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'kube-system', name: 'dns' }, 'scale')).toBe('/apis/apps/v1/namespaces/kube-system/deployments/dns/scale');
-    expect(await d.path({ apiVersion: 'v1', kind: 'Namespace', namespace: 'ignored', name: 'team-a' })).toBe('/api/v1/namespaces/team-a');
+    expect(
+      await d.path({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'kube-system', name: 'dns' }, 'scale'),
+    ).toBe('/apis/apps/v1/namespaces/kube-system/deployments/dns/scale');
+    expect(await d.path({ apiVersion: 'v1', kind: 'Namespace', namespace: 'ignored', name: 'team-a' })).toBe(
+      '/api/v1/namespaces/team-a',
+    );
     expect(await d.resource('v1', 'Pod')).toEqual({ name: 'pods', namespaced: true, kind: 'Pod' });
-    expect(await d.path({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a/b', name: 'c d' })).toBe('/api/v1/namespaces/a%2Fb/configmaps/c%20d');
+    expect(await d.path({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a/b', name: 'c d' })).toBe(
+      '/api/v1/namespaces/a%2Fb/configmaps/c%20d',
+    );
   });
 
   it('refuses refs it cannot turn into a path', async () => {
     const d = discovery(fresh());
-    await expect(d.path({ apiVersion: 'v1', kind: 'ConfigMap', name: 'cm' })).rejects.toThrow('namespace: ConfigMap "cm" is namespaced; expected a namespace');
-    await expect(d.path({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns' }, 'status')).rejects.toThrow(/needs an object name/);
+    await expect(d.path({ apiVersion: 'v1', kind: 'ConfigMap', name: 'cm' })).rejects.toThrow(
+      'namespace: ConfigMap "cm" is namespaced; expected a namespace',
+    );
+    await expect(d.path({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns' }, 'status')).rejects.toThrow(
+      /needs an object name/,
+    );
     await expect(d.resource('a/b/c', 'X')).rejects.toThrow(/^apiVersion: expected "v1" or "<group>\/<version>"/);
   });
 
@@ -73,10 +92,17 @@ describe('discovery', () => {
     await t.request({ method: 'POST', path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', body: crd });
     // Wait until the apiserver serves it (outside the cache under test).
     const probe = fresh();
-    await vi.waitFor(() => probe.request({ method: 'GET', path: '/apis/poolspirit.io/v1alpha1' }), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => probe.request({ method: 'GET', path: '/apis/poolspirit.io/v1alpha1' }), {
+      timeout: 10_000,
+      interval: 20,
+    });
     const gets = t.sent.GET ?? 0;
     expect(await d.path(ref, 'status')).toBe('/apis/poolspirit.io/v1alpha1/poolspirits/ps-1/status');
-    expect(await d.resource('poolspirit.io/v1alpha1', 'PoolSpirit')).toEqual({ name: 'poolspirits', namespaced: false, kind: 'PoolSpirit' });
+    expect(await d.resource('poolspirit.io/v1alpha1', 'PoolSpirit')).toEqual({
+      name: 'poolspirits',
+      namespaced: false,
+      kind: 'PoolSpirit',
+    });
     expect(t.sent.GET! - gets).toBe(1); // the cached (empty) list missed, one re-read found it, then cached
   });
 
@@ -86,15 +112,25 @@ describe('discovery', () => {
       handler: (_req, res) => {
         const status = failNext ? 500 : 200;
         failNext = false;
-        const body = status === 500 ? { kind: 'Status', reason: 'InternalError', message: 'etcd is sad' } : { kind: 'APIResourceList', resources: [{ name: 'deployments', namespaced: true, kind: 'Deployment' }] };
+        const body =
+          status === 500
+            ? { kind: 'Status', reason: 'InternalError', message: 'etcd is sad' }
+            : { kind: 'APIResourceList', resources: [{ name: 'deployments', namespaced: true, kind: 'Deployment' }] };
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       },
     });
     try {
       const t = createKubeTransport({ server: server.url });
       transports.push(t);
-      await expect(discovery(t).resource('apps/v1', 'Deployment')).rejects.toMatchObject({ code: 500, reason: 'InternalError' });
-      expect(await discovery(t).resource('apps/v1', 'Deployment')).toEqual({ name: 'deployments', namespaced: true, kind: 'Deployment' });
+      await expect(discovery(t).resource('apps/v1', 'Deployment')).rejects.toMatchObject({
+        code: 500,
+        reason: 'InternalError',
+      });
+      expect(await discovery(t).resource('apps/v1', 'Deployment')).toEqual({
+        name: 'deployments',
+        namespaced: true,
+        kind: 'Deployment',
+      });
       expect(t.sent.GET).toBe(2);
     } finally {
       await server.close();

@@ -3,7 +3,13 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { createCertificateAuthority, issueClientCertificate, issueServingCertificate, type CertAndKey, type CertificateAuthority } from '../../../local/kube-api/index.ts';
+import {
+  createCertificateAuthority,
+  issueClientCertificate,
+  issueServingCertificate,
+  type CertAndKey,
+  type CertificateAuthority,
+} from '../../../local/kube-api/index.ts';
 
 export interface Seen {
   method: string;
@@ -24,7 +30,9 @@ export interface TestServer {
 }
 
 /** Replies 200 with `{ ok: true, seen }` unless `handler` answers. */
-export async function startServer(opts: { tls?: { serving: CertAndKey; clientCa?: string }; handler?: Handler } = {}): Promise<TestServer> {
+export async function startServer(
+  opts: { tls?: { serving: CertAndKey; clientCa?: string }; handler?: Handler } = {},
+): Promise<TestServer> {
   const seen: Seen[] = [];
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -32,14 +40,31 @@ export async function startServer(opts: { tls?: { serving: CertAndKey; clientCa?
     req.on('end', () => {
       const sock = req.socket as TLSSocket;
       const peer = opts.tls && sock.authorized ? sock.getPeerCertificate() : undefined;
-      const s: Seen = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), clientCn: peer?.subject?.CN as string | undefined };
+      const s: Seen = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        clientCn: peer?.subject?.CN as string | undefined,
+      };
       seen.push(s);
       if (opts.handler) return opts.handler(req, res, s);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, seen: { method: s.method, url: s.url, clientCn: s.clientCn } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ok: true, seen: { method: s.method, url: s.url, clientCn: s.clientCn } }));
     });
   };
   const server = opts.tls
-    ? https.createServer({ cert: opts.tls.serving.certPem, key: opts.tls.serving.keyPem, ca: opts.tls.clientCa, requestCert: !!opts.tls.clientCa, rejectUnauthorized: false }, listener)
+    ? https.createServer(
+        {
+          cert: opts.tls.serving.certPem,
+          key: opts.tls.serving.keyPem,
+          ca: opts.tls.clientCa,
+          requestCert: !!opts.tls.clientCa,
+          rejectUnauthorized: false,
+        },
+        listener,
+      )
     : http.createServer(listener);
   const state = { connections: 0 };
   const sockets = new Set<import('node:net').Socket>();
@@ -72,7 +97,13 @@ export interface Pki {
 }
 
 export async function makePki(): Promise<Pki> {
-  const [ca, otherCa] = await Promise.all([createCertificateAuthority('kube-http-test-ca'), createCertificateAuthority('kube-http-other-ca')]);
-  const [serving, client] = await Promise.all([issueServingCertificate(ca), issueClientCertificate(ca, { user: 'alice', groups: ['system:masters'] })]);
+  const [ca, otherCa] = await Promise.all([
+    createCertificateAuthority('kube-http-test-ca'),
+    createCertificateAuthority('kube-http-other-ca'),
+  ]);
+  const [serving, client] = await Promise.all([
+    issueServingCertificate(ca),
+    issueClientCertificate(ca, { user: 'alice', groups: ['system:masters'] }),
+  ]);
   return { ca, otherCa, serving, client };
 }

@@ -19,16 +19,31 @@ const NOT_PEM = b64('CA-SECRET-CERT');
 /** The first base64 line of a PEM block. */
 const firstBodyLine = (pem: string) => pem.trim().split('\n')[1];
 /** Fragments that must never appear in an error message. */
-const SECRETS = [TOKEN, NOT_PEM, firstBodyLine(CA), firstBodyLine(CERT), firstBodyLine(KEY), b64(CERT).slice(0, 40), b64(KEY).slice(0, 40), 'exec-secret-arg'];
+const SECRETS = [
+  TOKEN,
+  NOT_PEM,
+  firstBodyLine(CA),
+  firstBodyLine(CERT),
+  firstBodyLine(KEY),
+  b64(CERT).slice(0, 40),
+  b64(KEY).slice(0, 40),
+  'exec-secret-arg',
+];
 
 type Obj = Record<string, unknown>;
 function kubeconfig(cluster: Obj, user: Obj, extra: Obj = {}): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'c1', cluster }, { name: 'c2', cluster: { server: 'https://c2.example:6443' } }],
+    clusters: [
+      { name: 'c1', cluster },
+      { name: 'c2', cluster: { server: 'https://c2.example:6443' } },
+    ],
     users: [{ name: 'u1', user }],
-    contexts: [{ name: 'a', context: { cluster: 'c1', user: 'u1' } }, { name: 'b', context: { cluster: 'c2' } }],
+    contexts: [
+      { name: 'a', context: { cluster: 'c1', user: 'u1' } },
+      { name: 'b', context: { cluster: 'c2' } },
+    ],
     'current-context': 'a',
     ...extra,
   });
@@ -63,11 +78,20 @@ describe('connectionFromKubeconfig', () => {
 
   it('reads the embedded (data) forms of the current context', () => {
     const text = kubeconfig(
-      { server: 'https://1.2.3.4:6443/prefix', 'certificate-authority-data': b64(CA), 'tls-server-name': 'api.internal' },
+      {
+        server: 'https://1.2.3.4:6443/prefix',
+        'certificate-authority-data': b64(CA),
+        'tls-server-name': 'api.internal',
+      },
       { 'client-certificate-data': b64(CERT), 'client-key-data': b64(KEY), token: TOKEN },
     );
     expect(connectionFromKubeconfig(text, strict)).toEqual({
-      server: 'https://1.2.3.4:6443/prefix', caPem: CA, tlsServerName: 'api.internal', token: TOKEN, clientCertPem: CERT, clientKeyPem: KEY,
+      server: 'https://1.2.3.4:6443/prefix',
+      caPem: CA,
+      tlsServerName: 'api.internal',
+      token: TOKEN,
+      clientCertPem: CERT,
+      clientKeyPem: KEY,
     });
   });
 
@@ -89,9 +113,19 @@ describe('connectionFromKubeconfig', () => {
 
   it('reads insecure-skip-tls-verify; refuses exec in any user, even one no context uses', () => {
     const text = kubeconfig({ server: 'https://c1:6443', 'insecure-skip-tls-verify': true }, { token: TOKEN });
-    expect(connectionFromKubeconfig(text, strict)).toEqual({ server: 'https://c1:6443', insecureSkipTlsVerify: true, token: TOKEN });
+    expect(connectionFromKubeconfig(text, strict)).toEqual({
+      server: 'https://c1:6443',
+      insecureSkipTlsVerify: true,
+      token: TOKEN,
+    });
     const exec = { apiVersion: 'client.authentication.k8s.io/v1beta1', command: 'aws', args: ['exec-secret-arg'] };
-    const unused = stringify({ ...parse(text), users: [{ name: 'u1', user: { token: TOKEN } }, { name: 'other', user: { exec } }] });
+    const unused = stringify({
+      ...parse(text),
+      users: [
+        { name: 'u1', user: { token: TOKEN } },
+        { name: 'other', user: { exec } },
+      ],
+    });
     expect(refusal(unused, strict).field).toBe('users[1].user.exec');
   });
 
@@ -111,26 +145,82 @@ describe('connectionFromKubeconfig', () => {
   });
 
   const cases: Array<[string, string, Obj, Obj, Obj?]> = [
-    ['a file CA', 'clusters[0].cluster.certificate-authority', { server: 'https://c1', 'certificate-authority': 'pki/ca.crt' }, {}],
-    ['a client-certificate file', 'users[0].user.client-certificate', { server: 'https://c1' }, { 'client-certificate': 'pki/client.crt', 'client-key-data': b64(KEY) }],
-    ['a client-key file', 'users[0].user.client-key', { server: 'https://c1' }, { 'client-certificate-data': b64(CERT), 'client-key': 'pki/client.key' }],
+    [
+      'a file CA',
+      'clusters[0].cluster.certificate-authority',
+      { server: 'https://c1', 'certificate-authority': 'pki/ca.crt' },
+      {},
+    ],
+    [
+      'a client-certificate file',
+      'users[0].user.client-certificate',
+      { server: 'https://c1' },
+      { 'client-certificate': 'pki/client.crt', 'client-key-data': b64(KEY) },
+    ],
+    [
+      'a client-key file',
+      'users[0].user.client-key',
+      { server: 'https://c1' },
+      { 'client-certificate-data': b64(CERT), 'client-key': 'pki/client.key' },
+    ],
     ['a tokenFile', 'users[0].user.tokenFile', { server: 'https://c1' }, { tokenFile: 'token' }],
-    ['exec', 'users[0].user.exec', { server: 'https://c1' }, { token: TOKEN, exec: { command: 'x', args: ['exec-secret-arg'] } }],
+    [
+      'exec',
+      'users[0].user.exec',
+      { server: 'https://c1' },
+      { token: TOKEN, exec: { command: 'x', args: ['exec-secret-arg'] } },
+    ],
     ['exec without command', 'users[0].user.exec', { server: 'https://c1' }, { exec: { args: ['exec-secret-arg'] } }],
-    ['auth-provider', 'users[0].user.auth-provider', { server: 'https://c1' }, { 'auth-provider': { name: 'gcp', config: { 'access-token': TOKEN } } }],
+    [
+      'auth-provider',
+      'users[0].user.auth-provider',
+      { server: 'https://c1' },
+      { 'auth-provider': { name: 'gcp', config: { 'access-token': TOKEN } } },
+    ],
     ['a metadata server', 'clusters[0].cluster.server', { server: 'http://169.254.169.254/latest' }, { token: TOKEN }],
     ['plain http off loopback', 'clusters[0].cluster.server', { server: 'http://10.0.0.1:8080' }, { token: TOKEN }],
     ['basic auth', 'users[u1].password', { server: 'https://c1' }, { password: TOKEN }],
     ['a server that is not an http(s) URL', 'clusters[0].cluster.server', { server: 'ftp://c1' }, { token: TOKEN }],
     ['no server', 'clusters[0].cluster.server', {}, {}],
-    ['a cert without its key', 'users[u1].client-key', { server: 'https://c1' }, { 'client-certificate-data': b64(CERT) }],
-    ['a key without its cert', 'users[u1].client-certificate', { server: 'https://c1' }, { 'client-key-data': b64(KEY) }],
-    ['CA data that is not base64 PEM', 'clusters[c1].certificate-authority-data', { server: 'https://c1', 'certificate-authority-data': NOT_PEM }, {}],
-    ['key data that is not a PEM key', 'users[u1].client-key-data', { server: 'https://c1' }, { 'client-certificate-data': b64(CERT), 'client-key-data': b64(TOKEN) }],
+    [
+      'a cert without its key',
+      'users[u1].client-key',
+      { server: 'https://c1' },
+      { 'client-certificate-data': b64(CERT) },
+    ],
+    [
+      'a key without its cert',
+      'users[u1].client-certificate',
+      { server: 'https://c1' },
+      { 'client-key-data': b64(KEY) },
+    ],
+    [
+      'CA data that is not base64 PEM',
+      'clusters[c1].certificate-authority-data',
+      { server: 'https://c1', 'certificate-authority-data': NOT_PEM },
+      {},
+    ],
+    [
+      'key data that is not a PEM key',
+      'users[u1].client-key-data',
+      { server: 'https://c1' },
+      { 'client-certificate-data': b64(CERT), 'client-key-data': b64(TOKEN) },
+    ],
     ['a token that is not a string', 'users[u1].token', { server: 'https://c1' }, { token: 4242 }],
-    ['insecure plus a CA', 'clusters[c1].insecure-skip-tls-verify', { server: 'https://c1', 'insecure-skip-tls-verify': true, 'certificate-authority-data': b64(CA) }, {}],
+    [
+      'insecure plus a CA',
+      'clusters[c1].insecure-skip-tls-verify',
+      { server: 'https://c1', 'insecure-skip-tls-verify': true, 'certificate-authority-data': b64(CA) },
+      {},
+    ],
     ['no current-context', 'current-context', { server: 'https://c1' }, {}, { 'current-context': '' }],
-    ['a context naming a missing user', 'users', { server: 'https://c1' }, {}, { contexts: [{ name: 'a', context: { cluster: 'c1', user: 'ghost' } }] }],
+    [
+      'a context naming a missing user',
+      'users',
+      { server: 'https://c1' },
+      {},
+      { contexts: [{ name: 'a', context: { cluster: 'c1', user: 'ghost' } }] },
+    ],
   ];
   it.each(cases)('refuses %s, naming %s', (_what, field, cluster, user, extra) => {
     const e = refusal(kubeconfig(cluster, user, extra ?? {}), strict);

@@ -18,7 +18,14 @@ describe('transport over plain http', () => {
       handler: (_req, res, seen) => {
         const reply = replies.shift();
         if (reply) return reply(res);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: seen.url, body: seen.body, contentType: seen.headers['content-type'] ?? null, ua: seen.headers['user-agent'] }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            url: seen.url,
+            body: seen.body,
+            contentType: seen.headers['content-type'] ?? null,
+            ua: seen.headers['user-agent'],
+          }),
+        );
       },
     });
   });
@@ -30,14 +37,24 @@ describe('transport over plain http', () => {
 
   it('prefixes the server path, encodes the query (skipping undefined) and sends JSON bodies', async () => {
     const t = track(createKubeTransport({ server: `${server.url}/k8s/clusters/c1/` }, { userAgent: 'test-agent' }));
-    const got = await t.request({ method: 'POST', path: '/api/v1/namespaces/a%20b/configmaps', query: { fieldManager: 'x&y=z', dryRun: undefined, limit: 5, watch: false }, body: { data: { k: 'v' } } });
+    const got = await t.request({
+      method: 'POST',
+      path: '/api/v1/namespaces/a%20b/configmaps',
+      query: { fieldManager: 'x&y=z', dryRun: undefined, limit: 5, watch: false },
+      body: { data: { k: 'v' } },
+    });
     expect(got).toEqual({
       url: '/k8s/clusters/c1/api/v1/namespaces/a%20b/configmaps?fieldManager=x%26y%3Dz&limit=5&watch=false',
       body: '{"data":{"k":"v"}}',
       contentType: 'application/json',
       ua: 'test-agent',
     });
-    const patched = await t.request<{ contentType: string }>({ method: 'PATCH', path: '/x', body: [{ op: 'remove', path: '/a' }], contentType: 'application/json-patch+json' });
+    const patched = await t.request<{ contentType: string }>({
+      method: 'PATCH',
+      path: '/x',
+      body: [{ op: 'remove', path: '/a' }],
+      contentType: 'application/json-patch+json',
+    });
     expect(patched.contentType).toBe('application/json-patch+json');
     const plain = await t.request<{ contentType: string | null; body: string }>({ method: 'DELETE', path: '/x' });
     expect(plain).toMatchObject({ contentType: null, body: '' });
@@ -48,7 +65,9 @@ describe('transport over plain http', () => {
     const t = track(createKubeTransport({ server: server.url }));
     replies.push((res) => res.writeHead(201).end());
     await expect(t.request({ method: 'PUT', path: '/x', body: {} })).resolves.toEqual({});
-    replies.push((res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<html>login page${'.'.repeat(300)}TAIL</html>`));
+    replies.push((res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<html>login page${'.'.repeat(300)}TAIL</html>`),
+    );
     const err = (await t.request({ method: 'GET', path: '/x' }).catch((e: unknown) => e)) as Error;
     expect(err.message).toMatch(/^GET \/x: expected a JSON response, got text\/html: "<html>login page\.+"$/);
     expect(err.message).not.toContain('TAIL');
@@ -56,7 +75,9 @@ describe('transport over plain http', () => {
 
   it('keeps a non-Status error body as truncated text', async () => {
     const t = track(createKubeTransport({ server: server.url }));
-    replies.push((res) => res.writeHead(502, { 'content-type': 'text/plain' }).end(`bad gateway ${'x'.repeat(10_000)}`));
+    replies.push((res) =>
+      res.writeHead(502, { 'content-type': 'text/plain' }).end(`bad gateway ${'x'.repeat(10_000)}`),
+    );
     const err = (await t.request({ method: 'GET', path: '/x' }).catch((e: unknown) => e)) as KubeApiError;
     expect(err).toMatchObject({ name: 'KubeApiError', code: 502, reason: undefined });
     expect(typeof err.body).toBe('string');
@@ -101,7 +122,9 @@ describe('transport over plain http', () => {
     return Promise.all([
       expect(t.request({ method: 'GET', path: 'api/v1' })).rejects.toThrow(/path: expected an absolute API path/),
       expect(t.request({ method: 'GET', path: '/api/v1/namespaces/a b' })).rejects.toThrow(/unescaped characters/),
-      expect(() => createKubeTransport({ server: 'unix:///var/run/k.sock' })).toThrow('server: expected an http(s) URL'),
+      expect(() => createKubeTransport({ server: 'unix:///var/run/k.sock' })).toThrow(
+        'server: expected an http(s) URL',
+      ),
     ]);
   });
 });
@@ -119,19 +142,35 @@ describe('KubeApiError from the local API', () => {
   });
 
   it('404 NotFound', async () => {
-    const err = (await t.request({ method: 'GET', path: '/api/v1/namespaces/default/configmaps/nope' }).catch((e: unknown) => e)) as KubeApiError;
+    const err = (await t
+      .request({ method: 'GET', path: '/api/v1/namespaces/default/configmaps/nope' })
+      .catch((e: unknown) => e)) as KubeApiError;
     expect(err).toBeInstanceOf(KubeApiError);
-    expect(err).toMatchObject({ code: 404, reason: 'NotFound', method: 'GET', path: '/api/v1/namespaces/default/configmaps/nope', body: { kind: 'Status', code: 404 } });
-    expect(err.message).toBe('GET /api/v1/namespaces/default/configmaps/nope: 404 NotFound: configmaps "nope" not found');
+    expect(err).toMatchObject({
+      code: 404,
+      reason: 'NotFound',
+      method: 'GET',
+      path: '/api/v1/namespaces/default/configmaps/nope',
+      body: { kind: 'Status', code: 404 },
+    });
+    expect(err.message).toBe(
+      'GET /api/v1/namespaces/default/configmaps/nope: 404 NotFound: configmaps "nope" not found',
+    );
   });
 
   it('409 AlreadyExists and Conflict', async () => {
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dup' }, data: { a: '1' } };
     const path = '/api/v1/namespaces/default/configmaps';
     const created = await t.request<{ metadata: { resourceVersion: string } }>({ method: 'POST', path, body: cm });
-    await expect(t.request({ method: 'POST', path, body: cm })).rejects.toMatchObject({ code: 409, reason: 'AlreadyExists', method: 'POST' });
+    await expect(t.request({ method: 'POST', path, body: cm })).rejects.toMatchObject({
+      code: 409,
+      reason: 'AlreadyExists',
+      method: 'POST',
+    });
     const stale = { ...cm, metadata: { name: 'dup', resourceVersion: created.metadata.resourceVersion } };
     await t.request({ method: 'PUT', path: `${path}/dup`, body: { ...stale, data: { a: '2' } } });
-    await expect(t.request({ method: 'PUT', path: `${path}/dup`, body: { ...stale, data: { a: '3' } } })).rejects.toMatchObject({ code: 409, reason: 'Conflict', method: 'PUT' });
+    await expect(
+      t.request({ method: 'PUT', path: `${path}/dup`, body: { ...stale, data: { a: '3' } } }),
+    ).rejects.toMatchObject({ code: 409, reason: 'Conflict', method: 'PUT' });
   });
 });

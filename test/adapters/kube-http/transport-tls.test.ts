@@ -32,9 +32,13 @@ describe('transport over TLS', () => {
 
   it('rejects a server certificate from another CA, or with system roots', async () => {
     const wrong = track(createKubeTransport({ server: server.url, caPem: pki.otherCa.certPem }));
-    await expect(wrong.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({ code: expect.stringMatching(/CERT|SIGNATURE|ISSUER/) });
+    await expect(wrong.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({
+      code: expect.stringMatching(/CERT|SIGNATURE|ISSUER/),
+    });
     const roots = track(createKubeTransport({ server: server.url }));
-    await expect(roots.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({ code: expect.stringMatching(/CERT|SIGNATURE|ISSUER/) });
+    await expect(roots.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({
+      code: expect.stringMatching(/CERT|SIGNATURE|ISSUER/),
+    });
   });
 
   it('skips verification only when told to', async () => {
@@ -45,12 +49,23 @@ describe('transport over TLS', () => {
   it('checks the certificate against tlsServerName instead of the URL host', async () => {
     const ok = track(createKubeTransport({ server: server.url, caPem: pki.ca.certPem, tlsServerName: 'localhost' }));
     await expect(ok.request({ method: 'GET', path: '/x' })).resolves.toMatchObject({ ok: true });
-    const bad = track(createKubeTransport({ server: server.url, caPem: pki.ca.certPem, tlsServerName: 'elsewhere.example' }));
-    await expect(bad.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({ code: 'ERR_TLS_CERT_ALTNAME_INVALID' });
+    const bad = track(
+      createKubeTransport({ server: server.url, caPem: pki.ca.certPem, tlsServerName: 'elsewhere.example' }),
+    );
+    await expect(bad.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({
+      code: 'ERR_TLS_CERT_ALTNAME_INVALID',
+    });
   });
 
   it('presents the client certificate', async () => {
-    const t = track(createKubeTransport({ server: server.url, caPem: pki.ca.certPem, clientCertPem: pki.client.certPem, clientKeyPem: pki.client.keyPem }));
+    const t = track(
+      createKubeTransport({
+        server: server.url,
+        caPem: pki.ca.certPem,
+        clientCertPem: pki.client.certPem,
+        clientKeyPem: pki.client.keyPem,
+      }),
+    );
     await expect(t.request({ method: 'GET', path: '/x' })).resolves.toMatchObject({ seen: { clientCn: 'alice' } });
   });
 
@@ -72,7 +87,10 @@ describe('transport against the local API with x509 auth', () => {
   beforeAll(async () => {
     pki = await makePki();
     dir = await mkdtemp(join(tmpdir(), 'kube-http-tls-'));
-    cluster = await startLocalCluster({ tls: { ...pki.serving, clientCaPems: [pki.ca.certPem], caPem: pki.ca.certPem }, authorization: 'RBAC' });
+    cluster = await startLocalCluster({
+      tls: { ...pki.serving, clientCaPems: [pki.ca.certPem], caPem: pki.ca.certPem },
+      authorization: 'RBAC',
+    });
   });
   afterAll(async () => {
     for (const t of transports) t.close();
@@ -90,18 +108,35 @@ describe('transport against the local API with x509 auth', () => {
 
   it('authenticates by client certificate from a kubeconfig', async () => {
     const t = await transportFor(pki.client);
-    const list = await t.request<{ items: Array<{ metadata: { name: string } }> }>({ method: 'GET', path: '/api/v1/namespaces' });
+    const list = await t.request<{ items: Array<{ metadata: { name: string } }> }>({
+      method: 'GET',
+      path: '/api/v1/namespaces',
+    });
     expect(list.items.map((n) => n.metadata.name)).toContain('kube-system');
   });
 
   it('maps 401 and 403 to KubeApiError with code, reason and Status body', async () => {
     const anonymous = await transportFor();
-    const unauthorized = await anonymous.request({ method: 'GET', path: '/api/v1/namespaces' }).catch((e: unknown) => e);
+    const unauthorized = await anonymous
+      .request({ method: 'GET', path: '/api/v1/namespaces' })
+      .catch((e: unknown) => e);
     expect(unauthorized).toBeInstanceOf(KubeApiError);
-    expect(unauthorized).toMatchObject({ code: 401, reason: 'Unauthorized', method: 'GET', path: '/api/v1/namespaces', body: { kind: 'Status' } });
+    expect(unauthorized).toMatchObject({
+      code: 401,
+      reason: 'Unauthorized',
+      method: 'GET',
+      path: '/api/v1/namespaces',
+      body: { kind: 'Status' },
+    });
 
     const nobody = await transportFor(await issueClientCertificate(pki.ca, { user: 'nobody' }));
-    const forbidden = (await nobody.request({ method: 'GET', path: '/api/v1/namespaces/default/configmaps', query: { labelSelector: 'secret=value' } }).catch((e: unknown) => e)) as KubeApiError;
+    const forbidden = (await nobody
+      .request({
+        method: 'GET',
+        path: '/api/v1/namespaces/default/configmaps',
+        query: { labelSelector: 'secret=value' },
+      })
+      .catch((e: unknown) => e)) as KubeApiError;
     expect(forbidden).toMatchObject({ code: 403, reason: 'Forbidden', path: '/api/v1/namespaces/default/configmaps' });
     expect(forbidden.message).toBe(
       'GET /api/v1/namespaces/default/configmaps: 403 Forbidden: configmaps is forbidden: User "nobody" cannot list resource "configmaps" in API group "" in the namespace "default"',

@@ -20,7 +20,9 @@ afterEach(() => vi.restoreAllMocks());
 
 describe('spiritctl cost', () => {
   it('prints the model total for the fleet asked for, with the dated prices it used, as JSON', async () => {
-    const result = JSON.parse(await cost(['--clusters', '50', '--pools-per-cluster', '20', '--audit-every', '1h', '--json']));
+    const result = JSON.parse(
+      await cost(['--clusters', '50', '--pools-per-cluster', '20', '--audit-every', '1h', '--json']),
+    );
     expect(result.prices.asOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(result.fleet.pools).toBe(1000);
     expect(result.fleet.auditEveryMinutes).toBe(60);
@@ -29,7 +31,11 @@ describe('spiritctl cost', () => {
     const { readFile } = await import('node:fs/promises');
     const { DEFAULT_PRICES_FILE } = await import('../../../cli/commands/cost.ts');
     const prices = regionPrices(parsePrices(JSON.parse(await readFile(DEFAULT_PRICES_FILE, 'utf8'))), 'us-east-1');
-    const expected = monthlyCost({ ...DEFAULT_USAGE, clusters: 50, poolsPerCluster: 20, auditEveryMinutes: 60 }, MEASURED_PROFILE, prices);
+    const expected = monthlyCost(
+      { ...DEFAULT_USAGE, clusters: 50, poolsPerCluster: 20, auditEveryMinutes: 60 },
+      MEASURED_PROFILE,
+      prices,
+    );
     expect(result.monthly.total).toBeCloseTo(expected.total, 9);
     expect(result.comparison.controller.total).toBeGreaterThan(0);
   });

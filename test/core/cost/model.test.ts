@@ -32,7 +32,16 @@ const prices: RegionPrices = {
   nodeCapacity: { vcpuHour: 0.04, gibHour: 0.004, derivedFrom: 'test' },
 };
 
-const fleet: FleetUsage = { clusters: 2, poolsPerCluster: 10, auditEveryMinutes: 10, probeEveryMinutes: 5, rolloutTickEveryMinutes: 1, rolloutsPerMonth: 1, newPoolsPerMonth: 0, logRetentionMonths: 1 };
+const fleet: FleetUsage = {
+  clusters: 2,
+  poolsPerCluster: 10,
+  auditEveryMinutes: 10,
+  probeEveryMinutes: 5,
+  rolloutTickEveryMinutes: 1,
+  rolloutsPerMonth: 1,
+  newPoolsPerMonth: 0,
+  logRetentionMonths: 1,
+};
 
 describe('monthly cost model', () => {
   it('matches a hand-computed month', () => {
@@ -71,8 +80,13 @@ describe('monthly cost model', () => {
   });
 
   it('names the field at fault in a bad prices file', () => {
-    expect(() => parsePrices({ currency: 'USD', asOf: '2026-12-02', sources: [{ what: 'x', url: 'y', seen: 'z' }], regions: { 'us-east-1': { ...prices, lambda: { ...prices.lambda, gbSecond: -1 } } } })).toThrow(
-      /regions\.us-east-1\.lambda\.gbSecond/,
-    );
+    expect(() =>
+      parsePrices({
+        currency: 'USD',
+        asOf: '2026-12-02',
+        sources: [{ what: 'x', url: 'y', seen: 'z' }],
+        regions: { 'us-east-1': { ...prices, lambda: { ...prices.lambda, gbSecond: -1 } } },
+      }),
+    ).toThrow(/regions\.us-east-1\.lambda\.gbSecond/);
   });
 });

@@ -15,8 +15,18 @@ const profile: UsageProfile = {
   metricSeries: { fixed: 0, perCluster: 0 },
   sizes: { measuredClusters: 1, rolloutStateBytesPerCluster: 400, putEventsEntriesPerCall: 1 },
 };
-const fn = (reservedConcurrency: number, timeoutSeconds: number, maximumEventAgeSeconds: number) => ({ reservedConcurrency, timeoutSeconds, maximumEventAgeSeconds });
-const functions = { reconcile: fn(20, 60, 3600), audit: fn(10, 300, 600), rollout: fn(2, 300, 120), probe: fn(4, 120, 900), cloudEvents: fn(10, 60, 300) };
+const fn = (reservedConcurrency: number, timeoutSeconds: number, maximumEventAgeSeconds: number) => ({
+  reservedConcurrency,
+  timeoutSeconds,
+  maximumEventAgeSeconds,
+});
+const functions = {
+  reconcile: fn(20, 60, 3600),
+  audit: fn(10, 300, 600),
+  rollout: fn(2, 300, 120),
+  probe: fn(4, 120, 900),
+  cloudEvents: fn(10, 60, 300),
+};
 
 describe('scale limits', () => {
   it('finds the fleet size at which each limit is reached, first reached first', () => {
@@ -33,7 +43,11 @@ describe('scale limits', () => {
     expect(byId['rollout-state-item'].reachedAtClusters).toBeCloseTo(875, 6);
     // Audit: 600 s × 10 at a time ÷ (20 pools × 0.1 s) = 3,000 clusters.
     expect(byId['audit-fan-out'].reachedAtClusters).toBeCloseTo(3000, 6);
-    expect(limits.slice(0, 3).map((l) => l.id)).toEqual(['probe-run-timeout', 'reconcile-backlog', 'rollout-state-item']);
+    expect(limits.slice(0, 3).map((l) => l.id)).toEqual([
+      'probe-run-timeout',
+      'reconcile-backlog',
+      'rollout-state-item',
+    ]);
     // Not growing with the fleet: last, with no fleet size.
     expect(byId['lambda-concurrency'].reachedAtPools).toBeNull();
     expect(byId['lambda-concurrency'].atFleet).toBe(46);

@@ -35,7 +35,10 @@ export class FakeGcApi implements GcApi {
   async userDelete(name: string, propagation: Propagation = 'Background'): Promise<void> {
     const o = this.get(name);
     if (!o) throw new Error(`no ${name}`);
-    await this.deleteObject({ apiVersion: o.apiVersion, kind: o.kind, name, uid: o.metadata.uid, namespace: o.metadata.namespace }, propagation);
+    await this.deleteObject(
+      { apiVersion: o.apiVersion, kind: o.kind, name, uid: o.metadata.uid, namespace: o.metadata.namespace },
+      propagation,
+    );
   }
 
   async listAll(): Promise<ApiObject[]> {
@@ -94,7 +97,11 @@ let uidCounter = 0;
 export function obj(
   kind: string,
   name: string,
-  opts: { namespace?: string; owners?: Array<ApiObject | { obj: ApiObject; block?: boolean }>; finalizers?: string[] } = {},
+  opts: {
+    namespace?: string;
+    owners?: Array<ApiObject | { obj: ApiObject; block?: boolean }>;
+    finalizers?: string[];
+  } = {},
 ): ApiObject {
   const metadata: ApiObject = { name, uid: `uid-${name}-${++uidCounter}` };
   if (opts.namespace) metadata.namespace = opts.namespace;
@@ -102,7 +109,12 @@ export function obj(
   if (opts.owners) {
     metadata.ownerReferences = opts.owners.map((o) => {
       const owner = 'obj' in o ? o.obj : o;
-      const ref: ApiObject = { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid };
+      const ref: ApiObject = {
+        apiVersion: owner.apiVersion,
+        kind: owner.kind,
+        name: owner.metadata.name,
+        uid: owner.metadata.uid,
+      };
       if ('obj' in o && o.block) ref.blockOwnerDeletion = true;
       return ref;
     });

@@ -17,7 +17,9 @@ const createConfigMap = (name: string) =>
 
 describe('fault injection in the local API', () => {
   it('answers matching requests with the configured status and leaves others alone', async () => {
-    cluster = await startLocalCluster({ faults: { seed: 1, rules: [{ verbs: ['create'], resources: ['configmaps'], errorRate: 1, errorStatus: 429 }] } });
+    cluster = await startLocalCluster({
+      faults: { seed: 1, rules: [{ verbs: ['create'], resources: ['configmaps'], errorRate: 1, errorStatus: 429 }] },
+    });
     const failed = await createConfigMap('x');
     expect(failed.status).toBe(429);
     expect(((await failed.json()) as { kind: string }).kind).toBe('Status');
@@ -44,7 +46,9 @@ describe('fault injection in the local API', () => {
 
   it('fails about errorRate of requests, reproducibly for a seed', async () => {
     const outcomes = async (seed: number) => {
-      cluster = await startLocalCluster({ faults: { seed, rules: [{ verbs: ['create'], resources: ['configmaps'], errorRate: 0.5 }] } });
+      cluster = await startLocalCluster({
+        faults: { seed, rules: [{ verbs: ['create'], resources: ['configmaps'], errorRate: 0.5 }] },
+      });
       const codes: number[] = [];
       for (let i = 0; i < 20; i++) codes.push((await createConfigMap(`cm-${i}`)).status);
       await cluster.stop();

@@ -8,7 +8,10 @@ describe('fault injector', () => {
   });
 
   it('fails roughly errorRate of matching requests, only for matching verbs and resources', () => {
-    const f = createFaultInjector({ seed: 42, rules: [{ verbs: ['create'], resources: ['pods'], errorRate: 0.25, errorStatus: 429 }] });
+    const f = createFaultInjector({
+      seed: 42,
+      rules: [{ verbs: ['create'], resources: ['pods'], errorRate: 0.25, errorStatus: 429 }],
+    });
     let failed = 0;
     for (let i = 0; i < 4000; i++) {
       const d = f.decide('create', 'pods');

@@ -33,7 +33,9 @@ describe('garbage collector', () => {
     start(api);
     await gc!.idle();
     await api.userDelete('a');
-    await vi.waitFor(() => expect(api.get('shared')?.metadata.ownerReferences.map((r: { name: string }) => r.name)).toEqual(['b']));
+    await vi.waitFor(() =>
+      expect(api.get('shared')?.metadata.ownerReferences.map((r: { name: string }) => r.name)).toEqual(['b']),
+    );
     expect(api.names()).toEqual(['b', 'shared']);
   });
 
@@ -58,7 +60,9 @@ describe('garbage collector', () => {
     const api = new FakeGcApi();
     const a = obj('ConfigMap', 'a', { namespace: 'n' });
     const b = obj('ConfigMap', 'b', { namespace: 'n', owners: [{ obj: a, block: true }] });
-    a.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: b.metadata.uid, blockOwnerDeletion: true }];
+    a.metadata.ownerReferences = [
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: b.metadata.uid, blockOwnerDeletion: true },
+    ];
     api.create(a);
     api.create(b);
     start(api);
@@ -126,7 +130,7 @@ describe('garbage collector', () => {
     expect(api.calls).toEqual([]);
   });
 
-  it('does not trust a list taken before a dependent arrived to judge that dependent\'s owner', async () => {
+  it("does not trust a list taken before a dependent arrived to judge that dependent's owner", async () => {
     const api = new FakeGcApi();
     start(api);
     await gc!.idle();

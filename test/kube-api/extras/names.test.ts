@@ -45,7 +45,11 @@ describe('validateObjectName', () => {
       { reason: 'FieldValueInvalid', message: `Invalid value: "Bad": ${SUBDOMAIN_MSG}`, field: 'metadata.name' },
     ]);
     expect(objectNameCauses('pods', {})).toEqual([
-      { reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' },
+      {
+        reason: 'FieldValueRequired',
+        message: 'Required value: name or generateName is required',
+        field: 'metadata.name',
+      },
     ]);
     expect(objectNameCauses('pods', { generateName: 'web-' })).toEqual([]);
   });

@@ -39,7 +39,7 @@ describe('label selectors', () => {
     expect(matches('x=', { x: '' })).toBe(true);
   });
 
-  it('supports kube\'s gt/lt extension', () => {
+  it("supports kube's gt/lt extension", () => {
     expect(matches('n>5', { n: '10' })).toBe(true);
     expect(matches('n<5', { n: '10' })).toBe(false);
     expect(matches('n>5', { n: 'abc' })).toBe(false);
@@ -59,14 +59,14 @@ describe('label selectors', () => {
     ['a in (b', "unable to parse requirement: found '', expected: ',' or ')'"],
     ['!a=b', "found '=', expected: ',' or 'end of string'"],
     ['a=(', "unable to parse requirement: found '(', expected: identifier"],
-  ])('rejects %j with kube\'s message', (text, message) => {
+  ])("rejects %j with kube's message", (text, message) => {
     expect(() => parseLabelSelector(text)).toThrow(SelectorError);
     expect(() => parseLabelSelector(text)).toThrow(message);
   });
 
-  it('validates keys and values with kube\'s messages', () => {
+  it("validates keys and values with kube's messages", () => {
     expect(() => parseLabelSelector('-a=b')).toThrow(
-      'unable to parse requirement: <nil>: Invalid value: "-a": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')',
+      "unable to parse requirement: <nil>: Invalid value: \"-a\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
     );
     expect(() => parseLabelSelector('app=b$d')).toThrow(
       'unable to parse requirement: values[0][app]: Invalid value: "b$d": a valid label must be an empty string or consist of alphanumeric characters',
@@ -77,11 +77,16 @@ describe('label selectors', () => {
   });
 
   it('converts metav1.LabelSelector', () => {
-    const sel = labelSelectorFromMeta({ matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] });
+    const sel = labelSelectorFromMeta({
+      matchLabels: { app: 'web' },
+      matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }],
+    });
     expect(sel && labelSelectorToString(sel)).toBe('app=web,tier in (a,b)');
     expect(labelSelectorFromMeta(undefined)).toBeUndefined();
     expect(matchLabels(labelSelectorFromMeta({})!, { x: '1' })).toBe(true);
-    expect(() => labelSelectorFromMeta({ matchExpressions: [{ key: 'a', operator: 'Bogus' as never }] })).toThrow(SelectorError);
+    expect(() => labelSelectorFromMeta({ matchExpressions: [{ key: 'a', operator: 'Bogus' as never }] })).toThrow(
+      SelectorError,
+    );
   });
 });
 
@@ -104,32 +109,77 @@ describe('field selectors', () => {
   });
 
   it('knows the per-kind fields kube supports', () => {
-    expect(matchFields(parseFieldSelector('spec.unschedulable=false', 'nodes'), { metadata: { name: 'n' }, spec: {} })).toBe(true);
-    expect(matchFields(parseFieldSelector('type=kubernetes.io/tls', 'secrets'), { metadata: { name: 's' }, type: 'kubernetes.io/tls' })).toBe(true);
-    expect(matchFields(parseFieldSelector('status.phase=Active', 'namespaces'), { metadata: { name: 'n' }, status: { phase: 'Active' } })).toBe(true);
-    const ev = { metadata: { name: 'e' }, involvedObject: { kind: 'Pod', name: 'p1' }, source: { component: 'kubelet' }, reason: 'Started', type: 'Normal' };
-    expect(matchFields(parseFieldSelector('involvedObject.kind=Pod,involvedObject.name=p1,source=kubelet,reason=Started,type=Normal', 'events'), ev)).toBe(true);
-    expect(matchFields(parseFieldSelector('metadata.name=x', 'deployments.apps'), { metadata: { name: 'x' } })).toBe(true);
+    expect(
+      matchFields(parseFieldSelector('spec.unschedulable=false', 'nodes'), { metadata: { name: 'n' }, spec: {} }),
+    ).toBe(true);
+    expect(
+      matchFields(parseFieldSelector('type=kubernetes.io/tls', 'secrets'), {
+        metadata: { name: 's' },
+        type: 'kubernetes.io/tls',
+      }),
+    ).toBe(true);
+    expect(
+      matchFields(parseFieldSelector('status.phase=Active', 'namespaces'), {
+        metadata: { name: 'n' },
+        status: { phase: 'Active' },
+      }),
+    ).toBe(true);
+    const ev = {
+      metadata: { name: 'e' },
+      involvedObject: { kind: 'Pod', name: 'p1' },
+      source: { component: 'kubelet' },
+      reason: 'Started',
+      type: 'Normal',
+    };
+    expect(
+      matchFields(
+        parseFieldSelector(
+          'involvedObject.kind=Pod,involvedObject.name=p1,source=kubelet,reason=Started,type=Normal',
+          'events',
+        ),
+        ev,
+      ),
+    ).toBe(true);
+    expect(matchFields(parseFieldSelector('metadata.name=x', 'deployments.apps'), { metadata: { name: 'x' } })).toBe(
+      true,
+    );
   });
 
-  it('rejects unsupported fields with kube\'s messages', () => {
-    expect(() => parseFieldSelector('spec.foo=1', 'pods')).toThrow(new SelectorError('field label not supported: spec.foo'));
-    expect(() => parseFieldSelector('metadata.namespace=x', 'nodes')).toThrow('field label not supported: metadata.namespace');
+  it("rejects unsupported fields with kube's messages", () => {
+    expect(() => parseFieldSelector('spec.foo=1', 'pods')).toThrow(
+      new SelectorError('field label not supported: spec.foo'),
+    );
+    expect(() => parseFieldSelector('metadata.namespace=x', 'nodes')).toThrow(
+      'field label not supported: metadata.namespace',
+    );
     expect(() => parseFieldSelector('data.x=1', 'configmaps')).toThrow(
       '"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"',
     );
-    expect(() => parseFieldSelector('spec.type=Edge', 'nodepools.apps.openyurt.io')).toThrow('field label not supported: spec.type');
-    expect(() => parseFieldSelector('metadata.namespace=a', 'nodepools.apps.openyurt.io', { namespaced: false })).toThrow(
-      'field label not supported: metadata.namespace',
+    expect(() => parseFieldSelector('spec.type=Edge', 'nodepools.apps.openyurt.io')).toThrow(
+      'field label not supported: spec.type',
     );
-    expect(matchFields(parseFieldSelector('spec.type=Edge', 'nodepools.apps.openyurt.io', { selectableFields: ['.spec.type'] }), { spec: { type: 'Edge' } })).toBe(true);
+    expect(() =>
+      parseFieldSelector('metadata.namespace=a', 'nodepools.apps.openyurt.io', { namespaced: false }),
+    ).toThrow('field label not supported: metadata.namespace');
+    expect(
+      matchFields(
+        parseFieldSelector('spec.type=Edge', 'nodepools.apps.openyurt.io', { selectableFields: ['.spec.type'] }),
+        { spec: { type: 'Edge' } },
+      ),
+    ).toBe(true);
   });
 
   it('handles escapes and malformed terms like kube', () => {
     const cm = { metadata: { name: 'a,b=c', namespace: 'd' } };
     expect(matchFields(parseFieldSelector('metadata.name=a\\,b\\=c', 'configmaps'), cm)).toBe(true);
-    expect(() => parseFieldSelector('metadata.name', 'pods')).toThrow("invalid selector: 'metadata.name'; can't understand 'metadata.name'");
-    expect(() => parseFieldSelector('metadata.name=a\\x', 'pods')).toThrow('invalid field selector: invalid escape sequence: \\x');
-    expect(() => parseFieldSelector('metadata.name=a=b', 'pods')).toThrow('invalid field selector: unescaped character in value: =');
+    expect(() => parseFieldSelector('metadata.name', 'pods')).toThrow(
+      "invalid selector: 'metadata.name'; can't understand 'metadata.name'",
+    );
+    expect(() => parseFieldSelector('metadata.name=a\\x', 'pods')).toThrow(
+      'invalid field selector: invalid escape sequence: \\x',
+    );
+    expect(() => parseFieldSelector('metadata.name=a=b', 'pods')).toThrow(
+      'invalid field selector: unescaped character in value: =',
+    );
   });
 });

@@ -79,7 +79,11 @@ export async function startKubectlEnv(backend: Backend): Promise<KubectlEnv> {
     await rm(dir, { recursive: true, force: true });
     throw err;
   });
-  const cluster = await startLocalCluster({ storage: backing.storage, name: `e2e-${backend}`, bookmarkIntervalMs: 1000 }).catch(async (err) => {
+  const cluster = await startLocalCluster({
+    storage: backing.storage,
+    name: `e2e-${backend}`,
+    bookmarkIntervalMs: 1000,
+  }).catch(async (err) => {
     await backing.close();
     await rm(dir, { recursive: true, force: true });
     throw err;
@@ -93,17 +97,27 @@ export async function startKubectlEnv(backend: Backend): Promise<KubectlEnv> {
 
   const kubectl: KubectlEnv['kubectl'] = (args, opts = {}) =>
     new Promise((resolve) => {
-      const child = execFile(KUBECTL, [...baseArgs, ...args], { env, timeout: opts.timeoutMs ?? 30_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-        resolve({ code, stdout, stderr });
-      });
+      const child = execFile(
+        KUBECTL,
+        [...baseArgs, ...args],
+        { env, timeout: opts.timeoutMs ?? 30_000, maxBuffer: 16 << 20 },
+        (err, stdout, stderr) => {
+          const code = err
+            ? typeof (err as { code?: unknown }).code === 'number'
+              ? (err as { code: number }).code
+              : 1
+            : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
       if (opts.stdin !== undefined) child.stdin!.end(opts.stdin);
       else child.stdin!.end();
     });
 
   const ok: KubectlEnv['ok'] = async (args, opts) => {
     const r = await kubectl(args, opts);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+    if (r.code !== 0)
+      throw new Error(`kubectl ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
     return r.stdout;
   };
 
@@ -140,12 +154,20 @@ export async function startKubectlEnv(backend: Backend): Promise<KubectlEnv> {
               resolve(out);
             } else if (!alive) {
               done();
-              reject(new Error(`kubectl ${args.join(' ')} exited before the expected output\nstdout: ${out}\nstderr: ${err}`));
+              reject(
+                new Error(
+                  `kubectl ${args.join(' ')} exited before the expected output\nstdout: ${out}\nstderr: ${err}`,
+                ),
+              );
             }
           };
           const timer = setTimeout(() => {
             done();
-            reject(new Error(`timed out after ${timeoutMs} ms waiting for kubectl ${args.join(' ')}\nstdout: ${out}\nstderr: ${err}`));
+            reject(
+              new Error(
+                `timed out after ${timeoutMs} ms waiting for kubectl ${args.join(' ')}\nstdout: ${out}\nstderr: ${err}`,
+              ),
+            );
           }, timeoutMs);
           const done = () => {
             clearTimeout(timer);

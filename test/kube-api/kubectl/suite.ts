@@ -77,7 +77,9 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(table).toMatch(/^NAME\s+STATUS\s+AGE\ncreated-by-kubectl\s+Active\s+\d+s\n$/);
       const again = await env.kubectl(['create', 'namespace', 'created-by-kubectl']);
       expect(again.code).toBe(1);
-      expect(again.stderr).toContain('Error from server (AlreadyExists): namespaces "created-by-kubectl" already exists');
+      expect(again.stderr).toContain(
+        'Error from server (AlreadyExists): namespaces "created-by-kubectl" already exists',
+      );
     });
 
     check('kubectl apply (client-side) twice with a change, then unchanged', async () => {
@@ -93,7 +95,10 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(second.data).toEqual({ mode: 'two', extra: 'x' });
       expect(second.metadata.uid).toBe(first.metadata.uid);
       expect(Number(second.metadata.resourceVersion)).toBeGreaterThan(Number(first.metadata.resourceVersion));
-      expect(JSON.parse(second.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']).data).toEqual({ mode: 'two', extra: 'x' });
+      expect(JSON.parse(second.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']).data).toEqual({
+        mode: 'two',
+        extra: 'x',
+      });
 
       // Removing a key from the file removes it from the object (three-way merge against last-applied).
       await env.file(`cm-${ns}.yaml`, configMap('app', ns, { mode: 'two' }));
@@ -106,30 +111,44 @@ export function defineKubectlSuite(backend: Backend): void {
       const ns = await namespace('ssa');
       const alice = await env.file(`alice-${ns}.yaml`, configMap('shared', ns, { key: 'alice' }));
       const bob = await env.file(`bob-${ns}.yaml`, configMap('shared', ns, { key: 'bob' }));
-      expect((await env.ok(['apply', '--server-side', '--field-manager=alice', '-f', alice])).trim()).toBe('configmap/shared serverside-applied');
+      expect((await env.ok(['apply', '--server-side', '--field-manager=alice', '-f', alice])).trim()).toBe(
+        'configmap/shared serverside-applied',
+      );
 
       const conflict = await env.kubectl(['apply', '--server-side', '--field-manager=bob', '-f', bob]);
       expect(conflict.code).not.toBe(0);
       expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "alice": .data.key');
       expect(await jsonpath(['get', 'configmap', 'shared', '-n', ns], '{.data.key}')).toBe('alice');
 
-      expect((await env.ok(['apply', '--server-side', '--field-manager=bob', '--force-conflicts', '-f', bob])).trim()).toBe(
-        'configmap/shared serverside-applied',
-      );
+      expect(
+        (await env.ok(['apply', '--server-side', '--field-manager=bob', '--force-conflicts', '-f', bob])).trim(),
+      ).toBe('configmap/shared serverside-applied');
       expect(await jsonpath(['get', 'configmap', 'shared', '-n', ns], '{.data.key}')).toBe('bob');
-      const managers = JSON.parse(await jsonpath(['get', 'configmap', 'shared', '-n', ns, '--show-managed-fields'], '{.metadata.managedFields}')) as Array<{
+      const managers = JSON.parse(
+        await jsonpath(['get', 'configmap', 'shared', '-n', ns, '--show-managed-fields'], '{.metadata.managedFields}'),
+      ) as Array<{
         manager: string;
         operation: string;
         fieldsV1: { f_data?: unknown; 'f:data'?: Record<string, unknown> };
       }>;
-      const owners = managers.filter((m) => m.fieldsV1['f:data']?.['f:key'] !== undefined).map((m) => `${m.manager}/${m.operation}`);
+      const owners = managers
+        .filter((m) => m.fieldsV1['f:data']?.['f:key'] !== undefined)
+        .map((m) => `${m.manager}/${m.operation}`);
       expect(owners).toEqual(['bob/Apply']);
     });
 
     check('kubectl get -w sees changes as they happen', async () => {
       const ns = await namespace('watch');
       await env.ok(['apply', '-f', '-'], { stdin: configMap('w1', ns, { v: '1' }) });
-      const watch = env.stream(['get', 'configmaps', '-n', ns, '-w', '-o', 'jsonpath={.metadata.name}={.data.v}{"\\n"}']);
+      const watch = env.stream([
+        'get',
+        'configmaps',
+        '-n',
+        ns,
+        '-w',
+        '-o',
+        'jsonpath={.metadata.name}={.data.v}{"\\n"}',
+      ]);
       try {
         await watch.waitFor((out) => out.includes('w1=1\n'));
         await env.ok(['patch', 'configmap', 'w1', '-n', ns, '--type=merge', '-p', '{"data":{"v":"2"}}']);
@@ -163,11 +182,24 @@ export function defineKubectlSuite(backend: Backend): void {
       const wait = env.stream(['wait', '-n', ns, '--for=condition=Ready', 'pod/waiter', '--timeout=30s']);
       try {
         // Not ready yet: wait must still be running once it has read the pod (it prints nothing until done).
-        await eventually(async () => env.cluster.requestLog.since().some((r) => r.verb === 'watch' && r.resource === 'pods' && r.namespace === ns) || !wait.running(), 'kubectl wait to watch the pod');
+        await eventually(
+          async () =>
+            env.cluster.requestLog
+              .since()
+              .some((r) => r.verb === 'watch' && r.resource === 'pods' && r.namespace === ns) || !wait.running(),
+          'kubectl wait to watch the pod',
+        );
         expect(wait.running(), `kubectl wait ended early: ${wait.stderr()}`).toBe(true);
         await env.ok([
-          'patch', 'pod', 'waiter', '-n', ns, '--subresource=status', '--type=merge',
-          '-p', '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}',
+          'patch',
+          'pod',
+          'waiter',
+          '-n',
+          ns,
+          '--subresource=status',
+          '--type=merge',
+          '-p',
+          '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}',
         ]);
         expect(await wait.exited).toBe(0);
         expect(wait.stdout().trim()).toBe('pod/waiter condition met');
@@ -181,7 +213,12 @@ export function defineKubectlSuite(backend: Backend): void {
       const owners = ['bg-owner', 'fg-owner', 'orphan-owner'];
       await env.ok(['apply', '-f', '-'], { stdin: owners.map((o) => configMap(o, ns, { o: '1' })).join('---\n') });
       const uids = Object.fromEntries(
-        (await jsonpath(['get', 'configmaps', '-n', ns], '{range .items[*]}{.metadata.name}={.metadata.uid}{"\\n"}{end}'))
+        (
+          await jsonpath(
+            ['get', 'configmaps', '-n', ns],
+            '{range .items[*]}{.metadata.name}={.metadata.uid}{"\\n"}{end}',
+          )
+        )
           .trim()
           .split('\n')
           .map((l) => l.split('=')),
@@ -193,29 +230,63 @@ export function defineKubectlSuite(backend: Backend): void {
           { d: '1' },
           `  ownerReferences:\n    - apiVersion: v1\n      kind: ConfigMap\n      name: ${owner}\n      uid: ${uids[owner]}${block ? '\n      blockOwnerDeletion: true' : ''}`,
         );
-      await env.ok(['apply', '-f', '-'], { stdin: [dependent('bg-dep', 'bg-owner'), dependent('fg-dep', 'fg-owner', true), dependent('orphan-dep', 'orphan-owner')].join('---\n') });
+      await env.ok(['apply', '-f', '-'], {
+        stdin: [
+          dependent('bg-dep', 'bg-owner'),
+          dependent('fg-dep', 'fg-owner', true),
+          dependent('orphan-dep', 'orphan-owner'),
+        ].join('---\n'),
+      });
       const names = async () => (await env.ok(['get', 'configmaps', '-n', ns, '-o', 'name'])).trim().split('\n').sort();
 
-      expect((await env.ok(['delete', 'configmap', 'bg-owner', '-n', ns])).trim()).toBe(`configmap "bg-owner" deleted from ${ns} namespace`);
-      await eventually(async () => !(await names()).includes('configmap/bg-dep'), 'the background dependent to be collected');
+      expect((await env.ok(['delete', 'configmap', 'bg-owner', '-n', ns])).trim()).toBe(
+        `configmap "bg-owner" deleted from ${ns} namespace`,
+      );
+      await eventually(
+        async () => !(await names()).includes('configmap/bg-dep'),
+        'the background dependent to be collected',
+      );
 
       // Foreground: kubectl waits for the owner to be gone, which needs the blocking dependent gone first.
-      expect((await env.ok(['delete', 'configmap', 'fg-owner', '-n', ns, '--cascade=foreground'])).trim()).toBe(`configmap "fg-owner" deleted from ${ns} namespace`);
+      expect((await env.ok(['delete', 'configmap', 'fg-owner', '-n', ns, '--cascade=foreground'])).trim()).toBe(
+        `configmap "fg-owner" deleted from ${ns} namespace`,
+      );
       expect(await names()).toEqual(['configmap/orphan-dep', 'configmap/orphan-owner']);
 
-      expect((await env.ok(['delete', 'configmap', 'orphan-owner', '-n', ns, '--cascade=orphan'])).trim()).toBe(`configmap "orphan-owner" deleted from ${ns} namespace`);
-      await eventually(async () => (await jsonpath(['get', 'configmap', 'orphan-dep', '-n', ns], '{.metadata.ownerReferences}')) === '', 'ownerReferences to be removed');
+      expect((await env.ok(['delete', 'configmap', 'orphan-owner', '-n', ns, '--cascade=orphan'])).trim()).toBe(
+        `configmap "orphan-owner" deleted from ${ns} namespace`,
+      );
+      await eventually(
+        async () =>
+          (await jsonpath(['get', 'configmap', 'orphan-dep', '-n', ns], '{.metadata.ownerReferences}')) === '',
+        'ownerReferences to be removed',
+      );
       expect(await names()).toEqual(['configmap/orphan-dep']);
     });
 
-    check('kubectl get nodepools shows the shipped NodePool CRD\'s printer columns', async () => {
+    check("kubectl get nodepools shows the shipped NodePool CRD's printer columns", async () => {
       await env.ok(['apply', '-f', NODEPOOL_CRD.pathname]);
       await env.ok(['wait', '--for=condition=Established', 'crd/nodepools.apps.openyurt.io', '--timeout=30s']);
-      await env.ok(['apply', '-f', '-'], { stdin: 'apiVersion: apps.openyurt.io/v1beta2\nkind: NodePool\nmetadata:\n  name: hangzhou\nspec:\n  type: Edge\n' });
-      await env.ok(['patch', 'nodepool', 'hangzhou', '--subresource=status', '--type=merge', '-p', '{"status":{"readyNodeNum":3,"unreadyNodeNum":1}}']);
-      expect(await env.ok(['get', 'nodepools'])).toMatch(/^NAME\s+TYPE\s+READYNODES\s+NOTREADYNODES\s+AGE\nhangzhou\s+Edge\s+3\s+1\s+\d+s\n$/);
+      await env.ok(['apply', '-f', '-'], {
+        stdin:
+          'apiVersion: apps.openyurt.io/v1beta2\nkind: NodePool\nmetadata:\n  name: hangzhou\nspec:\n  type: Edge\n',
+      });
+      await env.ok([
+        'patch',
+        'nodepool',
+        'hangzhou',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"readyNodeNum":3,"unreadyNodeNum":1}}',
+      ]);
+      expect(await env.ok(['get', 'nodepools'])).toMatch(
+        /^NAME\s+TYPE\s+READYNODES\s+NOTREADYNODES\s+AGE\nhangzhou\s+Edge\s+3\s+1\s+\d+s\n$/,
+      );
       // The older served version prints the same columns from the same stored object.
-      expect(await env.ok(['get', 'nodepools.v1beta1.apps.openyurt.io', 'hangzhou', '--no-headers'])).toMatch(/^hangzhou\s+Edge\s+3\s+1\s+\d+s\n$/);
+      expect(await env.ok(['get', 'nodepools.v1beta1.apps.openyurt.io', 'hangzhou', '--no-headers'])).toMatch(
+        /^hangzhou\s+Edge\s+3\s+1\s+\d+s\n$/,
+      );
     });
 
     check('kubectl get of a custom resource shows printer columns with filters and priorities', async () => {
@@ -226,8 +297,15 @@ export function defineKubectlSuite(backend: Backend): void {
         stdin: `apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: gizmo\n  namespace: ${ns}\nspec:\n  color: blue\n  size: 3\n  owner: team-a\n`,
       });
       await env.ok([
-        'patch', 'widget', 'gizmo', '-n', ns, '--subresource=status', '--type=merge',
-        '-p', '{"status":{"conditions":[{"type":"Synced","status":"True"},{"type":"Ready","status":"False"}]}}',
+        'patch',
+        'widget',
+        'gizmo',
+        '-n',
+        ns,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"conditions":[{"type":"Synced","status":"True"},{"type":"Ready","status":"False"}]}}',
       ]);
       const table = await env.ok(['get', 'widgets', '-n', ns]);
       expect(table).toMatch(/^NAME\s+COLOR\s+SIZE\s+READY\s+AGE\n/);
@@ -246,7 +324,8 @@ export function defineKubectlSuite(backend: Backend): void {
         pod('db', ns, { app: 'db' }, 'node-1'),
       ];
       await env.ok(['apply', '-f', '-'], { stdin: pods.join('---\n') });
-      const names = async (...args: string[]) => (await env.ok(['get', 'pods', '-n', ns, '-o', 'name', ...args])).trim().split('\n').filter(Boolean).sort();
+      const names = async (...args: string[]) =>
+        (await env.ok(['get', 'pods', '-n', ns, '-o', 'name', ...args])).trim().split('\n').filter(Boolean).sort();
       expect(await names('-l', 'app=web')).toEqual(['pod/web-a', 'pod/web-b']);
       expect(await names('-l', 'app!=web')).toEqual(['pod/db']);
       expect(await names('-l', 'tier in (front,middle)')).toEqual(['pod/web-a']);
@@ -265,7 +344,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(badLabel.stderr).toContain("unable to parse requirement: found 'web' expected: '('");
     });
 
-    check('kubectl get pods -o wide prints kube\'s pod columns; a new pod is Pending', async () => {
+    check("kubectl get pods -o wide prints kube's pod columns; a new pod is Pending", async () => {
       const ns = await namespace('podtable');
       await env.ok(['apply', '-f', '-'], { stdin: pod('db', ns, { app: 'db' }, 'node-1') });
       const wide = await env.ok(['get', 'pods', '-n', ns, '-o', 'wide']);
@@ -280,10 +359,15 @@ export function defineKubectlSuite(backend: Backend): void {
       await env.ok(['apply', '-f', '-'], { stdin: cms.join('---\n') });
       const r = await env.kubectl(['get', 'configmaps', '-n', ns, '--chunk-size=3', '-o', 'name', '-v=6']);
       expect(r.code).toBe(0);
-      const names = r.stdout.trim().split('\n').filter((l) => l.startsWith('configmap/page-'));
+      const names = r.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('configmap/page-'));
       expect(names).toEqual(Array.from({ length: 7 }, (_, i) => `configmap/page-${i}`));
       // Three pages: the first with limit only, then two continue tokens.
-      const requests = r.stderr.split('\n').filter((l) => l.includes(`/namespaces/${ns}/configmaps?`) && l.includes('limit=3'));
+      const requests = r.stderr
+        .split('\n')
+        .filter((l) => l.includes(`/namespaces/${ns}/configmaps?`) && l.includes('limit=3'));
       expect(requests).toHaveLength(3);
       expect(requests.filter((l) => l.includes('continue='))).toHaveLength(2);
     });
@@ -323,7 +407,7 @@ export function defineKubectlSuite(backend: Backend): void {
       expect(namespaced.split('\n')).not.toContain('pods');
     });
 
-    describe('bad input gets kube-apiserver\'s answer', () => {
+    describe("bad input gets kube-apiserver's answer", () => {
       check('malformed YAML', async () => {
         const path = await env.file('bad.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n');
         const r = await env.kubectl(['apply', '-f', path]);
@@ -333,9 +417,13 @@ export function defineKubectlSuite(backend: Backend): void {
 
       check('an unknown field under the default strict validation', async () => {
         const ns = await namespace('strict');
-        const r = await env.kubectl(['apply', '-f', '-'], { stdin: configMap('strict', ns, { a: 'b' }) + 'spec:\n  replicas: 2\n' });
+        const r = await env.kubectl(['apply', '-f', '-'], {
+          stdin: configMap('strict', ns, { a: 'b' }) + 'spec:\n  replicas: 2\n',
+        });
         expect(r.code).toBe(1);
-        expect(r.stderr).toContain('Error from server (BadRequest): error when creating "STDIN": ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "spec"');
+        expect(r.stderr).toContain(
+          'Error from server (BadRequest): error when creating "STDIN": ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "spec"',
+        );
         expect((await env.kubectl(['get', 'configmap', 'strict', '-n', ns])).code).toBe(1);
         // Custom resources report schema violations the structural way.
         await env.ok(['apply', '-f', CRD_FIXTURE.pathname]);
@@ -351,7 +439,9 @@ export function defineKubectlSuite(backend: Backend): void {
           stdin: `apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: ${ns}\nspec:\n  color: purple\n`,
         });
         expect(invalid.code).toBe(1);
-        expect(invalid.stderr).toContain('The Widget "w" is invalid: spec.color: Unsupported value: "purple": supported values: "red", "green", "blue"');
+        expect(invalid.stderr).toContain(
+          'The Widget "w" is invalid: spec.color: Unsupported value: "purple": supported values: "red", "green", "blue"',
+        );
       });
 
       check('an invalid name', async () => {
@@ -361,9 +451,13 @@ export function defineKubectlSuite(backend: Backend): void {
         expect(r.stderr).toContain(
           `The ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
         );
-        const nsr = await env.kubectl(['apply', '-f', '-'], { stdin: 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: has.dots\n' });
+        const nsr = await env.kubectl(['apply', '-f', '-'], {
+          stdin: 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: has.dots\n',
+        });
         expect(nsr.code).toBe(1);
-        expect(nsr.stderr).toContain('The Namespace "has.dots" is invalid: metadata.name: Invalid value: "has.dots": must not contain dots');
+        expect(nsr.stderr).toContain(
+          'The Namespace "has.dots" is invalid: metadata.name: Invalid value: "has.dots": must not contain dots',
+        );
       });
 
       check('a missing namespace', async () => {

@@ -47,7 +47,13 @@ describe('FieldsV1 encoding', () => {
     };
     const out = fieldSetToFieldsV1(fieldsV1ToFieldSet(fields));
     expect(Object.keys(out)).toEqual(['f:z', 'k:{"containerPort":80,"protocol":"TCP"}', 'v:"a"', 'v:"b"', 'i:2']);
-    expect(fieldsV1Paths(fields)).toEqual(['.z', '[containerPort=80,protocol="TCP"].containerPort', '[="a"]', '[="b"]', '[2]']);
+    expect(fieldsV1Paths(fields)).toEqual([
+      '.z',
+      '[containerPort=80,protocol="TCP"].containerPort',
+      '[="a"]',
+      '[="b"]',
+      '[2]',
+    ]);
   });
 
   it('drops element types it does not know, as SMD does', () => {

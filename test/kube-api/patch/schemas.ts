@@ -49,7 +49,10 @@ const container: SchemaNode = {
     },
     ports: {
       type: 'array',
-      items: { type: 'object', properties: { containerPort: int, name: str, protocol: { type: 'string', default: 'TCP' } } },
+      items: {
+        type: 'object',
+        properties: { containerPort: int, name: str, protocol: { type: 'string', default: 'TCP' } },
+      },
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['containerPort', 'protocol'],
       'x-kubernetes-patch-strategy': 'merge',
@@ -95,7 +98,11 @@ const podSpec: SchemaNode = {
       'x-kubernetes-patch-merge-key': 'name',
     },
     nodeSelector: stringMap,
-    tolerations: { type: 'array', items: { type: 'object', properties: { key: str, operator: str } }, 'x-kubernetes-list-type': 'atomic' },
+    tolerations: {
+      type: 'array',
+      items: { type: 'object', properties: { key: str, operator: str } },
+      'x-kubernetes-list-type': 'atomic',
+    },
   },
 };
 

@@ -3,7 +3,13 @@
  * update paths: the resulting object and every manager's fields must match upstream's expectations.
  */
 import { describe, expect, it } from 'vitest';
-import { fieldsV1Paths, serverSideApply, updateManagedFields, type JsonObject, type ManagedFieldsEntry } from '../../../local/kube-api/patch/index.ts';
+import {
+  fieldsV1Paths,
+  serverSideApply,
+  updateManagedFields,
+  type JsonObject,
+  type ManagedFieldsEntry,
+} from '../../../local/kube-api/patch/index.ts';
 import type { SchemaNode } from '../../../local/kube-api/schema/types.ts';
 
 const str: SchemaNode = { type: 'string' };
@@ -14,7 +20,10 @@ const schema: SchemaNode = {
       type: 'array',
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['name'],
-      items: { type: 'object', properties: { name: str, value: { type: 'array', items: str, 'x-kubernetes-list-type': 'set' } } },
+      items: {
+        type: 'object',
+        properties: { name: str, value: { type: 'array', items: str, 'x-kubernetes-list-type': 'set' } },
+      },
     },
     struct: {
       type: 'object',
@@ -41,7 +50,8 @@ function replay(ops: Op[]): { object: JsonObject; managed: Record<string, string
   }
   const { apiVersion, kind, metadata, ...object } = live!;
   const managed: Record<string, string[]> = {};
-  for (const e of ((metadata as Record<string, unknown>).managedFields ?? []) as ManagedFieldsEntry[]) managed[e.manager] = fieldsV1Paths(e.fieldsV1);
+  for (const e of ((metadata as Record<string, unknown>).managedFields ?? []) as ManagedFieldsEntry[])
+    managed[e.manager] = fieldsV1Paths(e.fieldsV1);
   return { object, managed };
 }
 
@@ -55,7 +65,12 @@ describe('structured-merge-diff multiple appliers scenarios', () => {
     expect(r.object).toEqual({ listOfLists: [{ name: 'a' }, { name: 'c' }, { name: 'd' }] });
     expect(r.managed).toEqual({
       'apply-one': ['.listOfLists[name="a"]', '.listOfLists[name="a"].name'],
-      'apply-two': ['.listOfLists[name="c"]', '.listOfLists[name="c"].name', '.listOfLists[name="d"]', '.listOfLists[name="d"].name'],
+      'apply-two': [
+        '.listOfLists[name="c"]',
+        '.listOfLists[name="c"].name',
+        '.listOfLists[name="d"]',
+        '.listOfLists[name="d"].name',
+      ],
     });
   });
 
@@ -66,7 +81,10 @@ describe('structured-merge-diff multiple appliers scenarios', () => {
       { apply: 'applier', object: { struct: { name: 'a' } } },
     ]);
     expect(r.object).toEqual({ struct: { name: 'a', scalarField: 'a' } });
-    expect(r.managed).toEqual({ applier: ['.struct.name'], updater: ['.struct', '.struct.name', '.struct.scalarField'] });
+    expect(r.managed).toEqual({
+      applier: ['.struct.name'],
+      updater: ['.struct', '.struct.name', '.struct.scalarField'],
+    });
   });
 
   it('updater_claims_field', () => {
@@ -112,7 +130,15 @@ describe('structured-merge-diff multiple appliers scenarios', () => {
     const r = replay([
       { apply: 'apply-one', object: { listOfLists: [{ name: 'a' }, { name: 'b', value: ['c'] }] } },
       { apply: 'apply-two', object: { listOfLists: [{ name: 'a', value: ['b'] }] } },
-      { update: 'controller', object: { listOfLists: [{ name: 'a', value: ['b'] }, { name: 'b', value: ['c', 'd'] }] } },
+      {
+        update: 'controller',
+        object: {
+          listOfLists: [
+            { name: 'a', value: ['b'] },
+            { name: 'b', value: ['c', 'd'] },
+          ],
+        },
+      },
       { apply: 'apply-one', object: { listOfLists: [{ name: 'a' }] } },
     ]);
     expect(r.object).toEqual({ listOfLists: [{ name: 'a', value: ['b'] }] });

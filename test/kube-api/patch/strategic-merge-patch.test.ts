@@ -3,14 +3,27 @@ import { applyStrategicMergePatch, PatchError, PatchInternalError } from '../../
 import { deploymentSchema } from './schemas.ts';
 
 type Obj = Record<string, unknown>;
-const pod = (spec: Obj): Obj => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { template: { spec } } });
+const pod = (spec: Obj): Obj => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web' },
+  spec: { template: { spec } },
+});
 const podSpecOf = (o: Obj) => ((o.spec as Obj).template as Obj).spec as Obj;
 const smp = (target: Obj, patch: unknown) => applyStrategicMergePatch(target, patch, deploymentSchema);
 
 describe('strategic merge patch: lists merged by key', () => {
   const live = pod({
     containers: [
-      { name: 'etcd', image: 'etcd:1', args: ['--a'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
+      {
+        name: 'etcd',
+        image: 'etcd:1',
+        args: ['--a'],
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+      },
       { name: 'sidecar', image: 'busybox' },
     ],
   });
@@ -20,7 +33,15 @@ describe('strategic merge patch: lists merged by key', () => {
       name: 'a container is merged by name, keeping its other fields and the other containers',
       patch: { containers: [{ name: 'etcd', image: 'etcd:2' }] },
       containers: [
-        { name: 'etcd', image: 'etcd:2', args: ['--a'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
+        {
+          name: 'etcd',
+          image: 'etcd:2',
+          args: ['--a'],
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '2' },
+          ],
+        },
         { name: 'sidecar', image: 'busybox' },
       ],
     },
@@ -28,7 +49,15 @@ describe('strategic merge patch: lists merged by key', () => {
       name: 'env entries merge by name inside the merged container',
       patch: { containers: [{ name: 'etcd', env: [{ name: 'B', value: '3' }] }] },
       containers: [
-        { name: 'etcd', image: 'etcd:1', args: ['--a'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '3' }] },
+        {
+          name: 'etcd',
+          image: 'etcd:1',
+          args: ['--a'],
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '3' },
+          ],
+        },
         { name: 'sidecar', image: 'busybox' },
       ],
     },
@@ -36,14 +65,32 @@ describe('strategic merge patch: lists merged by key', () => {
       name: 'a list without a merge strategy (args) is replaced',
       patch: { containers: [{ name: 'etcd', args: ['--b'] }] },
       containers: [
-        { name: 'etcd', image: 'etcd:1', args: ['--b'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
+        {
+          name: 'etcd',
+          image: 'etcd:1',
+          args: ['--b'],
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '2' },
+          ],
+        },
         { name: 'sidecar', image: 'busybox' },
       ],
     },
     {
       name: '$patch: delete removes the item with that merge key',
       patch: { containers: [{ name: 'sidecar', $patch: 'delete' }] },
-      containers: [{ name: 'etcd', image: 'etcd:1', args: ['--a'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }],
+      containers: [
+        {
+          name: 'etcd',
+          image: 'etcd:1',
+          args: ['--a'],
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '2' },
+          ],
+        },
+      ],
     },
     {
       name: '$patch: replace makes the list exactly the patch items',
@@ -55,7 +102,15 @@ describe('strategic merge patch: lists merged by key', () => {
       patch: { containers: [{ name: 'new', image: 'n' }] },
       containers: [
         { name: 'new', image: 'n' },
-        { name: 'etcd', image: 'etcd:1', args: ['--a'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
+        {
+          name: 'etcd',
+          image: 'etcd:1',
+          args: ['--a'],
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '2' },
+          ],
+        },
         { name: 'sidecar', image: 'busybox' },
       ],
     },
@@ -67,21 +122,52 @@ describe('strategic merge patch: lists merged by key', () => {
       },
       containers: [
         { name: 'sidecar', image: 'busybox' },
-        { name: 'etcd', image: 'etcd:1', args: ['--a'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
+        {
+          name: 'etcd',
+          image: 'etcd:1',
+          args: ['--a'],
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '2' },
+          ],
+        },
         { name: 'new', image: 'n' },
       ],
     },
     {
       name: 'null inside a merged item deletes that field',
       patch: { containers: [{ name: 'etcd', args: null, env: null }] },
-      containers: [{ name: 'etcd', image: 'etcd:1' }, { name: 'sidecar', image: 'busybox' }],
+      containers: [
+        { name: 'etcd', image: 'etcd:1' },
+        { name: 'sidecar', image: 'busybox' },
+      ],
     },
     {
       name: 'a new item loses its nulls and directives',
-      patch: { containers: [{ name: 'n', image: null, '$setElementOrder/env': [{ name: 'X' }], env: [{ name: 'X', value: '1' }, { name: 'Y', $patch: 'delete' }] }] },
+      patch: {
+        containers: [
+          {
+            name: 'n',
+            image: null,
+            '$setElementOrder/env': [{ name: 'X' }],
+            env: [
+              { name: 'X', value: '1' },
+              { name: 'Y', $patch: 'delete' },
+            ],
+          },
+        ],
+      },
       containers: [
         { name: 'n', env: [{ name: 'X', value: '1' }] },
-        { name: 'etcd', image: 'etcd:1', args: ['--a'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
+        {
+          name: 'etcd',
+          image: 'etcd:1',
+          args: ['--a'],
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '2' },
+          ],
+        },
         { name: 'sidecar', image: 'busybox' },
       ],
     },
@@ -93,7 +179,13 @@ describe('strategic merge patch: lists merged by key', () => {
 
   it('ports merge by containerPort', () => {
     const out = smp(pod({ containers: [{ name: 'a', ports: [{ containerPort: 80, name: 'http' }] }] }), {
-      spec: { template: { spec: { containers: [{ name: 'a', ports: [{ containerPort: 80, protocol: 'TCP' }, { containerPort: 443 }] }] } } },
+      spec: {
+        template: {
+          spec: {
+            containers: [{ name: 'a', ports: [{ containerPort: 80, protocol: 'TCP' }, { containerPort: 443 }] }],
+          },
+        },
+      },
     });
     expect(podSpecOf(out).containers).toEqual([
       { name: 'a', ports: [{ containerPort: 80, name: 'http', protocol: 'TCP' }, { containerPort: 443 }] },
@@ -118,7 +210,13 @@ describe('strategic merge patch: maps, primitives and directives', () => {
   it('$setElementOrder and $deleteFromPrimitiveList, as kubectl apply sends them for a primitive set', () => {
     const out = smp(
       { metadata: { finalizers: ['a', 'b', 'c'] } },
-      { metadata: { '$setElementOrder/finalizers': ['a', 'c', 'd'], '$deleteFromPrimitiveList/finalizers': ['b'], finalizers: ['d'] } },
+      {
+        metadata: {
+          '$setElementOrder/finalizers': ['a', 'c', 'd'],
+          '$deleteFromPrimitiveList/finalizers': ['b'],
+          finalizers: ['d'],
+        },
+      },
     );
     expect(out).toEqual({ metadata: { finalizers: ['a', 'c', 'd'] } });
   });
@@ -126,7 +224,9 @@ describe('strategic merge patch: maps, primitives and directives', () => {
   it('$patch: replace on a map replaces it; $patch: delete leaves it empty', () => {
     const live = { spec: { replicas: 3, paused: true, strategy: { type: 'Recreate' } } };
     expect(smp(live, { spec: { $patch: 'replace', replicas: 1 } })).toEqual({ spec: { replicas: 1 } });
-    expect(smp(live, { spec: { strategy: { $patch: 'delete' } } })).toEqual({ spec: { replicas: 3, paused: true, strategy: {} } });
+    expect(smp(live, { spec: { strategy: { $patch: 'delete' } } })).toEqual({
+      spec: { replicas: 3, paused: true, strategy: {} },
+    });
   });
 
   it('$retainKeys clears the keys it does not list (deployment strategy)', () => {
@@ -136,7 +236,13 @@ describe('strategic merge patch: maps, primitives and directives', () => {
   });
 
   it('$retainKeys inside a merged list item (volumes are merge,retainKeys): switching the volume source', () => {
-    const live = pod({ containers: [{ name: 'a' }], volumes: [{ name: 'data', emptyDir: {} }, { name: 'other', emptyDir: {} }] });
+    const live = pod({
+      containers: [{ name: 'a' }],
+      volumes: [
+        { name: 'data', emptyDir: {} },
+        { name: 'other', emptyDir: {} },
+      ],
+    });
     const out = smp(live, {
       spec: {
         template: {
@@ -147,21 +253,36 @@ describe('strategic merge patch: maps, primitives and directives', () => {
         },
       },
     });
-    expect(podSpecOf(out).volumes).toEqual([{ name: 'data', configMap: { name: 'cm' } }, { name: 'other', emptyDir: {} }]);
+    expect(podSpecOf(out).volumes).toEqual([
+      { name: 'data', configMap: { name: 'cm' } },
+      { name: 'other', emptyDir: {} },
+    ]);
   });
 
   it('a kubectl client-side apply patch updates the image and keeps server-set fields', () => {
-    const live = pod({ containers: [{ name: 'web', image: 'nginx:1', terminationMessagePath: '/dev/termination-log' }] });
+    const live = pod({
+      containers: [{ name: 'web', image: 'nginx:1', terminationMessagePath: '/dev/termination-log' }],
+    });
     const out = smp(live, {
       metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}\n' } },
-      spec: { template: { spec: { '$setElementOrder/containers': [{ name: 'web' }], containers: [{ image: 'nginx:2', name: 'web' }] } } },
+      spec: {
+        template: {
+          spec: { '$setElementOrder/containers': [{ name: 'web' }], containers: [{ image: 'nginx:2', name: 'web' }] },
+        },
+      },
     });
-    expect(podSpecOf(out).containers).toEqual([{ name: 'web', image: 'nginx:2', terminationMessagePath: '/dev/termination-log' }]);
+    expect(podSpecOf(out).containers).toEqual([
+      { name: 'web', image: 'nginx:2', terminationMessagePath: '/dev/termination-log' },
+    ]);
     expect((out.metadata as Obj).annotations).toEqual({ 'kubectl.kubernetes.io/last-applied-configuration': '{}\n' });
   });
 
   it('without type info maps merge and lists are replaced', () => {
-    const out = applyStrategicMergePatch({ spec: { list: [1, 2], m: { a: 1 } } }, { spec: { list: [3], m: { b: 2 } } }, undefined);
+    const out = applyStrategicMergePatch(
+      { spec: { list: [1, 2], m: { a: 1 } } },
+      { spec: { list: [3], m: { b: 2 } } },
+      undefined,
+    );
     expect(out).toEqual({ spec: { list: [3], m: { a: 1, b: 2 } } });
   });
 });
@@ -171,7 +292,9 @@ describe('strategic merge patch: errors kube-apiserver reports', () => {
   const patchContainers = (containers: unknown) => () => smp(live, { spec: { template: { spec: { containers } } } });
 
   it('an item without the merge key is a 500 with Go formatting', () => {
-    expect(patchContainers([{ image: 'y' }])).toThrow(new PatchInternalError('map: map[image:y] does not contain declared merge key: name'));
+    expect(patchContainers([{ image: 'y' }])).toThrow(
+      new PatchInternalError('map: map[image:y] does not contain declared merge key: name'),
+    );
   });
 
   it('$patch: merge in a list is refused', () => {
@@ -179,7 +302,9 @@ describe('strategic merge patch: errors kube-apiserver reports', () => {
   });
 
   it('an unknown directive on a map is refused', () => {
-    expect(() => smp(live, { spec: { $patch: 'merge' } })).toThrow('unknown patch type: merge in map: map[$patch:merge]');
+    expect(() => smp(live, { spec: { $patch: 'merge' } })).toThrow(
+      'unknown patch type: merge in map: map[$patch:merge]',
+    );
   });
 
   it('a key missing from $retainKeys is a 400', () => {
@@ -194,11 +319,14 @@ describe('strategic merge patch: errors kube-apiserver reports', () => {
   });
 
   it('a malformed $deleteFromPrimitiveList key is a 400; lists of lists are a 422', () => {
-    expect(() => smp({}, { '$deleteFromPrimitiveListfinalizers': ['a'] })).toThrow(
+    expect(() => smp({}, { $deleteFromPrimitiveListfinalizers: ['a'] })).toThrow(
       expect.objectContaining({ status: 400, message: 'invalid patch format of primitive list' }),
     );
     expect(() => smp({ metadata: { finalizers: [['a']] } }, { metadata: { finalizers: [['b']] } })).toThrow(
-      expect.objectContaining({ status: 422, message: 'the server rejected our request due to an error in our request' }),
+      expect.objectContaining({
+        status: 422,
+        message: 'the server rejected our request due to an error in our request',
+      }),
     );
   });
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { fieldsV1Paths, serverSideApply, updateManagedFields, type JsonObject, type ManagedFieldsEntry } from '../../../local/kube-api/patch/index.ts';
+import {
+  fieldsV1Paths,
+  serverSideApply,
+  updateManagedFields,
+  type JsonObject,
+  type ManagedFieldsEntry,
+} from '../../../local/kube-api/patch/index.ts';
 import { deploymentSchema } from './schemas.ts';
 
 type Obj = Record<string, any>;
@@ -12,10 +18,14 @@ const deployment = (spec: Obj, metadata: Obj = {}): JsonObject => ({
   metadata: { name: 'web', namespace: 'default', uid: 'u1', resourceVersion: '5', ...metadata },
   spec,
 });
-const withEntries = (obj: JsonObject, managedFields: ManagedFieldsEntry[]): JsonObject => ({ ...obj, metadata: { ...(obj.metadata as Obj), managedFields } });
+const withEntries = (obj: JsonObject, managedFields: ManagedFieldsEntry[]): JsonObject => ({
+  ...obj,
+  metadata: { ...(obj.metadata as Obj), managedFields },
+});
 const update = (before: JsonObject | undefined, after: JsonObject, manager: string, extra: Obj = {}) =>
   updateManagedFields({ before, after, manager, schema: deploymentSchema, now: T1, ...extra });
-const paths = (list: ManagedFieldsEntry[], manager: string) => fieldsV1Paths(list.find((e) => e.manager === manager)?.fieldsV1 ?? {});
+const paths = (list: ManagedFieldsEntry[], manager: string) =>
+  fieldsV1Paths(list.find((e) => e.manager === manager)?.fieldsV1 ?? {});
 
 describe('managedFields for create/update/patch', () => {
   it('a create gives the writer every field, encoded as kube does for Go types (no "." on value structs)', () => {
@@ -23,11 +33,22 @@ describe('managedFields for create/update/patch', () => {
       {
         replicas: 1,
         selector: { matchLabels: { app: 'web' } },
-        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'nginx', image: 'nginx', resources: {} }] } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'nginx', image: 'nginx', resources: {} }] },
+        },
       },
       { labels: { app: 'web' } },
     );
-    expect(updateManagedFields({ before: undefined, after: obj, manager: 'kubectl-create', schema: deploymentSchema, now: T0 })).toEqual([
+    expect(
+      updateManagedFields({
+        before: undefined,
+        after: obj,
+        manager: 'kubectl-create',
+        schema: deploymentSchema,
+        now: T0,
+      }),
+    ).toEqual([
       {
         manager: 'kubectl-create',
         operation: 'Update',
@@ -55,7 +76,13 @@ describe('managedFields for create/update/patch', () => {
 
   it('a custom resource create marks every new map with "."', () => {
     const cr = { apiVersion: 'example.com/v1', kind: 'Thing', metadata: { name: 't' }, spec: { size: 1 } };
-    const [entry] = updateManagedFields({ before: undefined, after: cr, manager: 'kubectl-create', schema: undefined, now: T0 });
+    const [entry] = updateManagedFields({
+      before: undefined,
+      after: cr,
+      manager: 'kubectl-create',
+      schema: undefined,
+      now: T0,
+    });
     expect(entry.fieldsV1).toEqual({ 'f:spec': { '.': {}, 'f:size': {} } });
   });
 
@@ -68,7 +95,11 @@ describe('managedFields for create/update/patch', () => {
       schema: deploymentSchema,
       now: T0,
     });
-    const scaled = { ...applied, spec: { replicas: 3, paused: false }, metadata: { ...(applied.metadata as Obj), labels: { a: '1' } } };
+    const scaled = {
+      ...applied,
+      spec: { replicas: 3, paused: false },
+      metadata: { ...(applied.metadata as Obj), labels: { a: '1' } },
+    };
     const list = update(applied, scaled, 'kubectl-scale');
     expect(paths(list, 'alice')).toEqual(['.metadata.labels.a', '.spec.paused']);
     expect(paths(list, 'kubectl-scale')).toEqual(['.spec.replicas']);
@@ -88,7 +119,10 @@ describe('managedFields for create/update/patch', () => {
   });
 
   it('a write that changes nothing keeps the entries (and their timestamps) as they were', () => {
-    const live = withEntries(deployment({ replicas: 1 }), update(undefined, deployment({ replicas: 1 }), 'a', { now: T0 }));
+    const live = withEntries(
+      deployment({ replicas: 1 }),
+      update(undefined, deployment({ replicas: 1 }), 'a', { now: T0 }),
+    );
     expect(update(live, live, 'b')).toEqual((live.metadata as Obj).managedFields);
   });
 
@@ -97,13 +131,21 @@ describe('managedFields for create/update/patch', () => {
   });
 
   it('a client may rewrite the list; [{}] resets it', () => {
-    const live = withEntries(deployment({ replicas: 1 }), update(undefined, deployment({ replicas: 1 }), 'a', { now: T0 }));
+    const live = withEntries(
+      deployment({ replicas: 1 }),
+      update(undefined, deployment({ replicas: 1 }), 'a', { now: T0 }),
+    );
     expect(update(live, withEntries(deployment({ replicas: 1 }), [{}] as never), 'b')).toEqual([]);
-    expect(update(live, withEntries(deployment({ replicas: 1 }), []), 'b')).toEqual((live.metadata as Obj).managedFields);
+    expect(update(live, withEntries(deployment({ replicas: 1 }), []), 'b')).toEqual(
+      (live.metadata as Obj).managedFields,
+    );
   });
 
   it('status writes get a status subresource entry and ignore a client-sent list', () => {
-    const live = withEntries(deployment({ replicas: 1 }), update(undefined, deployment({ replicas: 1 }), 'a', { now: T0 }));
+    const live = withEntries(
+      deployment({ replicas: 1 }),
+      update(undefined, deployment({ replicas: 1 }), 'a', { now: T0 }),
+    );
     const after = withEntries({ ...deployment({ replicas: 1 }), status: { replicas: 1 } }, []);
     const list = update(live, after, 'controller', { subresource: 'status' });
     expect(list.find((e) => e.manager === 'controller')).toMatchObject({ operation: 'Update', subresource: 'status' });
@@ -112,7 +154,9 @@ describe('managedFields for create/update/patch', () => {
   });
 
   it('reset fields give no ownership through the main resource', () => {
-    const list = update(undefined, { ...deployment({ replicas: 1 }), status: { replicas: 1 } }, 'creator', { resetFields: [['status']] });
+    const list = update(undefined, { ...deployment({ replicas: 1 }), status: { replicas: 1 } }, 'creator', {
+      resetFields: [['status']],
+    });
     expect(paths(list, 'creator')).toEqual(['.spec.replicas']);
   });
 });
@@ -123,12 +167,28 @@ describe('managedFields growth', () => {
     let list: ManagedFieldsEntry[] = [];
     for (let i = 0; i < 12; i++) {
       const after = withEntries(deployment({ ...(obj.spec as Obj), [`f${i}`]: i }), list);
-      list = updateManagedFields({ before: i === 0 ? undefined : withEntries(obj, list), after, manager: `m${String(i).padStart(2, '0')}`, schema: undefined, now: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z` });
+      list = updateManagedFields({
+        before: i === 0 ? undefined : withEntries(obj, list),
+        after,
+        manager: `m${String(i).padStart(2, '0')}`,
+        schema: undefined,
+        now: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`,
+      });
       obj = after;
     }
     expect(list).toHaveLength(10);
     expect(list[0]).toMatchObject({ manager: 'ancient-changes', operation: 'Update', time: '2026-01-01T00:00:02Z' });
     expect(fieldsV1Paths(list[0].fieldsV1)).toEqual(['.spec', '.spec.f0', '.spec.f1', '.spec.f2']);
-    expect(list.slice(1).map((e) => e.manager)).toEqual(['m03', 'm04', 'm05', 'm06', 'm07', 'm08', 'm09', 'm10', 'm11']);
+    expect(list.slice(1).map((e) => e.manager)).toEqual([
+      'm03',
+      'm04',
+      'm05',
+      'm06',
+      'm07',
+      'm08',
+      'm09',
+      'm10',
+      'm11',
+    ]);
   });
 });

@@ -23,7 +23,9 @@ const DEPLOYMENT_ZERO = hex(
     '0c0800100018002000280038001a002200',
 );
 // `kubectl create configmap foo --from-literal=a=b`
-const CONFIGMAP = hex('6b387300 0a0f0a027631 1209436f6e6669674d6170 121d0a130a03666f6f12001a002200 2a0032003800420012060a01611201621a002200');
+const CONFIGMAP = hex(
+  '6b387300 0a0f0a027631 1209436f6e6669674d6170 121d0a130a03666f6f12001a002200 2a0032003800420012060a01611201621a002200',
+);
 
 describe('decodeKubeProtobuf', () => {
   it('decodes DeleteOptions framed in any group version, keeping pointer zeros', () => {
@@ -33,7 +35,11 @@ describe('decodeKubeProtobuf', () => {
       object: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 },
     });
     expect(decodeKubeProtobuf(DELETE_DEFAULT).object).toEqual({ apiVersion: 'v1', kind: 'DeleteOptions' });
-    expect(decodeKubeProtobuf(DELETE_DRY_RUN).object).toEqual({ apiVersion: 'v1', kind: 'DeleteOptions', dryRun: ['All'] });
+    expect(decodeKubeProtobuf(DELETE_DRY_RUN).object).toEqual({
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      dryRun: ['All'],
+    });
   });
 
   it('decodes DeleteOptions with preconditions, propagation policy and orphanDependents: false', () => {
@@ -88,15 +94,23 @@ describe('decodeKubeProtobuf', () => {
   });
 
   it('rejects bodies without the k8s magic, truncated bodies, compressed payloads and unknown kinds', () => {
-    expect(() => decodeKubeProtobuf(Buffer.from('{"kind":"DeleteOptions"}'))).toThrow(/expected prefix \[107 56 115 0\]/);
+    expect(() => decodeKubeProtobuf(Buffer.from('{"kind":"DeleteOptions"}'))).toThrow(
+      /expected prefix \[107 56 115 0\]/,
+    );
     expect(() => decodeKubeProtobuf(DELETE_GRACE_ZERO.subarray(0, 12))).toThrow(ProtobufDecodeError);
     const gzipped = envelope('v1', 'DeleteOptions', Buffer.alloc(0), ld(3, 'gzip'));
     expect(() => decodeKubeProtobuf(gzipped)).toThrow(/contentEncoding "gzip"/);
     expect(() => decodeKubeProtobuf(envelope('v1', '', Buffer.alloc(0)))).toThrow(/no typeMeta.kind/);
-    expect(() => decodeKubeProtobuf(envelope('example.io/v1', 'Widget', Buffer.alloc(0)))).toThrow(/no kind "Widget" is registered/);
-    expect(() => decodeKubeProtobuf(envelope('apps/v1beta1', 'Deployment', Buffer.alloc(0)))).toThrow(/for version "apps\/v1beta1"/);
+    expect(() => decodeKubeProtobuf(envelope('example.io/v1', 'Widget', Buffer.alloc(0)))).toThrow(
+      /no kind "Widget" is registered/,
+    );
+    expect(() => decodeKubeProtobuf(envelope('apps/v1beta1', 'Deployment', Buffer.alloc(0)))).toThrow(
+      /for version "apps\/v1beta1"/,
+    );
     // ConfigMap.metadata (field 1) sent as a varint instead of a message.
-    expect(() => decodeKubeProtobuf(envelope('v1', 'ConfigMap', hex('0801')))).toThrow(/ConfigMap\.metadata: expected a length-delimited message/);
+    expect(() => decodeKubeProtobuf(envelope('v1', 'ConfigMap', hex('0801')))).toThrow(
+      /ConfigMap\.metadata: expected a length-delimited message/,
+    );
     // ObjectMeta.name (field 1) cut short.
     expect(() => decodeKubeProtobuf(envelope('v1', 'ConfigMap', hex('0a030a0561')))).toThrow(ProtobufDecodeError);
   });

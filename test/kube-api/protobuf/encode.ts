@@ -9,7 +9,6 @@ import { descriptors } from '../../../local/kube-api/protobuf/descriptors.ts';
 import { INLINE_FIELDS } from '../../../local/kube-api/protobuf/inline-fields.ts';
 import { META, PACKAGES } from '../../../local/kube-api/protobuf/decode.ts';
 
-
 /** protobufjs names may not contain dots inside one namespace level: flatten full names. */
 const flat = (fullName: string) => fullName.replace(/\./g, '_');
 
@@ -20,7 +19,14 @@ function types(): protobuf.Root {
   for (const [full, def] of Object.entries(descriptors())) {
     const type = new protobuf.Type(flat(full));
     for (const [num, [name, scalar, repeated, child]] of Object.entries(def.fields)) {
-      type.add(new protobuf.Field(name, Number(num), scalar === 'message' ? flat(child!) : scalar, repeated ? 'repeated' : 'optional'));
+      type.add(
+        new protobuf.Field(
+          name,
+          Number(num),
+          scalar === 'message' ? flat(child!) : scalar,
+          repeated ? 'repeated' : 'optional',
+        ),
+      );
     }
     root.add(type);
   }
@@ -58,12 +64,18 @@ function toMessage(value: unknown, typeName: string): unknown {
     const field = Object.values(def.fields).find(([name]) => name === key);
     if (!field) throw new Error(`${typeName} has no field ${key}`);
     const [, scalar, repeated, child] = field;
-    const convert = (x: unknown): unknown => (scalar === 'message' ? toMessage(x, child!) : scalar === 'bytes' ? Buffer.from(x as string, 'base64') : x);
+    const convert = (x: unknown): unknown =>
+      scalar === 'message' ? toMessage(x, child!) : scalar === 'bytes' ? Buffer.from(x as string, 'base64') : x;
     if (scalar === 'message' && descriptors()[child!].map) {
       const valueField = descriptors()[child!].fields['2'];
       out[key] = Object.entries(v as Record<string, unknown>).map(([k, x]) => ({
         key: k,
-        value: valueField[1] === 'message' ? toMessage(x, valueField[3]!) : valueField[1] === 'bytes' ? Buffer.from(x as string, 'base64') : x,
+        value:
+          valueField[1] === 'message'
+            ? toMessage(x, valueField[3]!)
+            : valueField[1] === 'bytes'
+              ? Buffer.from(x as string, 'base64')
+              : x,
       }));
     } else out[key] = repeated ? (v as unknown[]).map(convert) : convert(v);
   }
@@ -100,6 +112,11 @@ export function encodeKubeProtobuf(object: { apiVersion: string; kind: string } 
   const pkg = PACKAGES[slash < 0 ? '' : apiVersion.slice(0, slash)];
   if (!pkg) throw new Error(`no protobuf package for ${apiVersion}`);
   const raw = encode(`${pkg}.${kind}`, toMessage(rest, `${pkg}.${kind}`));
-  const unknown = encode('k8s.io.apimachinery.pkg.runtime.Unknown', { typeMeta: { apiVersion, kind }, raw, contentEncoding: '', contentType: '' });
+  const unknown = encode('k8s.io.apimachinery.pkg.runtime.Unknown', {
+    typeMeta: { apiVersion, kind },
+    raw,
+    contentEncoding: '',
+    contentType: '',
+  });
   return Buffer.concat([Buffer.from('k8s\0', 'latin1'), unknown]);
 }

@@ -31,7 +31,16 @@ describe('kubectl typed clients (protobuf request bodies)', () => {
 
   it('create configmap --from-literal keeps empty values', async () => {
     const cm = await created(
-      ['-n', NS, 'create', 'configmap', 'cfg', '--from-literal=a=b', '--from-literal=empty=', '--from-literal=multi=x=y'],
+      [
+        '-n',
+        NS,
+        'create',
+        'configmap',
+        'cfg',
+        '--from-literal=a=b',
+        '--from-literal=empty=',
+        '--from-literal=multi=x=y',
+      ],
       ['-n', NS, 'configmap', 'cfg'],
       'configmap/cfg created',
     );
@@ -53,7 +62,11 @@ describe('kubectl typed clients (protobuf request bodies)', () => {
   });
 
   it('create serviceaccount', async () => {
-    const sa = await created(['-n', NS, 'create', 'serviceaccount', 'robot'], ['-n', NS, 'serviceaccount', 'robot'], 'serviceaccount/robot created');
+    const sa = await created(
+      ['-n', NS, 'create', 'serviceaccount', 'robot'],
+      ['-n', NS, 'serviceaccount', 'robot'],
+      'serviceaccount/robot created',
+    );
     expect(sa).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'robot', namespace: NS } });
   });
 
@@ -82,10 +95,21 @@ describe('kubectl typed clients (protobuf request bodies)', () => {
       'role.rbac.authorization.k8s.io/pod-reader created',
     );
     // The core group is the empty string: it must survive as a list element.
-    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods'], resourceNames: ['one'], verbs: ['get', 'list'] }]);
+    expect(role.rules).toEqual([
+      { apiGroups: [''], resources: ['pods'], resourceNames: ['one'], verbs: ['get', 'list'] },
+    ]);
 
     const rb = await created(
-      ['-n', NS, 'create', 'rolebinding', 'read-pods', '--role=pod-reader', '--user=alice', `--serviceaccount=${NS}:robot`],
+      [
+        '-n',
+        NS,
+        'create',
+        'rolebinding',
+        'read-pods',
+        '--role=pod-reader',
+        '--user=alice',
+        `--serviceaccount=${NS}:robot`,
+      ],
       ['-n', NS, 'rolebinding', 'read-pods'],
       'rolebinding.rbac.authorization.k8s.io/read-pods created',
     );
@@ -98,7 +122,15 @@ describe('kubectl typed clients (protobuf request bodies)', () => {
 
   it('create clusterrole / clusterrolebinding', async () => {
     const cr = await created(
-      ['create', 'clusterrole', 'node-viewer', '--verb=get', '--verb=watch', '--resource=nodes', '--resource=deployments.apps'],
+      [
+        'create',
+        'clusterrole',
+        'node-viewer',
+        '--verb=get',
+        '--verb=watch',
+        '--resource=nodes',
+        '--resource=deployments.apps',
+      ],
       ['clusterrole', 'node-viewer'],
       'clusterrole.rbac.authorization.k8s.io/node-viewer created',
     );
@@ -127,7 +159,11 @@ describe('kubectl typed clients (protobuf request bodies)', () => {
       { name: '80-8080', port: 80, protocol: 'TCP', targetPort: 8080 },
       { name: '443-8443', port: 443, protocol: 'TCP', targetPort: 8443 },
     ]);
-    const headless = await created(['-n', NS, 'create', 'service', 'clusterip', 'hl', '--clusterip=None'], ['-n', NS, 'service', 'hl'], 'service/hl created');
+    const headless = await created(
+      ['-n', NS, 'create', 'service', 'clusterip', 'hl', '--clusterip=None'],
+      ['-n', NS, 'service', 'hl'],
+      'service/hl created',
+    );
     expect(headless.spec.clusterIP).toBe('None');
   });
 
@@ -150,15 +186,30 @@ spec:
     ports: [{name: http, containerPort: 8080}]
 `,
     });
-    await env.ok(['-n', NS, 'debug', 'source', '--copy-to=copied', '--image=busybox', '--container=dbg', '--profile=general', '--keep-readiness=true']);
+    await env.ok([
+      '-n',
+      NS,
+      'debug',
+      'source',
+      '--copy-to=copied',
+      '--image=busybox',
+      '--container=dbg',
+      '--profile=general',
+      '--keep-readiness=true',
+    ]);
     const { spec } = await getJson('-n', NS, 'pod', 'copied');
     // Volume.volumeSource, ConfigMapVolumeSource.localObjectReference, Probe.handler and
     // SecretKeySelector.localObjectReference are nested in protobuf and inline in JSON.
     expect(spec.volumes).toHaveLength(1);
-    expect(spec.volumes[0]).toMatchObject({ name: 'cfg', configMap: { name: 'cfg', defaultMode: 420, items: [{ key: 'a', path: 'a.txt', mode: 0 }] } });
+    expect(spec.volumes[0]).toMatchObject({
+      name: 'cfg',
+      configMap: { name: 'cfg', defaultMode: 420, items: [{ key: 'a', path: 'a.txt', mode: 0 }] },
+    });
     expect(spec.volumes[0]).not.toHaveProperty('volumeSource');
     const app = spec.containers.find((c: Obj) => c.name === 'app');
-    expect(app.env).toEqual([{ name: 'PW', valueFrom: { secretKeyRef: { name: 'creds', key: 'password', optional: false } } }]);
+    expect(app.env).toEqual([
+      { name: 'PW', valueFrom: { secretKeyRef: { name: 'creds', key: 'password', optional: false } } },
+    ]);
     expect(app.envFrom).toEqual([{ configMapRef: { name: 'cfg' } }]);
     expect(app.readinessProbe).toMatchObject({ httpGet: { path: '/ready', port: 'http' }, periodSeconds: 3 });
     expect(app.readinessProbe).not.toHaveProperty('handler');
@@ -180,14 +231,17 @@ spec:
   });
 
   it('server-side dry run of a typed create stores nothing', async () => {
-    expect(await env.ok(['-n', NS, 'create', 'configmap', 'ghost', '--from-literal=a=b', '--dry-run=server', '-o', 'name'])).toBe('configmap/ghost\n');
+    expect(
+      await env.ok(['-n', NS, 'create', 'configmap', 'ghost', '--from-literal=a=b', '--dry-run=server', '-o', 'name']),
+    ).toBe('configmap/ghost\n');
     const r = await env.kubectl(['-n', NS, 'get', 'configmap', 'ghost']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('NotFound');
   });
 
   it('answers protobuf-with-JSON-fallback clients in JSON and protobuf-only clients with 406', async () => {
-    const get = (accept: string) => fetch(`${env.cluster.url}/api/v1/namespaces/${NS}/configmaps/cfg`, { headers: { Accept: accept } });
+    const get = (accept: string) =>
+      fetch(`${env.cluster.url}/api/v1/namespaces/${NS}/configmaps/cfg`, { headers: { Accept: accept } });
     const fallback = await get('application/vnd.kubernetes.protobuf, application/json');
     expect(fallback.status).toBe(200);
     expect(fallback.headers.get('content-type')).toBe('application/json');
@@ -229,7 +283,10 @@ spec:
     const dryRunDelete = Buffer.from('6b3873000a130a027631120d44656c6574654f7074696f6e7312052a03416c6c1a002200', 'hex');
     const res = await fetch(`${env.cluster.url}/api/v1/namespaces/${NS}/pods/on-worker`, {
       method: 'DELETE',
-      headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf', Accept: 'application/vnd.kubernetes.protobuf, application/json' },
+      headers: {
+        'Content-Type': 'application/vnd.kubernetes.protobuf',
+        Accept: 'application/vnd.kubernetes.protobuf, application/json',
+      },
       body: dryRunDelete,
     });
     expect(res.status).toBe(200);

@@ -16,7 +16,16 @@ const metadata = {
   labels: { app: 'web', 'example.com/tier': '' },
   annotations: { note: 'a "quoted" value' },
   finalizers: ['example.com/cleanup'],
-  ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'u-1', controller: true, blockOwnerDeletion: false }],
+  ownerReferences: [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      name: 'web-1',
+      uid: 'u-1',
+      controller: true,
+      blockOwnerDeletion: false,
+    },
+  ],
   managedFields: [
     {
       manager: 'kubectl',
@@ -30,9 +39,28 @@ const metadata = {
 };
 
 const SAMPLES: Record<string, Record<string, unknown> & { apiVersion: string; kind: string }> = {
-  Namespace: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns1', labels: { team: 'a' } }, spec: { finalizers: ['kubernetes'] } },
-  ConfigMap: { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { 'app.conf': 'x=1\n', empty: '' }, binaryData: { blob: 'AAEC/w==' }, immutable: false },
-  Secret: { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', data: { key: 'AP8Q', empty: '' }, immutable: true },
+  Namespace: {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'ns1', labels: { team: 'a' } },
+    spec: { finalizers: ['kubernetes'] },
+  },
+  ConfigMap: {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata,
+    data: { 'app.conf': 'x=1\n', empty: '' },
+    binaryData: { blob: 'AAEC/w==' },
+    immutable: false,
+  },
+  Secret: {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata,
+    type: 'Opaque',
+    data: { key: 'AP8Q', empty: '' },
+    immutable: true,
+  },
   ServiceAccount: {
     apiVersion: 'v1',
     kind: 'ServiceAccount',
@@ -45,11 +73,23 @@ const SAMPLES: Record<string, Record<string, unknown> & { apiVersion: string; ki
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { name: 'worker-1', labels: { 'kubernetes.io/hostname': 'worker-1' } },
-    spec: { unschedulable: true, podCIDR: '10.0.0.0/24', taints: [{ key: 'dedicated', value: 'edge', effect: 'NoSchedule', timeAdded: '2025-01-02T03:04:05Z' }] },
+    spec: {
+      unschedulable: true,
+      podCIDR: '10.0.0.0/24',
+      taints: [{ key: 'dedicated', value: 'edge', effect: 'NoSchedule', timeAdded: '2025-01-02T03:04:05Z' }],
+    },
     status: {
       capacity: { cpu: '4', memory: '16Gi', pods: '110' },
       allocatable: { cpu: '3800m', memory: '15Gi' },
-      conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2025-01-02T03:04:05Z', lastTransitionTime: '2025-01-01T00:00:00Z', reason: 'KubeletReady' }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          lastHeartbeatTime: '2025-01-02T03:04:05Z',
+          lastTransitionTime: '2025-01-01T00:00:00Z',
+          reason: 'KubeletReady',
+        },
+      ],
       addresses: [{ type: 'InternalIP', address: '10.0.0.5' }],
       nodeInfo: {
         machineID: 'm',
@@ -80,7 +120,10 @@ const SAMPLES: Record<string, Record<string, unknown> & { apiVersion: string; ki
           command: ['nginx'],
           args: ['-g', 'daemon off;'],
           ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }],
-          env: [{ name: 'A' }, { name: 'B', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'b', optional: false } } }],
+          env: [
+            { name: 'A' },
+            { name: 'B', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'b', optional: false } } },
+          ],
           resources: { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '250m' } },
           readinessProbe: { httpGet: { path: '/healthz', port: 'http', scheme: 'HTTP' }, periodSeconds: 5 },
           livenessProbe: { tcpSocket: { port: 80 } },
@@ -89,7 +132,9 @@ const SAMPLES: Record<string, Record<string, unknown> & { apiVersion: string; ki
         },
       ],
       volumes: [{ name: 'cfg', configMap: { name: 'cfg', defaultMode: 420, items: [{ key: 'a', path: 'a.txt' }] } }],
-      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'edge', effect: 'NoSchedule', tolerationSeconds: 30 }],
+      tolerations: [
+        { key: 'dedicated', operator: 'Equal', value: 'edge', effect: 'NoSchedule', tolerationSeconds: 30 },
+      ],
     },
     status: { phase: 'Running', podIP: '10.0.0.9', startTime: '2025-01-02T03:04:05Z' },
   },
@@ -116,7 +161,14 @@ const SAMPLES: Record<string, Record<string, unknown> & { apiVersion: string; ki
     apiVersion: 'v1',
     kind: 'Event',
     metadata: { name: 'web.1812', namespace: 'ns1' },
-    involvedObject: { kind: 'Pod', namespace: 'ns1', name: 'web', uid: 'u-2', apiVersion: 'v1', fieldPath: 'spec.containers{app}' },
+    involvedObject: {
+      kind: 'Pod',
+      namespace: 'ns1',
+      name: 'web',
+      uid: 'u-2',
+      apiVersion: 'v1',
+      fieldPath: 'spec.containers{app}',
+    },
     reason: 'Pulled',
     message: 'Successfully pulled image',
     source: { component: 'kubelet', host: 'worker-1' },
@@ -135,12 +187,30 @@ const SAMPLES: Record<string, Record<string, unknown> & { apiVersion: string; ki
     spec: {
       replicas: 0,
       revisionHistoryLimit: 0,
-      selector: { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] },
+      selector: {
+        matchLabels: { app: 'web' },
+        matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }],
+      },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 0 } },
-      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx', resources: {} }] } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: { containers: [{ name: 'app', image: 'nginx', resources: {} }] },
+      },
       paused: true,
     },
-    status: { observedGeneration: 3, replicas: 2, readyReplicas: 1, conditions: [{ type: 'Available', status: 'True', lastUpdateTime: '2025-01-02T03:04:05Z', lastTransitionTime: '2025-01-02T03:04:05Z' }] },
+    status: {
+      observedGeneration: 3,
+      replicas: 2,
+      readyReplicas: 1,
+      conditions: [
+        {
+          type: 'Available',
+          status: 'True',
+          lastUpdateTime: '2025-01-02T03:04:05Z',
+          lastTransitionTime: '2025-01-02T03:04:05Z',
+        },
+      ],
+    },
   },
   Role: {
     apiVersion: 'rbac.authorization.k8s.io/v1',

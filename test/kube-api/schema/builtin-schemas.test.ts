@@ -8,7 +8,8 @@ function at(root: SchemaNode | undefined, path: string): SchemaNode {
   let node = root;
   for (const part of path.split('.')) {
     if (!node) break;
-    node = part === '[]' ? node.items : part === '{}' ? (node.additionalProperties as SchemaNode) : node.properties?.[part];
+    node =
+      part === '[]' ? node.items : part === '{}' ? (node.additionalProperties as SchemaNode) : node.properties?.[part];
   }
   if (!node) throw new Error(`no schema at ${path}`);
   return node;
@@ -23,12 +24,24 @@ describe('generated built-in schemas', () => {
 
   it('exist for every served built-in kind and nothing else', () => {
     const kinds: Array<[string, string, string]> = [
-      ['', 'v1', 'Namespace'], ['', 'v1', 'Node'], ['', 'v1', 'Pod'], ['', 'v1', 'Service'], ['', 'v1', 'Secret'],
-      ['', 'v1', 'ConfigMap'], ['', 'v1', 'ServiceAccount'], ['', 'v1', 'Event'], ['apps', 'v1', 'Deployment'],
-      ['rbac.authorization.k8s.io', 'v1', 'Role'], ['rbac.authorization.k8s.io', 'v1', 'RoleBinding'],
-      ['rbac.authorization.k8s.io', 'v1', 'ClusterRole'], ['rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding'],
-      ['coordination.k8s.io', 'v1', 'Lease'], ['apiextensions.k8s.io', 'v1', 'CustomResourceDefinition'],
-      ['meta.k8s.io', 'v1', 'Status'], ['meta.k8s.io', 'v1', 'DeleteOptions'], ['meta.k8s.io', 'v1', 'ObjectMeta'],
+      ['', 'v1', 'Namespace'],
+      ['', 'v1', 'Node'],
+      ['', 'v1', 'Pod'],
+      ['', 'v1', 'Service'],
+      ['', 'v1', 'Secret'],
+      ['', 'v1', 'ConfigMap'],
+      ['', 'v1', 'ServiceAccount'],
+      ['', 'v1', 'Event'],
+      ['apps', 'v1', 'Deployment'],
+      ['rbac.authorization.k8s.io', 'v1', 'Role'],
+      ['rbac.authorization.k8s.io', 'v1', 'RoleBinding'],
+      ['rbac.authorization.k8s.io', 'v1', 'ClusterRole'],
+      ['rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding'],
+      ['coordination.k8s.io', 'v1', 'Lease'],
+      ['apiextensions.k8s.io', 'v1', 'CustomResourceDefinition'],
+      ['meta.k8s.io', 'v1', 'Status'],
+      ['meta.k8s.io', 'v1', 'DeleteOptions'],
+      ['meta.k8s.io', 'v1', 'ObjectMeta'],
     ];
     for (const [g, v, k] of kinds) {
       const s = builtinSchema(g, v, k);
@@ -59,26 +72,53 @@ describe('generated built-in schemas', () => {
     expect(at(podSpec(), 'nodeSelector')['x-kubernetes-map-type']).toBe('atomic');
 
     const meta = builtinSchema('meta.k8s.io', 'v1', 'ObjectMeta');
-    expect(at(meta, 'finalizers')).toMatchObject({ 'x-kubernetes-list-type': 'set', 'x-kubernetes-patch-strategy': 'merge' });
-    expect(at(meta, 'ownerReferences')).toMatchObject({ 'x-kubernetes-patch-merge-key': 'uid', 'x-kubernetes-list-map-keys': ['uid'] });
+    expect(at(meta, 'finalizers')).toMatchObject({
+      'x-kubernetes-list-type': 'set',
+      'x-kubernetes-patch-strategy': 'merge',
+    });
+    expect(at(meta, 'ownerReferences')).toMatchObject({
+      'x-kubernetes-patch-merge-key': 'uid',
+      'x-kubernetes-list-map-keys': ['uid'],
+    });
     expect(at(meta, 'ownerReferences.[]')['x-kubernetes-map-type']).toBe('atomic');
 
-    expect(at(builtinSchema('apps', 'v1', 'Deployment'), 'status.conditions')['x-kubernetes-patch-merge-key']).toBe('type');
+    expect(at(builtinSchema('apps', 'v1', 'Deployment'), 'status.conditions')['x-kubernetes-patch-merge-key']).toBe(
+      'type',
+    );
     expect(at(builtinSchema('', 'v1', 'Pod'), 'status.podIPs')['x-kubernetes-patch-merge-key']).toBe('ip');
-    expect(at(builtinSchema('', 'v1', 'Service'), 'spec.ports')['x-kubernetes-list-map-keys']).toEqual(['port', 'protocol']);
+    expect(at(builtinSchema('', 'v1', 'Service'), 'spec.ports')['x-kubernetes-list-map-keys']).toEqual([
+      'port',
+      'protocol',
+    ]);
     expect(at(builtinSchema('', 'v1', 'Node'), 'status.addresses')['x-kubernetes-patch-merge-key']).toBe('type');
-    expect(at(builtinSchema('rbac.authorization.k8s.io', 'v1', 'Role'), 'rules')['x-kubernetes-list-type']).toBe('atomic');
+    expect(at(builtinSchema('rbac.authorization.k8s.io', 'v1', 'Role'), 'rules')['x-kubernetes-list-type']).toBe(
+      'atomic',
+    );
   });
 
   it('maps special types the way kube-apiserver publishes them', () => {
     expect(at(podSpec(), 'containers.[].ports.[].containerPort')).toMatchObject({ type: 'integer', format: 'int32' });
     expect(at(podSpec(), 'terminationGracePeriodSeconds')).toMatchObject({ type: 'integer', format: 'int64' });
     expect(at(builtinSchema('meta.k8s.io', 'v1', 'ObjectMeta'), 'generation').format).toBe('int64');
-    expect(at(podSpec(), 'containers.[].livenessProbe.httpGet.port')).toMatchObject({ 'x-kubernetes-int-or-string': true });
-    expect(at(podSpec(), 'containers.[].resources.limits.{}')).toMatchObject({ 'x-kubernetes-int-or-string': true, format: 'quantity' });
-    expect(at(builtinSchema('meta.k8s.io', 'v1', 'ObjectMeta'), 'creationTimestamp')).toMatchObject({ type: 'string', format: 'date-time' });
-    expect(at(builtinSchema('coordination.k8s.io', 'v1', 'Lease'), 'spec.renewTime')).toMatchObject({ type: 'string', format: 'date-time' });
-    expect(at(builtinSchema('meta.k8s.io', 'v1', 'ObjectMeta'), 'labels')).toMatchObject({ type: 'object', additionalProperties: { type: 'string' } });
+    expect(at(podSpec(), 'containers.[].livenessProbe.httpGet.port')).toMatchObject({
+      'x-kubernetes-int-or-string': true,
+    });
+    expect(at(podSpec(), 'containers.[].resources.limits.{}')).toMatchObject({
+      'x-kubernetes-int-or-string': true,
+      format: 'quantity',
+    });
+    expect(at(builtinSchema('meta.k8s.io', 'v1', 'ObjectMeta'), 'creationTimestamp')).toMatchObject({
+      type: 'string',
+      format: 'date-time',
+    });
+    expect(at(builtinSchema('coordination.k8s.io', 'v1', 'Lease'), 'spec.renewTime')).toMatchObject({
+      type: 'string',
+      format: 'date-time',
+    });
+    expect(at(builtinSchema('meta.k8s.io', 'v1', 'ObjectMeta'), 'labels')).toMatchObject({
+      type: 'object',
+      additionalProperties: { type: 'string' },
+    });
     expect(at(builtinSchema('apps', 'v1', 'Deployment'), 'spec').required).toEqual(['selector', 'template']);
     expect(at(builtinSchema('apps', 'v1', 'Deployment'), 'spec.replicas').description).toBe('Number of desired pods.');
   });
@@ -90,8 +130,13 @@ describe('generated built-in schemas', () => {
     expect(at(root, 'properties.{}')).toMatchObject({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
     expect(at(root, 'maximum')).toMatchObject({ type: 'number', format: 'double' });
     expect(at(root, 'x-kubernetes-preserve-unknown-fields').type).toBe('boolean');
-    expect(at(root, 'x-kubernetes-validations')).toMatchObject({ 'x-kubernetes-list-map-keys': ['rule'], items: { required: ['rule'] } });
-    expect(at(root, 'additionalProperties')).toEqual(expect.objectContaining({ 'x-kubernetes-preserve-unknown-fields': true }));
+    expect(at(root, 'x-kubernetes-validations')).toMatchObject({
+      'x-kubernetes-list-map-keys': ['rule'],
+      items: { required: ['rule'] },
+    });
+    expect(at(root, 'additionalProperties')).toEqual(
+      expect.objectContaining({ 'x-kubernetes-preserve-unknown-fields': true }),
+    );
     expect(at(root, 'additionalProperties').type).toBeUndefined();
   });
 

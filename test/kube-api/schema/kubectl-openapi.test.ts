@@ -43,9 +43,13 @@ describe('kubectl and the OpenAPI v3 documents', () => {
     const created = await env.kubectl(['apply', '-f', '-', '-v=6'], { stdin: deployment('nginx:1.25') });
     expect(created.code, created.stderr).toBe(0);
     // kubectl's -v=6 request log: `verb="POST" url="…"` (structured, as 1.36 prints it).
-    expect(created.stderr).toMatch(/verb="POST" url="\S+\/apis\/apps\/v1\/namespaces\/default\/deployments\?fieldManager=kubectl-client-side-apply&fieldValidation=Strict"/);
+    expect(created.stderr).toMatch(
+      /verb="POST" url="\S+\/apis\/apps\/v1\/namespaces\/default\/deployments\?fieldManager=kubectl-client-side-apply&fieldValidation=Strict"/,
+    );
 
-    const bad = await env.kubectl(['apply', '-f', '-'], { stdin: deployment('nginx:1.25', '  bogus: 1\n').replace('name: web,', 'name: web2,') });
+    const bad = await env.kubectl(['apply', '-f', '-'], {
+      stdin: deployment('nginx:1.25', '  bogus: 1\n').replace('name: web,', 'name: web2,'),
+    });
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('strict decoding error: unknown field "spec.bogus"');
   });

@@ -20,10 +20,19 @@ describe.each(backends)('CRDs and the status subresource on $name storage', (bac
   });
 
   it('marks the CRD Established with accepted names and serves its resource in discovery', async () => {
-    const crd: any = await t.objects.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' } });
+    const crd: any = await t.objects.read({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+    });
     const established = crd.status.conditions.find((c: any) => c.type === 'Established');
     expect(established.status).toBe('True');
-    expect(crd.status.acceptedNames).toMatchObject({ plural: 'widgets', kind: 'Widget', listKind: 'WidgetList', singular: 'widget' });
+    expect(crd.status.acceptedNames).toMatchObject({
+      plural: 'widgets',
+      kind: 'Widget',
+      listKind: 'WidgetList',
+      singular: 'widget',
+    });
     const disco = await t.raw('GET', '/apis/example.com/v1');
     expect(disco.json.resources).toEqual(
       expect.arrayContaining([
@@ -45,7 +54,11 @@ describe.each(backends)('CRDs and the status subresource on $name storage', (bac
     });
     expect(created.status).toBeUndefined();
     expect(created.metadata.generation).toBe(1);
-    const updated: any = await t.objects.replace({ ...created, status: { ready: true }, metadata: { ...created.metadata, labels: { a: 'b' } } });
+    const updated: any = await t.objects.replace({
+      ...created,
+      status: { ready: true },
+      metadata: { ...created.metadata, labels: { a: 'b' } },
+    });
     expect(updated.status).toBeUndefined();
     expect(updated.metadata.labels).toEqual({ a: 'b' });
     expect(updated.metadata.generation).toBe(1);
@@ -78,22 +91,32 @@ describe.each(backends)('CRDs and the status subresource on $name storage', (bac
   it('refuses an update without resourceVersion, as kube does for custom resources', async () => {
     const created: any = await t.objects.create(widget('unconditional'));
     const { resourceVersion, ...meta } = created.metadata;
-    const res = await t.raw('PUT', `/apis/example.com/v1/namespaces/${ns}/widgets/unconditional`, { ...created, metadata: meta });
+    const res = await t.raw('PUT', `/apis/example.com/v1/namespaces/${ns}/widgets/unconditional`, {
+      ...created,
+      metadata: meta,
+    });
     expect(resourceVersion).toBeTruthy();
     expect(res.status).toBe(422);
-    expect(res.json.message).toBe('widgets.example.com "unconditional" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
+    expect(res.json.message).toBe(
+      'widgets.example.com "unconditional" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+    );
   });
 
   it('refuses strategic merge patches for custom resources with 415', async () => {
     await t.objects.create(widget('w3'));
-    const res = await t.raw('PATCH', `/apis/example.com/v1/namespaces/${ns}/widgets/w3`, { spec: { size: 2 } }, {
-      'Content-Type': 'application/strategic-merge-patch+json',
-    });
+    const res = await t.raw(
+      'PATCH',
+      `/apis/example.com/v1/namespaces/${ns}/widgets/w3`,
+      { spec: { size: 2 } },
+      {
+        'Content-Type': 'application/strategic-merge-patch+json',
+      },
+    );
     expect(res.status).toBe(415);
     expect(res.json.reason).toBe('UnsupportedMediaType');
   });
 
-  it('prints the CRD\'s additionalPrinterColumns in Table responses', async () => {
+  it("prints the CRD's additionalPrinterColumns in Table responses", async () => {
     await t.objects.create(widget('w4', { color: 'purple', size: 1 }));
     const res = await t.raw('GET', `/apis/example.com/v1/namespaces/${ns}/widgets`, undefined, {
       Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
@@ -109,10 +132,21 @@ describe.each(backends)('CRDs and the status subresource on $name storage', (bac
     crd2.metadata.name = 'gadgets.example.com';
     crd2.spec.names = { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' };
     await t.objects.create(crd2);
-    await t.objects.create({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g1', namespace: ns }, spec: {} } as any);
+    await t.objects.create({
+      apiVersion: 'example.com/v1',
+      kind: 'Gadget',
+      metadata: { name: 'g1', namespace: ns },
+      spec: {},
+    } as any);
     const del = await t.raw('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com');
     expect(del.status).toBe(200);
-    await waitFor(async () => (await t.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')).status === 404, 10_000, 'the CRD to be gone');
+    await waitFor(
+      async () =>
+        (await t.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')).status ===
+        404,
+      10_000,
+      'the CRD to be gone',
+    );
     expect((await t.raw('GET', `/apis/example.com/v1/namespaces/${ns}/gadgets`)).status).toBe(404);
     const keys = await t.cluster.storage.list('/registry/example.com/gadgets/');
     expect(keys.items).toHaveLength(0);
@@ -133,9 +167,22 @@ describe.each(backends)('CRDs across restarts on $name storage', (backend) => {
     try {
       const first = await startLocalCluster({ storage });
       const post = (url: string, path: string, body: unknown) =>
-        fetch(url + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-      expect((await post(first.url, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', WIDGET_CRD)).status).toBe(201);
-      expect((await post(first.url, '/apis/example.com/v1/namespaces/default/widgets', { metadata: { name: 'kept' }, spec: { color: 'red' } })).status).toBe(201);
+        fetch(url + path, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      expect(
+        (await post(first.url, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', WIDGET_CRD)).status,
+      ).toBe(201);
+      expect(
+        (
+          await post(first.url, '/apis/example.com/v1/namespaces/default/widgets', {
+            metadata: { name: 'kept' },
+            spec: { color: 'red' },
+          })
+        ).status,
+      ).toBe(201);
       await first.stop();
 
       const second = await startLocalCluster({ storage });
@@ -151,4 +198,3 @@ describe.each(backends)('CRDs across restarts on $name storage', (backend) => {
     }
   });
 });
-

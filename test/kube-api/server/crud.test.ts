@@ -25,7 +25,11 @@ describe.each(backends)('CRUD semantics on $name storage', (backend) => {
     expect(created.metadata?.creationTimestamp).toBeTruthy();
     const rv1 = Number(created.metadata?.resourceVersion);
     expect(rv1).toBeGreaterThan(0);
-    const read = await t.objects.read({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: ns } });
+    const read = await t.objects.read({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'first', namespace: ns },
+    });
     expect(read.metadata?.resourceVersion).toBe(String(rv1));
     const replaced = await t.objects.replace({ ...read, data: { a: '2' } } as any);
     expect(Number(replaced.metadata?.resourceVersion)).toBeGreaterThan(rv1);
@@ -45,11 +49,18 @@ describe.each(backends)('CRUD semantics on $name storage', (backend) => {
   });
 
   it('answers 404 NotFound with the qualified resource name', async () => {
-    const err = await expectApiError(t.objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nope', namespace: ns } }));
-    expect(err).toMatchObject({ code: 404, reason: 'NotFound', message: 'deployments.apps "nope" not found', details: { name: 'nope', group: 'apps', kind: 'deployments' } });
+    const err = await expectApiError(
+      t.objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nope', namespace: ns } }),
+    );
+    expect(err).toMatchObject({
+      code: 404,
+      reason: 'NotFound',
+      message: 'deployments.apps "nope" not found',
+      details: { name: 'nope', group: 'apps', kind: 'deployments' },
+    });
   });
 
-  it('rejects an update with a stale resourceVersion with kube\'s 409 Conflict message', async () => {
+  it("rejects an update with a stale resourceVersion with kube's 409 Conflict message", async () => {
     const created = await t.objects.create(cm('stale'));
     await t.objects.replace({ ...created, data: { a: 'fresh' } } as any);
     const err = await expectApiError(t.objects.replace({ ...created, data: { a: 'old' } } as any));
@@ -73,7 +84,10 @@ describe.each(backends)('CRUD semantics on $name storage', (backend) => {
     };
     const created: any = await t.objects.create(deploy);
     expect(created.metadata.generation).toBe(1);
-    const labelled: any = await t.objects.replace({ ...created, metadata: { ...created.metadata, labels: { x: 'y' } } });
+    const labelled: any = await t.objects.replace({
+      ...created,
+      metadata: { ...created.metadata, labels: { x: 'y' } },
+    });
     expect(labelled.metadata.generation).toBe(1);
     const scaled: any = await t.objects.replace({ ...labelled, spec: { ...labelled.spec, replicas: 3 } });
     expect(scaled.metadata.generation).toBe(2);
@@ -86,7 +100,9 @@ describe.each(backends)('CRUD semantics on $name storage', (backend) => {
   });
 
   it('requires the namespace to exist', async () => {
-    const err = await expectApiError(t.objects.create({ ...cm('x'), metadata: { name: 'x', namespace: 'no-such-ns' } }));
+    const err = await expectApiError(
+      t.objects.create({ ...cm('x'), metadata: { name: 'x', namespace: 'no-such-ns' } }),
+    );
     expect(err).toMatchObject({ code: 404, reason: 'NotFound', message: 'namespaces "no-such-ns" not found' });
   });
 
@@ -121,7 +137,13 @@ describe.each(backends)('CRUD semantics on $name storage', (backend) => {
     await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/logged`);
     const writes = t.cluster.requestLog.writesSince(mark);
     expect(writes).toHaveLength(1);
-    expect(writes[0]).toMatchObject({ verb: 'create', resource: 'configmaps', namespace: ns, status: 201, fieldManager: 'tester' });
+    expect(writes[0]).toMatchObject({
+      verb: 'create',
+      resource: 'configmaps',
+      namespace: ns,
+      status: 201,
+      fieldManager: 'tester',
+    });
     expect(t.cluster.requestLog.since(mark).map((r) => r.verb)).toEqual(['create', 'get']);
   });
 
@@ -130,9 +152,15 @@ describe.each(backends)('CRUD semantics on $name storage', (backend) => {
     const bad = await t.raw('DELETE', `/api/v1/namespaces/${ns}/configmaps/del`, { preconditions: { uid: 'other' } });
     expect(bad.status).toBe(409);
     expect(bad.json.message).toContain('Precondition failed: UID in precondition: other');
-    const ok = await t.raw('DELETE', `/api/v1/namespaces/${ns}/configmaps/del`, { preconditions: { uid: created.metadata?.uid } });
+    const ok = await t.raw('DELETE', `/api/v1/namespaces/${ns}/configmaps/del`, {
+      preconditions: { uid: created.metadata?.uid },
+    });
     expect(ok.status).toBe(200);
-    expect(ok.json).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'del', kind: 'configmaps', uid: created.metadata?.uid } });
+    expect(ok.json).toMatchObject({
+      kind: 'Status',
+      status: 'Success',
+      details: { name: 'del', kind: 'configmaps', uid: created.metadata?.uid },
+    });
   });
 
   it('serves cluster-scoped resources without a namespace', async () => {
@@ -157,14 +185,29 @@ describe('defaults for built-in kinds', () => {
   afterAll(() => t?.stop());
 
   it('fills pod, deployment and service defaults like kube-apiserver', async () => {
-    const pod = await t.raw('POST', '/api/v1/namespaces/default/pods', { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    const pod = await t.raw('POST', '/api/v1/namespaces/default/pods', {
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', image: 'nginx' }] },
+    });
     expect(pod.json.status).toEqual({ phase: 'Pending', qosClass: 'BestEffort' });
-    expect(pod.json.spec).toMatchObject({ restartPolicy: 'Always', dnsPolicy: 'ClusterFirst', terminationGracePeriodSeconds: 30, schedulerName: 'default-scheduler' });
-    expect(pod.json.spec.containers[0]).toMatchObject({ imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' });
+    expect(pod.json.spec).toMatchObject({
+      restartPolicy: 'Always',
+      dnsPolicy: 'ClusterFirst',
+      terminationGracePeriodSeconds: 30,
+      schedulerName: 'default-scheduler',
+    });
+    expect(pod.json.spec.containers[0]).toMatchObject({
+      imagePullPolicy: 'Always',
+      terminationMessagePath: '/dev/termination-log',
+      terminationMessagePolicy: 'File',
+    });
 
     const deploy = await t.raw('POST', '/apis/apps/v1/namespaces/default/deployments', {
       metadata: { name: 'd' },
-      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } },
+      spec: {
+        selector: { matchLabels: { a: 'b' } },
+        template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } },
+      },
     });
     expect(deploy.json.spec).toMatchObject({
       replicas: 1,
@@ -174,8 +217,16 @@ describe('defaults for built-in kinds', () => {
     });
     expect(deploy.json.spec.template.spec.containers[0].imagePullPolicy).toBe('IfNotPresent');
 
-    const svc = await t.raw('POST', '/api/v1/namespaces/default/services', { metadata: { name: 's' }, spec: { ports: [{ port: 80 }] } });
-    expect(svc.json.spec).toMatchObject({ type: 'ClusterIP', sessionAffinity: 'None', ipFamilies: ['IPv4'], ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }] });
+    const svc = await t.raw('POST', '/api/v1/namespaces/default/services', {
+      metadata: { name: 's' },
+      spec: { ports: [{ port: 80 }] },
+    });
+    expect(svc.json.spec).toMatchObject({
+      type: 'ClusterIP',
+      sessionAffinity: 'None',
+      ipFamilies: ['IPv4'],
+      ports: [{ port: 80, protocol: 'TCP', targetPort: 80 }],
+    });
     expect(svc.json.spec.clusterIP).toBe('10.96.0.11');
     // An update that leaves the allocated cluster IP out keeps it.
     const { clusterIP, clusterIPs, ...rest } = svc.json.spec;
@@ -195,7 +246,11 @@ describe.each(backends)('namespaces on $name storage', (backend) => {
 
   it('deleting a namespace deletes its contents, refuses new content meanwhile, then goes', async () => {
     const ns = await t.namespace('doomed');
-    await t.objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep', namespace: ns, finalizers: ['example.com/hold'] } });
+    await t.objects.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'keep', namespace: ns, finalizers: ['example.com/hold'] },
+    });
     await t.objects.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: ns } });
     const del = await t.raw('DELETE', `/api/v1/namespaces/${ns}`);
     expect(del.status).toBe(200);
@@ -204,14 +259,34 @@ describe.each(backends)('namespaces on $name storage', (backend) => {
 
     const refused = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'late' } });
     expect(refused.status).toBe(403);
-    expect(refused.json.message).toBe(`configmaps "late" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`);
+    expect(refused.json.message).toBe(
+      `configmaps "late" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
+    );
 
     // The secret goes; the held configmap waits for its finalizer, and so does the namespace.
-    await waitFor(async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/secrets/s`)).status === 404, 10_000, 'the secret in the deleted namespace to be gone');
-    await waitFor(async () => Boolean((await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/keep`)).json.metadata.deletionTimestamp), 10_000, 'the finalized configmap to be marked for deletion');
+    await waitFor(
+      async () => (await t.raw('GET', `/api/v1/namespaces/${ns}/secrets/s`)).status === 404,
+      10_000,
+      'the secret in the deleted namespace to be gone',
+    );
+    await waitFor(
+      async () =>
+        Boolean((await t.raw('GET', `/api/v1/namespaces/${ns}/configmaps/keep`)).json.metadata.deletionTimestamp),
+      10_000,
+      'the finalized configmap to be marked for deletion',
+    );
     expect((await t.raw('GET', `/api/v1/namespaces/${ns}`)).status).toBe(200);
 
-    await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/keep`, { metadata: { finalizers: null } }, { 'Content-Type': 'application/merge-patch+json' });
-    await waitFor(async () => (await t.raw('GET', `/api/v1/namespaces/${ns}`)).status === 404, 10_000, 'the namespace to be gone');
+    await t.raw(
+      'PATCH',
+      `/api/v1/namespaces/${ns}/configmaps/keep`,
+      { metadata: { finalizers: null } },
+      { 'Content-Type': 'application/merge-patch+json' },
+    );
+    await waitFor(
+      async () => (await t.raw('GET', `/api/v1/namespaces/${ns}`)).status === 404,
+      10_000,
+      'the namespace to be gone',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends, startTestCluster, type TestCluster } from './harness.ts';
 
-describe('bad input gets kube-apiserver\'s status codes and Status bodies', () => {
+describe("bad input gets kube-apiserver's status codes and Status bodies", () => {
   let t: TestCluster;
   let ns: string;
   beforeAll(async () => {
@@ -14,8 +14,16 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
   it('malformed JSON → 400 BadRequest naming the expected kind', async () => {
     const res = await t.raw('POST', cms(), '{"apiVersion":"v1","kind":"ConfigMap",');
     expect(res.status).toBe(400);
-    expect(res.json).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'BadRequest', code: 400 });
-    expect(res.json.message).toMatch(/^the object provided is unrecognized \(must be of type ConfigMap\): couldn't get version\/kind; json parse error: .* \(\{"apiVersion":"v1","kind":"Con \.\.\.\)$/);
+    expect(res.json).toMatchObject({
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'BadRequest',
+      code: 400,
+    });
+    expect(res.json.message).toMatch(
+      /^the object provided is unrecognized \(must be of type ConfigMap\): couldn't get version\/kind; json parse error: .* \(\{"apiVersion":"v1","kind":"Con \.\.\.\)$/,
+    );
   });
 
   it('malformed YAML → 400 BadRequest', async () => {
@@ -26,7 +34,12 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
   });
 
   it('accepts a YAML body', async () => {
-    const res = await t.raw('POST', cms(), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  a: "1"\n', { 'Content-Type': 'application/yaml' });
+    const res = await t.raw(
+      'POST',
+      cms(),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  a: "1"\n',
+      { 'Content-Type': 'application/yaml' },
+    );
     expect(res.status).toBe(201);
     expect(res.json.data).toEqual({ a: '1' });
   });
@@ -39,14 +52,22 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
   });
 
   it('a body whose apiVersion does not match the URL → 400', async () => {
-    const res = await t.raw('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { apiVersion: 'apps/v1beta1', kind: 'Deployment', metadata: { name: 'x' } });
+    const res = await t.raw('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
+      apiVersion: 'apps/v1beta1',
+      kind: 'Deployment',
+      metadata: { name: 'x' },
+    });
     expect(res.status).toBe(400);
     expect(res.json.reason).toBe('BadRequest');
   });
 
   it('a name in the body that differs from the URL → 400', async () => {
     await t.raw('POST', cms(), { metadata: { name: 'named' } });
-    const res = await t.raw('PUT', `${cms()}/named`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } });
+    const res = await t.raw('PUT', `${cms()}/named`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'other' },
+    });
     expect(res.status).toBe(400);
     expect(res.json.message).toBe('the name of the object (other) does not match the name on the URL (named)');
   });
@@ -54,14 +75,18 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
   it('a namespace in the body that differs from the URL → 400', async () => {
     const res = await t.raw('POST', cms(), { metadata: { name: 'y', namespace: 'elsewhere' } });
     expect(res.status).toBe(400);
-    expect(res.json.message).toBe('the namespace of the provided object does not match the namespace sent on the request');
+    expect(res.json.message).toBe(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
   });
 
   it('unknown fields: 400 under Strict, a Warning header under the default Warn, silence under Ignore', async () => {
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'strict' }, data: {}, bogus: 1 };
     const strict = await t.raw('POST', `${cms()}?fieldValidation=Strict`, body);
     expect(strict.status).toBe(400);
-    expect(strict.json.message).toBe('ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "bogus"');
+    expect(strict.json.message).toBe(
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "bogus"',
+    );
     const warn = await t.raw('POST', cms(), body);
     expect(warn.status).toBe(201);
     expect(warn.headers.get('warning')).toBe('299 - "unknown field \\"bogus\\""');
@@ -92,7 +117,9 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
     const only = await t.raw('GET', cms(), undefined, { Accept: 'application/vnd.kubernetes.protobuf' });
     expect(only.status).toBe(406);
     expect(only.json.reason).toBe('NotAcceptable');
-    const both = await t.raw('GET', cms(), undefined, { Accept: 'application/vnd.kubernetes.protobuf, application/json' });
+    const both = await t.raw('GET', cms(), undefined, {
+      Accept: 'application/vnd.kubernetes.protobuf, application/json',
+    });
     expect(both.status).toBe(200);
     expect(both.headers.get('content-type')).toBe('application/json');
     expect(both.json.kind).toBe('ConfigMapList');
@@ -105,9 +132,16 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
   });
 
   it('apply without fieldManager → 422 on PatchOptions', async () => {
-    const res = await t.raw('PATCH', `${cms()}/named`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'named' } }, { 'Content-Type': 'application/apply-patch+yaml' });
+    const res = await t.raw(
+      'PATCH',
+      `${cms()}/named`,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'named' } },
+      { 'Content-Type': 'application/apply-patch+yaml' },
+    );
     expect(res.status).toBe(422);
-    expect(res.json.message).toBe('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
+    expect(res.json.message).toBe(
+      'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+    );
   });
 
   it('injects faults at request entry: 429 with Retry-After, and 500', async () => {
@@ -116,7 +150,12 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
       const busy = await t.raw('GET', `/api/v1/namespaces/${ns}/secrets/any`);
       expect(busy.status).toBe(429);
       expect(busy.headers.get('retry-after')).toBe('1');
-      expect(busy.json).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', code: 429, details: { retryAfterSeconds: 1 } });
+      expect(busy.json).toMatchObject({
+        kind: 'Status',
+        reason: 'TooManyRequests',
+        code: 429,
+        details: { retryAfterSeconds: 1 },
+      });
       expect((await t.raw('GET', cms())).status).toBe(200);
       t.cluster.setFaults({ rules: [{ verbs: ['create'], errorRate: 1, errorStatus: 500 }] });
       const failed = await t.raw('POST', cms(), { metadata: { name: 'fault' } });
@@ -132,9 +171,19 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
     expect((await t.raw('POST', cms(), { metadata: { name: 'contended' }, data: { v: '1' } })).status).toBe(201);
     t.cluster.setFaults({ rules: [{ verbs: ['patch'], resources: ['configmaps'], errorRate: 1, errorStatus: 409 }] });
     try {
-      const lost = await t.raw('PATCH', `${cms()}/contended`, { data: { v: '2' } }, { 'Content-Type': 'application/merge-patch+json' });
+      const lost = await t.raw(
+        'PATCH',
+        `${cms()}/contended`,
+        { data: { v: '2' } },
+        { 'Content-Type': 'application/merge-patch+json' },
+      );
       expect(lost.status).toBe(409);
-      expect(lost.json).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409, details: { name: 'contended', kind: 'configmaps' } });
+      expect(lost.json).toMatchObject({
+        kind: 'Status',
+        reason: 'Conflict',
+        code: 409,
+        details: { name: 'contended', kind: 'configmaps' },
+      });
     } finally {
       t.cluster.setFaults({ rules: [] });
     }
@@ -142,7 +191,9 @@ describe('bad input gets kube-apiserver\'s status codes and Status bodies', () =
   });
 
   it('serves Table responses when asked', async () => {
-    const res = await t.raw('GET', cms(), undefined, { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
+    const res = await t.raw('GET', cms(), undefined, {
+      Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
+    });
     expect(res.json.kind).toBe('Table');
     expect(res.json.apiVersion).toBe('meta.k8s.io/v1');
     expect(res.json.columnDefinitions.map((c: any) => c.name)).toContain('Name');

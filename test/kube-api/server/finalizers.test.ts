@@ -14,14 +14,23 @@ describe.each(backends)('finalizers and owner-reference garbage collection on $n
   const gone = (path: string) => async () => (await t.raw('GET', path)).status === 404;
 
   it('keeps an object with finalizers until the last one is removed', async () => {
-    await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'held', finalizers: ['example.com/a', 'example.com/b'] } });
+    await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: 'held', finalizers: ['example.com/a', 'example.com/b'] },
+    });
     const del = await t.raw('DELETE', cm('held'));
     expect(del.status).toBe(200);
     expect(del.json.metadata.deletionTimestamp).toBeTruthy();
-    const mid = await t.raw('PATCH', cm('held'), [{ op: 'remove', path: '/metadata/finalizers/0' }], { 'Content-Type': 'application/json-patch+json' });
+    const mid = await t.raw('PATCH', cm('held'), [{ op: 'remove', path: '/metadata/finalizers/0' }], {
+      'Content-Type': 'application/json-patch+json',
+    });
     expect(mid.status).toBe(200);
     expect(mid.json.metadata.finalizers).toEqual(['example.com/b']);
-    const added = await t.raw('PATCH', cm('held'), { metadata: { finalizers: ['example.com/b', 'example.com/new'] } }, { 'Content-Type': 'application/merge-patch+json' });
+    const added = await t.raw(
+      'PATCH',
+      cm('held'),
+      { metadata: { finalizers: ['example.com/b', 'example.com/new'] } },
+      { 'Content-Type': 'application/merge-patch+json' },
+    );
     expect(added.status).toBe(422);
     const cur = (await t.raw('GET', cm('held'))).json;
     const last = await t.raw('PUT', cm('held'), { ...cur, metadata: { ...cur.metadata, finalizers: [] } });
@@ -31,7 +40,12 @@ describe.each(backends)('finalizers and owner-reference garbage collection on $n
 
   const owned = async (owner: any, name: string, extra: object = {}) =>
     t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, {
-      metadata: { name, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata.name, uid: owner.metadata.uid, ...extra }] },
+      metadata: {
+        name,
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata.name, uid: owner.metadata.uid, ...extra },
+        ],
+      },
     });
 
   it('background deletion removes dependents after the owner', async () => {
@@ -71,7 +85,11 @@ describe.each(backends)('finalizers and owner-reference garbage collection on $n
   });
 
   it('deletecollection deletes what the selector matches', async () => {
-    for (const [name, tier] of [['dc-1', 'x'], ['dc-2', 'x'], ['dc-3', 'y']]) {
+    for (const [name, tier] of [
+      ['dc-1', 'x'],
+      ['dc-2', 'x'],
+      ['dc-3', 'y'],
+    ]) {
       await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name, labels: { tier } } });
     }
     const res = await t.raw('DELETE', `/api/v1/namespaces/${ns}/configmaps?labelSelector=tier%3Dx`);

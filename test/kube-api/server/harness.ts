@@ -5,7 +5,12 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
-import { startLocalCluster, type LocalCluster, type LocalClusterOptions, type Storage } from '../../../local/kube-api/index.ts';
+import {
+  startLocalCluster,
+  type LocalCluster,
+  type LocalClusterOptions,
+  type Storage,
+} from '../../../local/kube-api/index.ts';
 import { createMemoryStorage } from '../../../local/kube-api/storage/memory.ts';
 
 export interface StorageBackend {
@@ -47,7 +52,10 @@ const etcdBackend: StorageBackend = {
 };
 
 /** Every backend the storage-dependent tests run on. */
-export const backends: StorageBackend[] = existsSync(etcdModule) && process.env.KUBE_API_TEST_BACKENDS !== 'memory' ? [memoryBackend, etcdBackend] : [memoryBackend];
+export const backends: StorageBackend[] =
+  existsSync(etcdModule) && process.env.KUBE_API_TEST_BACKENDS !== 'memory'
+    ? [memoryBackend, etcdBackend]
+    : [memoryBackend];
 
 export interface RawResponse {
   status: number;
@@ -75,7 +83,10 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${process.pid % 10000}-${counter}`;
 }
 
-export async function startTestCluster(backend: StorageBackend, opts: Omit<LocalClusterOptions, 'storage'> = {}): Promise<TestCluster> {
+export async function startTestCluster(
+  backend: StorageBackend,
+  opts: Omit<LocalClusterOptions, 'storage'> = {},
+): Promise<TestCluster> {
   const { storage, dispose } = await backend.create();
   const cluster = await startLocalCluster({ ...opts, storage, name: `test-${backend.name}` });
   const kc = new k8s.KubeConfig();

@@ -10,7 +10,11 @@ describe.each(backends)('list, selectors and pagination on $name storage', (back
     for (let i = 0; i < 12; i++) {
       const labels: Record<string, string> = { idx: String(i), parity: i % 2 ? 'odd' : 'even' };
       if (i < 3) labels.special = 'yes';
-      await t.objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${String(i).padStart(2, '0')}`, namespace: ns, labels } });
+      await t.objects.create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `cm-${String(i).padStart(2, '0')}`, namespace: ns, labels },
+      });
     }
   });
   afterAll(() => t?.stop());
@@ -35,9 +39,30 @@ describe.each(backends)('list, selectors and pagination on $name storage', (back
   });
 
   it('pages through client-node list with a label selector', async () => {
-    const page1 = await t.objects.list('v1', 'ConfigMap', ns, undefined, undefined, undefined, undefined, 'parity=odd', 4);
+    const page1 = await t.objects.list(
+      'v1',
+      'ConfigMap',
+      ns,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      'parity=odd',
+      4,
+    );
     expect(page1.items).toHaveLength(4);
-    const page2 = await t.objects.list('v1', 'ConfigMap', ns, undefined, undefined, undefined, undefined, 'parity=odd', 4, page1.metadata?._continue);
+    const page2 = await t.objects.list(
+      'v1',
+      'ConfigMap',
+      ns,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      'parity=odd',
+      4,
+      page1.metadata?._continue,
+    );
     expect(page2.items).toHaveLength(2);
     expect(page2.metadata?._continue).toBeFalsy();
   });

@@ -12,7 +12,12 @@ describe('memory storage specifics', () => {
     expect(err).toBeInstanceOf(CompactedError);
     expect(err).toMatchObject({ requested: 2, compactRevision: 4 });
     const events: StorageWatchEvent[] = [];
-    const h = s.watch('/k/', 3, (e) => events.push(e), () => undefined);
+    const h = s.watch(
+      '/k/',
+      3,
+      (e) => events.push(e),
+      () => undefined,
+    );
     await new Promise((r) => setImmediate(r));
     expect(events.map((e) => e.modRevision)).toEqual([4, 5, 6]);
     h.stop();
@@ -34,11 +39,21 @@ describe('memory storage specifics', () => {
     const s = createMemoryStorage();
     const first: number[] = [];
     const second: number[] = [];
-    s.watch('/', 0, (e) => {
-      first.push(e.modRevision);
-      if (e.key === '/a') void s.create('/b', {});
-    }, () => undefined);
-    s.watch('/', 0, (e) => second.push(e.modRevision), () => undefined);
+    s.watch(
+      '/',
+      0,
+      (e) => {
+        first.push(e.modRevision);
+        if (e.key === '/a') void s.create('/b', {});
+      },
+      () => undefined,
+    );
+    s.watch(
+      '/',
+      0,
+      (e) => second.push(e.modRevision),
+      () => undefined,
+    );
     await new Promise((r) => setImmediate(r));
     await s.create('/a', {});
     await new Promise((r) => setImmediate(r));
@@ -54,10 +69,30 @@ describe('etcd key layout', () => {
     [{ group: '', resource: 'nodes' }, undefined, 'n1', '/registry/minions/n1'],
     [{ group: '', resource: 'services' }, 'ns', 's', '/registry/services/specs/ns/s'],
     [{ group: 'apps', resource: 'deployments' }, 'ns', 'd', '/registry/deployments/ns/d'],
-    [{ group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, undefined, 'admin', '/registry/clusterroles/admin'],
-    [{ group: 'coordination.k8s.io', resource: 'leases' }, 'kube-system', 'yurthub', '/registry/leases/kube-system/yurthub'],
-    [{ group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }, undefined, 'nodepools.apps.openyurt.io', '/registry/apiextensions.k8s.io/customresourcedefinitions/nodepools.apps.openyurt.io'],
-    [{ group: 'apps.openyurt.io', resource: 'nodepools' }, undefined, 'edge-a', '/registry/apps.openyurt.io/nodepools/edge-a'],
+    [
+      { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' },
+      undefined,
+      'admin',
+      '/registry/clusterroles/admin',
+    ],
+    [
+      { group: 'coordination.k8s.io', resource: 'leases' },
+      'kube-system',
+      'yurthub',
+      '/registry/leases/kube-system/yurthub',
+    ],
+    [
+      { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' },
+      undefined,
+      'nodepools.apps.openyurt.io',
+      '/registry/apiextensions.k8s.io/customresourcedefinitions/nodepools.apps.openyurt.io',
+    ],
+    [
+      { group: 'apps.openyurt.io', resource: 'nodepools' },
+      undefined,
+      'edge-a',
+      '/registry/apps.openyurt.io/nodepools/edge-a',
+    ],
   ])('%o %s/%s → %s', (res, ns, name, key) => {
     expect(objectKey(res, ns, name)).toBe(key);
     expect(key.startsWith(listPrefix(res, ns))).toBe(true);

@@ -24,27 +24,57 @@ describe.each(backends)('patches and server-side apply on $name storage', (backe
   });
 
   it('applies a JSON merge patch', async () => {
-    await t.objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'm', namespace: ns }, data: { a: '1', b: '2' } } as any);
-    const res = await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/m`, { data: { a: null, c: '3' } }, { 'Content-Type': 'application/merge-patch+json' });
+    await t.objects.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'm', namespace: ns },
+      data: { a: '1', b: '2' },
+    } as any);
+    const res = await t.raw(
+      'PATCH',
+      `/api/v1/namespaces/${ns}/configmaps/m`,
+      { data: { a: null, c: '3' } },
+      { 'Content-Type': 'application/merge-patch+json' },
+    );
     expect(res.status).toBe(200);
     expect(res.json.data).toEqual({ b: '2', c: '3' });
   });
 
   it('applies a JSON patch and reports a failed test op', async () => {
-    await t.objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'j', namespace: ns }, data: { a: '1' } } as any);
-    const ok = await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/j`, [{ op: 'replace', path: '/data/a', value: '2' }], {
-      'Content-Type': 'application/json-patch+json',
-    });
+    await t.objects.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'j', namespace: ns },
+      data: { a: '1' },
+    } as any);
+    const ok = await t.raw(
+      'PATCH',
+      `/api/v1/namespaces/${ns}/configmaps/j`,
+      [{ op: 'replace', path: '/data/a', value: '2' }],
+      {
+        'Content-Type': 'application/json-patch+json',
+      },
+    );
     expect(ok.json.data).toEqual({ a: '2' });
-    const failed = await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/j`, [{ op: 'test', path: '/data/a', value: 'nope' }], {
-      'Content-Type': 'application/json-patch+json',
-    });
+    const failed = await t.raw(
+      'PATCH',
+      `/api/v1/namespaces/${ns}/configmaps/j`,
+      [{ op: 'test', path: '/data/a', value: 'nope' }],
+      {
+        'Content-Type': 'application/json-patch+json',
+      },
+    );
     expect(failed.status).toBeGreaterThanOrEqual(400);
     expect(failed.json.kind).toBe('Status');
   });
 
   it('merges containers by name with a strategic merge patch', async () => {
-    await t.objects.create(deployment('smp', [{ name: 'a', image: 'a:1' }, { name: 'b', image: 'b:1' }]) as any);
+    await t.objects.create(
+      deployment('smp', [
+        { name: 'a', image: 'a:1' },
+        { name: 'b', image: 'b:1' },
+      ]) as any,
+    );
     const res = await t.raw(
       'PATCH',
       `/apis/apps/v1/namespaces/${ns}/deployments/smp`,
@@ -60,11 +90,25 @@ describe.each(backends)('patches and server-side apply on $name storage', (backe
   });
 
   it('a patch carrying a stale resourceVersion conflicts', async () => {
-    const created: any = await t.objects.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'rvp', namespace: ns } } as any);
-    await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/rvp`, { data: { x: '1' } }, { 'Content-Type': 'application/merge-patch+json' });
-    const res = await t.raw('PATCH', `/api/v1/namespaces/${ns}/configmaps/rvp`, { metadata: { resourceVersion: created.metadata.resourceVersion }, data: { x: '2' } }, {
-      'Content-Type': 'application/merge-patch+json',
-    });
+    const created: any = await t.objects.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'rvp', namespace: ns },
+    } as any);
+    await t.raw(
+      'PATCH',
+      `/api/v1/namespaces/${ns}/configmaps/rvp`,
+      { data: { x: '1' } },
+      { 'Content-Type': 'application/merge-patch+json' },
+    );
+    const res = await t.raw(
+      'PATCH',
+      `/api/v1/namespaces/${ns}/configmaps/rvp`,
+      { metadata: { resourceVersion: created.metadata.resourceVersion }, data: { x: '2' } },
+      {
+        'Content-Type': 'application/merge-patch+json',
+      },
+    );
     expect(res.status).toBe(409);
     expect(res.json.reason).toBe('Conflict');
   });
@@ -76,34 +120,81 @@ describe.each(backends)('patches and server-side apply on $name storage', (backe
       metadata: { name: 'ssa', namespace: ns },
       spec: { color: 'red', size: 1 },
     };
-    const created: any = await t.objects.patch(body, undefined, undefined, 'alice', false, PatchStrategy.ServerSideApply);
+    const created: any = await t.objects.patch(
+      body,
+      undefined,
+      undefined,
+      'alice',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
     expect(created.spec).toEqual({ color: 'red', size: 1 });
     expect(created.metadata.managedFields).toEqual([
-      expect.objectContaining({ manager: 'alice', operation: 'Apply', apiVersion: 'example.com/v1', fieldsType: 'FieldsV1' }),
+      expect.objectContaining({
+        manager: 'alice',
+        operation: 'Apply',
+        apiVersion: 'example.com/v1',
+        fieldsType: 'FieldsV1',
+      }),
     ]);
 
     const err = await expectApiError(
-      t.objects.patch({ ...body, spec: { color: 'blue' } }, undefined, undefined, 'bob', false, PatchStrategy.ServerSideApply),
+      t.objects.patch(
+        { ...body, spec: { color: 'blue' } },
+        undefined,
+        undefined,
+        'bob',
+        false,
+        PatchStrategy.ServerSideApply,
+      ),
     );
     expect(err.code).toBe(409);
     expect(err.reason).toBe('Conflict');
     expect(err.message).toBe('Apply failed with 1 conflict: conflict with "alice": .spec.color');
-    expect(err.details.causes).toEqual([{ reason: 'FieldManagerConflict', message: 'conflict with "alice"', field: '.spec.color' }]);
+    expect(err.details.causes).toEqual([
+      { reason: 'FieldManagerConflict', message: 'conflict with "alice"', field: '.spec.color' },
+    ]);
 
-    const forced: any = await t.objects.patch({ ...body, spec: { color: 'blue' } }, undefined, undefined, 'bob', true, PatchStrategy.ServerSideApply);
+    const forced: any = await t.objects.patch(
+      { ...body, spec: { color: 'blue' } },
+      undefined,
+      undefined,
+      'bob',
+      true,
+      PatchStrategy.ServerSideApply,
+    );
     expect(forced.spec.color).toBe('blue');
     expect(forced.metadata.managedFields.map((m: any) => m.manager).sort()).toEqual(['alice', 'bob']);
   });
 
   it('a repeated identical apply writes nothing', async () => {
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'idem', namespace: ns }, data: { k: 'v' } };
-    const first: any = await t.objects.patch(body, undefined, undefined, 'idem-mgr', false, PatchStrategy.ServerSideApply);
-    const second: any = await t.objects.patch(body, undefined, undefined, 'idem-mgr', false, PatchStrategy.ServerSideApply);
+    const first: any = await t.objects.patch(
+      body,
+      undefined,
+      undefined,
+      'idem-mgr',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
+    const second: any = await t.objects.patch(
+      body,
+      undefined,
+      undefined,
+      'idem-mgr',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
     expect(second.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
   });
 
   it('applies status through /status without touching spec', async () => {
-    await t.objects.create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'st', namespace: ns }, spec: { color: 'red' } } as any);
+    await t.objects.create({
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'st', namespace: ns },
+      spec: { color: 'red' },
+    } as any);
     const res = await t.raw(
       'PATCH',
       `/apis/example.com/v1/namespaces/${ns}/widgets/st/status?fieldManager=controller`,
@@ -117,8 +208,13 @@ describe.each(backends)('patches and server-side apply on $name storage', (backe
   });
 
   it('non-apply writes update managedFields too', async () => {
-    const res = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps?fieldManager=writer`, { metadata: { name: 'mf' }, data: { a: '1' } });
-    expect(res.json.metadata.managedFields).toEqual([expect.objectContaining({ manager: 'writer', operation: 'Update' })]);
+    const res = await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps?fieldManager=writer`, {
+      metadata: { name: 'mf' },
+      data: { a: '1' },
+    });
+    expect(res.json.metadata.managedFields).toEqual([
+      expect.objectContaining({ manager: 'writer', operation: 'Update' }),
+    ]);
   });
 });
 
@@ -129,21 +225,41 @@ describe('the scale subresource', () => {
   });
   afterAll(() => t?.stop());
 
-  it('reads and changes a Deployment\'s replicas through /scale', async () => {
+  it("reads and changes a Deployment's replicas through /scale", async () => {
     await t.raw('POST', '/apis/apps/v1/namespaces/default/deployments', {
       metadata: { name: 'sc' },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'sc' } }, template: { metadata: { labels: { app: 'sc' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'sc' } },
+        template: { metadata: { labels: { app: 'sc' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      },
     });
     const scale = await t.raw('GET', '/apis/apps/v1/namespaces/default/deployments/sc/scale');
-    expect(scale.json).toMatchObject({ kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 1 }, status: { replicas: 0, selector: 'app=sc' } });
-    const patched = await t.raw('PATCH', '/apis/apps/v1/namespaces/default/deployments/sc/scale', { spec: { replicas: 4 } }, { 'Content-Type': 'application/merge-patch+json' });
+    expect(scale.json).toMatchObject({
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      spec: { replicas: 1 },
+      status: { replicas: 0, selector: 'app=sc' },
+    });
+    const patched = await t.raw(
+      'PATCH',
+      '/apis/apps/v1/namespaces/default/deployments/sc/scale',
+      { spec: { replicas: 4 } },
+      { 'Content-Type': 'application/merge-patch+json' },
+    );
     expect(patched.json.spec.replicas).toBe(4);
     const deploy = await t.raw('GET', '/apis/apps/v1/namespaces/default/deployments/sc');
     expect(deploy.json.spec.replicas).toBe(4);
     expect(deploy.json.metadata.generation).toBe(2);
-    const bad = await t.raw('PUT', '/apis/apps/v1/namespaces/default/deployments/sc/scale', { ...patched.json, spec: { replicas: -1 } });
+    const bad = await t.raw('PUT', '/apis/apps/v1/namespaces/default/deployments/sc/scale', {
+      ...patched.json,
+      spec: { replicas: -1 },
+    });
     expect(bad.status).toBe(422);
-    const stale = await t.raw('PUT', '/apis/apps/v1/namespaces/default/deployments/sc/scale', { ...scale.json, spec: { replicas: 2 } });
+    const stale = await t.raw('PUT', '/apis/apps/v1/namespaces/default/deployments/sc/scale', {
+      ...scale.json,
+      spec: { replicas: 2 },
+    });
     expect(stale.status).toBe(409);
   });
 });
@@ -156,7 +272,12 @@ describe('server-side apply ownership writes', () => {
   afterAll(() => t?.stop());
 
   it('a second manager applying the same value becomes a co-owner (a write), then re-applies are no-ops', async () => {
-    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'co', namespace: 'default' }, data: { k: 'v' } };
+    const body = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'co', namespace: 'default' },
+      data: { k: 'v' },
+    };
     const first: any = await t.objects.patch(body, undefined, undefined, 'one', false, PatchStrategy.ServerSideApply);
     const shared: any = await t.objects.patch(body, undefined, undefined, 'two', false, PatchStrategy.ServerSideApply);
     expect(Number(shared.metadata.resourceVersion)).toBeGreaterThan(Number(first.metadata.resourceVersion));

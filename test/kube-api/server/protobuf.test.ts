@@ -5,7 +5,9 @@ import { backends, startTestCluster, type TestCluster } from './harness.ts';
 // Request bodies captured from kubectl 1.32 (`kubectl create configmap foo --from-literal=a=b`,
 // `kubectl create deployment d2 -n foo --image=nginx --replicas=2`), which always sends protobuf.
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
-const CONFIGMAP = hex('6b387300 0a0f0a027631 1209436f6e6669674d6170 121d0a130a03666f6f12001a002200 2a0032003800420012060a01611201621a002200');
+const CONFIGMAP = hex(
+  '6b387300 0a0f0a027631 1209436f6e6669674d6170 121d0a130a03666f6f12001a002200 2a0032003800420012060a01611201621a002200',
+);
 const DEPLOYMENT = hex(`
   6b 38 73 00 0a 15 0a 07 61 70 70 73 2f 76 31 12 0a 44 65 70 6c 6f 79 6d 65 6e 74 12 aa 01 0a 20
   0a 02 64 32 12 00 1a 03 66 6f 6f 22 00 2a 00 32 00 38 00 42 00 5a 09 0a 03 61 70 70 12 02 64 32
@@ -17,7 +19,12 @@ const DEPLOYMENT = hex(`
 
 describe('Kubernetes protobuf request bodies', () => {
   it('decodes the runtime.Unknown envelope and the object, dropping zero-valued non-pointer fields', () => {
-    expect(decodeKubernetesProtobuf(CONFIGMAP).object).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'foo' }, data: { a: 'b' } });
+    expect(decodeKubernetesProtobuf(CONFIGMAP).object).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'foo' },
+      data: { a: 'b' },
+    });
     const d = decodeKubernetesProtobuf(DEPLOYMENT).object as any;
     expect(d.metadata).toEqual({ name: 'd2', namespace: 'foo', labels: { app: 'd2' } });
     expect(d.spec.replicas).toBe(2);
@@ -38,7 +45,11 @@ describe('Kubernetes protobuf request bodies', () => {
     });
     expect(res.status).toBe(201);
     expect(res.headers.get('content-type')).toBe('application/json');
-    expect(res.json).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'foo', namespace: 'default' }, data: { a: 'b' } });
+    expect(res.json).toMatchObject({
+      kind: 'ConfigMap',
+      metadata: { name: 'foo', namespace: 'default' },
+      data: { a: 'b' },
+    });
   });
 
   it('rejects a garbled protobuf body with 400', async () => {

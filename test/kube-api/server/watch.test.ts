@@ -43,7 +43,8 @@ function openWatch(t: TestCluster, path: string) {
     async until(pred: (evs: WatchLine[]) => boolean, timeoutMs = 10_000): Promise<WatchLine[]> {
       const deadline = Date.now() + timeoutMs;
       while (!pred(events)) {
-        if (ended) throw new Error(`watch ended before condition; events: ${JSON.stringify(events.map((e) => e.type))}`);
+        if (ended)
+          throw new Error(`watch ended before condition; events: ${JSON.stringify(events.map((e) => e.type))}`);
         const left = deadline - Date.now();
         if (left <= 0) throw new Error(`watch condition not met; events: ${JSON.stringify(events.map((e) => e.type))}`);
         await new Promise<void>((r) => {
@@ -104,10 +105,23 @@ describe.each(backends)('watch on $name storage', (backend) => {
 
   it('turns label selector transitions into ADDED and DELETED', async () => {
     const start = await t.raw('GET', cmPath());
-    const w = openWatch(t, `${cmPath()}?watch=1&labelSelector=tier%3Dfront&resourceVersion=${start.json.metadata.resourceVersion}`);
+    const w = openWatch(
+      t,
+      `${cmPath()}?watch=1&labelSelector=tier%3Dfront&resourceVersion=${start.json.metadata.resourceVersion}`,
+    );
     await t.raw('POST', cmPath(), { metadata: { name: 'sel', labels: { tier: 'back' } } });
-    await t.raw('PATCH', `${cmPath()}/sel`, { metadata: { labels: { tier: 'front' } } }, { 'Content-Type': 'application/merge-patch+json' });
-    await t.raw('PATCH', `${cmPath()}/sel`, { metadata: { labels: { tier: 'back' } } }, { 'Content-Type': 'application/merge-patch+json' });
+    await t.raw(
+      'PATCH',
+      `${cmPath()}/sel`,
+      { metadata: { labels: { tier: 'front' } } },
+      { 'Content-Type': 'application/merge-patch+json' },
+    );
+    await t.raw(
+      'PATCH',
+      `${cmPath()}/sel`,
+      { metadata: { labels: { tier: 'back' } } },
+      { 'Content-Type': 'application/merge-patch+json' },
+    );
     const evs = await w.until((e) => e.length >= 2);
     expect(evs.map((e) => e.type)).toEqual(['ADDED', 'DELETED']);
     await w.close();
@@ -115,11 +129,16 @@ describe.each(backends)('watch on $name storage', (backend) => {
 
   it('sends BOOKMARKs when allowed and ends at timeoutSeconds', async () => {
     const start = await t.raw('GET', cmPath());
-    const w = openWatch(t, `${cmPath()}?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=${start.json.metadata.resourceVersion}`);
+    const w = openWatch(
+      t,
+      `${cmPath()}?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=${start.json.metadata.resourceVersion}`,
+    );
     const evs = await w.until((e) => e.some((x) => x.type === 'BOOKMARK'));
     const bm = evs.find((x) => x.type === 'BOOKMARK')!;
     expect(bm.object.kind).toBe('ConfigMap');
-    expect(Number(bm.object.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(start.json.metadata.resourceVersion));
+    expect(Number(bm.object.metadata.resourceVersion)).toBeGreaterThanOrEqual(
+      Number(start.json.metadata.resourceVersion),
+    );
     await waitFor(() => w.ended(), 5_000, 'the watch to end');
     await w.close();
   });

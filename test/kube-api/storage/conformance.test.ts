@@ -42,7 +42,12 @@ interface Collected {
 function collect(s: Storage, prefix: string, afterRevision: number): Collected {
   const events: StorageWatchEvent[] = [];
   const errors: Error[] = [];
-  const handle = s.watch(prefix, afterRevision, (e) => events.push(e), (e) => errors.push(e));
+  const handle = s.watch(
+    prefix,
+    afterRevision,
+    (e) => events.push(e),
+    (e) => errors.push(e),
+  );
   return { events, errors, stop: () => handle.stop() };
 }
 
@@ -147,7 +152,13 @@ describe.each(backends)('Storage conformance: $name', ({ name, open }) => {
     expect(a.more).toBe(false);
 
     const all = await s.list(`${p}pods/`);
-    expect(all.items.map((i) => i.key.slice(p.length))).toEqual(['pods/a', 'pods/a/w', 'pods/a/x', 'pods/ab/y', 'pods/b/z']);
+    expect(all.items.map((i) => i.key.slice(p.length))).toEqual([
+      'pods/a',
+      'pods/a/w',
+      'pods/a/x',
+      'pods/ab/y',
+      'pods/b/z',
+    ]);
     expect(all.items[1].value).toEqual({ k: 'pods/a/w' });
 
     const none = await s.list(`${p}nothing/`);
@@ -235,11 +246,20 @@ describe.each(backends)('Storage conformance: $name', ({ name, open }) => {
 
     const w = collect(s, p, a.modRevision);
     await vi.waitFor(() => expect(w.events).toHaveLength(3), WAIT);
-    expect(w.events).toEqual([
-      { type: 'put', key: `${p}b`, value: { v: 1 }, modRevision: b.modRevision, created: true },
-      { type: 'put', key: `${p}a`, value: { v: 2 }, prevValue: { v: 1 }, modRevision: a2.modRevision, created: false },
-      { type: 'delete', key: `${p}b`, prevValue: { v: 1 }, modRevision: bGone.modRevision },
-    ].map((e) => expect.objectContaining(e)));
+    expect(w.events).toEqual(
+      [
+        { type: 'put', key: `${p}b`, value: { v: 1 }, modRevision: b.modRevision, created: true },
+        {
+          type: 'put',
+          key: `${p}a`,
+          value: { v: 2 },
+          prevValue: { v: 1 },
+          modRevision: a2.modRevision,
+          created: false,
+        },
+        { type: 'delete', key: `${p}b`, prevValue: { v: 1 }, modRevision: bGone.modRevision },
+      ].map((e) => expect.objectContaining(e)),
+    );
     expect(w.events[0].type === 'put' && w.events[0].prevValue).toBeFalsy();
 
     const c = await s.create(`${p}c`, { v: 1 });

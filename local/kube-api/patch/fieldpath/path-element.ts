@@ -63,7 +63,11 @@ function valueString(v: unknown): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'string') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(valueString).join(',')}]`;
-  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${k}=${valueString(v[k])}`).join(',')}}`;
+  if (isObject(v))
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${k}=${valueString(v[k])}`)
+      .join(',')}}`;
   return String(v);
 }
 
@@ -84,7 +88,17 @@ export function compareStrings(a: string, b: string): number {
 /** value.Compare: numbers < strings < booleans < lists < maps < null. */
 function compareValues(a: unknown, b: unknown): number {
   const rank = (v: unknown) =>
-    typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : typeof v === 'boolean' ? 2 : Array.isArray(v) ? 3 : isObject(v) ? 4 : 5;
+    typeof v === 'number'
+      ? 0
+      : typeof v === 'string'
+        ? 1
+        : typeof v === 'boolean'
+          ? 2
+          : Array.isArray(v)
+            ? 3
+            : isObject(v)
+              ? 4
+              : 5;
   const ra = rank(a);
   const rb = rank(b);
   if (ra !== rb) return ra - rb;

@@ -12,7 +12,9 @@ const seconds = (t: string | undefined) => (t ? Math.floor(Date.parse(t) / 1000)
 export function capUpdateManagers(managers: Managers): void {
   const updaters = [...managers].filter(([, r]) => r.operation === 'Update').map(([id]) => id);
   if (updaters.length <= maxUpdateManagers) return;
-  updaters.sort((a, b) => seconds(managers.get(a)!.time) - seconds(managers.get(b)!.time) || (a < b ? -1 : a > b ? 1 : 0));
+  updaters.sort(
+    (a, b) => seconds(managers.get(a)!.time) - seconds(managers.get(b)!.time) || (a < b ? -1 : a > b ? 1 : 0),
+  );
 
   const firstOfVersion = new Map<string, string>();
   let length = updaters.length;

@@ -36,7 +36,8 @@ export function decodeManagedFields(entries: unknown): Managers {
   if (!Array.isArray(entries)) throw new Error('metadata.managedFields must be a list');
   for (const e of entries) {
     if (!isObject(e)) throw new Error('metadata.managedFields entries must be objects');
-    if (e.fieldsType !== undefined && e.fieldsType !== 'FieldsV1') throw new Error(`invalid fieldsType: ${String(e.fieldsType)}`);
+    if (e.fieldsType !== undefined && e.fieldsType !== 'FieldsV1')
+      throw new Error(`invalid fieldsType: ${String(e.fieldsType)}`);
     const record: ManagerRecord = {
       manager: typeof e.manager === 'string' ? e.manager : '',
       operation: e.operation === 'Apply' ? 'Apply' : 'Update',

@@ -11,8 +11,16 @@ import { isObject } from '../json-value.ts';
 import { effectiveSchema } from '../schema-view.ts';
 import type { ZeroPresence } from '../typed/compare.ts';
 
-
-const valueStructFields = new Set(['metadata', 'spec', 'status', 'template', 'jobTemplate', 'strategy', 'updateStrategy', 'resources']);
+const valueStructFields = new Set([
+  'metadata',
+  'spec',
+  'status',
+  'template',
+  'jobTemplate',
+  'strategy',
+  'updateStrategy',
+  'resources',
+]);
 
 export function isBuiltinApiVersion(apiVersion: unknown): boolean {
   if (typeof apiVersion !== 'string') return false;

@@ -43,7 +43,9 @@ export function discardNulls(value: unknown): void {
 }
 
 const isParallelDirective = (key: string) =>
-  key === retainKeysDirective || key.startsWith(`${setElementOrderPrefix}/`) || key.startsWith(`${deleteFromPrimitiveListPrefix}/`);
+  key === retainKeysDirective ||
+  key.startsWith(`${setElementOrderPrefix}/`) ||
+  key.startsWith(`${deleteFromPrimitiveListPrefix}/`);
 
 /** `$setElementOrder/containers` → `containers`; a key without the `/` is malformed. */
 export function directiveTarget(key: string, prefix: string): string | undefined {

@@ -9,7 +9,11 @@ import { deepClone, isObject } from '../json-value.ts';
 import { PatchError, type JsonObject } from '../types.ts';
 import { mergeMap } from './merge-map.ts';
 
-export function applyStrategicMergePatch(target: JsonObject, patch: unknown, schema: SchemaNode | undefined): JsonObject {
+export function applyStrategicMergePatch(
+  target: JsonObject,
+  patch: unknown,
+  schema: SchemaNode | undefined,
+): JsonObject {
   // Go decodes a `null` body into an empty map; anything else that is not an object fails to decode.
   if (patch === null || patch === undefined) return deepClone(target);
   if (!isObject(patch)) {

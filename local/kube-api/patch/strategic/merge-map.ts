@@ -21,7 +21,11 @@ type ValueKind = 'map' | 'slice' | 'scalar';
 const kindOf = (v: unknown): ValueKind => (Array.isArray(v) ? 'slice' : isObject(v) ? 'map' : 'scalar');
 
 /** Merge `patch` into `original`; both are owned by the caller and get mutated. */
-export function mergeMap(original: JsonObject | undefined, patch: JsonObject, schema: SchemaNode | undefined): JsonObject {
+export function mergeMap(
+  original: JsonObject | undefined,
+  patch: JsonObject,
+  schema: SchemaNode | undefined,
+): JsonObject {
   if (Object.hasOwn(patch, directiveMarker)) return handleDirectiveInMergeMap(patch[directiveMarker], patch);
   const target = original ?? {};
   applyRetainKeysDirective(target, patch);
@@ -47,7 +51,11 @@ export function mergeMap(original: JsonObject | undefined, patch: JsonObject, sc
     switch (kindOf(patchV)) {
       case 'map': {
         const { schema: sub, meta } = lookupMapField(schema, key);
-        setKey(target, key, meta.strategy === 'replace' ? patchV : mergeMap(target[key] as JsonObject, patchV as JsonObject, sub));
+        setKey(
+          target,
+          key,
+          meta.strategy === 'replace' ? patchV : mergeMap(target[key] as JsonObject, patchV as JsonObject, sub),
+        );
         break;
       }
       case 'slice': {

@@ -60,7 +60,13 @@ function normalizeSliceOrder(toSort: unknown[], order: unknown[], mergeKey: stri
 }
 
 /** mergeSortedSlice: interleave server-only items (left) into patch items (right) by the live order. */
-function mergeSortedSlice(left: unknown[], right: unknown[], serverOrder: unknown[], mergeKey: string, kind: ElementKind) {
+function mergeSortedSlice(
+  left: unknown[],
+  right: unknown[],
+  serverOrder: unknown[],
+  mergeKey: string,
+  kind: ElementKind,
+) {
   const out: unknown[] = [];
   let i = 0;
   let j = 0;

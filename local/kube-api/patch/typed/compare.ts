@@ -40,7 +40,14 @@ export function excludeFields(c: Comparison, ignored: FieldSet | undefined): Com
 
 const shape = (v: unknown) => (Array.isArray(v) ? 'list' : isObject(v) ? 'map' : 'scalar');
 
-function walk(l: unknown, r: unknown, schema: SchemaNode | undefined, path: Path, out: Comparison, zero?: ZeroPresence) {
+function walk(
+  l: unknown,
+  r: unknown,
+  schema: SchemaNode | undefined,
+  path: Path,
+  out: Comparison,
+  zero?: ZeroPresence,
+) {
   const leaf = () => {
     if (l === undefined) out.added.insert(path);
     else if (r === undefined) out.removed.insert(path);
@@ -57,7 +64,8 @@ function walk(l: unknown, r: unknown, schema: SchemaNode | undefined, path: Path
     const left = indexItems(t, la);
     const right = indexItems(t, ra);
     for (const [id, item] of left) walk(item.value, right.get(id)?.value, t.item, [...path, item.pe], out, zero);
-    for (const [id, item] of right) if (!left.has(id)) walk(undefined, item.value, t.item, [...path, item.pe], out, zero);
+    for (const [id, item] of right)
+      if (!left.has(id)) walk(undefined, item.value, t.item, [...path, item.pe], out, zero);
   } else {
     const lm = isObject(l) ? l : undefined;
     const rm = isObject(r) ? r : undefined;
@@ -65,7 +73,14 @@ function walk(l: unknown, r: unknown, schema: SchemaNode | undefined, path: Path
     const rEmpty = !rm || Object.keys(rm).length === 0;
     if (t.atomic || (lEmpty && rEmpty)) return leaf();
     for (const key of lm ? Object.keys(lm) : []) {
-      walk(lm![key], rm && Object.hasOwn(rm, key) ? rm[key] : undefined, mapChild(t, key).schema, [...path, fieldPE(key)], out, zero);
+      walk(
+        lm![key],
+        rm && Object.hasOwn(rm, key) ? rm[key] : undefined,
+        mapChild(t, key).schema,
+        [...path, fieldPE(key)],
+        out,
+        zero,
+      );
     }
     for (const key of rm ? Object.keys(rm) : []) {
       if (lm && Object.hasOwn(lm, key)) continue;
@@ -79,7 +94,10 @@ function walk(l: unknown, r: unknown, schema: SchemaNode | undefined, path: Path
   else if (r === undefined) out.removed.insert(path);
 }
 
-function indexItems(t: TypeInfo & { kind: 'list' }, items: unknown[]): Map<string, { pe: PathElement; value: unknown }> {
+function indexItems(
+  t: TypeInfo & { kind: 'list' },
+  items: unknown[],
+): Map<string, { pe: PathElement; value: unknown }> {
   const out = new Map<string, { pe: PathElement; value: unknown }>();
   for (const item of items) {
     let pe: PathElement;

@@ -7,7 +7,11 @@ import { effectiveSchema } from '../schema-view.ts';
 /** Key defaults kube's OpenAPI declares but schemas generated from Go types may lack. */
 const wellKnownKeyDefaults: Record<string, unknown> = { protocol: 'TCP' };
 
-export function listItemPE(keys: readonly string[] | undefined, item: unknown, itemSchema: SchemaNode | undefined): PathElement {
+export function listItemPE(
+  keys: readonly string[] | undefined,
+  item: unknown,
+  itemSchema: SchemaNode | undefined,
+): PathElement {
   if (keys && keys.length > 0) {
     if (item === null) throw new Error('associative list with keys may not have a null element');
     if (!isObject(item)) throw new Error('associative list with keys may not have non-map elements');
@@ -17,7 +21,10 @@ export function listItemPE(keys: readonly string[] | undefined, item: unknown, i
       if (Object.hasOwn(item, k)) fields.push([k, item[k]]);
       else if (props?.[k]?.default !== undefined) fields.push([k, props[k].default]);
       else if (k in wellKnownKeyDefaults) fields.push([k, wellKnownKeyDefaults[k]]);
-      else throw new Error(`associative list with keys has an element that omits key field "${k}" (and doesn't have default value)`);
+      else
+        throw new Error(
+          `associative list with keys has an element that omits key field "${k}" (and doesn't have default value)`,
+        );
     }
     return keyPE(fields);
   }

@@ -41,7 +41,8 @@ export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode
   const r = applied as JsonObject;
   if (t.atomic || (Object.keys(l).length === 0 && Object.keys(r).length === 0)) return withoutNulls(applied);
   const out: JsonObject = {};
-  for (const [k, v] of Object.entries(l)) setKey(out, k, Object.hasOwn(r, k) ? mergeApplied(v, r[k], mapChild(t, k).schema) : v);
+  for (const [k, v] of Object.entries(l))
+    setKey(out, k, Object.hasOwn(r, k) ? mergeApplied(v, r[k], mapChild(t, k).schema) : v);
   for (const [k, v] of Object.entries(r)) if (!Object.hasOwn(l, k)) setKey(out, k, withoutNulls(v));
   // An explicit null in the configuration clears the field.
   for (const [k, v] of Object.entries(out)) if (v === null && Object.hasOwn(r, k) && r[k] === null) delete out[k];

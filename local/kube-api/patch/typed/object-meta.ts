@@ -28,7 +28,14 @@ export const objectMetaSchema: SchemaNode = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { apiVersion: str, kind: str, name: str, uid: str, controller: { type: 'boolean' }, blockOwnerDeletion: { type: 'boolean' } },
+        properties: {
+          apiVersion: str,
+          kind: str,
+          name: str,
+          uid: str,
+          controller: { type: 'boolean' },
+          blockOwnerDeletion: { type: 'boolean' },
+        },
         'x-kubernetes-map-type': 'atomic',
       },
       'x-kubernetes-list-type': 'map',
@@ -37,7 +44,11 @@ export const objectMetaSchema: SchemaNode = {
       'x-kubernetes-patch-merge-key': 'uid',
     },
     finalizers: { type: 'array', items: str, 'x-kubernetes-list-type': 'set', 'x-kubernetes-patch-strategy': 'merge' },
-    managedFields: { type: 'array', items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, 'x-kubernetes-list-type': 'atomic' },
+    managedFields: {
+      type: 'array',
+      items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+      'x-kubernetes-list-type': 'atomic',
+    },
   },
 };
 

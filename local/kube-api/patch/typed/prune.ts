@@ -26,6 +26,9 @@ export function prune(merged: JsonObject, lastSet: FieldSet, owned: FieldSet, sc
     if (s.last.has([pe]) && !s.owned.has([pe])) return 'remove' as const;
     return s.last.withPrefix(pe).isEmpty() ? ('keep' as const) : ('descend' as const);
   };
-  const descend = (s: PruneState, pe: PathElement): PruneState => ({ last: s.last.withPrefix(pe), owned: s.owned.withPrefix(pe) });
+  const descend = (s: PruneState, pe: PathElement): PruneState => ({
+    last: s.last.withPrefix(pe),
+    owned: s.owned.withPrefix(pe),
+  });
   return (removeWith(merged, state, schema, rule, descend) as JsonObject | undefined) ?? {};
 }

@@ -33,7 +33,8 @@ export function typeOf(node: SchemaNode | undefined, value: unknown): TypeInfo {
 
 function listType(s: SchemaNode): TypeInfo {
   const listKind = s['x-kubernetes-list-type'];
-  if (listKind === 'map') return { kind: 'list', atomic: false, keys: s['x-kubernetes-list-map-keys'] ?? [], item: s.items };
+  if (listKind === 'map')
+    return { kind: 'list', atomic: false, keys: s['x-kubernetes-list-map-keys'] ?? [], item: s.items };
   if (listKind === 'set') return { kind: 'list', atomic: false, keys: undefined, item: s.items };
   if (listKind) return { kind: 'list', atomic: true, keys: undefined, item: s.items };
   const strategy = s['x-kubernetes-patch-strategy'];
@@ -57,7 +58,8 @@ export function mapChild(info: TypeInfo & { kind: 'map' }, key: string): MapChil
   if (!s) return { schema: undefined, declared: false, undeclared: false };
   const prop = s.properties?.[key];
   if (prop) return { schema: prop, declared: true, undeclared: false };
-  if (typeof s.additionalProperties === 'object') return { schema: s.additionalProperties, declared: false, undeclared: false };
+  if (typeof s.additionalProperties === 'object')
+    return { schema: s.additionalProperties, declared: false, undeclared: false };
   const open = s.additionalProperties === true || s['x-kubernetes-preserve-unknown-fields'] === true || !s.properties;
   return { schema: undefined, declared: false, undeclared: !open };
 }

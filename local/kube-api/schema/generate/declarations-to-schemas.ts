@@ -8,7 +8,14 @@
 import path from 'node:path';
 import ts from 'typescript';
 import type { SchemaNode } from '../types.ts';
-import { ATOMIC_MAPS, ATOMIC_STRUCTS, FLOAT64_FIELDS, INT64_FIELDS, LIST_TAGS, SUPPLEMENTED_FIELDS } from './upstream-tags.ts';
+import {
+  ATOMIC_MAPS,
+  ATOMIC_STRUCTS,
+  FLOAT64_FIELDS,
+  INT64_FIELDS,
+  LIST_TAGS,
+  SUPPLEMENTED_FIELDS,
+} from './upstream-tags.ts';
 
 /** A schema node as stored: a SchemaNode that may instead name a definition. */
 export type StoredNode = Omit<SchemaNode, 'properties' | 'items' | 'additionalProperties'> & {
@@ -83,16 +90,28 @@ const FREE_FORM: Record<string, StoredNode> = {
 const SCALAR_DEFINITIONS: Record<string, [name: string, node: StoredNode]> = {
   Time: [
     'io.k8s.apimachinery.pkg.apis.meta.v1.Time',
-    { type: 'string', format: 'date-time', description: 'Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.' },
+    {
+      type: 'string',
+      format: 'date-time',
+      description: 'Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.',
+    },
   ],
   MicroTime: [
     'io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime',
-    { type: 'string', format: 'date-time', description: 'MicroTime is version of Time with microsecond level precision.' },
+    {
+      type: 'string',
+      format: 'date-time',
+      description: 'MicroTime is version of Time with microsecond level precision.',
+    },
   ],
   // Quantity accepts numbers too (`cpu: 0.5`), so it is int-or-string with its own format.
   Quantity: [
     'io.k8s.apimachinery.pkg.api.resource.Quantity',
-    { 'x-kubernetes-int-or-string': true, format: 'quantity', description: 'Quantity is a fixed-point representation of a number.' },
+    {
+      'x-kubernetes-int-or-string': true,
+      format: 'quantity',
+      description: 'Quantity is a fixed-point representation of a number.',
+    },
   ],
   IntOrString: [
     'io.k8s.apimachinery.pkg.util.intstr.IntOrString',
@@ -114,12 +133,19 @@ export function generateBuiltinSchemas(typesDir: string): GeneratedSchemas {
   const kinds: Record<string, string> = {};
   for (const [group, version, kind, module] of ROOT_KINDS) {
     const file = program.getSourceFile(path.resolve(typesDir, `${module}.d.ts`));
-    const decl = file?.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === kind);
+    const decl = file?.statements.find(
+      (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === kind,
+    );
     if (!decl) throw new Error(`kubernetes-types has no ${module} ${kind}`);
     kinds[`${group || 'core'}/${version}/${kind}`] = generator.define(decl);
   }
-  const version = (JSON.parse(ts.sys.readFile(path.join(typesDir, 'package.json')) ?? '{}') as { version?: string }).version;
-  return { source: `kubernetes-types ${version}`, kinds: sortKeys(kinds), definitions: sortKeys(generator.definitions) };
+  const version = (JSON.parse(ts.sys.readFile(path.join(typesDir, 'package.json')) ?? '{}') as { version?: string })
+    .version;
+  return {
+    source: `kubernetes-types ${version}`,
+    kinds: sortKeys(kinds),
+    definitions: sortKeys(generator.definitions),
+  };
 }
 
 class DefinitionBuilder {
@@ -156,7 +182,8 @@ class DefinitionBuilder {
     }
     for (const [field, extra] of Object.entries(SUPPLEMENTED_FIELDS[owner] ?? {})) {
       let child: StoredNode;
-      if (extra.kind === 'ref-list') child = { type: 'array', items: { $def: this.define(this.findSibling(decl, extra.ref)) } };
+      if (extra.kind === 'ref-list')
+        child = { type: 'array', items: { $def: this.define(this.findSibling(decl, extra.ref)) } };
       else if (extra.kind === 'string-list') child = { type: 'array', items: { type: 'string' } };
       else child = { type: extra.kind };
       properties[field] = this.fieldNode({ ...child, description: extra.description }, owner, field);
@@ -181,7 +208,8 @@ class DefinitionBuilder {
     if (ts.isArrayTypeNode(typeNode)) return { type: 'array', items: this.convert(typeNode.elementType, owner, field) };
     if (ts.isUnionTypeNode(typeNode)) {
       const kinds = new Set(typeNode.types.map((t) => t.kind));
-      if (kinds.has(ts.SyntaxKind.NumberKeyword) && kinds.has(ts.SyntaxKind.StringKeyword)) return this.scalar('IntOrString');
+      if (kinds.has(ts.SyntaxKind.NumberKeyword) && kinds.has(ts.SyntaxKind.StringKeyword))
+        return this.scalar('IntOrString');
       return { 'x-kubernetes-preserve-unknown-fields': true };
     }
     if (ts.isTypeLiteralNode(typeNode)) {
@@ -234,7 +262,9 @@ class DefinitionBuilder {
   }
 
   private findSibling(decl: ts.InterfaceDeclaration, name: string): ts.InterfaceDeclaration {
-    const found = decl.getSourceFile().statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name);
+    const found = decl
+      .getSourceFile()
+      .statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name);
     if (!found) throw new Error(`no interface ${name} next to ${decl.name.text}`);
     return found;
   }

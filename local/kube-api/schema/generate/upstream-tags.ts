@@ -125,7 +125,11 @@ export const INT64_FIELDS = new Set([
 ]);
 
 /** Go float64 fields: `number` with format double. */
-export const FLOAT64_FIELDS = new Set(['JSONSchemaProps.maximum', 'JSONSchemaProps.minimum', 'JSONSchemaProps.multipleOf']);
+export const FLOAT64_FIELDS = new Set([
+  'JSONSchemaProps.maximum',
+  'JSONSchemaProps.minimum',
+  'JSONSchemaProps.multipleOf',
+]);
 
 /**
  * Fields upstream serves that the declarations omit: JSONSchemaProps' Kubernetes extensions are Go fields
@@ -133,13 +137,39 @@ export const FLOAT64_FIELDS = new Set(['JSONSchemaProps.maximum', 'JSONSchemaPro
  */
 export const SUPPLEMENTED_FIELDS: Record<string, Record<string, SupplementedField>> = {
   JSONSchemaProps: {
-    'x-kubernetes-embedded-resource': { kind: 'boolean', description: 'x-kubernetes-embedded-resource defines that the value is an embedded Kubernetes runtime.Object, with TypeMeta and ObjectMeta.' },
-    'x-kubernetes-int-or-string': { kind: 'boolean', description: 'x-kubernetes-int-or-string specifies that this value is either an integer or a string.' },
-    'x-kubernetes-list-map-keys': { kind: 'string-list', description: 'x-kubernetes-list-map-keys annotates an array with the x-kubernetes-list-type `map` by specifying the keys used as the index of the map.' },
-    'x-kubernetes-list-type': { kind: 'string', description: 'x-kubernetes-list-type annotates an array to further describe its topology.' },
-    'x-kubernetes-map-type': { kind: 'string', description: 'x-kubernetes-map-type annotates an object to further describe its topology.' },
-    'x-kubernetes-preserve-unknown-fields': { kind: 'boolean', description: 'x-kubernetes-preserve-unknown-fields stops the API server decoding step from pruning fields which are not specified in the validation schema.' },
-    'x-kubernetes-validations': { kind: 'ref-list', ref: 'ValidationRule', description: 'x-kubernetes-validations describes a list of validation rules written in the CEL expression language.' },
+    'x-kubernetes-embedded-resource': {
+      kind: 'boolean',
+      description:
+        'x-kubernetes-embedded-resource defines that the value is an embedded Kubernetes runtime.Object, with TypeMeta and ObjectMeta.',
+    },
+    'x-kubernetes-int-or-string': {
+      kind: 'boolean',
+      description: 'x-kubernetes-int-or-string specifies that this value is either an integer or a string.',
+    },
+    'x-kubernetes-list-map-keys': {
+      kind: 'string-list',
+      description:
+        'x-kubernetes-list-map-keys annotates an array with the x-kubernetes-list-type `map` by specifying the keys used as the index of the map.',
+    },
+    'x-kubernetes-list-type': {
+      kind: 'string',
+      description: 'x-kubernetes-list-type annotates an array to further describe its topology.',
+    },
+    'x-kubernetes-map-type': {
+      kind: 'string',
+      description: 'x-kubernetes-map-type annotates an object to further describe its topology.',
+    },
+    'x-kubernetes-preserve-unknown-fields': {
+      kind: 'boolean',
+      description:
+        'x-kubernetes-preserve-unknown-fields stops the API server decoding step from pruning fields which are not specified in the validation schema.',
+    },
+    'x-kubernetes-validations': {
+      kind: 'ref-list',
+      ref: 'ValidationRule',
+      description:
+        'x-kubernetes-validations describes a list of validation rules written in the CEL expression language.',
+    },
   },
 };
 

@@ -28,24 +28,50 @@ async function deleteOptions(s: Scope): Promise<DeleteOptions> {
   }
   const q = s.query;
   let policy: string | undefined = body.propagationPolicy ?? q.get('propagationPolicy') ?? undefined;
-  const orphan = body.orphanDependents ?? (q.has('orphanDependents') ? q.get('orphanDependents') === 'true' : undefined);
+  const orphan =
+    body.orphanDependents ?? (q.has('orphanDependents') ? q.get('orphanDependents') === 'true' : undefined);
   if (policy !== undefined && orphan !== undefined) {
-    throw new ApiError(422, 'Invalid', 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "' + policy + '": orphanDependents and deletionPropagation cannot be both set', {
-      group: 'meta.k8s.io',
-      kind: 'DeleteOptions',
-      causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: "${policy}": orphanDependents and deletionPropagation cannot be both set`, field: 'propagationPolicy' }],
-    });
+    throw new ApiError(
+      422,
+      'Invalid',
+      'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "' +
+        policy +
+        '": orphanDependents and deletionPropagation cannot be both set',
+      {
+        group: 'meta.k8s.io',
+        kind: 'DeleteOptions',
+        causes: [
+          {
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: "${policy}": orphanDependents and deletionPropagation cannot be both set`,
+            field: 'propagationPolicy',
+          },
+        ],
+      },
+    );
   }
   if (policy === undefined && orphan !== undefined) policy = orphan ? 'Orphan' : 'Background';
   if (policy !== undefined && !POLICIES.includes(policy)) {
-    throw new ApiError(422, 'Invalid', `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`, {
-      group: 'meta.k8s.io',
-      kind: 'DeleteOptions',
-      causes: [{ reason: 'FieldValueNotSupported', message: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`, field: 'propagationPolicy' }],
-    });
+    throw new ApiError(
+      422,
+      'Invalid',
+      `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+      {
+        group: 'meta.k8s.io',
+        kind: 'DeleteOptions',
+        causes: [
+          {
+            reason: 'FieldValueNotSupported',
+            message: `Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+            field: 'propagationPolicy',
+          },
+        ],
+      },
+    );
   }
   const dryRunBody: unknown[] = Array.isArray(body.dryRun) ? body.dryRun : [];
-  for (const v of dryRunBody) if (v !== 'All') throw badRequest(`Invalid dry run value: ${JSON.stringify(v)}. Supported values: "All"`);
+  for (const v of dryRunBody)
+    if (v !== 'All') throw badRequest(`Invalid dry run value: ${JSON.stringify(v)}. Supported values: "All"`);
   const dryRun = isDryRun(q) || dryRunBody.length > 0;
   s.record.dryRun = dryRun;
   return {

@@ -31,8 +31,10 @@ function decodeContinue(token: string): ContinueToken {
   } catch {
     throw badRequest('continue key is not valid: illegal base64 data or JSON');
   }
-  if (parsed?.v !== 'meta.k8s.io/v1') throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
-  if (!Number.isInteger(parsed.rv) || parsed.rv <= 0) throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (parsed?.v !== 'meta.k8s.io/v1')
+    throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (!Number.isInteger(parsed.rv) || parsed.rv <= 0)
+    throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
   if (typeof parsed.start !== 'string' || parsed.start.includes('..') || parsed.start.startsWith('/')) {
     throw badRequest('continue key is not valid: key provided is not in the expected form');
   }
@@ -75,7 +77,12 @@ export async function readPage(
       for (const s of res.items) items.push(take(s));
       const last = res.items[res.items.length - 1];
       const cont = res.more && last ? encodeContinue(res.revision, last.key.slice(prefix.length)) : undefined;
-      return { items, revision: res.revision, continueToken: cont, ...(cont ? { remainingItemCount: res.remaining } : {}) };
+      return {
+        items,
+        revision: res.revision,
+        continueToken: cont,
+        ...(cont ? { remainingItemCount: res.remaining } : {}),
+      };
     }
     if (!limit) {
       const res = await ctx.storage.list(prefix, { startAfterKey, atRevision: rev });
@@ -128,10 +135,16 @@ export function exactRevision(query: URLSearchParams): number | undefined {
   const rv = query.get('resourceVersion');
   const match = query.get('resourceVersionMatch');
   if (match && match !== 'Exact' && match !== 'NotOlderThan') {
-    throw badRequest(`resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan"`);
+    throw badRequest(
+      `resourceVersionMatch: Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan"`,
+    );
   }
-  if (match && !rv) throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided');
-  if (rv && rv !== '0' && !/^\d+$/.test(rv)) throw badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be an integer`);
+  if (match && !rv)
+    throw badRequest(
+      'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
+    );
+  if (rv && rv !== '0' && !/^\d+$/.test(rv))
+    throw badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be an integer`);
   if (match === 'Exact' && rv && rv !== '0') return Number(rv);
   return undefined;
 }
@@ -144,5 +157,9 @@ export async function handleList(s: Scope): Promise<void> {
   const token = contText ? decodeContinue(contText) : undefined;
   const prefix = listPrefixFor(s.info, s.route.namespace);
   const page = await readPage(s.ctx, s.info, prefix, filter, limit, token, exactRevision(s.query));
-  sendJson(s.res, 200, renderList(s.info, form, page.items, String(page.revision), page.continueToken, page.remainingItemCount));
+  sendJson(
+    s.res,
+    200,
+    renderList(s.info, form, page.items, String(page.revision), page.continueToken, page.remainingItemCount),
+  );
 }

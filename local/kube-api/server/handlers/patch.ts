@@ -23,7 +23,9 @@ type PatchType = (typeof PATCH_TYPES)[number];
 
 function patchType(s: Scope): PatchType {
   const mt = mediaType(s.req.headers['content-type']);
-  const allowed: readonly string[] = s.info.custom ? PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json') : PATCH_TYPES;
+  const allowed: readonly string[] = s.info.custom
+    ? PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json')
+    : PATCH_TYPES;
   if (!allowed.includes(mt)) {
     throw new ApiError(
       415,
@@ -114,7 +116,11 @@ export async function handlePatch(s: Scope): Promise<void> {
     const updated = await s.store.update(info, route.namespace, name, route.subresource, applyOpts, apply);
     sendJson(s.res, 200, renderObject(info, form, updated), s.warnings);
   } catch (err) {
-    if (!(err instanceof ApiError && err.code === 404 && err.reason === 'NotFound' && err.details?.name === name) || route.subresource) throw err;
+    if (
+      !(err instanceof ApiError && err.code === 404 && err.reason === 'NotFound' && err.details?.name === name) ||
+      route.subresource
+    )
+      throw err;
     const obj = apply(undefined);
     // kube authorizes an apply that creates as a create as well: patch rights alone do not create.
     await s.authorizeCreate?.();
@@ -124,4 +130,3 @@ export async function handlePatch(s: Scope): Promise<void> {
     sendJson(s.res, 201, renderObject(info, form, created), s.warnings);
   }
 }
-

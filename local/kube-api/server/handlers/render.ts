@@ -31,9 +31,21 @@ export function renderObject(info: ResourceInfo, form: OutputForm, obj: ApiObjec
   return obj;
 }
 
-export function renderList(info: ResourceInfo, form: OutputForm, items: ApiObject[], resourceVersion: string, cont?: string, remainingItemCount?: number): unknown {
+export function renderList(
+  info: ResourceInfo,
+  form: OutputForm,
+  items: ApiObject[],
+  resourceVersion: string,
+  cont?: string,
+  remainingItemCount?: number,
+): unknown {
   if (form.form === 'table') {
-    return tableModule.toTable(tableResource(info), items, { includeObject: form.includeObject, resourceVersion, continue: cont, remainingItemCount });
+    return tableModule.toTable(tableResource(info), items, {
+      includeObject: form.includeObject,
+      resourceVersion,
+      continue: cont,
+      remainingItemCount,
+    });
   }
   const metadata: ApiObject = { resourceVersion };
   if (cont) metadata.continue = cont;

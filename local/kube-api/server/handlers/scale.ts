@@ -47,16 +47,31 @@ export function toScale(info: ResourceInfo, obj: ApiObject): ApiObject {
   const status: ApiObject = { replicas: Number(readPath(obj, paths.statusReplicasPath) ?? 0) };
   const selector = selectorString(info, obj, paths);
   if (selector) status.selector = selector;
-  const metadata: ApiObject = { name: m.name, uid: m.uid, resourceVersion: m.resourceVersion, creationTimestamp: m.creationTimestamp };
+  const metadata: ApiObject = {
+    name: m.name,
+    uid: m.uid,
+    resourceVersion: m.resourceVersion,
+    creationTimestamp: m.creationTimestamp,
+  };
   if (m.namespace) metadata.namespace = m.namespace;
-  return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata, spec: { replicas: Number(readPath(obj, paths.specReplicasPath) ?? 0) }, status };
+  return {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata,
+    spec: { replicas: Number(readPath(obj, paths.specReplicasPath) ?? 0) },
+    status,
+  };
 }
 
 function replicasOf(scale: unknown, name: string): number {
   const replicas = (scale as ApiObject)?.spec?.replicas ?? 0;
   if (!Number.isInteger(replicas) || replicas < 0) {
     throw invalid({ group: 'autoscaling', kind: 'Scale' }, name, [
-      cause('FieldValueInvalid', 'spec.replicas', `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`),
+      cause(
+        'FieldValueInvalid',
+        'spec.replicas',
+        `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`,
+      ),
     ]);
   }
   return replicas;
@@ -81,10 +96,18 @@ export async function handleScale(s: Scope): Promise<void> {
     const patch = decodePatchBody(raw, type === 'application/apply-patch+yaml' ? 'yaml' : 'json');
     change = (scale) => {
       if (type === 'application/json-patch+json') return patchModule.applyJsonPatch(scale, patch as never) as ApiObject;
-      if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json' || type === 'application/apply-patch+yaml') {
+      if (
+        type === 'application/merge-patch+json' ||
+        type === 'application/strategic-merge-patch+json' ||
+        type === 'application/apply-patch+yaml'
+      ) {
         return patchModule.applyMergePatch(scale, patch as never) as ApiObject;
       }
-      throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+      throw new ApiError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+      );
     };
   }
   const updated = await s.store.update(info, route.namespace, name, undefined, opts, (current) => {

@@ -49,7 +49,11 @@ export function fieldValidation(query: URLSearchParams): FieldValidation {
 }
 
 /** Options of create/update/patch from the query; `requireManager` for apply patches. */
-export function writeOptions(scope: Scope, kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', requireManager = false): WriteOptions {
+export function writeOptions(
+  scope: Scope,
+  kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions',
+  requireManager = false,
+): WriteOptions {
   const q = scope.query;
   const explicit = q.get('fieldManager');
   if (explicit !== null && explicit.length > 128) {
@@ -67,5 +71,12 @@ export function writeOptions(scope: Scope, kind: 'CreateOptions' | 'UpdateOption
   const dryRun = isDryRun(q);
   scope.record.dryRun = dryRun;
   const verb = kind === 'CreateOptions' ? 'create' : kind === 'UpdateOptions' ? 'update' : 'patch';
-  return { dryRun, fieldManager, fieldValidation: fieldValidation(q), warnings: scope.warnings, verb, admit: scope.admitWrite };
+  return {
+    dryRun,
+    fieldManager,
+    fieldValidation: fieldValidation(q),
+    warnings: scope.warnings,
+    verb,
+    admit: scope.admitWrite,
+  };
 }

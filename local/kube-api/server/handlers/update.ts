@@ -12,7 +12,8 @@ export async function handleUpdate(s: Scope): Promise<void> {
   const body = decodeObject(await readBody(s.req), s.req.headers['content-type'], s.info);
   const name = s.route.name!;
   const bodyName = body.metadata?.name ?? '';
-  if (bodyName !== name) throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
+  if (bodyName !== name)
+    throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
   if (!body.metadata?.resourceVersion && requiresResourceVersion(s.info)) {
     // kube's Store.Update names the resource (not the kind) here.
     throw invalid({ group: s.info.group, kind: s.info.resource }, name, [

@@ -21,7 +21,8 @@ function parseTimeout(query: URLSearchParams): number {
   const raw = query.get('timeoutSeconds');
   if (raw === null || raw === '') return DEFAULT_TIMEOUT_S;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw badRequest(`timeoutSeconds: Invalid value: ${JSON.stringify(raw)}: must be a non-negative integer`);
+  if (!Number.isInteger(n) || n < 0)
+    throw badRequest(`timeoutSeconds: Invalid value: ${JSON.stringify(raw)}: must be a non-negative integer`);
   return n === 0 ? DEFAULT_TIMEOUT_S : n;
 }
 
@@ -30,16 +31,22 @@ export async function handleWatch(s: Scope): Promise<void> {
   const form: OutputForm = negotiate(req, query, true);
   const selection = selectionFilter(info, query);
   const name = route.name;
-  const filter = (obj: ApiObject) => (name === undefined || obj.metadata?.name === name) && (!selection || selection(obj));
+  const filter = (obj: ApiObject) =>
+    (name === undefined || obj.metadata?.name === name) && (!selection || selection(obj));
   const rvParam = query.get('resourceVersion') ?? '';
-  if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rvParam)}: must be an integer`);
+  if (rvParam !== '' && !/^\d+$/.test(rvParam))
+    throw badRequest(`resourceVersion: Invalid value: ${JSON.stringify(rvParam)}: must be an integer`);
   const timeoutMs = parseTimeout(query) * 1000;
   const bookmarks = query.get('allowWatchBookmarks') === 'true';
   const sendInitialEvents = query.get('sendInitialEvents') === 'true';
   const prefix = listPrefixFor(info, route.namespace);
   const gv = groupVersion(info.group, info.version);
 
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.writeHead(200, {
+    'Content-Type': 'application/json',
+    'Cache-Control': 'no-cache, private',
+    'Transfer-Encoding': 'chunked',
+  });
   res.flushHeaders();
 
   let closed = false;
@@ -50,7 +57,10 @@ export async function handleWatch(s: Scope): Promise<void> {
   let columnsSent = false;
   const shape = (obj: ApiObject): unknown => {
     if (form.form === 'table') {
-      const table = tableModule.toTable(tableResource(info), [obj], { includeObject: form.includeObject, resourceVersion: String(obj.metadata.resourceVersion) });
+      const table = tableModule.toTable(tableResource(info), [obj], {
+        includeObject: form.includeObject,
+        resourceVersion: String(obj.metadata.resourceVersion),
+      });
       // As kube: a watch's first Table event defines the columns, later ones carry null.
       if (columnsSent) return { ...table, columnDefinitions: null };
       columnsSent = true;
@@ -117,7 +127,15 @@ export async function handleWatch(s: Scope): Promise<void> {
         code: 410,
       });
     } else {
-      write('ERROR', { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: err.message, reason: 'InternalError', code: 500 });
+      write('ERROR', {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: err.message,
+        reason: 'InternalError',
+        code: 500,
+      });
     }
     finish();
   };
