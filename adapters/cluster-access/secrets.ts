@@ -6,7 +6,7 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
  * no invocation ever reads a secret, and every function would otherwise compile the client on each cold
  * start (docs/deploy.md, "Bundle size and load time").
  */
-const loadSdk = () => import('@aws-sdk/client-secrets-manager');
+const loadSdk = () => import('./secrets-sdk.ts');
 
 export interface SecretSource {
   /** The secret's string; rejects with an error whose `name` classifies the failure. */
