@@ -448,6 +448,12 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     );
     expect(err).toBeInstanceOf(RequeueError);
     expect((err as RequeueError).message).toContain('being deleted');
+    // Counted where the errors alarm looks for it (serverless.yml subtracts it from Lambda's Errors).
+    // (its only dimension is the service; the deployed value is checked against the alarm in the packaging test).
+    expect(world.metricsOut.at(-1)).toMatchObject({
+      ReconcileRequeues: 1,
+      _aws: { CloudWatchMetrics: [{ Dimensions: [['service']] }] },
+    });
     expect((err as RequeueError).afterMs).toBeGreaterThan(0);
     expect(world.cluster.requestLog.writesSince(mark)).toEqual([]);
     const state = await readPoolState(world.table, CLUSTER_ID, 'edge-regen');

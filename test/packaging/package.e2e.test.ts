@@ -19,6 +19,7 @@ import {
   type Template,
 } from './cfn.ts';
 import { readZip } from './zip.ts';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '../../functions/reconcile/deps.ts';
 
 /**
  * `npm run package` (osls, offline) once, into a temporary directory, and the CloudFormation and zips it
@@ -269,10 +270,13 @@ describe('alarms', () => {
         Name: 'QueueName',
         Value: getAtt(`${logicalName(name)}DeadLetterQueue`, 'QueueName'),
       });
-      const errors = alarmOn('AWS/Lambda', 'Errors', {
-        Name: 'FunctionName',
-        Value: { Ref: `${logicalName(name)}LambdaFunction` },
-      });
+      const errors =
+        name === 'reconcile'
+          ? reconcileFailuresAlarm()
+          : alarmOn('AWS/Lambda', 'Errors', {
+              Name: 'FunctionName',
+              Value: { Ref: `${logicalName(name)}LambdaFunction` },
+            });
       for (const alarm of [dlq, errors])
         expect(alarm, name).toMatchObject({
           Threshold: 0,
@@ -284,6 +288,29 @@ describe('alarms', () => {
       alarmOn('AWS/Lambda', 'Throttles', { Name: 'FunctionName', Value: { Ref: 'ReconcileLambdaFunction' } }),
     ).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
   });
+
+  /** Reconcile's errors alarm: Lambda's Errors less the requeues the function counts (both are "errors" to Lambda). */
+  const reconcileFailuresAlarm = () =>
+    alarms().find((a) => {
+      const metrics = (a.Metrics ?? []) as {
+        Id: string;
+        Expression?: string;
+        MetricStat?: { Metric: Record<string, unknown> };
+      }[];
+      const byId = new Map(metrics.map((m) => [m.Id, m]));
+      const errors = byId.get('errors')?.MetricStat?.Metric;
+      const requeues = byId.get('requeues')?.MetricStat?.Metric;
+      return (
+        errors?.Namespace === 'AWS/Lambda' &&
+        errors.MetricName === 'Errors' &&
+        JSON.stringify(errors.Dimensions) ===
+          JSON.stringify([{ Name: 'FunctionName', Value: { Ref: 'ReconcileLambdaFunction' } }]) &&
+        requeues?.Namespace === METRICS_NAMESPACE &&
+        requeues.MetricName === 'ReconcileRequeues' &&
+        JSON.stringify(requeues.Dimensions) === JSON.stringify([{ Name: 'service', Value: SERVICE_NAME }]) &&
+        byId.get('failures')?.Expression === 'errors - FILL(requeues, 0)'
+      );
+    });
 
   it('notifies the alarm topic only when the stage names one', () => {
     const withTopic = evaluateConditions(template, { HasAlarmTopic: true });
