@@ -69,6 +69,9 @@ describe('fleet audit: 2 clusters × 3 pools', () => {
 
   it('finds every injected drift with its reason, and the reconciles it requests fix the fixable ones', async () => {
     for (const c of fleet.clusters) await c.forwarder.stop(2_000);
+    // Notices already on the bus (a requeued one comes back up to 10 s later) would repair the drift before the
+    // audit sees it: let them all be delivered first.
+    await fleet.bus.drain();
     // cluster-01: a deleted Service, an edited Deployment, a deleted PoolSpirit, an orphaned object.
     await kubectl(0, 'delete', 'service', '-n', NS, 'ps-pool-00');
     await kubectl(
