@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import type { FleetCluster } from '../fleet/fleet.ts';
 import { nodeName } from '../fleet/seed.ts';
-import type { ProcessKubelet } from '../kubelet/process-kubelet.ts';
+import { ProcessKubelet } from '../kubelet/process-kubelet.ts';
 import type { RunningPoolSpirit } from '../kubelet/process/pool-spirit-process.ts';
 import type { CertificateAuthority } from '../kube-api/index.ts';
 import { installForYurtHubs } from './host-install.ts';
@@ -47,7 +47,10 @@ export async function startFleetHubs(opts: {
 }): Promise<FleetHubs> {
   const { cluster, pools } = opts;
   await installForYurtHubs(cluster.kubeConfig, opts.hostCa, opts.namespace, pools);
-  const kubelet = cluster.kubelet as unknown as ProcessKubelet;
+  const kubelet = cluster.kubelet;
+  if (!(kubelet instanceof ProcessKubelet)) {
+    throw new Error(`real YurtHubs need real pool-spirits: start cluster ${cluster.id} with the process kubelet`);
+  }
   const spiritOf = (pool: string): RunningPoolSpirit => {
     const s = kubelet.poolSpirits().find((r) => poolOfPodKey(r.podKey, pools) === pool);
     if (!s) throw new Error(`no running pool-spirit for pool ${pool}`);
