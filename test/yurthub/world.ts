@@ -4,7 +4,6 @@
  * simulated leader, and real YurtHub v1.5.0 processes — `hubsPerPool` per pool — electing in the pool-spirits.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpMethod } from '@kubernetes/client-node';
@@ -18,6 +17,11 @@ import { poolName, PRODUCT_NAMESPACE } from '../../local/fleet/seed.ts';
 import type { CertAndKey, CertificateAuthority } from '../../local/kube-api/index.ts';
 import { readCompatMaterial } from '../../local/yurthub/host-install.ts';
 import { startFleetHubs, type FleetHubs } from '../../local/yurthub/fleet-hubs.ts';
+import { call as callPoolSpirit, type HttpsResult } from '../process-kubelet/world.ts';
+
+export type { HttpsResult };
+
+type Obj = Record<string, any>;
 
 export interface YurtHubWorld {
   fleet: LocalFleet;
@@ -108,14 +112,10 @@ export async function startYurtHubWorld(shape: { pools: number; hubsPerPool: num
   }
 }
 
-type Obj = Record<string, any>;
-
-export interface HttpsResult {
-  status: number;
-  body: Obj;
-}
-
-/** One HTTPS request to a pool-spirit apiserver, verified against its pool CA, presenting `client`. */
+/**
+ * One HTTPS request to a pool-spirit apiserver, verified against its pool CA, presenting `client`: the
+ * process-kubelet world's request, with a certificate only.
+ */
 export function call(
   url: string,
   caPem: string,
@@ -123,29 +123,7 @@ export function call(
   path: string,
   client?: CertAndKey,
 ): Promise<HttpsResult> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${url}${path}`,
-      { method, ca: caPem, ...(client ? { cert: client.certPem, key: client.keyPem } : {}), timeout: 5000 },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: Obj = {};
-          try {
-            body = text ? JSON.parse(text) : {};
-          } catch {
-            body = { text };
-          }
-          resolve({ status: res.statusCode ?? 0, body });
-        });
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.on('error', reject);
-    req.end();
-  });
+  return callPoolSpirit(url, caPem, method, path, client ? { client } : {});
 }
 
 /** The holder of Lease kube-system/yurthub in a pool's pool-spirit. */
