@@ -50,7 +50,8 @@ export async function startLocalDynamo(opts: LocalDynamoOptions = {}): Promise<L
   const meter = new TableUsageMeter();
   const [handler] = server.listeners('request') as import('node:http').RequestListener[];
   server.removeAllListeners('request');
-  server.on('request', meter.wrap(handler));
+  const inFlight = new InFlightRequests();
+  server.on('request', inFlight.wrap(meter.wrap(handler)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -66,11 +67,71 @@ export async function startLocalDynamo(opts: LocalDynamoOptions = {}): Promise<L
     async stop() {
       if (stopped) return;
       stopped = true;
+      // Closing the server closes dynalite's database, and a request still being worked on then throws from
+      // inside dynalite ("Database is closed"), uncaught, which ends the process (a stack restart in the soak
+      // hit this). So: refuse new requests, let those under way finish, then close.
+      await inFlight.drain(STOP_DRAIN_MS);
       client.destroy();
       server.closeAllConnections?.();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** How long a stop waits for the requests under way; a request still running then may still crash dynalite. */
+const STOP_DRAIN_MS = 5_000;
+
+/**
+ * Counts the requests dynalite is working on, and once draining answers new ones at once with a
+ * retryable 503 (the SDK's ServiceUnavailable) instead of handing them to a database about to close.
+ */
+class InFlightRequests {
+  #count = 0;
+  #draining = false;
+  #idle: (() => void)[] = [];
+
+  wrap(handler: import('node:http').RequestListener): import('node:http').RequestListener {
+    return (req, res) => {
+      if (this.#draining) {
+        res.writeHead(503, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end(
+          JSON.stringify({
+            __type: 'com.amazonaws.dynamodb.v20120810#ServiceUnavailableException',
+            message: 'the local table is stopping',
+          }),
+        );
+        return;
+      }
+      this.#count += 1;
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        this.#count -= 1;
+        if (this.#count === 0) for (const resolve of this.#idle.splice(0)) resolve();
+      };
+      // dynalite answers every request it takes through res.end, also for a client that has gone.
+      const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
+      res.end = ((...args: unknown[]) => {
+        finish();
+        return end(...args);
+      }) as typeof res.end;
+      handler(req, res);
+    };
+  }
+
+  /** Refuses new requests and resolves once none is under way, or after `timeoutMs`. */
+  drain(timeoutMs: number): Promise<void> {
+    this.#draining = true;
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.#idle.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
 }
 
 /** Creates the state table if it does not exist and waits until it is ACTIVE. */
