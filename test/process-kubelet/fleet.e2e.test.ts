@@ -151,8 +151,16 @@ describe('local fleet, process kubelet: one edge pool', () => {
     expect(restarted.status.containerStatuses.every((c: Obj) => c.restartCount === 1)).toBe(true);
     const after = world.kubelet.poolSpirit(podKey(pod))!;
     expect(after.etcd.pid).not.toBe(before.etcd.pid);
-    // The old incarnation is fully gone: its API no longer answers and its data dir was removed.
-    await expect(call(before.apiServerUrl, admin.caPem, 'GET', '/readyz')).rejects.toThrow(/ECONNREFUSED/);
+    // The old incarnation is fully gone: its processes have exited, and its data dir was removed. (Its API's
+    // port may already belong to the new incarnation, still starting, so the port alone proves nothing.)
+    for (const [name, pid] of [
+      ['kube-apiserver', before.apiServer.pid],
+      ['etcd', before.etcd.pid],
+    ] as const)
+      expect(() => process.kill(pid, 0), `${name} ${pid}`).toThrow(/ESRCH/);
+    if (before.apiServerUrl !== after.apiServerUrl) {
+      await expect(call(before.apiServerUrl, admin.caPem, 'GET', '/readyz')).rejects.toThrow(/ECONNREFUSED/);
+    }
     expect(existsSync(before.etcd.dataDir)).toBe(false);
   }, 40_000);
 

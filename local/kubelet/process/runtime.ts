@@ -50,6 +50,8 @@ interface PodEntry {
   failure?: PodFailure;
   restarts: number;
   retry?: NodeJS.Timeout;
+  /** The crashed incarnation's processes being stopped: the next one starts only once they are gone. */
+  stopping?: Promise<void>;
   released: boolean;
   changed: () => void;
 }
@@ -152,6 +154,9 @@ export class PoolSpiritRuntime implements PodRuntime {
     entry.running = undefined;
     entry.leader?.stop();
     entry.leader = undefined;
+    // As a kubelet does, the old processes are gone before the next start: kube-apiserver's graceful
+    // shutdown can outlast the backoff, and two incarnations of one pod must never run side by side.
+    entry.stopping = running.stop().catch((err: unknown) => this.opts.onError?.(err as Error));
     this.fail(entry, {
       container: exit.container,
       reason: 'Error',
@@ -161,7 +166,7 @@ export class PoolSpiritRuntime implements PodRuntime {
       at: exit.at,
     });
     entry.changed();
-    await running.stop();
+    await entry.stopping;
   }
 
   private async electLeader(pod: PoolSpiritPod, running: RunningPoolSpirit): Promise<LeaderStandIn | undefined> {
@@ -183,9 +188,11 @@ export class PoolSpiritRuntime implements PodRuntime {
     entry.restarts += 1;
     void this.recordEvent(entry, failure, delay);
     entry.retry = setTimeout(() => {
-      if (entry.released) return;
-      this.launch(entry);
-      entry.changed();
+      void (entry.stopping ?? Promise.resolve()).then(() => {
+        if (entry.released) return;
+        this.launch(entry);
+        entry.changed();
+      });
     }, delay);
   }
 
