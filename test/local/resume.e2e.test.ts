@@ -82,6 +82,9 @@ describe('local up resumes after kill -9', () => {
     first = startLocalUp(args());
     await first.waitForLine(isConverged, 150_000, 'first start converged');
     expect(first.lines.some((l) => /^state kept in /.test(l.message ?? ''))).toBe(true);
+    // The fleet may roll and converge again before the poll below sees the new version: the converged line to
+    // wait for is the first one printed after the rollout started (it prints only on a change of state).
+    const beforeRollout = first.lines.length;
     await spiritctl(
       'rollout',
       'start',
@@ -102,8 +105,7 @@ describe('local up resumes after kill -9', () => {
       60_000,
       'canary at 0.2.0',
     );
-    const settled = first.lines.length;
-    await first.waitForLine(isConverged, 120_000, 'converged at 0.2.0', settled);
+    await first.waitForLine(isConverged, 120_000, 'converged at 0.2.0', beforeRollout);
     const rolloutBefore = JSON.parse(await spiritctl('rollout', 'status', 'resume-test', '--json'));
     const keysBefore = await tableKeys();
     const objectsBefore = Object.fromEntries(await Promise.all(CLUSTERS.map(async (c) => [c, await objects(c)])));
