@@ -203,40 +203,28 @@ export class Dispatcher {
    */
   #failed(job: Job, error: string, requeueAfterMs?: number): void {
     const { clock, onActivity } = this.#opts;
-    const retriesMade = job.attempts - 1;
-    if (retriesMade >= job.rule.maximumRetryAttempts) {
+    const reportFailed = (retryInMs: number | null) =>
       onActivity({
         type: 'attempt-failed',
         event: job.event,
         rule: job.rule.name,
         attempt: job.attempts,
         error,
-        retryInMs: null,
+        retryInMs,
       });
+    const retriesMade = job.attempts - 1;
+    if (retriesMade >= job.rule.maximumRetryAttempts) {
+      reportFailed(null);
       this.#deadLetter(job, 'retries-exhausted', error);
       return;
     }
     const delay = Math.max(this.#backoff(job.attempts), requeueAfterMs ?? 0);
     if (clock.now() + delay - job.acceptedAt > job.rule.maximumEventAgeMs) {
-      onActivity({
-        type: 'attempt-failed',
-        event: job.event,
-        rule: job.rule.name,
-        attempt: job.attempts,
-        error,
-        retryInMs: null,
-      });
+      reportFailed(null);
       this.#deadLetter(job, 'maximum-event-age-exceeded', error);
       return;
     }
-    onActivity({
-      type: 'attempt-failed',
-      event: job.event,
-      rule: job.rule.name,
-      attempt: job.attempts,
-      error,
-      retryInMs: delay,
-    });
+    reportFailed(delay);
     if (this.#stopped) return;
     const handle = clock.setTimeout(() => {
       this.#retryTimers.delete(handle);
