@@ -82,9 +82,6 @@ describe('local up resumes after kill -9', () => {
     first = startLocalUp(args());
     await first.waitForLine(isConverged, 150_000, 'first start converged');
     expect(first.lines.some((l) => /^state kept in /.test(l.message ?? ''))).toBe(true);
-    // The fleet may roll and converge again before the poll below sees the new version: the converged line to
-    // wait for is the first one printed after the rollout started (it prints only on a change of state).
-    const beforeRollout = first.lines.length;
     await spiritctl(
       'rollout',
       'start',
@@ -105,7 +102,28 @@ describe('local up resumes after kill -9', () => {
       60_000,
       'canary at 0.2.0',
     );
-    await first.waitForLine(isConverged, 120_000, 'converged at 0.2.0', beforeRollout);
+    // Converged again, read from the clusters themselves: `local up --json` prints "converged" only on a change
+    // of state it samples, and a fleet that rolls and settles between two samples prints none.
+    const settledAt = (cluster: string) =>
+      kubectl(
+        cluster,
+        'get',
+        'poolspirits',
+        '-o',
+        'jsonpath={range .items[*]}{.metadata.generation}={.status.observedGeneration}={.status.conditions[?(@.type=="Available")].status}{"\\n"}{end}',
+      );
+    await waitFor(
+      async () => {
+        for (const cluster of CLUSTERS) {
+          const rows = (await settledAt(cluster)).trim().split('\n');
+          const whole = rows.length > 0 && rows.every((r) => /^(\d+)=\1=True$/.test(r));
+          if (!whole) return false;
+        }
+        return true;
+      },
+      120_000,
+      'every PoolSpirit Available at its generation, the canary at 0.2.0',
+    );
     const rolloutBefore = JSON.parse(await spiritctl('rollout', 'status', 'resume-test', '--json'));
     const keysBefore = await tableKeys();
     const objectsBefore = Object.fromEntries(await Promise.all(CLUSTERS.map(async (c) => [c, await objects(c)])));
