@@ -5,6 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseAgentArgs, UsageError } from './options.ts';
 import { createLogger, errorText } from './log.ts';
+import { CredentialFiles, credentialFilesOf, nextCredentialChange } from './credential-files.ts';
 
 /** Runs until `stopRequested` settles (with the signal's name); resolves to the exit code. */
 export async function main(
@@ -27,19 +28,44 @@ export async function main(
     base: { component: 'pool-spirit-agent', poolspirit: options.poolSpirit, pool: options.pool },
   });
   let agent;
+  // Loaded after the flags are checked: the API and etcd clients take seconds to load on a busy node.
+  const start = async () => (await import('./agent.ts')).startAgent({ ...options, logger: log });
   try {
-    // Loaded after the flags are checked: the API and etcd clients take seconds to load on a busy node.
-    const { startAgent } = await import('./agent.ts');
-    agent = await startAgent({ ...options, logger: log });
+    agent = await start();
   } catch (err) {
     log.error('agent cannot start', { error: errorText(err) });
     return 1;
   }
-  const signal = await stopRequested;
-  log.info('stopping', { signal });
-  await agent.stop();
-  return 0;
+  const credentials = new CredentialFiles(credentialFilesOf(options));
+  const watching = new AbortController();
+  try {
+    for (;;) {
+      const next = await Promise.race([
+        stopRequested.then((signal) => ({ signal })),
+        nextCredentialChange(credentials, CREDENTIAL_POLL_MS, watching.signal).then(() => undefined),
+      ]);
+      if (next) {
+        log.info('stopping', { signal: next.signal });
+        await agent.stop();
+        return 0;
+      }
+      log.info('credentials changed on disk (renewed certificates): restarting the agent with them');
+      await agent.stop();
+      try {
+        agent = await start();
+      } catch (err) {
+        // The container restart (with its back-off) reads the files again.
+        log.error('agent cannot restart with the new credentials', { error: errorText(err) });
+        return 1;
+      }
+    }
+  } finally {
+    watching.abort();
+  }
 }
+
+/** The kubelet updates a Secret volume within about a minute; a few seconds more are nothing next to that. */
+const CREDENTIAL_POLL_MS = 5_000;
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   // Listening from the start: a SIGTERM while the clients load still ends in a clean stop.

@@ -60,6 +60,8 @@ export interface ObjectSummary {
   state?: string;
   /** Created by the reconciler and not touched by anyone since. */
   reconcilerCreated?: boolean;
+  /** When the reconciler last wrote the object (its managedFields times): only its own writes move it. */
+  ownWrite?: string;
 }
 
 export interface WatchedResource extends InformerResource<ObjectSummary, ForwardedObject> {
@@ -219,9 +221,35 @@ function ownedMetadataResource(namespace: string, kind: ChangeNoticeKind, resour
       poolName: poolOfOwned(o),
       state: foreignState(o),
       reconcilerCreated: foreignWriters(o).length === 0,
+      ownWrite: ownWrite(o),
     }),
-    isRelevant: changedByOthers,
+    isRelevant: (before, after) => changedByOthers(before, after) || untracedWrite(before, after),
   };
+}
+
+/**
+ * When the reconciler last wrote the object: the times of its own entries (not of a subresource). Only its
+ * own writes move them; its field sets also shrink when someone else removes a field it owned.
+ */
+function ownWrite(obj: ForwardedObject): string {
+  const own = (obj.metadata?.managedFields ?? []).filter((f) => f.manager === FIELD_MANAGER && !f.subresource);
+  return JSON.stringify(own.map((f) => [f.operation, f.time]));
+}
+
+/**
+ * A change nobody's managedFields entry shows: a field someone else *removed* (a key deleted from a
+ * Secret's data, a label taken off). A removal owns nothing, so the remover gets no entry and foreignState
+ * cannot see it; the field only drops out of the reconciler's set, its time unchanged. The reconciler's own
+ * writes move its time, so a new resourceVersion with that time unchanged is someone else's. (Two of the
+ * reconciler's writes in one second look so too: that costs one reconcile that finds nothing to do.)
+ */
+function untracedWrite(before: ObjectSummary | undefined, after: ObjectSummary | undefined): boolean {
+  return (
+    before !== undefined &&
+    after !== undefined &&
+    before.resourceVersion !== after.resourceVersion &&
+    before.ownWrite === after.ownWrite
+  );
 }
 
 export function watchedResources(namespace: string): WatchedResource[] {

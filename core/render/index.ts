@@ -124,7 +124,7 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
     bootstrapConfigMap: names.bootstrapConfigMap,
     clusterDomain: cluster.clusterDomain,
     hostNetwork: nodePool.spec?.hostNetwork === true,
-    pkiHash: secrets.mountedHash.slice(0, 16),
+    pkiHash: secrets.restartHash.slice(0, 16),
   });
   const deployment = applyOverrides(compat ? compatDeployment(rendered) : rendered, spec.overrides);
 

@@ -4,7 +4,7 @@ import { kubeconfigYaml } from './kubeconfig.ts';
 import { APISERVER_PORT } from './layout.ts';
 import type { ObjectNames } from './names.ts';
 import { certFile, keyFile, PKI_FILES, type PkiResult } from './pki.ts';
-import { AGENT_USER } from './pki-spec.ts';
+import { AGENT_USER, type LeafId } from './pki-spec.ts';
 
 /**
  * Three Secrets, split by who may read them:
@@ -35,8 +35,43 @@ export const PKI_SECRET_KEYS = {
 
 export interface RenderedSecrets {
   objects: KubeObject[];
-  /** Hash of the material the pod mounts: changes exactly when the pod must restart to pick it up. */
-  mountedHash: string;
+  /**
+   * Hash of the mounted material a running pod cannot pick up in place (the CAs, the service account key
+   * pair): it changes exactly when the pod must restart. A restart empties etcd (its data is in memory), so
+   * renewed leaf certificates must not cause one: see RELOADED_IN_PLACE.
+   */
+  restartHash: string;
+}
+
+/**
+ * Leaf certificates and keys are re-read from the Secret volume while the pod runs, once the kubelet has
+ * updated it: kube-apiserver watches its serving pair (dynamic serving certificates), etcd and etcd's
+ * clients (the apiserver's etcd client, the gRPC proxy) load theirs on every TLS handshake, and the agent
+ * restarts itself in place when its kubeconfig or etcd client files change (agent/credential-files.ts).
+ * A Record so that a new LeafId cannot be added without deciding whether it reloads.
+ */
+const RELOADED_IN_PLACE: Record<LeafId, true> = {
+  apiserver: true,
+  'apiserver-etcd-client': true,
+  'etcd-server': true,
+  'etcd-peer': true,
+  agent: true,
+  'yurt-coordinator-yurthub-client': true,
+};
+/** The agent's kubeconfig embeds its certificate and key; the CA in it is hashed through ca.crt. */
+const RELOADED_FILES = new Set([
+  ...Object.keys(RELOADED_IN_PLACE).flatMap((id) => [certFile(id as LeafId), keyFile(id as LeafId)]),
+  'kubeconfig',
+]);
+
+function restartHashOf(secrets: KubeObject[]): string {
+  return stableHash(
+    secrets.map((s) =>
+      Object.fromEntries(
+        Object.entries((s.data ?? {}) as Record<string, string>).filter(([file]) => !RELOADED_FILES.has(file)),
+      ),
+    ),
+  );
 }
 
 export function renderSecrets(
@@ -73,7 +108,7 @@ export function renderSecrets(
   const agentSecret = secret(names.agentSecret, PKI_SECRET_KEYS.agent);
   return {
     objects: [secret(names.caSecret, PKI_SECRET_KEYS.ca), pkiSecret, agentSecret],
-    mountedHash: stableHash([pkiSecret.data, agentSecret.data]),
+    restartHash: restartHashOf([pkiSecret, agentSecret]),
   };
 }
 

@@ -56,8 +56,9 @@ export interface WorkloadInput extends ContainerContext {
 
 /**
  * The pool-spirit Deployment. One replica, Recreate: two pods would mean two etcds and two YurtHub
- * elections. Pod-template annotations carry the certificate and configuration hashes, so rotating a
- * certificate or changing a flag rolls the pod; the version annotations say what a pod runs.
+ * elections. Pod-template annotations carry the hash of what a running pod cannot reload (its CAs, its
+ * service account keys) and the configuration hash, so a new CA or a changed flag rolls the pod, while a
+ * renewed leaf certificate reaches it through the Secret volume; the version annotations say what a pod runs.
  *
  * priorityClassName system-cluster-critical: it must win against ordinary workloads on a full edge node
  * (without it the pool loses leader election), but not against node-critical pods (CNI, kube-proxy,

@@ -11,7 +11,7 @@ import { AGENT_KUBECONFIG } from '../../core/render/layout.ts';
 import { agentOptions, NAMES, NAMESPACE, POOL, startHost, tempDir, type Host } from './world.ts';
 import { waitFor } from '../support/wait.ts';
 import { kubeconfigYaml } from '../../local/kube-api/index.ts';
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 
 const MiB = 2 ** 20;
 
@@ -185,6 +185,34 @@ describe('agent process', () => {
     expect(await p.exited).toBe(0);
     expect(p.out()).toContain('"message":"agent stopped"');
     expect(p.out()).not.toMatch(/BEGIN|clusters:|insecure-skip-tls-verify/);
+  });
+
+  it('restarts itself in place when its credentials change on disk (renewed certificates)', async () => {
+    const own = `${tmp.dir}/rotating.kubeconfig`;
+    await writeFile(own, kubeconfigYaml('own', 'http://127.0.0.1:1'));
+    const p = run([
+      `--kubeconfig=${own}`,
+      `--host-kubeconfig=${host.kubeconfigPath}`,
+      `--poolspirit=${POOL}`,
+      `--namespace=${NAMESPACE}`,
+      `--bootstrap-configmap=${NAMES.bootstrapConfigMap}`,
+      '--interval=100ms',
+      '--log-level=info',
+    ]);
+    const starts = () => p.out().split('"message":"agent started"').length - 1;
+    try {
+      await waitFor(() => starts() === 1, 10_000, 'first start logged');
+      // As the kubelet updates a Secret volume: the new content replaces the file in one rename.
+      await writeFile(`${own}.new`, kubeconfigYaml('own', 'http://127.0.0.1:2'));
+      await rename(`${own}.new`, own);
+      await waitFor(() => starts() === 2, 20_000, 'a second start after the change');
+      expect(p.out()).toContain('credentials changed on disk');
+      expect(p.child.exitCode).toBeNull();
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    expect(await p.exited).toBe(0);
+    expect(p.out()).not.toMatch(/BEGIN|client-key-data/);
   });
 
   it('refuses to start, naming the file, when a kubeconfig is missing', async () => {

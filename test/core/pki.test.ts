@@ -115,18 +115,27 @@ describe('per-pool PKI', () => {
     expect(renewed.pki.reasons[0]).toMatch(/within 30 days/);
     expect(pkiOf(renewed)['ca.crt']).toBe(pkiOf(first)['ca.crt']);
     expect(cert(pkiOf(renewed)['apiserver.crt']).notAfter.getTime()).toBeGreaterThan(later.getTime() + 300 * DAY);
-    // the pod rolls to pick them up
-    const annotation = (r: typeof first) =>
-      (
-        r.objects.find((o) => o.kind === 'Deployment')!.spec as {
-          template: { metadata: { annotations: Record<string, string> } };
-        }
-      ).template.metadata.annotations['poolspirit.io/pki-hash'];
-    expect(annotation(renewed)).not.toBe(annotation(first));
+    // Renewed leaves reach the running pod through its Secret volume: the pod must not roll (a restart
+    // empties its in-memory etcd), so the restart hash in the pod template stays.
+    expect(restartAnnotation(renewed)).toBe(restartAnnotation(first));
     const notYet = await renderPoolSpirit(
       await renderInput({ existingPki: pkiOf(first), now: new Date(NOW.getTime() + 300 * DAY) }),
     );
     expect(notYet.pki.reused).toBe(true);
+  });
+
+  it('rolls the pod for a new CA, which nothing running re-reads, but not for a renewed leaf', async () => {
+    const first = pkiOf(await renderPoolSpirit(await renderInput()));
+    const before = restartAnnotation(await renderPoolSpirit(await renderInput({ existingPki: first })));
+    const leafRenewed = await renderPoolSpirit(
+      await renderInput({ existingPki: { ...first, 'apiserver.crt': '', 'agent.crt': '', 'etcd-server.crt': '' } }),
+    );
+    expect(leafRenewed.pki.reused).toBe(false);
+    expect(pkiOf(leafRenewed)['apiserver.crt']).not.toBe(first['apiserver.crt']);
+    expect(restartAnnotation(leafRenewed)).toBe(before);
+    const { 'etcd-ca.crt': _c, 'etcd-ca.key': _k, ...withoutEtcdCa } = first;
+    const caRenewed = await renderPoolSpirit(await renderInput({ existingPki: withoutEtcdCa }));
+    expect(restartAnnotation(caRenewed)).not.toBe(before);
   });
 
   it('reissues every leaf of a CA that changed, and repairs a key that does not match', async () => {
@@ -463,3 +472,11 @@ describe('reuse path stays free of @peculiar/x509', () => {
     expect(direct.map((i) => i.path).filter((p) => !viaShared.includes(p))).toEqual([]);
   });
 });
+
+/** The Deployment's poolspirit.io/pki-hash: what changes exactly when the pod must restart. */
+function restartAnnotation(r: { objects: Array<{ kind: string; spec?: unknown }> }): string | undefined {
+  const spec = r.objects.find((o) => o.kind === 'Deployment')?.spec as
+    | { template: { metadata: { annotations: Record<string, string> } } }
+    | undefined;
+  return spec?.template.metadata.annotations['poolspirit.io/pki-hash'];
+}

@@ -157,6 +157,24 @@ describe('owned objects', () => {
     expect(r.isRelevant(undefined, edited)).toBe(true);
   });
 
+  it('forwards a write that left no trace in managedFields (a key someone removed), not a replay of the same version', () => {
+    const r = byKind('Secret');
+    const ours = r.summarize(owned([{ manager: 'pool-spirit-reconciler', time: 't1' }], { resourceVersion: '7' }));
+    // A JSON patch removing /data/apiserver.crt: the remover owns no field, so it gets no entry.
+    const keyRemoved = r.summarize(
+      owned([{ manager: 'pool-spirit-reconciler', time: 't1' }], { resourceVersion: '8' }),
+    );
+    const sameVersion = r.summarize(
+      owned([{ manager: 'pool-spirit-reconciler', time: 't1' }], { resourceVersion: '7' }),
+    );
+    const ourRewrite = r.summarize(
+      owned([{ manager: 'pool-spirit-reconciler', time: 't2' }], { resourceVersion: '9' }),
+    );
+    expect(r.isRelevant(ours, keyRemoved)).toBe(true);
+    expect(r.isRelevant(ours, sameVersion)).toBe(false);
+    expect(r.isRelevant(keyRemoved, ourRewrite)).toBe(false);
+  });
+
   it('names the pool by the owner, whose name is not cut to a label value', () => {
     const long = 'a'.repeat(80);
     const s = byKind('ConfigMap').summarize({

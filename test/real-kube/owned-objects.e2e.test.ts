@@ -78,6 +78,37 @@ describe('owned objects on the real kube-apiserver', () => {
     }
   });
 
+  it('forwards a key someone else removed from a Secret, which leaves no managedFields entry of theirs', async () => {
+    const agent = rendered.filter((o) => o.kind === 'Secret')[2]!;
+    await client.apply(agent);
+    const resource = watchedResources(NS).find((r) => r.kind === 'Secret')!;
+    const changes: string[] = [];
+    const watcher = new Informer(kc, resource, {
+      onChange: async (type, key) => void changes.push(`${type} ${key}`),
+    });
+    void watcher.run();
+    try {
+      await watcher.hasSynced;
+      const path = `/api/v1/namespaces/${NS}/secrets/${agent.metadata.name}`;
+      const key = Object.keys(agent.data as Record<string, string>)[0]!;
+      const removed = await real.raw('PATCH', `${path}?fieldManager=intruder`, {
+        body: JSON.stringify([{ op: 'remove', path: `/data/${key}` }]),
+        contentType: 'application/json-patch+json',
+      });
+      expect(removed.status).toBe(200);
+      // The real apiserver gives the remover no entry: only the reconciler's field set shrinks.
+      const managers = (JSON.parse(removed.body) as Obj).metadata.managedFields.map((f: Obj) => f.manager);
+      expect(managers).toEqual(['pool-spirit-reconciler']);
+      await waitFor(
+        () => changes.includes(`MODIFIED ${NS}/${agent.metadata.name}`),
+        10_000,
+        'the removal forwarded as a change',
+      );
+    } finally {
+      watcher.stop();
+    }
+  });
+
   it('keeps a sidecar through a forced apply; the core patch removes it and leaves the rendered Deployment', async () => {
     const deployment = rendered.find((o) => o.kind === 'Deployment')!;
     await client.apply(deployment);

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'node:https';
+import { connect } from 'node:tls';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectNames } from '../../core/render/names.ts';
@@ -385,6 +386,84 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
     expect(await etcdVersion(s.etcd.endpoint, own.etcdCaPem, world.coordinatorClient)).toMatch(/etcdserver/);
   });
 
+  it("rotates the pool's leaf certificates in place: new ones served, no restart, the leader kept", async () => {
+    const pool = world.pools[2]!;
+    const s = world.hubs.spiritOf(pool);
+    const hubs = world.hubs.byPool(pool);
+    const { holder } = await leaderOf(world, pool);
+    const own = await poolIdentities(world, pool);
+    const served = async () => ({
+      apiserver: await servedSerial(s.apiServerUrl, s.caPem),
+      etcd: await servedSerial(s.etcd.endpoint, own.etcdCaPem, world.coordinatorClient),
+    });
+    const before = await served();
+    // What the reconciler does 30 days before expiry, brought forward: the leaves are taken out of the
+    // Secrets (as another writer would), and the reconcile that notices issues new ones from the same CAs.
+    const host = await hostApi(world);
+    const names = objectNames(pool);
+    const strip = async (secret: string, keys: string[]) =>
+      host.requestJson(HttpMethod.PATCH, `/api/v1/namespaces/${PRODUCT_NAMESPACE}/secrets/${secret}`, {
+        body: keys.map((k) => ({ op: 'remove', path: `/data/${k.replace('/', '~1')}` })),
+        contentType: 'application/json-patch+json',
+        query: { fieldManager: 'rotation-test' },
+      });
+    const editedAt = Date.now();
+    await strip(names.pkiSecret, ['apiserver.crt', 'etcd-server.crt', 'apiserver-etcd-client.crt']);
+    await strip(names.agentSecret, ['agent.crt']);
+    let samples = 0;
+    let lastLeaderAt = Date.now();
+    let longestNoLeaderMs = 0;
+    let holders = new Set<string>();
+    const after = await waitFor(
+      async () => {
+        const roles = await Promise.all(hubs.map((h) => h.role()));
+        samples++;
+        const leaders = hubs.filter((_, i) => roles[i] === 'leader').map((h) => h.node);
+        if (leaders.length > 0) {
+          longestNoLeaderMs = Math.max(longestNoLeaderMs, Date.now() - lastLeaderAt);
+          lastLeaderAt = Date.now();
+          holders = new Set([...holders, ...leaders]);
+        }
+        const now = await served().catch(() => undefined);
+        return now && now.apiserver !== before.apiserver && now.etcd !== before.etcd ? now : undefined;
+      },
+      120_000,
+      `${pool} serving renewed certificates`,
+      200,
+    );
+    const servedMs = Date.now() - editedAt;
+    // The leader is still watched for a lease after that: a late restart would show here.
+    const watchUntil = Date.now() + 15_000;
+    await waitFor(
+      async () => {
+        const roles = await Promise.all(hubs.map((h) => h.role()));
+        if (roles.includes('leader')) {
+          longestNoLeaderMs = Math.max(longestNoLeaderMs, Date.now() - lastLeaderAt);
+          lastLeaderAt = Date.now();
+        }
+        return Date.now() >= watchUntil;
+      },
+      30_000,
+      `watching ${pool}'s leader after the rotation`,
+      200,
+    );
+    const now = world.hubs.spiritOf(pool);
+    figure('rotation', { pool, servedMs, before, after, longestNoLeaderMs, holders: [...holders], samples });
+    expect(now.etcd.pid).toBe(s.etcd.pid);
+    expect(now.apiServer.pid).toBe(s.apiServer.pid);
+    expect(longestNoLeaderMs).toBeLessThan(15_000);
+    expect([...holders]).toEqual([holder]);
+    // The agent restarted in place on its renewed certificate and still reports this leader.
+    await waitFor(
+      async () =>
+        (await host.requestJson<Obj>(HttpMethod.GET, `/apis/poolspirit.io/v1alpha1/poolspirits/${pool}`)).status?.leader
+          ?.holder === holder,
+      60_000,
+      `PoolSpirit ${pool} still naming ${holder} after the rotation`,
+      500,
+    );
+  }, 240_000);
+
   it('recovers a pool-spirit restart (etcd in memory, all data gone): the hubs elect and write their Leases again', async () => {
     const pool = world.pools[0]!;
     const before = world.hubs.spiritOf(pool);
@@ -525,5 +604,28 @@ function etcdVersion(endpoint: string, caPem: string, client: CertAndKey): Promi
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** The serial number of the certificate a TLS server presents (verified against `caPem`). */
+function servedSerial(url: string, caPem: string, client?: CertAndKey): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(
+      {
+        host: hostname,
+        port: Number(port),
+        ca: caPem,
+        cert: client?.certPem,
+        key: client?.keyPem,
+      },
+      () => {
+        const serial = socket.getPeerCertificate().serialNumber;
+        socket.end();
+        resolve(serial);
+      },
+    );
+    socket.setTimeout(5000, () => socket.destroy(new Error('timed out')));
+    socket.on('error', reject);
   });
 }

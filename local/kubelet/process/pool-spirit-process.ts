@@ -10,6 +10,7 @@
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { parse, stringify } from 'yaml';
 import { startAgent, type RunningAgent } from '../../../agent/agent.ts';
+import { credentialFilesOf } from '../../../agent/credential-files.ts';
 import { parseAgentArgs, type AgentOptions } from '../../../agent/options.ts';
 import { translateContainerArgs } from './container-args.ts';
 import { CONTAINERS, containerEnv, containerOf, podKeyOf, type PoolSpiritPod } from './pod-plan.ts';
@@ -27,6 +28,35 @@ export interface StartPoolSpiritOptions {
   /** Translations and process lifecycle, one line each. */
   log?: (line: string) => void;
   readyDeadlineMs?: number;
+  /** How often the Secret volumes are synced with their Secrets (the kubelet's sync; default 2 s). */
+  secretSyncMs?: number;
+}
+
+/** A kubelet syncs a Secret volume within about a minute; the tests that rotate certificates need less. */
+const DEFAULT_SECRET_SYNC_MS = 2_000;
+
+/** Runs `fn` every `everyMs` (never two at once) until stop(), which waits for a run under way. */
+function everyUntilStopped(everyMs: number, fn: () => Promise<void>, onError: (err: unknown) => void) {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const schedule = () => {
+    timer = setTimeout(() => {
+      running = fn()
+        .catch(onError)
+        .finally(() => {
+          if (!stopped) schedule();
+        });
+    }, everyMs);
+  };
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
 }
 
 export interface RunningPoolSpirit {
@@ -80,6 +110,22 @@ export async function startPoolSpirit(pod: PoolSpiritPod, opts: StartPoolSpiritO
         return a;
       }));
     if (opts.startAgent !== false) await runAgent();
+    // The agent's own files, as agent/main.ts watches them in a cluster: renewed, they restart it in place.
+    const agentFiles = new Set(credentialFilesOf(agentOptions));
+    const syncVolumes = async () => {
+      const replaced = await plane.refreshSecretVolumes();
+      if (replaced.includes(parsed.kubeconfig)) await pointKubeconfigAt(parsed.kubeconfig, plane.apiServerUrl, log);
+      if (!agentStarting || !replaced.some((f) => agentFiles.has(f))) return;
+      log('agent: credentials changed on disk (renewed certificates): restarting the agent with them');
+      const old = await agentStarting.catch(() => undefined);
+      agentStarting = undefined;
+      agent = undefined;
+      await old?.stop();
+      await runAgent();
+    };
+    const volumeSync = everyUntilStopped(opts.secretSyncMs ?? DEFAULT_SECRET_SYNC_MS, syncVolumes, (err) =>
+      log(`volume sync failed (retried): ${(err as Error).message}`),
+    );
     let stopping: Promise<void> | undefined;
     return {
       podKey: podKeyOf(pod),
@@ -95,6 +141,7 @@ export async function startPoolSpirit(pod: PoolSpiritPod, opts: StartPoolSpiritO
       // The agent goes first: it must not report a pool-spirit whose apiserver is gone.
       stop: () =>
         (stopping ??= (async () => {
+          await volumeSync.stop();
           await (await agentStarting?.catch(() => undefined))?.stop();
           await plane.stop();
         })()),

@@ -9,7 +9,7 @@
  * the way a crash-looping container shows them.
  */
 import { rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { APISERVER_PORT, ETCD_CLIENT_PORT, ETCD_METRICS_PORT, ETCD_PEER_PORT } from '../../../core/render/layout.ts';
 import { freePorts } from '../../etcd/launch.ts';
@@ -80,6 +80,8 @@ export interface RealControlPlane {
   layoutFor(container: PodContainer): HostLayout;
   /** Host directory of a volume, by the volume's name. */
   volumeDir(volume: string): string | undefined;
+  /** The kubelet's Secret volume sync, once: rewrites the files whose Secret content changed; their host paths. */
+  refreshSecretVolumes(): Promise<string[]>;
   /** Settles when the first of the two processes ends without stop() having been called. */
   exited: Promise<ContainerExit>;
   workDir: string;
@@ -199,6 +201,7 @@ export async function startRealControlPlane(opts: StartRealControlPlaneOptions):
       translations: { etcd: etcd.translated.translations, 'kube-apiserver': apiServer.translated.translations },
       layoutFor,
       volumeDir: (volume) => volumes.dirs[volume],
+      refreshSecretVolumes: volumes.refresh,
       exited,
       workDir,
       stop,
@@ -218,7 +221,12 @@ function missingVolume(container: string, volume: string): never {
   throw new Error(`container ${container} mounts volume "${volume}", which the pod does not define`);
 }
 
-/** Secret volumes as files (items, or every key), emptyDirs as directories; the pool CA is read on the way. */
+/**
+ * Secret volumes as files (items, or every key), emptyDirs as directories; the pool CA is read on the way.
+ * `refresh()` is the kubelet's Secret volume sync: it reads the Secrets again and replaces each file whose
+ * content changed in one rename (as the kubelet's atomic writer swaps its data dir), so a reader never sees
+ * half a file. It returns the host paths it replaced.
+ */
 async function materializeVolumes(
   volumes: PodVolume[],
   workDir: string,
@@ -227,19 +235,33 @@ async function materializeVolumes(
 ) {
   const dirs: Record<string, string> = {};
   let caPem = '';
-  for (const v of volumes) {
-    const dir = join(workDir, 'volumes', v.name);
-    if (v.secret) {
-      const data = await readSecret(v.secret.secretName);
-      const items = v.secret.items ?? Object.keys(data).map((key) => ({ key, path: key }));
-      for (const item of items) {
+  /** Per Secret volume file: the base64 content last written, to tell a change from a rewrite. */
+  const written = new Map<string, string>();
+  const secretFiles = async (v: PodVolume & { secret: NonNullable<PodVolume['secret']> }, dir: string) => {
+    const data = await readSecret(v.secret.secretName);
+    const items = v.secret.items ?? Object.keys(data).map((key) => ({ key, path: key }));
+    return {
+      data,
+      files: items.map((item) => {
         const value = data[item.key];
         if (value === undefined)
           throw new Error(`volume ${v.name}: Secret ${v.secret.secretName} has no key "${item.key}"`);
-        const file = join(dir, item.path);
-        await mkdir(dirname(file), { recursive: true });
-        await writeFile(file, Buffer.from(value, 'base64'), { mode: v.secret.defaultMode ?? 0o644 });
-      }
+        return { file: join(dir, item.path), value };
+      }),
+    };
+  };
+  const write = async (file: string, value: string, mode: number) => {
+    await mkdir(dirname(file), { recursive: true });
+    const next = `${file}.${process.pid}.new`;
+    await writeFile(next, Buffer.from(value, 'base64'), { mode });
+    await rename(next, file);
+    written.set(file, value);
+  };
+  for (const v of volumes) {
+    const dir = join(workDir, 'volumes', v.name);
+    if (v.secret) {
+      const { data, files } = await secretFiles({ ...v, secret: v.secret }, dir);
+      for (const f of files) await write(f.file, f.value, v.secret.defaultMode ?? 0o644);
       if (!caPem && data['ca.crt']) caPem = Buffer.from(data['ca.crt'], 'base64').toString('utf8');
       dirs[v.name] = dir;
     } else if (v.emptyDir) {
@@ -252,7 +274,22 @@ async function materializeVolumes(
       log(`volume ${v.name}: projected volume left empty (process mode issues no service account token)`);
     }
   }
-  return { dirs, caPem };
+  const refresh = async (): Promise<string[]> => {
+    const replaced: string[] = [];
+    for (const v of volumes) {
+      const dir = dirs[v.name];
+      if (!v.secret || !dir) continue;
+      const { files } = await secretFiles({ ...v, secret: v.secret }, dir);
+      for (const f of files) {
+        if (written.get(f.file) === f.value) continue;
+        await write(f.file, f.value, v.secret.defaultMode ?? 0o644);
+        replaced.push(f.file);
+        log(`volume ${v.name}: ${f.file.slice(dir.length + 1)} updated from Secret ${v.secret.secretName}`);
+      }
+    }
+    return replaced;
+  };
+  return { dirs, caPem, refresh };
 }
 
 /** A Metadata-level audit policy (who did what to which object, no bodies) and where its log goes. */
