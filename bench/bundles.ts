@@ -33,7 +33,10 @@ const exec = promisify(execFile);
 
 /** Committed ceiling for one function's minified code, entry and chunks together (source maps ship beside). */
 export const BUNDLE_SIZE_CAP_BYTES = 3 * 1024 * 1024;
-/** What test/packaging holds every CI run to: a function loads in at most this multiple of its SDK-only baseline. */
+/**
+ * What test/scripts/package.e2e.test.ts holds every CI run to: a function loads in at most this multiple of its
+ * SDK-only baseline.
+ */
 export const LOAD_RATIO_TARGET = 1.5;
 /** The goal, each function on its own (medians of at least 7 interleaved runs): met when both ratios are within it. */
 export const LOAD_RATIO_GOAL = 1.25;

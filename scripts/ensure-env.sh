@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-# Headless Chromium renders the audit's HTML fleet report in its tests (test/audit); only `--tests` needs it.
+# Headless Chromium renders the audit's HTML fleet report in its tests (test/core/audit,
+# test/functions/audit); only `--tests` needs it.
 if [ "${1:-}" = "--tests" ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 fi

@@ -1,5 +1,5 @@
 /**
- * Writes the CRDs under infra/crds/ from their sources in core/. A test (test/core/crd-drift.test.ts)
+ * Writes the CRDs under infra/crds/ from their sources in core/. A test (test/core/crd/crd.test.ts)
  * fails when a committed file differs from what this script would write.
  *   node scripts/generate-crds.ts
  */

@@ -4,7 +4,7 @@
  *
  * Why mini: classic zod's method-chaining API layer is cold-start time in every function (a bundle that
  * builds one classic schema loads in ~27 ms, ~10 ms with mini; see bench/bundles.ts for the functions),
- * and one classic import anywhere in a function's graph ships all of it again (test/packaging/zod-mini.e2e.test.ts).
+ * and one classic import anywhere in a function's graph ships all of it again (test/scripts/zod-mini.e2e.test.ts).
  *
  * Why the locale here: classic loads English messages on import; mini loads none, so every issue would read
  * "Invalid input". This module sets English before any module that imports it runs, so no schema is built

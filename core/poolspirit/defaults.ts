@@ -37,7 +37,7 @@ export interface ResourceRequirements {
  * `spiritctl probe capacity --local` at 500 Nodes, 1,000 Pods of 8 KB, 500 contenders and a 120 s patch
  * storm: kube-apiserver peaked at 592 MiB RSS (224 idle), etcd at 477 MiB charged (RSS + tmpfs, the db
  * once). A request covers the peak, a limit the peak × 1.5 (probe/capacity/measured-peaks.json, checked by
- * test/probe/resource-limits.test.ts). No CPU limits: throttling an apiserver that YurtHubs elect through
+ * test/core/poolspirit/resource-limits.test.ts). No CPU limits: throttling an apiserver that YurtHubs elect through
  * only makes leases miss their renew deadline.
  *
  * etcd's memory limit must hold its RSS *and* the in-memory data volume, because tmpfs pages are charged to

@@ -1,6 +1,6 @@
 /**
  * The pool agents' rights in the cluster, as static RBAC objects: the one source of truth that
- * infra/cluster/agent/rbac.yaml is checked against (test/infra/agent-rbac.test.ts) and that the local
+ * infra/cluster/agent/rbac.yaml is checked against (test/infra/cluster/agent/agent-rbac.test.ts) and that the local
  * stacks with RBAC install (they install infra/cluster).
  *
  * Why static: when the reconciler rendered a Role/RoleBinding and a ClusterRole/ClusterRoleBinding per

@@ -1,7 +1,7 @@
 /**
  * What each function does to a cluster's apiserver, as (group, resource, verbs, scope), and from it the
  * exact RBAC the functions' identity needs — the table infra/cluster/reconciler/rbac.yaml is checked
- * against (test/infra/reconciler-rbac.test.ts), rule for rule, in both directions.
+ * against (test/infra/cluster/reconciler/reconciler-rbac.test.ts), rule for rule, in both directions.
  *
  * Derived from code where the code decides: the kinds the reconcile reads and applies, and the kinds the
  * audit lists, are whatever renderPoolSpirit emits (pass its objects in). The rest (the calls functions/*

@@ -28,7 +28,7 @@ export interface PolicyRule {
 
 /**
  * What a real YurtHub v1.5.0 asks of the coordinator apiserver (read from its source, then checked against
- * the requests the real hubs make: test/yurthub/election.e2e.test.ts fails if a rule held is not used or a
+ * the requests the real hubs make: test/e2e/yurthub/election.e2e.test.ts fails if a rule held is not used or a
  * request is refused, from each pool-spirit apiserver's audit log): the leader election on kube-system/yurthub and the
  * informer-sync Lease (the leader deletes and re-creates it), every hub's node Lease in kube-node-lease (its
  * coordinator health probe) and the lease informer over all of them (the leader delegates heartbeats); the

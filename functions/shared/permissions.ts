@@ -1,9 +1,9 @@
 /**
  * What each function's code calls on AWS, as IAM actions: the table the per-function roles in
- * serverless.yml are written from. test/packaging holds both sides to it: each role in the packaged
- * CloudFormation grants exactly its row, and each handler's bundle (esbuild, tree-shaken) references exactly
- * the SDK commands its row allows, so a new call without a permission (or a permission left behind after
- * its call is gone) fails the suite.
+ * serverless.yml are written from. Tests hold both sides to it: each role in the packaged CloudFormation
+ * grants exactly its row (test/scripts/package.e2e.test.ts), and each handler's bundle (esbuild, tree-shaken)
+ * references exactly the SDK commands its row allows (test/functions/shared/permissions.test.ts), so a new
+ * call without a permission (or a permission left behind after its call is gone) fails the suite.
  *
  * Not here because no IAM permission is involved:
  *  - EKS tokens (adapters/cluster-access/eks-token.ts) are presigned STS GetCallerIdentity URLs, which any

@@ -3,7 +3,7 @@ import { type Cidr, parseCidr, parseWildcard, type Wildcard } from './pattern-va
 
 /**
  * Validation and compilation of EventBridge event patterns. The rules follow EventBridge's documented
- * behaviour (see test/bus/pattern.test.ts for the table of cases and where each comes from): every field
+ * behaviour (see test/local/bus/pattern.test.ts for the table of cases and where each comes from): every field
  * value is an array of match values or a nested object, every match object holds exactly one operator,
  * and each operator has its own value shape.
  */

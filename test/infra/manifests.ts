@@ -21,7 +21,10 @@ import { KUBECTL } from '../../local/kube-bins/index.ts';
 export { KUBECTL };
 const run = promisify(execFile);
 
-/** Where the ClusterClient creates Events about cluster-scoped objects (test/infra/reconciler-rbac checks it live). */
+/**
+ * Where the ClusterClient creates Events about cluster-scoped objects
+ * (test/infra/cluster/reconciler/reconciler-rbac.test.ts checks it live).
+ */
 export const EVENT_NAMESPACE = 'default';
 
 export function parseManifests(text: string): KubeObject[] {

@@ -32,7 +32,7 @@ import { createReconcileHandler, reconcileDeps } from '../../../functions/reconc
 import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../local/dynamodb.ts';
 import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../../local/kube-api/index.ts';
 import { createCertificateAuthority } from '../../../local/kube-api/auth/test-pki.ts';
-import { lambdaContext } from '../../functions/harness.ts';
+import { lambdaContext } from '../../functions/reconcile/harness.ts';
 
 const repoRoot = join(import.meta.dirname, '..', '..', '..');
 const TABLE = 'refused-access-state';

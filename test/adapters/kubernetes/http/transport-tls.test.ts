@@ -1,0 +1,146 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKubeTransport, KubeApiError, type KubeTransport } from '../../../../adapters/kubernetes/http/index.ts';
+import { connectionFromKubeconfig } from '../../../../adapters/kubernetes/http/kubeconfig.ts';
+import { issueClientCertificate, startLocalCluster, type LocalCluster } from '../../../../local/kube-api/index.ts';
+import { makePki, startServer, type Pki, type TestServer } from './fixtures.ts';
+
+describe('transport over TLS', () => {
+  let pki: Pki;
+  let server: TestServer;
+  const transports: KubeTransport[] = [];
+  const track = (t: KubeTransport) => (transports.push(t), t);
+
+  beforeAll(async () => {
+    pki = await makePki();
+    server = await startServer({ tls: { serving: pki.serving, clientCa: pki.ca.certPem } });
+  });
+  afterAll(async () => {
+    for (const t of transports) t.close();
+    await server.close();
+  });
+
+  it('verifies the server against the given CA and sends a bearer token', async () => {
+    const t = track(createKubeTransport({ server: server.url, caPem: pki.ca.certPem, token: 'tok-1' }));
+    await expect(t.request({ method: 'GET', path: '/api/v1/namespaces' })).resolves.toMatchObject({ ok: true });
+    expect(server.seen.at(-1)!.headers.authorization).toBe('Bearer tok-1');
+    expect(server.seen.at(-1)!.headers.accept).toBe('application/json');
+    expect(server.seen.at(-1)!.clientCn).toBeUndefined();
+  });
+
+  it('rejects a server certificate from another CA, or with system roots', async () => {
+    const wrong = track(createKubeTransport({ server: server.url, caPem: pki.otherCa.certPem }));
+    await expect(wrong.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({
+      code: expect.stringMatching(/CERT|SIGNATURE|ISSUER/),
+    });
+    const roots = track(createKubeTransport({ server: server.url }));
+    await expect(roots.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({
+      code: expect.stringMatching(/CERT|SIGNATURE|ISSUER/),
+    });
+  });
+
+  it('skips verification only when told to', async () => {
+    const t = track(createKubeTransport({ server: server.url, insecureSkipTlsVerify: true }));
+    await expect(t.request({ method: 'GET', path: '/x' })).resolves.toMatchObject({ ok: true });
+  });
+
+  it('checks the certificate against tlsServerName instead of the URL host', async () => {
+    const ok = track(createKubeTransport({ server: server.url, caPem: pki.ca.certPem, tlsServerName: 'localhost' }));
+    await expect(ok.request({ method: 'GET', path: '/x' })).resolves.toMatchObject({ ok: true });
+    const bad = track(
+      createKubeTransport({ server: server.url, caPem: pki.ca.certPem, tlsServerName: 'elsewhere.example' }),
+    );
+    await expect(bad.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({
+      code: 'ERR_TLS_CERT_ALTNAME_INVALID',
+    });
+  });
+
+  it('presents the client certificate', async () => {
+    const t = track(
+      createKubeTransport({
+        server: server.url,
+        caPem: pki.ca.certPem,
+        clientCertPem: pki.client.certPem,
+        clientKeyPem: pki.client.keyPem,
+      }),
+    );
+    await expect(t.request({ method: 'GET', path: '/x' })).resolves.toMatchObject({ seen: { clientCn: 'alice' } });
+  });
+
+  it('reuses one keep-alive connection for sequential requests', async () => {
+    const before = server.connections;
+    const t = track(createKubeTransport({ server: server.url, caPem: pki.ca.certPem }));
+    for (let i = 0; i < 5; i++) await t.request({ method: 'GET', path: `/x/${i}` });
+    expect(server.connections - before).toBe(1);
+    expect(t.sent).toMatchObject({ total: 5, GET: 5 });
+  });
+});
+
+describe('transport against the local API with x509 auth', () => {
+  let pki: Pki;
+  let cluster: LocalCluster;
+  let dir: string;
+  const transports: KubeTransport[] = [];
+
+  beforeAll(async () => {
+    pki = await makePki();
+    dir = await mkdtemp(join(tmpdir(), 'kube-http-tls-'));
+    cluster = await startLocalCluster({
+      tls: { ...pki.serving, clientCaPems: [pki.ca.certPem], caPem: pki.ca.certPem },
+      authorization: 'RBAC',
+    });
+  });
+  afterAll(async () => {
+    for (const t of transports) t.close();
+    await cluster?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function transportFor(identity?: { certPem: string; keyPem: string }): Promise<KubeTransport> {
+    const path = join(dir, `kc-${transports.length}`);
+    await cluster.writeKubeconfig(path, identity);
+    const t = createKubeTransport(connectionFromKubeconfig(await readFile(path, 'utf8')));
+    transports.push(t);
+    return t;
+  }
+
+  it('authenticates by client certificate from a kubeconfig', async () => {
+    const t = await transportFor(pki.client);
+    const list = await t.request<{ items: Array<{ metadata: { name: string } }> }>({
+      method: 'GET',
+      path: '/api/v1/namespaces',
+    });
+    expect(list.items.map((n) => n.metadata.name)).toContain('kube-system');
+  });
+
+  it('maps 401 and 403 to KubeApiError with code, reason and Status body', async () => {
+    const anonymous = await transportFor();
+    const unauthorized = await anonymous
+      .request({ method: 'GET', path: '/api/v1/namespaces' })
+      .catch((e: unknown) => e);
+    expect(unauthorized).toBeInstanceOf(KubeApiError);
+    expect(unauthorized).toMatchObject({
+      code: 401,
+      reason: 'Unauthorized',
+      method: 'GET',
+      path: '/api/v1/namespaces',
+      body: { kind: 'Status' },
+    });
+
+    const nobody = await transportFor(await issueClientCertificate(pki.ca, { user: 'nobody' }));
+    const forbidden = (await nobody
+      .request({
+        method: 'GET',
+        path: '/api/v1/namespaces/default/configmaps',
+        query: { labelSelector: 'secret=value' },
+      })
+      .catch((e: unknown) => e)) as KubeApiError;
+    expect(forbidden).toMatchObject({ code: 403, reason: 'Forbidden', path: '/api/v1/namespaces/default/configmaps' });
+    expect(forbidden.message).toBe(
+      'GET /api/v1/namespaces/default/configmaps: 403 Forbidden: configmaps is forbidden: User "nobody" cannot list resource "configmaps" in API group "" in the namespace "default"',
+    );
+    expect(forbidden.message).not.toContain('secret=value');
+  });
+});

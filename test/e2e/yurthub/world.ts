@@ -1,0 +1,161 @@
+/**
+ * The yurthub e2e world: one cluster on the real control plane with the process kubelet, its edge pools
+ * labelled for yurt-coordinator compat (so each pool-spirit is rendered as a coordinator drop-in), no
+ * simulated leader, and real YurtHub v1.5.0 processes — `hubsPerPool` per pool — electing in the pool-spirits.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HttpMethod } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
+import { objectNames } from '../../../core/render/names.ts';
+import {
+  COMPAT_LABEL,
+  COMPAT_VALUE,
+  COORDINATOR_PKI_FILES,
+  LEADER_LEASE,
+} from '../../../core/yurt-coordinator/index.ts';
+import { clusterAuthority } from '../../../local/fleet/cluster-ca.ts';
+import { startLocalFleet, type LocalFleet } from '../../../local/fleet/fleet.ts';
+import { poolName, PRODUCT_NAMESPACE } from '../../../local/fleet/seed.ts';
+import type { CertAndKey, CertificateAuthority } from '../../../local/kube-api/index.ts';
+import { readCompatMaterial } from '../../../local/yurthub/host-install.ts';
+import { startFleetHubs, type FleetHubs } from '../../../local/yurthub/fleet-hubs.ts';
+import { call as callPoolSpirit, type HttpsResult } from '../../local/kubelet/process/world.ts';
+
+export type { HttpsResult };
+
+type Obj = Record<string, any>;
+
+export interface YurtHubWorld {
+  fleet: LocalFleet;
+  hubs: FleetHubs;
+  pools: string[];
+  hostCa: CertificateAuthority;
+  /** The shared coordinator client identity YurtHubs present (from the reconciler's Secret). */
+  coordinatorClient: CertAndKey;
+  /**
+   * How the tests read a pool-spirit: its agent's identity (from the rendered -agent Secret), so that every
+   * request the audit log shows under the coordinator identity was made by a real hub.
+   */
+  observer(pool: string): CertAndKey;
+  dir: string;
+  /** When the hubs were started. */
+  hubsStartedAt: number;
+  stop(): Promise<void>;
+}
+
+export async function startYurtHubWorld(shape: { pools: number; hubsPerPool: number }): Promise<YurtHubWorld> {
+  const dir = await mkdtemp(join(tmpdir(), 'ps-yurthub-'));
+  const fleet = await startLocalFleet({
+    clusters: 1,
+    pools: shape.pools,
+    nodesPerPool: shape.hubsPerPool,
+    cloudPools: 0,
+    stateDir: dir,
+    readyDelayMs: 20,
+    retryBaseDelayMs: 20,
+    kubelet: 'process',
+    controlPlane: 'real',
+    simulateLeader: false,
+    edgePoolLabels: { [COMPAT_LABEL]: COMPAT_VALUE },
+  });
+  try {
+    await fleet.waitConverged(150_000);
+    const pools = Array.from({ length: shape.pools }, (_, i) => poolName(i));
+    const hostCa = clusterAuthority(fleet.clusterCa);
+    const cluster = fleet.clusters[0]!;
+    const hubsStartedAt = Date.now();
+    const hubs = await startFleetHubs({
+      cluster,
+      hostCa,
+      namespace: PRODUCT_NAMESPACE,
+      pools,
+      hubsPerPool: shape.hubsPerPool,
+      dir,
+    });
+    const material = await readCompatMaterial(cluster.kubeConfig, PRODUCT_NAMESPACE, pools);
+    const coordinatorClient = {
+      certPem: material.pki.files[COORDINATOR_PKI_FILES.clientCert],
+      keyPem: material.pki.files[COORDINATOR_PKI_FILES.clientKey],
+    };
+    const observers = new Map<string, CertAndKey>();
+    const host = RawObjectApi.fromKubeConfig(cluster.kubeConfig);
+    for (const pool of pools) {
+      const secret = await host.requestJson<Obj>(
+        HttpMethod.GET,
+        `/api/v1/namespaces/${PRODUCT_NAMESPACE}/secrets/${objectNames(pool).agentSecret}`,
+      );
+      const kc = parse(Buffer.from(secret.data.kubeconfig, 'base64').toString('utf8'));
+      const b64 = (v: string) => Buffer.from(v, 'base64').toString('utf8');
+      observers.set(pool, {
+        certPem: b64(kc.users[0].user['client-certificate-data']),
+        keyPem: b64(kc.users[0].user['client-key-data']),
+      });
+    }
+    return {
+      fleet,
+      hubs,
+      pools,
+      hostCa,
+      coordinatorClient,
+      dir,
+      hubsStartedAt,
+      observer: (pool) => observers.get(pool)!,
+      async stop() {
+        await hubs.stop();
+        await fleet.stop();
+        // YURTHUB_E2E_KEEP=1 keeps the hubs' logs (<dir>/yurthubs/<node>.log) for a look after the run.
+        if (process.env.YURTHUB_E2E_KEEP === '1') console.log(`yurthub e2e: kept ${dir}`);
+        else await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await fleet.stop();
+    throw err;
+  }
+}
+
+/**
+ * One HTTPS request to a pool-spirit apiserver, verified against its pool CA, presenting `client`: the
+ * process-kubelet world's request, with a certificate only.
+ */
+export function call(
+  url: string,
+  caPem: string,
+  method: string,
+  path: string,
+  client?: CertAndKey,
+): Promise<HttpsResult> {
+  return callPoolSpirit(url, caPem, method, path, client ? { client } : {});
+}
+
+/** The holder of Lease kube-system/yurthub in a pool's pool-spirit. */
+export async function leaderOf(
+  world: YurtHubWorld,
+  pool: string,
+): Promise<{ holder?: string; renewTime?: string; transitions?: number }> {
+  const s = world.hubs.spiritOf(pool);
+  const r = await call(
+    s.apiServerUrl,
+    s.caPem,
+    'GET',
+    `/apis/coordination.k8s.io/v1/namespaces/${LEADER_LEASE.namespace}/leases/${LEADER_LEASE.name}`,
+    world.observer(pool),
+  );
+  if (r.status === 404) return {};
+  if (r.status !== 200)
+    throw new Error(`GET lease in ${pool}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+  return {
+    holder: r.body.spec?.holderIdentity,
+    renewTime: r.body.spec?.renewTime,
+    transitions: r.body.spec?.leaseTransitions,
+  };
+}
+
+export async function hostApi(world: YurtHubWorld): Promise<RawObjectApi> {
+  return RawObjectApi.fromKubeConfig(world.fleet.clusters[0]!.kubeConfig);
+}
+
+export { HttpMethod };

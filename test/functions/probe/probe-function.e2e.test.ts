@@ -1,0 +1,170 @@
+/**
+ * The probe function end to end: a local cluster with PoolSpirits whose status.leader the agent would have
+ * written, dynalite with the state table and the cluster registered, the real handler; then the CLI reads
+ * what it stored.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import {
+  createStateTable,
+  latestLeaderProbes,
+  leaderObservationsSince,
+  registerCluster,
+  keys,
+  TTL_ATTRIBUTE,
+} from '../../../adapters/state-table/index.ts';
+import type { StateTable } from '../../../adapters/state-table/index.ts';
+import { getItem } from '../../../adapters/state-table/table.ts';
+import { createProbeHandler, type ProbeResult } from '../../../functions/probe/handler.ts';
+import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../local/dynamodb.ts';
+import { startTestCluster, type TestCluster } from '../../support/local-cluster.ts';
+import type { Context } from 'aws-lambda';
+
+const TABLE = 'probe-test-state';
+const CLI = fileURLToPath(new URL('../../../cli/main.ts', import.meta.url));
+const run = promisify(execFile);
+const context = {} as Context;
+
+let dynamo: LocalDynamo;
+let table: StateTable;
+let tc: TestCluster;
+// Near real time: the CLI reads with its own clock and must not see the records as expired.
+let clockMs = Date.now() - 10 * 60_000;
+const clock = () => new Date(clockMs);
+const at = (secondsAgo: number) => new Date(clockMs - secondsAgo * 1000).toISOString();
+const metricsOut: string[] = [];
+
+async function api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(tc.cluster.url + path, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+const PS = '/apis/poolspirit.io/v1alpha1/poolspirits';
+async function setLeader(name: string, leader: Record<string, unknown> | undefined) {
+  const live = await api('GET', `${PS}/${name}`);
+  await api('PUT', `${PS}/${name}/status`, { ...live, status: leader ? { leader } : {} });
+}
+
+function handler() {
+  const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
+  const metrics = new Metrics({ namespace: 'PoolSpiritTest', serviceName: 'probe-test', logger: silent });
+  Object.assign(metrics, { console: { log: (line: string) => metricsOut.push(line) } });
+  return createProbeHandler({
+    table,
+    clock,
+    logger: new Logger({ serviceName: 'probe-test', logLevel: 'SILENT' }),
+    metrics,
+  });
+}
+
+beforeAll(async () => {
+  dynamo = await startLocalDynamo();
+  await ensureTable(dynamo.client, TABLE);
+  table = createStateTable({ client: dynamo.client, tableName: TABLE });
+  tc = await startTestCluster();
+  await registerCluster(table, { id: 'c1', access: { kind: 'kubeconfig-file', path: tc.kubeconfigPath } }, clock());
+  for (const pool of ['hangzhou', 'shanghai', 'beijing']) {
+    await api('POST', PS, {
+      apiVersion: 'poolspirit.io/v1alpha1',
+      kind: 'PoolSpirit',
+      metadata: { name: pool },
+      spec: { nodePool: pool },
+    });
+  }
+});
+
+afterAll(async () => {
+  await tc?.stop();
+  await dynamo?.stop();
+});
+
+describe('probe function', () => {
+  it('observes, classifies and records every pool of a named cluster', async () => {
+    await setLeader('hangzhou', { holder: 'edge-1', renewTime: at(3), transitions: 1 });
+    await setLeader('shanghai', { holder: 'edge-7', renewTime: at(300), transitions: 0 });
+    // beijing: the agent has reported nothing yet.
+    const result = (await handler()({ clusterId: 'c1' }, context)) as ProbeResult;
+    const byPool = Object.fromEntries(result.clusters[0].pools.map((p) => [p.nodePool, p]));
+    expect(byPool.hangzhou).toMatchObject({ state: 'healthy', holder: 'edge-1', renewAgeSeconds: 3 });
+    expect(byPool.shanghai).toMatchObject({ state: 'stale', holder: 'edge-7', renewAgeSeconds: 300 });
+    expect(byPool.beijing).toMatchObject({ state: 'healthy', noLeaderSeconds: 0 }); // an election may be under way
+    expect(result.counts).toEqual({ healthy: 2, 'no-leader': 0, stale: 1, flapping: 0 });
+    expect(metricsOut.join('\n')).toMatch(/LeaderPools_stale/);
+
+    const item = await getItem(table, keys.probeLatest('c1', 'hangzhou'));
+    expect(item?.[TTL_ATTRIBUTE]).toBe(Math.ceil((clockMs + 7 * 24 * 3600 * 1000) / 1000));
+  });
+
+  it('a scheduled run probes every registered cluster; history turns a missing leader into no-leader and churn into flapping', async () => {
+    await registerCluster(table, { id: 'c2', access: { kind: 'url', url: 'http://127.0.0.1:1' } }, clock());
+    clockMs += 5 * 60_000;
+    await setLeader('hangzhou', { holder: 'edge-2', renewTime: at(1), transitions: 9 });
+    await setLeader('shanghai', { holder: 'edge-7', renewTime: at(2), transitions: 0 });
+    const scheduled = {
+      version: '0',
+      id: 'tick-1',
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      account: '000000000000',
+      time: clock().toISOString(),
+      region: 'local',
+      resources: ['arn:aws:events:local:000000000000:rule/probe-tick'],
+      detail: {},
+    };
+    const result = (await handler()(scheduled, context)) as ProbeResult;
+    const c1 = result.clusters.find((c) => c.clusterId === 'c1')!;
+    const c2 = result.clusters.find((c) => c.clusterId === 'c2')!;
+    expect(c2).toMatchObject({ pools: [], error: expect.any(String) }); // unreachable, and it does not hide c1
+    const byPool = Object.fromEntries(c1.pools.map((p) => [p.nodePool, p]));
+    expect(byPool.hangzhou).toMatchObject({ state: 'flapping', transitionsLastHour: 8 });
+    expect(byPool.shanghai).toMatchObject({ state: 'healthy' });
+    expect(byPool.beijing).toMatchObject({ state: 'no-leader', noLeaderSeconds: 300 });
+
+    const history = await leaderObservationsSince(table, 'c1', 'hangzhou', new Date(clockMs - 3600_000), clock());
+    expect(history.map((o) => o.holder)).toEqual(['edge-1', 'edge-2']);
+    const latest = await latestLeaderProbes(table, 'c1', clock());
+    expect(latest.map((r) => [r.nodePool, r.classification.state])).toEqual([
+      ['beijing', 'no-leader'],
+      ['hangzhou', 'flapping'],
+      ['shanghai', 'healthy'],
+    ]);
+    // Expired records are absent even before DynamoDB's TTL deletes them.
+    expect(await latestLeaderProbes(table, 'c1', new Date(clockMs + 8 * 24 * 3600_000))).toEqual([]);
+  });
+
+  it('refuses bad input with the field named, and fails a request for an unknown cluster', async () => {
+    await expect(handler()({ clusterId: 'Not_A_Label' }, context)).rejects.toThrow(/clusterId/);
+    await expect(handler()({ 'detail-type': 'Something Else' }, context)).rejects.toThrow(/detail-type/);
+    await expect(handler()({ clusterId: 'c9' }, context)).rejects.toThrow(/c9 is not registered/);
+  });
+
+  it('spiritctl probe leaders prints the latest classification per pool from the table', async () => {
+    const args = [CLI, 'probe', 'leaders', '--dynamo-endpoint', dynamo.endpoint, '--table', TABLE, '--cluster', 'c1'];
+    const json = await run(process.execPath, [...args, '--json']).catch(
+      (err) => err as { stdout: string; code: number },
+    );
+    expect((json as { code?: number }).code).toBe(3); // not every pool is healthy
+    const doc = JSON.parse(json.stdout) as { pools: Array<{ nodePool: string; classification: { state: string } }> };
+    expect(doc.pools.map((p) => p.classification.state)).toEqual(['no-leader', 'flapping', 'healthy']);
+    const text = await run(process.execPath, args).catch((err) => err as { stdout: string });
+    expect(text.stdout).toMatch(/^CLUSTER\s+POOL\s+STATE\s+LEADER/m);
+    expect(text.stdout).toMatch(/c1\s+beijing\s+no-leader\s+–/);
+    const bad = await run(process.execPath, [CLI, 'probe', 'leaders', '--dynamo-endpoint', dynamo.endpoint]).catch(
+      (err) => err as { stderr: string; code: number },
+    );
+    expect(bad).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/there is no table "pool-spirit-local-state" at .*--table NAME/),
+    });
+  });
+});

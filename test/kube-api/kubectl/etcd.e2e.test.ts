@@ -1,4 +1,0 @@
-import { defineKubectlSuite } from './suite.ts';
-
-// A real etcd (the pinned 3.6 build) under /dev/shm, with kube-apiserver's key layout.
-defineKubectlSuite('etcd');

@@ -1,3 +1,0 @@
-import { defineKubectlSuite } from './suite.ts';
-
-defineKubectlSuite('memory');

@@ -1,0 +1,3 @@
+import { defineKubectlSuite } from './kubectl-suite.ts';
+
+defineKubectlSuite('memory');

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryStorage } from '../../../../local/kube-api/storage/memory.ts';
+import { CompactedError, type StorageWatchEvent } from '../../../../local/kube-api/storage/types.ts';
+import { listPrefix, objectKey } from '../../../../local/kube-api/storage/keys.ts';
+
+describe('memory storage specifics', () => {
+  it('compacts implicitly when the history ring overflows', async () => {
+    const s = createMemoryStorage({ historyLimit: 3 });
+    for (let i = 0; i < 6; i++) await s.create(`/k/${i}`, { i });
+    // Revisions 1..6; only 4..6 are kept, so a watch after 2 (needing 3) is compacted, after 3 is not.
+    const err = await new Promise<Error>((resolve) => s.watch('/k/', 2, () => undefined, resolve));
+    expect(err).toBeInstanceOf(CompactedError);
+    expect(err).toMatchObject({ requested: 2, compactRevision: 4 });
+    const events: StorageWatchEvent[] = [];
+    const h = s.watch(
+      '/k/',
+      3,
+      (e) => events.push(e),
+      () => undefined,
+    );
+    await new Promise((r) => setImmediate(r));
+    expect(events.map((e) => e.modRevision)).toEqual([4, 5, 6]);
+    h.stop();
+    await expect(s.list('/k/', { atRevision: 2 })).rejects.toBeInstanceOf(CompactedError);
+    expect((await s.list('/k/', { atRevision: 4 })).items.map((i) => i.key)).toEqual(['/k/0', '/k/1', '/k/2', '/k/3']);
+    await s.close();
+  });
+
+  it('hands out copies: mutating a read value does not change what is stored', async () => {
+    const s = createMemoryStorage();
+    await s.create('/a', { n: 1 });
+    const got = await s.get('/a');
+    (got!.value as { n: number }).n = 99;
+    expect((await s.get('/a'))!.value).toEqual({ n: 1 });
+    await s.close();
+  });
+
+  it('keeps delivery in revision order when a watcher writes from its callback', async () => {
+    const s = createMemoryStorage();
+    const first: number[] = [];
+    const second: number[] = [];
+    s.watch(
+      '/',
+      0,
+      (e) => {
+        first.push(e.modRevision);
+        if (e.key === '/a') void s.create('/b', {});
+      },
+      () => undefined,
+    );
+    s.watch(
+      '/',
+      0,
+      (e) => second.push(e.modRevision),
+      () => undefined,
+    );
+    await new Promise((r) => setImmediate(r));
+    await s.create('/a', {});
+    await new Promise((r) => setImmediate(r));
+    expect(first).toEqual([1, 2]);
+    expect(second).toEqual([1, 2]);
+    await s.close();
+  });
+});
+
+describe('etcd key layout', () => {
+  it.each([
+    [{ group: '', resource: 'pods' }, 'default', 'x', '/registry/pods/default/x'],
+    [{ group: '', resource: 'nodes' }, undefined, 'n1', '/registry/minions/n1'],
+    [{ group: '', resource: 'services' }, 'ns', 's', '/registry/services/specs/ns/s'],
+    [{ group: 'apps', resource: 'deployments' }, 'ns', 'd', '/registry/deployments/ns/d'],
+    [
+      { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' },
+      undefined,
+      'admin',
+      '/registry/clusterroles/admin',
+    ],
+    [
+      { group: 'coordination.k8s.io', resource: 'leases' },
+      'kube-system',
+      'yurthub',
+      '/registry/leases/kube-system/yurthub',
+    ],
+    [
+      { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' },
+      undefined,
+      'nodepools.apps.openyurt.io',
+      '/registry/apiextensions.k8s.io/customresourcedefinitions/nodepools.apps.openyurt.io',
+    ],
+    [
+      { group: 'apps.openyurt.io', resource: 'nodepools' },
+      undefined,
+      'edge-a',
+      '/registry/apps.openyurt.io/nodepools/edge-a',
+    ],
+  ])('%o %s/%s → %s', (res, ns, name, key) => {
+    expect(objectKey(res, ns, name)).toBe(key);
+    expect(key.startsWith(listPrefix(res, ns))).toBe(true);
+  });
+});

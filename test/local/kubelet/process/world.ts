@@ -1,0 +1,136 @@
+/**
+ * A local fleet in process mode (one cluster, one edge pool, one node), plus what tests need to talk to
+ * the pool-spirit's own apiserver as a YurtHub would: node certificates signed by the fleet's cluster CA
+ * and raw HTTPS requests whose status codes (401, 403) are what is asserted.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HttpMethod } from '@kubernetes/client-node';
+import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
+import { startLocalFleet, type LocalFleet } from '../../../../local/fleet/fleet.ts';
+import { clusterAuthority } from '../../../../local/fleet/cluster-ca.ts';
+import { PRODUCT_NAMESPACE } from '../../../../local/fleet/seed.ts';
+import type { ProcessKubelet } from '../../../../local/kubelet/process-kubelet.ts';
+import {
+  createCertificateAuthority,
+  issueClientCertificate,
+  type CertAndKey,
+  type CertificateAuthority,
+} from '../../../../local/kube-api/index.ts';
+import { waitFor } from '../../../support/wait.ts';
+
+export { waitFor };
+type Obj = Record<string, any>;
+
+export interface ProcessFleet {
+  fleet: LocalFleet;
+  kubelet: ProcessKubelet;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+export async function startProcessFleet(): Promise<ProcessFleet> {
+  const dir = await mkdtemp(join(tmpdir(), 'ps-process-fleet-'));
+  const fleet = await startLocalFleet({
+    clusters: 1,
+    pools: 1,
+    nodesPerPool: 1,
+    cloudPools: 0,
+    stateDir: dir,
+    readyDelayMs: 20,
+    retryBaseDelayMs: 20,
+    kubelet: 'process',
+  });
+  return {
+    fleet,
+    kubelet: fleet.clusters[0].kubelet as ProcessKubelet,
+    dir,
+    async stop() {
+      await fleet.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The (single) pool-spirit pod in the host cluster that is not being deleted. */
+export async function poolSpiritPod(fleet: LocalFleet): Promise<Obj | undefined> {
+  const api = RawObjectApi.fromKubeConfig(fleet.clusters[0].kubeConfig);
+  const pods = await api.requestJson<{ items: Obj[] }>(HttpMethod.GET, `/api/v1/namespaces/${PRODUCT_NAMESPACE}/pods`);
+  return pods.items.find(
+    (p) => p.metadata.labels?.['app.kubernetes.io/name'] === 'pool-spirit' && !p.metadata.deletionTimestamp,
+  );
+}
+
+export const podKey = (pod: Obj) => `${pod.metadata.namespace}/${pod.metadata.name}`;
+
+export { clusterAuthority };
+
+/** A YurtHub's identity: a node client certificate (user system:node:<name>, group system:nodes). */
+export function nodeCertificate(ca: CertificateAuthority, node: string): Promise<CertAndKey> {
+  return issueClientCertificate(ca, { user: `system:node:${node}`, groups: ['system:nodes'] });
+}
+
+/** A node certificate from a CA the pool-spirit does not trust. */
+export async function strangerCertificate(node: string): Promise<CertAndKey> {
+  return nodeCertificate(await createCertificateAuthority('stranger-ca'), node);
+}
+
+export interface HttpsResult {
+  status: number;
+  body: Obj;
+}
+
+/** One HTTPS request to the pool-spirit apiserver, verifying it against the pool CA; `client` is the certificate presented, if any. */
+export function call(
+  url: string,
+  caPem: string,
+  method: string,
+  path: string,
+  opts: { client?: CertAndKey; body?: unknown; contentType?: string } = {},
+): Promise<HttpsResult> {
+  return new Promise((resolve, reject) => {
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const req = request(
+      `${url}${path}`,
+      {
+        method,
+        ca: caPem,
+        ...(opts.client ? { cert: opts.client.certPem, key: opts.client.keyPem } : {}),
+        headers: {
+          accept: 'application/json',
+          ...(payload ? { 'content-type': opts.contentType ?? 'application/json' } : {}),
+        },
+        timeout: 5000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: Obj = {};
+          try {
+            body = text ? JSON.parse(text) : {};
+          } catch {
+            body = { text };
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** True while a process with this pid exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
