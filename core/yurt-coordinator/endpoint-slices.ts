@@ -11,7 +11,7 @@ import { APISERVER_SERVICE, COORDINATOR_NAMESPACE, ETCD_SERVICE } from './contra
  * Service annotated `openyurt.io/topologyKeys: openyurt.io/nodepool`, the endpoints whose `nodeName` is a
  * node of the hub's own pool (NodePool status.nodes), whatever slice they are in. Fixed names let the
  * reconciler's RBAC name them (`resourceNames`), so it needs no `create` in kube-system, which RBAC cannot
- * bound by name (docs/decisions/0022-compat-cluster-objects.md).
+ * bound by name (docs/decisions/0023-compat-cluster-objects.md).
  */
 export const COORDINATOR_SLICES = [
   { name: APISERVER_SERVICE, service: APISERVER_SERVICE, port: APISERVER_PORT },

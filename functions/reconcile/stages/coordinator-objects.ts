@@ -3,7 +3,7 @@
  * yurt-coordinator-yurthub-certs (the CA bundle of every compat pool, the shared client pair) and the two
  * EndpointSlices behind the coordinator Services (every compat pool's running pool-spirit pods). They are
  * installed empty, with fixed names, by infra/cluster/components/yurt-coordinator-compat; the reconciler may
- * only get and patch those names (docs/decisions/0022-compat-cluster-objects.md).
+ * only get and patch those names (docs/decisions/0023-compat-cluster-objects.md).
  *
  * Every pass renders them from the whole cluster, not from the pool at hand, so a pass heals what an earlier
  * one missed. Shared by every compat pool, they are written with optimistic concurrency: the targets are
