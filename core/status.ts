@@ -153,6 +153,12 @@ export interface StatusInputs {
   workload?: WorkloadObservation;
   /** A leader whose Lease renewTime is older than this is stale (default 60 s: 4 lease durations). */
   leaderStaleAfterSeconds?: number;
+  /**
+   * Compat pools only (label poolspirit.io/yurt-coordinator=compat): whether the kube-system objects YurtHubs
+   * read hold the cluster's compat pools. Reported beside Available, like LeaderElected: the pool-spirit
+   * itself serves either way. Absent for other pools, so the condition goes when a pool leaves compat.
+   */
+  yurtCoordinatorObjects?: { status: Condition['status']; reason: string; message: string };
 }
 
 /**
@@ -252,7 +258,23 @@ export function poolSpiritStatus(inputs: StatusInputs): PoolSpiritStatus {
   return {
     observedGeneration: generation,
     phase,
-    conditions: [certs, wl, boot, leader, available],
+    conditions: [
+      certs,
+      wl,
+      boot,
+      leader,
+      available,
+      ...(inputs.yurtCoordinatorObjects
+        ? [
+            condition(
+              'YurtCoordinatorObjectsReady',
+              inputs.yurtCoordinatorObjects.status,
+              inputs.yurtCoordinatorObjects.reason,
+              inputs.yurtCoordinatorObjects.message,
+            ),
+          ]
+        : []),
+    ],
     endpoint: render?.endpoint ?? previous?.endpoint,
     versions: {
       desired: render?.versions ?? previous?.versions?.desired,
@@ -297,6 +319,7 @@ const NOT_READY_REASON: Record<ConditionType, string> = {
   Bootstrapped: 'NotBootstrapped',
   LeaderElected: 'LeaderLost',
   Available: 'Unavailable',
+  YurtCoordinatorObjectsReady: 'YurtCoordinatorObjectsNotReady',
 };
 
 export interface StatusEvent {

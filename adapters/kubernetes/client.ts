@@ -94,7 +94,7 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
   return {
     counters,
     getNodePool: (name) => get({ apiVersion: nodePoolApiVersion, kind: 'NodePool', name }),
-    listNodePools: () => listByLabel(nodePoolApiVersion, 'NodePool', undefined, {}),
+    listNodePools: (selector = {}) => listByLabel(nodePoolApiVersion, 'NodePool', undefined, selector),
     getPoolSpirit: (name) => get({ apiVersion: API_VERSION, kind: KIND, name }),
     get,
     listByLabel,

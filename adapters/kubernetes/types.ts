@@ -24,7 +24,8 @@ export interface EventInput {
  */
 export interface ClusterClient {
   getNodePool(name: string): Promise<KubeObject | undefined>;
-  listNodePools(): Promise<KubeObject[]>;
+  /** NodePools carrying every label in `selector` (all of them without one). */
+  listNodePools(selector?: Record<string, string>): Promise<KubeObject[]>;
   getPoolSpirit(name: string): Promise<KubeObject | undefined>;
   get(ref: ObjectRef): Promise<KubeObject | undefined>;
   /** Objects of one kind carrying every label in `selector` (paged through). */

@@ -181,6 +181,7 @@ export const CONDITION_TYPES = [
   'Bootstrapped',
   'LeaderElected',
   'Available',
+  'YurtCoordinatorObjectsReady',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 export const PHASES = ['Pending', 'Provisioning', 'Running', 'Degraded', 'Paused', 'Invalid'] as const;

@@ -23,6 +23,7 @@ export {
   usesToGrants,
 } from './reconciler-permissions.ts';
 export type { ApiUse, FunctionName, PermissionInputs, PermissionUser } from './reconciler-permissions.ts';
+export { compatApiUses } from './compat-permissions.ts';
 export { collectionOf, forwarderGrants, FORWARDER_VERBS } from './forwarder-permissions.ts';
 
 /** The Kubernetes group the functions' IAM roles are mapped to (infra/cluster/reconciler/rbac.yaml binds it). */

@@ -134,6 +134,12 @@ export function functionApiUses(inputs: PermissionInputs): ApiUse[] {
   const uses: ApiUse[] = [
     // functions/reconcile/converge.ts
     { by: 'reconcile', ...nodepools, verbs: ['get'], why: 'getNodePool: the pool being reconciled' },
+    {
+      by: 'reconcile',
+      ...nodepools,
+      verbs: ['list'],
+      why: 'stages/coordinator-objects.ts: the yurt-coordinator compat pools (label selector), only where compat is used',
+    },
     { by: 'reconcile', ...poolspirits, verbs: ['get'], why: 'getPoolSpirit' },
     {
       by: 'reconcile',

@@ -1,5 +1,5 @@
 import type { KubeObject } from '../kube.ts';
-import { labelValue, MANAGED_BY, MANAGED_BY_LABEL, POOL_LABEL } from '../render/labels.ts';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../render/labels.ts';
 import { APISERVER_PORT, ETCD_CLIENT_PORT } from '../render/layout.ts';
 import {
   APISERVER_SERVICE,
@@ -12,7 +12,17 @@ import {
   TOPOLOGY_ANNOTATION,
   TOPOLOGY_POOL,
 } from './contract.ts';
-import { COORDINATOR_PKI_FILES, type CoordinatorPki } from './pki.ts';
+
+/** A running pool-spirit pod of a compat pool, as the EndpointSlices point at it. */
+export interface CoordinatorPod {
+  /** The pod's namespace and name (the endpoint's targetRef). */
+  namespace: string;
+  name: string;
+  ip: string;
+  /** YurtHub's service-topology filter keeps an endpoint for a hub whose pool lists this node. */
+  nodeName: string;
+  ready: boolean;
+}
 
 /** What a compat pool contributes to the cluster-wide objects. */
 export interface CompatPool {
@@ -20,8 +30,8 @@ export interface CompatPool {
   /** The pool CA (signs its apiserver's serving certificate) and etcd CA (signs etcd's). */
   caPem: string;
   etcdCaPem: string;
-  /** Where the pool-spirit pod runs, once it does: the per-pool EndpointSlices point there. */
-  pod?: { ip: string; nodeName: string };
+  /** Its pool-spirit pods that run; none before the first one does (no endpoint is better than a wrong one). */
+  pods: CoordinatorPod[];
 }
 
 export interface CertPair {
@@ -36,51 +46,55 @@ export function compatLabels(): Record<string, string> {
 }
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const byPool = (a: CompatPool, b: CompatPool) => (a.pool < b.pool ? -1 : a.pool > b.pool ? 1 : 0);
 
 /**
  * ca.crt: one bundle that verifies every compat pool's apiserver and etcd (a YurtHub reads the one Secret
- * of its cluster, whatever its pool), each pool keeping its own CAs. Sorted by pool so the Secret is
- * byte-identical whatever order the pools are read in.
+ * of its cluster, whatever its pool), each pool keeping its own CAs. Sorted by pool (code point order, not
+ * locale) so the Secret is byte-identical whatever order the pools are read in. Empty once no pool is left.
  */
-export function caBundle(pools: CompatPool[]): string {
-  const pems = [...pools]
-    .sort((a, b) => a.pool.localeCompare(b.pool))
-    .flatMap((p) => [p.caPem.trim(), p.etcdCaPem.trim()]);
-  return `${[...new Set(pems)].join('\n')}\n`;
+export function caBundle(pools: readonly CompatPool[]): string {
+  const pems = [...pools].sort(byPool).flatMap((p) => [p.caPem.trim(), p.etcdCaPem.trim()]);
+  return pems.length === 0 ? '' : `${[...new Set(pems)].join('\n')}\n`;
 }
 
 /**
- * kube-system/yurt-coordinator-yurthub-certs as YurtHub v1.4 – v1.6.0 reads it. `nodeLeaseProxy` is the
- * host-side identity the leader delegates node heartbeats with; it must be signed by the host cluster's CA
- * (a CertificateSigningRequest to kubernetes.io/kube-apiserver-client, as upstream's yurt-manager does), so
- * it is an input: without it the keys are left out and YurtHub waits for them (no delegated heartbeats).
+ * What the reconciler applies to kube-system/yurt-coordinator-yurthub-certs (YurtHub v1.4 – v1.6.0 reads
+ * it): the CA bundle and the shared coordinator client pair, nothing else. Labels and type are the
+ * install's (compatInstallObjects), so re-applying the install never conflicts with the reconciler's
+ * fields. The node-lease-proxy pair is not here either: it is signed by the host cluster's CA through a
+ * CertificateSigningRequest (as upstream's yurt-manager does), so the operator adds its two keys
+ * (`nodeLeaseProxyData`); server-side apply leaves keys of another field manager alone, so the reconciler
+ * neither needs them nor takes them away.
  */
-export function renderCertsSecret(pools: CompatPool[], pki: CoordinatorPki, nodeLeaseProxy?: CertPair): KubeObject {
-  if (pools.length === 0)
-    throw new Error('renderCertsSecret: pools is empty; the Secret is only rendered while a compat pool exists');
-  const data: Record<string, string> = {
-    [CERTS_SECRET_KEYS.ca]: b64(caBundle(pools)),
-    [CERTS_SECRET_KEYS.clientCert]: b64(pki.files[COORDINATOR_PKI_FILES.clientCert]),
-    [CERTS_SECRET_KEYS.clientKey]: b64(pki.files[COORDINATOR_PKI_FILES.clientKey]),
-  };
-  if (nodeLeaseProxy) {
-    data[CERTS_SECRET_KEYS.nodeLeaseProxyCert] = b64(nodeLeaseProxy.certPem);
-    data[CERTS_SECRET_KEYS.nodeLeaseProxyKey] = b64(nodeLeaseProxy.keyPem);
-  }
+export function renderCertsSecret(pools: readonly CompatPool[], client: CertPair): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: CERTS_SECRET, namespace: COORDINATOR_NAMESPACE, labels: compatLabels() },
-    type: 'Opaque',
-    data,
+    metadata: { name: CERTS_SECRET, namespace: COORDINATOR_NAMESPACE },
+    data: {
+      [CERTS_SECRET_KEYS.ca]: b64(caBundle(pools)),
+      [CERTS_SECRET_KEYS.clientCert]: b64(client.certPem),
+      [CERTS_SECRET_KEYS.clientKey]: b64(client.keyPem),
+    },
+  };
+}
+
+/** The operator's part of the certs Secret: the node-lease-proxy pair, issued through the host's CSR API. */
+export function nodeLeaseProxyData(pair: CertPair): Record<string, string> {
+  return {
+    [CERTS_SECRET_KEYS.nodeLeaseProxyCert]: b64(pair.certPem),
+    [CERTS_SECRET_KEYS.nodeLeaseProxyKey]: b64(pair.keyPem),
   };
 }
 
 /**
  * The two Services YurtHub resolves by name in kube-system (it reads spec.clusterIP and keeps the flag's
  * port). Selector-less: the pool-spirit pods live in the product namespace, which a kube-system selector
- * cannot reach, so the product writes their EndpointSlices itself, one per pool; the topology annotation
- * makes YurtHub's service-topology filter hand each node only its own pool's endpoint (as upstream).
+ * cannot reach, so the product writes their EndpointSlices itself; the topology annotation makes YurtHub's
+ * service-topology filter hand each node only its own pool's endpoints (as upstream). Nothing in them
+ * depends on a pool, so they are installed once (infra/cluster/components/yurt-coordinator-compat) and the
+ * reconciler only reads their ClusterIPs (serving-certificate SANs).
  */
 export function renderCoordinatorServices(): KubeObject[] {
   const svc = (name: string, port: number, targetPort: number): KubeObject => ({
@@ -98,28 +112,4 @@ export function renderCoordinatorServices(): KubeObject[] {
     svc(APISERVER_SERVICE, APISERVER_SERVICE_PORT, APISERVER_PORT),
     svc(ETCD_SERVICE, ETCD_SERVICE_PORT, ETCD_CLIENT_PORT),
   ];
-}
-
-/** One EndpointSlice per Service for a pool whose pool-spirit pod runs (none before: no endpoint is better than a wrong one). */
-export function renderPoolEndpointSlices(pool: CompatPool): KubeObject[] {
-  if (!pool.pod) return [];
-  const { ip, nodeName } = pool.pod;
-  const slice = (service: string, port: number): KubeObject => ({
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: {
-      name: `${service}-${labelValue(pool.pool).slice(0, 63 - service.length - 1)}`.replace(/[^a-z0-9.-]/g, '-'),
-      namespace: COORDINATOR_NAMESPACE,
-      labels: {
-        ...compatLabels(),
-        [POOL_LABEL]: labelValue(pool.pool),
-        'kubernetes.io/service-name': service,
-        'endpointslice.kubernetes.io/managed-by': 'poolspirit.io',
-      },
-    },
-    addressType: ip.includes(':') ? 'IPv6' : 'IPv4',
-    endpoints: [{ addresses: [ip], nodeName, conditions: { ready: true } }],
-    ports: [{ name: 'https', port, protocol: 'TCP' }],
-  });
-  return [slice(APISERVER_SERVICE, APISERVER_PORT), slice(ETCD_SERVICE, ETCD_CLIENT_PORT)];
 }

@@ -4,3 +4,6 @@ export * from './identity.ts';
 export * from './pki.ts';
 export * from './pool.ts';
 export * from './cluster-objects.ts';
+export * from './endpoint-slices.ts';
+export * from './install.ts';
+export * from './compat-pools.ts';

@@ -11,7 +11,9 @@
  *  2. ensure the PoolSpirit (stages/ensure-pool-spirit.ts): created for a wanted pool, removed for an
  *     unwanted one; wait while an earlier one is being collected.
  *  3. apply the desired objects (stages/apply-desired.ts) — unless the spec is invalid (a condition
- *     naming each bad field; nothing else is touched, so what runs keeps running).
+ *     naming each bad field; nothing else is touched, so what runs keeps running). For a compat pool
+ *     (docs/yurthub.md), then the kube-system objects its YurtHubs read (stages/coordinator-objects.ts); a
+ *     pool that leaves compat, or whose NodePool is gone, is taken out of them.
  *  4. write the status (stages/write-status.ts), only if it changed; an Event per meaningful transition.
  */
 import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
@@ -25,6 +27,9 @@ import { observe } from './stages/observe.ts';
 import { ensurePoolSpirit } from './stages/ensure-pool-spirit.ts';
 import { applyDesired } from './stages/apply-desired.ts';
 import { writePoolSpiritStatus } from './stages/write-status.ts';
+import { coordinatorObjectsFor, hadCoordinatorObjects, leaveCoordinatorObjects } from './stages/coordinator-pool.ts';
+import { coordinatorCompatInput } from './yurt-coordinator.ts';
+import { wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/compat.ts';
 
 export { CLUSTER_DOMAIN } from './stages/apply-desired.ts';
 
@@ -73,10 +78,18 @@ export async function converge(deps: ReconcileDeps, target: ReconcileTarget): Pr
 async function convergePool(deps: ReconcileDeps, client: ClusterClient, poolName: string): Promise<PassResult> {
   const namespace = deps.namespace ?? DEFAULT_NAMESPACE;
   const observed = await observe(deps, client, poolName);
-  if (observed.kind === 'gone') return { outcome: 'gone', applied: [] };
+  // The NodePool's labels are gone with it: whether it was compat is unknown, so the cluster's objects are
+  // rendered again wherever the cluster has a coordinator PKI (one read otherwise).
+  if (observed.kind === 'gone')
+    return { outcome: 'gone', applied: await leaveCoordinatorObjects(deps, client, namespace) };
 
   const ensured = await ensurePoolSpirit(client, namespace, observed);
-  if (ensured.kind === 'removed') return { outcome: 'not-edge', applied: ensured.applied };
+  if (ensured.kind === 'removed') {
+    const left = hadCoordinatorObjects(observed.poolSpirit)
+      ? await leaveCoordinatorObjects(deps, client, namespace)
+      : [];
+    return { outcome: 'not-edge', applied: [...ensured.applied, ...left] };
+  }
   if (ensured.kind === 'wait')
     return { outcome: 'requeued', requeueAfterMs: ensured.afterMs, requeueReason: ensured.why, applied: [] };
   const { poolSpirit } = ensured;
@@ -88,21 +101,42 @@ async function convergePool(deps: ReconcileDeps, client: ClusterClient, poolName
     return { outcome: 'invalid', observedGeneration, applied: ensured.applied };
   }
   const spec = parsed.spec;
-  const desired = await applyDesired({ deps, client, namespace, nodePool: observed.nodePool, poolSpirit, spec });
+  // A yurt-coordinator-compatible pool trusts the cluster's coordinator client CA (docs/yurthub.md).
+  const compat = wantsYurtCoordinatorCompat(observed.nodePool)
+    ? await coordinatorCompatInput(deps, client, namespace)
+    : undefined;
+  const desired = await applyDesired({
+    deps,
+    client,
+    namespace,
+    nodePool: observed.nodePool,
+    poolSpirit,
+    spec,
+    yurtCoordinator: compat?.input,
+  });
+  const applied = [...ensured.applied, ...(compat?.applied ?? [])];
   if (desired.kind === 'invalid') {
     await writePoolSpiritStatus(deps, client, poolSpirit, desired);
-    return { outcome: 'invalid', observedGeneration, applied: ensured.applied };
+    return { outcome: 'invalid', observedGeneration, applied };
   }
+  applied.push(...desired.applied);
+  const coordinator = await coordinatorObjectsFor(deps, client, namespace, {
+    compat,
+    poolSpirit,
+    paused: spec.paused === true,
+  });
+  applied.push(...coordinator.applied);
   await writePoolSpiritStatus(deps, client, poolSpirit, {
     kind: 'rendered',
     rendered: desired.rendered,
     live: desired.live,
     paused: spec.paused === true,
+    yurtCoordinatorObjects: coordinator.condition,
   });
   return {
     outcome: spec.paused ? 'paused' : 'unchanged',
     observedGeneration,
     desiredHash: desired.rendered.desiredHash,
-    applied: [...ensured.applied, ...desired.applied],
+    applied,
   };
 }

@@ -181,6 +181,7 @@ async function startRealHost(ctx: FleetContext, id: string, parts: (() => Promis
     clusterCa: ctx.clusterCa,
     kubeconfigDir: ctx.state.kubeconfigDir,
     log: ctx.log,
+    components: ctx.opts.productComponents,
   });
   parts.push(() => host.cluster.stop());
   return {

@@ -50,6 +50,11 @@ export interface LocalFleetOptions extends FleetShape {
    * product installed from infra/cluster and each component using its own identity (local/real-cluster).
    */
   controlPlane?: 'local' | 'real';
+  /**
+   * Control plane `real`: opt-in components of infra/cluster installed with the product, as an operator's
+   * overlay would (paths from the repository root, e.g. `infra/cluster/components/yurt-coordinator-compat`).
+   */
+  productComponents?: string[];
   /** Sim kubelet: time from a pod being placed to it reporting Ready. */
   readyDelayMs?: number;
   /** Simulated YurtHub leader per pool (sim mode has no YurtHubs). */

@@ -25,7 +25,13 @@ export interface RealFleetHost {
 
 export async function startRealFleetHost(
   id: string,
-  opts: { clusterCa: ClusterCa; kubeconfigDir: string; log?: (line: string) => void },
+  opts: {
+    clusterCa: ClusterCa;
+    kubeconfigDir: string;
+    log?: (line: string) => void;
+    /** Opt-in components of infra/cluster installed with it (paths from the repository root). */
+    components?: string[];
+  },
 ): Promise<RealFleetHost> {
   const cluster = await startRealHostCluster({
     name: id,
@@ -33,7 +39,7 @@ export async function startRealFleetHost(
     log: opts.log ? (line) => opts.log!(`${id} ${line}`) : undefined,
   });
   try {
-    await installProduct(cluster.kubeConfig);
+    await installProduct(cluster.kubeConfig, opts.components);
     const identities = await writeIdentityKubeconfigs(cluster, opts.kubeconfigDir, id);
     const adminKubeconfigPath = join(opts.kubeconfigDir, `${id}.kubeconfig`);
     await copyFile(cluster.kubeconfigPath, adminKubeconfigPath);

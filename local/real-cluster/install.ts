@@ -13,7 +13,9 @@
  * So every identity is judged by the real apiserver's RBAC with exactly the rules shipped.
  */
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
@@ -42,18 +44,41 @@ export const PRODUCT_IDENTITIES = {
 
 export type ProductIdentity = keyof typeof PRODUCT_IDENTITIES;
 
-/** `kubectl kustomize infra/cluster`, parsed. */
-export async function productManifests(): Promise<KubernetesObject[]> {
-  const { stdout } = await run(KUBECTL, ['kustomize', 'infra/cluster'], { cwd: REPO_ROOT, maxBuffer: 32 << 20 });
-  return parseAllDocuments(stdout)
+/**
+ * `kubectl kustomize infra/cluster`, parsed; with components (paths from the repository root, e.g.
+ * `infra/cluster/components/yurt-coordinator-compat`), an operator's overlay of infra/cluster using them.
+ */
+export async function productManifests(components: string[] = []): Promise<KubernetesObject[]> {
+  const build = async (dir: string, cwd?: string) =>
+    (await run(KUBECTL, ['kustomize', dir], { cwd, maxBuffer: 32 << 20 })).stdout;
+  let text: string;
+  if (components.length === 0) text = await build('infra/cluster', REPO_ROOT);
+  else {
+    const dir = await mkdtemp(join(tmpdir(), 'ps-overlay-'));
+    try {
+      // kustomize takes relative paths only.
+      const rel = (p: string) => relative(dir, join(REPO_ROOT, p));
+      const lines = [
+        'resources:',
+        `  - ${rel('infra/cluster')}`,
+        'components:',
+        ...components.map((c) => `  - ${rel(c)}`),
+      ];
+      await writeFile(join(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
+      text = await build(dir);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  return parseAllDocuments(text)
     .map((d) => d.toJS() as KubernetesObject | null)
     .filter((o): o is KubernetesObject => o !== null);
 }
 
 /** Server-side applies the product's manifests (CRDs first) as the cluster admin; returns what was applied. */
-export async function installProduct(admin: KubeConfig): Promise<KubernetesObject[]> {
+export async function installProduct(admin: KubeConfig, components: string[] = []): Promise<KubernetesObject[]> {
   const api = RawObjectApi.fromKubeConfig(admin);
-  const objects = (await productManifests()).filter((o) => o.kind !== 'Deployment');
+  const objects = (await productManifests(components)).filter((o) => o.kind !== 'Deployment');
   const crdsFirst = [...objects].sort(
     (a, b) =>
       Number(b.kind === 'CustomResourceDefinition') - Number(a.kind === 'CustomResourceDefinition') ||

@@ -1,6 +1,7 @@
 /**
- * Real YurtHubs for the pools of one process-mode fleet cluster on the real control plane: the host install
- * (host-install.ts), then one hub per node, each pointed at its own pool's pool-spirit through two links per
+ * Real YurtHubs for the pools of one process-mode fleet cluster on the real control plane (installed with
+ * infra/cluster/components/yurt-coordinator-compat, whose kube-system objects the reconciler fills): the host
+ * install (host-install.ts), then one hub per node, each pointed at its own pool's pool-spirit through two links per
  * pool (apiserver, etcd: stable 127.0.0.1 ports that follow the pool-spirit when it restarts on new ports, as
  * a Service's ClusterIP does) and at the host through a link of its own (so one node can be cut off while the
  * others are not). Their logs are `<dir>/yurthubs/<node>.log`.
@@ -38,7 +39,6 @@ export function poolOfPodKey(podKey: string, pools: string[]): string | undefine
 export async function startFleetHubs(opts: {
   cluster: FleetCluster;
   hostCa: CertificateAuthority;
-  namespace: string;
   pools: string[];
   hubsPerPool: number;
   dir: string;
@@ -46,7 +46,7 @@ export async function startFleetHubs(opts: {
   kubernetesServiceIP?: string;
 }): Promise<FleetHubs> {
   const { cluster, pools } = opts;
-  await installForYurtHubs(cluster.kubeConfig, opts.hostCa, opts.namespace, pools);
+  await installForYurtHubs(cluster.kubeConfig, opts.hostCa);
   const kubelet = cluster.kubelet;
   if (!(kubelet instanceof ProcessKubelet)) {
     throw new Error(`real YurtHubs need real pool-spirits: start cluster ${cluster.id} with the process kubelet`);

@@ -1,29 +1,32 @@
 /**
- * What an OpenYurt install puts on the host cluster for YurtHubs with a coordinator, and what the product
- * adds for compat pools, applied with admin rights (the local stand-in for `helm install yurthub` and for the
- * cluster-wide half of core/yurt-coordinator, which the reconciler does not yet write: docs/yurthub.md).
+ * What an OpenYurt install puts on the host cluster for YurtHubs with a coordinator, and the one step of a
+ * compat install the reconciler cannot take, applied with admin rights (the local stand-in for `helm install
+ * yurthub` and for the operator following docs/yurthub.md). The kube-system objects YurtHubs read are not
+ * here: infra/cluster/components/yurt-coordinator-compat installs them with the product and the reconciler
+ * fills them, as on a real cluster.
  *
  * - Upstream's `yurt-hub` ClusterRole for system:nodes (charts/yurthub/templates/yurthub-cfg.yaml, v1.5.0)
  *   and its yurt-hub-cfg ConfigMap.
  * - The node-lease-proxy identity's rights: upstream grants get/update on every Lease in the cluster; here a
  *   Role in kube-node-lease only (the leader delegates node heartbeats, nothing else).
- * - kube-system/yurt-coordinator-yurthub-certs from core/yurt-coordinator (bundle of the pools' CAs).
+ * - The node-lease-proxy client pair, signed by the host CA (on a real cluster: a CertificateSigningRequest
+ *   to kubernetes.io/kube-apiserver-client, approved), patched into kube-system/yurt-coordinator-yurthub-certs
+ *   under a field manager of its own, so the reconciler's applies leave it alone.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { HttpMethod } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import type { KubeObject } from '../../core/kube.ts';
-import { objectNames } from '../../core/render/names.ts';
-import { PKI_FILES } from '../../core/render/pki.ts';
 import {
+  CERTS_SECRET,
+  COORDINATOR_NAMESPACE,
+  COORDINATOR_PKI_FILES,
   NODE_LEASE_PROXY_GROUP,
   NODE_LEASE_PROXY_USER,
-  renderCertsSecret,
-  type CompatPool,
-  type CoordinatorPki,
+  nodeLeaseProxyData,
 } from '../../core/yurt-coordinator/index.ts';
 import { COORDINATOR_PKI_SECRET } from '../../functions/reconcile/yurt-coordinator.ts';
-import type { CertificateAuthority } from '../kube-api/index.ts';
+import type { CertAndKey, CertificateAuthority } from '../kube-api/index.ts';
 import { issueFromTemplate } from './certs.ts';
 
 const rbac = 'rbac.authorization.k8s.io/v1';
@@ -91,38 +94,45 @@ export async function applyAll(kc: KubeConfig, objects: KubeObject[]): Promise<v
   }
 }
 
-/** The compat pools' CAs and the coordinator client PKI, as the reconciler left them in the product namespace. */
-export async function readCompatMaterial(
-  kc: KubeConfig,
-  namespace: string,
-  pools: string[],
-): Promise<{ pools: CompatPool[]; pki: CoordinatorPki }> {
-  const api = RawObjectApi.fromKubeConfig(kc);
-  const secret = (name: string) =>
-    api.requestJson<Obj>(HttpMethod.GET, `/api/v1/namespaces/${namespace}/secrets/${name}`);
-  const compat: CompatPool[] = [];
-  for (const pool of pools) {
-    const ca = decode((await secret(objectNames(pool).caSecret)).data);
-    compat.push({ pool, caPem: ca[PKI_FILES.caCert]!, etcdCaPem: ca[PKI_FILES.etcdCaCert]! });
-  }
-  const files = decode((await secret(COORDINATOR_PKI_SECRET)).data) as CoordinatorPki['files'];
-  return { pools: compat, pki: { files, reused: true, reasons: [] } };
+/** The field manager of the operator's node-lease-proxy keys in the certs Secret. */
+export const NODE_LEASE_PROXY_MANAGER = 'node-lease-proxy-install';
+
+/** The shared coordinator client identity, as the reconciler issued it in the product namespace. */
+export async function readCoordinatorClient(kc: KubeConfig, namespace: string): Promise<CertAndKey> {
+  const secret = await RawObjectApi.fromKubeConfig(kc).requestJson<Obj>(
+    HttpMethod.GET,
+    `/api/v1/namespaces/${namespace}/secrets/${COORDINATOR_PKI_SECRET}`,
+  );
+  const files = decode(secret.data);
+  return { certPem: files[COORDINATOR_PKI_FILES.clientCert]!, keyPem: files[COORDINATOR_PKI_FILES.clientKey]! };
 }
 
-export async function installForYurtHubs(
-  kc: KubeConfig,
-  hostCa: CertificateAuthority,
-  namespace: string,
-  pools: string[],
-): Promise<{ certsSecret: KubeObject }> {
+/** kube-system/yurt-coordinator-yurthub-certs, decoded (what YurtHubs read). */
+export async function readCertsSecret(kc: KubeConfig): Promise<Record<string, string>> {
+  const secret = await RawObjectApi.fromKubeConfig(kc).requestJson<Obj>(
+    HttpMethod.GET,
+    `/api/v1/namespaces/${COORDINATOR_NAMESPACE}/secrets/${CERTS_SECRET}`,
+  );
+  return decode(secret.data);
+}
+
+/** Upstream's host objects for YurtHubs, and the operator's node-lease-proxy keys in the certs Secret. */
+export async function installForYurtHubs(kc: KubeConfig, hostCa: CertificateAuthority): Promise<void> {
   await applyAll(kc, UPSTREAM_YURTHUB_HOST_RBAC);
-  const material = await readCompatMaterial(kc, namespace, pools);
   const nodeLeaseProxy = await issueFromTemplate(hostCa, {
     cn: NODE_LEASE_PROXY_USER,
     orgs: [NODE_LEASE_PROXY_GROUP],
     usage: 'clientAuth',
   });
-  const certsSecret = renderCertsSecret(material.pools, material.pki, nodeLeaseProxy);
-  await applyAll(kc, [certsSecret]);
-  return { certsSecret };
+  // What `kubectl -n kube-system patch secret yurt-coordinator-yurthub-certs --type=merge
+  // --field-manager=node-lease-proxy-install -p '{"data": …}'` sends (docs/yurthub.md).
+  await RawObjectApi.fromKubeConfig(kc).requestJson(
+    HttpMethod.PATCH,
+    `/api/v1/namespaces/${COORDINATOR_NAMESPACE}/secrets/${CERTS_SECRET}`,
+    {
+      body: { data: nodeLeaseProxyData(nodeLeaseProxy) },
+      contentType: 'application/merge-patch+json',
+      query: { fieldManager: NODE_LEASE_PROXY_MANAGER },
+    },
+  );
 }

@@ -22,9 +22,8 @@ import type { FieldIssue, NodePool, ObjectNames, RenderResult, ResolvedPoolSpiri
 import { foreignEntriesPatch } from '../../../core/plan.ts';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
 import type { ReconcileDeps } from '../deps.ts';
+import type { PoolCompatInput } from '../../../core/yurt-coordinator/index.ts';
 import { describe, ownedByOtherNodePool } from './ownership.ts';
-import { coordinatorCompatInput } from '../yurt-coordinator.ts';
-import { wantsYurtCoordinatorCompat } from '../../../core/yurt-coordinator/compat.ts';
 
 export const CLUSTER_DOMAIN = 'cluster.local';
 
@@ -45,6 +44,8 @@ export interface DesiredInput {
   nodePool: NodePool;
   poolSpirit: KubeObject;
   spec: ResolvedPoolSpiritSpec;
+  /** Set for a yurt-coordinator-compatible pool (docs/yurthub.md): it trusts the coordinator client CA. */
+  yurtCoordinator?: PoolCompatInput;
 }
 
 export async function applyDesired({
@@ -54,6 +55,7 @@ export async function applyDesired({
   nodePool,
   poolSpirit,
   spec,
+  yurtCoordinator,
 }: DesiredInput): Promise<Applied> {
   const names = objectNames(poolSpirit.metadata.name);
   const applied: string[] = [];
@@ -82,12 +84,6 @@ export async function applyDesired({
     service = await client.apply(renderPoolSpiritService(renderTarget));
     applied.push(describe(service));
   }
-  // A yurt-coordinator-compatible pool (docs/yurthub.md) trusts the cluster's coordinator client CA.
-  const compat = wantsYurtCoordinatorCompat(nodePool)
-    ? await coordinatorCompatInput(deps, client, namespace)
-    : undefined;
-  if (compat) applied.push(...compat.applied);
-  const yurtCoordinator = compat?.input;
   const render = (serviceClusterIP: string | undefined, existingPki: Record<string, string>) =>
     renderPoolSpirit({
       ...renderTarget,

@@ -6,6 +6,7 @@ import type { KubeObject } from '../../../core/kube.ts';
 import { objectKey } from '../../../core/kube.ts';
 import { fieldDiffs, meaningfulTransitions, observeWorkload, poolSpiritStatus } from '../../../core/index.ts';
 import type { FieldIssue, PoolSpiritStatus, RenderResult } from '../../../core/index.ts';
+import type { StatusInputs as PoolSpiritStatusInputs } from '../../../core/status.ts';
 import { podProblem, type PodLike, type PodProblem } from '../../../core/status.ts';
 import { sanitizeErrorMessage } from '../../../adapters/state-table/index.ts';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
@@ -14,7 +15,14 @@ import type { ReconcileDeps } from '../deps.ts';
 /** What the status is computed from: an invalid spec, or the render and what the cluster has after the apply. */
 export type StatusInput =
   | { kind: 'invalid'; issues: FieldIssue[] }
-  | { kind: 'rendered'; rendered: RenderResult; live: ReadonlyMap<string, KubeObject>; paused: boolean };
+  | {
+      kind: 'rendered';
+      rendered: RenderResult;
+      live: ReadonlyMap<string, KubeObject>;
+      paused: boolean;
+      /** A compat pool's YurtCoordinatorObjectsReady condition (stages/coordinator-objects.ts). */
+      yurtCoordinatorObjects?: PoolSpiritStatusInputs['yurtCoordinatorObjects'];
+    };
 
 export async function writePoolSpiritStatus(
   deps: ReconcileDeps,
@@ -34,7 +42,7 @@ export async function writePoolSpiritStatus(
     );
     return;
   }
-  const { rendered, live, paused } = input;
+  const { rendered, live, paused, yurtCoordinatorObjects } = input;
   if (!paused) await announceCaRotation(deps, client, poolSpirit, previous, rendered);
   const desiredWorkload = rendered.objects.find((o) => o.kind === 'Deployment');
   const workloadNow = desiredWorkload ? live.get(objectKey(desiredWorkload)) : undefined;
@@ -56,6 +64,7 @@ export async function writePoolSpiritStatus(
       desiredWorkload,
       await podProblemOf(client, workloadNow, poolSpirit.metadata.name),
     ),
+    yurtCoordinatorObjects,
   });
   await applyIfChanged(deps, client, poolSpirit, previous, status);
 }

@@ -4,24 +4,17 @@ import { parseAllDocuments } from 'yaml';
 import { renderPoolSpirit, SpecRenderError, type KubeObject } from '../../../core/index.ts';
 import { DEFAULT_PKI_POLICY } from '../../../core/render/pki-spec.ts';
 import {
-  caBundle,
-  CERTS_SECRET_KEYS,
   COMPAT_LABEL,
   COORDINATOR_CLIENT_GROUP,
   COORDINATOR_CLIENT_USER,
   COORDINATOR_PKI_FILES,
   ensureCoordinatorPki,
-  renderCertsSecret,
-  renderCoordinatorServices,
-  renderPoolEndpointSlices,
-  type CompatPool,
 } from '../../../core/yurt-coordinator/index.ts';
 import { keys, nodePool, NOW, renderInput } from '../fixtures.ts';
 import { container, flags, pkiOf, podSpec, type Any } from '../helpers.ts';
 
 const compatPool = (name = 'hangzhou') =>
   nodePool(name, { metadata: { name, uid: `uid-np-${name}`, labels: { [COMPAT_LABEL]: 'compat' } } });
-const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
 const pemCount = (s: string) => (s.match(/BEGIN CERTIFICATE/g) ?? []).length;
 const sans = (pem: string) => new X509Certificate(pem).subjectAltName ?? '';
 
@@ -135,69 +128,5 @@ describe('yurt-coordinator compat: one pool', () => {
     );
     expect(again.pki.reused).toBe(true);
     expect(again.desiredHash).toBe(first.desiredHash);
-  });
-});
-
-describe('yurt-coordinator compat: cluster-wide objects', () => {
-  const pools: CompatPool[] = [
-    {
-      pool: 'b-pool',
-      caPem: '-----BEGIN CERTIFICATE-----\nB\n-----END CERTIFICATE-----',
-      etcdCaPem: '-----BEGIN CERTIFICATE-----\nBE\n-----END CERTIFICATE-----',
-      pod: { ip: '10.0.1.5', nodeName: 'b-node-0' },
-    },
-    {
-      pool: 'a-pool',
-      caPem: '-----BEGIN CERTIFICATE-----\nA\n-----END CERTIFICATE-----',
-      etcdCaPem: '-----BEGIN CERTIFICATE-----\nAE\n-----END CERTIFICATE-----',
-    },
-  ];
-
-  it('bundles every pool CA and etcd CA into ca.crt, in pool order whatever the input order', () => {
-    const bundle = caBundle(pools);
-    expect(pemCount(bundle)).toBe(4);
-    expect(bundle.indexOf('\nA\n')).toBeLessThan(bundle.indexOf('\nB\n'));
-    expect(caBundle([...pools].reverse())).toBe(bundle);
-  });
-
-  it('renders kube-system/yurt-coordinator-yurthub-certs with the keys YurtHub reads, labelled as the product owns it', async () => {
-    const secret = renderCertsSecret(pools, await coordinatorPki()) as Any;
-    expect(secret.metadata).toMatchObject({
-      name: 'yurt-coordinator-yurthub-certs',
-      namespace: 'kube-system',
-      labels: { 'app.kubernetes.io/managed-by': 'pool-spirit' },
-    });
-    expect(Object.keys(secret.data).sort()).toEqual(
-      [CERTS_SECRET_KEYS.ca, CERTS_SECRET_KEYS.clientCert, CERTS_SECRET_KEYS.clientKey].sort(),
-    );
-    expect(unb64(secret.data[CERTS_SECRET_KEYS.ca])).toBe(caBundle(pools));
-    const withProxy = renderCertsSecret(pools, await coordinatorPki(), { certPem: 'C', keyPem: 'K' }) as Any;
-    expect(unb64(withProxy.data[CERTS_SECRET_KEYS.nodeLeaseProxyCert])).toBe('C');
-    expect(() => renderCertsSecret([], undefined as never)).toThrow(/pools is empty/);
-  });
-
-  it('renders the two Services YurtHub resolves, selector-less with the pool topology annotation', () => {
-    const [api, etcd] = renderCoordinatorServices() as Any[];
-    expect(api.metadata).toMatchObject({
-      name: 'yurt-coordinator-apiserver',
-      namespace: 'kube-system',
-      annotations: { 'openyurt.io/topologyKeys': 'openyurt.io/nodepool' },
-    });
-    expect(api.spec.ports).toEqual([{ name: 'https', port: 443, targetPort: 10270, protocol: 'TCP' }]);
-    expect(etcd.spec.ports).toEqual([{ name: 'https', port: 2379, targetPort: 12379, protocol: 'TCP' }]);
-    expect(api.spec.selector).toBeUndefined();
-  });
-
-  it("points each pool's EndpointSlices at its pool-spirit pod and node, and renders none before the pod runs", () => {
-    const slices = renderPoolEndpointSlices(pools[0]!) as Any[];
-    expect(slices.map((s) => s.metadata.labels['kubernetes.io/service-name'])).toEqual([
-      'yurt-coordinator-apiserver',
-      'yurt-coordinator-etcd',
-    ]);
-    expect(slices[0].endpoints).toEqual([
-      { addresses: ['10.0.1.5'], nodeName: 'b-node-0', conditions: { ready: true } },
-    ]);
-    expect(slices[1].ports).toEqual([{ name: 'https', port: 12379, protocol: 'TCP' }]);
-    expect(renderPoolEndpointSlices(pools[1]!)).toEqual([]);
   });
 });

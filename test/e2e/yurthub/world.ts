@@ -1,7 +1,10 @@
 /**
- * The yurthub e2e world: one cluster on the real control plane with the process kubelet, its edge pools
- * labelled for yurt-coordinator compat (so each pool-spirit is rendered as a coordinator drop-in), no
- * simulated leader, and real YurtHub v1.5.0 processes — `hubsPerPool` per pool — electing in the pool-spirits.
+ * The yurthub e2e world: one cluster on the real control plane with the process kubelet, the product
+ * installed with infra/cluster/components/yurt-coordinator-compat (as an operator using compat would), its
+ * edge pools labelled for yurt-coordinator compat (so each pool-spirit is rendered as a coordinator drop-in),
+ * no simulated leader, and real YurtHub v1.5.0 processes — `hubsPerPool` per pool — electing in the
+ * pool-spirits. The certs Secret the hubs read is the one the reconciler wrote, as its own identity; the
+ * harness only adds the operator's node-lease-proxy keys.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,19 +13,22 @@ import { HttpMethod } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import { objectNames } from '../../../core/render/names.ts';
+import { PKI_FILES } from '../../../core/render/pki.ts';
 import {
+  CERTS_SECRET_KEYS,
+  COMPAT_COMPONENT_PATH,
   COMPAT_LABEL,
   COMPAT_VALUE,
-  COORDINATOR_PKI_FILES,
   LEADER_LEASE,
 } from '../../../core/yurt-coordinator/index.ts';
 import { clusterAuthority } from '../../../local/fleet/cluster-ca.ts';
 import { startLocalFleet, type LocalFleet } from '../../../local/fleet/fleet.ts';
 import { poolName, PRODUCT_NAMESPACE } from '../../../local/fleet/seed.ts';
 import type { CertAndKey, CertificateAuthority } from '../../../local/kube-api/index.ts';
-import { readCompatMaterial } from '../../../local/yurthub/host-install.ts';
+import { readCertsSecret, readCoordinatorClient } from '../../../local/yurthub/host-install.ts';
 import { startFleetHubs, type FleetHubs } from '../../../local/yurthub/fleet-hubs.ts';
 import { call as callPoolSpirit, type HttpsResult } from '../../local/kubelet/process/world.ts';
+import { waitFor } from '../../support/wait.ts';
 
 export type { HttpsResult };
 
@@ -58,6 +64,7 @@ export async function startYurtHubWorld(shape: { pools: number; hubsPerPool: num
     retryBaseDelayMs: 20,
     kubelet: 'process',
     controlPlane: 'real',
+    productComponents: [COMPAT_COMPONENT_PATH],
     simulateLeader: false,
     edgePoolLabels: { [COMPAT_LABEL]: COMPAT_VALUE },
   });
@@ -66,22 +73,12 @@ export async function startYurtHubWorld(shape: { pools: number; hubsPerPool: num
     const pools = Array.from({ length: shape.pools }, (_, i) => poolName(i));
     const hostCa = clusterAuthority(fleet.clusterCa);
     const cluster = fleet.clusters[0]!;
-    const hubsStartedAt = Date.now();
-    const hubs = await startFleetHubs({
-      cluster,
-      hostCa,
-      namespace: PRODUCT_NAMESPACE,
-      pools,
-      hubsPerPool: shape.hubsPerPool,
-      dir,
-    });
-    const material = await readCompatMaterial(cluster.kubeConfig, PRODUCT_NAMESPACE, pools);
-    const coordinatorClient = {
-      certPem: material.pki.files[COORDINATOR_PKI_FILES.clientCert],
-      keyPem: material.pki.files[COORDINATOR_PKI_FILES.clientKey],
-    };
-    const observers = new Map<string, CertAndKey>();
     const host = RawObjectApi.fromKubeConfig(cluster.kubeConfig);
+    const coordinatorClient = await readCoordinatorClient(cluster.kubeConfig, PRODUCT_NAMESPACE);
+    await waitForReconcilerCerts(cluster.kubeConfig, host, pools, coordinatorClient);
+    const hubsStartedAt = Date.now();
+    const hubs = await startFleetHubs({ cluster, hostCa, pools, hubsPerPool: shape.hubsPerPool, dir });
+    const observers = new Map<string, CertAndKey>();
     for (const pool of pools) {
       const secret = await host.requestJson<Obj>(
         HttpMethod.GET,
@@ -115,6 +112,39 @@ export async function startYurtHubWorld(shape: { pools: number; hubsPerPool: num
     await fleet.stop();
     throw err;
   }
+}
+
+/**
+ * Until the reconciler has written kube-system/yurt-coordinator-yurthub-certs for every pool: each pool's CA
+ * and etcd CA in ca.crt, and the shared client pair. The hubs start only then (a hub that finds no Secret
+ * waits for it, but the first-leader figures would then measure the reconciler, not the election).
+ */
+async function waitForReconcilerCerts(
+  kc: Parameters<typeof readCertsSecret>[0],
+  host: RawObjectApi,
+  pools: string[],
+  client: CertAndKey,
+): Promise<void> {
+  const cas: string[] = [];
+  for (const pool of pools) {
+    const secret = await host.requestJson<Obj>(
+      HttpMethod.GET,
+      `/api/v1/namespaces/${PRODUCT_NAMESPACE}/secrets/${objectNames(pool).caSecret}`,
+    );
+    const b64 = (v: string) => Buffer.from(v, 'base64').toString('utf8').trim();
+    cas.push(b64(secret.data[PKI_FILES.caCert]), b64(secret.data[PKI_FILES.etcdCaCert]));
+  }
+  // Only a yes or no leaves the check: the Secret holds a private key.
+  await waitFor(
+    async () => {
+      const files = await readCertsSecret(kc);
+      const bundle = files[CERTS_SECRET_KEYS.ca] ?? '';
+      return cas.every((ca) => bundle.includes(ca)) && files[CERTS_SECRET_KEYS.clientCert] === client.certPem;
+    },
+    60_000,
+    'the reconciler to write every pool into kube-system/yurt-coordinator-yurthub-certs',
+    250,
+  );
 }
 
 /**

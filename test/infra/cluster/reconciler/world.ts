@@ -34,11 +34,7 @@ import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts'
 import { createClusterClient, CLUSTER_CA_CONFIGMAP } from '../../../../adapters/kubernetes/index.ts';
 import type { ClusterConnection } from '../../../../adapters/kubernetes/http/index.ts';
 import { createStateTable, registerCluster, type StateTable } from '../../../../adapters/state-table/index.ts';
-import {
-  createReconcileHandler,
-  reconcileDeps,
-  type ReconcileResult,
-} from '../../../../functions/reconcile/handler.ts';
+import { createReconcileHandler, reconcileDeps, type ReconcileResult } from '../../../../functions/reconcile/handler.ts';
 import { createAuditHandler, type AuditResult } from '../../../../functions/audit/handler.ts';
 import { createProbeHandler, type ProbeResult } from '../../../../functions/probe/handler.ts';
 import { createRolloutHandler, type RolloutResult } from '../../../../functions/rollout/handler.ts';
@@ -47,7 +43,7 @@ import { AUDIT_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../../events
 import { cachingKeyFactory, type KubeObject } from '../../../../core/index.ts';
 import { RECONCILER_GROUP } from '../../../../core/security/index.ts';
 import { lambdaContext } from '../../../functions/reconcile/harness.ts';
-import { kustomize } from '../../manifests.ts';
+import { kustomize, kustomizeOverlay } from '../../manifests.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 export const CLUSTER_ID = 'rbac-c1';
@@ -64,7 +60,7 @@ export interface RbacWorld {
   /** The test's own client, as system:masters. */
   admin: RawObjectApi;
   table: StateTable;
-  /** infra/cluster as `kubectl kustomize` builds it (what was installed, Deployments aside). */
+  /** infra/cluster as `kubectl kustomize` builds it, with the components asked for (what was installed, Deployments aside). */
   installed: KubeObject[];
   /** PutEvents entries the functions sent (reconcile requests from the audit and cloud-events). */
   sentEvents: PutEventsRequestEntry[];
@@ -121,7 +117,14 @@ export function reconcilerRoles(
   return [...out.values()];
 }
 
-export async function startRbacWorld(backend: Backend = 'local'): Promise<RbacWorld> {
+/**
+ * `components`: opt-in components of infra/cluster installed with it, as an operator's overlay (paths from
+ * the repository root).
+ */
+export async function startRbacWorld(
+  backend: Backend = 'local',
+  opts: { components?: string[] } = {},
+): Promise<RbacWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-rbac-'));
   const ca = await createCertificateAuthority('rbac-test-cluster-ca');
   const [serving, adminCert, reconcilerCert] = await Promise.all([
@@ -193,7 +196,16 @@ export async function startRbacWorld(backend: Backend = 'local'): Promise<RbacWo
 
   // What an operator installs: the NodePool CRD (OpenYurt's), then infra/cluster without its workloads.
   for (const crd of await infraManifests('crds/nodepool.yaml')) await createIfMissing(admin, crd);
-  const installed = (await kustomize('infra/cluster')).objects.filter((o) => o.kind !== 'Deployment');
+  const built = opts.components?.length
+    ? await kustomizeOverlay(['infra/cluster'], opts.components)
+    : (await kustomize('infra/cluster')).objects;
+  const installed = built
+    .filter((o) => o.kind !== 'Deployment')
+    // The local API requires EndpointSlice.endpoints (it checks the OpenAPI `required` list, which kube's Go
+    // validation does not): an empty list there; the real control plane takes the manifest as shipped.
+    .map((o) =>
+      backend === 'local' && o.kind === 'EndpointSlice' && !('endpoints' in o) ? { ...o, endpoints: [] } : o,
+    );
   for (const obj of installed) await admin.applyJson(obj as KubernetesObject, 'rbac-test-install', true);
   await waitFor(
     async () => {

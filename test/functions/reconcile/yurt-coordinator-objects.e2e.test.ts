@@ -1,0 +1,216 @@
+/**
+ * The reconcile converges the kube-system objects YurtHubs of compat pools read (functions/reconcile/stages/
+ * coordinator-objects.ts), against the local API: a missing install is a condition, not a retry loop; the
+ * certs Secret and the two EndpointSlices hold every compat pool, written only when they change; and two
+ * pools reconciled at once cannot drop each other, because every write carries the resourceVersion read
+ * before the pools were listed. A negative control runs the same interleaving without that precondition and
+ * loses a pool.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
+import { DEFAULT_NAMESPACE, type KubeObject } from '../../../core/index.ts';
+import { PKI_FILES } from '../../../core/render/pki.ts';
+import {
+  CERTS_SECRET,
+  COMPAT_COMPONENT_PATH,
+  COMPAT_LABEL,
+  COMPAT_VALUE,
+  compatInstallObjects,
+} from '../../../core/yurt-coordinator/index.ts';
+import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import { statusOf } from '../../../adapters/kubernetes/index.ts';
+import { startReconcileWorld, type ReconcileWorld } from './harness.ts';
+
+const NS = DEFAULT_NAMESPACE;
+const COMPAT = { [COMPAT_LABEL]: COMPAT_VALUE };
+let world: ReconcileWorld;
+
+beforeAll(async () => {
+  world = await startReconcileWorld();
+});
+afterAll(async () => {
+  await world?.stop();
+});
+
+async function read(apiVersion: string, kind: string, name: string, namespace?: string) {
+  try {
+    return await world.admin.readJson<KubeObject>({ apiVersion, kind, metadata: { name, namespace } });
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
+}
+const unb64 = (v: string | undefined) => Buffer.from(v ?? '', 'base64').toString('utf8');
+const bundle = async () =>
+  unb64(((await read('v1', 'Secret', CERTS_SECRET, 'kube-system'))?.data as Record<string, string>)?.['ca.crt']);
+const sliceIPs = async (name: string) =>
+  (
+    ((await read('discovery.k8s.io/v1', 'EndpointSlice', name, 'kube-system'))?.endpoints ?? []) as Array<{
+      addresses: string[];
+    }>
+  ).map((e) => e.addresses[0]);
+async function casOf(pool: string): Promise<string[]> {
+  const data = (await read('v1', 'Secret', `ps-${pool}-ca`, NS))!.data as Record<string, string>;
+  return [unb64(data[PKI_FILES.caCert]).trim(), unb64(data[PKI_FILES.etcdCaCert]).trim()];
+}
+function condition(obj: KubeObject | undefined) {
+  const conditions = (obj?.status as { conditions?: Array<Record<string, string>> } | undefined)?.conditions ?? [];
+  return conditions.find((c) => c.type === 'YurtCoordinatorObjectsReady');
+}
+const poolSpirit = (pool: string) => read('poolspirit.io/v1alpha1', 'PoolSpirit', pool);
+
+/** What a kubelet and a CNI report for a running pool-spirit pod of `pool` on `<pool>-node-0`. */
+async function runPod(pool: string, ip: string): Promise<void> {
+  const name = `ps-${pool}-x`;
+  await world.admin.createJson({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: NS,
+      labels: { 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': pool },
+    },
+    spec: { nodeName: `${pool}-node-0`, containers: [{ name: 'c', image: 'x' }] },
+  } as KubernetesObject);
+  await world.admin.requestJson(HttpMethod.PATCH, `/api/v1/namespaces/${NS}/pods/${name}/status`, {
+    body: { status: { phase: 'Running', podIP: ip, conditions: [{ type: 'Ready', status: 'True' }] } },
+    contentType: 'application/merge-patch+json',
+  });
+}
+
+/**
+ * The component's objects, applied as the operator. The local API requires EndpointSlice.endpoints where
+ * kube-apiserver does not (it checks the OpenAPI `required` list, kube's Go validation does not), so the
+ * slices get an empty list here; the real control plane takes the manifest as shipped
+ * (test/infra/cluster/reconciler/reconciler-bounded.e2e.test.ts).
+ */
+async function installComponent(): Promise<void> {
+  for (const obj of compatInstallObjects()) {
+    const local = obj.kind === 'EndpointSlice' ? { ...obj, endpoints: [] } : obj;
+    await world.admin.applyJson(local as KubernetesObject, 'operator', true);
+  }
+}
+
+describe('without the yurt-coordinator-compat component', () => {
+  it('converges the pool, says in a condition what to apply, and does not retry', async () => {
+    await world.createNodePool('edge-a', { type: 'Edge', labels: COMPAT });
+    const first = await world.invoke('edge-a');
+    expect(first.result).toBe('applied');
+    expect(await read('apps/v1', 'Deployment', 'ps-edge-a', NS)).toBeDefined();
+    const c = condition(await poolSpirit('edge-a'));
+    expect(c).toMatchObject({ status: 'False', reason: 'NotInstalled' });
+    expect(c?.message).toContain(COMPAT_COMPONENT_PATH);
+    expect(c?.message).toContain('Secret yurt-coordinator-yurthub-certs (404)');
+    expect(c?.message).toContain('Service yurt-coordinator-apiserver (404)');
+    // Not an error, so not a platform retry; and a second pass finds nothing to write.
+    const again = await world.invoke('edge-a');
+    expect(again).toMatchObject({ result: 'unchanged', clusterWrites: 0 });
+  });
+});
+
+describe('with the component installed', () => {
+  beforeAll(async () => {
+    await installComponent();
+    await world.createNodePool('edge-b', { type: 'Edge', labels: COMPAT });
+    await runPod('edge-a', '10.244.1.5');
+    await runPod('edge-b', '10.244.2.5');
+    await world.invoke('edge-b');
+    // The operator asks for a reconcile once the component is in (docs/yurthub.md).
+    await world.invoke('edge-a');
+  });
+
+  it('fills the certs Secret and both slices with every compat pool, and reports it', async () => {
+    const text = await bundle();
+    const [aCa, aEtcd, bCa, bEtcd] = [...(await casOf('edge-a')), ...(await casOf('edge-b'))];
+    expect([aCa, aEtcd, bCa, bEtcd].map((ca) => text.indexOf(ca!))).toEqual(
+      [...[aCa, aEtcd, bCa, bEtcd].map((ca) => text.indexOf(ca!))].sort((x, y) => x - y),
+    );
+    expect(text.match(/BEGIN CERTIFICATE/g)).toHaveLength(4);
+    expect(await sliceIPs('yurt-coordinator-apiserver')).toEqual(['10.244.1.5', '10.244.2.5']);
+    expect(await sliceIPs('yurt-coordinator-etcd')).toEqual(['10.244.1.5', '10.244.2.5']);
+    for (const pool of ['edge-a', 'edge-b']) {
+      expect(condition(await poolSpirit(pool))).toMatchObject({ status: 'True', reason: 'Applied' });
+    }
+  });
+
+  it('writes nothing on a pass that finds them current', async () => {
+    for (const pool of ['edge-a', 'edge-b']) {
+      expect(await world.invoke(pool)).toMatchObject({ result: 'unchanged', clusterWrites: 0 });
+    }
+  });
+
+  it('keeps a pool reconciled between another pass’s read and write: its write fails (409) and is read again', async () => {
+    await world.createNodePool('edge-c', { type: 'Edge', labels: COMPAT });
+    const failures = await interleave('edge-c', 'edge-d');
+    expect(failures).toEqual([409]);
+    const text = await bundle();
+    for (const pool of ['edge-a', 'edge-b', 'edge-c', 'edge-d'])
+      for (const ca of await casOf(pool)) expect(text, `${pool}'s CAs in the bundle`).toContain(ca);
+  });
+
+  it('negative control: the same interleaving without the precondition drops the pool reconciled in between', async () => {
+    await world.createNodePool('edge-e', { type: 'Edge', labels: COMPAT });
+    const failures = await interleave('edge-e', 'edge-f', { dropPrecondition: true });
+    expect(failures).toEqual([]);
+    const [fCa] = await casOf('edge-f');
+    expect(await bundle()).not.toContain(fCa);
+    // Level-triggered: the next pass of any compat pool puts it back.
+    await world.invoke('edge-a');
+    expect(await bundle()).toContain(fCa);
+  });
+
+  it('takes a pool out when it leaves compat, and when its NodePool is deleted', async () => {
+    const [bCa] = await casOf('edge-b');
+    await world.admin.requestJson(HttpMethod.PATCH, '/apis/apps.openyurt.io/v1beta2/nodepools/edge-b', {
+      body: { metadata: { labels: { [COMPAT_LABEL]: null } } },
+      contentType: 'application/merge-patch+json',
+    });
+    await world.invoke('edge-b');
+    expect(await bundle()).not.toContain(bCa);
+    expect(await sliceIPs('yurt-coordinator-apiserver')).toEqual(['10.244.1.5']);
+    expect(condition(await poolSpirit('edge-b'))).toBeUndefined();
+
+    const [aCa] = await casOf('edge-a');
+    await world.admin.requestJson(HttpMethod.DELETE, '/apis/apps.openyurt.io/v1beta2/nodepools/edge-a');
+    expect((await world.invoke('edge-a')).result).toBe('gone');
+    expect(await bundle()).not.toContain(aCa);
+    expect(await sliceIPs('yurt-coordinator-apiserver')).toEqual([]);
+  });
+});
+
+/**
+ * Reconciles `first`; when it is about to write the certs Secret (after reading it and listing the pools),
+ * creates compat pool `between` and reconciles it to the end, then lets `first` write. Returns the HTTP
+ * statuses of `first`'s failed writes to the certs Secret.
+ */
+async function interleave(
+  first: string,
+  between: string,
+  opts: { dropPrecondition?: boolean } = {},
+): Promise<number[]> {
+  const failures: number[] = [];
+  let armed = true;
+  world.wrapClient = (client: ClusterClient): ClusterClient => ({
+    ...client,
+    async apply(obj) {
+      const certs = obj.kind === 'Secret' && obj.metadata.name === CERTS_SECRET;
+      if (!certs || !armed) return client.apply(obj);
+      armed = false;
+      await world.createNodePool(between, { type: 'Edge', labels: COMPAT });
+      await world.invoke(between);
+      const sent = opts.dropPrecondition ? { ...obj, metadata: { ...obj.metadata, resourceVersion: undefined } } : obj;
+      try {
+        return await client.apply(sent);
+      } catch (err) {
+        failures.push(statusOf(err) ?? -1);
+        throw err;
+      }
+    },
+  });
+  try {
+    await world.invoke(first);
+  } finally {
+    world.wrapClient = undefined;
+  }
+  return failures;
+}
