@@ -21,6 +21,8 @@ import type { ClusterObservation, DesiredObjects } from '../../core/audit/index.
 import { poolOfSpirit } from '../../core/audit/index.ts';
 import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '../../core/poolspirit/api.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
+import { type PoolCompatInput, wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/index.ts';
+import { observedCompatInput } from '../shared/coordinator-compat.ts';
 import type { AuditDeps } from './deps.ts';
 
 /**
@@ -56,11 +58,13 @@ export async function observeCluster(
   const liveByKey = new Map(owned.map((o) => [objectKey(o), o]));
   const desired: Record<string, DesiredObjects> = {};
   const spirits = new Map(poolSpirits.map((s) => [poolOfSpirit(s), s]));
+  // Compat pools render with the cluster's coordinator material, as the reconcile renders them.
+  const compat = nodePools.some(wantsYurtCoordinatorCompat) ? await observedCompatInput(client, namespace) : undefined;
   for (const nodePool of nodePools) {
     const spirit = spirits.get(nodePool.metadata.name);
     if (!spirit || spirit.metadata.deletionTimestamp || !poolSpiritIntent(nodePool, deps.fleetDefaults).wanted)
       continue;
-    const rendered = await renderDesired(deps, nodePool, spirit, liveByKey, caBundlePem, namespace);
+    const rendered = await renderDesired(deps, nodePool, spirit, liveByKey, caBundlePem, namespace, compat);
     if (rendered) desired[nodePool.metadata.name] = rendered;
   }
   return { clusterId, nodePools, poolSpirits, owned, pods, nodes, desired };
@@ -78,10 +82,14 @@ async function renderDesired(
   liveByKey: Map<string, KubeObject>,
   caBundlePem: string | undefined,
   namespace: string,
+  compat: { input?: PoolCompatInput; missing?: string } | undefined,
 ): Promise<DesiredObjects | undefined> {
   const parsed = parsePoolSpiritSpec(spirit.spec);
   if (!parsed.ok) return undefined;
   if (!caBundlePem) return { error: 'cluster CA not found (ConfigMap kube-system/kube-root-ca.crt, key ca.crt)' };
+  const yurtCoordinator = wantsYurtCoordinatorCompat(nodePool) ? compat?.input : undefined;
+  if (wantsYurtCoordinatorCompat(nodePool) && !yurtCoordinator)
+    return { error: `yurt-coordinator compat pool without its coordinator material: ${compat?.missing ?? 'unread'}` };
   if (!spirit.metadata.uid) return { error: `PoolSpirit ${spirit.metadata.name} has no uid` };
   const names = objectNames(spirit.metadata.name);
   const live = (apiVersion: string, kind: string, name: string) =>
@@ -93,6 +101,7 @@ async function renderDesired(
     const rendered = await renderPoolSpirit({
       poolSpirit: { metadata: { name: spirit.metadata.name, uid: spirit.metadata.uid }, spec: parsed.spec },
       nodePool,
+      yurtCoordinator,
       cluster: { caBundlePem, clusterDomain: CLUSTER_DOMAIN, namespace },
       serviceClusterIP: clusterIP && clusterIP !== 'None' ? clusterIP : undefined,
       existingPki: existingPkiFromSecrets(secrets, names),

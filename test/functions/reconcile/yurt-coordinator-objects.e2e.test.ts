@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
-import { DEFAULT_NAMESPACE, type KubeObject } from '../../../core/index.ts';
+import { DEFAULT_NAMESPACE, fieldDiffs, type KubeObject } from '../../../core/index.ts';
 import { PKI_FILES } from '../../../core/render/pki.ts';
 import {
   CERTS_SECRET,
@@ -19,7 +19,9 @@ import {
 } from '../../../core/yurt-coordinator/index.ts';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
 import { statusOf } from '../../../adapters/kubernetes/index.ts';
-import { startReconcileWorld, type ReconcileWorld } from './harness.ts';
+import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from './harness.ts';
+import { observeCluster } from '../../../functions/audit/observe.ts';
+import { auditDeps } from '../../../functions/audit/handler.ts';
 
 const NS = DEFAULT_NAMESPACE;
 const COMPAT = { [COMPAT_LABEL]: COMPAT_VALUE };
@@ -130,6 +132,24 @@ describe('with the component installed', () => {
     expect(await sliceIPs('yurt-coordinator-etcd')).toEqual(['10.244.1.5', '10.244.2.5']);
     for (const pool of ['edge-a', 'edge-b']) {
       expect(condition(await poolSpirit(pool))).toMatchObject({ status: 'True', reason: 'Applied' });
+    }
+  });
+
+  it('the audit renders each compat pool as the reconcile did (its coordinator material), so it finds no drift', async () => {
+    const client = world.deps.clusterClient(
+      await world.deps.clusterAccess.connectionFor((await world.deps.cluster(CLUSTER_ID))!),
+      CLUSTER_ID,
+    );
+    const observed = await observeCluster(auditDeps({ table: world.table }), CLUSTER_ID, client);
+    for (const pool of ['edge-a', 'edge-b']) {
+      const desired = observed.desired[pool];
+      expect(desired && 'error' in desired ? desired.error : undefined, pool).toBeUndefined();
+      const rendered = desired && 'objects' in desired ? desired.objects : [];
+      const deployment = rendered.find((o) => o.kind === 'Deployment');
+      const live = await read('apps/v1', 'Deployment', `ps-${pool}`, NS);
+      // What the audit's drift check compares: every field the render sets, as the cluster holds it.
+      expect(deployment, pool).toBeDefined();
+      expect(fieldDiffs(deployment?.spec, live?.spec), pool).toEqual([]);
     }
   });
 

@@ -10,7 +10,12 @@ import { expect, it } from 'vitest';
 import { HttpMethod } from '@kubernetes/client-node';
 import { DEFAULT_NAMESPACE, type KubeObject } from '../../../../core/index.ts';
 import { PKI_FILES } from '../../../../core/render/pki.ts';
-import { CERTS_SECRET, COMPAT_LABEL, COMPAT_VALUE, nodeLeaseProxyData } from '../../../../core/yurt-coordinator/index.ts';
+import {
+  CERTS_SECRET,
+  COMPAT_LABEL,
+  COMPAT_VALUE,
+  nodeLeaseProxyData,
+} from '../../../../core/yurt-coordinator/index.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { RECONCILER_USER, type Identity, type RbacWorld } from './world.ts';
 

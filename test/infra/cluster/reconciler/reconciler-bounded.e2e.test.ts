@@ -23,7 +23,7 @@ import { DEFAULT_NAMESPACE, type KubeObject } from '../../../../core/index.ts';
 import { objectNames } from '../../../../core/render/names.ts';
 import { COMPAT_COMPONENT_PATH } from '../../../../core/yurt-coordinator/index.ts';
 import { waitFor } from '../../../support/wait.ts';
-import { compatAttacks, compatPool } from '../../../rbac/compat-attacks.ts';
+import { compatAttacks, compatPool } from './compat-attacks.ts';
 import { startRbacWorld, type Identity, type RbacWorld } from './world.ts';
 
 const NS = DEFAULT_NAMESPACE;

@@ -34,7 +34,11 @@ import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts'
 import { createClusterClient, CLUSTER_CA_CONFIGMAP } from '../../../../adapters/kubernetes/index.ts';
 import type { ClusterConnection } from '../../../../adapters/kubernetes/http/index.ts';
 import { createStateTable, registerCluster, type StateTable } from '../../../../adapters/state-table/index.ts';
-import { createReconcileHandler, reconcileDeps, type ReconcileResult } from '../../../../functions/reconcile/handler.ts';
+import {
+  createReconcileHandler,
+  reconcileDeps,
+  type ReconcileResult,
+} from '../../../../functions/reconcile/handler.ts';
 import { createAuditHandler, type AuditResult } from '../../../../functions/audit/handler.ts';
 import { createProbeHandler, type ProbeResult } from '../../../../functions/probe/handler.ts';
 import { createRolloutHandler, type RolloutResult } from '../../../../functions/rollout/handler.ts';

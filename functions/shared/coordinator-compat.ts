@@ -1,0 +1,93 @@
+/**
+ * Reading a cluster's yurt-coordinator compat material without writing anything: the coordinator client
+ * PKI Secret (product namespace) and the install's kube-system objects. The reconcile issues the PKI when
+ * it is missing (functions/reconcile/yurt-coordinator.ts); the audit only reads, to render a compat pool
+ * exactly as the reconcile would.
+ */
+import type { KubeObject } from '../../core/kube.ts';
+import {
+  APISERVER_SERVICE,
+  COORDINATOR_NAMESPACE,
+  COORDINATOR_PKI_FILES,
+  ETCD_SERVICE,
+  type CertPair,
+  type PoolCompatInput,
+} from '../../core/yurt-coordinator/index.ts';
+import { statusOf, type ClusterClient, type ObjectRef } from '../../adapters/kubernetes/index.ts';
+
+export const COORDINATOR_PKI_SECRET = 'poolspirit-yurt-coordinator-client';
+
+/** The coordinator PKI Secret's files, decoded; undefined when the cluster never had a compat pool. */
+export async function readCoordinatorPki(
+  client: ClusterClient,
+  namespace: string,
+): Promise<Record<string, string> | undefined> {
+  const live = await client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: COORDINATOR_PKI_SECRET });
+  if (!live) return undefined;
+  return Object.fromEntries(
+    Object.entries((live.data ?? {}) as Record<string, string>).map(([k, v]) => [
+      k,
+      Buffer.from(v, 'base64').toString('utf8'),
+    ]),
+  );
+}
+
+export function clientPairOf(files: Record<string, string>): CertPair | undefined {
+  const certPem = files[COORDINATOR_PKI_FILES.clientCert];
+  const keyPem = files[COORDINATOR_PKI_FILES.clientKey];
+  return certPem && keyPem ? { certPem, keyPem } : undefined;
+}
+
+/**
+ * An object of the install (infra/cluster/components/yurt-coordinator-compat), or why it could not be read:
+ * missing (404), or not readable (403: the component's Role is not installed). Either is the operator's to
+ * fix, so neither is retried; any other error is thrown (retried).
+ */
+export async function readInstalled(
+  client: ClusterClient,
+  ref: ObjectRef,
+): Promise<{ object?: KubeObject; missing?: string }> {
+  try {
+    const object = await client.get(ref);
+    return object ? { object } : { missing: `${ref.kind} ${ref.name} (404)` };
+  } catch (err) {
+    if (statusOf(err) === 403) return { missing: `${ref.kind} ${ref.name} (403)` };
+    throw err;
+  }
+}
+
+/**
+ * The render's compat input as the cluster has it, for a reader that may not issue: undefined input (with
+ * the reason) while the reconcile has not issued the coordinator PKI yet.
+ */
+export async function observedCompatInput(
+  client: ClusterClient,
+  namespace: string,
+): Promise<{ input?: PoolCompatInput; missing?: string }> {
+  const [files, apiServerService, etcdService] = await Promise.all([
+    readCoordinatorPki(client, namespace),
+    readInstalled(client, serviceRef(APISERVER_SERVICE)),
+    readInstalled(client, serviceRef(ETCD_SERVICE)),
+  ]);
+  const clientCaPem = files?.[COORDINATOR_PKI_FILES.caCert];
+  if (!clientCaPem) return { missing: `Secret ${namespace}/${COORDINATOR_PKI_SECRET} (not issued yet)` };
+  return {
+    input: {
+      clientCaPem,
+      apiServerServiceIP: clusterIPOf(apiServerService.object),
+      etcdServiceIP: clusterIPOf(etcdService.object),
+    },
+  };
+}
+
+export const serviceRef = (name: string): ObjectRef => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  namespace: COORDINATOR_NAMESPACE,
+  name,
+});
+
+export function clusterIPOf(service: KubeObject | undefined): string | undefined {
+  const ip = (service?.spec as { clusterIP?: string } | undefined)?.clusterIP;
+  return ip && ip !== 'None' ? ip : undefined;
+}
