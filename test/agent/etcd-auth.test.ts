@@ -1,0 +1,172 @@
+/**
+ * etcd auth for yurt-coordinator-compatible pools: the plan (pure), then the agent's step and the etcd proxy
+ * against a real etcd with a pool-spirit's TLS setup (tls-etcd.ts): auth goes on with the users and the
+ * bounded role, an agent restart only checks, drift is undone.
+ */
+import { EtcdPermissionDeniedError, type Etcd3 } from 'etcd3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEtcdClient } from '../../agent/adapters/etcd.ts';
+import { createEtcdAuthAccess } from '../../agent/adapters/etcd-auth.ts';
+import { planEtcdAuth, prefixRange, READWRITE, type EtcdAuthSpec } from '../../agent/decide/etcd-auth.ts';
+import { startAgent } from '../../agent/agent.ts';
+import { silentLogger } from '../../agent/log.ts';
+import { newStats } from '../../agent/stats.ts';
+import { EtcdAuthStep } from '../../agent/steps/etcd-auth.ts';
+import { APISERVER_ETCD_CLIENT_USER } from '../../core/render/pki-spec.ts';
+import { COORDINATOR_ETCD_PREFIXES, COORDINATOR_ETCD_PROXY_USER } from '../../core/yurt-coordinator/etcd-auth.ts';
+import { startTlsEtcd, type Identity, type TlsEtcd } from './tls-etcd.ts';
+
+const SPEC: EtcdAuthSpec = {
+  rootUsers: [APISERVER_ETCD_CLIENT_USER],
+  limitedUser: COORDINATOR_ETCD_PROXY_USER,
+  prefixes: COORDINATOR_ETCD_PREFIXES,
+};
+
+describe('planEtcdAuth', () => {
+  const converged = {
+    enabled: true,
+    users: {
+      root: ['root'],
+      [APISERVER_ETCD_CLIENT_USER]: ['root'],
+      [COORDINATOR_ETCD_PROXY_USER]: [SPEC.limitedUser],
+    },
+    limitedRole: SPEC.prefixes.map((p) => ({ ...prefixRange(p), permType: READWRITE })),
+  };
+
+  it('sets everything up on an empty etcd, auth enable last', () => {
+    const ops = planEtcdAuth(SPEC, { enabled: false, users: {} });
+    expect(ops[0]).toEqual({ op: 'roleAdd', role: SPEC.limitedUser });
+    expect(ops.filter((o) => o.op === 'grantPermission')).toHaveLength(SPEC.prefixes.length);
+    expect(ops.filter((o) => o.op === 'userAdd').map((o) => (o as { user: string }).user)).toEqual([
+      'root',
+      APISERVER_ETCD_CLIENT_USER,
+      COORDINATOR_ETCD_PROXY_USER,
+    ]);
+    expect(ops).toContainEqual({ op: 'grantRole', user: COORDINATOR_ETCD_PROXY_USER, role: SPEC.limitedUser });
+    expect(ops.at(-1)).toEqual({ op: 'authEnable' });
+    expect(ops.filter((o) => o.op === 'authEnable')).toHaveLength(1);
+  });
+
+  it('asks nothing of an etcd that is right', () => {
+    expect(planEtcdAuth(SPEC, converged)).toEqual([]);
+  });
+
+  it('takes back what someone added to the bounded user: another role, another prefix, a weaker permission', () => {
+    const secrets = prefixRange('/registry/secrets/');
+    const [first, ...rest] = converged.limitedRole;
+    const ops = planEtcdAuth(SPEC, {
+      ...converged,
+      users: { ...converged.users, [COORDINATOR_ETCD_PROXY_USER]: [SPEC.limitedUser, 'root'] },
+      limitedRole: [{ ...first!, permType: 'Read' }, ...rest, { ...secrets, permType: READWRITE }],
+    });
+    expect(ops).toEqual([
+      { op: 'grantPermission', role: SPEC.limitedUser, range: prefixRange(SPEC.prefixes[0]!) },
+      { op: 'revokePermission', role: SPEC.limitedUser, range: secrets },
+      { op: 'revokeRole', user: COORDINATOR_ETCD_PROXY_USER, role: 'root' },
+    ]);
+  });
+
+  it('refuses a spec that would make the bounded user a root user', () => {
+    expect(() => planEtcdAuth({ ...SPEC, rootUsers: [SPEC.limitedUser] }, converged)).toThrow(/cannot also be/);
+  });
+
+  it('turns a prefix into the range etcd stores', () => {
+    expect(prefixRange('/registry/pods/')).toEqual({ key: '/registry/pods/', rangeEnd: '/registry/pods0' });
+    expect(prefixRange('/registry/endpointslices')).toEqual({
+      key: '/registry/endpointslices',
+      rangeEnd: '/registry/endpointslicet',
+    });
+  });
+});
+
+/** An etcd3 client as `who`, verifying the server with `caFile`, failing fast (no retries, no breaker). */
+function clientAs(endpoint: string, caFile: string, who: Identity): Etcd3 {
+  return openEtcdClient({ endpoints: [endpoint], caFile, certFile: who.certFile, keyFile: who.keyFile });
+}
+
+/** A request etcd refuses as not permitted (a put builder is sent with exec()). */
+const denied = (p: Promise<unknown> | { exec(): Promise<unknown> }) =>
+  expect('exec' in p ? p.exec() : p).rejects.toBeInstanceOf(EtcdPermissionDeniedError);
+
+describe('etcd auth on a real etcd (agent step)', () => {
+  let etcd: TlsEtcd;
+  let root: Etcd3;
+  const stats = newStats();
+  const step = () =>
+    new EtcdAuthStep({
+      access: createEtcdAuthAccess(root),
+      spec: SPEC,
+      stats,
+      log: silentLogger,
+      now: () => new Date(),
+    });
+
+  beforeAll(async () => {
+    etcd = await startTlsEtcd();
+    root = clientAs(etcd.endpoint, etcd.files.etcdCa, etcd.root);
+  }, 60_000);
+  afterAll(async () => {
+    root?.close();
+    await etcd?.stop();
+  });
+
+  it('turns auth on with root for the apiserver/agent identity and the proxy bounded to the hub prefixes', async () => {
+    expect((await root.auth.authStatus()).enabled).toBe(false);
+    await step().run();
+    expect(stats.etcdAuth.enables).toBe(1);
+    expect(Date.parse(stats.etcdAuth.enableRequestedAt!)).toBeLessThanOrEqual(Date.parse(stats.etcdAuth.enabledAt!));
+    expect((await root.auth.authStatus()).enabled).toBe(true);
+    // The root identity still does anything (kube-apiserver, the agent).
+    await root.put('/registry/clusterrolebindings/x').value('y');
+    expect(await root.get('/registry/clusterrolebindings/x').string()).toBe('y');
+    // The proxy's identity: only the granted prefixes.
+    const proxy = clientAs(etcd.endpoint, etcd.files.etcdCa, etcd.proxy);
+    try {
+      await proxy.put('/registry/endpointslices/default/a').value('1');
+      await proxy.put('/mirror/rv/registry/endpointslices/default/a').value('1');
+      expect(await proxy.getAll().prefix('/registry/endpointslices').keys()).toEqual([
+        '/registry/endpointslices/default/a',
+      ]);
+      await denied(proxy.get('/registry/clusterrolebindings/x').string());
+      await denied(proxy.put('/registry/secrets/default/s').value('stolen'));
+      await denied(proxy.getAll().prefix('/registry/').keys());
+      await denied(proxy.auth.authDisable());
+    } finally {
+      proxy.close();
+    }
+  });
+
+  it('does not start an agent whose own etcd certificate is not a root user (it would lock itself out)', async () => {
+    await expect(
+      startAgent({
+        kubeconfig: '/nonexistent',
+        poolSpirit: 'p',
+        namespace: 'n',
+        bootstrapConfigMap: 'c',
+        etcd: { endpoints: [etcd.endpoint], caFile: etcd.files.etcdCa, ...etcd.root },
+        etcdAuth: { ...SPEC, rootUsers: ['someone-else'] },
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow(`CN ${APISERVER_ETCD_CLIENT_USER}) is not one of --etcd-auth-root-users`);
+  });
+
+  it('after an agent restart only checks: no call, auth still on', async () => {
+    const calls = stats.etcdAuth.calls;
+    await step().run();
+    expect(stats.etcdAuth.calls).toBe(calls);
+    expect(stats.etcdAuth.enables).toBe(1);
+  });
+
+  it('undoes drift: a root role and a Secrets prefix given to the proxy user are taken back', async () => {
+    await root.auth.userGrantRole({ user: COORDINATOR_ETCD_PROXY_USER, role: 'root' });
+    const secrets = prefixRange('/registry/secrets/');
+    await root.auth.roleGrantPermission({
+      name: COORDINATOR_ETCD_PROXY_USER,
+      perm: { permType: 'Readwrite', key: Buffer.from(secrets.key), range_end: Buffer.from(secrets.rangeEnd) },
+    });
+    await step().run();
+    expect((await root.auth.userGet({ name: COORDINATOR_ETCD_PROXY_USER })).roles).toEqual([SPEC.limitedUser]);
+    const perms = (await root.auth.roleGet({ role: SPEC.limitedUser })).perm.map((p) => p.key.toString());
+    expect(perms.sort()).toEqual([...SPEC.prefixes].sort());
+  });
+});
