@@ -1,19 +1,24 @@
 /**
  * etcd auth for yurt-coordinator-compatible pools: the plan (pure), then the agent's step and the etcd proxy
  * against a real etcd with a pool-spirit's TLS setup (tls-etcd.ts): auth goes on with the users and the
- * bounded role, an agent restart only checks, drift is undone.
+ * bounded role, an agent restart only checks, drift is undone, an etcd restarted empty is set up again; the
+ * proxy serves nothing before etcd bounds its identity and relays hub requests as that bounded identity.
  */
+import { connect } from 'node:net';
 import { EtcdPermissionDeniedError, type Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEtcdClient } from '../../agent/adapters/etcd.ts';
 import { createEtcdAuthAccess } from '../../agent/adapters/etcd-auth.ts';
 import { planEtcdAuth, prefixRange, READWRITE, type EtcdAuthSpec } from '../../agent/decide/etcd-auth.ts';
+import { startEtcdProxy, type RunningEtcdProxy } from '../../agent/etcd-proxy/proxy.ts';
 import { startAgent } from '../../agent/agent.ts';
 import { silentLogger } from '../../agent/log.ts';
 import { newStats } from '../../agent/stats.ts';
 import { EtcdAuthStep } from '../../agent/steps/etcd-auth.ts';
 import { APISERVER_ETCD_CLIENT_USER } from '../../core/render/pki-spec.ts';
 import { COORDINATOR_ETCD_PREFIXES, COORDINATOR_ETCD_PROXY_USER } from '../../core/yurt-coordinator/etcd-auth.ts';
+import { freePorts } from '../../local/etcd/launch.ts';
+import { waitFor } from '../support/wait.ts';
 import { startTlsEtcd, type Identity, type TlsEtcd } from './tls-etcd.ts';
 
 const SPEC: EtcdAuthSpec = {
@@ -88,7 +93,7 @@ function clientAs(endpoint: string, caFile: string, who: Identity): Etcd3 {
 const denied = (p: Promise<unknown> | { exec(): Promise<unknown> }) =>
   expect('exec' in p ? p.exec() : p).rejects.toBeInstanceOf(EtcdPermissionDeniedError);
 
-describe('etcd auth on a real etcd (agent step)', () => {
+describe('etcd auth on a real etcd (agent step, etcd proxy)', () => {
   let etcd: TlsEtcd;
   let root: Etcd3;
   const stats = newStats();
@@ -168,5 +173,129 @@ describe('etcd auth on a real etcd (agent step)', () => {
     expect((await root.auth.userGet({ name: COORDINATOR_ETCD_PROXY_USER })).roles).toEqual([SPEC.limitedUser]);
     const perms = (await root.auth.roleGet({ role: SPEC.limitedUser })).perm.map((p) => p.key.toString());
     expect(perms.sort()).toEqual([...SPEC.prefixes].sort());
+  });
+
+  describe('the etcd proxy', () => {
+    let proxy: RunningEtcdProxy;
+    let port: number;
+    let hubClient: Etcd3 | undefined;
+    const proxyUrl = () => `https://127.0.0.1:${port}`;
+    const refusesConnections = () =>
+      new Promise<boolean>((resolve) => {
+        const s = connect(port, '127.0.0.1');
+        s.once('connect', () => {
+          s.destroy();
+          resolve(false);
+        });
+        s.once('error', () => resolve(true));
+      });
+
+    beforeAll(async () => {
+      await etcd.restartEmpty();
+      root.close();
+      root = clientAs(etcd.endpoint, etcd.files.etcdCa, etcd.root);
+      [port] = (await freePorts(1)) as [number];
+      proxy = await startEtcdProxy({
+        listenUrl: proxyUrl(),
+        etcdEndpoint: etcd.endpoint,
+        certFile: etcd.proxy.certFile,
+        keyFile: etcd.proxy.keyFile,
+        trustedCaFile: etcd.files.proxyTrust,
+        etcdCaFile: etcd.files.etcdCa,
+        refusedPrefix: '/registry/',
+        retryMs: 50,
+        logger: silentLogger,
+      });
+    }, 60_000);
+    afterAll(async () => {
+      hubClient?.close();
+      await proxy?.stop();
+    });
+
+    it('does not listen while etcd (restarted empty) has auth off; listens once the agent turned it on', async () => {
+      expect((await root.auth.authStatus()).enabled).toBe(false);
+      // Give it time to have tried many times: it must still refuse connections.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(proxy.stats.listeningAt).toBeUndefined();
+      expect(await refusesConnections()).toBe(true);
+      await step().run();
+      expect(stats.etcdAuth.enables).toBe(2);
+      await proxy.listening;
+      expect(Date.parse(proxy.stats.boundedAt!)).toBeGreaterThanOrEqual(Date.parse(stats.etcdAuth.enableRequestedAt!));
+    });
+
+    it("relays a hub's requests as the proxy's bounded user: granted prefixes served, everything else refused", async () => {
+      hubClient = clientAs(proxyUrl(), etcd.files.etcdCa, etcd.hub);
+      // A transaction shaped like YurtHub's create (compare on the key, put the object and its rv mirror).
+      const txn = await hubClient
+        .if('/registry/endpointslices/default/web', 'Mod', '==', 0)
+        .then(
+          hubClient.put('/registry/endpointslices/default/web').value('{}'),
+          hubClient.put('/mirror/rv/registry/endpointslices/default/web').value('00000000000000000000000000000001'),
+        )
+        .commit();
+      expect(txn.succeeded).toBe(true);
+      // Large values pass (the leader's pool-cache transactions can be big; etcd allows 100 MB requests here).
+      const big = 'x'.repeat(3 * 2 ** 20);
+      await hubClient.put('/registry/pods/default/big').value(big);
+      expect((await hubClient.get('/registry/pods/default/big').string())?.length).toBe(big.length);
+      // Watches pass too.
+      const watcher = await hubClient.watch().prefix('/registry/minions/').create();
+      const seen = new Promise<string>((resolve) => watcher.on('put', (kv) => resolve(kv.key.toString())));
+      await root.put('/registry/minions/node-a').value('{}');
+      expect(await seen).toBe('/registry/minions/node-a');
+      await watcher.cancel();
+      await denied(hubClient.put('/registry/clusterrolebindings/pwn').value('{}'));
+      await denied(hubClient.get('/registry/secrets/kube-system/x').string());
+      await denied(hubClient.auth.userAdd({ name: 'eve', options: { no_password: true } }));
+      await denied(hubClient.maintenance.defragment());
+      expect(await root.get('/registry/clusterrolebindings/pwn').string()).toBeNull();
+    });
+
+    it("demotes even the pool's root-capable client certificate, and refuses a foreign CA's at the TLS handshake", async () => {
+      const rootViaProxy = clientAs(proxyUrl(), etcd.files.etcdCa, etcd.root);
+      const foreign = clientAs(proxyUrl(), etcd.files.etcdCa, etcd.foreign);
+      try {
+        await denied(rootViaProxy.put('/registry/clusterrolebindings/pwn').value('{}'));
+        const failures = proxy.stats.handshakeFailures;
+        await expect(foreign.get('/registry/endpointslices/default/web').string()).rejects.toThrow();
+        expect(proxy.stats.handshakeFailures).toBeGreaterThan(failures);
+      } finally {
+        rootViaProxy.close();
+        foreign.close();
+      }
+    });
+
+    it('closes new connections to an etcd that restarted empty under it, until auth is on again', async () => {
+      hubClient?.close();
+      await etcd.restartEmpty();
+      root.close();
+      root = clientAs(etcd.endpoint, etcd.files.etcdCa, etcd.root);
+      const refused = proxy.stats.refused;
+      const hub = clientAs(proxyUrl(), etcd.files.etcdCa, etcd.hub);
+      try {
+        // Auth is off in the new etcd: through the proxy this write would succeed, so it must not arrive.
+        await expect(hub.put('/registry/clusterrolebindings/window').value('{}')).rejects.toThrow();
+        expect(proxy.stats.refused).toBeGreaterThan(refused);
+        expect(await root.get('/registry/clusterrolebindings/window').string()).toBeNull();
+        await step().run();
+        await waitFor(
+          async () =>
+            await hub
+              .put('/registry/endpointslices/default/back')
+              .value('{}')
+              .then(
+                () => true,
+                () => false,
+              ),
+          10_000,
+          'the hub served again once auth is on',
+          50,
+        );
+        await denied(hub.put('/registry/clusterrolebindings/window').value('{}'));
+      } finally {
+        hub.close();
+      }
+    });
   });
 });
