@@ -1,6 +1,6 @@
 import type { KubeObject } from '../kube.ts';
 import { labelValue, MANAGED_BY, MANAGED_BY_LABEL, POOL_LABEL } from '../render/labels.ts';
-import { APISERVER_PORT, ETCD_CLIENT_PORT } from '../render/layout.ts';
+import { APISERVER_PORT, ETCD_PROXY_PORT } from '../render/layout.ts';
 import {
   APISERVER_SERVICE,
   APISERVER_SERVICE_PORT,
@@ -96,7 +96,7 @@ export function renderCoordinatorServices(): KubeObject[] {
   });
   return [
     svc(APISERVER_SERVICE, APISERVER_SERVICE_PORT, APISERVER_PORT),
-    svc(ETCD_SERVICE, ETCD_SERVICE_PORT, ETCD_CLIENT_PORT),
+    svc(ETCD_SERVICE, ETCD_SERVICE_PORT, ETCD_PROXY_PORT),
   ];
 }
 
@@ -121,5 +121,5 @@ export function renderPoolEndpointSlices(pool: CompatPool): KubeObject[] {
     endpoints: [{ addresses: [ip], nodeName, conditions: { ready: true } }],
     ports: [{ name: 'https', port, protocol: 'TCP' }],
   });
-  return [slice(APISERVER_SERVICE, APISERVER_PORT), slice(ETCD_SERVICE, ETCD_CLIENT_PORT)];
+  return [slice(APISERVER_SERVICE, APISERVER_PORT), slice(ETCD_SERVICE, ETCD_PROXY_PORT)];
 }

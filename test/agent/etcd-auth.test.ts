@@ -12,11 +12,14 @@ import { createEtcdAuthAccess } from '../../agent/adapters/etcd-auth.ts';
 import { planEtcdAuth, prefixRange, READWRITE, type EtcdAuthSpec } from '../../agent/decide/etcd-auth.ts';
 import { startEtcdProxy, type RunningEtcdProxy } from '../../agent/etcd-proxy/proxy.ts';
 import { startAgent } from '../../agent/agent.ts';
+import { parseEtcdProxyArgs } from '../../agent/etcd-proxy/options.ts';
 import { silentLogger } from '../../agent/log.ts';
+import { parseAgentArgs, UsageError } from '../../agent/options.ts';
 import { newStats } from '../../agent/stats.ts';
 import { EtcdAuthStep } from '../../agent/steps/etcd-auth.ts';
 import { APISERVER_ETCD_CLIENT_USER } from '../../core/render/pki-spec.ts';
 import { COORDINATOR_ETCD_PREFIXES, COORDINATOR_ETCD_PROXY_USER } from '../../core/yurt-coordinator/etcd-auth.ts';
+import { ETCD_PROXY_COMMAND } from '../../core/yurt-coordinator/contract.ts';
 import { freePorts } from '../../local/etcd/launch.ts';
 import { waitFor } from '../support/wait.ts';
 import { startTlsEtcd, type Identity, type TlsEtcd } from './tls-etcd.ts';
@@ -81,6 +84,60 @@ describe('planEtcdAuth', () => {
       key: '/registry/endpointslices',
       rangeEnd: '/registry/endpointslicet',
     });
+  });
+});
+
+describe('the command lines the compat render writes', () => {
+  const rendered = async () => {
+    const { renderPoolSpirit } = await import('../../core/index.ts');
+    const { COMPAT_LABEL } = await import('../../core/yurt-coordinator/compat.ts');
+    const fx = await import('../core/fixtures.ts');
+    const r = await renderPoolSpirit(
+      await fx.renderInput({
+        nodePool: fx.nodePool('hangzhou', { metadata: { name: 'hangzhou', labels: { [COMPAT_LABEL]: 'compat' } } }),
+        yurtCoordinator: { clientCaPem: await fx.clusterCaPem() },
+      }),
+    );
+    const pod = (
+      r.objects.find((o) => o.kind === 'Deployment')!.spec as {
+        template: { spec: { containers: Array<{ name: string; args: string[]; env?: unknown }> } };
+      }
+    ).template.spec;
+    return (name: string) => pod.containers.find((c) => c.name === name)!.args;
+  };
+
+  it('gives the agent the etcd auth spec of core/yurt-coordinator, and the proxy a command line it accepts', async () => {
+    const args = await rendered();
+    const agent = parseAgentArgs(args('agent'), {
+      POOLSPIRIT_NAME: 'hangzhou',
+      POD_NAMESPACE: 'ns',
+      BOOTSTRAP_CONFIGMAP: 'cm',
+    });
+    expect(agent.etcdAuth).toEqual({
+      rootUsers: [APISERVER_ETCD_CLIENT_USER],
+      limitedUser: COORDINATOR_ETCD_PROXY_USER,
+      prefixes: [...COORDINATOR_ETCD_PREFIXES],
+    });
+    const [command, ...rest] = args('etcd-proxy');
+    expect(command).toBe(ETCD_PROXY_COMMAND);
+    expect(parseEtcdProxyArgs(rest!)).toMatchObject({
+      listenUrl: 'https://0.0.0.0:12382',
+      refusedPrefix: '/registry/',
+    });
+  });
+
+  it('refuses part of the auth flags', () => {
+    const base = ['--kubeconfig=/k', '--poolspirit=p', '--namespace=n', '--bootstrap-configmap=c'];
+    expect(() => parseAgentArgs([...base, '--etcd-auth-limited-user=x'])).toThrow(UsageError);
+    expect(() =>
+      parseAgentArgs([
+        ...base,
+        '--etcd-auth-root-users=a',
+        '--etcd-auth-limited-user=x',
+        '--etcd-auth-limited-prefixes=/a',
+      ]),
+    ).toThrow(/--etcd-cert-file/);
+    expect(() => parseEtcdProxyArgs(['--listen-url=http://0.0.0.0:1'])).toThrow(UsageError);
   });
 });
 
