@@ -7,7 +7,9 @@
  */
 import { ExponentialBackoff, TaskCancelledError, timeout, TimeoutStrategy, type IBackoff } from 'cockatiel';
 import { DEFAULTS, type AgentOptions } from './options.ts';
-import { createEtcdAccess } from './adapters/etcd.ts';
+import { createEtcdAccess, openEtcdClient } from './adapters/etcd.ts';
+import { createEtcdAuthAccess } from './adapters/etcd-auth.ts';
+import { certificateCommonName } from './adapters/tls-files.ts';
 import { HostCluster } from './adapters/host.ts';
 import { loadHostKubeConfig, loadKubeConfigFile } from './adapters/kube.ts';
 import { OwnApiserver } from './adapters/own-apiserver.ts';
@@ -16,6 +18,7 @@ import { createLogger, errorText } from './log.ts';
 import { sleep } from './sleep.ts';
 import { BootstrapStep, type BootstrapStatus } from './steps/bootstrap.ts';
 import { EtcdStep, etcdSection } from './steps/etcd.ts';
+import { EtcdAuthStep } from './steps/etcd-auth.ts';
 import { LeaderStep, leaderSection } from './steps/leader.ts';
 import { newStats, type AgentStats, type StepName } from './stats.ts';
 
@@ -33,6 +36,7 @@ export interface RunningAgent {
  * everything else (apiservers or etcd not up yet) is retried for as long as the agent runs.
  */
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
+  if (options.etcdAuth) assertRootCapable(options);
   const now = options.now ?? (() => new Date());
   const log =
     options.logger ??
@@ -49,8 +53,12 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
   const own = new OwnApiserver(loadKubeConfigFile(options.kubeconfig, 'own apiserver (--kubeconfig)'));
   const host = new HostCluster(loadHostKubeConfig(options.hostKubeconfig));
+  // One etcd client for the report, the maintenance and auth.
+  const etcdClient = options.etcd ? openEtcdClient(options.etcd) : undefined;
   const etcd =
-    options.etcd || options.etcdHealthUrl ? createEtcdAccess(options.etcd, options.etcdHealthUrl) : undefined;
+    options.etcd || options.etcdHealthUrl
+      ? createEtcdAccess(options.etcd, options.etcdHealthUrl, etcdClient)
+      : undefined;
 
   const stats = newStats();
   const sections = {
@@ -70,6 +78,10 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     now,
     crdEstablishTimeoutMs: Math.max(1000, stepTimeoutMs - 1000),
   });
+  const etcdAuth =
+    options.etcdAuth && etcdClient
+      ? new EtcdAuthStep({ access: createEtcdAuthAccess(etcdClient), spec: options.etcdAuth, stats, log, now })
+      : undefined;
   const leader = new LeaderStep({ ...common, own, lease: options.lease ?? DEFAULTS.lease, section: sections.leader });
   const etcdStep = etcd
     ? new EtcdStep({
@@ -122,6 +134,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const tick = async (): Promise<boolean> => {
     stats.ticks++;
     let ok = true;
+    // First: until auth is on, the hub-facing etcd proxy serves nothing, and hubs wait on it.
+    if (etcdAuth) ok = await runStep('etcdAuth', () => etcdAuth.run());
     if (now().getTime() >= bootstrapDueAt) {
       const done = await runStep('bootstrap', (signal) => bootstrap.run(signal));
       bootstrapDueAt = done ? now().getTime() + bootstrapIntervalMs : 0;
@@ -162,4 +176,16 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       log.info('agent stopped', { ticks: stats.ticks });
     })());
   return { stats, stop, done: loop };
+}
+
+/**
+ * The agent keeps etcd's auth right only while it is a root user itself: a certificate whose CN is not
+ * among the root users would lock the agent out at `auth enable`, so that is a configuration error.
+ */
+function assertRootCapable(options: AgentOptions): void {
+  const certFile = options.etcd?.certFile;
+  if (!certFile) throw new Error('etcd auth needs --etcd-endpoints with a client certificate (--etcd-cert-file)');
+  const cn = certificateCommonName(certFile, '--etcd-cert-file');
+  if (!options.etcdAuth?.rootUsers.includes(cn))
+    throw new Error(`etcd auth: this agent's etcd certificate (CN ${cn}) is not one of --etcd-auth-root-users`);
 }

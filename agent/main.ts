@@ -1,8 +1,11 @@
 /**
  * The agent's command line: `node agent/main.ts --kubeconfig FILE --poolspirit NAME ...` (see USAGE in
  * options.ts). Exit codes: 0 after SIGTERM/SIGINT, 2 on a usage error, 1 when the agent cannot start.
+ * `node agent/main.ts etcd-proxy …` runs the yurt-coordinator etcd proxy instead (etcd-proxy/main.ts): one
+ * image, two containers.
  */
 import { fileURLToPath } from 'node:url';
+import { ETCD_PROXY_COMMAND } from '../core/yurt-coordinator/contract.ts';
 import { parseAgentArgs, UsageError } from './options.ts';
 import { createLogger, errorText } from './log.ts';
 import { CredentialFiles, credentialFilesOf, nextCredentialChange } from './credential-files.ts';
@@ -13,6 +16,10 @@ export async function main(
   env: Readonly<Record<string, string | undefined>>,
   stopRequested: Promise<string>,
 ): Promise<number> {
+  if (argv[0] === ETCD_PROXY_COMMAND) {
+    const { proxyMain } = await import('./etcd-proxy/main.ts');
+    return proxyMain(argv.slice(1), stopRequested);
+  }
   let options;
   try {
     options = parseAgentArgs(argv, env);

@@ -9,6 +9,7 @@ import * as z from 'zod';
 import { DEFAULT_ETCD_STORAGE } from '../core/poolspirit/defaults.ts';
 import { isQuantity, quantityBytes } from '../core/quantity.ts';
 import { DEFAULT_DEFRAG_POLICY, type DefragPolicy } from './decide/etcd.ts';
+import type { EtcdAuthSpec } from './decide/etcd-auth.ts';
 import { LOG_LEVELS, type Logger, type LogLevel } from './log.ts';
 
 export interface EtcdConnection {
@@ -34,6 +35,11 @@ export interface AgentOptions {
   pool?: string;
   /** etcd's gRPC endpoints; without them only the health URL (if any) is checked, with no sizes or defrag. */
   etcd?: EtcdConnection;
+  /**
+   * Turn etcd auth on and keep it right (yurt-coordinator-compatible pools): needs `etcd`, whose client
+   * certificate's CN must be one of the root users.
+   */
+  etcdAuth?: EtcdAuthSpec;
   /** etcd's /health URL (the metrics listener); a false answer makes the report unhealthy. */
   etcdHealthUrl?: string;
   /** etcd --quota-backend-bytes, reported and used to decide when NOSPACE may be disarmed. */
@@ -113,6 +119,18 @@ const ratio = z.string().transform((s, ctx) => {
   return n;
 });
 
+/** `a,b,c` → ['a', 'b', 'c'], at least one. */
+const list = (item: z.ZodType<string, string>) =>
+  z
+    .string()
+    .transform((s) =>
+      s
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(item).min(1, { error: 'must list at least one' }));
+
 const url = z.string().regex(/^https?:\/\/[^/\s]+/, { error: 'must be an http(s) URL' });
 const name = z.string().min(1, { error: 'must not be empty' });
 
@@ -137,6 +155,9 @@ const FlagsSchema = z.strictObject({
   'etcd-cert-file': name.optional(),
   'etcd-key-file': name.optional(),
   'etcd-health-url': url.optional(),
+  'etcd-auth-root-users': list(name).optional(),
+  'etcd-auth-limited-user': name.optional(),
+  'etcd-auth-limited-prefixes': list(z.string().startsWith('/', { error: 'must start with /' })).optional(),
   'etcd-quota-bytes': bytes.optional(),
   'defrag-min-free-ratio': ratio.optional(),
   'defrag-min-free-bytes': bytes.optional(),
@@ -175,6 +196,9 @@ export const USAGE = `usage: agent --kubeconfig FILE --poolspirit NAME --namespa
   --etcd-endpoints URL[,URL]   etcd client URLs (sizes, alarms, defrag); omitted: health URL only
   --etcd-ca-file/--etcd-cert-file/--etcd-key-file FILE   TLS material for etcd
   --etcd-health-url URL        etcd /health URL
+  --etcd-auth-root-users CN[,CN]          turn etcd auth on: these certificate CNs keep the root role
+  --etcd-auth-limited-user CN             ...this CN gets a role of its own name with only the prefixes below
+  --etcd-auth-limited-prefixes P[,P]      ...readwrite on each key prefix (the three flags go together)
   --etcd-quota-bytes Q         etcd quota (default ${DEFAULTS.etcdQuotaBytes})
   --defrag-min-free-ratio R    defragment when 1 - inUse/dbSize >= R (default ${DEFAULTS.defrag.minFreeRatio})
   --defrag-min-free-bytes Q    ...and dbSize - inUse >= Q (default ${DEFAULTS.defrag.minFreeBytes})
@@ -228,6 +252,15 @@ export function parseAgentArgs(
   if (!!f['etcd-cert-file'] !== !!f['etcd-key-file']) {
     throw new UsageError(`--etcd-cert-file and --etcd-key-file go together\n${USAGE}`);
   }
+  const authFlags = [f['etcd-auth-root-users'], f['etcd-auth-limited-user'], f['etcd-auth-limited-prefixes']];
+  if (authFlags.some(Boolean) && !authFlags.every(Boolean)) {
+    throw new UsageError(
+      `--etcd-auth-root-users, --etcd-auth-limited-user and --etcd-auth-limited-prefixes go together\n${USAGE}`,
+    );
+  }
+  if (authFlags.some(Boolean) && !f['etcd-cert-file']) {
+    throw new UsageError(`--etcd-auth-* needs --etcd-endpoints and --etcd-cert-file (a root user's)\n${USAGE}`);
+  }
   const defrag: Partial<DefragPolicy> = {};
   if (f['defrag-min-free-ratio'] !== undefined) defrag.minFreeRatio = f['defrag-min-free-ratio'];
   if (f['defrag-min-free-bytes'] !== undefined) defrag.minFreeBytes = f['defrag-min-free-bytes'];
@@ -247,6 +280,14 @@ export function parseAgentArgs(
           keyFile: f['etcd-key-file'],
         }
       : undefined,
+    etcdAuth:
+      f['etcd-auth-root-users'] && f['etcd-auth-limited-user'] && f['etcd-auth-limited-prefixes']
+        ? {
+            rootUsers: f['etcd-auth-root-users'],
+            limitedUser: f['etcd-auth-limited-user'],
+            prefixes: f['etcd-auth-limited-prefixes'],
+          }
+        : undefined,
     etcdHealthUrl: f['etcd-health-url'],
     etcdQuotaBytes: f['etcd-quota-bytes'],
     defrag,

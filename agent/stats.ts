@@ -1,5 +1,5 @@
 /** Counters of what the agent did, for the in-process caller (local kubelet, tests) and the logs. */
-export type StepName = 'bootstrap' | 'leader' | 'etcd' | 'report';
+export type StepName = 'etcdAuth' | 'bootstrap' | 'leader' | 'etcd' | 'report';
 
 export interface AgentStats {
   /** Passes of the main loop. */
@@ -21,6 +21,17 @@ export interface AgentStats {
     lastDefragTime?: string;
     withdrawn: number;
   };
+  /** etcd auth (only with --etcd-auth-limited-user): when this agent turned it on, and last found it right. */
+  etcdAuth: {
+    /** Auth calls made (users, roles, permissions, the switch). */
+    calls: number;
+    /** Times this agent turned auth on (once per etcd that started empty). */
+    enables: number;
+    /** When the last `auth enable` was sent, and when etcd answered it. */
+    enableRequestedAt?: string;
+    enabledAt?: string;
+    verifiedAt?: string;
+  };
   /** Merge patches of the PoolSpirit status accepted by the host. */
   statusWrites: number;
   /** Failures per step since start. */
@@ -34,7 +45,8 @@ export function newStats(): AgentStats {
     bootstrap: { applies: 0, objectsApplied: 0 },
     leader: { reads: 0, withdrawn: 0 },
     etcd: { reads: 0, compactions: 0, defrags: 0, alarmsDisarmed: 0, withdrawn: 0 },
+    etcdAuth: { calls: 0, enables: 0 },
     statusWrites: 0,
-    errors: { bootstrap: 0, leader: 0, etcd: 0, report: 0 },
+    errors: { etcdAuth: 0, bootstrap: 0, leader: 0, etcd: 0, report: 0 },
   };
 }

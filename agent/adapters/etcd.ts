@@ -23,8 +23,12 @@ const CALL_DEADLINE_MS = 10_000;
 /** A defrag blocks etcd for about a second per 100 MB; give a full-quota file room. */
 const DEFRAG_DEADLINE_MS = 60_000;
 
-export function createEtcdAccess(conn: EtcdConnection | undefined, healthUrl: string | undefined): EtcdAccess {
-  const client = conn ? openClient(conn) : undefined;
+/** `client` is the one the agent shares between its etcd steps; by default one is opened for `conn`. */
+export function createEtcdAccess(
+  conn: EtcdConnection | undefined,
+  healthUrl: string | undefined,
+  client: Etcd3 | undefined = conn ? openEtcdClient(conn) : undefined,
+): EtcdAccess {
   const deadline = (ms = CALL_DEADLINE_MS) => ({ deadline: Date.now() + ms });
   const withoutClient = async (): Promise<never> => {
     throw new Error('no --etcd-endpoints configured');
@@ -82,7 +86,7 @@ export function createEtcdAccess(conn: EtcdConnection | undefined, healthUrl: st
   };
 }
 
-function openClient(conn: EtcdConnection): Etcd3 {
+export function openEtcdClient(conn: EtcdConnection): Etcd3 {
   const read = (file: string | undefined, what: string) => {
     if (!file) return undefined;
     try {

@@ -26,8 +26,8 @@ export const VOLUMES = {
   agentToken: 'agent-token',
 } as const;
 
-/** As restricted as each component allows; none of the three needs an exception. */
-const securityContext = {
+/** As restricted as each component allows; none of the containers needs an exception. */
+export const CONTAINER_SECURITY_CONTEXT = {
   allowPrivilegeEscalation: false,
   readOnlyRootFilesystem: true,
   runAsNonRoot: true,
@@ -102,7 +102,7 @@ export function apiServerContainer(ctx: ContainerContext): Container {
     livenessProbe: probe('/livez', { periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 }),
     readinessProbe: probe('/readyz', { periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 }),
     resources: c.resources,
-    securityContext,
+    securityContext: CONTAINER_SECURITY_CONTEXT,
     volumeMounts: [{ name: VOLUMES.apiserverPki, mountPath: PKI_DIR, readOnly: true }],
   };
 }
@@ -157,7 +157,7 @@ export function etcdContainer(ctx: ContainerContext): Container {
       failureThreshold: 6,
     }),
     resources: c.resources,
-    securityContext,
+    securityContext: CONTAINER_SECURITY_CONTEXT,
     volumeMounts: [
       { name: VOLUMES.etcdData, mountPath: ETCD_DATA_MOUNT },
       { name: VOLUMES.etcdPki, mountPath: PKI_DIR, readOnly: true },
@@ -196,7 +196,7 @@ export function agentContainer(ctx: ContainerContext): Container {
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     ],
     resources: c.resources,
-    securityContext,
+    securityContext: CONTAINER_SECURITY_CONTEXT,
     volumeMounts: [
       { name: VOLUMES.agentKubeconfig, mountPath: AGENT_KUBECONFIG_DIR, readOnly: true },
       { name: VOLUMES.agentEtcdClient, mountPath: AGENT_ETCD_PKI_DIR, readOnly: true },

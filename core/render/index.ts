@@ -19,6 +19,7 @@ import { COMPAT_LABEL, wantsYurtCoordinatorCompat } from '../yurt-coordinator/co
 import {
   compatBootstrap,
   compatDeployment,
+  compatLeaves,
   compatPkiFiles,
   compatSans,
   type PoolCompatInput,
@@ -96,7 +97,7 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
       cluster.clusterDomain,
       clusterIP,
       compat ? compatSans(compat, cluster.clusterDomain) : {},
-    ),
+    ).concat(compat ? compatLeaves(compat, cluster.clusterDomain) : []),
     existing: input.existingPki ?? {},
     now: input.now,
     keys: input.keys,
@@ -126,7 +127,7 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
     hostNetwork: nodePool.spec?.hostNetwork === true,
     pkiHash: secrets.restartHash.slice(0, 16),
   });
-  const deployment = applyOverrides(compat ? compatDeployment(rendered) : rendered, spec.overrides);
+  const deployment = applyOverrides(compat ? compatDeployment(rendered, spec) : rendered, spec.overrides);
 
   const byPoolSpirit = ownedBy(poolSpiritRef(poolSpirit), labels);
   // The pool CA outlives its PoolSpirit: deleting and re-creating a PoolSpirit must not rotate the CA

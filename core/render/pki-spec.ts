@@ -14,7 +14,8 @@ export type LeafId =
   | 'etcd-server'
   | 'etcd-peer'
   | 'agent'
-  | 'yurt-coordinator-yurthub-client';
+  | 'yurt-coordinator-yurthub-client'
+  | 'yurt-coordinator-etcd-proxy';
 
 export interface LeafSpec {
   id: LeafId;
@@ -46,6 +47,12 @@ export const DEFAULT_PKI_POLICY: PkiPolicy = { caValidityDays: 3650, leafValidit
  */
 export const AGENT_USER = 'poolspirit:agent';
 export const AGENT_GROUP = 'system:masters';
+
+/**
+ * The etcd client identity of kube-apiserver and the agent. etcd names a client by its certificate's CN when
+ * etcd auth is on (a yurt-coordinator-compatible pool), so this is also an etcd user there, with etcd's root role.
+ */
+export const APISERVER_ETCD_CLIENT_USER = 'poolspirit-apiserver-etcd-client';
 
 export function caSubject(id: CaId, pool: string): string {
   // The pool goes in OU, shortened like a label value: X.509 caps name attributes at 64 characters.
@@ -109,7 +116,7 @@ export function leafSpecs(
     {
       id: 'apiserver-etcd-client',
       issuer: 'etcd-ca',
-      subject: 'CN=poolspirit-apiserver-etcd-client',
+      subject: `CN=${APISERVER_ETCD_CLIENT_USER}`,
       dns: [],
       ips: [],
       usages: ['clientAuth'],

@@ -57,6 +57,8 @@ const RELOADED_IN_PLACE: Record<LeafId, true> = {
   'etcd-peer': true,
   agent: true,
   'yurt-coordinator-yurthub-client': true,
+  // The etcd proxy re-reads its files when they change (agent/etcd-proxy/proxy.ts).
+  'yurt-coordinator-etcd-proxy': true,
 };
 /** The agent's kubeconfig embeds its certificate and key; the CA in it is hashed through ca.crt. */
 const RELOADED_FILES = new Set([

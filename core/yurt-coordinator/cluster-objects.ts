@@ -1,6 +1,6 @@
 import type { KubeObject } from '../kube.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../render/labels.ts';
-import { APISERVER_PORT, ETCD_CLIENT_PORT } from '../render/layout.ts';
+import { APISERVER_PORT, ETCD_PROXY_PORT } from '../render/layout.ts';
 import {
   APISERVER_SERVICE,
   APISERVER_SERVICE_PORT,
@@ -110,6 +110,6 @@ export function renderCoordinatorServices(): KubeObject[] {
   });
   return [
     svc(APISERVER_SERVICE, APISERVER_SERVICE_PORT, APISERVER_PORT),
-    svc(ETCD_SERVICE, ETCD_SERVICE_PORT, ETCD_CLIENT_PORT),
+    svc(ETCD_SERVICE, ETCD_SERVICE_PORT, ETCD_PROXY_PORT),
   ];
 }

@@ -42,3 +42,5 @@ export const ETCD_TXN_FLAGS: Array<[string, string]> = [
 /** The host-side identity upstream's yurt-manager requests for the leader's delegated node heartbeats. */
 export const NODE_LEASE_PROXY_USER = 'openyurt:yurt-coordinator:node-lease-proxy-client';
 export const NODE_LEASE_PROXY_GROUP = 'openyurt:yurt-coordinator';
+/** The first argument that makes the agent image run the etcd proxy instead of the agent (agent/main.ts). */
+export const ETCD_PROXY_COMMAND = 'etcd-proxy';

@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import type { KubeObject } from '../kube.ts';
-import { APISERVER_PORT, ETCD_CLIENT_PORT } from '../render/layout.ts';
+import { APISERVER_PORT, ETCD_PROXY_PORT } from '../render/layout.ts';
 import type { CompatPool, CoordinatorPod } from './cluster-objects.ts';
 import { APISERVER_SERVICE, COORDINATOR_NAMESPACE, ETCD_SERVICE } from './contract.ts';
 
@@ -15,7 +15,7 @@ import { APISERVER_SERVICE, COORDINATOR_NAMESPACE, ETCD_SERVICE } from './contra
  */
 export const COORDINATOR_SLICES = [
   { name: APISERVER_SERVICE, service: APISERVER_SERVICE, port: APISERVER_PORT },
-  { name: ETCD_SERVICE, service: ETCD_SERVICE, port: ETCD_CLIENT_PORT },
+  { name: ETCD_SERVICE, service: ETCD_SERVICE, port: ETCD_PROXY_PORT },
 ] as const;
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const SLICE_MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';

@@ -3,6 +3,8 @@ export * from './compat.ts';
 export * from './identity.ts';
 export * from './pki.ts';
 export * from './pool.ts';
+export * from './etcd-auth.ts';
+export * from './etcd-proxy.ts';
 export * from './cluster-objects.ts';
 export * from './endpoint-slices.ts';
 export * from './install.ts';

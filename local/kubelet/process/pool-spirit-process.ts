@@ -11,10 +11,20 @@ import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { parse, stringify } from 'yaml';
 import { startAgent, type RunningAgent } from '../../../agent/agent.ts';
 import { credentialFilesOf } from '../../../agent/credential-files.ts';
+import { createLogger } from '../../../agent/log.ts';
 import { parseAgentArgs, type AgentOptions } from '../../../agent/options.ts';
+import { parseEtcdProxyArgs } from '../../../agent/etcd-proxy/options.ts';
+import { startEtcdProxy, type RunningEtcdProxy } from '../../../agent/etcd-proxy/proxy.ts';
+import { ETCD_PROXY_COMMAND } from '../../../core/yurt-coordinator/contract.ts';
+import { ETCD_PROXY_CONTAINER } from '../../../core/yurt-coordinator/etcd-proxy.ts';
 import { translateContainerArgs } from './container-args.ts';
 import { CONTAINERS, containerEnv, containerOf, podKeyOf, type PoolSpiritPod } from './pod-plan.ts';
-import { startRealControlPlane, type ContainerExit, type SecretData } from './real-control-plane.ts';
+import {
+  startRealControlPlane,
+  type ContainerExit,
+  type RealControlPlane,
+  type SecretData,
+} from './real-control-plane.ts';
 
 export interface StartPoolSpiritOptions {
   /** Reads a Secret the pod mounts, by name (the host cluster's, in the pod's namespace). */
@@ -65,7 +75,14 @@ export interface RunningPoolSpirit {
   apiServerUrl: string;
   /** The pool CA (verifies apiServerUrl). */
   caPem: string;
-  etcd: { pid: number; endpoint: string; dataDir: string };
+  /**
+   * `endpoint` is etcd as a client outside the pod reaches it (what a Service targets): in a
+   * yurt-coordinator-compatible pod the etcd proxy (it listens once etcd auth is on), otherwise etcd's client
+   * port. `clientEndpoint` is etcd's own client port (loopback in the pod) either way.
+   */
+  etcd: { pid: number; endpoint: string; clientEndpoint: string; dataDir: string };
+  /** The etcd proxy of a compat pod, running in process; absent in a plain pod. */
+  etcdProxy(): RunningEtcdProxy | undefined;
   apiServer: { pid: number };
   /** When etcd, the apiserver and (if started) the agent came up. */
   startedAt: Date;
@@ -88,7 +105,10 @@ export async function startPoolSpirit(pod: PoolSpiritPod, opts: StartPoolSpiritO
     log,
     readyDeadlineMs: opts.readyDeadlineMs,
   });
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
   try {
+    // Before the agent: it listens only once the agent has turned etcd auth on, and is waiting for that.
+    proxy = await startProxy(pod, plane, log);
     const agentContainer = containerOf(pod, CONTAINERS.agent);
     const translated = translateContainerArgs(agentContainer.args ?? [], plane.layoutFor(agentContainer));
     for (const t of translated.translations) log(`agent: --${t.flag}=${t.rendered} → ${t.translated}`);
@@ -126,30 +146,62 @@ export async function startPoolSpirit(pod: PoolSpiritPod, opts: StartPoolSpiritO
     const volumeSync = everyUntilStopped(opts.secretSyncMs ?? DEFAULT_SECRET_SYNC_MS, syncVolumes, (err) =>
       log(`volume sync failed (retried): ${(err as Error).message}`),
     );
+    const proxyOf = proxy;
     let stopping: Promise<void> | undefined;
     return {
       podKey: podKeyOf(pod),
       apiServerUrl: plane.apiServerUrl,
       caPem: plane.caPem,
-      etcd: { pid: plane.pids.etcd, endpoint: plane.etcdClientUrl, dataDir: plane.etcdDataDir },
+      etcd: {
+        pid: plane.pids.etcd,
+        endpoint: proxyOf?.url ?? plane.etcdClientUrl,
+        clientEndpoint: plane.etcdClientUrl,
+        dataDir: plane.etcdDataDir,
+      },
+      etcdProxy: () => proxyOf?.running,
       apiServer: { pid: plane.pids.apiServer },
       startedAt: new Date(),
       exited: plane.exited,
       workDir: plane.workDir,
       agent: () => agent,
       startAgent: runAgent,
-      // The agent goes first: it must not report a pool-spirit whose apiserver is gone.
+      // The hubs' way in goes first, then the agent: it must not report a pool-spirit whose apiserver is gone.
       stop: () =>
         (stopping ??= (async () => {
           await volumeSync.stop();
+          await proxyOf?.running.stop();
           await (await agentStarting?.catch(() => undefined))?.stop();
           await plane.stop();
         })()),
     };
   } catch (err) {
+    await proxy?.running.stop();
     await plane.stop();
     throw err;
   }
+}
+
+/**
+ * A compat pod's etcd proxy container, in process as the agent is: its own args, translated the same way
+ * (its 0.0.0.0 listener becomes a loopback one), parsed by its own parser. It starts now and listens only
+ * once etcd bounds its identity; `url` is where it will.
+ */
+async function startProxy(
+  pod: PoolSpiritPod,
+  plane: RealControlPlane,
+  log: (line: string) => void,
+): Promise<{ running: RunningEtcdProxy; url: string } | undefined> {
+  const container = pod.spec.containers.find((c) => c.name === ETCD_PROXY_CONTAINER);
+  if (!container) return undefined;
+  const translated = translateContainerArgs(container.args ?? [], plane.layoutFor(container));
+  for (const t of translated.translations) log(`${ETCD_PROXY_CONTAINER}: --${t.flag}=${t.rendered} → ${t.translated}`);
+  const [command, ...args] = translated.args;
+  if (command !== ETCD_PROXY_COMMAND)
+    throw new Error(`container ${ETCD_PROXY_CONTAINER}: expected "${ETCD_PROXY_COMMAND}" as its first argument`);
+  const options = parseEtcdProxyArgs(args);
+  const logger = createLogger({ level: options.logLevel, write: (line) => log(`${ETCD_PROXY_CONTAINER}: ${line}`) });
+  const running = await startEtcdProxy({ ...options, logger });
+  return { running, url: options.listenUrl };
 }
 
 /** Rewrites the mounted agent kubeconfig so every cluster's server is the apiserver's real address. */

@@ -11,7 +11,13 @@
 import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { APISERVER_PORT, ETCD_CLIENT_PORT, ETCD_METRICS_PORT, ETCD_PEER_PORT } from '../../../core/render/layout.ts';
+import {
+  APISERVER_PORT,
+  ETCD_CLIENT_PORT,
+  ETCD_METRICS_PORT,
+  ETCD_PEER_PORT,
+  ETCD_PROXY_PORT,
+} from '../../../core/render/layout.ts';
 import { freePorts } from '../../etcd/launch.ts';
 import { binaryForImage, requireKubeBinary } from '../../kube-bins/index.ts';
 import { translateContainerArgs, type ArgTranslation, type HostLayout } from './container-args.ts';
@@ -131,12 +137,14 @@ export async function startRealControlPlane(opts: StartRealControlPlaneOptions):
     })());
   try {
     const volumes = await materializeVolumes(opts.pod.volumes ?? [], workDir, opts.secret, log);
-    const [apiPort, clientPort, peerPort, metricsPort] = await freePorts(4);
+    // Every port a pool-spirit pod may declare (a compat pod's etcd proxy too), whether it runs or not.
+    const [apiPort, clientPort, peerPort, metricsPort, proxyPort] = await freePorts(5);
     const ports = {
       [APISERVER_PORT]: apiPort!,
       [ETCD_CLIENT_PORT]: clientPort!,
       [ETCD_PEER_PORT]: peerPort!,
       [ETCD_METRICS_PORT]: metricsPort!,
+      [ETCD_PROXY_PORT]: proxyPort!,
     };
     const layoutFor = (c: PodContainer): HostLayout => ({
       mounts: Object.fromEntries(

@@ -2,16 +2,20 @@ import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { renderPoolSpirit, SpecRenderError, type KubeObject } from '../../../core/index.ts';
+import { PKI_SECRET_KEYS } from '../../../core/render/secrets.ts';
 import { DEFAULT_PKI_POLICY } from '../../../core/render/pki-spec.ts';
+import { podSecurityViolations } from '../../../core/security/pod-security.ts';
 import {
   COMPAT_LABEL,
   COORDINATOR_CLIENT_GROUP,
+  COORDINATOR_ETCD_PREFIXES,
+  COORDINATOR_ETCD_PROXY_USER,
   COORDINATOR_CLIENT_USER,
   COORDINATOR_PKI_FILES,
   ensureCoordinatorPki,
 } from '../../../core/yurt-coordinator/index.ts';
 import { keys, nodePool, NOW, renderInput } from '../fixtures.ts';
-import { container, flags, pkiOf, podSpec, type Any } from '../helpers.ts';
+import { cert, container, find, flags, pkiOf, podSpec, secretData, x509, type Any } from '../helpers.ts';
 
 const compatPool = (name = 'hangzhou') =>
   nodePool(name, { metadata: { name, uid: `uid-np-${name}`, labels: { [COMPAT_LABEL]: 'compat' } } });
@@ -66,38 +70,126 @@ describe('yurt-coordinator compat: one pool', () => {
     expect(withInput.desiredHash).toBe(plain.desiredHash);
   });
 
+  it('gives a pool without the label none of the etcd auth pieces: no proxy, no auth flags, no proxy certificate', async () => {
+    const plain = await renderPoolSpirit(await renderInput({ existingPki: undefined }));
+    expect(podSpec(plain).containers.map((c: Any) => c.name)).toEqual(['kube-apiserver', 'etcd', 'agent']);
+    expect(podSpec(plain).volumes.map((v: Any) => v.name)).not.toContain('etcd-proxy-pki');
+    expect(Object.keys(flags(plain, 'agent')).filter((f) => f.startsWith('etcd-auth'))).toEqual([]);
+    expect(Object.keys(secretData(plain, plain.names.pkiSecret)).sort()).toEqual([...PKI_SECRET_KEYS.pki].sort());
+    expect(Object.keys(pkiOf(plain)).filter((k) => /etcd-proxy|etcd-client-ca/.test(k))).toEqual([]);
+  });
+
   it('refuses a labelled pool without the coordinator client CA, naming the label', async () => {
     const err = await renderPoolSpirit(await renderInput({ nodePool: compatPool() })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SpecRenderError);
     expect((err as SpecRenderError).issues[0]!.field).toBe(`nodePool.metadata.labels[${COMPAT_LABEL}]`);
   });
 
-  it('exposes etcd on every address with client-certificate auth, trusting its etcd CA and the coordinator client CA', async () => {
+  it("keeps etcd a plain pool's: loopback only, its own etcd CA only, with upstream's transaction limits", async () => {
     const r = await renderPoolSpirit(await compatInput({ existingPki: undefined }));
+    const plain = await renderPoolSpirit(await renderInput({ existingPki: undefined }));
     const etcd = flags(r, 'etcd');
-    expect(etcd['listen-client-urls']).toBe('https://0.0.0.0:12379');
+    expect(etcd['listen-client-urls']).toBe('https://127.0.0.1:12379');
+    expect(etcd['trusted-ca-file']).toBe('/etc/kubernetes/pki/etcd-ca.crt');
     expect(etcd['client-cert-auth']).toBe('true');
-    expect(etcd['trusted-ca-file']).toBe('/etc/kubernetes/pki/etcd-client-ca.crt');
     expect(etcd['max-txn-ops']).toBe('102400');
-    expect(container(r, 'etcd').ports).toContainEqual({ name: 'etcd-client', containerPort: 12379, protocol: 'TCP' });
+    expect(etcd['max-request-bytes']).toBe('100000000');
+    // Apart from the two limits, etcd's container is exactly a plain pool's.
+    const { 'max-txn-ops': _ops, 'max-request-bytes': _bytes, ...rest } = etcd;
+    expect(rest).toEqual(flags(plain, 'etcd'));
+    expect(container(r, 'etcd').ports).toEqual(container(plain, 'etcd').ports);
+    expect(podSpec(r).volumes.find((v: Any) => v.name === 'etcd-pki')).toEqual(
+      podSpec(plain).volumes.find((v: Any) => v.name === 'etcd-pki'),
+    );
+    // The apiserver's client CAs gain the coordinator client CA (the hubs' apiserver identity).
+    expect(pkiOf(r)['client-ca.crt']).toContain((await coordinatorPki()).files[COORDINATOR_PKI_FILES.caCert].trim());
+  });
+
+  it('adds the etcd proxy on the hub-facing port, from the agent image, trusting the coordinator client CA and the etcd CA', async () => {
+    const r = await renderPoolSpirit(await compatInput({ existingPki: undefined }));
+    const proxy = container(r, 'etcd-proxy');
+    expect(proxy.image).toBe(container(r, 'agent').image);
+    expect(proxy.args[0]).toBe('etcd-proxy');
+    expect(flags(r, 'etcd-proxy')).toMatchObject({
+      'listen-url': 'https://0.0.0.0:12382',
+      'etcd-endpoint': 'https://127.0.0.1:12379',
+      'cert-file': '/etc/poolspirit/etcd-proxy/yurt-coordinator-etcd-proxy.crt',
+      'key-file': '/etc/poolspirit/etcd-proxy/yurt-coordinator-etcd-proxy.key',
+      'trusted-ca-file': '/etc/poolspirit/etcd-proxy/etcd-client-ca.crt',
+      'etcd-ca-file': '/etc/poolspirit/etcd-proxy/etcd-ca.crt',
+      'refused-prefix': '/registry/',
+    });
+    expect(proxy.ports).toEqual([{ name: 'etcd-proxy', containerPort: 12382, protocol: 'TCP' }]);
+    expect(proxy.readinessProbe.tcpSocket).toEqual({ port: 12382 });
+    expect(proxy.volumeMounts).toEqual([
+      { name: 'etcd-proxy-pki', mountPath: '/etc/poolspirit/etcd-proxy', readOnly: true },
+    ]);
+    // Its volume holds its own pair and the two CA files, nothing of etcd's or the apiserver's keys.
+    const volume = podSpec(r).volumes.find((v: Any) => v.name === 'etcd-proxy-pki');
+    expect(volume.secret.items.map((i: Any) => i.key)).toEqual([
+      'etcd-ca.crt',
+      'etcd-client-ca.crt',
+      'yurt-coordinator-etcd-proxy.crt',
+      'yurt-coordinator-etcd-proxy.key',
+    ]);
+    expect(volume.secret.secretName).toBe(r.names.pkiSecret);
     const pki = pkiOf(r);
     expect(pemCount(pki['etcd-client-ca.crt']!)).toBe(2);
     expect(pki['etcd-client-ca.crt']).toContain(pki['etcd-ca.crt']!.trim());
-    // etcd gets the bundle mounted; the apiserver's client CAs gain the coordinator client CA too.
-    const etcdVolume = podSpec(r).volumes.find((v: Any) => v.name === 'etcd-pki');
-    expect(etcdVolume.secret.items.map((i: Any) => i.key)).toContain('etcd-client-ca.crt');
-    expect(pki['client-ca.crt']).toContain((await coordinatorPki()).files[COORDINATOR_PKI_FILES.caCert].trim());
-    // The peer side is untouched: only client certificates of the coordinator CA get in.
-    expect(etcd['peer-trusted-ca-file']).toBe('/etc/kubernetes/pki/etcd-ca.crt');
+    expect(pki['etcd-client-ca.crt']).toContain((await coordinatorPki()).files[COORDINATOR_PKI_FILES.caCert].trim());
+    // No container mounts the ServiceAccount token or the agent's etcd client key but the agent.
+    expect(proxy.volumeMounts.map((m: Any) => m.name)).not.toContain('agent-token');
+    expect(podSecurityViolations(find(r, 'Deployment'))).toEqual([]);
   });
 
-  it('puts the coordinator Service names and ClusterIPs into the serving certificates', async () => {
+  it('has the agent set up etcd auth: root for the apiserver/agent identity, the proxy bounded to the hub prefixes', async () => {
+    const r = await renderPoolSpirit(await compatInput());
+    const agent = flags(r, 'agent');
+    expect(agent['etcd-auth-root-users']).toBe('poolspirit-apiserver-etcd-client');
+    expect(agent['etcd-auth-limited-user']).toBe(COORDINATOR_ETCD_PROXY_USER);
+    expect(agent['etcd-auth-limited-prefixes']!.split(',')).toEqual([
+      '/registry/services/endpoints',
+      '/mirror/rv/registry/services/endpoints',
+      '/registry/endpointslices',
+      '/mirror/rv/registry/endpointslices',
+      '/registry/pods/',
+      '/mirror/rv/registry/pods/',
+      '/registry/minions/',
+      '/mirror/rv/registry/minions/',
+    ]);
+    // The root user is the CN kube-apiserver and the agent present to etcd.
+    expect(new X509Certificate(pkiOf(r)['apiserver-etcd-client.crt']!).subject).toBe(
+      `CN=${agent['etcd-auth-root-users']}`,
+    );
+    // Nothing under the storage prefix but those: no RBAC, no Secrets, no Leases.
+    for (const p of COORDINATOR_ETCD_PREFIXES)
+      expect(p).toMatch(/^\/(registry|mirror\/rv\/registry)\/(services\/endpoints|endpointslices|pods\/|minions\/)$/);
+  });
+
+  it("issues the proxy a certificate from the pool's etcd CA, named as the coordinator etcd Service, CN = its etcd user", async () => {
+    const r = await renderPoolSpirit(await compatInput({ existingPki: undefined }));
+    const pki = pkiOf(r);
+    const proxy = new X509Certificate(pki['yurt-coordinator-etcd-proxy.crt']!);
+    expect(proxy.subject).toBe(`CN=${COORDINATOR_ETCD_PROXY_USER}`);
+    expect(proxy.verify(new X509Certificate(pki['etcd-ca.crt']!).publicKey)).toBe(true);
+    expect(proxy.verify(new X509Certificate(pki['ca.crt']!).publicKey)).toBe(false);
+    expect(proxy.subjectAltName).toContain('DNS:yurt-coordinator-etcd.kube-system.svc.cluster.local');
+    expect(proxy.subjectAltName).toContain('IP Address:10.96.0.41');
+    expect(proxy.subjectAltName).toContain('IP Address:127.0.0.1');
+    expect(cert(pki['yurt-coordinator-etcd-proxy.crt']!).getExtension(x509.ExtendedKeyUsageExtension)?.usages).toEqual([
+      x509.ExtendedKeyUsage.serverAuth,
+      x509.ExtendedKeyUsage.clientAuth,
+    ]);
+  });
+
+  it("puts the coordinator Service names and ClusterIPs into the serving certificates (etcd's: the proxy's)", async () => {
     const r = await renderPoolSpirit(await compatInput({ existingPki: undefined }));
     const pki = pkiOf(r);
     expect(sans(pki['apiserver.crt']!)).toContain('DNS:yurt-coordinator-apiserver.kube-system.svc');
     expect(sans(pki['apiserver.crt']!)).toContain('IP Address:10.96.0.40');
-    expect(sans(pki['etcd-server.crt']!)).toContain('DNS:yurt-coordinator-etcd.kube-system.svc.cluster.local');
-    expect(sans(pki['etcd-server.crt']!)).toContain('IP Address:10.96.0.41');
+    expect(sans(pki['yurt-coordinator-etcd-proxy.crt']!)).toContain('IP Address:10.96.0.41');
+    // etcd itself is no longer reached under those names.
+    expect(sans(pki['etcd-server.crt']!)).toBe('DNS:localhost, IP Address:127.0.0.1');
   });
 
   it('binds the coordinator client group to its own role in the bootstrap, never to system:masters', async () => {

@@ -1,0 +1,179 @@
+/**
+ * The hub-facing etcd proxy of a yurt-coordinator-compatible pool (docs/decisions/0023-coordinator-etcd-auth.md).
+ *
+ * It ends each hub's TLS connection (client certificate required, from the trusted CA bundle), opens a TLS
+ * connection of its own to etcd with its own certificate, and copies bytes between the two: gRPC, HTTP/2 and
+ * etcd's HTTP endpoints pass through untouched (streams, leases, watches, messages of any size), but etcd sees
+ * the proxy's CN, so every hub request runs as that one bounded etcd user. etcd's own grpc-proxy cannot do
+ * this: it refuses a client certificate with a CN (it forwards its clients' auth tokens instead, and YurtHub
+ * has none).
+ *
+ * Ordering without a window: the proxy listens only once etcd refuses its identity a read of
+ * `refusedPrefix` (auth on, role bounded), and it checks that again for every connection, after its
+ * connection to etcd is open and before it copies a byte. An etcd that restarted empty (auth off) is
+ * therefore never reached through the proxy: the check fails and the hub's connection is closed.
+ */
+import { readFileSync } from 'node:fs';
+import { connect, createServer, type TLSSocket } from 'node:tls';
+import { EtcdPermissionDeniedError, type Etcd3 } from 'etcd3';
+import { openEtcdClient } from '../adapters/etcd.ts';
+import { prefixRange } from '../decide/etcd-auth.ts';
+import { createLogger, errorText } from '../log.ts';
+import { sleep } from '../sleep.ts';
+import { hostPort, type EtcdProxyOptions } from './options.ts';
+
+export interface EtcdProxyStats {
+  /** When etcd first refused the proxy's identity the probe read, and when the proxy started listening. */
+  boundedAt?: string;
+  listeningAt?: string;
+  /** Hub connections accepted (TLS done), relayed to etcd, and closed because the check failed. */
+  accepted: number;
+  relayed: number;
+  refused: number;
+  /** TLS handshakes a client failed (e.g. a certificate from a CA the proxy does not trust). */
+  handshakeFailures: number;
+  /** Connections being relayed now. */
+  active: number;
+}
+
+export interface RunningEtcdProxy {
+  readonly stats: EtcdProxyStats;
+  /** Settles once the proxy listens (never before etcd bounds its identity); rejects if stopped first. */
+  readonly listening: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Outcome of one probe: etcd refused (the wanted answer), served the read, or could not be asked. */
+export type Bound = 'bounded' | 'unbounded' | 'unknown';
+
+const PROBE_DEADLINE_MS = 2_000;
+
+export async function startEtcdProxy(options: EtcdProxyOptions): Promise<RunningEtcdProxy> {
+  const log =
+    options.logger ?? createLogger({ level: options.logLevel, base: { component: 'pool-spirit-etcd-proxy' } });
+  const read = (file: string) => readFileSync(file);
+  const identity = { cert: read(options.certFile), key: read(options.keyFile) };
+  const etcdCa = read(options.etcdCaFile);
+  const trustedCa = read(options.trustedCaFile);
+  const etcd = hostPort(options.etcdEndpoint);
+  const listen = hostPort(options.listenUrl);
+  const client = openEtcdClient({
+    endpoints: [options.etcdEndpoint],
+    caFile: options.etcdCaFile,
+    certFile: options.certFile,
+    keyFile: options.keyFile,
+  });
+  const stats: EtcdProxyStats = { accepted: 0, relayed: 0, refused: 0, handshakeFailures: 0, active: 0 };
+  const sockets = new Set<TLSSocket>();
+  const stopping = new AbortController();
+  const probe = () => boundary(client, options.refusedPrefix);
+
+  const server = createServer(
+    {
+      ...identity,
+      ca: trustedCa,
+      requestCert: true,
+      rejectUnauthorized: true,
+      minVersion: 'TLSv1.2',
+      // Whatever the hub negotiates is what the proxy asks etcd for (h2 for gRPC, HTTP/1.1 otherwise).
+      ALPNProtocols: ['h2', 'http/1.1'],
+    },
+    (down) => {
+      stats.accepted++;
+      down.pause();
+      const alpn = typeof down.alpnProtocol === 'string' ? [down.alpnProtocol] : undefined;
+      const up = connect({ host: etcd.host, port: etcd.port, ca: etcdCa, ...identity, ALPNProtocols: alpn });
+      const pair = [down, up];
+      for (const s of pair) {
+        sockets.add(s);
+        s.setKeepAlive(true, 30_000);
+        s.on('error', () => undefined);
+        s.on('close', () => {
+          sockets.delete(s);
+          for (const other of pair) other.destroy();
+        });
+      }
+      up.once('secureConnect', () => {
+        // The check comes after this connection to etcd exists: an etcd restarted since would have closed it.
+        void probe().then((bound) => {
+          if (bound !== 'bounded' || down.destroyed || up.destroyed) {
+            stats.refused++;
+            log.warn('hub connection closed: etcd does not bound the proxy identity', { bound });
+            for (const s of pair) s.destroy();
+            return;
+          }
+          stats.relayed++;
+          stats.active++;
+          up.once('close', () => stats.active--);
+          down.pipe(up);
+          up.pipe(down);
+          down.resume();
+        });
+      });
+    },
+  );
+  server.on('tlsClientError', (err) => {
+    stats.handshakeFailures++;
+    log.debug('hub TLS handshake failed', { error: errorText(err) });
+  });
+
+  const listening = (async () => {
+    let said = false;
+    for (;;) {
+      if (stopping.signal.aborted) throw new Error('etcd proxy stopped before it listened');
+      const bound = await probe();
+      if (bound === 'bounded') break;
+      if (!said) log.info('not serving yet: etcd does not bound the proxy identity', { bound });
+      said = true;
+      await sleep(options.retryMs ?? 250, stopping.signal);
+    }
+    stats.boundedAt = new Date().toISOString();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(listen.port, listen.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    stats.listeningAt = new Date().toISOString();
+    log.info('serving hubs: etcd bounds the proxy identity', { listen: options.listenUrl });
+  })();
+  // A stop before the first listen rejects `listening`; the caller that awaits it sees that.
+  listening.catch(() => undefined);
+
+  let stopped: Promise<void> | undefined;
+  return {
+    stats,
+    listening,
+    stop: () =>
+      (stopped ??= (async () => {
+        stopping.abort();
+        await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
+        for (const s of sockets) s.destroy();
+        client.close();
+      })()),
+  };
+}
+
+/**
+ * Asks etcd, as the proxy, for one key of `prefix` (keys only). Refused means auth is on and the proxy's
+ * role does not cover the prefix; served means it does (auth off, or a role that grants it); anything else
+ * (etcd down, restarting) proves nothing.
+ */
+export async function boundary(client: Etcd3, prefix: string): Promise<Bound> {
+  const range = prefixRange(prefix);
+  try {
+    await client.kv.range(
+      {
+        key: Buffer.from(range.key, 'latin1'),
+        range_end: Buffer.from(range.rangeEnd, 'latin1'),
+        keys_only: true,
+        limit: '1',
+      },
+      { deadline: Date.now() + PROBE_DEADLINE_MS },
+    );
+    return 'unbounded';
+  } catch (err) {
+    return err instanceof EtcdPermissionDeniedError ? 'bounded' : 'unknown';
+  }
+}
