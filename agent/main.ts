@@ -6,9 +6,9 @@
  */
 import { fileURLToPath } from 'node:url';
 import { ETCD_PROXY_COMMAND } from '../core/yurt-coordinator/contract.ts';
-import { parseAgentArgs, UsageError } from './options.ts';
 import { createLogger, errorText } from './log.ts';
 import { CredentialFiles, credentialFilesOf, nextCredentialChange } from './credential-files.ts';
+import { UsageError } from './usage-error.ts';
 
 /** Runs until `stopRequested` settles (with the signal's name); resolves to the exit code. */
 export async function main(
@@ -16,10 +16,12 @@ export async function main(
   env: Readonly<Record<string, string | undefined>>,
   stopRequested: Promise<string>,
 ): Promise<number> {
+  // The proxy loads only what it runs: the agent's flag parser (zod, core defaults) stays unloaded.
   if (argv[0] === ETCD_PROXY_COMMAND) {
     const { proxyMain } = await import('./etcd-proxy/main.ts');
     return proxyMain(argv.slice(1), stopRequested);
   }
+  const { parseAgentArgs } = await import('./options.ts');
   let options;
   try {
     options = parseAgentArgs(argv, env);

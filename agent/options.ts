@@ -11,6 +11,7 @@ import { isQuantity, quantityBytes } from '../core/quantity.ts';
 import { DEFAULT_DEFRAG_POLICY, type DefragPolicy } from './decide/etcd.ts';
 import type { EtcdAuthSpec } from './decide/etcd-auth.ts';
 import { LOG_LEVELS, type Logger, type LogLevel } from './log.ts';
+import { UsageError } from './usage-error.ts';
 
 export interface EtcdConnection {
   /** Client URLs, e.g. `https://127.0.0.1:12379`. */
@@ -179,12 +180,7 @@ const ENV_FALLBACK: Partial<Record<(typeof FLAG_NAMES)[number], string>> = {
   pool: 'POOL_NAME',
 };
 
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+export { UsageError };
 
 export const USAGE = `usage: agent --kubeconfig FILE --poolspirit NAME --namespace NS --bootstrap-configmap NAME [options]
   --kubeconfig FILE            admin kubeconfig of the pool-spirit's own apiserver

@@ -3,7 +3,7 @@
  * codes as the agent's: 0 after SIGTERM/SIGINT, 2 on a usage error, 1 when it cannot start.
  */
 import { createLogger, errorText } from '../log.ts';
-import { UsageError } from '../options.ts';
+import { UsageError } from '../usage-error.ts';
 import { parseEtcdProxyArgs, type EtcdProxyOptions } from './options.ts';
 
 export async function proxyMain(argv: readonly string[], stopRequested: Promise<string>): Promise<number> {

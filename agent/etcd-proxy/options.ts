@@ -3,9 +3,8 @@
  * core/yurt-coordinator/etcd-proxy.ts etcdProxyContainer.
  */
 import { parseArgs } from 'node:util';
-import * as z from 'zod';
 import { LOG_LEVELS, type Logger, type LogLevel } from '../log.ts';
-import { UsageError } from '../options.ts';
+import { UsageError } from '../usage-error.ts';
 
 export interface EtcdProxyOptions {
   /** Where hubs connect, e.g. `https://0.0.0.0:12382`. */
@@ -30,20 +29,34 @@ export interface EtcdProxyOptions {
   logLevel?: LogLevel;
 }
 
-const https = z.string().regex(/^https:\/\/[^/\s]+:\d+$/, { error: 'must be https://HOST:PORT' });
-const name = z.string().min(1, { error: 'must not be empty' });
+const FLAGS = [
+  'listen-url',
+  'etcd-endpoint',
+  'cert-file',
+  'key-file',
+  'trusted-ca-file',
+  'etcd-ca-file',
+  'refused-prefix',
+  'log-level',
+] as const;
+type Flag = (typeof FLAGS)[number];
+const HTTPS_HOST_PORT = /^https:\/\/[^/\s]+:\d+$/;
 
-const FlagsSchema = z.strictObject({
-  'listen-url': https,
-  'etcd-endpoint': https,
-  'cert-file': name,
-  'key-file': name,
-  'trusted-ca-file': name,
-  'etcd-ca-file': name,
-  'refused-prefix': z.string().startsWith('/', { error: 'must start with /' }),
-  'log-level': z.enum(LOG_LEVELS).optional(),
-});
-const FLAG_NAMES = Object.keys(FlagsSchema.shape) as (keyof typeof FlagsSchema.shape)[];
+/** Why a flag's value is wrong, or undefined when it is right (checked by hand: the proxy loads no zod). */
+function problem(flag: Flag, value: string | undefined): string | undefined {
+  if (value === undefined) return flag === 'log-level' ? undefined : 'is required';
+  switch (flag) {
+    case 'listen-url':
+    case 'etcd-endpoint':
+      return HTTPS_HOST_PORT.test(value) ? undefined : 'must be https://HOST:PORT';
+    case 'refused-prefix':
+      return value.startsWith('/') ? undefined : 'must start with /';
+    case 'log-level':
+      return (LOG_LEVELS as readonly string[]).includes(value) ? undefined : `must be one of ${LOG_LEVELS.join(', ')}`;
+    default:
+      return value === '' ? 'must not be empty' : undefined;
+  }
+}
 
 export const PROXY_USAGE = `usage: agent etcd-proxy --listen-url URL --etcd-endpoint URL --cert-file F --key-file F
                           --trusted-ca-file F --etcd-ca-file F --refused-prefix P [--log-level L]
@@ -60,22 +73,19 @@ export function parseEtcdProxyArgs(argv: readonly string[]): EtcdProxyOptions {
   try {
     values = parseArgs({
       args: [...argv],
-      options: Object.fromEntries(FLAG_NAMES.map((f) => [f, { type: 'string' as const }])),
+      options: Object.fromEntries(FLAGS.map((f) => [f, { type: 'string' as const }])),
       strict: true,
       allowPositionals: false,
     }).values as Record<string, string | undefined>;
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n${PROXY_USAGE}`);
   }
-  const parsed = FlagsSchema.safeParse(values);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => {
-      const flag = String(issue.path[0] ?? '');
-      return values[flag] === undefined ? `--${flag} is required` : `--${flag} ${issue.message}`;
-    });
-    throw new UsageError(`${lines.join('\n')}\n${PROXY_USAGE}`);
-  }
-  const f = parsed.data;
+  const issues = FLAGS.flatMap((flag) => {
+    const why = problem(flag, values[flag]);
+    return why ? [`--${flag} ${why}`] : [];
+  });
+  if (issues.length > 0) throw new UsageError(`${issues.join('\n')}\n${PROXY_USAGE}`);
+  const f = values as Record<Exclude<Flag, 'log-level'>, string> & { 'log-level'?: LogLevel };
   return {
     listenUrl: f['listen-url'],
     etcdEndpoint: f['etcd-endpoint'],

@@ -15,12 +15,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { connect, createServer, type TLSSocket } from 'node:tls';
-import { EtcdPermissionDeniedError, type Etcd3 } from 'etcd3';
-import { openEtcdClient } from '../adapters/etcd.ts';
-import { prefixRange } from '../decide/etcd-auth.ts';
 import { createLogger, errorText } from '../log.ts';
 import { sleep } from '../sleep.ts';
 import { hostPort, type EtcdProxyOptions } from './options.ts';
+import { probeBoundary } from './probe.ts';
 
 export interface EtcdProxyStats {
   /** When etcd first refused the proxy's identity the probe read, and when the proxy started listening. */
@@ -43,11 +41,6 @@ export interface RunningEtcdProxy {
   stop(): Promise<void>;
 }
 
-/** Outcome of one probe: etcd refused (the wanted answer), served the read, or could not be asked. */
-export type Bound = 'bounded' | 'unbounded' | 'unknown';
-
-const PROBE_DEADLINE_MS = 2_000;
-
 export async function startEtcdProxy(options: EtcdProxyOptions): Promise<RunningEtcdProxy> {
   const log =
     options.logger ?? createLogger({ level: options.logLevel, base: { component: 'pool-spirit-etcd-proxy' } });
@@ -57,16 +50,10 @@ export async function startEtcdProxy(options: EtcdProxyOptions): Promise<Running
   const trustedCa = read(options.trustedCaFile);
   const etcd = hostPort(options.etcdEndpoint);
   const listen = hostPort(options.listenUrl);
-  const client = openEtcdClient({
-    endpoints: [options.etcdEndpoint],
-    caFile: options.etcdCaFile,
-    certFile: options.certFile,
-    keyFile: options.keyFile,
-  });
   const stats: EtcdProxyStats = { accepted: 0, relayed: 0, refused: 0, handshakeFailures: 0, active: 0 };
   const sockets = new Set<TLSSocket>();
   const stopping = new AbortController();
-  const probe = () => boundary(client, options.refusedPrefix);
+  const probe = () => probeBoundary({ url: options.etcdEndpoint, ca: etcdCa, ...identity }, options.refusedPrefix);
 
   const server = createServer(
     {
@@ -87,6 +74,8 @@ export async function startEtcdProxy(options: EtcdProxyOptions): Promise<Running
       for (const s of pair) {
         sockets.add(s);
         s.setKeepAlive(true, 30_000);
+        // gRPC's small frames (a request, its answer, pings) must not wait for Nagle's algorithm on either leg.
+        s.setNoDelay(true);
         s.on('error', () => undefined);
         s.on('close', () => {
           sockets.delete(s);
@@ -150,30 +139,6 @@ export async function startEtcdProxy(options: EtcdProxyOptions): Promise<Running
         stopping.abort();
         await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
         for (const s of sockets) s.destroy();
-        client.close();
       })()),
   };
-}
-
-/**
- * Asks etcd, as the proxy, for one key of `prefix` (keys only). Refused means auth is on and the proxy's
- * role does not cover the prefix; served means it does (auth off, or a role that grants it); anything else
- * (etcd down, restarting) proves nothing.
- */
-export async function boundary(client: Etcd3, prefix: string): Promise<Bound> {
-  const range = prefixRange(prefix);
-  try {
-    await client.kv.range(
-      {
-        key: Buffer.from(range.key, 'latin1'),
-        range_end: Buffer.from(range.rangeEnd, 'latin1'),
-        keys_only: true,
-        limit: '1',
-      },
-      { deadline: Date.now() + PROBE_DEADLINE_MS },
-    );
-    return 'unbounded';
-  } catch (err) {
-    return err instanceof EtcdPermissionDeniedError ? 'bounded' : 'unknown';
-  }
 }

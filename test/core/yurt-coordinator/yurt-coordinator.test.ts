@@ -121,6 +121,7 @@ describe('yurt-coordinator compat: one pool', () => {
     });
     expect(proxy.ports).toEqual([{ name: 'etcd-proxy', containerPort: 12382, protocol: 'TCP' }]);
     expect(proxy.readinessProbe.tcpSocket).toEqual({ port: 12382 });
+    expect(proxy.resources).toEqual({ requests: { cpu: '10m', memory: '96Mi' }, limits: { memory: '192Mi' } });
     expect(proxy.volumeMounts).toEqual([
       { name: 'etcd-proxy-pki', mountPath: '/etc/poolspirit/etcd-proxy', readOnly: true },
     ]);

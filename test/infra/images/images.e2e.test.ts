@@ -165,6 +165,15 @@ describe('the bundles run as the images would run them', () => {
     },
   );
 
+  it.skipIf(!existsSync(join(REPO_ROOT, 'agent/etcd-proxy/main.ts')))(
+    'agent: the yurt-coordinator etcd proxy runs from the same bundle (`etcd-proxy`, a usage error without flags)',
+    async () => {
+      const { code, stderr } = await runToEnd([await bundlePath('infra/images/agent.Dockerfile'), 'etcd-proxy']);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/^agent etcd-proxy: --listen-url is required/);
+    },
+  );
+
   it('forwarder: starts against a cluster, serves /healthz and /metrics, and exits 0 on SIGTERM', async () => {
     const file = await bundlePath('infra/images/forwarder.Dockerfile');
     expect(relative(REPO_ROOT, file).startsWith('..')).toBe(true);
