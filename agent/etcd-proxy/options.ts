@@ -25,6 +25,8 @@ export interface EtcdProxyOptions {
   refusedPrefix: string;
   /** How often the proof is retried before the proxy first listens. Default 250 ms. */
   retryMs?: number;
+  /** How often the certificate files are checked for renewed content (default 5 s). */
+  credentialPollMs?: number;
   logger?: Logger;
   logLevel?: LogLevel;
 }

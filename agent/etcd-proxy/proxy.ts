@@ -14,6 +14,7 @@
  * therefore never reached through the proxy: the check fails and the hub's connection is closed.
  */
 import { readFileSync } from 'node:fs';
+import { CredentialFiles } from '../credential-files.ts';
 import { connect, createServer, type TLSSocket } from 'node:tls';
 import { createLogger, errorText } from '../log.ts';
 import { sleep } from '../sleep.ts';
@@ -45,20 +46,28 @@ export async function startEtcdProxy(options: EtcdProxyOptions): Promise<Running
   const log =
     options.logger ?? createLogger({ level: options.logLevel, base: { component: 'pool-spirit-etcd-proxy' } });
   const read = (file: string) => readFileSync(file);
-  const identity = { cert: read(options.certFile), key: read(options.keyFile) };
-  const etcdCa = read(options.etcdCaFile);
-  const trustedCa = read(options.trustedCaFile);
+  const files = [options.certFile, options.keyFile, options.etcdCaFile, options.trustedCaFile];
+  const load = () => ({
+    identity: { cert: read(options.certFile), key: read(options.keyFile) },
+    etcdCa: read(options.etcdCaFile),
+    trustedCa: read(options.trustedCaFile),
+  });
+  // Renewed certificates arrive through the Secret volume while the pod runs (no restart: etcd is in memory):
+  // new connections, both legs, use what the files hold now.
+  let material = load();
+  const credentials = new CredentialFiles(files);
   const etcd = hostPort(options.etcdEndpoint);
   const listen = hostPort(options.listenUrl);
   const stats: EtcdProxyStats = { accepted: 0, relayed: 0, refused: 0, handshakeFailures: 0, active: 0 };
   const sockets = new Set<TLSSocket>();
   const stopping = new AbortController();
-  const probe = () => probeBoundary({ url: options.etcdEndpoint, ca: etcdCa, ...identity }, options.refusedPrefix);
+  const probe = () =>
+    probeBoundary({ url: options.etcdEndpoint, ca: material.etcdCa, ...material.identity }, options.refusedPrefix);
 
   const server = createServer(
     {
-      ...identity,
-      ca: trustedCa,
+      ...material.identity,
+      ca: material.trustedCa,
       requestCert: true,
       rejectUnauthorized: true,
       minVersion: 'TLSv1.2',
@@ -69,7 +78,13 @@ export async function startEtcdProxy(options: EtcdProxyOptions): Promise<Running
       stats.accepted++;
       down.pause();
       const alpn = typeof down.alpnProtocol === 'string' ? [down.alpnProtocol] : undefined;
-      const up = connect({ host: etcd.host, port: etcd.port, ca: etcdCa, ...identity, ALPNProtocols: alpn });
+      const up = connect({
+        host: etcd.host,
+        port: etcd.port,
+        ca: material.etcdCa,
+        ...material.identity,
+        ALPNProtocols: alpn,
+      });
       const pair = [down, up];
       for (const s of pair) {
         sockets.add(s);
@@ -129,6 +144,18 @@ export async function startEtcdProxy(options: EtcdProxyOptions): Promise<Running
   })();
   // A stop before the first listen rejects `listening`; the caller that awaits it sees that.
   listening.catch(() => undefined);
+  const reload = setInterval(() => {
+    if (!credentials.changed()) return;
+    try {
+      material = load();
+      server.setSecureContext({ ...material.identity, ca: material.trustedCa, minVersion: 'TLSv1.2' });
+      log.info('certificates changed on disk: new connections use them');
+    } catch (err) {
+      log.warn('certificates changed on disk but cannot be loaded; keeping the previous ones', {
+        error: errorText(err),
+      });
+    }
+  }, options.credentialPollMs ?? CREDENTIAL_POLL_MS);
 
   let stopped: Promise<void> | undefined;
   return {
@@ -137,8 +164,12 @@ export async function startEtcdProxy(options: EtcdProxyOptions): Promise<Running
     stop: () =>
       (stopped ??= (async () => {
         stopping.abort();
+        clearInterval(reload);
         await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
         for (const s of sockets) s.destroy();
       })()),
   };
 }
+
+/** As the agent's own credential watch: a kubelet takes up to a minute to update a Secret volume anyway. */
+const CREDENTIAL_POLL_MS = 5_000;

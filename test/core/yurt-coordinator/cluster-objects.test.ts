@@ -90,7 +90,7 @@ describe('one EndpointSlice per Service, every pool in it', () => {
     ]);
     expect(etcd.endpoints).toEqual(api.endpoints);
     expect(api.ports).toEqual([{ name: 'https', port: 10270, protocol: 'TCP' }]);
-    expect(etcd.ports).toEqual([{ name: 'https', port: 12379, protocol: 'TCP' }]);
+    expect(etcd.ports).toEqual([{ name: 'https', port: 12382, protocol: 'TCP' }]);
     expect(renderCoordinatorEndpointSlices([...POOLS].reverse(), 'IPv4')).toEqual([api, etcd]);
     // No labels: the install's (kubernetes.io/service-name among them) stay the installer's.
     expect(api.metadata.labels).toBeUndefined();

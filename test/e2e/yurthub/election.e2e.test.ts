@@ -392,9 +392,11 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
     const hubs = world.hubs.byPool(pool);
     const { holder } = await leaderOf(world, pool);
     const own = await poolIdentities(world, pool);
+    // The apiserver, etcd itself (to its own clients) and the hub-facing etcd proxy each serve a leaf.
     const served = async () => ({
       apiserver: await servedSerial(s.apiServerUrl, s.caPem),
-      etcd: await servedSerial(s.etcd.endpoint, own.etcdCaPem, world.coordinatorClient),
+      etcd: await servedSerial(s.etcd.clientEndpoint, own.etcdCaPem, own.etcdClient),
+      etcdProxy: await servedSerial(s.etcd.endpoint, own.etcdCaPem, world.coordinatorClient),
     });
     const before = await served();
     // What the reconciler does 30 days before expiry, brought forward: the leaves are taken out of the
@@ -408,7 +410,12 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
         query: { fieldManager: 'rotation-test' },
       });
     const editedAt = Date.now();
-    await strip(names.pkiSecret, ['apiserver.crt', 'etcd-server.crt', 'apiserver-etcd-client.crt']);
+    await strip(names.pkiSecret, [
+      'apiserver.crt',
+      'etcd-server.crt',
+      'apiserver-etcd-client.crt',
+      'yurt-coordinator-etcd-proxy.crt',
+    ]);
     await strip(names.agentSecret, ['agent.crt']);
     let samples = 0;
     let lastLeaderAt = Date.now();
@@ -425,7 +432,12 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
           holders = new Set([...holders, ...leaders]);
         }
         const now = await served().catch(() => undefined);
-        return now && now.apiserver !== before.apiserver && now.etcd !== before.etcd ? now : undefined;
+        return now &&
+          now.apiserver !== before.apiserver &&
+          now.etcd !== before.etcd &&
+          now.etcdProxy !== before.etcdProxy
+          ? now
+          : undefined;
       },
       120_000,
       `${pool} serving renewed certificates`,
