@@ -1,5 +1,5 @@
 /**
- * The hub-facing etcd proxy of a yurt-coordinator-compatible pool (docs/decisions/0023-coordinator-etcd-auth.md).
+ * The hub-facing etcd proxy of a yurt-coordinator-compatible pool (docs/decisions/0024-coordinator-etcd-auth.md).
  *
  * It ends each hub's TLS connection (client certificate required, from the trusted CA bundle), opens a TLS
  * connection of its own to etcd with its own certificate, and copies bytes between the two: gRPC, HTTP/2 and

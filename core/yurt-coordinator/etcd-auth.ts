@@ -2,7 +2,7 @@ import { APISERVER_ETCD_CLIENT_USER } from '../render/pki-spec.ts';
 import { STORAGE_PREFIX } from './contract.ts';
 
 /**
- * etcd auth in a yurt-coordinator-compatible pool (docs/decisions/0023-coordinator-etcd-auth.md). YurtHubs
+ * etcd auth in a yurt-coordinator-compatible pool (docs/decisions/0024-coordinator-etcd-auth.md). YurtHubs
  * reach etcd only through the etcd proxy, which presents its own certificate; etcd names a client by its
  * certificate's CN, so the proxy's CN is the etcd user every hub request runs as.
  */

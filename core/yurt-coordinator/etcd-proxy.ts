@@ -28,7 +28,7 @@ export function etcdProxyLeaf(clusterDomain: string, etcdServiceIP?: string): Le
 }
 
 /**
- * Measured on the bundled image code (docs/decisions/0023-coordinator-etcd-auth.md): 78 MiB resident idle,
+ * Measured on the bundled image code (docs/decisions/0024-coordinator-etcd-auth.md): 78 MiB resident idle,
  * 99 MiB after 2 000 relayed reads and a 20 MiB write (bytes are streamed, so a larger message does not grow
  * it). The agent's 128Mi limit would leave too little room; the proxy has its own.
  */

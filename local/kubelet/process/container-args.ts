@@ -55,7 +55,7 @@ function translatePath(item: string, mounts: Array<[string, string]>): string {
 }
 
 /**
- * A URL on every address (`https://0.0.0.0:12379`: a yurt-coordinator-compatible pool's etcd, the etcd
+ * A URL on every address (`https://0.0.0.0:12382`: a yurt-coordinator-compatible pool's etcd proxy, the etcd
  * metrics listener) serves only loopback here: every pool-spirit shares this host's network namespace, and
  * a local server listens on 127.0.0.1 alone.
  */

@@ -497,6 +497,9 @@ function etcdctl(
 }
 
 function firstError(output: string): string {
+  // A TLS refusal is retried by etcdctl until its deadline; the handshake error says what happened.
+  const tls = /authentication handshake failed: [^"\\]*/.exec(output);
+  if (tls) return tls[0].slice(0, 160);
   const line = output.split('\n').find((l) => /^Error|error|denied|failed/i.test(l)) ?? output.split('\n')[0] ?? '';
   return line.replace(/^.*"error":"([^"]+)".*$/, '$1').slice(0, 160);
 }
