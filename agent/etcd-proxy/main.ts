@@ -26,8 +26,20 @@ export async function proxyMain(argv: readonly string[], stopRequested: Promise<
     log.error('etcd proxy cannot start', { error: errorText(err) });
     return 1;
   }
-  const signal = await stopRequested;
-  log.info('stopping', { signal });
+  // A proxy that cannot listen (its port taken) must end, so the kubelet restarts it, not linger unready.
+  const cannotListen = proxy.listening.then(
+    () => new Promise<never>(() => undefined),
+    (err: unknown) => err,
+  );
+  const first = await Promise.race([
+    stopRequested.then((signal) => ({ signal })),
+    cannotListen.then((err) => ({ err })),
+  ]);
   await proxy.stop();
+  if ('err' in first) {
+    log.error('etcd proxy cannot listen', { error: errorText(first.err) });
+    return 1;
+  }
+  log.info('stopped', { signal: first.signal });
   return 0;
 }

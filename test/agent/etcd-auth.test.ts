@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEtcdClient } from '../../agent/adapters/etcd.ts';
 import { createEtcdAuthAccess } from '../../agent/adapters/etcd-auth.ts';
 import { planEtcdAuth, prefixRange, READWRITE, type EtcdAuthSpec } from '../../agent/decide/etcd-auth.ts';
+import { proxyMain } from '../../agent/etcd-proxy/main.ts';
 import { startEtcdProxy, type RunningEtcdProxy } from '../../agent/etcd-proxy/proxy.ts';
 import { startAgent } from '../../agent/agent.ts';
 import { parseEtcdProxyArgs } from '../../agent/etcd-proxy/options.ts';
@@ -311,6 +312,23 @@ describe('etcd auth on a real etcd (agent step, etcd proxy)', () => {
       await denied(hubClient.auth.userAdd({ name: 'eve', options: { no_password: true } }));
       await denied(hubClient.maintenance.defragment());
       expect(await root.get('/registry/clusterrolebindings/pwn').string()).toBeNull();
+    });
+
+    it('ends with exit code 1 when it cannot listen (its port taken), rather than linger unready', async () => {
+      const code = await proxyMain(
+        [
+          `--listen-url=${proxyUrl()}`,
+          `--etcd-endpoint=${etcd.endpoint}`,
+          `--cert-file=${etcd.proxy.certFile}`,
+          `--key-file=${etcd.proxy.keyFile}`,
+          `--trusted-ca-file=${etcd.files.proxyTrust}`,
+          `--etcd-ca-file=${etcd.files.etcdCa}`,
+          '--refused-prefix=/registry/',
+          '--log-level=silent',
+        ],
+        new Promise<string>(() => undefined),
+      );
+      expect(code).toBe(1);
     });
 
     it("demotes even the pool's root-capable client certificate, and refuses a foreign CA's at the TLS handshake", async () => {
