@@ -290,14 +290,27 @@ describe('etcd auth behind the hub-facing etcd proxy (2 pools × 2 real hubs)', 
         'the hammer served again',
         100,
       );
-      // The leader syncs the pool cache into the new, empty etcd again (through the proxy).
+      // The leader syncs the pool cache into the new, empty etcd again (through the proxy). YurtHub writes each
+      // watch event once: one that arrives before its etcd client has reconnected is dropped (it logs "could not
+      // process watch object" and goes on, cachemanager/cache_manager.go) until its informer lists again, when its
+      // watch times out (5 – 10 min). So the object is touched every 5 s, as a live endpoint would be, until a
+      // version of it is in etcd.
       const host = await hostApi(world);
-      await host.applyJson(endpointSlice('etcd-auth-after-restart') as never, 'etcd-auth-test', true);
       const root = rootClient(pool);
       let poolCacheBackMs: number;
+      let touches = 0;
+      let touchedAt = 0;
       try {
         await waitFor(
-          async () => (await root.get('/registry/endpointslices/default/etcd-auth-after-restart').string()) !== null,
+          async () => {
+            if (Date.now() - touchedAt >= 5_000) {
+              touchedAt = Date.now();
+              const slice = endpointSlice('etcd-auth-after-restart');
+              slice.metadata.annotations = { 'etcd-auth-test/touch': String(++touches) };
+              await host.applyJson(slice as never, 'etcd-auth-test', true);
+            }
+            return (await root.get('/registry/endpointslices/default/etcd-auth-after-restart').string()) !== null;
+          },
           60_000,
           'the pool cache synced into the restarted etcd',
           200,
@@ -331,6 +344,7 @@ describe('etcd auth behind the hub-facing etcd proxy (2 pools × 2 real hubs)', 
         firstServedMs: Math.min(...served.map((a) => a.end)) - killedAt,
         leaderBackMs,
         poolCacheBackMs,
+        poolCacheTouches: touches,
       });
       figure('restart-window', {
         attemptsSinceKill: since.length,
@@ -498,7 +512,7 @@ function etcdctl(
 
 function firstError(output: string): string {
   // A TLS refusal is retried by etcdctl until its deadline; the handshake error says what happened.
-  const tls = /authentication handshake failed: [^"\\]*/.exec(output);
+  const tls = /remote error: tls: [^"\\]*|authentication handshake failed: [^"\\]*/.exec(output);
   if (tls) return tls[0].slice(0, 160);
   const line = output.split('\n').find((l) => /^Error|error|denied|failed/i.test(l)) ?? output.split('\n')[0] ?? '';
   return line.replace(/^.*"error":"([^"]+)".*$/, '$1').slice(0, 160);
