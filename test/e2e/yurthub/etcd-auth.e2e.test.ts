@@ -514,6 +514,8 @@ function firstError(output: string): string {
   // A TLS refusal is retried by etcdctl until its deadline; the handshake error says what happened.
   const tls = /remote error: tls: [^"\\]*|authentication handshake failed: [^"\\]*/.exec(output);
   if (tls) return tls[0].slice(0, 160);
+  const connection = /connection error: desc = \\"([^"\\]+)/.exec(output);
+  if (connection) return `connection refused by the server: ${connection[1]!.slice(0, 120)}`;
   const line = output.split('\n').find((l) => /^Error|error|denied|failed/i.test(l)) ?? output.split('\n')[0] ?? '';
   return line.replace(/^.*"error":"([^"]+)".*$/, '$1').slice(0, 160);
 }
