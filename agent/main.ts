@@ -39,13 +39,14 @@ export async function main(
   let agent;
   // Loaded after the flags are checked: the API and etcd clients take seconds to load on a busy node.
   const start = async () => (await import('./agent.ts')).startAgent({ ...options, logger: log });
+  // The baseline is what the agent is about to read: a change made while it starts is still a change.
+  const credentials = new CredentialFiles(credentialFilesOf(options));
   try {
     agent = await start();
   } catch (err) {
     log.error('agent cannot start', { error: errorText(err) });
     return 1;
   }
-  const credentials = new CredentialFiles(credentialFilesOf(options));
   const watching = new AbortController();
   try {
     for (;;) {
