@@ -170,6 +170,8 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   const store = opts.store ?? 'memory';
   if (opts.persist && store !== 'etcd')
     throw new Error("persist needs store 'etcd': a memory store keeps nothing to resume from");
+  if (opts.clusterThreads && !runsInClusterThreads(opts))
+    throw new Error('clusterThreads: only the local control plane with the sim kubelet runs in cluster threads');
   const state = fleetStateDir(opts);
   await prepareStateDir(state);
 
@@ -444,12 +446,13 @@ export function defaultClusterThreads(clusters: number, cores = availableParalle
   return clusters < CLUSTER_THREADS_FROM ? 0 : Math.min(clusters, cores);
 }
 
+/** A real control plane and process-mode pods are processes already, started and watched from this thread. */
+const runsInClusterThreads = (opts: LocalFleetOptions) =>
+  (opts.controlPlane ?? 'local') === 'local' && (opts.kubelet ?? 'sim') === 'sim';
+
 function clusterThreadsFor(opts: LocalFleetOptions, clusters: number): number {
-  const inThreads = (opts.controlPlane ?? 'local') === 'local' && (opts.kubelet ?? 'sim') === 'sim';
-  if (opts.clusterThreads === undefined) return inThreads ? defaultClusterThreads(clusters) : 0;
-  if (opts.clusterThreads > 0 && !inThreads)
-    throw new Error('clusterThreads: only the local control plane with the sim kubelet runs in cluster threads');
-  return opts.clusterThreads;
+  if (opts.clusterThreads !== undefined) return opts.clusterThreads;
+  return runsInClusterThreads(opts) ? defaultClusterThreads(clusters) : 0;
 }
 
 /** The options as data for a cluster thread: the callbacks stay here (log lines come back as messages). */
