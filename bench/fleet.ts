@@ -73,6 +73,7 @@ export async function run(args: string[]): Promise<unknown> {
       const entriesBefore = fleet.bus.stats().entriesAccepted;
       log(`creating ${clusters} × ${pools} pools (1 node each)…`);
       const t0 = performance.now();
+      const cpu0 = process.cpuUsage();
       await runLimited(fleet.clusters, clusters, async (c) => {
         const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
         const objects = [];
@@ -85,6 +86,8 @@ export async function run(args: string[]): Promise<unknown> {
         log(`${a}/${clusters * pools} Available after ${round((performance.now() - t0) / 1000, 1)} s`);
       });
       const seconds = (performance.now() - t0) / 1000;
+      const cpu = process.cpuUsage(cpu0);
+      const cpuSeconds = (cpu.user + cpu.system) / 1e6;
       const writes = sum(await apiWritesPerCluster(fleet)) - writesBefore;
       const changes = clusters * pools * 2;
       const busEntries = fleet.bus.stats().entriesAccepted - entriesBefore;
@@ -124,6 +127,9 @@ export async function run(args: string[]): Promise<unknown> {
           writesPerPool: round(writes / (clusters * pools), 2),
           reconciles: fleet.reconcile.stats.invocations,
           deadLetters: converged.deadLetters,
+          /** CPU time of the whole process (every thread) while converging, and how many cores that averages. */
+          cpuSeconds: round(cpuSeconds, 1),
+          cores: round(cpuSeconds / seconds, 2),
         },
         floor: { createsPerSec: floorCreates, best: floorBest },
         /** Achieved API writes/s while converging, as a fraction of the same API's raw create throughput. */
