@@ -74,6 +74,7 @@ export async function run(args: string[]): Promise<unknown> {
       log(`creating ${clusters} × ${pools} pools (1 node each)…`);
       const t0 = performance.now();
       const cpu0 = process.cpuUsage();
+      const threads0 = await fleet.threadCpu();
       await runLimited(fleet.clusters, clusters, async (c) => {
         const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
         const objects = [];
@@ -88,6 +89,8 @@ export async function run(args: string[]): Promise<unknown> {
       const seconds = (performance.now() - t0) / 1000;
       const cpu = process.cpuUsage(cpu0);
       const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+      const threads1 = await fleet.threadCpu();
+      const used = (now: number[], then: number[]) => now.map((n, i) => round(n - (then[i] ?? 0), 1));
       const writes = sum(await apiWritesPerCluster(fleet)) - writesBefore;
       const changes = clusters * pools * 2;
       const busEntries = fleet.bus.stats().entriesAccepted - entriesBefore;
@@ -130,6 +133,16 @@ export async function run(args: string[]): Promise<unknown> {
           /** CPU time of the whole process (every thread) while converging, and how many cores that averages. */
           cpuSeconds: round(cpuSeconds, 1),
           cores: round(cpuSeconds / seconds, 2),
+          /**
+           * CPU seconds per thread while converging: the main thread (bus, state table, the other functions, and
+           * the clusters when they are not in threads), the cluster threads, the reconcile function's threads.
+           * The rest of cpuSeconds is V8's garbage collector helpers and libuv's pool.
+           */
+          cpuByThread: {
+            main: round(threads1.main - threads0.main, 1),
+            clusterThreads: used(threads1.clusterThreads, threads0.clusterThreads),
+            functionThreads: used(threads1.functionThreads, threads0.functionThreads),
+          },
         },
         floor: { createsPerSec: floorCreates, best: floorBest },
         /** Achieved API writes/s while converging, as a fraction of the same API's raw create throughput. */

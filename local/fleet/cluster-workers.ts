@@ -108,6 +108,11 @@ export class ClusterWorkers {
     this.pending.clear();
   }
 
+  /** CPU time each thread has used so far (microseconds). */
+  cpuUsage(): Promise<NodeJS.CpuUsage[]> {
+    return Promise.all(this.workers.map((w) => w.cpuUsage()));
+  }
+
   /** Ends the threads; stop their clusters first (FleetCluster.stopClients, stopHost) for an orderly end. */
   async stop(): Promise<void> {
     this.stopped = true;

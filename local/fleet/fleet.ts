@@ -125,6 +125,12 @@ export interface FleetForwarder {
   stats(): Promise<ForwarderStats>;
 }
 
+export interface ThreadCpu {
+  main: number;
+  clusterThreads: number[];
+  functionThreads: number[];
+}
+
 export interface LocalFleet {
   clusters: FleetCluster[];
   bus: LocalBus;
@@ -145,6 +151,8 @@ export interface LocalFleet {
   state: FleetStateDir;
   /** Worker threads the clusters run in; 0: on the main thread. */
   clusterThreads: number;
+  /** CPU seconds used so far by the main thread and by each cluster and reconcile function thread. */
+  threadCpu(): Promise<ThreadCpu>;
   progress(): Promise<FleetProgress>;
   /** Resolves when every wanted pool is Available, or rejects after timeoutMs with what is missing. */
   waitConverged(timeoutMs: number, onTick?: (p: FleetProgress) => void): Promise<FleetProgress>;
@@ -373,6 +381,14 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
       clusterCa,
       state,
       clusterThreads: threads,
+      async threadCpu() {
+        const seconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
+        return {
+          main: seconds(process.threadCpuUsage()),
+          clusterThreads: ((await clusterWorkers?.cpuUsage()) ?? []).map(seconds),
+          functionThreads: ((await reconcileThreads?.cpuUsage()) ?? []).map(seconds),
+        };
+      },
       progress,
       addCluster,
       async waitConverged(timeoutMs, onTick) {
