@@ -455,11 +455,12 @@ export function localApiOf(c: FleetCluster): LocalApiAccess {
 export const CLUSTER_THREADS_FROM = 4;
 
 /**
- * Cluster threads when not asked for: none for a small fleet (the default `local up`, most tests), else one
- * per core, as many as there are clusters at most. Only the embedded API with the sim kubelet runs in them.
+ * Cluster threads when not asked for: none for a small fleet (the default `local up`, most tests) or on one
+ * core, else one per core, as many as there are clusters at most. Only the embedded API with the sim kubelet
+ * runs in them.
  */
 export function defaultClusterThreads(clusters: number, cores = availableParallelism()): number {
-  return clusters < CLUSTER_THREADS_FROM ? 0 : Math.min(clusters, cores);
+  return clusters < CLUSTER_THREADS_FROM || cores < 2 ? 0 : Math.min(clusters, cores);
 }
 
 /** A real control plane and process-mode pods are processes already, started and watched from this thread. */
