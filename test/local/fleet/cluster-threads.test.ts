@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_THREADS_FROM, defaultClusterThreads } from '../../local/fleet/fleet.ts';
+import { CLUSTER_THREADS_FROM, defaultClusterThreads } from '../../../local/fleet/fleet.ts';
 
 describe('cluster threads by default', () => {
   it('keeps a small fleet (the default local up, 2 clusters) on the main thread', () => {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpMethod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
-import { localApiOf, startLocalFleet, type LocalFleet } from '../../local/fleet/fleet.ts';
-import { listPrefix, objectKey } from '../../local/kube-api/storage/keys.ts';
-import { waitFor } from '../support/wait.ts';
+import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
+import { localApiOf, startLocalFleet, type LocalFleet } from '../../../local/fleet/fleet.ts';
+import { listPrefix, objectKey } from '../../../local/kube-api/storage/keys.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' } });
 

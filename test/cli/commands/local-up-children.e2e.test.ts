@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../support/wait.ts';
+import { waitFor } from '../../support/wait.ts';
 import { isConverged, startLocalUp, type LocalUpChild } from './local-up-child.ts';
 
 /** pid → parent pid of every process now, from /proc/<pid>/stat (the command name may hold spaces and parens). */
