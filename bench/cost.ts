@@ -19,11 +19,11 @@ import { intFlag } from '../cli/command.ts';
 import { addCounts, type Counts, FUNCTIONS, scaleCounts, type UsageProfile, zeroCounts } from '../core/cost/counts.ts';
 import { MEASURED_PROFILE } from '../core/cost/measured-profile.ts';
 import { TERMINAL_PHASES } from '../core/rollout/types.ts';
-import { type LocalFleet, localApiOf } from '../local/fleet/fleet.ts';
+import type { LocalFleet } from '../local/fleet/fleet.ts';
 import { createIfMissing, edgeNode, nodeName, nodePool, poolName, runLimited } from '../local/fleet/seed.ts';
 import { LocalFunction } from '../local/lambda-runtime.ts';
 import { functionMemoryMb } from '../local/functions/serverless-settings.ts';
-import { withBenchFleet } from './lib/bench-fleet.ts';
+import { apiWritesPerCluster, sum, withBenchFleet } from './lib/bench-fleet.ts';
 import { LogMeter } from './lib/log-meter.ts';
 import { median, round } from './lib/stats.ts';
 import { between, read, type Reading, scheduledBetween } from './lib/usage-sampler.ts';
@@ -135,23 +135,22 @@ export async function run(args: string[]): Promise<unknown> {
     const floorMs = await emptyInvocationFloor();
     log(`starting ${clusters} empty clusters (functions on the main thread, so every log line is counted)…`);
     return await withBenchFleet('cost', { clusters, pools: 0, nodesPerPool: 0, functionThreads: 0 }, async (fleet) => {
-      const apiWrites = () => fleet.clusters.reduce((n, c) => n + localApiOf(c).requestLog.countWritesSince(0), 0);
+      const apiWrites = async () => sum(await apiWritesPerCluster(fleet));
       const now = () => read(fleet, logs, apiWrites);
       const pools0 = clusters * pools;
 
       log('idle rollout ticks…');
-      let a = now();
+      let a = await now();
       const idleTicks = 5;
       for (let i = 0; i < idleTicks; i++) await fleet.rollout.invoke(TICK_INPUT);
-      const idleRolloutTick = scaleCounts(strip(between(a, now())), 1 / idleTicks);
+      const idleRolloutTick = scaleCounts(strip(between(a, await now())), 1 / idleTicks);
       const scheduledOverhead = (from: Reading, to: Reading) =>
         scaleCounts(idleRolloutTick, scheduledBetween(from, to).rollout ?? 0);
 
       log(`creating ${pools0} pools (one edge node each)…`);
-      const senders = () =>
-        fleet.clusters.reduce(
-          (n, c) => {
-            const x = c.forwarder.stats().sender;
+      const senders = async () =>
+        (await Promise.all(fleet.clusters.map((c) => c.forwarder.stats()))).reduce(
+          (n, { sender: x }) => {
             return {
               received: n.received + x.received,
               coalesced: n.coalesced + x.coalesced,
@@ -161,8 +160,8 @@ export async function run(args: string[]): Promise<unknown> {
           },
           { received: 0, coalesced: 0, sent: 0, batches: 0 },
         );
-      const senders0 = senders();
-      a = now();
+      const senders0 = await senders();
+      a = await now();
       const t0 = performance.now();
       await runLimited(fleet.clusters, clusters, async (c) => {
         const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
@@ -174,9 +173,9 @@ export async function run(args: string[]): Promise<unknown> {
       await fleet.waitConverged(10 * 60_000);
       await fleet.bus.drain();
       const convergeSeconds = (performance.now() - t0) / 1000;
-      let b = now();
+      let b = await now();
       const created = between(a, b);
-      const senders1 = senders();
+      const senders1 = await senders();
       const forwarderPerNewPool = Object.fromEntries(
         Object.entries(senders1).map(([k, v]) => [k, round((v - senders0[k as keyof typeof senders0]) / pools0, 2)]),
       );
@@ -186,20 +185,20 @@ export async function run(args: string[]): Promise<unknown> {
       );
 
       log(`at rest for ${steadySeconds} s…`);
-      a = now();
+      a = await now();
       await new Promise((r) => setTimeout(r, steadySeconds * 1000));
       await fleet.bus.drain();
-      b = now();
+      b = await now();
       const rest = withoutRollout(
         nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))),
       );
       const poolDay = scaleCounts(rest, 86_400 / steadySeconds / pools0);
 
       log('one scheduled leader probe…');
-      a = now();
+      a = await now();
       await fleet.probe.invoke(scheduledEvent());
       await fleet.bus.drain();
-      b = now();
+      b = await now();
       const probeRun = withoutRollout(
         nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))),
       );
@@ -209,11 +208,11 @@ export async function run(args: string[]): Promise<unknown> {
       };
 
       log('one scheduled audit (fan-out, then one audit per cluster)…');
-      a = now();
+      a = await now();
       await fleet.audit.invoke(scheduledEvent());
-      const afterFanOut = now();
+      const afterFanOut = await now();
       await fleet.bus.drain();
-      b = now();
+      b = await now();
       const auditRun = withoutRollout(
         nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))),
       );
@@ -240,11 +239,11 @@ export async function run(args: string[]): Promise<unknown> {
       };
 
       log('one fleet rollout (canary 1, waves of 25%)…');
-      a = now();
+      a = await now();
       const rollout = await driveRollout(fleet);
       await fleet.waitConverged(10 * 60_000);
       await fleet.bus.drain();
-      b = now();
+      b = await now();
       const rolloutItem = await rolloutItemSize(fleet, rollout.id);
       const ticksInRollout = rollout.ticks + (scheduledBetween(a, b).rollout ?? 0);
       const rolloutPerPool = scaleCounts(

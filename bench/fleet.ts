@@ -3,12 +3,11 @@
  * API's own write throughput measured in the same run; event-to-Available latency of a new pool; how many
  * bus events one change costs. `npm run bench -- fleet [--clusters 20] [--pools 50] [--latency-samples 20]`
  */
-import { localApiOf } from '../local/fleet/fleet.ts';
 import { Watch } from '@kubernetes/client-node';
 import { RawObjectApi } from '../adapters/kubernetes/raw-object-api.ts';
 import { parseArgs } from 'node:util';
 import type { FleetCluster } from '../local/fleet/fleet.ts';
-import { FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
+import { apiWritesPerCluster, FLEET_SHAPE_FLAGS, fleetShape, sum, withBenchFleet } from './lib/bench-fleet.ts';
 import { createIfMissing, edgeNode, nodeName, nodePool, poolName, runLimited } from '../local/fleet/seed.ts';
 import { measureWriteFloor } from './local-api.ts';
 import { median, percentile, round } from './lib/stats.ts';
@@ -46,11 +45,15 @@ export async function run(args: string[]): Promise<unknown> {
       'latency-samples': { type: 'string', default: '20' },
       'floor-repeats': { type: 'string', default: '3' },
       'function-threads': { type: 'string', default: '1' },
+      // Default: the fleet's own choice (defaultClusterThreads); 0 keeps every cluster on the main thread.
+      'cluster-threads': { type: 'string' },
     },
   });
   const { clusters, pools } = fleetShape(values);
   const samples = intFlag('latency-samples', values['latency-samples'], 1, 1000);
   const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
+  const clusterThreads =
+    values['cluster-threads'] === undefined ? undefined : intFlag('cluster-threads', values['cluster-threads'], 0, 64);
 
   log('measuring the local API write floor (memory backend)…');
   const floor = await measureWriteFloor({
@@ -62,65 +65,91 @@ export async function run(args: string[]): Promise<unknown> {
   const floorBest = Math.max(...Object.values(floorCreates));
 
   log(`starting ${clusters} empty clusters…`);
-  return withBenchFleet('fleet', { clusters, pools: 0, nodesPerPool: 0, functionThreads }, async (fleet) => {
-    const writesBefore = fleet.clusters.reduce((n, c) => n + localApiOf(c).requestLog.countWritesSince(0), 0);
-    const entriesBefore = fleet.bus.stats().entriesAccepted;
-    log(`creating ${clusters} × ${pools} pools (1 node each)…`);
-    const t0 = performance.now();
-    await runLimited(fleet.clusters, clusters, async (c) => {
+  return withBenchFleet(
+    'fleet',
+    { clusters, pools: 0, nodesPerPool: 0, functionThreads, clusterThreads },
+    async (fleet) => {
+      const writesBefore = sum(await apiWritesPerCluster(fleet));
+      const entriesBefore = fleet.bus.stats().entriesAccepted;
+      log(`creating ${clusters} × ${pools} pools (1 node each)…`);
+      const t0 = performance.now();
+      const cpu0 = process.cpuUsage();
+      const threads0 = await fleet.threadCpu();
+      await runLimited(fleet.clusters, clusters, async (c) => {
+        const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
+        const objects = [];
+        for (let i = 0; i < pools; i++)
+          objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
+        await runLimited(objects, 4, (o) => createIfMissing(api, o));
+      });
+      const converged = await fleet.waitConverged(30 * 60_000, (p) => {
+        const a = p.clusters.reduce((n, c) => n + c.available, 0);
+        log(`${a}/${clusters * pools} Available after ${round((performance.now() - t0) / 1000, 1)} s`);
+      });
+      const seconds = (performance.now() - t0) / 1000;
+      const cpu = process.cpuUsage(cpu0);
+      const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+      const threads1 = await fleet.threadCpu();
+      const used = (now: number[], then: number[]) => now.map((n, i) => round(n - (then[i] ?? 0), 1));
+      const writes = sum(await apiWritesPerCluster(fleet)) - writesBefore;
+      const changes = clusters * pools * 2;
+      const busEntries = fleet.bus.stats().entriesAccepted - entriesBefore;
+
+      log(`measuring event-to-Available latency over ${samples} new pools…`);
+      const latencies: number[] = [];
+      const c = fleet.clusters[0];
       const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
-      const objects = [];
-      for (let i = 0; i < pools; i++)
-        objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
-      await runLimited(objects, 4, (o) => createIfMissing(api, o));
-    });
-    const converged = await fleet.waitConverged(30 * 60_000, (p) => {
-      const a = p.clusters.reduce((n, c) => n + c.available, 0);
-      log(`${a}/${clusters * pools} Available after ${round((performance.now() - t0) / 1000, 1)} s`);
-    });
-    const seconds = (performance.now() - t0) / 1000;
-    const writes = fleet.clusters.reduce((n, c) => n + localApiOf(c).requestLog.countWritesSince(0), 0) - writesBefore;
-    const changes = clusters * pools * 2;
-    const busEntries = fleet.bus.stats().entriesAccepted - entriesBefore;
+      for (let i = 0; i < samples; i++) {
+        const name = `latency-${i}`;
+        await createIfMissing(api, edgeNode(`${name}-node`, name));
+        const watcher = whenAvailable(c, name);
+        const start = performance.now();
+        await createIfMissing(api, nodePool(name, 'Edge'));
+        latencies.push((await watcher.ready) - start);
+        watcher.stop();
+      }
 
-    log(`measuring event-to-Available latency over ${samples} new pools…`);
-    const latencies: number[] = [];
-    const c = fleet.clusters[0];
-    const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
-    for (let i = 0; i < samples; i++) {
-      const name = `latency-${i}`;
-      await createIfMissing(api, edgeNode(`${name}-node`, name));
-      const watcher = whenAvailable(c, name);
-      const start = performance.now();
-      await createIfMissing(api, nodePool(name, 'Edge'));
-      latencies.push((await watcher.ready) - start);
-      watcher.stop();
-    }
-
-    return {
-      benchmark: 'fleet',
-      fleet: {
-        clusters,
-        poolsPerCluster: pools,
-        pools: clusters * pools,
-        kubelet: 'sim',
-        readyDelayMs: 0,
-        functionThreads,
-      },
-      convergeFromEmpty: {
-        seconds: round(seconds, 2),
-        poolsPerSec: round((clusters * pools) / seconds, 1),
-        apiWrites: writes,
-        apiWritesPerSec: round(writes / seconds, 1),
-        writesPerPool: round(writes / (clusters * pools), 2),
-        reconciles: fleet.reconcile.stats.invocations,
-        deadLetters: converged.deadLetters,
-      },
-      floor: { createsPerSec: floorCreates, best: floorBest },
-      /** Achieved API writes/s while converging, as a fraction of the same API's raw create throughput. */
-      throughputVsFloor: round(writes / seconds / floorBest, 3),
-      eventToAvailableMs: { p50: round(median(latencies), 1), p99: round(percentile(latencies, 99), 1), samples },
-      eventsPerChange: round(busEntries / changes, 2),
-    };
-  });
+      return {
+        benchmark: 'fleet',
+        fleet: {
+          clusters,
+          poolsPerCluster: pools,
+          pools: clusters * pools,
+          kubelet: 'sim',
+          readyDelayMs: 0,
+          functionThreads,
+          /** Where the clusters' API servers, kubelets and forwarders ran: worker threads, or the main thread. */
+          mode: fleet.clusterThreads > 0 ? 'threads' : 'main thread',
+          clusterThreads: fleet.clusterThreads,
+        },
+        convergeFromEmpty: {
+          seconds: round(seconds, 2),
+          poolsPerSec: round((clusters * pools) / seconds, 1),
+          apiWrites: writes,
+          apiWritesPerSec: round(writes / seconds, 1),
+          writesPerPool: round(writes / (clusters * pools), 2),
+          reconciles: fleet.reconcile.stats.invocations,
+          deadLetters: converged.deadLetters,
+          /** CPU time of the whole process (every thread) while converging, and how many cores that averages. */
+          cpuSeconds: round(cpuSeconds, 1),
+          cores: round(cpuSeconds / seconds, 2),
+          /**
+           * CPU seconds per thread while converging: the main thread (bus, state table, the other functions, and
+           * the clusters when they are not in threads), the cluster threads, the reconcile function's threads.
+           * The rest of cpuSeconds is V8's garbage collector helpers and libuv's pool.
+           */
+          cpuByThread: {
+            main: round(threads1.main - threads0.main, 1),
+            clusterThreads: used(threads1.clusterThreads, threads0.clusterThreads),
+            functionThreads: used(threads1.functionThreads, threads0.functionThreads),
+          },
+        },
+        floor: { createsPerSec: floorCreates, best: floorBest },
+        /** Achieved API writes/s while converging, as a fraction of the same API's raw create throughput. */
+        throughputVsFloor: round(writes / seconds / floorBest, 3),
+        eventToAvailableMs: { p50: round(median(latencies), 1), p99: round(percentile(latencies, 99), 1), samples },
+        eventsPerChange: round(busEntries / changes, 2),
+      };
+    },
+  );
 }

@@ -18,6 +18,7 @@ import { ROLLOUT_FIELD_MANAGER } from '../functions/rollout/field-manager.ts';
 import { type FleetCluster, type LocalFleet, localApiOf } from '../local/fleet/fleet.ts';
 import { createIfMissing, edgeNode, nodePool } from '../local/fleet/seed.ts';
 import type { BusActivity } from '../local/bus/index.ts';
+import type { RequestRecord } from '../local/kube-api/index.ts';
 import { withBenchFleet } from './lib/bench-fleet.ts';
 import { median, percentile, round } from './lib/stats.ts';
 
@@ -96,9 +97,9 @@ type Segment = (typeof SEGMENTS)[number];
  * the forwarder, the Available status reaching the watcher. What is left (negative when hops overlap) is
  * `overlapOrOther`, so the parts add up to the total.
  */
-function breakdown(tl: Timeline, c: FleetCluster, pool: string, t0: number, tEnd: number) {
+function breakdown(tl: Timeline, clusterId: string, requests: RequestRecord[], pool: string, t0: number, tEnd: number) {
   const rs = tl
-    .reconciles(c.id, pool, t0, tEnd)
+    .reconciles(clusterId, pool, t0, tEnd)
     .filter((r) => r.inv.ok && r.notice.observedAt >= t0 - 2)
     .sort((a, b) => a.inv.startedAt - b.inv.startedAt);
   if (!rs.length) return undefined;
@@ -106,9 +107,7 @@ function breakdown(tl: Timeline, c: FleetCluster, pool: string, t0: number, tEnd
   const last = rs.reduce((a, b) => (b.inv.endedAt > a.inv.endedAt ? b : a));
   const hops = last === first ? [first] : [first, last];
   const sum = (f: (r: typeof first) => number) => hops.reduce((n, r) => n + f(r), 0);
-  const log = localApiOf(c)
-    .requestLog.since(0)
-    .filter((w) => w.at >= t0 - 2 && w.at <= tEnd + 1);
+  const log = requests.filter((w) => w.at >= t0 - 2 && w.at <= tEnd + 1);
   const deploymentAt = log.find(
     (w) => w.resource === 'deployments' && w.fieldManager === FIELD_MANAGER && w.name?.includes(pool),
   )?.at;
@@ -164,10 +163,8 @@ function summarize(samples: NonNullable<ReturnType<typeof breakdown>>[]) {
 async function waitQuiet(fleet: LocalFleet): Promise<void> {
   for (let i = 0; i < 200; i++) {
     await fleet.bus.drain();
-    const busy =
-      fleet.clusters.some(
-        (c) => c.forwarder.stats().sender.pendingKeys > 0 || c.forwarder.stats().sender.inFlightEntries > 0,
-      ) || fleet.reconcile.stats.running > 0;
+    const senders = (await Promise.all(fleet.clusters.map((c) => c.forwarder.stats()))).map((s) => s.sender);
+    const busy = senders.some((s) => s.pendingKeys > 0 || s.inFlightEntries > 0) || fleet.reconcile.stats.running > 0;
     if (!busy) return;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -256,11 +253,11 @@ async function singleChanges(windowMs: number, samples: number, concurrency: num
         const tEnd = await done;
         unwatch();
         await fleet.bus.drain();
-        const b = breakdown(tl, c, pool, t0, tEnd);
+        const b = breakdown(tl, c.id, await localApiOf(c).requestLog.since(0), pool, t0, tEnd);
         if (b) results.push(b);
       }
       stop();
-      const sender = c.forwarder.stats().sender;
+      const { sender } = await c.forwarder.stats();
       return {
         coalesceWindowMs: windowMs,
         floor: { writeToWatcherMs: round(floorMs, 1) },
@@ -305,7 +302,7 @@ async function rollout(clusters: number, pools: number, windowMs: number, concur
           }),
         ),
       );
-      const marks = fleet.clusters.map((c) => localApiOf(c).requestLog.mark());
+      const marks = await Promise.all(fleet.clusters.map((c) => localApiOf(c).requestLog.mark()));
       const started = epoch();
       const id = `latency-${Date.now()}`;
       await fleet.rollout.invoke({
@@ -334,19 +331,21 @@ async function rollout(clusters: number, pools: number, windowMs: number, concur
       unwatch.forEach((u) => u());
       stop();
       const results: NonNullable<ReturnType<typeof breakdown>>[] = [];
-      fleet.clusters.forEach((c, i) => {
+      for (const [i, c] of fleet.clusters.entries()) {
+        const api = localApiOf(c).requestLog;
+        const requests = await api.since(0);
         // t0 of each pool: the rollout's apply of its spec (the change the forwarder then notices).
-        for (const w of localApiOf(c).requestLog.writesSince(marks[i], {
+        for (const w of await api.writesSince(marks[i], {
           fieldManager: ROLLOUT_FIELD_MANAGER,
           resource: 'poolspirits',
         })) {
           const tEnd = rolled.get(`${c.id}/${w.name}`);
           if (!w.name || tEnd === undefined || tEnd < w.at) continue;
-          const b = breakdown(tl, c, w.name, w.at, tEnd);
+          const b = breakdown(tl, c.id, requests, w.name, w.at, tEnd);
           if (b) results.push(b);
         }
-      });
-      const senders = fleet.clusters.map((c) => c.forwarder.stats().sender);
+      }
+      const senders = (await Promise.all(fleet.clusters.map((c) => c.forwarder.stats()))).map((s) => s.sender);
       return {
         fleet: {
           clusters,

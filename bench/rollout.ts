@@ -10,8 +10,15 @@ import { readRollout } from '../adapters/state-table/rollout-state.ts';
 import type { RolloutState } from '../core/rollout/types.ts';
 import { TERMINAL_PHASES } from '../core/rollout/types.ts';
 import type { RolloutResult } from '../functions/rollout/handler.ts';
-import { clusterId, type LocalFleet, localApiOf } from '../local/fleet/fleet.ts';
-import { convergedAfter, FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
+import { clusterId, type LocalFleet } from '../local/fleet/fleet.ts';
+import {
+  apiWritesPerCluster,
+  convergedAfter,
+  FLEET_SHAPE_FLAGS,
+  fleetShape,
+  sum,
+  withBenchFleet,
+} from './lib/bench-fleet.ts';
 import { round } from './lib/stats.ts';
 import { intFlag } from '../cli/command.ts';
 
@@ -77,7 +84,7 @@ async function drive(fleet: LocalFleet, request: Record<string, unknown>, tickMs
   const started = performance.now();
   const cost: Cost = { ticks: 0, tableWriteUnits: 0, clusterReads: 0, clusterWrites: 0, reconciles: 0, apiWrites: 0 };
   const reconcilesBefore = fleet.reconcile.stats.invocations;
-  const apiBefore = fleet.clusters.map((c) => localApiOf(c).requestLog.countWritesSince(0));
+  const apiBefore = await apiWritesPerCluster(fleet);
   const add = (r: RolloutResult) => {
     cost.ticks += 1;
     cost.tableWriteUnits += r.tableWriteUnits;
@@ -102,10 +109,7 @@ async function drive(fleet: LocalFleet, request: Record<string, unknown>, tickMs
     add((await fleet.rollout.invoke({ command: 'tick', rolloutId: id })) as RolloutResult);
   }
   cost.reconciles = fleet.reconcile.stats.invocations - reconcilesBefore;
-  cost.apiWrites = fleet.clusters.reduce(
-    (n, c, i) => n + localApiOf(c).requestLog.countWritesSince(0) - apiBefore[i],
-    0,
-  );
+  cost.apiWrites = sum(await apiWritesPerCluster(fleet)) - sum(apiBefore);
   const clusters = state!.clusters.length;
   const clusterSeconds = state!.clusters
     .filter((c) => c.startedAt && c.finishedAt)

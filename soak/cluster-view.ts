@@ -71,14 +71,19 @@ export interface ClusterView {
   owned: { kind: OwnedKind; obj: Obj }[];
 }
 
-async function listAll(storage: Storage, group: string, resource: string, namespace?: string): Promise<Obj[]> {
+async function listAll(
+  storage: Pick<Storage, 'list'>,
+  group: string,
+  resource: string,
+  namespace?: string,
+): Promise<Obj[]> {
   const prefix = `${resourcePrefix({ group, resource })}/${namespace ? `${namespace}/` : ''}`;
   const { items } = await storage.list(prefix);
   // Stored through the API, which enforced the shape Obj names (see its comment).
   return items.map((i) => i.value as unknown as Obj);
 }
 
-export async function readCluster(storage: Storage): Promise<ClusterView> {
+export async function readCluster(storage: Pick<Storage, 'list'>): Promise<ClusterView> {
   const at = Date.now();
   const [pools, nodes, spirits, pods] = await Promise.all([
     listAll(storage, 'apps.openyurt.io', 'nodepools'),

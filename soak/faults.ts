@@ -16,6 +16,7 @@ import { CHANGE_NOTICE_DETAIL_TYPE } from '../events/source.ts';
 import { PRODUCT_NAMESPACE } from '../local/fleet/seed.ts';
 import type { SoakWorld } from './world.ts';
 import { localApiOf } from '../local/fleet/fleet.ts';
+import { fleetForwarder } from '../local/fleet/fleet-cluster.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const WRITES = ['create', 'update', 'patch', 'delete'];
@@ -26,11 +27,11 @@ export const RECONCILE_TIMEOUT_MS = 5_000;
 
 async function withApiFaults(w: SoakWorld, rules: FaultRule[], ms: number): Promise<void> {
   const seed = w.rng.int(2 ** 31);
-  for (const c of w.fleet.clusters) localApiOf(c).setFaults({ seed, rules });
+  await Promise.all(w.fleet.clusters.map((c) => localApiOf(c).setFaults({ seed, rules })));
   try {
     await sleep(ms);
   } finally {
-    for (const c of w.fleet.clusters) localApiOf(c).setFaults({ rules: [] });
+    await Promise.all(w.fleet.clusters.map((c) => localApiOf(c).setFaults({ rules: [] })));
   }
 }
 
@@ -211,7 +212,7 @@ export const FAULTS: Record<string, { weight: number; lane: 'api' | 'delivery'; 
         namespace: PRODUCT_NAMESPACE,
       });
       forwarder.start();
-      c.forwarder = forwarder;
+      c.forwarder = fleetForwarder(forwarder);
     },
   },
   'stack-restart': {

@@ -179,7 +179,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     // Quiet phase: no more changes; what the soak left broken on purpose is put right, then everything
     // must converge and every invariant hold at once.
     opts.progress('soak: quiescing');
-    for (const c of w.fleet.clusters) localApiOf(c).setFaults({ rules: [] });
+    await Promise.all(w.fleet.clusters.map((c) => localApiOf(c).setFaults({ rules: [] })));
     for (const id of [...w.rollouts])
       await w.fleet.rollout.invoke({ command: 'abort', rolloutId: id }).catch(() => undefined);
     w.rollouts.clear();

@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../../local/fleet/fleet.ts';
+import { localApiOf, startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../../local/fleet/fleet.ts';
 import { intFlag } from '../../cli/command.ts';
 import { round } from './stats.ts';
 
@@ -47,6 +47,13 @@ export async function withBenchFleet<T>(
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** Write requests each cluster's local API has served so far (asked in its cluster thread when it runs in one). */
+export function apiWritesPerCluster(fleet: LocalFleet): Promise<number[]> {
+  return Promise.all(fleet.clusters.map((c) => localApiOf(c).requestLog.countWritesSince(0)));
+}
+
+export const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);
 
 /** Waits for the whole fleet to be Available and returns the seconds since `startedAt` (performance.now()). */
 export async function convergedAfter(

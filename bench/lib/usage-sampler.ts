@@ -25,7 +25,7 @@ export function functionsOf(fleet: LocalFleet): Record<FunctionName, LocalFleet[
   };
 }
 
-export function read(fleet: LocalFleet, logs: LogMeter, apiWrites: () => number): Reading {
+export async function read(fleet: LocalFleet, logs: LogMeter, apiWrites: () => Promise<number>): Promise<Reading> {
   const fns = functionsOf(fleet);
   return {
     bus: fleet.bus.usage(),
@@ -42,7 +42,7 @@ export function read(fleet: LocalFleet, logs: LogMeter, apiWrites: () => number)
       ]),
     ) as Reading['fns'],
     functionLogBytes: logs.totalBytes(),
-    apiWrites: apiWrites(),
+    apiWrites: await apiWrites(),
   };
 }
 

@@ -53,6 +53,12 @@ export const localUp: Command = {
       valueName: 'N',
       description: "worker threads for the reconcile function's containers, 0 = main thread (0-8)",
     },
+    'cluster-threads': {
+      type: 'string',
+      valueName: 'N',
+      description:
+        'worker threads running the clusters (API server, kubelet, forwarder), 0 = main thread (default: none below 4 clusters, else one per core)',
+    },
     'kubeconfig-dir': {
       type: 'string',
       valueName: 'DIR',
@@ -82,7 +88,8 @@ export const localUp: Command = {
   details: `
 Starts N local clusters seeded with NodePools and Nodes, a forwarder and a local kubelet per cluster, the
 local EventBridge-compatible bus with the rules of serverless.yml, dynalite as the state table, and the
-reconcile function in a worker thread (--function-threads). Shows convergence live; Ctrl-C stops everything.
+reconcile function in a worker thread (--function-threads). Fleets of 4 clusters or more run the clusters in
+worker threads too, one per core (--cluster-threads). Shows convergence live; Ctrl-C stops everything.
 With --kubelet process every pool-spirit pod really runs: the built etcd (data in /dev/shm) and
 kube-apiserver with exactly the args the reconciler rendered, and the agent, which applies the bootstrap
 and reports into the PoolSpirit status. With --control-plane real each cluster is real Kubernetes: the built
@@ -117,6 +124,14 @@ Then, in another terminal:
     const readyDelayMs = intFlag('ready-delay', values['ready-delay'], 0, 60_000);
     const timeoutS = intFlag('timeout', values.timeout, 1, 86_400);
     const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
+    const clusterThreads =
+      values['cluster-threads'] === undefined
+        ? undefined
+        : intFlag('cluster-threads', values['cluster-threads'], 0, 64);
+    if (clusterThreads && (kubelet === 'process' || controlPlane === 'real'))
+      throw new UsageError(
+        '--cluster-threads: only the local control plane with the sim kubelet runs in cluster threads',
+      );
     const stateDirFlag = values['state-dir'] as string | undefined;
     const stateDir = await directoryFlag('state-dir', stateDirFlag ?? '.local');
     const kubeconfigDir =
@@ -153,6 +168,7 @@ Then, in another terminal:
       controlPlane,
       readyDelayMs,
       functionThreads,
+      clusterThreads,
       kubeconfigDir,
       stateDir,
       persist,

@@ -14,9 +14,10 @@ import { podReady, SimKubelet } from '../kubelet/sim-kubelet.ts';
 import { clusterAuthority, type ClusterCa } from './cluster-ca.ts';
 import { ClusterProgressTracker } from './cluster-progress.ts';
 import { startClusterStorage, type ClusterStorage } from './cluster-storage.ts';
-import type { FleetCluster, LocalFleetOptions } from './fleet.ts';
+import type { FleetCluster, FleetForwarder, LocalFleetOptions } from './fleet.ts';
 import { PRODUCT_NAMESPACE, seedCluster } from './seed.ts';
 import { markSeeded, type FleetStateDir } from './state-dir.ts';
+import { inProcessApiAccess } from './local-api-access.ts';
 
 /** What every cluster of a fleet shares. */
 export interface FleetContext {
@@ -120,17 +121,38 @@ export async function startFleetCluster(
   return {
     id,
     url: host.url,
+    thread: 'main',
     cluster: host.cluster,
     storage: host.storage,
     real: host.real,
+    api: host.cluster && inProcessApiAccess(host.cluster),
     resumed,
     kubeconfigPath,
     kubeConfig,
-    forwarder,
+    forwarder: fleetForwarder(forwarder),
     kubelet,
     leaderRenewals,
-    progressTracker,
+    convergence: async () => progressTracker.current(),
+    async stopClients() {
+      await forwarder.stop(2_000).catch(() => undefined);
+      await kubelet.stop();
+      leaderRenewals?.stop();
+      progressTracker.stop();
+    },
+    async stopHost() {
+      try {
+        await host.cluster?.stop();
+        await host.real?.stop();
+      } finally {
+        await host.storage?.stop();
+      }
+    },
   };
+}
+
+/** A forwarder as the fleet exposes it (FleetForwarder: the same for one in a cluster thread). */
+export function fleetForwarder(forwarder: Forwarder): FleetForwarder {
+  return { stop: (deadlineMs) => forwarder.stop(deadlineMs), stats: async () => forwarder.stats() };
 }
 
 /** A cluster's control plane and the credentials each part of the fleet reaches it with. */

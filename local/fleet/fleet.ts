@@ -1,8 +1,9 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createStateTable, type StateTable } from '../../adapters/state-table/index.ts';
-import { Forwarder } from '../../forwarder/forwarder.ts';
+import type { ForwarderStats } from '../../forwarder/forwarder.ts';
 import { createRolloutHandler } from '../../functions/rollout/handler.ts';
 import { createProbeHandler } from '../../functions/probe/handler.ts';
 import { createAuditHandler } from '../../functions/audit/handler.ts';
@@ -20,12 +21,15 @@ import type { SimLeaderRenewals } from '../kubelet/agent-sim.ts';
 import { LocalFunction } from '../lambda-runtime.ts';
 import { CONTAINER_FACTORIES, localDeadLetters } from '../functions/containers.ts';
 import { WorkerContainerHost } from '../functions/worker-host.ts';
+import type { ClusterThreadOptions } from './cluster-worker-protocol.ts';
 import { localObservability } from './observability.ts';
 import { createClusterCa, loadOrCreateClusterCa, type ClusterCa } from './cluster-ca.ts';
-import type { FleetProgress } from './progress.ts';
-import { ClusterProgressTracker } from './cluster-progress.ts';
+import type { ClusterProgress, FleetProgress } from './progress.ts';
 import { runLimited, type FleetShape } from './seed.ts';
 import { requestHeldLeases } from './held-leases.ts';
+import type { LocalApiAccess } from './local-api-access.ts';
+import { ClusterWorkers } from './cluster-workers.ts';
+import { firstErrorsOnly } from './first-errors.ts';
 
 export interface LocalFleetOptions extends FleetShape {
   clusters: number;
@@ -69,6 +73,11 @@ export interface LocalFleetOptions extends FleetShape {
    * Large fleets use them so reconciles do not queue behind every cluster's API server on one core.
    */
   functionThreads?: number;
+  /**
+   * Worker threads hosting the clusters (API server, storage, sim kubelet, forwarder, progress watch); 0 runs
+   * them on the main thread. Default: see defaultClusterThreads. Control plane `local`, kubelet `sim` only.
+   */
+  clusterThreads?: number;
   /** The forwarders' coalescing window (ms); default the forwarder's own (bench/latency.ts compares windows). */
   forwarderCoalesceWindowMs?: number;
   /** Bus retry base (ms); tests use a few ms. */
@@ -84,21 +93,47 @@ export interface FleetCluster {
   id: string;
   /** The host cluster's apiserver, whichever control plane serves it. */
   url: string;
-  /** The local API (control plane `local`). */
+  /**
+   * Where its API server, kubelet, forwarder and progress watch run: on the `main` thread, or in a cluster
+   * worker thread (clusterThreads), reached through `api`, `forwarder`, `convergence` and the stops below.
+   */
+  thread: 'main' | 'worker';
+  /** The local API (control plane `local`, main thread). */
   cluster?: LocalCluster;
-  /** Its storage (control plane `local`). */
+  /** Its storage (control plane `local`, main thread). */
   storage?: ClusterStorage;
   /** The real host control plane (control plane `real`). */
   real?: RealHostCluster;
+  /** The local API's request log, fault injection and storage, wherever it runs (control plane `local`). */
+  api?: LocalApiAccess;
   /** Started from the objects a previous run kept, not seeded. */
   resumed: boolean;
   kubeconfigPath: string;
   kubeConfig: KubeConfig;
-  forwarder: Forwarder;
-  kubelet: SimKubelet;
-  /** Sim mode: keeps simulated leaders renewed while their pods are Ready. */
+  /** Its forwarder, wherever it runs: stopping it ends the cluster's events to the bus (the rest keeps running). */
+  forwarder: FleetForwarder;
+  /** The kubelet (main thread only: a cluster thread keeps its own). */
+  kubelet?: SimKubelet;
+  /** Sim mode, main thread: keeps simulated leaders renewed while their pods are Ready. */
   leaderRenewals?: SimLeaderRenewals;
-  progressTracker: ClusterProgressTracker;
+  /** Wanted, Available and failing pools, from the cluster's progress watch. */
+  convergence(): Promise<Omit<ClusterProgress, 'id'>>;
+  /** Stops what acts on the cluster (forwarder, kubelet, simulated leaders, progress watch); the API still serves. */
+  stopClients(): Promise<void>;
+  /** Stops serving: the API and its storage. */
+  stopHost(): Promise<void>;
+}
+
+export interface FleetForwarder {
+  /** Stops watching and flushes what it holds; resolves with how many notices could not be sent in time. */
+  stop(deadlineMs?: number): Promise<number>;
+  stats(): Promise<ForwarderStats>;
+}
+
+export interface ThreadCpu {
+  main: number;
+  clusterThreads: number[];
+  functionThreads: number[];
 }
 
 export interface LocalFleet {
@@ -119,6 +154,10 @@ export interface LocalFleet {
   eventBusName: string;
   clusterCa: ClusterCa;
   state: FleetStateDir;
+  /** Worker threads the clusters run in; 0: on the main thread. */
+  clusterThreads: number;
+  /** CPU seconds used so far by the main thread and by each cluster and reconcile function thread. */
+  threadCpu(): Promise<ThreadCpu>;
   progress(): Promise<FleetProgress>;
   /** Resolves when every wanted pool is Available, or rejects after timeoutMs with what is missing. */
   waitConverged(timeoutMs: number, onTick?: (p: FleetProgress) => void): Promise<FleetProgress>;
@@ -144,6 +183,8 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
   const store = opts.store ?? 'memory';
   if (opts.persist && store !== 'etcd')
     throw new Error("persist needs store 'etcd': a memory store keeps nothing to resume from");
+  if (opts.clusterThreads && !runsInClusterThreads(opts))
+    throw new Error('clusterThreads: only the local control plane with the sim kubelet runs in cluster threads');
   const state = fleetStateDir(opts);
   await prepareStateDir(state);
 
@@ -254,9 +295,35 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     const clusters: FleetCluster[] = [];
     const kubeletErrors = firstErrorsOnly(log);
     const kept = await keptClusters(state);
+    // Ids are handed out in order, so the highest kept one says how many clusters the last run had.
+    const count = Math.max(opts.clusters, ...kept.ids.map((id) => Number(id.slice('cluster-'.length))));
+    const threads = clusterThreadsFor(opts, count);
+    const clusterWorkers =
+      threads > 0
+        ? new ClusterWorkers(
+            threads,
+            {
+              opts: withoutCallbacks(opts),
+              store,
+              clusterCa,
+              dynamoEndpoint: dynamo.endpoint,
+              tableName,
+              busEndpoint: bus.endpoint,
+              eventBusName,
+            },
+            { log, kubeletError: (id, err) => kubeletErrors.report(id, err) },
+          )
+        : undefined;
+    if (clusterWorkers) startedParts.push(() => clusterWorkers.stop());
     const addCluster = async (): Promise<FleetCluster> => {
       const id = clusterId(clusters.length);
       const resumed = kept.seeded.has(id);
+      if (clusterWorkers) {
+        // The thread stops what it started of a cluster that fails there.
+        const entry = await clusterWorkers.start(id, resumed);
+        clusters.push(entry);
+        return entry;
+      }
       // This cluster's own parts, stopped in reverse if it fails before it joins the fleet.
       const parts: (() => Promise<void>)[] = [];
       try {
@@ -277,8 +344,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     startedParts.push(async () => {
       for (const c of clusters) await stopCluster(c);
     });
-    // Ids are handed out in order, so the highest kept one says how many clusters the last run had.
-    const count = Math.max(opts.clusters, ...kept.ids.map((id) => Number(id.slice('cluster-'.length))));
+    if (threads > 0) log(`${count} cluster(s) in ${threads} cluster thread(s)`);
     if (kept.seeded.size)
       log(
         `resuming ${kept.seeded.size} cluster(s) kept in ${state.dir}${count > kept.seeded.size ? `, starting ${count - kept.seeded.size} more` : ''}`,
@@ -293,7 +359,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     }
 
     const progress = async (): Promise<FleetProgress> => {
-      const per = clusters.map((c) => ({ id: c.id, ...c.progressTracker.current() }));
+      const per = await Promise.all(clusters.map(async (c) => ({ id: c.id, ...(await c.convergence()) })));
       const busStats = bus.stats();
       return {
         elapsedMs: Date.now() - started,
@@ -319,6 +385,15 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
       eventBusName,
       clusterCa,
       state,
+      clusterThreads: threads,
+      async threadCpu() {
+        const seconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
+        return {
+          main: seconds(process.threadCpuUsage()),
+          clusterThreads: ((await clusterWorkers?.cpuUsage()) ?? []).map(seconds),
+          functionThreads: ((await reconcileThreads?.cpuUsage()) ?? []).map(seconds),
+        };
+      },
       progress,
       addCluster,
       async waitConverged(timeoutMs, onTick) {
@@ -340,10 +415,9 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
       stop() {
         stopping ??= (async () => {
           await runLimited(clusters, 8, async (c) => {
+            // The forwarder in place now: the soak replaces a cluster's forwarder to restart it.
             await c.forwarder.stop(2_000);
-            await c.kubelet.stop();
-            c.leaderRenewals?.stop();
-            c.progressTracker.stop();
+            await c.stopClients();
           });
           // Prompt: deliveries waiting for a retry (up to a minute of backoff, or a requeue's wait for a lease)
           // are dropped, as a kill drops them; a resumed fleet's forwarders resync every pool anyway. Only the
@@ -354,7 +428,8 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
               `stopping: ${dropped} bus deliver${dropped === 1 ? 'y' : 'ies'} not yet due dropped${stillRunning ? `, ${stillRunning} still running after ${STOP_GRACE_MS / 1000} s left behind` : ''}`,
             );
           await bus.stop();
-          for (const c of clusters) await stopHost(c);
+          for (const c of clusters) await c.stopHost().catch(() => undefined);
+          await clusterWorkers?.stop();
           eventBridge.destroy();
           await reconcileThreads?.stop();
           await dynamo.stop();
@@ -368,38 +443,42 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
 
 /** Stops one cluster that joined the fleet (start-up failure path; stop() orders the whole fleet itself). */
 async function stopCluster(c: FleetCluster): Promise<void> {
-  await c.forwarder.stop(2_000).catch(() => undefined);
-  await c.kubelet.stop();
-  c.leaderRenewals?.stop();
-  c.progressTracker.stop();
-  await stopHost(c).catch(() => undefined);
+  await c.stopClients().catch(() => undefined);
+  await c.stopHost().catch(() => undefined);
 }
 
-/** The cluster's local API (its request log, its storage): only clusters on control plane `local` have one. */
-export function localApiOf(c: FleetCluster): LocalCluster & { storage: ClusterStorage['storage'] } {
-  if (!c.cluster) throw new Error(`${c.id} runs on the real control plane: it has no local API request log or storage`);
-  return c.cluster;
+/**
+ * The cluster's local API (its request log, fault injection, storage), on whichever thread it runs: only
+ * clusters on control plane `local` have one.
+ */
+export function localApiOf(c: FleetCluster): LocalApiAccess {
+  if (!c.api) throw new Error(`${c.id} runs on the real control plane: it has no local API request log or storage`);
+  return c.api;
 }
 
-async function stopHost(c: FleetCluster): Promise<void> {
-  try {
-    await c.cluster?.stop();
-    await c.real?.stop();
-  } finally {
-    await c.storage?.stop();
-  }
+/** Below this many clusters a fleet keeps them on the main thread: a thread's start-up costs more than it saves. */
+export const CLUSTER_THREADS_FROM = 4;
+
+/**
+ * Cluster threads when not asked for: none for a small fleet (the default `local up`, most tests) or on one
+ * core, else one per core, as many as there are clusters at most. Only the embedded API with the sim kubelet
+ * runs in them.
+ */
+export function defaultClusterThreads(clusters: number, cores = availableParallelism()): number {
+  return clusters < CLUSTER_THREADS_FROM || cores < 2 ? 0 : Math.min(clusters, cores);
 }
 
-/** Logs the first occurrences of each distinct error (the kubelet retries, so one fault repeats often). */
-function firstErrorsOnly(log: (line: string) => void, perMessage = 3) {
-  const seen = new Map<string, number>();
-  return {
-    report(clusterId: string, err: Error) {
-      const message = (err as any)?.body?.message ?? err.message;
-      const n = (seen.get(message) ?? 0) + 1;
-      seen.set(message, n);
-      if (n <= perMessage)
-        log(`${clusterId} kubelet: ${message}${n === perMessage ? ' (further repeats not shown)' : ''}`);
-    },
-  };
+/** A real control plane and process-mode pods are processes already, started and watched from this thread. */
+const runsInClusterThreads = (opts: LocalFleetOptions) =>
+  (opts.controlPlane ?? 'local') === 'local' && (opts.kubelet ?? 'sim') === 'sim';
+
+function clusterThreadsFor(opts: LocalFleetOptions, clusters: number): number {
+  if (opts.clusterThreads !== undefined) return opts.clusterThreads;
+  return runsInClusterThreads(opts) ? defaultClusterThreads(clusters) : 0;
+}
+
+/** The options as data for a cluster thread: the callbacks stay here (log lines come back as messages). */
+function withoutCallbacks(opts: LocalFleetOptions): ClusterThreadOptions {
+  const { log: _log, onBusActivity: _tap, ...data } = opts;
+  return data;
 }

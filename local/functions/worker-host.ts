@@ -62,6 +62,11 @@ export class WorkerContainerHost {
     this.pending.clear();
   }
 
+  /** CPU time each thread has used so far (microseconds). */
+  cpuUsage(): Promise<NodeJS.CpuUsage[]> {
+    return Promise.all(this.workers.map((w) => w.cpuUsage()));
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     this.failAll(new Error('function worker threads were stopped'));
