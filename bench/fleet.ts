@@ -15,8 +15,11 @@ import { intFlag } from '../cli/command.ts';
 
 const log = (line: string) => process.stderr.write(`[fleet] ${line}\n`);
 
-function available(obj: any): boolean {
-  return (obj?.status?.conditions ?? []).some((c: any) => c.type === 'Available' && c.status === 'True');
+/** A watch event's object, as JSON: only the conditions are read. */
+type WithConditions = { status?: { conditions?: Array<{ type?: string; status?: string }> } } | undefined;
+
+function available(obj: WithConditions): boolean {
+  return (obj?.status?.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'True');
 }
 
 /** Resolves with the time the named PoolSpirit first reports Available (watching, not polling). */

@@ -4,7 +4,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'node:https';
 import { connect } from 'node:tls';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +12,16 @@ import { COORDINATOR_CLIENT_RULES, COORDINATOR_CLIENT_USER } from '../../../core
 import { PRODUCT_NAMESPACE } from '../../../local/fleet/seed.ts';
 import type { CertAndKey } from '../../../local/kube-api/index.ts';
 import { waitFor } from '../../support/wait.ts';
-import { call, hostApi, HttpMethod, leaderOf, startYurtHubWorld, type YurtHubWorld } from './world.ts';
+import {
+  call,
+  etcdVersion,
+  hostApi,
+  nodeLeaseIn,
+  HttpMethod,
+  leaderOf,
+  startYurtHubWorld,
+  type YurtHubWorld,
+} from './world.ts';
 
 const POOLS = 3;
 const HUBS = 3;
@@ -227,15 +235,8 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
     try {
       await waitFor(
         async () =>
-          (
-            await call(
-              s.apiServerUrl,
-              s.caPem,
-              'GET',
-              `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node}`,
-              world.observer(pool),
-            )
-          ).body.metadata?.annotations?.['openyurt.io/delegate-heartbeat'] === 'true',
+          (await nodeLeaseIn(world, pool, node, s)).body.metadata?.annotations?.['openyurt.io/delegate-heartbeat'] ===
+          'true',
         90_000,
         `${node} marking its heartbeat for delegation`,
         500,
@@ -261,15 +262,8 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
     const backAt = Date.now();
     await waitFor(
       async () =>
-        (
-          await call(
-            s.apiServerUrl,
-            s.caPem,
-            'GET',
-            `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node}`,
-            world.observer(pool),
-          )
-        ).body.metadata?.annotations?.['openyurt.io/delegate-heartbeat'] === undefined,
+        (await nodeLeaseIn(world, pool, node, s)).body.metadata?.annotations?.['openyurt.io/delegate-heartbeat'] ===
+        undefined,
       90_000,
       `${node}'s delegation mark gone once its link is back`,
       500,
@@ -285,13 +279,7 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
     const delegated = async () => {
       const marks = await Promise.all(
         hubs.map(async (h) => {
-          const r = await call(
-            s.apiServerUrl,
-            s.caPem,
-            'GET',
-            `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${h.node}`,
-            world.observer(pool),
-          );
+          const r = await nodeLeaseIn(world, pool, h.node, s);
           return r.body.metadata?.annotations?.['openyurt.io/delegate-heartbeat'] === 'true';
         }),
       );
@@ -348,16 +336,7 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
       const s = world.hubs.spiritOf(pool);
       for (const hub of world.hubs.byPool(pool)) {
         await waitFor(
-          async () =>
-            (
-              await call(
-                s.apiServerUrl,
-                s.caPem,
-                'GET',
-                `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${hub.node}`,
-                world.observer(pool),
-              )
-            ).status === 200,
+          async () => (await nodeLeaseIn(world, pool, hub.node, s)).status === 200,
           40_000,
           `node Lease of ${hub.node} in ${pool}`,
           250,
@@ -502,16 +481,7 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
     const leaderMs = Date.now() - killedAt;
     for (const hub of world.hubs.byPool(pool).filter((h) => h.process.ended() === undefined)) {
       await waitFor(
-        async () =>
-          (
-            await call(
-              after.apiServerUrl,
-              after.caPem,
-              'GET',
-              `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${hub.node}`,
-              world.observer(pool),
-            )
-          ).status === 200,
+        async () => (await nodeLeaseIn(world, pool, hub.node, after)).status === 200,
         60_000,
         `${hub.node}'s node Lease back`,
         500,
@@ -595,28 +565,6 @@ async function poolIdentities(
     etcdClient: { certPem: b64(pki['apiserver-etcd-client.crt']!), keyPem: b64(pki['apiserver-etcd-client.key']!) },
     etcdCaPem: b64(pki['etcd-ca.crt']!),
   };
-}
-
-/** etcd's /version over its client port (TLS, client certificate required). */
-function etcdVersion(endpoint: string, caPem: string, client: CertAndKey): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${endpoint}/version`,
-      { ca: caPem, cert: client.certPem, key: client.keyPem, timeout: 5000 },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          res.statusCode === 200
-            ? resolve(Buffer.concat(chunks).toString('utf8'))
-            : reject(new Error(`HTTP ${res.statusCode}`)),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 /** The serial number of the certificate a TLS server presents (verified against `caPem`). */

@@ -8,7 +8,6 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
@@ -21,7 +20,7 @@ import type { CertAndKey } from '../../../local/kube-api/index.ts';
 import { requireKubeBinary } from '../../../local/kube-bins/index.ts';
 import { hostPort, startLink, type Link } from '../../../local/yurthub/link.ts';
 import { waitFor } from '../../support/wait.ts';
-import { call, hostApi, HttpMethod, leaderOf, startYurtHubWorld, type YurtHubWorld } from './world.ts';
+import { call, etcdVersion, hostApi, HttpMethod, leaderOf, startYurtHubWorld, type YurtHubWorld } from './world.ts';
 
 const POOLS = 2;
 const HUBS = 2;
@@ -226,8 +225,8 @@ describe('etcd auth behind the hub-facing etcd proxy (2 pools × 2 real hubs)', 
     expect(foreign.ok).toBe(false);
     expect(foreign.output).not.toMatch(/permission denied/i);
     // etcd's own client port refuses the coordinator certificate at the TLS handshake; it serves the root one.
-    await expect(etcdVersion(s.etcd.clientEndpoint, hub)).rejects.toThrow();
-    expect(await etcdVersion(s.etcd.clientEndpoint, as[pool]!.root)).toMatch(/etcdserver/);
+    await expect(etcdVersionAs(s.etcd.clientEndpoint, hub)).rejects.toThrow();
+    expect(await etcdVersionAs(s.etcd.clientEndpoint, as[pool]!.root)).toMatch(/etcdserver/);
     const mainPort = await etcdctl(s.etcd.clientEndpoint, hub, ['get', '/registry/endpointslices', '--prefix']);
     expect(mainPort.ok).toBe(false);
     // Nothing changed: no attack key, auth on, the same users, the member still there.
@@ -520,26 +519,10 @@ function firstError(output: string): string {
   return line.replace(/^.*"error":"([^"]+)".*$/, '$1').slice(0, 160);
 }
 
-/** etcd's /version over TLS with a client certificate (HTTP/1.1, what the election test asks too). */
-function etcdVersion(endpoint: string, files: Files): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${endpoint}/version`,
-      { ca: readFileSync(files.cacert), cert: readFileSync(files.cert), key: readFileSync(files.key), timeout: 5000 },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          res.statusCode === 200
-            ? resolve(Buffer.concat(chunks).toString('utf8'))
-            : reject(new Error(`HTTP ${res.statusCode}`)),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end();
-  });
+/** etcd's /version as the identity in `files` (the election test's request, with etcdctl's file names). */
+function etcdVersionAs(endpoint: string, files: Files): Promise<string> {
+  const pem = (f: string) => readFileSync(f, 'utf8');
+  return etcdVersion(endpoint, pem(files.cacert), { certPem: pem(files.cert), keyPem: pem(files.key) });
 }
 
 /** A GET through a hub's proxy port as the kubelet (the component YurtHub caches for, by its user agent). */

@@ -7,6 +7,7 @@
  * harness only adds the operator's node-lease-proxy keys.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpMethod } from '@kubernetes/client-node';
@@ -161,6 +162,22 @@ export function call(
   return callPoolSpirit(url, caPem, method, path, client ? { client } : {});
 }
 
+/** A node's Lease in kube-node-lease of a pool's pool-spirit (`spirit`: a given incarnation), read as the agent. */
+export function nodeLeaseIn(
+  world: YurtHubWorld,
+  pool: string,
+  node: string,
+  spirit: { apiServerUrl: string; caPem: string } = world.hubs.spiritOf(pool),
+): Promise<HttpsResult> {
+  return call(
+    spirit.apiServerUrl,
+    spirit.caPem,
+    'GET',
+    `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node}`,
+    world.observer(pool),
+  );
+}
+
 /** The holder of Lease kube-system/yurthub in a pool's pool-spirit. */
 export async function leaderOf(
   world: YurtHubWorld,
@@ -189,3 +206,25 @@ export async function hostApi(world: YurtHubWorld): Promise<RawObjectApi> {
 }
 
 export { HttpMethod };
+
+/** etcd's /version over its client port (TLS, client certificate required). */
+export function etcdVersion(endpoint: string, caPem: string, client: CertAndKey): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${endpoint}/version`,
+      { ca: caPem, cert: client.certPem, key: client.keyPem, timeout: 5000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(Buffer.concat(chunks).toString('utf8'))
+            : reject(new Error(`HTTP ${res.statusCode}`)),
+        );
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
