@@ -28,42 +28,45 @@ export interface ClusterWorkerEvents {
  * nothing of a cluster can outlive the fleet (etcd children have a parent-death signal, local/etcd/launch.ts).
  */
 export class ClusterWorkers {
-  private readonly workers: Worker[];
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  private readonly threadsInUse: Thread[];
   private nextId = 1;
   private started = 0;
   private stopped = false;
 
   constructor(threads: number, data: ClusterWorkerData, events: ClusterWorkerEvents) {
-    this.workers = Array.from({ length: Math.max(1, threads) }, (_, i) => {
-      const w = new Worker(ENTRY, { workerData: data, name: `cluster-thread-${i + 1}` });
-      w.on('message', (msg: ClusterWorkerMessage) => {
-        if (msg.kind === 'reply') this.settle(msg);
+    this.threadsInUse = Array.from({ length: Math.max(1, threads) }, (_, i) => {
+      const thread: Thread = {
+        worker: new Worker(ENTRY, { workerData: data, name: `cluster-thread-${i + 1}` }),
+        pending: new Map(),
+      };
+      thread.worker.on('message', (msg: ClusterWorkerMessage) => {
+        if (msg.kind === 'reply') settle(thread, msg);
         else if (msg.kind === 'log') events.log(msg.line);
         else events.kubeletError(msg.clusterId, new Error(msg.message));
       });
-      // A thread that dies takes its clusters with it: say so, and fail what waits on it (progress included).
-      w.on('error', (err) => {
+      // A thread that dies takes its clusters with it: say so, and fail what waits on it (progress included)
+      // and whatever asks it later.
+      thread.worker.on('error', (err) => {
         events.log(`cluster thread ${i + 1} failed: ${err.stack ?? err.message}`);
-        this.failAll(err);
+        gone(thread, err);
       });
-      w.on('exit', (code) => {
+      thread.worker.on('exit', (code) => {
         if (this.stopped) return;
         events.log(`cluster thread ${i + 1} exited (code ${code}): its clusters are gone`);
-        this.failAll(new Error(`cluster thread ${i + 1} exited`));
+        gone(thread, new Error(`cluster thread ${i + 1} exited (code ${code})`));
       });
-      return w;
+      return thread;
     });
   }
 
   get threads(): number {
-    return this.workers.length;
+    return this.threadsInUse.length;
   }
 
   /** Starts a cluster in the next thread; its FleetCluster reaches it there. */
   async start(id: string, resumed: boolean): Promise<FleetCluster> {
-    const worker = this.workers[this.started++ % this.workers.length]!;
-    const call = (req: Request) => this.call(worker, req);
+    const thread = this.threadsInUse[this.started++ % this.threadsInUse.length]!;
+    const call = (req: Request) => this.call(thread, req);
     const started = (await call({ kind: 'start', clusterId: id, resumed })) as StartedCluster;
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(started.kubeconfigPath);
@@ -86,37 +89,47 @@ export class ClusterWorkers {
     };
   }
 
-  private call(worker: Worker, req: Request): Promise<unknown> {
+  private call(thread: Thread, req: Request): Promise<unknown> {
     return new Promise((resolve, reject) => {
       if (this.stopped) return reject(new Error('cluster threads were stopped'));
+      if (thread.gone) return reject(thread.gone);
       const id = this.nextId++;
-      this.pending.set(id, { resolve, reject });
-      worker.postMessage({ ...req, id });
+      thread.pending.set(id, { resolve, reject });
+      thread.worker.postMessage({ ...req, id });
     });
-  }
-
-  private settle(msg: Extract<ClusterWorkerMessage, { kind: 'reply' }>): void {
-    const p = this.pending.get(msg.id);
-    if (!p) return;
-    this.pending.delete(msg.id);
-    if (msg.ok) p.resolve(msg.result);
-    else p.reject(Object.assign(new Error(msg.error.message), { name: msg.error.name }));
-  }
-
-  private failAll(err: Error): void {
-    for (const p of this.pending.values()) p.reject(err);
-    this.pending.clear();
   }
 
   /** CPU time each thread has used so far (microseconds). */
   cpuUsage(): Promise<NodeJS.CpuUsage[]> {
-    return Promise.all(this.workers.map((w) => w.cpuUsage()));
+    return Promise.all(this.threadsInUse.map((t) => t.worker.cpuUsage()));
   }
 
   /** Ends the threads; stop their clusters first (FleetCluster.stopClients, stopHost) for an orderly end. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.failAll(new Error('cluster threads were stopped'));
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    for (const t of this.threadsInUse) gone(t, new Error('cluster threads were stopped'));
+    await Promise.all(this.threadsInUse.map((t) => t.worker.terminate()));
   }
+}
+
+interface Thread {
+  worker: Worker;
+  /** Requests sent to it and not yet answered. */
+  pending: Map<number, { resolve(v: unknown): void; reject(e: Error): void }>;
+  /** Why it can answer nothing any more. */
+  gone?: Error;
+}
+
+function settle(thread: Thread, msg: Extract<ClusterWorkerMessage, { kind: 'reply' }>): void {
+  const p = thread.pending.get(msg.id);
+  if (!p) return;
+  thread.pending.delete(msg.id);
+  if (msg.ok) p.resolve(msg.result);
+  else p.reject(Object.assign(new Error(msg.error.message), { name: msg.error.name }));
+}
+
+function gone(thread: Thread, err: Error): void {
+  thread.gone ??= err;
+  for (const p of thread.pending.values()) p.reject(err);
+  thread.pending.clear();
 }
