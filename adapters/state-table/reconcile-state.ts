@@ -18,6 +18,13 @@
  * A second invocation that finds the lease held does not just drop its notice (the holder may have read
  * the cluster before the change it announces): it sets `requeue` on the item, and the holder, seeing the
  * flag in its outcome write's old image, runs one more pass. That costs writes only under contention.
+ *
+ * A notice that a later pass already served is not run again (docs/decisions/0026-notices-served-by-a-later-pass.md):
+ * every pass records when it took the lease (`passStartedAt`), and a pass that completes records that time as
+ * `servedFrom`. A pass reads the cluster after it took the lease, so it saw every change the bus had accepted
+ * a notice of before then. A notice accepted at `t` (EventBridge's `time`, whole seconds) is served once
+ * `servedFrom` (or a live holder's `passStartedAt`) is past `t` + EVENT_TIME_UNCERTAINTY_MS: the same
+ * conditional write refuses it, and nothing is written.
  */
 import type { ItemKey } from './keys.ts';
 import { keys, prefixes, TTL_ATTRIBUTE, ttlAfter, CLUSTER_PREFIX, POOL_PREFIX } from './keys.ts';
@@ -63,6 +70,11 @@ export interface OutcomeRecord {
   durationMs: number;
   /** The triggering event; remembered for dedupe unless the outcome is `error`. */
   eventId?: string;
+  /**
+   * When this pass took the lease (BeginResult.passStartedAt). A pass that completed (any outcome but
+   * `error` and `requeued`) serves every event accepted before it (docs/decisions/0026).
+   */
+  passStartedAt?: number;
 }
 
 export const RECENT_EVENTS_KEPT = 4;
@@ -76,9 +88,25 @@ export const GONE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const NEVER_CONVERGED_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 export type BeginResult =
-  | { status: 'acquired'; lease: Lease; previous: PoolReconcileState }
+  | { status: 'acquired'; lease: Lease; previous: PoolReconcileState; passStartedAt: number }
   | { status: 'locked'; heldBy: string; heldUntil: number }
-  | { status: 'duplicate' };
+  | { status: 'duplicate' }
+  /** A pass that took the lease after the bus accepted this event read the cluster: nothing left to do. */
+  | { status: 'served'; by: 'completed-pass' | 'running-pass'; passStartedAt: number };
+
+/**
+ * How far an event's `time` may lie before the true moment its cause was written: EventBridge gives it in
+ * whole seconds (up to 1 s early), plus 1 s for the clocks of the bus and the functions to disagree.
+ */
+export const EVENT_TIME_UNCERTAINTY_MS = 2000;
+export const PASS_STARTED_AT = 'passStartedAt';
+export const SERVED_FROM = 'servedFrom';
+
+/** The event that asked for this pass: its id (dedupe) and the time the bus accepted it (epoch ms). */
+export interface TriggeringEvent {
+  id: string;
+  acceptedAt?: number;
+}
 
 function toState(item: Item | undefined, clusterId: string, nodePool: string): PoolReconcileState {
   const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
@@ -104,29 +132,47 @@ export async function beginReconcile(
   owner: string,
   ttlMs: number,
   now: Date,
-  eventId?: string,
+  event?: string | TriggeringEvent,
 ): Promise<BeginResult> {
   const key = keys.pool(target.clusterId, target.nodePool);
+  const { id: eventId, acceptedAt } = typeof event === 'string' ? { id: event, acceptedAt: undefined } : (event ?? {});
   const dedupe = emptyParts();
   // A requeue asked of an earlier holder is served by this pass: it reads the cluster after the request.
   dedupe.names['#requeue'] = 'requeue';
   dedupe.remove.push('#requeue');
+  dedupe.names['#passStartedAt'] = PASS_STARTED_AT;
+  dedupe.values[':passStartedAt'] = now.getTime();
+  dedupe.set.push('#passStartedAt = :passStartedAt');
   if (eventId) {
     dedupe.names['#recentEvents'] = 'recentEvents';
     dedupe.values[':eventId'] = eventId;
     dedupe.conditions.push('NOT contains(#recentEvents, :eventId)');
   }
+  // Passes that began after the event's cause was written saw it (docs/decisions/0026).
+  const servedAfter = servedAfterOf(acceptedAt);
+  if (servedAfter !== undefined) {
+    dedupe.names['#servedFrom'] = SERVED_FROM;
+    dedupe.values[':servedAfter'] = servedAfter;
+    dedupe.conditions.push('attribute_not_exists(#servedFrom) OR #servedFrom <= :servedAfter');
+  }
   // Two attempts: the first may lose a race with a holder that releases between our write and our read.
   for (let attempt = 0; attempt < 2; attempt++) {
     const res = await acquireLease(table, key, owner, ttlMs, now, { extra: dedupe });
     if (res.acquired) {
-      return { status: 'acquired', lease: res.lease, previous: toState(res.item, target.clusterId, target.nodePool) };
+      return {
+        status: 'acquired',
+        lease: res.lease,
+        previous: toState(res.item, target.clusterId, target.nodePool),
+        passStartedAt: now.getTime(),
+      };
     }
     const seen =
       Array.isArray(res.item?.recentEvents) &&
       eventId !== undefined &&
       (res.item.recentEvents as unknown[]).includes(eventId);
     if (seen) return { status: 'duplicate' };
+    const served = servedBy(res.item, servedAfter, now);
+    if (served) return served;
     if (res.heldBy !== undefined) {
       if (await markRequeue(table, key, now))
         return { status: 'locked', heldBy: res.heldBy, heldUntil: res.heldUntil! };
@@ -134,6 +180,47 @@ export async function beginReconcile(
   }
   // Pathological churn: report as locked; the event's retry or the next audit converges it.
   return { status: 'locked', heldBy: 'unknown', heldUntil: now.getTime() };
+}
+
+const servedAfterOf = (acceptedAt: number | undefined) =>
+  acceptedAt === undefined ? undefined : acceptedAt + EVENT_TIME_UNCERTAINTY_MS;
+
+type Served = Extract<BeginResult, { status: 'served' }>;
+
+/**
+ * Whether the pool's item shows a pass that took the lease after `servedAfter`: one that completed, or a
+ * live holder. Asking a live holder for one more pass would only repeat what it does; if it fails, its own
+ * event is retried (functions/reconcile/run.ts).
+ */
+function servedBy(item: Item | undefined, servedAfter: number | undefined, now: Date): Served | undefined {
+  if (servedAfter === undefined || !item) return undefined;
+  const servedFrom = item[SERVED_FROM];
+  if (typeof servedFrom === 'number' && servedFrom > servedAfter)
+    return { status: 'served', by: 'completed-pass', passStartedAt: servedFrom };
+  const holderStarted = item[PASS_STARTED_AT];
+  const heldUntil = item[LEASE_UNTIL];
+  const held = item[LEASE_OWNER] !== undefined && typeof heldUntil === 'number' && heldUntil > now.getTime();
+  if (held && typeof holderStarted === 'number' && holderStarted > servedAfter)
+    return { status: 'served', by: 'running-pass', passStartedAt: holderStarted };
+  return undefined;
+}
+
+/**
+ * The cheap look before anything else (one eventually consistent read, no write, not even the cluster's
+ * registration): most notices of a busy pool arrive after a later pass already read the cluster. A stale
+ * read only ever says "not served", and beginReconcile's conditional write checks again.
+ */
+export async function alreadyServed(
+  table: StateTable,
+  target: { clusterId: string; nodePool: string },
+  acceptedAt: number,
+  now: Date,
+): Promise<Served | undefined> {
+  return servedBy(
+    await getItem(table, keys.pool(target.clusterId, target.nodePool), false),
+    servedAfterOf(acceptedAt),
+    now,
+  );
 }
 
 /** Asks the current holder for one more pass. False when nobody holds the lease any more. */
@@ -181,6 +268,9 @@ export async function recordOutcome(
     recentEvents,
     requeue: null,
     [TTL_ATTRIBUTE]: expiryOf(record.outcome, previous, now),
+    ...(record.passStartedAt !== undefined && record.outcome !== 'error' && record.outcome !== 'requeued'
+      ? { [SERVED_FROM]: record.passStartedAt }
+      : {}),
   });
   attrs.names['#attempts'] = 'attempts';
   attrs.values[':attemptsOne'] = 1;

@@ -16,7 +16,7 @@ export interface Reusable extends Issued {
 
 export type Expectation = { subject: string } | { leaf: LeafSpec; ca: X509Certificate };
 
-const EXTENDED_KEY_USAGE_OIDS: Record<LeafSpec['usages'][number], string> = {
+export const EXTENDED_KEY_USAGE_OIDS: Record<LeafSpec['usages'][number], string> = {
   serverAuth: '1.3.6.1.5.5.7.3.1',
   clientAuth: '1.3.6.1.5.5.7.3.2',
 };

@@ -6,7 +6,7 @@
 import { isIP, SocketAddress } from 'node:net';
 
 /** One attribute of a distinguished name, in order: type (upper case) and unescaped value. */
-type Attribute = readonly [type: string, value: string];
+export type Attribute = readonly [type: string, value: string];
 
 /**
  * True when node's `subject` (one `TYPE=value` a line, RFC 2253 escaping, OpenSSL short names) names the
@@ -15,13 +15,18 @@ type Attribute = readonly [type: string, value: string];
  */
 export function sameSubject(nodeSubject: string | undefined, expected: string): boolean {
   const have = nodeSubject === undefined ? undefined : parseAttributes(nodeSubject.split('\n'));
-  const want = parseAttributes(splitUnescaped(expected, ','));
+  const want = distinguishedName(expected);
   return (
     have !== undefined &&
     want !== undefined &&
     have.length === want.length &&
     have.every(([t, v], i) => t === want[i]?.[0] && v === want[i]?.[1])
   );
+}
+
+/** The ordered attributes of a name in the string form we issue with (`CN=a, OU=b, O=c`); undefined if unreadable. */
+export function distinguishedName(text: string): Attribute[] | undefined {
+  return parseAttributes(splitUnescaped(text, ','));
 }
 
 function parseAttributes(parts: string[]): Attribute[] | undefined {

@@ -140,8 +140,8 @@ async function serviceAccountKeys(
   }
   const pair = await keys.generateKeyPair('service-account');
   return {
-    privatePem: await privateKeyPem(pair.privateKey, keys.crypto),
-    publicPem: await publicKeyPem(pair.publicKey, keys.crypto),
+    privatePem: privateKeyPem(pair.privateKey),
+    publicPem: publicKeyPem(pair.publicKey),
     reason,
   };
 }

@@ -11,6 +11,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { StateTable } from '../../adapters/state-table/index.ts';
 import {
+  alreadyServed,
   beginReconcile,
   getItem,
   keys,
@@ -21,7 +22,7 @@ import {
   recordOutcome,
   sanitizeErrorMessage,
 } from '../../adapters/state-table/index.ts';
-import type { BeginResult, ReconcileOutcome } from '../../adapters/state-table/index.ts';
+import type { BeginResult, ReconcileOutcome, TriggeringEvent } from '../../adapters/state-table/index.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileTarget } from './trigger.ts';
 import { converge } from './converge.ts';
@@ -29,7 +30,11 @@ import type { ConvergeResult } from './converge.ts';
 import { outcomeOf, RequeueError, TerminalError } from '../../core/outcome.ts';
 import { terminalReasonOf, unknownCluster } from '../shared/terminal.ts';
 
-export type ReconcileResultKind = ReconcileOutcome | 'duplicate' | 'superseded';
+/**
+ * `duplicate`: this very event was reconciled already; `served`: a pass that took the lease after the bus
+ * accepted the event read the cluster, so it saw the change (docs/decisions/0026).
+ */
+export type ReconcileResultKind = ReconcileOutcome | 'duplicate' | 'served' | 'superseded';
 
 /** A requeued notice comes back this long after the holder's lease lapses, so it finds the lease free. */
 export const LEASE_LAPSE_MARGIN_MS = 500;
@@ -80,6 +85,17 @@ export async function reconcile(
     return summary;
   };
 
+  const finishServed = (by: { by: string; passStartedAt: number }): ReconcileResult => {
+    logger.info('a later pass already read the cluster after this event; nothing to do', {
+      eventTime: new Date(target.acceptedAt).toISOString(),
+      by: by.by,
+      passStartedAt: new Date(by.passStartedAt).toISOString(),
+    });
+    metrics.addMetric('ServedEvents', MetricUnit.Count, 1);
+    return finish('served');
+  };
+  const served = await alreadyServed(table, key, target.acceptedAt, deps.clock());
+  if (served) return finishServed(served);
   // Before any write: a cluster nobody registered must not leave a lease item behind (anyone who can put
   // events could otherwise grow the table one item per invented name).
   const registration = await deps.cluster(target.clusterId);
@@ -91,15 +107,16 @@ export async function reconcile(
   };
 
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
-    const eventId = pass === 1 ? target.eventId : undefined;
-    let begun = await beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), eventId);
+    const event = pass === 1 ? { id: target.eventId, acceptedAt: target.acceptedAt } : undefined;
+    let begun = await beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), event);
     // Only the first pass waits: a later pass that finds the pool taken leaves it to that holder (below).
-    if (begun.status === 'locked' && pass === 1) begun = await awaitLease(deps, table, key, invocationId, eventId);
+    if (begun.status === 'locked' && pass === 1) begun = await awaitLease(deps, table, key, invocationId, event);
     if (begun.status === 'duplicate') {
       logger.info('event already reconciled; nothing to do', { eventId: target.eventId });
       metrics.addMetric('DuplicateEvents', MetricUnit.Count, 1);
       return finish('duplicate');
     }
+    if (begun.status === 'served') return finishServed(begun);
     if (begun.status === 'locked' && pass > 1) {
       // Our own event was served by pass 1. The invocation that took the pool since reads the cluster after
       // every ask we were serving; if it dies, its own event is not acknowledged either.
@@ -160,6 +177,7 @@ export async function reconcile(
           error: failure,
           durationMs,
           eventId: pass === 1 ? target.eventId : undefined,
+          passStartedAt: begun.passStartedAt,
         },
         deps.clock(),
       ));
@@ -227,18 +245,18 @@ async function awaitLease(
   table: StateTable,
   key: { clusterId: string; nodePool: string },
   invocationId: string,
-  eventId: string | undefined,
+  event: TriggeringEvent | undefined,
 ): Promise<BeginResult> {
   const deadline = performance.now() + deps.lockedWaitMs;
   for (;;) {
     const left = deadline - performance.now();
-    if (left <= 0) return beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), eventId);
+    if (left <= 0) return beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), event);
     await new Promise((resolve) => setTimeout(resolve, Math.min(LOCKED_POLL_MS, left)));
     const item = await getItem(table, keys.pool(key.clusterId, key.nodePool));
     const heldUntil = item?.[LEASE_UNTIL];
     const held =
       item?.[LEASE_OWNER] !== undefined && typeof heldUntil === 'number' && heldUntil > deps.clock().getTime();
-    if (!held) return beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), eventId);
+    if (!held) return beginReconcile(table, key, invocationId, deps.leaseTtlMs, deps.clock(), event);
   }
 }
 

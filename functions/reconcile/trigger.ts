@@ -22,6 +22,11 @@ export interface ReconcileTarget {
   nodePool: string;
   /** EventBridge event id: the dedupe key. */
   eventId: string;
+  /**
+   * When the bus accepted the event (its `time`, epoch ms): a pass that took the pool's lease well after it
+   * has served it (docs/decisions/0026-notices-served-by-a-later-pass.md).
+   */
+  acceptedAt: number;
   reason: string;
 }
 
@@ -33,7 +38,10 @@ export function parseTrigger(raw: unknown): ReconcileTarget {
   if (detailType === RECONCILE_REQUEST_DETAIL_TYPE) {
     const event = parseEvent(reconcileRequestEventSchema, raw);
     const { clusterId, nodePool, reason } = event.detail;
-    return keyable({ clusterId, nodePool, eventId: event.id, reason }, 'detail.nodePool');
+    return keyable(
+      { clusterId, nodePool, eventId: event.id, acceptedAt: Date.parse(event.time), reason },
+      'detail.nodePool',
+    );
   }
   const event = parseEvent(changeNoticeEventSchema, raw);
   const notice = event.detail;
@@ -51,6 +59,7 @@ export function parseTrigger(raw: unknown): ReconcileTarget {
       clusterId: notice.clusterId,
       nodePool,
       eventId: event.id,
+      acceptedAt: Date.parse(event.time),
       reason: `change-notice:${notice.kind}:${notice.changeType}`,
     },
     notice.poolName !== undefined ? 'detail.poolName' : 'detail.name',

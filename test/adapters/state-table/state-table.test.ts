@@ -21,7 +21,7 @@ import {
   ClusterExistsError,
   getItem,
 } from '../../../adapters/state-table/index.ts';
-import type { StateTable } from '../../../adapters/state-table/index.ts';
+import type { BeginResult, ReconcileOutcome, StateTable } from '../../../adapters/state-table/index.ts';
 
 let dynamo: LocalDynamo;
 let table: StateTable;
@@ -189,6 +189,88 @@ describe('reconcile state', () => {
     );
     expect(await beginReconcile(table, target, 'inv-2', 30_000, at(1), 'ev-1')).toEqual({ status: 'duplicate' });
     expect((await beginReconcile(table, target, 'inv-3', 30_000, at(2), 'ev-2')).status).toBe('acquired');
+  });
+
+  describe('an event a later pass already served', () => {
+    const event = (id: string, acceptedAtMs: number) => ({ id, acceptedAt: T0.getTime() + acceptedAtMs });
+    const complete = async (begun: BeginResult, outcome: ReconcileOutcome, atMs: number) => {
+      if (begun.status !== 'acquired') throw new Error(`expected to take the lease, got ${begun.status}`);
+      return recordOutcome(
+        table,
+        begun.lease,
+        begun.previous,
+        { outcome, durationMs: 1, passStartedAt: begun.passStartedAt },
+        at(atMs),
+      );
+    };
+
+    it('is refused without a write once a completed pass took the lease after its time and the margin', async () => {
+      await complete(
+        await beginReconcile(table, target, 'inv-1', 30_000, at(10_000), event('ev-1', 9_000)),
+        'applied',
+        10_100,
+      );
+      units = [];
+      // Accepted 8.0 s in: the pass at 10.0 s began more than EVENT_TIME_UNCERTAINTY_MS (2 s) after it.
+      expect(await beginReconcile(table, target, 'inv-2', 30_000, at(20_000), event('ev-2', 7_999))).toEqual({
+        status: 'served',
+        by: 'completed-pass',
+        passStartedAt: T0.getTime() + 10_000,
+      });
+      expect(units.filter((u) => u.outcome === 'ok')).toEqual([]);
+      // Within the margin (the second it names may have ended after the pass began): it runs.
+      expect((await beginReconcile(table, target, 'inv-3', 30_000, at(20_000), event('ev-3', 8_000))).status).toBe(
+        'acquired',
+      );
+    });
+
+    it('is not served by a pass that failed or is waiting: only a completed pass serves', async () => {
+      await complete(
+        await beginReconcile(table, target, 'inv-1', 30_000, at(10_000), event('ev-1', 9_000)),
+        'error',
+        10_100,
+      );
+      expect((await beginReconcile(table, target, 'inv-2', 30_000, at(11_000), event('ev-2', 1_000))).status).toBe(
+        'acquired',
+      );
+    });
+
+    it('is not served by a requeued pass', async () => {
+      await complete(
+        await beginReconcile(table, target, 'inv-1', 30_000, at(10_000), event('ev-1', 9_000)),
+        'requeued',
+        10_100,
+      );
+      expect((await beginReconcile(table, target, 'inv-2', 30_000, at(11_000), event('ev-2', 1_000))).status).toBe(
+        'acquired',
+      );
+    });
+
+    it('is served by a live holder that took the lease after it, without asking that holder for another pass', async () => {
+      const holder = await beginReconcile(table, target, 'inv-1', 30_000, at(10_000), event('ev-1', 9_000));
+      expect(await beginReconcile(table, target, 'inv-2', 30_000, at(10_500), event('ev-2', 5_000))).toEqual({
+        status: 'served',
+        by: 'running-pass',
+        passStartedAt: T0.getTime() + 10_000,
+      });
+      expect((await complete(holder, 'unchanged', 11_000)).requeue).toBe(false);
+      // A newer event (within the margin of the holder's start) still asks the holder for a pass.
+      const next = await beginReconcile(table, target, 'inv-3', 30_000, at(12_000), event('ev-3', 11_000));
+      expect(await beginReconcile(table, target, 'inv-4', 30_000, at(12_500), event('ev-4', 11_000))).toMatchObject({
+        status: 'locked',
+        heldBy: 'inv-3',
+      });
+      expect((await complete(next, 'unchanged', 13_000)).requeue).toBe(true);
+    });
+
+    it('leaves passes without an event time (later passes, requests without one) to run', async () => {
+      await complete(
+        await beginReconcile(table, target, 'inv-1', 30_000, at(10_000), event('ev-1', 9_000)),
+        'applied',
+        10_100,
+      );
+      expect((await beginReconcile(table, target, 'inv-2', 30_000, at(11_000))).status).toBe('acquired');
+    });
   });
 
   it('lets an event whose reconcile failed run again, counting consecutive failures', async () => {

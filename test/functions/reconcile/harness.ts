@@ -74,10 +74,10 @@ export interface ReconcileWorld {
   wrapClient?: (client: ClusterClient) => ClusterClient;
   invoke(
     pool: string,
-    options?: { eventId?: string; via?: 'request' | 'notice'; requestId?: string },
+    options?: { eventId?: string; via?: 'request' | 'notice'; requestId?: string; time?: Date },
   ): Promise<ReconcileResult>;
-  reconcileRequestEvent(pool: string, eventId?: string): Record<string, unknown>;
-  changeNoticeEvent(pool: string, eventId?: string): Record<string, unknown>;
+  reconcileRequestEvent(pool: string, eventId?: string, time?: Date): Record<string, unknown>;
+  changeNoticeEvent(pool: string, eventId?: string, time?: Date): Record<string, unknown>;
   createNodePool(
     name: string,
     options?: { type?: 'Edge' | 'Cloud'; labels?: Record<string, string>; annotations?: Record<string, string> },
@@ -151,11 +151,12 @@ export async function startReconcileWorld(
   // No dead-letter sink: a terminal error reaches the test as a throw, so invoke answers a ReconcileResult.
   const handler = createReconcileHandler({ ...deps, deadLetters: undefined });
 
-  const envelope = (eventId: string) => ({
+  // The bus's time is in whole seconds, as EventBridge writes it.
+  const envelope = (eventId: string, time = new Date()) => ({
     version: '0',
     id: eventId,
     account: '000000000000',
-    time: new Date().toISOString(),
+    time: new Date(Math.floor(time.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z'),
     region: 'local',
     resources: [],
   });
@@ -167,14 +168,14 @@ export async function startReconcileWorld(
     admin,
     clusterCaPem,
     tableWrites,
-    reconcileRequestEvent: (pool: string, eventId = randomUUID()) => ({
-      ...envelope(eventId),
+    reconcileRequestEvent: (pool: string, eventId = randomUUID(), time?: Date) => ({
+      ...envelope(eventId, time),
       source: 'pool-spirit.reconciler',
       'detail-type': 'Reconcile Request',
       detail: { clusterId: CLUSTER_ID, nodePool: pool, reason: 'test', requestedBy: 'e2e' },
     }),
-    changeNoticeEvent: (pool: string, eventId = randomUUID()) => ({
-      ...envelope(eventId),
+    changeNoticeEvent: (pool: string, eventId = randomUUID(), time?: Date) => ({
+      ...envelope(eventId, time),
       source: 'pool-spirit.forwarder',
       'detail-type': 'Cluster Change Notice',
       detail: {
@@ -188,11 +189,14 @@ export async function startReconcileWorld(
         observedAt: new Date().toISOString(),
       },
     }),
-    async invoke(pool: string, opts: { eventId?: string; via?: 'request' | 'notice'; requestId?: string } = {}) {
+    async invoke(
+      pool: string,
+      opts: { eventId?: string; via?: 'request' | 'notice'; requestId?: string; time?: Date } = {},
+    ) {
       const event =
         opts.via === 'notice'
-          ? world.changeNoticeEvent(pool, opts.eventId)
-          : world.reconcileRequestEvent(pool, opts.eventId);
+          ? world.changeNoticeEvent(pool, opts.eventId, opts.time)
+          : world.reconcileRequestEvent(pool, opts.eventId, opts.time);
       return handler(event, lambdaContext(opts.requestId ?? randomUUID()));
     },
     async createNodePool(

@@ -233,6 +233,24 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
     expect(world.cluster.requestLog.since(mark)).toEqual([]); // not even a read
   });
 
+  it('serves a notice the bus accepted before a completed pass began: no cluster request, no table write', async () => {
+    const pass = await world.invoke('edge-a');
+    expect(pass.result).toBe('unchanged');
+    const passStartedAt = (await getItem(world.table, keys.pool(CLUSTER_ID, 'edge-a')))?.servedFrom as number;
+    expect(passStartedAt).toBeGreaterThan(0);
+    const mark = world.cluster.requestLog.mark();
+    const writesBefore = world.tableWrites.length;
+    // Accepted 3 s before that pass began: beyond the 2 s the bus's whole-second time and clocks may be off.
+    const old = await world.invoke('edge-a', { via: 'notice', time: new Date(passStartedAt - 3_000) });
+    expect(old).toMatchObject({ result: 'served', clusterWrites: 0, tableWriteUnits: 0 });
+    expect(world.cluster.requestLog.since(mark)).toEqual([]); // not even a read
+    expect(world.tableWrites.slice(writesBefore)).toEqual([]);
+    // Within the margin it may name a change the pass did not see: it runs.
+    const recent = await world.invoke('edge-a', { via: 'notice', time: new Date(passStartedAt - 500) });
+    expect(recent.result).toBe('unchanged');
+    expect(world.cluster.requestLog.since(mark).length).toBeGreaterThan(0);
+  });
+
   it('changes only the affected object when one spec field changes', async () => {
     const before = await read('v1', 'Secret', 'ps-edge-a-pki', NS);
     await operatorApplySpec('edge-a', { apiServer: { extraArgs: { v: '2' } } });

@@ -32,7 +32,14 @@ describe('reconcile trigger', () => {
         'detail-type': 'Reconcile Request',
         detail: { clusterId: 'c1', nodePool: 'edge-a', reason: 'audit-drift', requestedBy: 'audit' },
       }),
-    ).toEqual({ clusterId: 'c1', nodePool: 'edge-a', eventId: 'ev-1', reason: 'audit-drift' });
+    ).toEqual({
+      clusterId: 'c1',
+      nodePool: 'edge-a',
+      eventId: 'ev-1',
+      // The bus's time: what a later pass is compared with (docs/decisions/0026).
+      acceptedAt: Date.parse('2026-01-01T00:00:00Z'),
+      reason: 'audit-drift',
+    });
   });
 
   it('takes the key from a change notice: poolName, or the name of a NodePool', () => {
