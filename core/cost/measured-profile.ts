@@ -3,17 +3,27 @@
  * measures them again and reports any that drifted (`inputsCheck`); paste its `measured` here when the
  * code's cost changes on purpose.
  *
- * Billed milliseconds are wall time on the local stack of a shared 2-core machine (load average 12.66/12.03/10.48
- * during this run) with the clusters' API servers on the same thread: they vary several-fold between runs
- * (an earlier run under load 11-15 measured the probe at 113 ms a pool against 7 ms here, a rollout's
- * reconcile at 1.8 s against 0.38 s). Counts (invocations, events, request units, log bytes, metric series)
- * do not depend on the machine: they were identical in both runs. Metric series re-measured after decision
- * 0019 (clusterId as metadata, not a dimension): 14 fixed, none per cluster (before: 6 + 8 per cluster).
+ * Billed milliseconds are wall time on the local stack of a shared 2-core machine with the clusters' API servers
+ * on the same thread. This run had the machine nearly to itself (load average 1.06/1.76/1.62 before it,
+ * 0.62/1.51/1.54 after), so most durations are lower than in the earlier run under load 12: a pool's audit
+ * 20 ms against 78 ms, its probe 5.4 ms against 7 ms, the rollout function 25 ms a pool against 145 ms, a new
+ * pool's reconciles 3.7 s against 14.7 s (that one also because issuing a pool's PKI fell from 33 ms to 3.7 ms,
+ * decision 0027); a rollout's reconcile took 0.40 s against 0.38 s. They still vary several-fold between runs
+ * (a run under load 11-15 measured the probe at 113 ms a pool, a rollout's reconcile at 1.8 s). Counts
+ * (invocations, events, request units, log bytes, metric series) did not depend on the load: the two earlier
+ * runs counted the same. This run's counts differ, after a change to the code (decision 0026: a notice a later
+ * pass already served costs one eventually consistent read and no write): a new pool takes 7.1 reconciles
+ * instead of 8, 17.5 write units instead of 22.6 and 18.1 read units instead of 12.5; a pool in a rollout
+ * 9.2 reconciles, 35.9 write and 27.7 read units instead of 9, 27.3 and 15.9; the forwarders sent fewer
+ * notices (6.8 a new pool instead of 8) in fuller calls (1.25 PutEvents entries instead of 1.12). Metric
+ * series: 16 fixed (ServedEvents is new), none per cluster (decision 0019: clusterId is metadata, not a
+ * dimension; before it, 6 + 8 per cluster).
  */
 import type { UsageProfile } from './counts.ts';
 
 export const MEASURED_PROFILE: UsageProfile = {
-  measuredBy: 'npm run bench -- cost --clusters 4 --pools 10 --steady-seconds 30 (2026-12-02)',
+  measuredBy:
+    'npm run bench -- cost --clusters 4 --pools 10 --steady-seconds 30 (2026-12-02, after decisions 0026 and 0027)',
   memoryMb: {
     reconcile: 512,
     audit: 1024,
@@ -23,17 +33,17 @@ export const MEASURED_PROFILE: UsageProfile = {
   },
   newPool: {
     invocations: {
-      reconcile: 8,
+      reconcile: 7.075,
     },
     billedMs: {
-      reconcile: 14714.35,
+      reconcile: 3700.675,
     },
-    billedEvents: 8,
-    ruleMatches: 8,
-    readUnits: 12.45,
-    writeUnits: 22.55,
+    billedEvents: 6.825,
+    ruleMatches: 6.825,
+    readUnits: 18.088,
+    writeUnits: 17.45,
     sqsMessages: 0,
-    logBytes: 12797.925,
+    logBytes: 10117.4,
   },
   poolDay: {
     invocations: {},
@@ -50,7 +60,7 @@ export const MEASURED_PROFILE: UsageProfile = {
       rollout: 1,
     },
     billedMs: {
-      rollout: 7.6,
+      rollout: 5,
     },
     billedEvents: 0,
     ruleMatches: 0,
@@ -65,7 +75,7 @@ export const MEASURED_PROFILE: UsageProfile = {
         audit: 1,
       },
       billedMs: {
-        audit: 9,
+        audit: 8,
       },
       billedEvents: 0,
       ruleMatches: 0,
@@ -89,14 +99,14 @@ export const MEASURED_PROFILE: UsageProfile = {
     perPool: {
       invocations: {},
       billedMs: {
-        audit: 78.075,
+        audit: 20.4,
       },
       billedEvents: 0,
       ruleMatches: 0,
       readUnits: 0.313,
       writeUnits: 0.225,
       sqsMessages: 0,
-      logBytes: 148.95,
+      logBytes: 147.75,
     },
   },
   probe: {
@@ -115,7 +125,7 @@ export const MEASURED_PROFILE: UsageProfile = {
     perPool: {
       invocations: {},
       billedMs: {
-        probe: 7.025,
+        probe: 5.425,
       },
       billedEvents: 0,
       ruleMatches: 0,
@@ -127,27 +137,27 @@ export const MEASURED_PROFILE: UsageProfile = {
   },
   rolloutPerPool: {
     invocations: {
-      reconcile: 9,
+      reconcile: 9.225,
       rollout: 0.025,
     },
     billedMs: {
-      reconcile: 3447.2,
-      rollout: 145.27,
+      reconcile: 3656.075,
+      rollout: 25.35,
     },
-    billedEvents: 9,
-    ruleMatches: 9,
-    readUnits: 15.85,
-    writeUnits: 27.25,
+    billedEvents: 8.825,
+    ruleMatches: 8.825,
+    readUnits: 27.738,
+    writeUnits: 35.925,
     sqsMessages: 0,
-    logBytes: 13322.105,
+    logBytes: 13018.03,
   },
   metricSeries: {
-    fixed: 14,
+    fixed: 16,
     perCluster: 0,
   },
   sizes: {
     measuredClusters: 4,
     rolloutStateBytesPerCluster: 418.5,
-    putEventsEntriesPerCall: 1.12,
+    putEventsEntriesPerCall: 1.25,
   },
 };
