@@ -43,5 +43,11 @@ export function retryPolicy(options: RetryOptions = {}, onRetry?: () => void): I
     }),
   });
   if (onRetry) retrying.onRetry(() => onRetry());
-  return wrap(retrying, timeout(options.attemptTimeoutMs ?? 10_000, TimeoutStrategy.Aggressive));
+  // A timeout aborts the attempt's signal (which ends its request); an attempt that returned has nothing
+  // left to cancel, and aborting it anyway built a DOMException with a stack on every call (1.8% of a
+  // converged pool's reconcile in a profile).
+  return wrap(
+    retrying,
+    timeout(options.attemptTimeoutMs ?? 10_000, { strategy: TimeoutStrategy.Aggressive, abortOnReturn: false }),
+  );
 }

@@ -2,7 +2,7 @@
  * Issuing the pool's certificates: X.509 v3, ECDSA P-256 with SHA-256, written as DER by ./der.ts and
  * signed with node:crypto (docs/decisions/0027-certificates-written-as-der.md).
  */
-import { createHash, createPrivateKey, KeyObject, sign, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, type KeyObject, sign, X509Certificate } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { KeyFactory } from './keys.ts';
 import type { CaId, LeafSpec, PkiPolicy } from './pki-spec.ts';
@@ -48,7 +48,7 @@ export async function issueCa(
   policy: PkiPolicy,
   keys: KeyFactory,
 ): Promise<Issued> {
-  const key = await newKey(id, keys);
+  const key = newKey(id, keys);
   const subjectName = encodeName(subject);
   return issue({
     serial: serialFor(id, now, key.spki),
@@ -77,7 +77,7 @@ export async function issueLeaf(
   policy: PkiPolicy,
   keys: KeyFactory,
 ): Promise<Issued> {
-  const key = await newKey(leaf.id, keys);
+  const key = newKey(leaf.id, keys);
   const issuer = issuerOf(ca);
   const notAfter = Math.min(now.getTime() + policy.leafValidityDays * DAY_MS, issuer.notAfter.getTime());
   const extensions = [
@@ -113,12 +113,9 @@ interface NewKey {
   spki: Buffer;
 }
 
-async function newKey(purpose: string, keys: KeyFactory): Promise<NewKey> {
-  const pair = await keys.generateKeyPair(purpose);
-  return {
-    privateKey: KeyObject.from(pair.privateKey),
-    spki: KeyObject.from(pair.publicKey).export({ type: 'spki', format: 'der' }),
-  };
+function newKey(purpose: string, keys: KeyFactory): NewKey {
+  const pair = keys.generateKeyObjects(purpose);
+  return { privateKey: pair.privateKey, spki: pair.publicKey.export({ type: 'spki', format: 'der' }) };
 }
 
 function issue(cert: {

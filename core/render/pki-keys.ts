@@ -1,14 +1,13 @@
-import { KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { sha256Hex } from '../hash.ts';
 import { pemEncode } from './pem.ts';
-import type { CryptoKey } from './webcrypto.ts';
 
-export function privateKeyPem(key: CryptoKey): string {
-  return pemEncode(KeyObject.from(key).export({ type: 'pkcs8', format: 'der' }), 'PRIVATE KEY');
+export function privateKeyPem(key: KeyObject): string {
+  return pemEncode(key.export({ type: 'pkcs8', format: 'der' }), 'PRIVATE KEY');
 }
 
-export function publicKeyPem(key: CryptoKey): string {
-  return pemEncode(KeyObject.from(key).export({ type: 'spki', format: 'der' }), 'PUBLIC KEY');
+export function publicKeyPem(key: KeyObject): string {
+  return pemEncode(key.export({ type: 'spki', format: 'der' }), 'PUBLIC KEY');
 }
 
 /** A positive, unique-enough serial derived from the key (DER SubjectPublicKeyInfo): no hidden randomness in the core. */

@@ -45,20 +45,25 @@ export interface PkiInput {
  * usages) no longer match. Reuse is byte for byte, so a steady pool renders identical Secrets forever.
  */
 export async function ensurePki(input: PkiInput): Promise<PkiResult> {
-  const memoKey = stableHash([input.pool, input.leaves, input.policy, input.existing]);
+  const memoKey = memoKeyOf(input, input.existing);
   const memo = reuseMemo.get(memoKey);
   if (memo && input.now.getTime() < memo.renewAt) return memo.result;
   const result = await checkOrIssue(input);
   if (result.reused) remember(memoKey, result, input.policy);
   // What was just issued passes the reuse check by construction; the next reconcile reads it back from the
   // Secrets, so answer that question now instead of re-verifying fifteen artefacts then.
-  else
-    remember(
-      stableHash([input.pool, input.leaves, input.policy, result.files]),
-      { ...result, reused: true, reasons: [] },
-      input.policy,
-    );
+  else remember(memoKeyOf(input, result.files), { ...result, reused: true, reasons: [] }, input.policy);
   return result;
+}
+
+/**
+ * Only the files the check reads: the Secrets they are read back from also hold others (the client CA
+ * bundle, the agent's kubeconfig), which must not make the material just issued look new again.
+ */
+function memoKeyOf(input: PkiInput, files: Record<string, string>): string {
+  const ids = ['ca', 'etcd-ca', ...input.leaves.map((l) => l.id)] as const;
+  const read = [...ids.flatMap((id) => [certFile(id), keyFile(id)]), PKI_FILES.saPrivate, PKI_FILES.saPublic];
+  return stableHash([input.pool, input.leaves, input.policy, read.map((name) => files[name] ?? null)]);
 }
 
 /**
@@ -138,7 +143,7 @@ async function serviceAccountKeys(
       reason = 'unreadable';
     }
   }
-  const pair = await keys.generateKeyPair('service-account');
+  const pair = keys.generateKeyObjects('service-account');
   return {
     privatePem: privateKeyPem(pair.privateKey),
     publicPem: publicKeyPem(pair.publicKey),

@@ -129,14 +129,27 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
     }
   }
 
+  /**
+   * Each watcher gets its own copies (consumers stamp resourceVersion on them), parsed when first read: the
+   * garbage collector's watch reads no previous value of a put, and a watch with no selector none at all.
+   */
   function toWatchEvent(ev: HistoryEvent): StorageWatchEvent {
     if (ev.type === 'put') {
+      let value: StoredValue | undefined;
+      let prevValue: StoredValue | undefined;
       return {
         type: 'put',
         key: ev.key,
-        value: JSON.parse(ev.json!),
+        get value() {
+          value ??= JSON.parse(ev.json!) as StoredValue;
+          return value;
+        },
         modRevision: ev.revision,
-        prevValue: ev.prevJson === undefined ? undefined : JSON.parse(ev.prevJson),
+        get prevValue() {
+          if (ev.prevJson === undefined) return undefined;
+          prevValue ??= JSON.parse(ev.prevJson) as StoredValue;
+          return prevValue;
+        },
         created: ev.prevJson === undefined,
       };
     }

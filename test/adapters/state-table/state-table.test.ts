@@ -154,7 +154,10 @@ describe('reconcile state', () => {
   it('keeps the item within 1 write unit even with a long error and a full event window', async () => {
     const longId = (i: number) => `0123abcd-4567-89ef-0123-${String(i).padStart(12, '0')}`;
     for (let i = 0; i < 6; i++) {
-      const begun = await beginReconcile(table, target, `inv-${'x'.repeat(36)}-${i}`, 30_000, at(i * 1000), longId(i));
+      const begun = await beginReconcile(table, target, `inv-${'x'.repeat(36)}-${i}`, 30_000, at(i * 1000), {
+        id: longId(i),
+        acceptedAt: T0.getTime() + i * 1000,
+      });
       if (begun.status !== 'acquired') throw new Error(begun.status);
       await recordOutcome(
         table,
@@ -167,6 +170,8 @@ describe('reconcile state', () => {
           durationMs: 123456,
           eventId: longId(i),
           error: new Error('e'.repeat(5000)),
+          // passStartedAt and servedFrom (decision 0026) are on the item too.
+          passStartedAt: begun.passStartedAt,
         },
         at(i * 1000 + 10),
       );

@@ -7,7 +7,7 @@ import { DEFAULT_PKI_POLICY, renderPoolSpirit, webCryptoKeyFactory, type KeyFact
 import { canonicalIp, sameSubject, subjectAltNames } from '../../../core/render/cert-names.ts';
 import { pemDecode, pemEncode } from '../../../core/render/pem.ts';
 import { ensurePki, type PkiResult } from '../../../core/render/pki.ts';
-import { caSubject, type LeafSpec } from '../../../core/render/pki-spec.ts';
+import { caSubject, type LeafSpec, type PkiPolicy } from '../../../core/render/pki-spec.ts';
 import type { CryptoKeyPair } from '../../../core/render/webcrypto.ts';
 import { buildBundle, readServerlessBuild } from '../../../scripts/bundle-functions.ts';
 import { DAY, NOW, keys, renderInput } from '../fixtures.ts';
@@ -192,7 +192,7 @@ const withLeaf = (id: string, change: Partial<LeafSpec>) => SPECS.map((l) => (l.
 
 function pki(
   existing: Record<string, string>,
-  opts: { leaves?: LeafSpec[]; now?: Date; keys?: KeyFactory; pool?: string } = {},
+  opts: { leaves?: LeafSpec[]; now?: Date; keys?: KeyFactory; pool?: string; policy?: PkiPolicy } = {},
 ): Promise<PkiResult> {
   return ensurePki({
     pool: opts.pool ?? POOL,
@@ -200,7 +200,7 @@ function pki(
     existing,
     now: opts.now ?? NOW,
     keys: opts.keys ?? keys,
-    policy: DEFAULT_PKI_POLICY,
+    policy: opts.policy ?? DEFAULT_PKI_POLICY,
   });
 }
 
@@ -221,15 +221,25 @@ describe('reuse check (node:crypto)', () => {
   });
 
   it('reuses steady material byte for byte, checked rather than remembered', async () => {
-    // A key ensurePki does not read makes the question new to its memo, so the check itself answers.
-    const existing = { ...good, 'unrelated.txt': 'x' };
-    const r = await pki(existing);
+    // A policy that changes only what new certificates get makes the question new to its memo, so the
+    // check itself answers.
+    const r = await pki(good, { policy: { ...DEFAULT_PKI_POLICY, leafValidityDays: 366 } });
     expect(r.reasons).toEqual([]);
     expect(r.reused).toBe(true);
     expect(Object.keys(r.files).sort()).toEqual(Object.keys(good).sort());
     for (const [file, pem] of Object.entries(r.files)) expect(pem, file).toBe(good[file]);
     expect(r.notAfter).toEqual(new Date(NOW.getTime() + 365 * DAY));
     expect(r.caNotAfter).toEqual(new Date(NOW.getTime() + 3650 * DAY));
+  });
+
+  it('answers from its memo when the Secrets read back hold files the check does not read', async () => {
+    const policy = { ...DEFAULT_PKI_POLICY, leafValidityDays: 367 };
+    const checked = await pki({ ...good, 'client-ca.crt': 'bundle 1' }, { policy });
+    expect(checked.reused).toBe(true);
+    // The same answer, not a second check: another client CA bundle or kubeconfig is not PKI it verifies.
+    expect(await pki({ ...good, 'client-ca.crt': 'bundle 2', kubeconfig: 'x' }, { policy })).toBe(checked);
+    // What it does read still counts.
+    expect(await pki({ ...good, 'agent.crt': other['agent.crt'] }, { policy })).not.toBe(checked);
   });
 
   it('names what is missing, unreadable or keyed wrongly', async () => {

@@ -31,6 +31,7 @@ export async function handleWatch(s: Scope): Promise<void> {
   const form: OutputForm = negotiate(req, query, true);
   const selection = selectionFilter(info, query);
   const name = route.name;
+  const unfiltered = name === undefined && !selection;
   const filter = (obj: ApiObject) =>
     (name === undefined || obj.metadata?.name === name) && (!selection || selection(obj));
   const rvParam = query.get('resourceVersion') ?? '';
@@ -109,7 +110,11 @@ export async function handleWatch(s: Scope): Promise<void> {
     }
     const obj = present(info, e.value as ApiObject, e.modRevision);
     const now = filter(obj);
-    const before = e.prevValue ? filter(present(info, e.prevValue as ApiObject, e.modRevision)) : false;
+    // Without a name or selector every object matches: an object that existed before was seen before, and
+    // its previous value need not be read (or parsed).
+    const before = e.created
+      ? false
+      : unfiltered || (e.prevValue !== undefined && filter(present(info, e.prevValue as ApiObject, e.modRevision)));
     if (now && before) write('MODIFIED', shape(obj));
     else if (now) write('ADDED', shape(obj));
     else if (before) write('DELETED', shape(obj));
