@@ -2,7 +2,7 @@
  * DER (ITU-T X.690) for the few ASN.1 types an X.509 v3 certificate of ours is made of, and a reader for
  * the two fields the issuer takes from an existing CA certificate. Why not @peculiar/x509: it round-trips
  * every part through asn1js (serialise, then parse back), and a new pool's seven certificates cost 33 ms
- * of a reconcile that way against ~2 ms here (docs/decisions/0027-certificates-written-as-der.md).
+ * of a reconcile that way against 1.6 ms here (docs/decisions/0027-certificates-written-as-der.md).
  * OpenSSL (node:crypto's X509Certificate) reads back and verifies everything written here, in the tests.
  */
 
