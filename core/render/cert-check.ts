@@ -6,8 +6,7 @@
 import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { sameSubject, subjectAltNames, canonicalIp } from './cert-names.ts';
 import { pemDecode } from './pem.ts';
-import { DAY_MS, type Issued } from './pki-issue.ts';
-import type { LeafSpec, PkiPolicy } from './pki-spec.ts';
+import { DAY_MS, type Issued, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
 
 /** Reusable material, with the parsed certificate (a reused CA checks its leaves with it). */
 export interface Reusable extends Issued {

@@ -127,7 +127,7 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
     hostNetwork: nodePool.spec?.hostNetwork === true,
     pkiHash: secrets.restartHash.slice(0, 16),
   });
-  const deployment = applyOverrides(compat ? compatDeployment(rendered, spec) : rendered, spec.overrides);
+  const deployment = await applyOverrides(compat ? compatDeployment(rendered, spec) : rendered, spec.overrides);
 
   const byPoolSpirit = ownedBy(poolSpiritRef(poolSpirit), labels);
   // The pool CA outlives its PoolSpirit: deleting and re-creating a PoolSpirit must not rotate the CA

@@ -1,4 +1,4 @@
-import jsonPatch from 'fast-json-patch';
+import type { Operation } from 'fast-json-patch';
 import type { KubeObject } from '../kube.ts';
 import type { OverrideOp } from '../poolspirit/api.ts';
 import type { FieldIssue } from '../poolspirit/resolved.ts';
@@ -19,13 +19,15 @@ export class SpecRenderError extends Error {
  * working whatever the container order. After every operation the pod template must still carry the
  * selector labels, or the Deployment would no longer own its pods.
  */
-export function applyOverrides(deployment: KubeObject, ops: readonly OverrideOp[]): KubeObject {
+export async function applyOverrides(deployment: KubeObject, ops: readonly OverrideOp[]): Promise<KubeObject> {
   if (ops.length === 0) return deployment;
+  // Loaded only for a PoolSpirit with overrides (~3 ms of every cold start otherwise; docs/deploy.md).
+  const jsonPatch = (await import('fast-json-patch')).default;
   let doc = structuredClone(deployment);
   ops.forEach((op, i) => {
     const at = `spec.overrides[${i}]`;
     try {
-      const resolved = { ...op, path: resolvePointer(doc, op.path, `${at}.path`) } as jsonPatch.Operation;
+      const resolved = { ...op, path: resolvePointer(doc, op.path, `${at}.path`) } as Operation;
       if (op.from !== undefined) (resolved as { from: string }).from = resolvePointer(doc, op.from, `${at}.from`);
       doc = jsonPatch.applyOperation(doc, resolved, true, true, false).newDocument;
     } catch (err) {

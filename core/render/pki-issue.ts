@@ -1,27 +1,19 @@
 /**
  * Issuing the pool's certificates: X.509 v3, ECDSA P-256 with SHA-256, written as DER by ./der.ts and
- * signed with node:crypto (docs/decisions/0027-certificates-written-as-der.md).
+ * signed with node:crypto (docs/decisions/0027-certificates-written-as-der.md). A steady pool never issues,
+ * so the reconcile loads this module (and ./der.ts) only when something must be issued (./pki.ts).
  */
 import { createHash, createPrivateKey, type KeyObject, sign, X509Certificate } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { KeyFactory } from './keys.ts';
-import type { CaId, LeafSpec, PkiPolicy } from './pki-spec.ts';
+import { DAY_MS, type CaId, type Issued, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
 import { serialFor } from './pki-keys.ts';
 import { pemDecode, pemEncode } from './pem.ts';
 import { distinguishedName } from './cert-names.ts';
 import { EXTENDED_KEY_USAGE_OIDS } from './cert-check.ts';
 import * as der from './der.ts';
 
-/** A certificate and its key, as PEM. */
-export interface Issued {
-  certPem: string;
-  keyPem: string;
-  notAfter: Date;
-  /** The key when it was just generated; a reused key is read from keyPem only to sign. */
-  privateKey?: KeyObject;
-}
-
-export const DAY_MS = 86_400_000;
+export type { Issued } from './pki-spec.ts';
 /** Backdating absorbs clock skew between the reconciler and the nodes. */
 const BACKDATE_MS = 5 * 60_000;
 

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { ObjectNames } from './names.ts';
 import { labelValue } from './labels.ts';
 
@@ -31,6 +32,17 @@ export interface PkiPolicy {
   leafValidityDays: number;
   /** Renew a certificate when it expires within this many days. */
   renewBeforeDays: number;
+}
+
+export const DAY_MS = 86_400_000;
+
+/** A certificate and its key, as PEM. */
+export interface Issued {
+  certPem: string;
+  keyPem: string;
+  notAfter: Date;
+  /** The key when it was just generated; a reused key is read from keyPem only to sign. */
+  privateKey?: KeyObject;
 }
 
 export const DEFAULT_PKI_POLICY: PkiPolicy = { caValidityDays: 3650, leafValidityDays: 365, renewBeforeDays: 30 };

@@ -2,9 +2,14 @@ import { stableHash } from '../hash.ts';
 import { checkCertificate, publicKeyDer, readPrivateKey, type Reusable } from './cert-check.ts';
 import type { KeyFactory } from './keys.ts';
 import { pemDecode } from './pem.ts';
-import { DAY_MS, issueCa, issueLeaf, type Issued } from './pki-issue.ts';
 import { privateKeyPem, publicKeyPem } from './pki-keys.ts';
-import { caSubject, type CaId, type LeafId, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
+import { caSubject, DAY_MS, type CaId, type Issued, type LeafId, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
+
+/**
+ * The issuer and its DER writer load only when something must be issued: a steady pool never issues, and
+ * every cold start would compile them (bundled, the import becomes a chunk of its own).
+ */
+export const loadIssuer = () => import('./pki-issue.ts');
 
 /** File name of every PKI artefact, as stored in Secret data (and mounted). */
 export const PKI_FILES = {
@@ -93,6 +98,7 @@ async function checkOrIssue(input: PkiInput): Promise<PkiResult> {
       cas[id] = { ...found, renewed: false };
     } else {
       reasons.push(`${id}: ${found}`);
+      const { issueCa } = await loadIssuer();
       cas[id] = { ...(await issueCa(id, subject, now, policy, keys)), renewed: true };
     }
     files[certFile(id)] = cas[id].certPem;
@@ -107,6 +113,7 @@ async function checkOrIssue(input: PkiInput): Promise<PkiResult> {
       : checkCertificate(existing[certFile(leaf.id)], existing[keyFile(leaf.id)], now, policy, { leaf, ca: ca.cert });
     if (typeof found === 'string') {
       reasons.push(`${leaf.id}: ${found}`);
+      const { issueLeaf } = await loadIssuer();
       found = await issueLeaf(leaf, ca, now, policy, keys);
     }
     files[certFile(leaf.id)] = found.certPem;

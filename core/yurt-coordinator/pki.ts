@@ -1,7 +1,7 @@
 import { checkCertificate } from '../render/cert-check.ts';
 import type { KeyFactory } from '../render/keys.ts';
-import { issueCa, issueLeaf, type Issued } from '../render/pki-issue.ts';
-import type { PkiPolicy } from '../render/pki-spec.ts';
+import { loadIssuer } from '../render/pki.ts';
+import type { Issued, PkiPolicy } from '../render/pki-spec.ts';
 import { COORDINATOR_CLIENT_CA_SUBJECT, coordinatorClientLeaf } from './identity.ts';
 
 /** Files of the cluster's coordinator client PKI, as kept in its Secret. */
@@ -39,6 +39,7 @@ export async function ensureCoordinatorPki(
   let client: Issued | string;
   if (typeof foundCa === 'string') {
     reasons.push(`yurt-coordinator-client-ca: ${foundCa}`);
+    const { issueCa } = await loadIssuer();
     ca = await issueCa('yurt-coordinator-client-ca', COORDINATOR_CLIENT_CA_SUBJECT, now, policy, keys);
     client = 'issuer yurt-coordinator-client-ca was renewed';
   } else {
@@ -50,6 +51,7 @@ export async function ensureCoordinatorPki(
   }
   if (typeof client === 'string') {
     reasons.push(`yurt-coordinator-yurthub-client: ${client}`);
+    const { issueLeaf } = await loadIssuer();
     client = await issueLeaf(coordinatorClientLeaf, ca, now, policy, keys);
   }
   return {
