@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
-import { RawObjectApi } from '../adapters/kubernetes/raw-object-api.ts';
 import { readRollout } from '../adapters/state-table/rollout-state.ts';
 import { keys } from '../adapters/state-table/keys.ts';
 import { getItem } from '../adapters/state-table/table.ts';
@@ -20,10 +19,9 @@ import { addCounts, type Counts, FUNCTIONS, scaleCounts, type UsageProfile, zero
 import { MEASURED_PROFILE } from '../core/cost/measured-profile.ts';
 import { TERMINAL_PHASES } from '../core/rollout/types.ts';
 import type { LocalFleet } from '../local/fleet/fleet.ts';
-import { createIfMissing, edgeNode, nodeName, nodePool, poolName, runLimited } from '../local/fleet/seed.ts';
 import { LocalFunction } from '../local/lambda-runtime.ts';
 import { functionMemoryMb } from '../local/functions/serverless-settings.ts';
-import { apiWritesPerCluster, sum, withBenchFleet } from './lib/bench-fleet.ts';
+import { apiWritesPerCluster, createEdgePools, sum, withBenchFleet } from './lib/bench-fleet.ts';
 import { LogMeter } from './lib/log-meter.ts';
 import { median, round } from './lib/stats.ts';
 import { between, read, type Reading, scheduledBetween } from './lib/usage-sampler.ts';
@@ -163,13 +161,7 @@ export async function run(args: string[]): Promise<unknown> {
       const senders0 = await senders();
       a = await now();
       const t0 = performance.now();
-      await runLimited(fleet.clusters, clusters, async (c) => {
-        const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
-        const objects = [];
-        for (let i = 0; i < pools; i++)
-          objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
-        await runLimited(objects, 4, (o) => createIfMissing(api, o));
-      });
+      await createEdgePools(fleet, pools);
       await fleet.waitConverged(10 * 60_000);
       await fleet.bus.drain();
       const convergeSeconds = (performance.now() - t0) / 1000;

@@ -7,8 +7,15 @@ import { Watch } from '@kubernetes/client-node';
 import { RawObjectApi } from '../adapters/kubernetes/raw-object-api.ts';
 import { parseArgs } from 'node:util';
 import type { FleetCluster } from '../local/fleet/fleet.ts';
-import { apiWritesPerCluster, FLEET_SHAPE_FLAGS, fleetShape, sum, withBenchFleet } from './lib/bench-fleet.ts';
-import { createIfMissing, edgeNode, nodeName, nodePool, poolName, runLimited } from '../local/fleet/seed.ts';
+import {
+  apiWritesPerCluster,
+  createEdgePools,
+  FLEET_SHAPE_FLAGS,
+  fleetShape,
+  sum,
+  withBenchFleet,
+} from './lib/bench-fleet.ts';
+import { createIfMissing, edgeNode, nodePool } from '../local/fleet/seed.ts';
 import { measureWriteFloor } from './local-api.ts';
 import { median, percentile, round } from './lib/stats.ts';
 import { intFlag } from '../cli/command.ts';
@@ -78,13 +85,7 @@ export async function run(args: string[]): Promise<unknown> {
       const t0 = performance.now();
       const cpu0 = process.cpuUsage();
       const threads0 = await fleet.threadCpu();
-      await runLimited(fleet.clusters, clusters, async (c) => {
-        const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
-        const objects = [];
-        for (let i = 0; i < pools; i++)
-          objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
-        await runLimited(objects, 4, (o) => createIfMissing(api, o));
-      });
+      await createEdgePools(fleet, pools);
       const converged = await fleet.waitConverged(30 * 60_000, (p) => {
         const a = p.clusters.reduce((n, c) => n + c.available, 0);
         log(`${a}/${clusters * pools} Available after ${round((performance.now() - t0) / 1000, 1)} s`);

@@ -5,7 +5,7 @@
  */
 import { webcrypto } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { PemConverter } from '../shared/x509.ts';
+import { PemConverter } from '../common/x509.ts';
 import { privateKeysInPem, SecretScanner, secretObjectSecrets, type KnownSecret } from '../test/support/secret-scan.ts';
 import { OPT_OUT_ANNOTATION } from '../core/nodepool.ts';
 import { evictionGraceSeconds } from '../local/kubelet/scheduling.ts';

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localApiOf, startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../../local/fleet/fleet.ts';
 import { intFlag } from '../../cli/command.ts';
+import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
+import { createIfMissing, edgeNode, nodeName, nodePool, poolName, runLimited } from '../../local/fleet/seed.ts';
 import { round } from './stats.ts';
 
 export const FLEET_SHAPE_FLAGS = {
@@ -51,6 +53,17 @@ export async function withBenchFleet<T>(
 /** Write requests each cluster's local API has served so far (asked in its cluster thread when it runs in one). */
 export function apiWritesPerCluster(fleet: LocalFleet): Promise<number[]> {
   return Promise.all(fleet.clusters.map((c) => localApiOf(c).requestLog.countWritesSince(0)));
+}
+
+/** Creates `pools` edge NodePools with one node each in every cluster of the fleet (4 requests at a time per cluster). */
+export async function createEdgePools(fleet: LocalFleet, pools: number): Promise<void> {
+  await runLimited(fleet.clusters, fleet.clusters.length, async (c) => {
+    const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
+    const objects = [];
+    for (let i = 0; i < pools; i++)
+      objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
+    await runLimited(objects, 4, (o) => createIfMissing(api, o));
+  });
 }
 
 export const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);

@@ -229,21 +229,11 @@ describe('reconcile state', () => {
       );
     });
 
-    it('is not served by a pass that failed or is waiting: only a completed pass serves', async () => {
+    // Only a completed pass serves: a failed one's event is retried, a requeued one's comes back.
+    it.each(['error', 'requeued'] as const)('is not served by a pass whose outcome was %s', async (outcome) => {
       await complete(
         await beginReconcile(table, target, 'inv-1', 30_000, at(10_000), event('ev-1', 9_000)),
-        'error',
-        10_100,
-      );
-      expect((await beginReconcile(table, target, 'inv-2', 30_000, at(11_000), event('ev-2', 1_000))).status).toBe(
-        'acquired',
-      );
-    });
-
-    it('is not served by a requeued pass', async () => {
-      await complete(
-        await beginReconcile(table, target, 'inv-1', 30_000, at(10_000), event('ev-1', 9_000)),
-        'requeued',
+        outcome,
         10_100,
       );
       expect((await beginReconcile(table, target, 'inv-2', 30_000, at(11_000), event('ev-2', 1_000))).status).toBe(

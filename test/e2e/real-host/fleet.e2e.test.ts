@@ -17,7 +17,7 @@ import { startLocalFleet, type LocalFleet } from '../../../local/fleet/fleet.ts'
 import { PRODUCT_NAMESPACE } from '../../../local/fleet/seed.ts';
 import type { ProcessKubelet } from '../../../local/kubelet/process-kubelet.ts';
 import { PRODUCT_IDENTITIES } from '../../../local/real-cluster/install.ts';
-import * as x509 from '../../../shared/x509.ts';
+import * as x509 from '../../../common/x509.ts';
 import { waitFor } from '../../support/wait.ts';
 
 type Obj = Record<string, any>;
