@@ -1,6 +1,6 @@
 /**
  * zod for code that ships in the functions: `zod/mini` with English error messages. Schema modules import
- * it as `import * as z from '<...>/shared/zod.ts'`, never 'zod' or 'zod/mini' directly.
+ * it as `import * as z from '<...>/common/zod.ts'`, never 'zod' or 'zod/mini' directly.
  *
  * Why mini: classic zod's method-chaining API layer is cold-start time in every function (a bundle that
  * builds one classic schema loads in ~27 ms, ~10 ms with mini; see bench/bundles.ts for the functions),
