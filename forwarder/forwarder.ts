@@ -126,6 +126,17 @@ export class Forwarder {
       Detail: JSON.stringify(notice),
       EventBusName: this.opts.eventBusName,
     };
-    await this.sender.enqueue(`${this.opts.clusterId}/${resource.kind}/${key}${keySuffix}`, entry);
+    await this.sender.enqueue(coalescingKey(this.opts.clusterId, resource.kind, key + keySuffix, s.poolName), entry);
   }
+}
+
+/**
+ * What notices merge under within the coalescing window: the pool, when the change names one. The reconcile
+ * function is level-triggered per pool (it reads the whole pool, whatever the notice names), so the pool's
+ * Deployment status counts, its Pod's progress and its Node that arrive in one window need one invocation,
+ * not one each (docs/decisions/0028-notices-coalesced-per-pool.md). A change that names no pool reaches no
+ * rule; it keeps its own key.
+ */
+export function coalescingKey(clusterId: string, kind: string, objectKey: string, poolName?: string): string {
+  return poolName ? `${clusterId}/pool/${poolName}` : `${clusterId}/${kind}/${objectKey}`;
 }

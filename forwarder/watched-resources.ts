@@ -2,6 +2,8 @@ import type { InformerResource, WatchedObject } from '../adapters/kubernetes/inf
 import type { ChangeNoticeKind } from '../events/index.ts';
 import { FIELD_MANAGER } from '../adapters/kubernetes/client.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../core/render/labels.ts';
+import { observeWorkload, podProblem, type PodLike } from '../core/status.ts';
+import type { KubeObject } from '../core/kube.ts';
 
 interface Condition {
   type?: string;
@@ -159,46 +161,30 @@ function poolSpiritState(obj: ForwardedObject): string {
 }
 
 /**
- * What of a pool-spirit Deployment the reconciler acts on: its rollout and readiness counts, and labels or
- * annotations someone may have edited. Spec edits bump the generation, which `base` already carries.
+ * What of a pool-spirit Deployment the reconciler acts on: what it derives from the rollout counts (rolled
+ * out, ready: core/status.ts observeWorkload, the very function its status comes from), and labels or
+ * annotations someone may have edited. Spec edits bump the generation, which `base` already carries. A
+ * count that moves neither (the controller's first status, replicas 0 of 1) sends nothing.
  */
 function deploymentState(obj: ForwardedObject): string {
-  const st = obj.status ?? {};
   const md = obj.metadata ?? {};
-  return JSON.stringify([
-    md.deletionTimestamp ?? null,
-    st.observedGeneration ?? null,
-    st.replicas ?? 0,
-    st.updatedReplicas ?? 0,
-    st.readyReplicas ?? 0,
-    st.availableReplicas ?? 0,
-    md.labels ?? null,
-    md.annotations ?? null,
-  ]);
+  const { upToDate, ready } = observeWorkload({ ...obj, metadata: md } as unknown as KubeObject);
+  return JSON.stringify([md.deletionTimestamp ?? null, upToDate, ready, md.labels ?? null, md.annotations ?? null]);
 }
 
 /**
- * What of a pool-spirit Pod the PoolSpirit status reports: whether it could be scheduled, and each
- * container's waiting reason and restart count (a crash loop moves both). Heartbeat-free: a running,
- * ready pod does not change it.
+ * What of a pool-spirit Pod the PoolSpirit status reports: why it is not ready (core/status.ts podProblem,
+ * the very function the status message comes from: unschedulable, a crash loop, containers not ready), and
+ * whether it is going. A ready pod has no problem; its readiness reaches the reconciler through the
+ * Deployment's counts.
  */
 function podState(obj: ForwardedObject): string {
-  const st = obj.status ?? {};
-  const scheduled = (st.conditions ?? []).find((c) => c.type === 'PodScheduled');
-  const containers = (st.containerStatuses ?? []).map((c) => [
-    c.name,
-    c.ready ?? false,
-    c.state?.waiting?.reason ?? null,
-    c.restartCount ?? 0,
-  ]);
-  return JSON.stringify([
-    obj.metadata?.deletionTimestamp ?? null,
-    st.phase ?? null,
-    scheduled?.status ?? null,
-    scheduled?.reason ?? null,
-    containers,
-  ]);
+  const problem = podProblem([obj as PodLike], obj.metadata?.labels?.[POOL_LABEL] ?? '');
+  return JSON.stringify([obj.metadata?.deletionTimestamp ?? null, problem ?? null]);
 }
+
+/** The state of a pod that is not going and has no problem: a new pod in it is no news. */
+const NO_POD_PROBLEM = JSON.stringify([null, null]);
 
 function nodeReady(obj: ForwardedObject): string {
   const ready = (obj.status?.conditions ?? []).find((c) => c.type === 'Ready');
@@ -300,7 +286,7 @@ export function watchedResources(namespace: string): WatchedResource[] {
       // Why a pod is not ready (unschedulable, crash-looping) is said in the PoolSpirit status: a change of
       // it is worth a reconcile. The reconciler never writes pods, so every change is someone else's.
       summarize: (o) => ({ ...base(o), poolName: o.metadata?.labels?.[POOL_LABEL], state: podState(o) }),
-      isRelevant: (before, after) => !before || !after || before.state !== after.state,
+      isRelevant: (before, after) => !after || (before ? before.state !== after.state : after.state !== NO_POD_PROBLEM),
     },
     {
       kind: 'Node',

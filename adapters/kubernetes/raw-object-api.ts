@@ -7,10 +7,15 @@
  */
 import { ApiException, HttpMethod, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject, ResponseContext } from '@kubernetes/client-node';
+import { makeKeepAliveApiClient } from './keep-alive-authentication.ts';
 
 export class RawObjectApi extends KubernetesObjectApi {
+  /**
+   * As `kc.makeApiClient(RawObjectApi)`, but the client keeps its connections open between requests (see
+   * keep-alive-authentication.ts): client-node 1.x opens a new one, and a TLS handshake, for every request.
+   */
   static fromKubeConfig(kc: KubeConfig): RawObjectApi {
-    const client = kc.makeApiClient(RawObjectApi);
+    const client = makeKeepAliveApiClient(kc, RawObjectApi);
     client.setDefaultNamespace(kc);
     return client;
   }

@@ -38,7 +38,7 @@ export async function withBenchFleet<T>(
     fleet = await startLocalFleet({
       readyDelayMs: 0,
       retryBaseDelayMs: 50,
-      reconcileConcurrency: 32,
+      reconcileConcurrency: 20,
       functionThreads: 1,
       ...options,
       stateDir: dir,

@@ -9,6 +9,7 @@ import type {
   ClusterWorkerRequest,
   StartedCluster,
 } from './cluster-worker-protocol.ts';
+import { LOCAL_WORKER_RESOURCE_LIMITS } from '../worker-limits.ts';
 
 const ENTRY = new URL('./cluster-worker-entry.ts', import.meta.url);
 
@@ -36,7 +37,11 @@ export class ClusterWorkers {
   constructor(threads: number, data: ClusterWorkerData, events: ClusterWorkerEvents) {
     this.threadsInUse = Array.from({ length: Math.max(1, threads) }, (_, i) => {
       const thread: Thread = {
-        worker: new Worker(ENTRY, { workerData: data, name: `cluster-thread-${i + 1}` }),
+        worker: new Worker(ENTRY, {
+          workerData: data,
+          name: `cluster-thread-${i + 1}`,
+          resourceLimits: LOCAL_WORKER_RESOURCE_LIMITS,
+        }),
         pending: new Map(),
       };
       thread.worker.on('message', (msg: ClusterWorkerMessage) => {

@@ -3,6 +3,7 @@ import type { Context } from 'aws-lambda';
 import type { Handler } from '../lambda-runtime.ts';
 import type { ContainerKind, ContainerSettings } from './containers.ts';
 import type { InvokeMessage, ResultMessage } from './worker-protocol.ts';
+import { LOCAL_WORKER_RESOURCE_LIMITS } from '../worker-limits.ts';
 
 const ENTRY = new URL('./worker-entry.ts', import.meta.url);
 
@@ -20,7 +21,7 @@ export class WorkerContainerHost {
 
   constructor(kind: ContainerKind, settings: ContainerSettings, threads: number) {
     this.workers = Array.from({ length: Math.max(1, threads) }, () => {
-      const w = new Worker(ENTRY, { workerData: { kind, settings } });
+      const w = new Worker(ENTRY, { workerData: { kind, settings }, resourceLimits: LOCAL_WORKER_RESOURCE_LIMITS });
       w.on('message', (msg: ResultMessage) => this.settle(msg));
       w.on('error', (err) => this.failAll(err));
       w.unref();

@@ -69,6 +69,12 @@ export class SimKubelet {
    * and would never be reported again without this, leaving its pool not bootstrapped for good.
    */
   private readonly unreported = new Set<string>();
+  /**
+   * Each Deployment's pod-template-hash for the generation it was computed at: a template only changes with
+   * the generation, and hashing it (a canonical JSON of the whole template) on every sync was most of what a
+   * sync cost.
+   */
+  private readonly templateHashes = new Map<string, { uid: string; generation: number; hash: string }>();
   private working = false;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
@@ -206,9 +212,10 @@ export class SimKubelet {
 
   private async syncDeployment(key: string): Promise<void> {
     const d = this.deployments.get(key);
+    if (!d) this.templateHashes.delete(key);
     if (!d || d.metadata.deletionTimestamp) return;
     const ns = d.metadata.namespace;
-    const hash = stableHash(d.spec.template).slice(0, 10);
+    const hash = this.templateHash(key, d);
     const owned = [...this.pods.snapshot().values()].filter(
       (p) => p.metadata.namespace === ns && controllerOf(p) === d.metadata.name && !p.metadata.deletionTimestamp,
     );
@@ -225,6 +232,16 @@ export class SimKubelet {
       for (const p of current.slice(replicas)) await this.deletePod(p);
     }
     await this.writeDeploymentStatus(d, owned, current, replicas);
+  }
+
+  private templateHash(key: string, d: Obj): string {
+    const uid = String(d.metadata.uid);
+    const generation = Number(d.metadata.generation ?? 0);
+    const known = this.templateHashes.get(key);
+    if (known?.uid === uid && known.generation === generation) return known.hash;
+    const hash = stableHash(d.spec.template).slice(0, 10);
+    this.templateHashes.set(key, { uid, generation, hash });
+    return hash;
   }
 
   private async writeDeploymentStatus(d: Obj, owned: Obj[], current: Obj[], replicas: number): Promise<void> {

@@ -1,13 +1,12 @@
-import { EventBridgeClient, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { CoreV1Api, PatchStrategy } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
-import { changeNoticeDetailSchema, type ChangeNotice } from '../../events/index.ts';
+import type { ChangeNotice } from '../../events/index.ts';
 import { MAX_BYTES_PER_CALL, MAX_ENTRIES_PER_CALL, entrySize } from '../../forwarder/entry-size.ts';
-import { Forwarder } from '../../forwarder/forwarder.ts';
-import { startLocalBus, type LocalBus } from '../../local/bus/index.ts';
+import type { Forwarder } from '../../forwarder/forwarder.ts';
 import { edgeNode, nodePool } from '../../local/fleet/seed.ts';
 import { startTestCluster, waitFor, type TestCluster } from '../support/local-cluster.ts';
+import { startForwarderOnLocalBus, type ForwarderOnLocalBus } from '../support/forwarder-on-local-bus.ts';
 
 /**
  * The forwarder against a flaky apiserver (watches dropped, 500s on list/watch, a compaction forcing 410)
@@ -15,9 +14,9 @@ import { startTestCluster, waitFor, type TestCluster } from '../support/local-cl
  */
 describe('forwarder under faults', () => {
   let t: TestCluster;
-  let bus: LocalBus;
   let forwarder: Forwarder;
-  const received: ChangeNotice[] = [];
+  let stack: ForwarderOnLocalBus;
+  let received: ChangeNotice[];
   const batches: PutEventsRequestEntry[][] = [];
   let failedOnce = new Set<string>();
 
@@ -31,38 +30,30 @@ describe('forwarder under faults', () => {
         ],
       },
     });
-    bus = await startLocalBus({
-      rules: [{ name: 'all-notices', pattern: { source: ['pool-spirit.forwarder'] }, target: 'record' }],
-      targets: { record: async (e: any) => void received.push(changeNoticeDetailSchema.parse(e.detail)) },
-      retry: { baseDelayMs: 5 },
-      // Every third entry fails the first time it is sent, as EventBridge does under throttling.
-      injectEntryFailure: (entry) => {
-        const key = String(entry.Detail);
-        if (failedOnce.has(key) || key.length % 3 !== 0) return null;
-        failedOnce.add(key);
-        return { code: 'ThrottlingException', message: 'Rate exceeded' };
+    stack = await startForwarderOnLocalBus({
+      kubeConfig: t.kc,
+      clusterId: 'flaky',
+      bus: {
+        retry: { baseDelayMs: 5 },
+        // Every third entry fails the first time it is sent, as EventBridge does under throttling.
+        injectEntryFailure: (entry) => {
+          const key = String(entry.Detail);
+          if (failedOnce.has(key) || key.length % 3 !== 0) return null;
+          failedOnce.add(key);
+          return { code: 'ThrottlingException', message: 'Rate exceeded' };
+        },
+      },
+      port: (sdk) => ({ putEvents: async (entries) => (batches.push(entries), sdk.putEvents(entries)) }),
+      forwarder: {
+        sender: { coalesceWindowMs: 20, initialRetryDelayMs: 10, maxRetryDelayMs: 200 },
+        watchTimeoutSeconds: 30,
       },
     });
-    const client = new EventBridgeClient({
-      endpoint: bus.endpoint,
-      region: 'local',
-      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
-    });
-    const port = eventBridgePutEvents(client);
-    forwarder = new Forwarder({
-      clusterId: 'flaky',
-      kubeConfig: t.kc,
-      bus: { putEvents: async (entries) => (batches.push(entries), port.putEvents(entries)) },
-      sender: { coalesceWindowMs: 20, initialRetryDelayMs: 10, maxRetryDelayMs: 200 },
-      watchTimeoutSeconds: 30,
-    });
-    forwarder.start();
-    await forwarder.synced();
+    ({ forwarder, received } = stack);
   }, 60_000);
 
   afterAll(async () => {
-    await forwarder?.stop(2_000);
-    await bus?.stop();
+    await stack?.stop();
     await t?.stop();
   });
 

@@ -42,6 +42,55 @@ describe('which changes become notices', () => {
     expect(r.isRelevant(before, r.summarize(node('b', 'True', '4')))).toBe(true);
   });
 
+  it('forwards a Pod when what the PoolSpirit status says of it changes, not a healthy pod coming or going ready', () => {
+    const r = byKind('Pod');
+    const pod = (rv: string, status: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+      metadata: {
+        name: 'ps-p-1',
+        namespace: 'ns',
+        uid: 'u',
+        resourceVersion: rv,
+        labels: { 'poolspirit.io/pool': 'p' },
+        ...extra,
+      },
+      status,
+    });
+    const ready = {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'True' }],
+      containerStatuses: [{ name: 'etcd', ready: true }],
+    };
+    const fresh = r.summarize(pod('1', {}));
+    const readyPod = r.summarize(pod('2', ready));
+    const unschedulable = r.summarize(
+      pod('3', { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }),
+    );
+    const crashing = r.summarize(
+      pod('4', {
+        phase: 'Running',
+        containerStatuses: [
+          {
+            name: 'etcd',
+            ready: false,
+            restartCount: 3,
+            state: { waiting: { reason: 'CrashLoopBackOff' } },
+            lastState: { terminated: { exitCode: 1 } },
+          },
+        ],
+      }),
+    );
+    // A new pod with nothing wrong, and one turning ready with nothing wrong before: the Deployment's counts say it.
+    expect(r.isRelevant(undefined, fresh)).toBe(false);
+    expect(r.isRelevant(fresh, readyPod)).toBe(false);
+    // What the status would report: a pod nothing can schedule, a crash loop, and the problem going away.
+    expect(r.isRelevant(undefined, unschedulable)).toBe(true);
+    expect(r.isRelevant(readyPod, crashing)).toBe(true);
+    expect(r.isRelevant(crashing, readyPod)).toBe(true);
+    // A pod going, or gone.
+    expect(r.isRelevant(readyPod, r.summarize(pod('5', ready, { deletionTimestamp: 'now' })))).toBe(true);
+    expect(r.isRelevant(readyPod, undefined)).toBe(true);
+  });
+
   it("skips the reconciler's own creations, not anyone else's", () => {
     for (const kind of ['PoolSpirit', 'Deployment']) {
       const r = byKind(kind);
@@ -90,6 +139,15 @@ describe('which changes become notices', () => {
     );
     expect(r.isRelevant(before, heartbeat)).toBe(false);
     expect(r.isRelevant(before, ready)).toBe(true);
+    // The controller's first status (nothing rolled out yet) moves nothing the reconciler derives from a
+    // Deployment with no status; its pod being counted (rolled out, not ready) does.
+    const fresh = r.summarize(dep('4', {}));
+    const first = r.summarize(dep('5', { observedGeneration: 1, replicas: 0, unavailableReplicas: 1 }));
+    expect(r.isRelevant(fresh, first)).toBe(false);
+    expect(r.isRelevant(first, before)).toBe(true);
+    // A label someone edited is still a change.
+    const relabelled = r.summarize({ ...dep('6', {}), metadata: { ...dep('6', {}).metadata, labels: { x: 'y' } } });
+    expect(r.isRelevant(fresh, relabelled)).toBe(true);
   });
 });
 

@@ -81,54 +81,75 @@ function walk(value: unknown, s: SchemaNode, loc: Location, ctx: Collector, mode
   return out;
 }
 
+/**
+ * Copy on write: an object or array comes back as itself when nothing in it was pruned, defaulted or
+ * replaced. Every write is validated, and a full copy of each object made the validator the largest
+ * allocator of the local API (docs/decisions/0029-local-fleet-clients-and-heaps.md).
+ */
 function walkObject(obj: Record<string, unknown>, s: SchemaNode, loc: Location, ctx: Collector, mode: Mode) {
   const embedded = mode.resource || s['x-kubernetes-embedded-resource'] === true;
   if (embedded && !mode.resource) checkEmbeddedTypeMeta(obj, loc, ctx);
   const props = s.properties ?? {};
   const additional = s.additionalProperties;
-  const out: Record<string, unknown> = {};
+  const keys = Object.keys(obj);
+  /** The copy, made at the first key whose value changes or goes: the keys before it as they were. */
+  let out: Record<string, unknown> | undefined;
+  const copyUpTo = (index: number) => {
+    const copy: Record<string, unknown> = {};
+    for (let j = 0; j < index; j++) copy[keys[j]] = obj[keys[j]];
+    return copy;
+  };
   const childMode: Mode = { resource: false, goDecoded: mode.goDecoded };
-  const child = (key: string, v: unknown, schema: SchemaNode, at: Location) => {
+  /** The child's value to keep, or `DROP`. */
+  const child = (key: string, v: unknown, schema: SchemaNode, at: Location): unknown => {
     if (v === null && !schema.nullable) {
       // Non-nullable nulls are dropped (custom resources, before defaulting) or decode to the zero value
       // (Go types), so they never fail validation themselves.
       if (schema.default !== undefined && !mode.goDecoded)
-        out[key] = walk(structuredClone(schema.default), schema, at, ctx, childMode);
-      return;
+        return walk(structuredClone(schema.default), schema, at, ctx, childMode);
+      return DROP;
     }
     // A resource's metadata is decoded into the ObjectMeta Go struct even for custom resources.
-    out[key] = walk(
-      v,
-      schema,
-      at,
-      ctx,
-      embedded && key === 'metadata' ? { resource: false, goDecoded: true } : childMode,
-    );
+    return walk(v, schema, at, ctx, embedded && key === 'metadata' ? { resource: false, goDecoded: true } : childMode);
   };
-  for (const [key, v] of Object.entries(obj)) {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const v = obj[key];
     const known = props[key] ?? (embedded ? implicitResourceField(key) : undefined);
-    if (known) child(key, v, known, propertyLocation(loc, key));
-    else if (additional && typeof additional === 'object') child(key, v, additional, mapKeyLocation(loc, key));
-    else if (additional === true || s['x-kubernetes-preserve-unknown-fields']) out[key] = v;
-    else ctx.unknown.push(propertyLocation(loc, key).path);
+    let kept: unknown;
+    if (known) kept = child(key, v, known, propertyLocation(loc, key));
+    else if (additional && typeof additional === 'object') kept = child(key, v, additional, mapKeyLocation(loc, key));
+    else if (additional === true || s['x-kubernetes-preserve-unknown-fields']) kept = v;
+    else {
+      ctx.unknown.push(propertyLocation(loc, key).path);
+      kept = DROP;
+    }
+    if (out === undefined && kept !== v) out = copyUpTo(i);
+    if (out !== undefined && kept !== DROP) out[key] = kept;
   }
   if (!mode.goDecoded) {
     for (const [key, schema] of Object.entries(props)) {
-      if (!(key in out) && schema.default !== undefined)
+      if (!(key in (out ?? obj)) && schema.default !== undefined) {
+        out ??= copyUpTo(keys.length);
         out[key] = walk(structuredClone(schema.default), schema, propertyLocation(loc, key), ctx, childMode);
+      }
     }
   }
+  const result = out ?? obj;
   for (const key of s.required ?? []) {
-    if (!(key in out)) ctx.causes.push(required(propertyLocation(loc, key).name));
+    if (!(key in result)) ctx.causes.push(required(propertyLocation(loc, key).name));
   }
-  const count = Object.keys(out).length;
+  const count = Object.keys(result).length;
   if (s.maxProperties !== undefined && count > s.maxProperties)
     ctx.causes.push(tooMany(loc.name, count, s.maxProperties));
   if (s.minProperties !== undefined && count < s.minProperties) {
     ctx.causes.push(invalid(loc.name, count, `${loc.name} in body should have at least ${s.minProperties} properties`));
   }
-  return out;
+  return result;
 }
+
+/** A child left out of the walked object (an unknown field, a null that decodes to nothing). */
+const DROP = Symbol('drop');
 
 /** apiVersion, kind and metadata exist on every resource even when its schema leaves them out. */
 function implicitResourceField(key: string): SchemaNode | undefined {
@@ -148,7 +169,14 @@ function checkEmbeddedTypeMeta(obj: Record<string, unknown>, loc: Location, ctx:
 
 function walkArray(items: unknown[], s: SchemaNode, loc: Location, ctx: Collector, mode: Mode): unknown[] {
   const itemMode: Mode = { resource: false, goDecoded: mode.goDecoded };
-  const out = s.items ? items.map((v, i) => walk(v, s.items!, indexLocation(loc, i), ctx, itemMode)) : items.slice();
+  let out = items;
+  if (s.items) {
+    for (let i = 0; i < items.length; i++) {
+      const walked = walk(items[i], s.items, indexLocation(loc, i), ctx, itemMode);
+      if (walked !== items[i] && out === items) out = items.slice();
+      if (out !== items) out[i] = walked;
+    }
+  }
   if (s.maxItems !== undefined && out.length > s.maxItems) ctx.causes.push(tooMany(loc.name, out.length, s.maxItems));
   if (s.minItems !== undefined && out.length < s.minItems) {
     ctx.causes.push(invalid(loc.name, out.length, `${loc.name} in body should have at least ${s.minItems} items`));
@@ -182,10 +210,19 @@ function checkListSemantics(items: unknown[], s: SchemaNode, loc: Location, ctx:
   });
 }
 
+/** Length in code points, as kube counts a string's length. */
+function codePoints(value: string): number {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+}
+
 function checkString(value: string, s: SchemaNode, loc: Location, ctx: Collector) {
-  const length = [...value].length;
-  if (s.maxLength !== undefined && length > s.maxLength) ctx.causes.push(tooLong(loc.name, s.maxLength));
-  if (s.minLength !== undefined && length < s.minLength) {
+  // A string has at most as many code points as UTF-16 units and at least half as many: count them (which
+  // walks the whole string, a PEM or a base64 blob too) only when that leaves the bound in doubt.
+  if (s.maxLength !== undefined && value.length > s.maxLength && codePoints(value) > s.maxLength)
+    ctx.causes.push(tooLong(loc.name, s.maxLength));
+  if (s.minLength !== undefined && value.length / 2 < s.minLength && codePoints(value) < s.minLength) {
     ctx.causes.push(invalid(loc.name, value, `${loc.name} in body should be at least ${s.minLength} chars long`));
   }
   if (s.pattern !== undefined && !patternMatches(s.pattern, value)) {

@@ -21,6 +21,15 @@ import {
 interface Entry {
   json: string;
   modRevision: number;
+  /** metadata.labels as written (a copy), so a list's label hint can pass over the entry unparsed. */
+  labels: Labels | undefined;
+}
+
+type Labels = Record<string, string>;
+
+function labelsOf(value: StoredValue): Labels | undefined {
+  const labels = (value as { metadata?: { labels?: unknown } }).metadata?.labels;
+  return labels && typeof labels === 'object' ? { ...(labels as Labels) } : undefined;
 }
 
 /** One write as history keeps it: enough to replay it to watchers and to undo it for past reads. */
@@ -83,6 +92,18 @@ class SortedKeys {
   }
 }
 
+/** An event's values, parsed at most once while it is dispatched to every watcher. */
+interface ParsedOnce {
+  value?: StoredValue;
+  prevValue?: StoredValue;
+}
+
+/** A copy of the top level and of `metadata`, sharing everything below with `v`. */
+function ownTop(v: StoredValue): StoredValue {
+  const metadata = (v as { metadata?: unknown }).metadata;
+  return (metadata && typeof metadata === 'object' ? { ...v, metadata: { ...metadata } } : { ...v }) as StoredValue;
+}
+
 export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
   const historyLimit = Math.max(1, opts.historyLimit ?? 10000);
   const data = new Map<string, Entry>();
@@ -122,7 +143,8 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
     try {
       while (dispatchQueue.length) {
         const next = dispatchQueue.shift()!;
-        for (const w of watchers) if (w.live) deliver(w, next);
+        const parsed: ParsedOnce = {};
+        for (const w of watchers) if (w.live) deliver(w, next, parsed);
       }
     } finally {
       dispatching = false;
@@ -130,10 +152,14 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
   }
 
   /**
-   * Each watcher gets its own copies (consumers stamp resourceVersion on them), parsed when first read: the
-   * garbage collector's watch reads no previous value of a put, and a watch with no selector none at all.
+   * An event's values are parsed when a watcher first reads them, once for every watcher the event is
+   * dispatched to: a watcher gets its own copy of the top level and of `metadata` (consumers stamp
+   * apiVersion, kind and resourceVersion there) and shares everything below with the others, so it must not
+   * change anything deeper. The garbage collector's watch reads no previous value of a put, and a watch with
+   * no selector none at all. With a forwarder, a kubelet and the garbage collector watching, a Pod event was
+   * parsed three times.
    */
-  function toWatchEvent(ev: HistoryEvent): StorageWatchEvent {
+  function toWatchEvent(ev: HistoryEvent, parsed: ParsedOnce): StorageWatchEvent {
     if (ev.type === 'put') {
       let value: StoredValue | undefined;
       let prevValue: StoredValue | undefined;
@@ -141,27 +167,32 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
         type: 'put',
         key: ev.key,
         get value() {
-          value ??= JSON.parse(ev.json!) as StoredValue;
+          value ??= ownTop((parsed.value ??= JSON.parse(ev.json!) as StoredValue));
           return value;
         },
         modRevision: ev.revision,
         get prevValue() {
           if (ev.prevJson === undefined) return undefined;
-          prevValue ??= JSON.parse(ev.prevJson) as StoredValue;
+          prevValue ??= ownTop((parsed.prevValue ??= JSON.parse(ev.prevJson) as StoredValue));
           return prevValue;
         },
         created: ev.prevJson === undefined,
       };
     }
-    return { type: 'delete', key: ev.key, prevValue: JSON.parse(ev.prevJson!), modRevision: ev.revision };
+    return {
+      type: 'delete',
+      key: ev.key,
+      prevValue: ownTop((parsed.prevValue ??= JSON.parse(ev.prevJson!) as StoredValue)),
+      modRevision: ev.revision,
+    };
   }
 
-  function deliver(w: Watcher, ev: HistoryEvent): void {
+  function deliver(w: Watcher, ev: HistoryEvent, parsed: ParsedOnce = {}): void {
     if (w.stopped || ev.revision <= w.delivered) return;
     w.delivered = ev.revision;
     if (!ev.key.startsWith(w.prefix)) return;
     try {
-      w.onEvent(toWatchEvent(ev));
+      w.onEvent(toWatchEvent(ev, parsed));
     } catch {
       // A failing consumer must not break the writer or other watchers.
     }
@@ -197,7 +228,13 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
     for (let i = history.length - 1; i >= historyStart && history[i].revision > rev; i--) {
       const ev = history[i];
       if (!ev.key.startsWith(prefix)) continue;
-      view.set(ev.key, ev.prevJson === undefined ? undefined : { json: ev.prevJson, modRevision: ev.prevModRevision! });
+      // Past values' labels are not kept: a label hint lets them all through (the caller filters them).
+      view.set(
+        ev.key,
+        ev.prevJson === undefined
+          ? undefined
+          : { json: ev.prevJson, modRevision: ev.prevModRevision!, labels: undefined },
+      );
     }
     const candidates = new Set<string>();
     for (const k of keys.range(prefix, options.startAfterKey)) candidates.add(k);
@@ -211,6 +248,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
     for (const k of sorted) {
       const e = view.has(k) ? view.get(k) : data.get(k);
       if (!e) continue;
+      if (options.labelHint && !view.has(k) && !options.labelHint(e.labels)) continue;
       if (items.length >= limit) remaining++;
       else items.push(stored(k, e));
     }
@@ -236,9 +274,12 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
       const items: StoredObject[] = [];
       let remaining = 0;
+      const hint = options.labelHint;
       for (const k of keys.range(prefix, options.startAfterKey)) {
+        const e = data.get(k)!;
+        if (hint && !hint(e.labels)) continue;
         if (items.length >= limit) remaining++;
-        else items.push(stored(k, data.get(k)!));
+        else items.push(stored(k, e));
       }
       return {
         items,
@@ -253,7 +294,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       if (data.has(key)) throw new KeyExistsError(key);
       const json = JSON.stringify(value);
       const rev = nextRevision();
-      const e: Entry = { json, modRevision: rev };
+      const e: Entry = { json, modRevision: rev, labels: labelsOf(value) };
       data.set(key, e);
       keys.insert(key);
       record({ revision: rev, key, type: 'put', json });
@@ -268,7 +309,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       if (prev.modRevision !== expectedModRevision) throw new ConflictError(key, prev.modRevision);
       const json = JSON.stringify(value);
       const rev = nextRevision();
-      const e: Entry = { json, modRevision: rev };
+      const e: Entry = { json, modRevision: rev, labels: labelsOf(value) };
       data.set(key, e);
       record({ revision: rev, key, type: 'put', json, prevJson: prev.json, prevModRevision: prev.modRevision });
       return { key, value, modRevision: rev };

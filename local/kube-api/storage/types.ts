@@ -20,6 +20,12 @@ export interface ListOptions {
   startAfterKey?: string;
   /** Read the prefix at this revision (consistent pagination); 410-style CompactedError if compacted. */
   atRevision?: number;
+  /**
+   * A hint, not a filter: a backend that knows an entry's labels without decoding it may leave out entries
+   * this rejects (they count neither toward `limit` nor `remaining`). Whatever comes back, the caller still
+   * applies its whole selector. The memory backend keeps each entry's labels; etcd ignores the hint.
+   */
+  labelHint?: (labels: Record<string, string> | undefined) => boolean;
 }
 
 export interface ListResult {

@@ -84,8 +84,9 @@ export async function readPage(
         ...(cont ? { remainingItemCount: res.remaining } : {}),
       };
     }
+    const labelHint = filter.labels;
     if (!limit) {
-      const res = await ctx.storage.list(prefix, { startAfterKey, atRevision: rev });
+      const res = await ctx.storage.list(prefix, { startAfterKey, atRevision: rev, labelHint });
       for (const s of res.items) {
         const obj = take(s);
         if (filter(obj)) items.push(obj);
@@ -96,7 +97,7 @@ export async function readPage(
     let revision = rev;
     const chunk = Math.max(limit * 2, 100);
     for (;;) {
-      const res = await ctx.storage.list(prefix, { limit: chunk, startAfterKey, atRevision: revision });
+      const res = await ctx.storage.list(prefix, { limit: chunk, startAfterKey, atRevision: revision, labelHint });
       revision = res.revision;
       for (let i = 0; i < res.items.length; i++) {
         const obj = take(res.items[i]);

@@ -5,7 +5,10 @@ import type { ApiObject } from '../objects.ts';
 import { selectorsModule } from '../peers.ts';
 import type { FieldSelector, LabelSelector } from '../../selectors.ts';
 
-export type ObjectFilter = ((obj: ApiObject) => boolean) | undefined;
+/** The whole selector; `labels` is its label part alone, which storage may apply before decoding (ListOptions.labelHint). */
+export type ObjectFilter =
+  | (((obj: ApiObject) => boolean) & { labels?: (labels: Record<string, string> | undefined) => boolean })
+  | undefined;
 
 export function selectionFilter(info: ResourceInfo, query: URLSearchParams): ObjectFilter {
   const labelText = query.get('labelSelector') ?? '';
@@ -24,7 +27,9 @@ export function selectionFilter(info: ResourceInfo, query: URLSearchParams): Obj
   } catch (err) {
     throw badRequest((err as Error).message);
   }
-  return (obj) =>
-    (labelSel === undefined || selectorsModule.matchLabels(labelSel, obj.metadata?.labels)) &&
+  const labels = labelSel && ((l: Record<string, string> | undefined) => selectorsModule.matchLabels(labelSel, l));
+  const filter = (obj: ApiObject) =>
+    (labels === undefined || labels(obj.metadata?.labels)) &&
     (fieldSel === undefined || selectorsModule.matchFields(fieldSel, obj));
+  return labels ? Object.assign(filter, { labels }) : filter;
 }

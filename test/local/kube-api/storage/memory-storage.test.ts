@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createMemoryStorage } from '../../../../local/kube-api/storage/memory.ts';
 import { CompactedError, type StorageWatchEvent } from '../../../../local/kube-api/storage/types.ts';
 import { listPrefix, objectKey } from '../../../../local/kube-api/storage/keys.ts';
@@ -59,6 +59,78 @@ describe('memory storage specifics', () => {
     await new Promise((r) => setImmediate(r));
     expect(first).toEqual([1, 2]);
     expect(second).toEqual([1, 2]);
+    await s.close();
+  });
+
+  it('parses a dispatched event once for all its watchers, each with its own top level and metadata', async () => {
+    const s = createMemoryStorage();
+    const seen: Array<Record<string, any>> = [];
+    for (let i = 0; i < 3; i++)
+      s.watch(
+        '/',
+        0,
+        (e) => {
+          if (e.type !== 'put') return;
+          const v = e.value as Record<string, any>;
+          // What every consumer does: stamp its own apiVersion and resourceVersion.
+          v.apiVersion = `v${i}`;
+          v.metadata.resourceVersion = String(i);
+          seen.push(v);
+        },
+        () => undefined,
+      );
+    await new Promise((r) => setImmediate(r));
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      await s.create('/a', { metadata: { name: 'a', labels: { x: '1' } }, spec: { n: 1 } });
+      expect(parse).toHaveBeenCalledTimes(1);
+    } finally {
+      parse.mockRestore();
+    }
+    expect(seen.map((v) => [v.apiVersion, v.metadata.resourceVersion, v.metadata.name, v.spec.n])).toEqual([
+      ['v0', '0', 'a', 1],
+      ['v1', '1', 'a', 1],
+      ['v2', '2', 'a', 1],
+    ]);
+    // What is stored is untouched by any of them.
+    expect((await s.get('/a'))!.value).toEqual({ metadata: { name: 'a', labels: { x: '1' } }, spec: { n: 1 } });
+    await s.close();
+  });
+
+  it('leaves out entries a label hint rejects, before parsing them; limit and remaining count only the rest', async () => {
+    const s = createMemoryStorage();
+    for (let i = 0; i < 6; i++)
+      await s.create(`/p/${i}`, { metadata: { name: `p${i}`, labels: { pool: i % 2 ? 'odd' : 'even' } } });
+    await s.create('/p/unlabelled', { metadata: { name: 'u' } });
+    const even = (labels: Record<string, string> | undefined) => labels?.pool === 'even';
+    const parse = vi.spyOn(JSON, 'parse');
+    let all;
+    try {
+      all = await s.list('/p/', { labelHint: even });
+      expect(parse).toHaveBeenCalledTimes(3);
+    } finally {
+      parse.mockRestore();
+    }
+    expect(all.items.map((i) => i.key)).toEqual(['/p/0', '/p/2', '/p/4']);
+    const page = await s.list('/p/', { labelHint: even, limit: 2 });
+    expect(page).toMatchObject({ more: true, remaining: 1 });
+    expect(page.items.map((i) => i.key)).toEqual(['/p/0', '/p/2']);
+    // Labels written later count, not the ones an entry was created with.
+    const one = await s.get('/p/1');
+    await s.update('/p/1', { metadata: { name: 'p1', labels: { pool: 'even' } } }, one!.modRevision);
+    expect((await s.list('/p/', { labelHint: even })).items.map((i) => i.key)).toEqual([
+      '/p/0',
+      '/p/1',
+      '/p/2',
+      '/p/4',
+    ]);
+    // A past revision's values carry no kept labels: the hint lets them through for the caller to filter
+    // (/p/1 was 'odd' then; nothing after /p/1 existed yet).
+    const past = await s.list('/p/', { labelHint: even, atRevision: one!.modRevision });
+    expect(past.items.map((i) => [i.key, (i.value as any).metadata.labels.pool])).toEqual([
+      ['/p/0', 'even'],
+      ['/p/1', 'odd'],
+    ]);
     await s.close();
   });
 });
