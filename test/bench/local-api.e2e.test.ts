@@ -50,5 +50,20 @@ describe('measureWriteFloor', () => {
     expect(m.memory.apiProcessRssMb).toBeGreaterThan(0);
     expect(m.memory.objectsStored).toBe(17);
     expect(m.runs).toHaveLength(1);
+    expect(floor.config.keepAlive).toBe(false);
+  });
+
+  it('measures through a keep-alive client when asked, and says so', async () => {
+    const floor = await measureWriteFloor({
+      backends: ['memory'],
+      repeats: 1,
+      objects: 8,
+      concurrency: [4],
+      watchSamples: 5,
+      keepAlive: true,
+      log: () => {},
+    });
+    expect(floor.config.keepAlive).toBe(true);
+    expect(floor.backends.memory!.createsPerSec['4']).toBeGreaterThan(0);
   });
 });

@@ -73,6 +73,27 @@ describe('unknown fields', () => {
     expect(result.causes).toEqual([]);
   });
 
+  it('copy only the path that changed: a clean object comes back as itself, the input is never changed', () => {
+    const clean = cr({ size: 2, mode: 'slow', list: [{ v: 'a' }, { v: 'b' }], byName: { k: { v: 'x' } } });
+    expect(validateAgainstSchema(clean, schema, { fieldValidation: 'Strict' }).pruned).toBe(clean);
+
+    const input = cr({ size: 2, mode: 'slow', list: [{ v: 'a' }, { v: 'b', w: 1 }], byName: { k: { v: 'x' } } });
+    const before = structuredClone(input);
+    type Spec = { list: object[]; byName: object };
+    const pruned = validateAgainstSchema(input, schema, { fieldValidation: 'Strict' }).pruned as typeof input & {
+      spec: Spec;
+    };
+    const inputSpec = input.spec as Spec;
+    expect(input).toEqual(before);
+    expect(pruned.spec.list).toEqual([{ v: 'a' }, { v: 'b' }]);
+    // The pruned item and the objects on its path are new; what nothing touched is shared.
+    expect(pruned).not.toBe(input);
+    expect(pruned.spec.list).not.toBe(inputSpec.list);
+    expect(pruned.spec.list[0]).toBe(inputSpec.list[0]);
+    expect(pruned.spec.byName).toBe(inputSpec.byName);
+    expect(pruned.metadata).toBe(input.metadata);
+  });
+
   it('are kept under x-kubernetes-preserve-unknown-fields, while known fields there are still validated', () => {
     const result = validateAgainstSchema(cr({ free: { known: 'x', anything: { deep: [1] } } }), schema, {
       fieldValidation: 'Strict',
