@@ -2,7 +2,7 @@
  * Builds the functions' bundles the way `npm run package` does (serverless-esbuild with serverless.yml's
  * custom.esbuild options), without osls: fast enough for the default test suite and the bundles benchmark.
  * Also reads which AWS SDK exports each handler's code really uses, from a tree-shaken build with the
- * packages left external: the basis of the per-function IAM check (test/functions/shared/permissions.test.ts)
+ * packages left external: the basis of the per-function IAM check (test/functions/common/permissions.test.ts)
  * and of the SDK-only baseline bundles the load time is compared against (bench/bundles.ts).
  */
 import { readFileSync } from 'node:fs';

@@ -18,7 +18,7 @@ export class ClusterAccessError extends Error {
   /**
    * Why the access policy (policy.ts) refused it — our own wording, which holds no value from the kubeconfig
    * or registration. Set only for a refusal: the same access is refused on every load, so retrying cannot help
-   * (functions/shared/terminal.ts makes it terminal).
+   * (functions/common/terminal.ts makes it terminal).
    */
   readonly rule: string | undefined;
   constructor(

@@ -8,7 +8,7 @@ import {
   cloudTableFromEnvironment,
   fleetFunctionDeps,
   type FleetFunctionDeps,
-} from '../shared/fleet-deps.ts';
+} from '../common/fleet-deps.ts';
 import type { AuditThresholds } from '../../core/audit/index.ts';
 import type { FleetDefaults } from '../../core/nodepool.ts';
 import type { KeyFactory } from '../../core/render/keys.ts';
@@ -50,7 +50,7 @@ export function auditDeps(input: AuditDepsInput): AuditDeps {
   };
 }
 
-/** The cloud wiring: STATE_TABLE_NAME and EVENT_BUS_NAME (functions/shared/fleet-deps.ts). */
+/** The cloud wiring: STATE_TABLE_NAME and EVENT_BUS_NAME (functions/common/fleet-deps.ts). */
 export function auditDepsFromEnvironment(env: NodeJS.ProcessEnv = process.env): AuditDeps {
   return auditDeps({ ...cloudTableFromEnvironment(env), ...cloudEventsFromEnvironment(env) });
 }

@@ -21,9 +21,9 @@ import { auditOneCluster } from './cluster-audit.ts';
 import type { ClusterAuditResult } from './cluster-audit.ts';
 import { fanOutAudit } from './fan-out.ts';
 import type { FanOutResult } from './fan-out.ts';
-import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../shared/observed-handler.ts';
-import { unknownCluster } from '../shared/terminal.ts';
-import type { TerminalResult } from '../shared/terminal.ts';
+import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
+import { unknownCluster } from '../common/terminal.ts';
+import type { TerminalResult } from '../common/terminal.ts';
 
 export type { AuditDeps, AuditDepsInput } from './deps.ts';
 export { auditDeps } from './deps.ts';

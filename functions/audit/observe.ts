@@ -22,7 +22,7 @@ import { poolOfSpirit } from '../../core/audit/index.ts';
 import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '../../core/poolspirit/api.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { type PoolCompatInput, wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/index.ts';
-import { observedCompatInput } from '../shared/coordinator-compat.ts';
+import { observedCompatInput } from '../common/coordinator-compat.ts';
 import type { AuditDeps } from './deps.ts';
 
 /**

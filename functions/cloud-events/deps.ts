@@ -4,7 +4,7 @@ import {
   cloudTableFromEnvironment,
   fleetFunctionDeps,
   type FleetFunctionDeps,
-} from '../shared/fleet-deps.ts';
+} from '../common/fleet-deps.ts';
 import { DEFAULT_EVENT_BUS } from '../../events/index.ts';
 import type { EventSender } from '../audit/send-events.ts';
 

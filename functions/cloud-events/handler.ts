@@ -16,8 +16,8 @@ import type { ClusterMatch } from './move.ts';
 import { parseCloudEvent } from './parse.ts';
 import { sendEntries } from '../audit/send-events.ts';
 import { mapLimited } from '../../common/map-limited.ts';
-import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../shared/observed-handler.ts';
-import type { TerminalResult } from '../shared/terminal.ts';
+import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
+import type { TerminalResult } from '../common/terminal.ts';
 
 export type { CloudEventsDeps, CloudEventsDepsInput } from './deps.ts';
 export { cloudEventsDeps } from './deps.ts';

@@ -2,7 +2,7 @@
  * Everything the probe function talks to. Built from the environment in the cloud; the local stack and
  * tests pass their own table, clock and cluster access to the same handler factory.
  */
-import { cloudTableFromEnvironment, fleetFunctionDeps, type FleetFunctionDeps } from '../shared/fleet-deps.ts';
+import { cloudTableFromEnvironment, fleetFunctionDeps, type FleetFunctionDeps } from '../common/fleet-deps.ts';
 import { DEFAULT_PROBE_RETENTION_MS } from '../../adapters/state-table/index.ts';
 import type { LeaderThresholds } from '../../core/leader/index.ts';
 import { DEFAULT_LEADER_THRESHOLDS } from '../../core/leader/index.ts';
@@ -39,7 +39,7 @@ export function probeDeps(input: ProbeDepsInput): ProbeDeps {
   };
 }
 
-/** Cloud wiring: the state table and cluster access from the environment (functions/shared/fleet-deps.ts). */
+/** Cloud wiring: the state table and cluster access from the environment (functions/common/fleet-deps.ts). */
 export function probeDepsFromEnvironment(env: NodeJS.ProcessEnv = process.env): ProbeDeps {
   return probeDeps(cloudTableFromEnvironment(env));
 }

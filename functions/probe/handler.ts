@@ -8,9 +8,9 @@ import type { ProbeDeps, ProbeDepsInput } from './deps.ts';
 import { parseProbeTrigger } from './trigger.ts';
 import { runProbe } from './run.ts';
 import type { ProbeResult } from './run.ts';
-import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../shared/observed-handler.ts';
-import { unknownCluster } from '../shared/terminal.ts';
-import type { TerminalResult } from '../shared/terminal.ts';
+import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
+import { unknownCluster } from '../common/terminal.ts';
+import type { TerminalResult } from '../common/terminal.ts';
 
 export type { ProbeDeps, ProbeDepsInput } from './deps.ts';
 export type { ProbeResult, ClusterProbeResult, PoolProbeResult } from './run.ts';

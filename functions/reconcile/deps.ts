@@ -18,8 +18,8 @@ import { createClusterClient } from '../../adapters/kubernetes/index.ts';
 import type { FleetDefaults } from '../../core/nodepool.ts';
 import type { KeyFactory } from '../../core/render/keys.ts';
 import { webCryptoKeyFactory } from '../../core/render/keys.ts';
-import type { DeadLetterSink } from '../shared/dead-letters.ts';
-import { cloudDeadLetters } from '../shared/sqs-dead-letters.ts';
+import type { DeadLetterSink } from '../common/dead-letters.ts';
+import { cloudDeadLetters } from '../common/sqs-dead-letters.ts';
 
 export const SERVICE_NAME = 'pool-spirit-reconciler';
 export const METRICS_NAMESPACE = 'PoolSpirit';
@@ -48,7 +48,7 @@ export interface ReconcileDeps {
   maxPasses: number;
   /** Namespace of the rendered objects. */
   namespace?: string;
-  /** Where input that can never succeed is recorded (functions/shared/observed-handler.ts). */
+  /** Where input that can never succeed is recorded (functions/common/observed-handler.ts). */
   deadLetters?: DeadLetterSink;
 }
 

@@ -3,8 +3,8 @@
  * (a change notice or a reconcile request). Thin on purpose: parsing is in reconcile/trigger.ts, the lease
  * and outcome in reconcile/run.ts, the cluster work in reconcile/converge.ts, wiring in reconcile/deps.ts.
  */
-import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../shared/observed-handler.ts';
-import type { TerminalResult } from '../shared/terminal.ts';
+import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
+import type { TerminalResult } from '../common/terminal.ts';
 import { randomUUID } from 'node:crypto';
 import { depsFromEnvironment, reconcileDeps } from './deps.ts';
 import type { ReconcileDeps, ReconcileDepsInput } from './deps.ts';

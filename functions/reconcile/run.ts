@@ -28,7 +28,7 @@ import type { ReconcileTarget } from './trigger.ts';
 import { converge } from './converge.ts';
 import type { ConvergeResult } from './converge.ts';
 import { outcomeOf, RequeueError, TerminalError } from '../../core/outcome.ts';
-import { terminalReasonOf, unknownCluster } from '../shared/terminal.ts';
+import { terminalReasonOf, unknownCluster } from '../common/terminal.ts';
 
 /**
  * `duplicate`: this very event was reconciled already; `served`: a pass that took the lease after the bus

@@ -23,7 +23,7 @@ import {
   readCoordinatorPki,
   readInstalled,
   serviceRef,
-} from '../shared/coordinator-compat.ts';
+} from '../common/coordinator-compat.ts';
 import type { ReconcileDeps } from './deps.ts';
 
 export interface CompatInput {

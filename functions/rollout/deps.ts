@@ -13,8 +13,8 @@ import { createStateTable, getCluster, listClusters } from '../../adapters/state
 import type { ClusterAccessResolver } from '../../adapters/cluster-access/index.ts';
 import { createClusterAccess, secretsManagerSource } from '../../adapters/cluster-access/index.ts';
 import type { RolloutClusterOps } from './cluster-ops.ts';
-import type { DeadLetterSink } from '../shared/dead-letters.ts';
-import { cloudDeadLetters } from '../shared/sqs-dead-letters.ts';
+import type { DeadLetterSink } from '../common/dead-letters.ts';
+import { cloudDeadLetters } from '../common/sqs-dead-letters.ts';
 
 export const SERVICE_NAME = 'pool-spirit-rollout';
 export const METRICS_NAMESPACE = 'PoolSpirit';
@@ -34,7 +34,7 @@ export interface RolloutDeps {
   clusterConcurrency: number;
   /** Id for a rollout started without one. */
   newRolloutId(now: Date): string;
-  /** Where input that can never succeed is recorded (functions/shared/observed-handler.ts). */
+  /** Where input that can never succeed is recorded (functions/common/observed-handler.ts). */
   deadLetters?: DeadLetterSink;
 }
 

@@ -1,8 +1,8 @@
 /**
  * The rules' dead-letter queues as SQS `SendMessage` endpoints: a function that gives up on an input itself
- * (functions/shared/dead-letters.ts) sends its dead letter to its queue, and locally that queue is the same
+ * (functions/common/dead-letters.ts) sends its dead letter to its queue, and locally that queue is the same
  * store the bus keeps its own dead letters in. Only what the functions send is taken: a message whose
- * `TERMINAL_REASON` attribute says why (functions/shared/dead-letters.ts).
+ * `TERMINAL_REASON` attribute says why (functions/common/dead-letters.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { ResolvedRule } from './delivery.ts';
@@ -12,9 +12,9 @@ import type { BusEvent, DeadLetter, TerminalDeadLetterReason } from './types.ts'
 import { parseBoundedJson } from '../../common/bounded-json.ts';
 import { MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from '../../events/envelope.ts';
 import { TERMINAL_KINDS } from '../../core/outcome.ts';
-import { DEAD_LETTER_ATTRIBUTES as ATTR } from '../../functions/shared/dead-letters.ts';
+import { DEAD_LETTER_ATTRIBUTES as ATTR } from '../../functions/common/dead-letters.ts';
 
-export { SQS_SEND_MESSAGE_TARGET } from '../../functions/shared/sqs-dead-letters.ts';
+export { SQS_SEND_MESSAGE_TARGET } from '../../functions/common/sqs-dead-letters.ts';
 const TERMINAL_KIND_SET: ReadonlySet<string> = new Set(TERMINAL_KINDS);
 
 /** An SQS error as the JSON protocol returns it. */

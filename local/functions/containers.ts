@@ -6,8 +6,8 @@
 import type { Handler } from '../lambda-runtime.ts';
 import { createStateTable } from '../../adapters/state-table/index.ts';
 import { createReconcileHandler } from '../../functions/reconcile/handler.ts';
-import type { DeadLetterSink } from '../../functions/shared/dead-letters.ts';
-import { sqsDeadLetterSink } from '../../functions/shared/sqs-dead-letters.ts';
+import type { DeadLetterSink } from '../../functions/common/dead-letters.ts';
+import { sqsDeadLetterSink } from '../../functions/common/sqs-dead-letters.ts';
 import { localDynamoClient } from '../dynamodb.ts';
 import { localObservability } from '../fleet/observability.ts';
 

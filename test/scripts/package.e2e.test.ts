@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE_SIZE_CAP_BYTES, compareLoadTimes, LOAD_RATIO_TARGET } from '../../bench/bundles.ts';
-import { FUNCTION_PERMISSIONS, iamActions, type FunctionName } from '../../functions/shared/permissions.ts';
+import { FUNCTION_PERMISSIONS, iamActions, type FunctionName } from '../../functions/common/permissions.ts';
 import { buildBundle, readServerlessBuild, ROOT, sdkBaselineSource, sdkUsage } from '../../scripts/bundle-functions.ts';
 import {
   applyConditions,
@@ -24,7 +24,7 @@ import { METRICS_NAMESPACE, SERVICE_NAME } from '../../functions/reconcile/deps.
 /**
  * `npm run package` (osls, offline) once, into a temporary directory, and the CloudFormation and zips it
  * writes checked against the design: least-privilege roles per function (the table in
- * functions/shared/permissions.ts), a retry policy and a dead-letter queue on every rule target, alarms,
+ * functions/common/permissions.ts), a retry policy and a dead-letter queue on every rule target, alarms,
  * log retention, the table's protections, and each bundle's size and load time. The prod stage's
  * parameters come from `osls print --stage prod` (packaging it again would double the time for two values).
  */

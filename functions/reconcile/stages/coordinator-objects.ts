@@ -32,7 +32,7 @@ import {
 import { sanitizeErrorMessage } from '../../../adapters/state-table/index.ts';
 import { statusOf, type ClusterClient, type ObjectRef } from '../../../adapters/kubernetes/index.ts';
 import type { ReconcileDeps } from '../deps.ts';
-import { readInstalled } from '../../shared/coordinator-compat.ts';
+import { readInstalled } from '../../common/coordinator-compat.ts';
 import { describe } from './ownership.ts';
 
 /** Passes before giving up to the platform's retry: each 409 means another reconcile just wrote. */

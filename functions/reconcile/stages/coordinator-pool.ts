@@ -13,7 +13,7 @@ import type { KubeObject } from '../../../core/kube.ts';
 import { CERTS_SECRET, COMPAT_COMPONENT_PATH, COORDINATOR_SLICES } from '../../../core/yurt-coordinator/index.ts';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
 import type { ReconcileDeps } from '../deps.ts';
-import { clientPairOf, readCoordinatorPki } from '../../shared/coordinator-compat.ts';
+import { clientPairOf, readCoordinatorPki } from '../../common/coordinator-compat.ts';
 import type { CompatInput } from '../yurt-coordinator.ts';
 import { convergeCoordinatorObjects, type CoordinatorObjects } from './coordinator-objects.ts';
 

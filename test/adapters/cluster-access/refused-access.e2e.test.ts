@@ -314,7 +314,7 @@ describe('refused cluster access', () => {
         const { error, logs } = await reconcileOnce(id);
         expect(error.message, a.name).toContain(`(at ${a.field})`);
         expect(error.message).toContain(`cluster ${id} (access kubeconfig-file): refused: `);
-        // Terminal: the same access is refused on every load, so it is not retried (functions/shared/terminal.ts).
+        // Terminal: the same access is refused on every load, so it is not retried (functions/common/terminal.ts).
         expect(error).toBeInstanceOf(TerminalError);
         expect((error as TerminalError).reason).toMatchObject({ kind: 'access-refused', field: a.field });
         expect(error.message).not.toContain(SECRET);

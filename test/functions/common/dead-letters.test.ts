@@ -12,11 +12,11 @@ import { startLocalBus } from '../../../local/bus/index.ts';
 import type { LocalBus } from '../../../local/bus/index.ts';
 import { loadRules } from '../../../local/bus/rules-from-serverless.ts';
 import { parseServerlessYaml } from '../../../local/bus/serverless-config.ts';
-import { sqsDeadLetterSink } from '../../../functions/shared/sqs-dead-letters.ts';
-import { deadLetterMessage, MAX_DEAD_LETTER_BODY_BYTES } from '../../../functions/shared/dead-letters.ts';
-import { FUNCTION_PERMISSIONS } from '../../../functions/shared/permissions.ts';
+import { sqsDeadLetterSink } from '../../../functions/common/sqs-dead-letters.ts';
+import { deadLetterMessage, MAX_DEAD_LETTER_BODY_BYTES } from '../../../functions/common/dead-letters.ts';
+import { FUNCTION_PERMISSIONS } from '../../../functions/common/permissions.ts';
 import { parseEvent, reconcileRequestEventSchema } from '../../../events/index.ts';
-import { terminalReasonOf } from '../../../functions/shared/terminal.ts';
+import { terminalReasonOf } from '../../../functions/common/terminal.ts';
 
 const repo = join(import.meta.dirname, '..', '..', '..');
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };

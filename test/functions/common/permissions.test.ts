@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { FUNCTION_PERMISSIONS, iamActions, type FunctionName } from '../../../functions/shared/permissions.ts';
+import { FUNCTION_PERMISSIONS, iamActions, type FunctionName } from '../../../functions/common/permissions.ts';
 import { readServerlessBuild, sdkUsage } from '../../../scripts/bundle-functions.ts';
 import { requiredActions } from './sdk-actions.ts';
 
 /**
- * The permission table (functions/shared/permissions.ts) against the code: each handler's tree-shaken
+ * The permission table (functions/common/permissions.ts) against the code: each handler's tree-shaken
  * bundle must reference exactly the SDK commands its row allows. The roles in the packaged CloudFormation
  * are held to the same table in test/scripts/package.e2e.test.ts.
  */
@@ -24,7 +24,7 @@ describe('per-function permission table matches what the code calls', () => {
     it(`${fn.name}: its bundle calls exactly the actions of its row`, async () => {
       const required = requiredActions(await sdkUsage(fn.entry));
       expect(required.unmapped, `${fn.entry} uses AWS in ways the check cannot map`).toEqual([]);
-      expect(required.actions, `${fn.entry}: actions its code calls vs functions/shared/permissions.ts`).toEqual(
+      expect(required.actions, `${fn.entry}: actions its code calls vs functions/common/permissions.ts`).toEqual(
         rowActions(fn.name as FunctionName),
       );
     });
@@ -33,7 +33,7 @@ describe('per-function permission table matches what the code calls', () => {
 
 describe('the code analysis sees what a change would add', () => {
   it('finds a DeleteItem that a handler reaches through the state-table helpers', async () => {
-    const required = requiredActions(await sdkUsage('test/functions/shared/fixtures/handler-deletes.ts'));
+    const required = requiredActions(await sdkUsage('test/functions/common/fixtures/handler-deletes.ts'));
     expect(required).toEqual({ actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem'], unmapped: [] });
   });
 
@@ -45,7 +45,7 @@ describe('the code analysis sees what a change would add', () => {
   });
 
   it('refuses calls it cannot read: aggregated clients and packages that call AWS themselves', async () => {
-    const required = requiredActions(await sdkUsage('test/functions/shared/fixtures/handler-opaque.ts'));
+    const required = requiredActions(await sdkUsage('test/functions/common/fixtures/handler-opaque.ts'));
     expect(required.unmapped).toEqual(
       expect.arrayContaining([
         expect.stringContaining('@aws-sdk/client-dynamodb DynamoDB: no IAM action known'),

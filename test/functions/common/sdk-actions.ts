@@ -74,7 +74,7 @@ export function requiredActions(usage: SdkUsage): RequiredActions {
     const action = actionOf(b);
     if (action === undefined)
       unmapped.push(
-        `${b.module} ${b.name}: no IAM action known for it (map it in test/functions/shared/sdk-actions.ts)`,
+        `${b.module} ${b.name}: no IAM action known for it (map it in test/functions/common/sdk-actions.ts)`,
       );
     else if (action !== null) actions.add(action);
   }

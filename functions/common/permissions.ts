@@ -2,7 +2,7 @@
  * What each function's code calls on AWS, as IAM actions: the table the per-function roles in
  * serverless.yml are written from. Tests hold both sides to it: each role in the packaged CloudFormation
  * grants exactly its row (test/scripts/package.e2e.test.ts), and each handler's bundle (esbuild, tree-shaken)
- * references exactly the SDK commands its row allows (test/functions/shared/permissions.test.ts), so a new
+ * references exactly the SDK commands its row allows (test/functions/common/permissions.test.ts), so a new
  * call without a permission (or a permission left behind after its call is gone) fails the suite.
  *
  * Not here because no IAM permission is involved:
@@ -13,7 +13,7 @@
  *    code: logs:CreateLogStream and logs:PutLogEvents on its own log group, and sqs:SendMessage on its own
  *    dead-letter queue (Lambda's on-failure destination for events the function failed on). The code uses
  *    that same grant for the dead letters it records itself (input that can never succeed,
- *    functions/shared/sqs-dead-letters.ts): a SigV4-signed request, not an SDK command, so the bundle
+ *    functions/common/sqs-dead-letters.ts): a SigV4-signed request, not an SDK command, so the bundle
  *    check does not see it; the grant is there for every function either way.
  */
 

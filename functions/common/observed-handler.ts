@@ -36,7 +36,7 @@ export function observedHandler<D extends ObservedDeps, R>(
   functionName: FunctionName,
   deps: () => D,
   core: (deps: D, event: unknown, context: Context) => Promise<R>,
-  /** The function's own never-succeeding errors, besides the shared ones (functions/shared/terminal.ts). */
+  /** The function's own never-succeeding errors, besides the shared ones (functions/common/terminal.ts). */
   terminalOf: (err: unknown, event: unknown) => TerminalReason | undefined = () => undefined,
 ): LambdaHandler<R | TerminalResult> {
   let wrapped: ((event: unknown, context: Context) => Promise<R | TerminalResult>) | undefined;

@@ -1,7 +1,7 @@
-/** Which thrown errors are terminal, requeue or retry (core/outcome.ts, functions/shared/terminal.ts). */
+/** Which thrown errors are terminal, requeue or retry (core/outcome.ts, functions/common/terminal.ts). */
 import { describe, expect, it } from 'vitest';
 import { outcomeOf, RequeueError, TerminalError } from '../../../core/outcome.ts';
-import { terminalReasonOf } from '../../../functions/shared/terminal.ts';
+import { terminalReasonOf } from '../../../functions/common/terminal.ts';
 import { rolloutTerminalReason } from '../../../functions/rollout/handler.ts';
 import { EventValidationError } from '../../../events/index.ts';
 import { ClusterAccessError } from '../../../adapters/cluster-access/index.ts';

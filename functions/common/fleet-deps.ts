@@ -30,7 +30,7 @@ export interface FleetFunctionDeps {
   clock: () => Date;
   logger: Logger;
   metrics: Metrics;
-  /** Where input that can never succeed is recorded (functions/shared/observed-handler.ts). */
+  /** Where input that can never succeed is recorded (functions/common/observed-handler.ts). */
   deadLetters?: DeadLetterSink;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Before/after figures of decision 0003, for any checkout of this repository:
- *   node test/functions/shared/measure-terminal.ts <repo root>
+ *   node test/functions/common/measure-terminal.ts <repo root>
  * Runs the local bus with that checkout's serverless.yml rules and the local stack's backoff (200 ms, cap
  * 5 s), dynalite and its real reconcile handler, and sends a schema-invalid Reconcile Request and two for
  * unregistered clusters. Prints per input: attempts, seconds until the dead letter, the dead letter's
@@ -20,7 +20,7 @@ const { Metrics } = await import(join(root, 'node_modules/@aws-lambda-powertools
 const { ScanCommand } = await import(join(root, 'node_modules/@aws-sdk/lib-dynamodb/dist-cjs/index.js'));
 let sinkFor: ((url: string) => unknown) | undefined;
 try {
-  const { sqsDeadLetterSink } = await imp('functions/shared/sqs-dead-letters.ts');
+  const { sqsDeadLetterSink } = await imp('functions/common/sqs-dead-letters.ts');
   sinkFor = (queueUrl) =>
     sqsDeadLetterSink({ queueUrl, region: 'local', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
 } catch {
