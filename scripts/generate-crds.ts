@@ -1,12 +1,17 @@
 /**
- * Writes the CRDs under infra/crds/ from their sources in core/. A test (test/core/crd/crd.test.ts)
- * fails when a committed file differs from what this script would write.
+ * Writes the CRDs under infra/crds/ from their sources in core/, and the bootstrap manifests (which carry the
+ * NodePool CRD) as the YAML text the reconciler puts in each pool's bootstrap ConfigMap
+ * (core/render/bootstrap-manifests.json: pre-rendered so the functions do not load a YAML writer at start,
+ * docs/deploy.md). A test (test/core/crd/crd.test.ts) fails when a committed file differs from what this
+ * script would write.
  *   node scripts/generate-crds.ts
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { manifestYaml } from '../core/crd/yaml.ts';
+import { manifestsYaml, manifestYaml } from '../core/crd/yaml.ts';
+import { bootstrapManifests } from '../core/render/bootstrap.ts';
+import { compatBootstrapManifests } from '../core/yurt-coordinator/pool.ts';
 import { nodePoolCrd } from '../core/nodepool-crd.ts';
 import { poolSpiritCrd } from '../core/poolspirit/crd.ts';
 
@@ -17,6 +22,11 @@ export function crdFiles(): Record<string, string> {
   return {
     'infra/crds/poolspirit.yaml': manifestYaml(poolSpiritCrd(), 'core/poolspirit/api.ts'),
     'infra/crds/nodepool.yaml': manifestYaml(nodePoolCrd(), 'core/nodepool-crd.ts'),
+    'core/render/bootstrap-manifests.json': `${JSON.stringify(
+      { plain: manifestsYaml(bootstrapManifests()), compat: manifestsYaml(compatBootstrapManifests()) },
+      null,
+      2,
+    )}\n`,
   };
 }
 

@@ -1,8 +1,10 @@
-import { stringify } from 'yaml';
 import { stableHash } from '../hash.ts';
 import type { KubeObject } from '../kube.ts';
 import { nodePoolCrd } from '../nodepool-crd.ts';
 import type { ObjectNames } from './names.ts';
+// The manifests below as YAML text, written by scripts/generate-crds.ts (a test holds it to them): the
+// functions put it in every pool's ConfigMap without loading a YAML writer at start (docs/deploy.md).
+import rendered from './bootstrap-manifests.json' with { type: 'json' };
 
 export const BOOTSTRAP_HASH_ANNOTATION = 'poolspirit.io/bootstrap-hash';
 export const BOOTSTRAP_MANIFESTS_KEY = 'manifests.yaml';
@@ -70,18 +72,15 @@ export interface RenderedBootstrap {
   hash: string;
 }
 
-/** The manifests are the same for every pool; serialising them once saves YAML work on every reconcile. */
+/** The manifests are the same for every pool: hashed once per container. */
 let serialised: { hash: string; yaml: string } | undefined;
 function serialisedManifests(): { hash: string; yaml: string } {
-  if (!serialised) {
-    const manifests = bootstrapManifests();
-    serialised = {
-      hash: stableHash(manifests),
-      yaml: manifests.map((m) => stringify(m, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n'),
-    };
-  }
+  serialised ??= { hash: stableHash(bootstrapManifests()), yaml: rendered.plain };
   return serialised;
 }
+
+/** The compat pools' manifests (core/yurt-coordinator/pool.ts) as YAML text, pre-rendered as the plain ones. */
+export const COMPAT_BOOTSTRAP_MANIFESTS_YAML: string = rendered.compat;
 
 export function renderBootstrap(
   names: ObjectNames,

@@ -1,4 +1,3 @@
-import { stringify } from 'yaml';
 import { stableHash } from '../hash.ts';
 import type { KubeObject } from '../kube.ts';
 import {
@@ -6,6 +5,7 @@ import {
   BOOTSTRAP_HASH_KEY,
   BOOTSTRAP_MANIFESTS_KEY,
   bootstrapManifests,
+  COMPAT_BOOTSTRAP_MANIFESTS_YAML,
 } from '../render/bootstrap.ts';
 import type { ResolvedPoolSpiritSpec } from '../poolspirit/resolved.ts';
 import { VOLUMES } from '../render/containers.ts';
@@ -96,11 +96,13 @@ export function compatBootstrapManifests(): KubeObject[] {
   return [...bootstrapManifests(), ...coordinatorClientRbac()];
 }
 
+let compatManifestsHash: string | undefined;
+const compatHash = () => (compatManifestsHash ??= stableHash(compatBootstrapManifests()));
+
 /** Replaces the bootstrap ConfigMap's content (and hash) with the compat manifests. */
 export function compatBootstrap(configMap: KubeObject): { configMap: KubeObject; hash: string } {
-  const manifests = compatBootstrapManifests();
-  const hash = stableHash(manifests);
-  const yaml = manifests.map((m) => stringify(m, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+  const hash = compatHash();
+  const yaml = COMPAT_BOOTSTRAP_MANIFESTS_YAML;
   return {
     hash,
     configMap: {

@@ -29,7 +29,7 @@ function structuralProblems(node: Record<string, unknown>, at = ''): string[] {
 }
 
 describe('CRDs', () => {
-  it('infra/crds files match what the generator writes (run node scripts/generate-crds.ts)', () => {
+  it('infra/crds and the pre-rendered bootstrap manifests match what the generator writes (run node scripts/generate-crds.ts)', () => {
     for (const [path, content] of Object.entries(crdFiles())) {
       expect(readFileSync(join(root, path), 'utf8'), `${path} drifted from its source`).toBe(content);
     }
