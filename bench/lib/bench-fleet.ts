@@ -50,9 +50,13 @@ export async function withBenchFleet<T>(
   }
 }
 
-/** Write requests each cluster's local API has served so far (asked in its cluster thread when it runs in one). */
+/**
+ * Writes each cluster's local API has made so far (asked in its cluster thread when it runs in one): write
+ * requests it answered with a 2xx. A refused one (a 404, a 409 conflict) changed nothing, and the write floor
+ * it is compared with counts only creates that succeeded.
+ */
 export function apiWritesPerCluster(fleet: LocalFleet): Promise<number[]> {
-  return Promise.all(fleet.clusters.map((c) => localApiOf(c).requestLog.countWritesSince(0)));
+  return Promise.all(fleet.clusters.map((c) => localApiOf(c).requestLog.countWritesSince(0, { successfulOnly: true })));
 }
 
 /** Creates `pools` edge NodePools with one node each in every cluster of the fleet (4 requests at a time per cluster). */

@@ -1,5 +1,5 @@
-import { HttpMethod, PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
-import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
+import { PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
+import { localKubeClient, type LocalKubeClient } from './local-client.ts';
 import { BOOTSTRAP_HASH_ANNOTATION } from '../../core/render/bootstrap.ts';
 import { NAME_LABEL } from '../../core/render/labels.ts';
 import { objectNames } from '../../core/render/names.ts';
@@ -21,18 +21,13 @@ export interface AgentSimOptions {
 export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOptions): Promise<string | undefined> {
   if (pod.metadata?.labels?.[NAME_LABEL] !== 'pool-spirit') return undefined;
   const namespace = pod.metadata.namespace;
-  const api = RawObjectApi.fromKubeConfig(kc);
-  const deploymentName = await owningDeployment(api, pod);
-  if (!deploymentName) return undefined;
-  const deployment: Obj = await api.requestJson(
-    HttpMethod.GET,
-    `/apis/apps/v1/namespaces/${namespace}/deployments/${deploymentName}`,
-  );
-  const poolSpirit = (deployment.metadata?.ownerReferences ?? []).find((o: Obj) => o.kind === 'PoolSpirit')?.name;
-  if (!poolSpirit) return undefined;
+  const api = localKubeClient(kc);
+  const target = agentTarget(pod) ?? (await targetFromOwners(api, pod));
+  if (!target) return undefined;
+  const { poolSpirit, bootstrapConfigMap } = target;
   const configMap: Obj = await api.requestJson(
-    HttpMethod.GET,
-    `/api/v1/namespaces/${namespace}/configmaps/${objectNames(poolSpirit).bootstrapConfigMap}`,
+    'GET',
+    `/api/v1/namespaces/${namespace}/configmaps/${bootstrapConfigMap}`,
   );
   const now = (opts.now?.() ?? new Date()).toISOString();
   const status: Obj = {
@@ -40,7 +35,7 @@ export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOpti
     etcd: { healthy: true, alarms: [], observedTime: now },
   };
   if (opts.simulateLeader) status.leader = { holder: pod.spec?.nodeName, renewTime: now, transitions: 0 };
-  await api.requestJson(HttpMethod.PATCH, `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
+  await api.requestJson('PATCH', `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
     body: { status },
     contentType: PatchStrategy.MergePatch,
     query: { fieldManager: 'pool-spirit-agent' },
@@ -48,18 +43,46 @@ export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOpti
   return poolSpirit;
 }
 
+interface AgentTarget {
+  poolSpirit: string;
+  bootstrapConfigMap: string;
+}
+
+/** What the real agent is told by its environment (core/render/containers.ts): its PoolSpirit and ConfigMap. */
+function agentTarget(pod: Obj): AgentTarget | undefined {
+  const env: Obj[] = (pod.spec?.containers ?? []).find((c: Obj) => c.name === 'agent')?.env ?? [];
+  const value = (name: string) => env.find((e) => e.name === name)?.value;
+  const poolSpirit = value('POOLSPIRIT_NAME');
+  const bootstrapConfigMap = value('BOOTSTRAP_CONFIGMAP');
+  return typeof poolSpirit === 'string' && typeof bootstrapConfigMap === 'string'
+    ? { poolSpirit, bootstrapConfigMap }
+    : undefined;
+}
+
+/** A pod whose agent container lost its environment (spec.overrides): the PoolSpirit that owns its Deployment. */
+async function targetFromOwners(api: LocalKubeClient, pod: Obj): Promise<AgentTarget | undefined> {
+  const deploymentName = await owningDeployment(api, pod);
+  if (!deploymentName) return undefined;
+  const deployment: Obj = await api.requestJson(
+    'GET',
+    `/apis/apps/v1/namespaces/${pod.metadata.namespace}/deployments/${deploymentName}`,
+  );
+  const poolSpirit = (deployment.metadata?.ownerReferences ?? []).find((o: Obj) => o.kind === 'PoolSpirit')?.name;
+  return poolSpirit ? { poolSpirit, bootstrapConfigMap: objectNames(poolSpirit).bootstrapConfigMap } : undefined;
+}
+
 /**
  * The pod's Deployment: its direct owner in sim mode, its ReplicaSet's owner when a real
  * kube-controller-manager made the pod.
  */
-async function owningDeployment(api: RawObjectApi, pod: Obj): Promise<string | undefined> {
+async function owningDeployment(api: LocalKubeClient, pod: Obj): Promise<string | undefined> {
   const owners: Obj[] = pod.metadata.ownerReferences ?? [];
   const direct = owners.find((o) => o.kind === 'Deployment')?.name;
   if (direct) return direct;
   const replicaSet = owners.find((o) => o.kind === 'ReplicaSet')?.name;
   if (!replicaSet) return undefined;
   const rs: Obj = await api.requestJson(
-    HttpMethod.GET,
+    'GET',
     `/apis/apps/v1/namespaces/${pod.metadata.namespace}/replicasets/${replicaSet}`,
   );
   return (rs.metadata?.ownerReferences ?? []).find((o: Obj) => o.kind === 'Deployment')?.name;
@@ -80,14 +103,14 @@ export interface SimLeaderRenewalOptions {
 }
 
 export class SimLeaderRenewals {
-  private readonly api: RawObjectApi;
+  private readonly api: LocalKubeClient;
   /** PoolSpirit name → the pod (ns/name) and node that reported it. */
   private readonly leaders = new Map<string, { podKey: string; holder: string }>();
   private readonly timer: NodeJS.Timeout;
   private readonly opts: SimLeaderRenewalOptions;
 
   constructor(kc: KubeConfig, opts: SimLeaderRenewalOptions) {
-    this.api = RawObjectApi.fromKubeConfig(kc);
+    this.api = localKubeClient(kc);
     this.opts = opts;
     this.timer = setInterval(
       () => void this.renew().catch((err) => opts.onError?.(err as Error)),
@@ -127,7 +150,7 @@ export class SimLeaderRenewals {
   private async renewOne(poolSpirit: string, holder: string): Promise<void> {
     const renewTime = (this.opts.now?.() ?? new Date()).toISOString();
     await this.api
-      .requestJson(HttpMethod.PATCH, `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
+      .requestJson('PATCH', `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
         body: {
           status: {
             leader: { holder, renewTime, transitions: 0 },

@@ -4,8 +4,7 @@
  * controller keeps it Ready and untainted. A Ready condition someone else set (a test making a node
  * NotReady) is left as it is: only a node without one gets its first status here.
  */
-import { HttpMethod } from '@kubernetes/client-node';
-import type { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
+import type { LocalKubeClient } from './local-client.ts';
 
 /** The parts of a Node the heartbeat reads. */
 export interface NodeLike {
@@ -14,7 +13,7 @@ export interface NodeLike {
 }
 
 export interface NodeHeartbeatsOptions {
-  api: RawObjectApi;
+  api: LocalKubeClient;
   now: () => number;
   onError?: (err: Error) => void;
   /** Lease renewal period. Default 10 s, as the kubelet's (a quarter of the lease duration). */
@@ -98,7 +97,7 @@ export class NodeHeartbeats {
         { type: 'Hostname', address: name },
       ],
     };
-    await this.opts.api.requestJson(HttpMethod.PATCH, `/api/v1/nodes/${name}/status`, {
+    await this.opts.api.requestJson('PATCH', `/api/v1/nodes/${name}/status`, {
       body: { status },
       contentType: 'application/merge-patch+json',
     });
@@ -122,14 +121,10 @@ export class NodeHeartbeats {
         renewTime: new Date(this.opts.now()).toISOString().replace('Z', '000Z'),
       },
     };
-    await this.opts.api.requestJson(
-      HttpMethod.PATCH,
-      `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`,
-      {
-        body: lease,
-        contentType: 'application/apply-patch+yaml',
-        query: { fieldManager: FIELD_MANAGER, force: 'true' },
-      },
-    );
+    await this.opts.api.requestJson('PATCH', `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`, {
+      body: lease,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: FIELD_MANAGER, force: 'true' },
+    });
   }
 }

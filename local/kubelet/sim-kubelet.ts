@@ -1,9 +1,9 @@
-import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
-import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { stableHash } from '../../core/hash.ts';
 import { Informer, keyOf } from '../../adapters/kubernetes/informer.ts';
 import { NodeHeartbeats, type NodeLike } from './node-heartbeats.ts';
 import { evictionGraceSeconds, placePod } from './scheduling.ts';
+import { localKubeClient, type LocalKubeClient } from './local-client.ts';
 
 type Obj = Record<string, any>;
 
@@ -57,7 +57,7 @@ export class SimKubelet {
   private readonly opts: Required<Omit<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>> &
     Pick<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>;
   private readonly heartbeats?: NodeHeartbeats;
-  private readonly api: RawObjectApi;
+  private readonly api: LocalKubeClient;
   readonly nodes: Informer<Obj>;
   readonly pods: Informer<Obj>;
   readonly deployments: Informer<Obj>;
@@ -96,7 +96,7 @@ export class SimKubelet {
       ...options,
       unhealthyVersions: options.unhealthyVersions ?? [],
     };
-    this.api = RawObjectApi.fromKubeConfig(options.kubeConfig);
+    this.api = localKubeClient(options.kubeConfig);
     const real = this.opts.controlPlane === 'real';
     const informer = (apiVersion: string, kind: string, path: string, onChange: (o: Obj, type: string) => void) =>
       new Informer<Obj>(
@@ -287,7 +287,7 @@ export class SimKubelet {
     if (comparable(status) === comparable(d.status ?? {})) return;
     this.stats.statusWrites += 1;
     await this.api.requestJson(
-      HttpMethod.PUT,
+      'PUT',
       `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`,
       { body: { ...d, status } },
     );
@@ -318,13 +318,13 @@ export class SimKubelet {
       spec: template.spec,
     };
     this.stats.podsCreated += 1;
-    await this.api.requestJson(HttpMethod.POST, `/api/v1/namespaces/${d.metadata.namespace}/pods`, { body: pod });
+    await this.api.requestJson('POST', `/api/v1/namespaces/${d.metadata.namespace}/pods`, { body: pod });
   }
 
   private async deletePod(p: Obj): Promise<void> {
     this.stats.podsDeleted += 1;
     try {
-      await this.api.requestJson(HttpMethod.DELETE, podPath(p));
+      await this.api.requestJson('DELETE', podPath(p));
     } catch (err: any) {
       if (err?.code !== 404) throw err;
     }
@@ -356,22 +356,15 @@ export class SimKubelet {
         return;
       }
       this.stats.podsScheduled += 1;
-      // kube-scheduler binds through pods/binding; the effect (spec.nodeName set once) is the same.
-      await this.api
-        .requestJson(HttpMethod.POST, `${podPath(pod)}/binding`, {
-          body: {
-            apiVersion: 'v1',
-            kind: 'Binding',
-            metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace },
-            target: { apiVersion: 'v1', kind: 'Node', name: placement.nodeName },
-          },
-        })
-        .catch(async (err) => {
-          if (err?.code !== 404 && err?.code !== 405) throw err;
-          await this.api.requestJson(HttpMethod.PUT, podPath(pod), {
-            body: { ...pod, spec: { ...pod.spec, nodeName: placement.nodeName } },
-          });
-        });
+      // As kube-scheduler binds: through pods/binding, which sets spec.nodeName once and marks PodScheduled.
+      await this.api.requestJson('POST', `${podPath(pod)}/binding`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
+          target: { apiVersion: 'v1', kind: 'Node', name: placement.nodeName },
+        },
+      });
       this.later(this.opts.readyDelayMs, `pod:${key}`);
       return;
     }
@@ -476,7 +469,7 @@ export class SimKubelet {
   private async finishDeletion(pod: Obj): Promise<void> {
     if (!pod.spec?.nodeName) return;
     try {
-      await this.api.requestJson(HttpMethod.DELETE, podPath(pod), {
+      await this.api.requestJson('DELETE', podPath(pod), {
         body: {
           apiVersion: 'v1',
           kind: 'DeleteOptions',
@@ -497,7 +490,7 @@ export class SimKubelet {
       status.phase === pod.status?.phase;
     if (same) return;
     this.stats.statusWrites += 1;
-    await this.api.requestJson(HttpMethod.PUT, `${podPath(pod)}/status`, { body: { ...pod, status } });
+    await this.api.requestJson('PUT', `${podPath(pod)}/status`, { body: { ...pod, status } });
   }
 }
 

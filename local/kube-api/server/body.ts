@@ -49,7 +49,7 @@ export function bodyFormat(contentType: string | undefined): BodyFormat {
 }
 
 /** Object bodies may also be protobuf (built-in kinds only), as kubectl's typed clients send them. */
-function decodeProtobufObject(body: Buffer, info: ResourceInfo): unknown {
+function decodeProtobufObject(body: Buffer, info: DecodeTarget): unknown {
   if (info.custom) throw unsupportedMediaType(PROTOBUF);
   try {
     return decodeKubeProtobuf(body).object;
@@ -94,11 +94,14 @@ export function parseText(body: Buffer, format: BodyFormat): unknown {
 
 class DecodeError extends Error {}
 
+/** The kind a body must be: a resource's, or a subresource's own (pods/binding takes a Binding). */
+export type DecodeTarget = Pick<ResourceInfo, 'kind' | 'group' | 'version' | 'custom'>;
+
 /**
  * Decodes an object body for `info`: defaults apiVersion/kind from the URL as kube's decoder does, and
  * rejects a body of another kind or version with kube's "cannot be handled as a" BadRequest.
  */
-export function decodeObject(body: Buffer, contentType: string | undefined, info: ResourceInfo): ApiObject {
+export function decodeObject(body: Buffer, contentType: string | undefined, info: DecodeTarget): ApiObject {
   let parsed: unknown;
   try {
     parsed =

@@ -61,6 +61,9 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
     if (info.categories.length) entry.categories = info.categories;
     entry.storageVersionHash = storageVersionHash(info);
     resources.push(entry);
+    if (!info.custom && info.group === '' && info.resource === 'pods') {
+      resources.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
+    }
     if (info.subresources.status) {
       resources.push({
         name: `${info.resource}/status`,

@@ -42,7 +42,8 @@ export class ApiError extends Error {
       metadata: {},
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
+      // kube's StatusReasonUnknown is the empty string, and the JSON omits it.
+      ...(this.reason ? { reason: this.reason } : {}),
     };
     if (this.details && Object.keys(this.details).length) body.details = this.details;
     body.code = this.code;
@@ -118,6 +119,14 @@ export function unsupportedMediaType(contentType: string): ApiError {
     'UnsupportedMediaType',
     `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/merge-patch+json, application/json-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got "${contentType}")`,
   );
+}
+
+/**
+ * What kube answers for an error a REST storage returns without an API status (ErrorToAPIStatus's default):
+ * 500, reason unknown (left out), the error's own text as the message.
+ */
+export function unknownError(message: string): ApiError {
+  return new ApiError(500, '', message);
 }
 
 export function internalError(err: unknown): ApiError {

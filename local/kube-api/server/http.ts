@@ -32,6 +32,7 @@ import { handlePatch } from './handlers/patch.ts';
 import { handleDelete, handleDeleteCollection } from './handlers/delete.ts';
 import { handleWatch } from './handlers/watch.ts';
 import { handleScale } from './handlers/scale.ts';
+import { handleBinding } from './handlers/binding.ts';
 
 const HANDLERS: Record<string, Handler> = {
   get: handleGet,
@@ -43,6 +44,9 @@ const HANDLERS: Record<string, Handler> = {
   delete: handleDelete,
   deletecollection: handleDeleteCollection,
 };
+
+const isPods = (info: { custom: boolean; group: string; resource: string }) =>
+  !info.custom && info.group === '' && info.resource === 'pods';
 
 /** Verbs allowed on subresources; everything else there is 405/404. */
 const STATUS_VERBS = new Set(['get', 'update', 'patch']);
@@ -175,12 +179,31 @@ async function serveResource(
 ): Promise<void> {
   const info = ctx.registry.get(route.group, route.version, route.resource);
   if (!info) throw notFoundPath();
+  const scope: Scope = {
+    ctx,
+    store,
+    req,
+    res,
+    query: url.searchParams,
+    route,
+    info,
+    record,
+    warnings,
+    dropWatchAfterMs,
+    authorizeCreate,
+    admitWrite,
+  };
   // Scope checks: a namespaced resource needs a namespace for single objects and creates; a
   // cluster-scoped one never has one.
   if (!info.namespaced && route.namespace !== undefined) throw notFoundPath();
   if (info.namespaced && route.namespace === undefined) {
     if (route.verb === 'create') throw methodNotAllowed();
     if (route.name !== undefined) throw notFoundPath();
+  }
+  if (route.subresource === 'binding' && isPods(info)) {
+    if (route.verb !== 'create' || route.name === undefined) throw methodNotAllowed();
+    await handleBinding(scope);
+    return;
   }
   if (route.subresource !== undefined) {
     const known =
@@ -198,20 +221,6 @@ async function serveResource(
     throw methodNotAllowed();
   const handler = route.subresource === 'scale' ? handleScale : HANDLERS[route.verb];
   if (!handler) throw methodNotAllowed();
-  const scope: Scope = {
-    ctx,
-    store,
-    req,
-    res,
-    query: url.searchParams,
-    route,
-    info,
-    record,
-    warnings,
-    dropWatchAfterMs,
-    authorizeCreate,
-    admitWrite,
-  };
   await handler(scope);
 }
 

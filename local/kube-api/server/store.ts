@@ -129,7 +129,8 @@ export class ObjectStore {
     return !info.custom && info.group === '' && info.resource === 'namespaces';
   }
 
-  private now(): string {
+  /** The server's clock as kube writes timestamps (RFC 3339, seconds). */
+  now(): string {
     return timestamp(this.ctx.now());
   }
 
@@ -323,6 +324,50 @@ export class ObjectStore {
         }
         const hooked = await this.commitHook(info, result, false);
         return hooked ? present(info, hooked, Number(hooked.metadata.resourceVersion)) : result;
+      } catch (err) {
+        if (err instanceof NotFoundError) throw notFound(info, name);
+        if (err instanceof ConflictError) continue;
+        throw err;
+      }
+    }
+    throw conflict(info, name, 'too many concurrent writes, please try again');
+  }
+
+  /**
+   * Read-modify-write straight on storage, as a REST storage that calls etcd's GuaranteedUpdate itself does
+   * (pods/binding): no write strategy, validation or managedFields; `preconditions` on uid and
+   * resourceVersion fail as kube's storage precondition does. `mutate` changes the object in place, or
+   * returns why it refuses (a 409 on `refusedAs`). A storage conflict retries on the fresh object.
+   */
+  async guaranteedUpdate(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    name: string,
+    preconditions: { uid?: string; resourceVersion?: string },
+    refusedAs: { group: string; resource: string },
+    mutate: (current: ApiObject) => string | undefined,
+  ): Promise<ApiObject> {
+    const key = objectKeyFor(info, namespace, name);
+    const failed = (what: string, wanted: string, found: unknown) =>
+      conflict(
+        info,
+        name,
+        `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ${what} in precondition: ${wanted}, ${what} in object meta: ${String(found ?? '')}`,
+      );
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const stored = await this.storage.get(key);
+      if (!stored) throw notFound(info, name);
+      const current = present(info, stored.value as ApiObject, stored.modRevision);
+      if (preconditions.uid && preconditions.uid !== current.metadata.uid)
+        throw failed('UID', preconditions.uid, current.metadata.uid);
+      if (preconditions.resourceVersion && preconditions.resourceVersion !== current.metadata.resourceVersion)
+        throw failed('ResourceVersion', preconditions.resourceVersion, current.metadata.resourceVersion);
+      const refused = mutate(current);
+      if (refused !== undefined) throw conflict(refusedAs, name, refused);
+      try {
+        const written = await this.storage.update(key, toStored(info, current), stored.modRevision);
+        this.ctx.afterWrite?.();
+        return present(info, written.value as ApiObject, written.modRevision);
       } catch (err) {
         if (err instanceof NotFoundError) throw notFound(info, name);
         if (err instanceof ConflictError) continue;

@@ -147,6 +147,15 @@ describe.each(backends)('CRUD semantics on $name storage', (backend) => {
     expect(t.cluster.requestLog.since(mark).map((r) => r.verb)).toEqual(['create', 'get']);
   });
 
+  it('tells the writes that were made from the ones refused (successfulOnly)', async () => {
+    const mark = t.cluster.requestLog.mark();
+    await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, cm('once'));
+    expect((await t.raw('POST', `/api/v1/namespaces/${ns}/configmaps`, cm('once'))).status).toBe(409);
+    expect((await t.raw('PUT', `/api/v1/namespaces/${ns}/configmaps/absent`, cm('absent'))).status).toBe(404);
+    expect(t.cluster.requestLog.countWritesSince(mark)).toBe(3);
+    expect(t.cluster.requestLog.writesSince(mark, { successfulOnly: true }).map((w) => w.status)).toEqual([201]);
+  });
+
   it('deletes with preconditions and returns a Success Status', async () => {
     const created = await t.objects.create(cm('del'));
     const bad = await t.raw('DELETE', `/api/v1/namespaces/${ns}/configmaps/del`, { preconditions: { uid: 'other' } });
