@@ -63,7 +63,11 @@ describe('capacity probe, --local at small scale', () => {
       expect(s.memoryBytes).toBe(s.rssBytes! - s.rssShmemBytes! + s.tmpfsBytes!);
       expect(s.apiRssBytes).toBeGreaterThan(0);
     }
-    expect(afterWrite.dbSizeInUseBytes!).toBeGreaterThan(before.dbSizeInUseBytes!);
+    // Every create reached etcd, a revision each, and the db file (which only defragmentation shrinks) did not
+    // shrink. Its in-use size is not compared: etcd's periodic compaction (the rendered 1m) may free older
+    // revisions between the two samples, and once did by more than the 60 objects added.
+    expect(afterWrite.revision!).toBeGreaterThanOrEqual(before.revision! + report.load.write.requests);
+    expect(afterWrite.dbSizeBytes!).toBeGreaterThanOrEqual(before.dbSizeBytes!);
     expect(afterDelete.dbSizeBytes!).toBeGreaterThanOrEqual(afterWrite.dbSizeBytes!);
     expect(afterCompactAndDefrag!.dbSizeBytes!).toBeLessThan(afterDelete.dbSizeBytes!);
     expect(report.target).toMatchObject({ kind: 'local', etcdFiguresFrom: 'local-process' });
