@@ -77,6 +77,11 @@ export class SimKubelet {
   private readonly templateHashes = new Map<string, { uid: string; generation: number; hash: string }>();
   private working = false;
   private stopped = false;
+  /**
+   * Whether every informer has listed once. Until then events only queue: as controllers wait for their caches,
+   * so that a pod listed before its node is not taken for a pod whose node is gone (and evicted).
+   */
+  private synced = false;
   private idleWaiters: Array<() => void> = [];
   readonly stats = {
     podsCreated: 0,
@@ -135,6 +140,8 @@ export class SimKubelet {
   async start(): Promise<void> {
     for (const inf of this.informers()) void inf.run();
     await Promise.all(this.informers().map((inf) => inf.hasSynced));
+    this.synced = true;
+    if (this.queue.size && !this.working) void this.work();
     this.heartbeats?.start();
   }
 
@@ -172,7 +179,7 @@ export class SimKubelet {
   private enqueue(item: string): void {
     if (this.stopped) return;
     this.queue.add(item);
-    if (!this.working) void this.work();
+    if (!this.working && this.synced) void this.work();
   }
 
   private enqueueAllPods(): void {
