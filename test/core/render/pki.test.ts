@@ -1,15 +1,12 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PKI_POLICY, renderPoolSpirit, webCryptoKeyFactory, type KeyFactory } from '../../../core/index.ts';
 import { canonicalIp, sameSubject, subjectAltNames } from '../../../core/render/cert-names.ts';
 import { pemDecode, pemEncode } from '../../../core/render/pem.ts';
 import { ensurePki, type PkiResult } from '../../../core/render/pki.ts';
 import { caSubject, type LeafSpec, type PkiPolicy } from '../../../core/render/pki-spec.ts';
 import type { CryptoKeyPair } from '../../../core/render/webcrypto.ts';
-import { buildBundle, readServerlessBuild } from '../../../scripts/bundle-functions.ts';
+import { functionBundles } from '../../support/function-bundles.ts';
 import { DAY, NOW, keys, renderInput } from '../fixtures.ts';
 import { cert, pkiOf, sans, secretData, x509 } from '../helpers.ts';
 
@@ -406,21 +403,14 @@ describe('certificate names as node:crypto prints them', () => {
  * unevaluated; issuing afterwards must define it (the marker works and x509 is in the bundle).
  */
 describe('the functions that issue carry no X.509 library, and load the issuer only to issue', () => {
-  const build = readServerlessBuild();
-  let dir: string;
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'ps-pki-bundle-'));
-  });
-  afterAll(() => rm(dir, { recursive: true, force: true }));
+  const bundles = functionBundles('ps-pki-bundle-');
 
   // Certificates are written as DER (core/render/der.ts); the library, its asn1js and its Reflect polyfill
   // (some 60 ms of a cold start) must not come back through some other import.
   it.each(['reconcile', 'audit'])(
     'the %s bundle holds none of @peculiar/*, asn1js, tsyringe, reflect-metadata',
     async (name) => {
-      const fn = build.functions.find((f) => f.name === name);
-      if (!fn) throw new Error(`no function ${name} in serverless.yml`);
-      const bundle = await buildBundle(build, fn.entry, join(dir, name));
+      const bundle = await bundles.build(name);
       const inputs = Object.keys(bundle.metafile.inputs);
       expect(inputs.some((p) => p.startsWith('core/render/pki-issue.ts'))).toBe(true);
       // A steady pool never issues: the issuer (and its DER writer) is a chunk loaded on the first issue.
