@@ -14,6 +14,7 @@ import type { KubeObject } from '../../core/kube.ts';
 import { API_VERSION, KIND } from '../../core/poolspirit/api.ts';
 import type { ClusterClient, EventInput, ObjectRef } from './types.ts';
 import { apiClientFor, APPLY_PATCH, type ClusterTarget } from './api-client.ts';
+import type { KubeTransport } from './http/index.ts';
 import { retryPolicy, statusOf } from './retry.ts';
 import type { RetryOptions } from './retry.ts';
 
@@ -34,6 +35,15 @@ export interface ClusterClientOptions {
 }
 
 const isNotFound = (err: unknown) => statusOf(err) === 404;
+
+/**
+ * The cluster CA changes only when the cluster's CA is rotated, and no notice announces that (the
+ * forwarder does not watch kube-system; the scheduled audit compares it): read afresh on every pass, it
+ * was one GET in twelve of a pass and never news. It is kept with the connection it was read through
+ * (cluster access caches one for 5 minutes), and never longer than this.
+ */
+export const CLUSTER_CA_TTL_MS = 5 * 60_000;
+const clusterCas = new WeakMap<KubeTransport, { pem: string; until: number }>();
 
 export function createClusterClient(target: ClusterTarget, options: ClusterClientOptions = {}): ClusterClient {
   const api = apiClientFor(target);
@@ -206,14 +216,18 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
     },
 
     async readClusterCA() {
+      const cached = clusterCas.get(api.transport);
+      if (cached && cached.until > now().getTime()) return cached.pem;
       const cm = await get({
         apiVersion: 'v1',
         kind: 'ConfigMap',
         namespace: CLUSTER_CA_CONFIGMAP.namespace,
         name: CLUSTER_CA_CONFIGMAP.name,
       });
-      const data = cm?.data as Record<string, string> | undefined;
-      return data?.[CLUSTER_CA_CONFIGMAP.key];
+      const pem = (cm?.data as Record<string, string> | undefined)?.[CLUSTER_CA_CONFIGMAP.key];
+      // A missing CA is not remembered: the pass that found none fails, and the next one looks again.
+      if (pem) clusterCas.set(api.transport, { pem, until: now().getTime() + CLUSTER_CA_TTL_MS });
+      return pem;
     },
   };
 }

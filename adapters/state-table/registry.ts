@@ -112,14 +112,14 @@ export async function registerCluster(
   if (options.createOnly) parts.conditions.push('attribute_not_exists(pk)');
   try {
     const out = await updateItem(table, { Key: keys.cluster(reg.id), ...renderUpdate(parts), ReturnValues: 'ALL_NEW' });
-    return fromItem(out.Attributes!);
+    return registrationFromItem(out.Attributes!);
   } catch (err) {
     if (isConditionFailed(err)) throw new ClusterExistsError(reg.id);
     throw err;
   }
 }
 
-function fromItem(item: Record<string, unknown>): ClusterRegistration {
+export function registrationFromItem(item: Record<string, unknown>): ClusterRegistration {
   return {
     id: String(item.id),
     access: item.access as ClusterAccess,
@@ -131,7 +131,7 @@ function fromItem(item: Record<string, unknown>): ClusterRegistration {
 
 export async function getCluster(table: StateTable, id: string): Promise<ClusterRegistration | undefined> {
   const item = await getItem(table, keys.cluster(id));
-  return item ? fromItem(item) : undefined;
+  return item ? registrationFromItem(item) : undefined;
 }
 
 /** All registered clusters, optionally only those whose labels include every given label. */
@@ -143,7 +143,7 @@ export async function listClusters(
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': REGISTRY_PK, ':prefix': CLUSTER_PREFIX },
   });
-  return items.map(fromItem).filter((c) => Object.entries(selector).every(([k, v]) => c.labels[k] === v));
+  return items.map(registrationFromItem).filter((c) => Object.entries(selector).every(([k, v]) => c.labels[k] === v));
 }
 
 /** Removes a registration; returns whether it existed. */

@@ -6,6 +6,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
@@ -90,6 +91,39 @@ type Without<T, K extends keyof T> = Omit<T, K>;
 export async function getItem(table: StateTable, key: ItemKey, consistent = true): Promise<Item | undefined> {
   const out = await table.doc.send(new GetCommand({ TableName: table.name, Key: key, ConsistentRead: consistent }));
   return out.Item;
+}
+
+/** How often keys DynamoDB left unprocessed (throttling) are asked for again before the read fails. */
+const BATCH_GET_ATTEMPTS = 5;
+const BATCH_GET_RETRY_BASE_MS = 25;
+
+/**
+ * Several items in one round trip (BatchGetItem; at most 100 keys). Returns one entry per key, in the
+ * order asked, undefined where there is no item. Keys DynamoDB leaves unprocessed are asked for again
+ * with a short backoff; still unprocessed after that, the read fails like a throttled GetItem would.
+ */
+export async function getItems(
+  table: StateTable,
+  itemKeys: readonly ItemKey[],
+  consistent = true,
+): Promise<Array<Item | undefined>> {
+  const found = new Map<string, Item>();
+  const id = (k: { pk?: unknown; sk?: unknown }) => `${String(k.pk)}\u0000${String(k.sk)}`;
+  let pending: ItemKey[] = [...itemKeys];
+  for (let attempt = 1; pending.length > 0; attempt++) {
+    const out = await table.doc.send(
+      new BatchGetCommand({ RequestItems: { [table.name]: { Keys: pending, ConsistentRead: consistent } } }),
+    );
+    for (const item of out.Responses?.[table.name] ?? []) found.set(id(item), item);
+    pending = (out.UnprocessedKeys?.[table.name]?.Keys ?? []) as ItemKey[];
+    if (pending.length === 0) break;
+    if (attempt >= BATCH_GET_ATTEMPTS)
+      throw new Error(
+        `BatchGetItem on ${table.name}: ${pending.length} key(s) still unprocessed after ${attempt} attempts`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, BATCH_GET_RETRY_BASE_MS * 2 ** (attempt - 1)));
+  }
+  return itemKeys.map((k) => found.get(id(k)));
 }
 
 export function putItem(table: StateTable, input: Without<PutCommandInput, 'TableName'>) {

@@ -8,6 +8,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import type { KeyFactory } from './keys.ts';
 import { DAY_MS, type CaId, type Issued, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
 import { serialFor } from './pki-keys.ts';
+import { ecKeyDer } from './ec-key-der.ts';
 import { pemDecode, pemEncode } from './pem.ts';
 import { distinguishedName } from './cert-names.ts';
 import { EXTENDED_KEY_USAGE_OIDS } from './cert-check.ts';
@@ -103,11 +104,13 @@ interface NewKey {
   privateKey: KeyObject;
   /** DER SubjectPublicKeyInfo. */
   spki: Buffer;
+  /** DER PKCS#8 private key. */
+  pkcs8: Buffer;
 }
 
 function newKey(purpose: string, keys: KeyFactory): NewKey {
-  const pair = keys.generateKeyObjects(purpose);
-  return { privateKey: pair.privateKey, spki: pair.publicKey.export({ type: 'spki', format: 'der' }) };
+  const { privateKey } = keys.generateKeyObjects(purpose);
+  return { privateKey, ...ecKeyDer(privateKey) };
 }
 
 function issue(cert: {
@@ -136,7 +139,7 @@ function issue(cert: {
   const certDer = der.sequence(tbs, SIGNATURE_ALGORITHM, der.bitString(signature));
   return {
     certPem: pemEncode(certDer, 'CERTIFICATE'),
-    keyPem: pemEncode(cert.key.privateKey.export({ type: 'pkcs8', format: 'der' }), 'PRIVATE KEY'),
+    keyPem: pemEncode(cert.key.pkcs8, 'PRIVATE KEY'),
     notAfter,
     privateKey: cert.key.privateKey,
   };

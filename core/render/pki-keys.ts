@@ -1,13 +1,16 @@
 import type { KeyObject } from 'node:crypto';
 import { sha256Hex } from '../hash.ts';
+import { ecKeyDer, ecPublicKeyDer } from './ec-key-der.ts';
 import { pemEncode } from './pem.ts';
 
+/** PKCS#8 PEM of an ECDSA P-256 private key (./ec-key-der.ts: not OpenSSL's slower encoder). */
 export function privateKeyPem(key: KeyObject): string {
-  return pemEncode(key.export({ type: 'pkcs8', format: 'der' }), 'PRIVATE KEY');
+  return pemEncode(ecKeyDer(key).pkcs8, 'PRIVATE KEY');
 }
 
+/** SubjectPublicKeyInfo PEM of an ECDSA P-256 key. */
 export function publicKeyPem(key: KeyObject): string {
-  return pemEncode(key.export({ type: 'spki', format: 'der' }), 'PUBLIC KEY');
+  return pemEncode(ecPublicKeyDer(key), 'PUBLIC KEY');
 }
 
 /** A positive, unique-enough serial derived from the key (DER SubjectPublicKeyInfo): no hidden randomness in the core. */

@@ -46,10 +46,12 @@ export interface FunctionPermissions {
 
 export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermissions>> = {
   reconcile: {
-    // GetItem: the registry entry (state-table/registry.ts), the lease and the pool's state record
-    // (state-table/lease.ts, reconcile-state.ts). UpdateItem: conditional lease acquire/renew/release and
-    // the state/outcome writes (lease.ts, reconcile-state.ts). No Query: one key per invocation.
-    dynamodb: ['GetItem', 'UpdateItem'],
+    // BatchGetItem: the pool's state item and the registry entry in one round trip at the start of an
+    // invocation (reconcile-state.ts readInvocationStart). GetItem: the lease while waiting for it and the
+    // pool's state record (state-table/lease.ts, reconcile-state.ts). UpdateItem: conditional lease
+    // acquire/renew/release and the state/outcome writes (lease.ts, reconcile-state.ts). No Query: one
+    // pool per invocation.
+    dynamodb: ['GetItem', 'BatchGetItem', 'UpdateItem'],
     events: [],
     // The cluster's kubeconfig when it is registered as `secret` (cluster-access/secrets.ts).
     secretsmanager: ['GetSecretValue'],

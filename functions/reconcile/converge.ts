@@ -16,9 +16,8 @@
  *     pool that leaves compat, or whose NodePool is gone, is taken out of them.
  *  4. write the status (stages/write-status.ts), only if it changed; an Event per meaningful transition.
  */
-import type { ReconcileOutcome } from '../../adapters/state-table/index.ts';
+import type { ClusterRegistration, ReconcileOutcome } from '../../adapters/state-table/index.ts';
 import { DEFAULT_NAMESPACE, parsePoolSpiritSpec } from '../../core/index.ts';
-import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { statusOf } from '../../adapters/kubernetes/retry.ts';
 import type { ReconcileDeps } from './deps.ts';
@@ -53,9 +52,12 @@ export interface ConvergeResult {
 /** What a stage sequence decided, before the write count is known. */
 type PassResult = Omit<ConvergeResult, 'clusterWrites'>;
 
-export async function converge(deps: ReconcileDeps, target: ReconcileTarget): Promise<ConvergeResult> {
-  const registration = await deps.cluster(target.clusterId);
-  if (!registration) throw new ClusterAccessError(target.clusterId, undefined, 'not-registered');
+/** `registration` is the cluster's registry entry, read by the invocation before it took the lease. */
+export async function converge(
+  deps: ReconcileDeps,
+  target: ReconcileTarget,
+  registration: ClusterRegistration,
+): Promise<ConvergeResult> {
   const connection = await deps.clusterAccess.connectionFor(registration);
   const client = deps.clusterClient(connection, target.clusterId);
   const writesBefore = client.counters.writes;

@@ -9,8 +9,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import type { StateTable } from '../../adapters/state-table/index.ts';
-import { createStateTable, getCluster } from '../../adapters/state-table/index.ts';
-import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
+import { createStateTable } from '../../adapters/state-table/index.ts';
 import type { ClusterAccessResolver } from '../../adapters/cluster-access/index.ts';
 import { createClusterAccess, secretsManagerSource } from '../../adapters/cluster-access/index.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
@@ -26,8 +25,6 @@ export const METRICS_NAMESPACE = 'PoolSpirit';
 
 export interface ReconcileDeps {
   table: StateTable;
-  /** The registry entry of a cluster (defaults to the state table's registry). */
-  cluster(clusterId: string): Promise<ClusterRegistration | undefined>;
   clusterAccess: ClusterAccessResolver;
   /** Builds the apiserver client for a resolved cluster; tests wrap it to inject faults. */
   clusterClient(connection: ClusterConnection, clusterId: string): ClusterClient;
@@ -59,7 +56,6 @@ export function reconcileDeps(input: ReconcileDepsInput): ReconcileDeps {
   const logger = input.logger ?? new Logger({ serviceName: SERVICE_NAME });
   const clock = input.clock ?? (() => new Date());
   return {
-    cluster: (id) => getCluster(input.table, id),
     clusterAccess: createClusterAccess({ now: clock }),
     clusterClient: (connection) => createClusterClient(connection, { now: clock }),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME }),

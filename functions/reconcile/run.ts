@@ -11,7 +11,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { StateTable } from '../../adapters/state-table/index.ts';
 import {
-  alreadyServed,
   beginReconcile,
   getItem,
   keys,
@@ -19,6 +18,7 @@ import {
   LEASE_UNTIL,
   LeaseLostError,
   meteredTable,
+  readInvocationStart,
   recordOutcome,
   sanitizeErrorMessage,
 } from '../../adapters/state-table/index.ts';
@@ -94,17 +94,12 @@ export async function reconcile(
     metrics.addMetric('ServedEvents', MetricUnit.Count, 1);
     return finish('served');
   };
-  const served = await alreadyServed(table, key, target.acceptedAt, deps.clock());
+  // One round trip before any write: a served event ends here, and a cluster nobody registered must not
+  // leave a lease item behind (anyone who can put events could otherwise grow the table one item per
+  // invented name).
+  const { served, registration } = await readInvocationStart(table, key, target.acceptedAt, deps.clock());
   if (served) return finishServed(served);
-  // Before any write: a cluster nobody registered must not leave a lease item behind (anyone who can put
-  // events could otherwise grow the table one item per invented name).
-  const registration = await deps.cluster(target.clusterId);
   if (!registration) throw unknownCluster(target.clusterId, 'detail.clusterId');
-  // converge reads the registration again; it gets this one instead of a second GetItem.
-  const convergeDeps: ReconcileDeps = {
-    ...deps,
-    cluster: async (id) => (id === target.clusterId ? registration : deps.cluster(id)),
-  };
 
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const event = pass === 1 ? { id: target.eventId, acceptedAt: target.acceptedAt } : undefined;
@@ -152,7 +147,7 @@ export async function reconcile(
     let result: ConvergeResult | undefined;
     let failure: unknown;
     try {
-      result = await converge(convergeDeps, target);
+      result = await converge(deps, target, registration);
     } catch (err) {
       failure = err;
     }

@@ -43,6 +43,18 @@ export interface WriteOptions {
 
 export type Propagation = 'Background' | 'Foreground' | 'Orphan';
 
+/** Computes the desired object from a private copy of the current one (which it may change and return). */
+export type Mutator = (current: ApiObject) => ApiObject | Promise<ApiObject>;
+
+/**
+ * A PUT's object, which replaces the current one whatever it is: it never sees the current object, so none
+ * is copied for it (a copy per write is a JSON round trip of the whole object, e.g. a Pod on every status
+ * PUT of the simulated kubelet).
+ */
+export interface Replacement {
+  replacement: ApiObject;
+}
+
 export interface DeleteOptions {
   dryRun?: boolean;
   propagationPolicy?: Propagation;
@@ -253,8 +265,9 @@ export class ObjectStore {
 
   /**
    * Read-modify-write with kube's GuaranteedUpdate rules: `mutate` gets the current object (as served) and
-   * returns the desired one; a resourceVersion in the result must match the current one (409 otherwise);
-   * a storage conflict without such a precondition retries on the fresh object.
+   * returns the desired one — or, for a PUT, a Replacement is the desired object; a resourceVersion in the
+   * result must match the current one (409 otherwise); a storage conflict without such a precondition
+   * retries on the fresh object.
    */
   async update(
     info: ResourceInfo,
@@ -262,7 +275,7 @@ export class ObjectStore {
     name: string,
     subresource: string | undefined,
     opts: WriteOptions,
-    mutate: (current: ApiObject) => ApiObject | Promise<ApiObject>,
+    mutate: Mutator | Replacement,
   ): Promise<ApiObject> {
     const key = objectKeyFor(info, namespace, name);
     if (!info.custom && info.group === '' && info.resource === 'services') await this.clusterIps();
@@ -270,7 +283,9 @@ export class ObjectStore {
       const stored = await this.storage.get(key);
       if (!stored) throw notFound(info, name);
       const current = present(info, stored.value as ApiObject, stored.modRevision);
-      const desired = await mutate(clone(current));
+      // `current` must stay as read: admission, the no-op check and managedFields compare against it. A
+      // mutator gets its own copy; a replacement has no way to reach `current`, so it needs none.
+      const desired = typeof mutate === 'function' ? await mutate(clone(current)) : mutate.replacement;
       await opts.admit?.(desired, current);
       const m = meta(desired);
       if (

@@ -16,6 +16,7 @@ import {
   type StoredValue,
   type StorageWatchEvent,
   type WatchHandle,
+  WatchEventMemo,
 } from './types.ts';
 
 interface Entry {
@@ -50,7 +51,7 @@ interface Watcher {
   delivered: number;
   live: boolean;
   stopped: boolean;
-  onEvent: (e: StorageWatchEvent) => void;
+  onEvent: (e: StorageWatchEvent, memo?: WatchEventMemo) => void;
   onError: (err: Error) => void;
 }
 
@@ -96,6 +97,8 @@ class SortedKeys {
 interface ParsedOnce {
   value?: StoredValue;
   prevValue?: StoredValue;
+  /** Passed with the event to every watcher of a live dispatch (none on a replay, which serves one watcher). */
+  memo?: WatchEventMemo;
 }
 
 /** A copy of the top level and of `metadata`, sharing everything below with `v`. */
@@ -143,7 +146,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
     try {
       while (dispatchQueue.length) {
         const next = dispatchQueue.shift()!;
-        const parsed: ParsedOnce = {};
+        const parsed: ParsedOnce = { memo: new WatchEventMemo() };
         for (const w of watchers) if (w.live) deliver(w, next, parsed);
       }
     } finally {
@@ -157,7 +160,8 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
    * apiVersion, kind and resourceVersion there) and shares everything below with the others, so it must not
    * change anything deeper. The garbage collector's watch reads no previous value of a put, and a watch with
    * no selector none at all. With a forwarder, a kubelet and the garbage collector watching, a Pod event was
-   * parsed three times.
+   * parsed three times. Likewise the watchers of a live dispatch share one `memo`, so HTTP watches that would
+   * send the same line serialize it once (handlers/watch.ts).
    */
   function toWatchEvent(ev: HistoryEvent, parsed: ParsedOnce): StorageWatchEvent {
     if (ev.type === 'put') {
@@ -192,7 +196,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
     w.delivered = ev.revision;
     if (!ev.key.startsWith(w.prefix)) return;
     try {
-      w.onEvent(toWatchEvent(ev, parsed));
+      w.onEvent(toWatchEvent(ev, parsed), parsed.memo);
     } catch {
       // A failing consumer must not break the writer or other watchers.
     }

@@ -38,6 +38,27 @@ export interface ListResult {
   remaining?: number;
 }
 
+/**
+ * Results computed from one storage event, shared by every watcher that event is dispatched to, so that work
+ * which depends only on the event and on what the key names (e.g. a watch line serialized for a resource
+ * version and output form) is done once per event rather than once per watcher. An entry is found by an
+ * owner object (compared by identity, e.g. the ResourceInfo a watch serves) and a string key: together they
+ * must name everything the value depends on besides the event itself. A backend makes a new memo for every
+ * event, so an entry can never be read for another event.
+ */
+export class WatchEventMemo {
+  private readonly byOwner = new Map<object, Map<string, string>>();
+
+  /** The text `compute` makes for (owner, key): computed by the first watcher that asks, reused by the rest. */
+  text(owner: object, key: string, compute: () => string): string {
+    let texts = this.byOwner.get(owner);
+    if (!texts) this.byOwner.set(owner, (texts = new Map()));
+    let text = texts.get(key);
+    if (text === undefined) texts.set(key, (text = compute()));
+    return text;
+  }
+}
+
 export type StorageWatchEvent =
   | { type: 'put'; key: string; value: StoredValue; modRevision: number; prevValue?: StoredValue; created: boolean }
   | { type: 'delete'; key: string; prevValue: StoredValue; modRevision: number };
@@ -59,12 +80,15 @@ export interface Storage {
   /**
    * Streams every change under prefix with revision > afterRevision, in revision order, then live changes.
    * onError receives CompactedError when afterRevision is older than the oldest revision kept, and any
-   * backend failure; the watch is dead after onError.
+   * backend failure; the watch is dead after onError. `memo`, when given, is the same object for every
+   * watcher of that one event (the memory backend passes it while dispatching a live event to all its
+   * watchers at once); a backend that builds each watcher's events apart (etcd: one stream per watch) passes
+   * none, and consumers then compute for themselves.
    */
   watch(
     prefix: string,
     afterRevision: number,
-    onEvent: (e: StorageWatchEvent) => void,
+    onEvent: (e: StorageWatchEvent, memo?: WatchEventMemo) => void,
     onError: (err: Error) => void,
   ): WatchHandle;
   currentRevision(): Promise<number>;

@@ -3,6 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClusterClient, FIELD_MANAGER, isTransient } from '../../../adapters/kubernetes/index.ts';
+import { CLUSTER_CA_TTL_MS } from '../../../adapters/kubernetes/client.ts';
 import type { ClusterConnection } from '../../../adapters/kubernetes/http/index.ts';
 
 /** A scripted apiserver: answers discovery, and plays `script` for everything else in order. */
@@ -72,6 +73,27 @@ describe('kubernetes client', () => {
     kc = await startFake([{ status: 404 }]);
     expect(await createClusterClient(kc, fast).readClusterCA()).toBeUndefined();
     expect(seen).toHaveLength(1);
+  });
+
+  it('reads the cluster CA once per connection until CLUSTER_CA_TTL_MS, and never remembers a missing one', async () => {
+    const missing = { status: 404 };
+    const kc = await startFake([missing, { status: 200, body: caConfigMap }, { status: 200, body: caConfigMap }]);
+    let clock = Date.parse('2026-12-01T00:00:00Z');
+    const at = { ...fast, now: () => new Date(clock) };
+    expect(await createClusterClient(kc, at).readClusterCA()).toBeUndefined();
+    expect(await createClusterClient(kc, at).readClusterCA()).toBe('PEM');
+    // Later invocations' clients over the same connection ask nothing.
+    const later = createClusterClient(kc, at);
+    clock += CLUSTER_CA_TTL_MS - 1;
+    expect(await later.readClusterCA()).toBe('PEM');
+    expect(seen).toHaveLength(2);
+    expect(later.counters.reads).toBe(0);
+    clock += 1;
+    expect(await createClusterClient(kc, at).readClusterCA()).toBe('PEM');
+    expect(seen).toHaveLength(3);
+    // Another connection to the same server reads its own.
+    const other = { ...kc };
+    await expect(createClusterClient(other, fast).readClusterCA()).rejects.toMatchObject({ code: 500 });
   });
 
   it('gives up after maxAttempts and surfaces the last error', async () => {

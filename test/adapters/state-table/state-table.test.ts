@@ -20,6 +20,8 @@ import {
   renewLease,
   ClusterExistsError,
   getItem,
+  getItems,
+  readInvocationStart,
 } from '../../../adapters/state-table/index.ts';
 import type { BeginResult, ReconcileOutcome, StateTable } from '../../../adapters/state-table/index.ts';
 
@@ -265,6 +267,77 @@ describe('reconcile state', () => {
         10_100,
       );
       expect((await beginReconcile(table, target, 'inv-2', 30_000, at(11_000))).status).toBe('acquired');
+    });
+
+    it("is seen, with the cluster's registration, by the one read an invocation starts with", async () => {
+      const before = dynamo.usage().byOperation;
+      // Nothing yet: not served, and no registration (the invocation ends before any write).
+      expect(await readInvocationStart(table, target, T0.getTime(), at(0))).toEqual({
+        served: undefined,
+        registration: undefined,
+      });
+      await registerCluster(table, { id: 'c1', access: { kind: 'url', url: 'http://127.0.0.1:1' } }, T0);
+      await complete(
+        await beginReconcile(table, target, 'inv-1', 30_000, at(10_000), event('ev-1', 9_000)),
+        'applied',
+        10_100,
+      );
+      const start = await readInvocationStart(table, target, T0.getTime() + 7_999, at(20_000));
+      expect(start.served).toEqual({ status: 'served', by: 'completed-pass', passStartedAt: T0.getTime() + 10_000 });
+      expect(start.registration).toMatchObject({ id: 'c1', access: { kind: 'url', url: 'http://127.0.0.1:1' } });
+      // Within the margin: not served, so the invocation goes on to take the lease.
+      expect((await readInvocationStart(table, target, T0.getTime() + 8_000, at(20_000))).served).toBeUndefined();
+      // Each look is one BatchGetItem and no GetItem.
+      const after = dynamo.usage().byOperation;
+      const calls = (op: string) => (after[op]?.requests ?? 0) - (before[op]?.requests ?? 0);
+      expect(calls('BatchGetItem')).toBe(3);
+      expect(calls('GetItem')).toBe(0);
+    });
+  });
+
+  describe('getItems', () => {
+    it('returns each asked key in order, undefined where there is no item', async () => {
+      await registerCluster(table, { id: 'c2', access: { kind: 'url', url: 'http://127.0.0.1:1' } }, T0);
+      const items = await getItems(table, [keys.cluster('nope'), keys.cluster('c2'), keys.pool('c2', 'x')]);
+      expect(items.map((i) => i?.id)).toEqual([undefined, 'c2', undefined]);
+    });
+
+    // DynamoDB may leave keys unprocessed under throttling: a stub client plays that (a unit boundary).
+    const stubTable = (responses: Array<{ found: string[]; unprocessed: string[] }>) => {
+      const asked: string[][] = [];
+      const send = async (cmd: { input: { RequestItems: Record<string, { Keys: { sk: string }[] }> } }) => {
+        asked.push(cmd.input.RequestItems.t.Keys.map((k) => k.sk));
+        const next = responses.shift() ?? { found: [], unprocessed: [] };
+        return {
+          Responses: { t: next.found.map((sk) => ({ pk: 'p', sk, id: sk })) },
+          UnprocessedKeys: next.unprocessed.length
+            ? { t: { Keys: next.unprocessed.map((sk) => ({ pk: 'p', sk })) } }
+            : {},
+        };
+      };
+      return { table: { doc: { send }, name: 't' } as unknown as StateTable, asked };
+    };
+
+    it('asks again for the keys DynamoDB left unprocessed', async () => {
+      const stub = stubTable([
+        { found: ['b'], unprocessed: ['a', 'c'] },
+        { found: ['c'], unprocessed: ['a'] },
+        { found: ['a'], unprocessed: [] },
+      ]);
+      const items = await getItems(
+        stub.table,
+        ['a', 'b', 'c'].map((sk) => ({ pk: 'p', sk })),
+      );
+      expect(items.map((i) => i?.id)).toEqual(['a', 'b', 'c']);
+      expect(stub.asked).toEqual([['a', 'b', 'c'], ['a', 'c'], ['a']]);
+    });
+
+    it('fails, naming how many keys, when keys stay unprocessed', async () => {
+      const stub = stubTable(Array.from({ length: 10 }, () => ({ found: [], unprocessed: ['a'] })));
+      await expect(getItems(stub.table, [{ pk: 'p', sk: 'a' }])).rejects.toThrow(
+        /BatchGetItem on t: 1 key\(s\) still unprocessed after 5 attempts/,
+      );
+      expect(stub.asked).toHaveLength(5);
     });
   });
 

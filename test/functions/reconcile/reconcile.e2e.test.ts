@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { startReconcileWorld, IP_ALLOCATOR, CLUSTER_ID } from './harness.ts';
 import type { ReconcileWorld } from './harness.ts';
-import { readPoolState, keys, getItem } from '../../../adapters/state-table/index.ts';
+import { readPoolState, keys, getItem, getCluster } from '../../../adapters/state-table/index.ts';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
 import { DEFAULT_NAMESPACE } from '../../../core/index.ts';
 import type { KubeObject } from '../../../core/index.ts';
@@ -208,7 +208,7 @@ describe('reconcile (end to end on the local Kubernetes API + dynalite)', () => 
   });
 
   it("lists a pool's objects by label through the adapter (as audits do)", async () => {
-    const registration = await world.deps.cluster(CLUSTER_ID);
+    const registration = await getCluster(world.table, CLUSTER_ID);
     const client = world.deps.clusterClient(await world.deps.clusterAccess.connectionFor(registration!), CLUSTER_ID);
     const secrets = await client.listByLabel('v1', 'Secret', NS, { 'poolspirit.io/pool': 'edge-a' });
     expect(secrets.map((s) => s.metadata.name).sort()).toEqual(['ps-edge-a-agent', 'ps-edge-a-ca', 'ps-edge-a-pki']);

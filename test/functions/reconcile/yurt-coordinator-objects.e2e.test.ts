@@ -22,6 +22,7 @@ import { statusOf } from '../../../adapters/kubernetes/index.ts';
 import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from './harness.ts';
 import { observeCluster } from '../../../functions/audit/observe.ts';
 import { auditDeps } from '../../../functions/audit/handler.ts';
+import { getCluster } from '../../../adapters/state-table/index.ts';
 
 const NS = DEFAULT_NAMESPACE;
 const COMPAT = { [COMPAT_LABEL]: COMPAT_VALUE };
@@ -137,7 +138,7 @@ describe('with the component installed', () => {
 
   it('the audit renders each compat pool as the reconcile did (its coordinator material), so it finds no drift', async () => {
     const client = world.deps.clusterClient(
-      await world.deps.clusterAccess.connectionFor((await world.deps.cluster(CLUSTER_ID))!),
+      await world.deps.clusterAccess.connectionFor((await getCluster(world.table, CLUSTER_ID))!),
       CLUSTER_ID,
     );
     const observed = await observeCluster(auditDeps({ table: world.table }), CLUSTER_ID, client);

@@ -20,7 +20,9 @@ export async function handleUpdate(s: Scope): Promise<void> {
       cause('FieldValueInvalid', 'metadata.resourceVersion', 'Invalid value: 0x0: must be specified for an update'),
     ]);
   }
-  const updated = await s.store.update(s.info, s.route.namespace, name, s.route.subresource, opts, () => body);
+  const updated = await s.store.update(s.info, s.route.namespace, name, s.route.subresource, opts, {
+    replacement: body,
+  });
   sendJson(s.res, 200, renderObject(s.info, form, updated), s.warnings);
 }
 

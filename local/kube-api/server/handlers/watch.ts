@@ -4,7 +4,7 @@
  * watch filter. BOOKMARKs when allowed; a compacted start revision ends with an ERROR event carrying a
  * 410 Expired Status, as client-go's reflector expects.
  */
-import { CompactedError, type StorageWatchEvent } from '../../storage/types.ts';
+import { CompactedError, type StorageWatchEvent, type WatchEventMemo } from '../../storage/types.ts';
 import { groupVersion } from '../../registry.ts';
 import { badRequest } from '../errors.ts';
 import { present, type ApiObject } from '../objects.ts';
@@ -69,8 +69,24 @@ export async function handleWatch(s: Scope): Promise<void> {
     }
     return form.form === 'partial' ? partial(obj) : obj;
   };
+  const line = (type: string, object: unknown) => JSON.stringify({ type, object }) + '\n';
   const write = (type: string, object: unknown) => {
-    if (!closed) res.write(JSON.stringify({ type, object }) + '\n');
+    if (!closed) res.write(line(type, object));
+  };
+  /**
+   * Writes a storage event's line, serialized once for all the watches of that event that send the same
+   * bytes (the memory backend dispatches an event to all its watchers at once and hands them one memo; a Pod
+   * event goes to the forwarder's watch and the kubelet's). The bytes depend on: the event (same value,
+   * same revision for every watcher), which of its values is sent (`source`), the type, the output form, and
+   * what present() stamps from `info` (apiVersion, kind) — one ResourceInfo per served group/version/
+   * resource, so `info` as the memo's owner keeps other versions and resources apart. A name or selector
+   * only decides whether a line is sent, never what it says. Table lines are never shared: whether they
+   * carry columnDefinitions depends on this watch's columnsSent.
+   */
+  const send = (memo: WatchEventMemo | undefined, source: 'value' | 'prevValue', type: string, obj: ApiObject) => {
+    if (closed) return;
+    if (!memo || form.form === 'table') return write(type, shape(obj));
+    res.write(memo.text(info, `${form.form} ${source} ${type}`, () => line(type, shape(obj))));
   };
   const bookmark = (rev: number, initialEventsEnd = false) => {
     const metadata: ApiObject = { resourceVersion: String(rev) };
@@ -100,12 +116,12 @@ export async function handleWatch(s: Scope): Promise<void> {
     }
   };
 
-  const onEvent = (e: StorageWatchEvent) => {
+  const onEvent = (e: StorageWatchEvent, memo?: WatchEventMemo) => {
     if (closed) return;
     lastRev = e.modRevision;
     if (e.type === 'delete') {
       const prev = present(info, e.prevValue as ApiObject, e.modRevision);
-      if (filter(prev)) write('DELETED', shape(prev));
+      if (filter(prev)) send(memo, 'prevValue', 'DELETED', prev);
       return;
     }
     const obj = present(info, e.value as ApiObject, e.modRevision);
@@ -115,9 +131,9 @@ export async function handleWatch(s: Scope): Promise<void> {
     const before = e.created
       ? false
       : unfiltered || (e.prevValue !== undefined && filter(present(info, e.prevValue as ApiObject, e.modRevision)));
-    if (now && before) write('MODIFIED', shape(obj));
-    else if (now) write('ADDED', shape(obj));
-    else if (before) write('DELETED', shape(obj));
+    if (now && before) send(memo, 'value', 'MODIFIED', obj);
+    else if (now) send(memo, 'value', 'ADDED', obj);
+    else if (before) send(memo, 'value', 'DELETED', obj);
   };
   const onError = (err: Error) => {
     if (closed) return;

@@ -42,6 +42,7 @@ import {
   type ReconcileWorld,
 } from '../../../functions/reconcile/harness.ts';
 import { EVENT_NAMESPACE, kustomize, kustomizeOverlay, permissionInputs, REPO_ROOT } from '../../manifests.ts';
+import { getCluster } from '../../../../adapters/state-table/index.ts';
 
 const GROUP = { kind: 'Group' as const, name: RECONCILER_GROUP };
 const silent = () => new Logger({ serviceName: 'rbac-test', logLevel: 'SILENT' });
@@ -148,7 +149,7 @@ describe('what each function really requests (local API request log)', () => {
     world = await startReconcileWorld();
     const client = async () =>
       world.deps.clusterClient(
-        await world.deps.clusterAccess.connectionFor((await world.deps.cluster(CLUSTER_ID))!),
+        await world.deps.clusterAccess.connectionFor((await getCluster(world.table, CLUSTER_ID))!),
         CLUSTER_ID,
       );
 
@@ -163,7 +164,7 @@ describe('what each function really requests (local API request log)', () => {
     const audit = auditDeps({ table: world.table, logger: silent() });
     await as('audit', async () => observeCluster(audit, CLUSTER_ID, await client()));
     await as('probe', () => probeCluster(probeDeps({ table: world.table, logger: silent() }), CLUSTER_ID));
-    const connection = await world.deps.clusterAccess.connectionFor((await world.deps.cluster(CLUSTER_ID))!);
+    const connection = await world.deps.clusterAccess.connectionFor((await getCluster(world.table, CLUSTER_ID))!);
     await as('rollout', async () => {
       const ops = rolloutClusterOps(connection);
       await ops.listPoolSpirits();

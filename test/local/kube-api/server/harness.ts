@@ -194,3 +194,36 @@ export const WIDGET_CRD = {
     ],
   },
 };
+
+/**
+ * Reads a raw watch stream, handing `onLine` each line exactly as received (newline included), until the
+ * stream ends or `abort()` is called; `done` then resolves.
+ */
+export function readWatchLines(
+  url: string,
+  onLine: (line: string) => void,
+  headers: Record<string, string> = {},
+): { done: Promise<void>; abort(): void } {
+  const ctrl = new AbortController();
+  const done = (async () => {
+    try {
+      const res = await fetch(url, { signal: ctrl.signal, headers });
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let buf = '';
+      for (;;) {
+        const { value, done: finished } = await reader.read();
+        if (finished) break;
+        buf += decoder.decode(value, { stream: true });
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          onLine(buf.slice(0, nl + 1));
+          buf = buf.slice(nl + 1);
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return { done, abort: () => ctrl.abort() };
+}

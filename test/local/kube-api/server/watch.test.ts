@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends, startTestCluster, type TestCluster } from './harness.ts';
+import { backends, readWatchLines, startTestCluster, type TestCluster } from './harness.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 interface WatchLine {
@@ -10,33 +10,17 @@ interface WatchLine {
 /** Opens a raw watch and collects its events; `until` resolves once a predicate over them holds. */
 function openWatch(t: TestCluster, path: string) {
   const events: WatchLine[] = [];
-  const ctrl = new AbortController();
   let ended = false;
   const waiters: (() => void)[] = [];
   const notify = () => waiters.splice(0).forEach((w) => w());
-  const done = (async () => {
-    const res = await fetch(t.cluster.url + path, { signal: ctrl.signal });
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let buf = '';
-    try {
-      for (;;) {
-        const { value, done: finished } = await reader.read();
-        if (finished) break;
-        buf += decoder.decode(value, { stream: true });
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          events.push(JSON.parse(buf.slice(0, nl)));
-          buf = buf.slice(nl + 1);
-          notify();
-        }
-      }
-    } catch {
-      // aborted
-    }
+  const stream = readWatchLines(t.cluster.url + path, (line) => {
+    events.push(JSON.parse(line));
+    notify();
+  });
+  const done = stream.done.then(() => {
     ended = true;
     notify();
-  })();
+  });
   return {
     events,
     ended: () => ended,
@@ -58,7 +42,7 @@ function openWatch(t: TestCluster, path: string) {
       return events;
     },
     async close() {
-      ctrl.abort();
+      stream.abort();
       await done;
     },
   };
