@@ -3,7 +3,7 @@
  * every reconcile of every pool, so it must not load @peculiar/x509 (with tsyringe and reflect-metadata, some
  * 60 ms of a bundled cold start); that is loaded only when something must be issued (pki-issue.ts).
  */
-import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { sameSubject, subjectAltNames, canonicalIp } from './cert-names.ts';
 import { pemDecode } from './pem.ts';
 import { DAY_MS, type Issued, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
@@ -30,11 +30,6 @@ export function readPrivateKey(pem: string): KeyObject {
     throw new Error('private key: expected ECDSA P-256');
   }
   return key;
-}
-
-/** DER SubjectPublicKeyInfo of a private key's public half. */
-export function publicKeyDer(privateKey: KeyObject): Buffer {
-  return createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
 }
 
 /** The existing certificate and key if they can be kept, else the reason they cannot. */

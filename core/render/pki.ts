@@ -1,5 +1,6 @@
 import { stableHash } from '../hash.ts';
-import { checkCertificate, publicKeyDer, readPrivateKey, type Reusable } from './cert-check.ts';
+import { checkCertificate, readPrivateKey, type Reusable } from './cert-check.ts';
+import { ecPublicKeyDer } from './ec-key-der.ts';
 import type { KeyFactory } from './keys.ts';
 import { pemDecode } from './pem.ts';
 import { privateKeyPem, publicKeyPem } from './pki-keys.ts';
@@ -144,7 +145,7 @@ async function serviceAccountKeys(
   let reason = 'not present';
   if (privatePem && publicPem) {
     try {
-      if (publicKeyDer(readPrivateKey(privatePem)).equals(pemDecode(publicPem))) return { privatePem, publicPem };
+      if (ecPublicKeyDer(readPrivateKey(privatePem)).equals(pemDecode(publicPem))) return { privatePem, publicPem };
       reason = 'public key does not match';
     } catch {
       reason = 'unreadable';

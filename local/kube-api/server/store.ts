@@ -49,10 +49,13 @@ export type Mutator = (current: ApiObject) => ApiObject | Promise<ApiObject>;
 /**
  * A PUT's object, which replaces the current one whatever it is: it never sees the current object, so none
  * is copied for it (a copy per write is a JSON round trip of the whole object, e.g. a Pod on every status
- * PUT of the simulated kubelet).
+ * PUT of the simulated kubelet). The update fills system fields into the object it writes, so a retry after
+ * a storage conflict starts again from `again()`, the object as the request sent it (kube's
+ * DefaultUpdatedObjectInfo hands each attempt its own copy).
  */
 export interface Replacement {
   replacement: ApiObject;
+  again(): ApiObject;
 }
 
 export interface DeleteOptions {
@@ -285,7 +288,12 @@ export class ObjectStore {
       const current = present(info, stored.value as ApiObject, stored.modRevision);
       // `current` must stay as read: admission, the no-op check and managedFields compare against it. A
       // mutator gets its own copy; a replacement has no way to reach `current`, so it needs none.
-      const desired = typeof mutate === 'function' ? await mutate(clone(current)) : mutate.replacement;
+      const desired =
+        typeof mutate === 'function'
+          ? await mutate(clone(current))
+          : attempt === 0
+            ? mutate.replacement
+            : mutate.again();
       await opts.admit?.(desired, current);
       const m = meta(desired);
       if (

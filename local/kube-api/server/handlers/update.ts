@@ -9,7 +9,9 @@ import { writeOptions, type Scope } from './scope.ts';
 export async function handleUpdate(s: Scope): Promise<void> {
   const form = negotiate(s.req, s.query, true);
   const opts = writeOptions(s, 'UpdateOptions');
-  const body = decodeObject(await readBody(s.req), s.req.headers['content-type'], s.info);
+  const raw = await readBody(s.req);
+  const decode = () => decodeObject(raw, s.req.headers['content-type'], s.info);
+  const body = decode();
   const name = s.route.name!;
   const bodyName = body.metadata?.name ?? '';
   if (bodyName !== name)
@@ -22,6 +24,7 @@ export async function handleUpdate(s: Scope): Promise<void> {
   }
   const updated = await s.store.update(s.info, s.route.namespace, name, s.route.subresource, opts, {
     replacement: body,
+    again: decode,
   });
   sendJson(s.res, 200, renderObject(s.info, form, updated), s.warnings);
 }
