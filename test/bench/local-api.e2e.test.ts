@@ -53,6 +53,22 @@ describe('measureWriteFloor', () => {
     expect(floor.config.keepAlive).toBe(false);
   });
 
+  it('reports only the runs after its warm-up runs, which still write', async () => {
+    const floor = await measureWriteFloor({
+      backends: ['memory'],
+      repeats: 1,
+      warmupRepeats: 2,
+      objects: 8,
+      concurrency: [1, 4],
+      watchSamples: 5,
+      log: () => {},
+    });
+    const m = floor.backends.memory!;
+    expect(floor.config.warmupRepeats).toBe(2);
+    expect(m.runs).toHaveLength(1);
+    expect(m.memory.objectsStored).toBe(3 * 17);
+  });
+
   it('measures through a keep-alive client when asked, and says so', async () => {
     const floor = await measureWriteFloor({
       backends: ['memory'],
