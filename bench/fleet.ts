@@ -5,8 +5,9 @@
  */
 import { Watch } from '@kubernetes/client-node';
 import { RawObjectApi } from '../adapters/kubernetes/raw-object-api.ts';
+import { RECONCILER_USER_AGENT } from '../adapters/kubernetes/api-client.ts';
 import { parseArgs } from 'node:util';
-import type { FleetCluster } from '../local/fleet/fleet.ts';
+import { localApiOf, type FleetCluster, type LocalFleet } from '../local/fleet/fleet.ts';
 import {
   apiWritesPerCluster,
   createEdgePools,
@@ -151,6 +152,8 @@ async function convergeOnce(o: {
     async (fleet) => {
       const writesBefore = sum(await apiWritesPerCluster(fleet));
       const entriesBefore = fleet.bus.stats().entriesAccepted;
+      const requestMarks = await Promise.all(fleet.clusters.map((c) => localApiOf(c).requestLog.mark()));
+      const tableBefore = fleet.dynamo.usage().byOperation;
       log(`creating ${clusters} × ${pools} pools (1 node each)…`);
       const t0 = performance.now();
       const cpu0 = process.cpuUsage();
@@ -168,6 +171,13 @@ async function convergeOnce(o: {
       const writes = sum(await apiWritesPerCluster(fleet)) - writesBefore;
       const changes = clusters * pools * 2;
       const busEntries = fleet.bus.stats().entriesAccepted - entriesBefore;
+      const reconcilerRequests = await reconcilerRequestsPerPool(fleet, requestMarks, clusters * pools);
+      const tableRequests = Object.fromEntries(
+        Object.entries(fleet.dynamo.usage().byOperation).map(([op, u]) => [
+          op,
+          round((u.requests - (tableBefore[op]?.requests ?? 0)) / (clusters * pools), 2),
+        ]),
+      );
 
       log(`measuring event-to-Available latency over ${samples} new pools…`);
       const latencies: number[] = [];
@@ -202,6 +212,9 @@ async function convergeOnce(o: {
           apiWritesPerSec: round(writes / seconds, 1),
           writesPerPool: round(writes / (clusters * pools), 2),
           reconciles: fleet.reconcile.stats.invocations,
+          /** What converging one pool asked of its cluster's API (the reconciler's requests) and of the state table. */
+          reconcilerRequestsPerPool: reconcilerRequests,
+          tableRequestsPerPool: tableRequests,
           deadLetters: converged.deadLetters,
           /** CPU time of the whole process (every thread) while converging, and how many cores that averages. */
           cpuSeconds: round(cpuSeconds, 1),
@@ -222,4 +235,22 @@ async function convergeOnce(o: {
       };
     },
   );
+}
+
+/** The reconciler's requests to the clusters' APIs since `marks`, per pool: in all, and by verb and resource. */
+async function reconcilerRequestsPerPool(fleet: LocalFleet, marks: number[], pools: number) {
+  const byRequest = new Map<string, number>();
+  for (const [i, c] of fleet.clusters.entries()) {
+    for (const r of await localApiOf(c).requestLog.since(marks[i])) {
+      if (!r.userAgent.startsWith(RECONCILER_USER_AGENT)) continue;
+      const key = `${r.verb} ${r.resource ?? r.path}${r.subresource ? `/${r.subresource}` : ''}`;
+      byRequest.set(key, (byRequest.get(key) ?? 0) + 1);
+    }
+  }
+  const perPool = (n: number) => round(n / pools, 2);
+  const sorted = [...byRequest].sort((a, b) => b[1] - a[1]);
+  return {
+    total: perPool(sum(sorted.map(([, n]) => n))),
+    byRequest: Object.fromEntries(sorted.map(([k, n]) => [k, perPool(n)])),
+  };
 }

@@ -290,12 +290,14 @@ const OPTIONS_HELP = `options:
 
 function parseArgs(args: string[]): WriteFloorOptions | 'help' {
   const opts: WriteFloorOptions = {};
-  const positiveInt = (flag: string, v: string | undefined) => {
+  const integerFrom = (min: number, what: string) => (flag: string, v: string | undefined) => {
     const n = Number(v);
-    if (!Number.isInteger(n) || n < 1)
-      throw new Error(`${flag} expects a positive integer, got ${JSON.stringify(v)}\n${OPTIONS_HELP}`);
+    if (v === undefined || v === '' || !Number.isInteger(n) || n < min)
+      throw new Error(`${flag} expects a ${what}, got ${JSON.stringify(v)}\n${OPTIONS_HELP}`);
     return n;
   };
+  const positiveInt = integerFrom(1, 'positive integer');
+  const nonNegativeInt = integerFrom(0, 'non-negative integer');
   for (let i = 0; i < args.length; i++) {
     const flag = args[i];
     const value = args[i + 1];
@@ -321,7 +323,7 @@ function parseArgs(args: string[]): WriteFloorOptions | 'help' {
         i++;
         break;
       case '--warmup':
-        opts.warmupRepeats = value === '0' ? 0 : positiveInt(flag, value); // 0: measure cold
+        opts.warmupRepeats = nonNegativeInt(flag, value);
         i++;
         break;
       case '--objects':

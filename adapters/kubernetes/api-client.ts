@@ -5,6 +5,9 @@
  */
 import { createKubeTransport, discovery, type ClusterConnection, type KubeTransport } from './http/index.ts';
 
+/** How the functions name themselves to an apiserver (its audit log, our request logs). */
+export const RECONCILER_USER_AGENT = 'pool-spirit-reconciler';
+
 /** Server-side apply's content type. */
 export const APPLY_PATCH = 'application/apply-patch+yaml';
 
@@ -23,7 +26,7 @@ const isTransport = (t: ClusterTarget): t is KubeTransport => typeof (t as KubeT
 export function apiClientFor(target: ClusterTarget): ApiClient {
   let transport: KubeTransport | undefined = isTransport(target) ? target : transports.get(target);
   if (!transport) {
-    transport = createKubeTransport(target as ClusterConnection, { userAgent: 'pool-spirit-reconciler' });
+    transport = createKubeTransport(target as ClusterConnection, { userAgent: RECONCILER_USER_AGENT });
     transports.set(target as ClusterConnection, transport);
   }
   const found = discovery(transport);

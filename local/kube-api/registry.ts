@@ -60,6 +60,11 @@ export function groupVersion(group: string, version: string): string {
 }
 
 /** `pods` or `deployments.apps`: the form kube-apiserver uses in error messages. */
+/** Whether `info` is the built-in core (group "") resource of that name, not a custom one that shares it. */
+export function isCoreResource(info: { custom: boolean; group: string; resource: string }, resource: string): boolean {
+  return !info.custom && info.group === '' && info.resource === resource;
+}
+
 export function qualifiedResource(info: { group: string; resource: string }): string {
   return info.group ? `${info.resource}.${info.group}` : info.resource;
 }

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { median, percentile } from '../../bench/lib/stats.ts';
-import { measureWriteFloor } from '../../bench/local-api.ts';
+import { measureWriteFloor, type WriteFloorOptions } from '../../bench/local-api.ts';
 
 const run = promisify(execFile);
 
@@ -29,19 +29,25 @@ describe('npm run bench', () => {
     const err = await run(process.execPath, ['bench/run.ts', 'local-api', '--repeats', 'zero']).catch((e) => e);
     expect(err.code).toBe(1);
     expect(err.stderr).toContain('--repeats expects a positive integer, got "zero"');
+    const warmup = await run(process.execPath, ['bench/run.ts', 'local-api', '--warmup', '-1']).catch((e) => e);
+    expect(warmup.code).toBe(1);
+    expect(warmup.stderr).toContain('--warmup expects a non-negative integer, got "-1"');
   });
 });
 
 describe('measureWriteFloor', () => {
+  /** A tiny floor on the memory backend: 8 ConfigMaps per concurrency, one run. */
+  const tiny: WriteFloorOptions = {
+    backends: ['memory'],
+    repeats: 1,
+    objects: 8,
+    concurrency: [1, 4],
+    watchSamples: 5,
+    log: () => {},
+  };
+
   it('measures a tiny floor on the memory backend with the documented shape', async () => {
-    const floor = await measureWriteFloor({
-      backends: ['memory'],
-      repeats: 1,
-      objects: 8,
-      concurrency: [1, 4],
-      watchSamples: 5,
-      log: () => {},
-    });
+    const floor = await measureWriteFloor(tiny);
     const m = floor.backends.memory!;
     expect(Object.keys(m.createsPerSec)).toEqual(['1', '4']);
     for (const v of [...Object.values(m.createsPerSec), ...Object.values(m.updatesPerSec)])
@@ -54,15 +60,7 @@ describe('measureWriteFloor', () => {
   });
 
   it('reports only the runs after its warm-up runs, which still write', async () => {
-    const floor = await measureWriteFloor({
-      backends: ['memory'],
-      repeats: 1,
-      warmupRepeats: 2,
-      objects: 8,
-      concurrency: [1, 4],
-      watchSamples: 5,
-      log: () => {},
-    });
+    const floor = await measureWriteFloor({ ...tiny, warmupRepeats: 2 });
     const m = floor.backends.memory!;
     expect(floor.config.warmupRepeats).toBe(2);
     expect(m.runs).toHaveLength(1);
@@ -70,15 +68,7 @@ describe('measureWriteFloor', () => {
   });
 
   it('measures through a keep-alive client when asked, and says so', async () => {
-    const floor = await measureWriteFloor({
-      backends: ['memory'],
-      repeats: 1,
-      objects: 8,
-      concurrency: [4],
-      watchSamples: 5,
-      keepAlive: true,
-      log: () => {},
-    });
+    const floor = await measureWriteFloor({ ...tiny, concurrency: [4], keepAlive: true });
     expect(floor.config.keepAlive).toBe(true);
     expect(floor.backends.memory!.createsPerSec['4']).toBeGreaterThan(0);
   });

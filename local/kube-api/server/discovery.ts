@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { groupVersion, type ResourceInfo, type ResourceRegistry } from '../registry.ts';
+import { groupVersion, isCoreResource, type ResourceInfo, type ResourceRegistry } from '../registry.ts';
 
 /** Where kube-apiserver still encodes a kind in etcd at an older version than the one served (and hashes that). */
 const ENCODED_VERSION: Record<string, string> = { 'apiextensions.k8s.io/customresourcedefinitions': 'v1beta1' };
@@ -61,7 +61,7 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
     if (info.categories.length) entry.categories = info.categories;
     entry.storageVersionHash = storageVersionHash(info);
     resources.push(entry);
-    if (!info.custom && info.group === '' && info.resource === 'pods') {
+    if (isCoreResource(info, 'pods')) {
       resources.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
     }
     if (info.subresources.status) {

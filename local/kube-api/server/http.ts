@@ -17,6 +17,7 @@ import {
   tooManyRequests,
 } from './errors.ts';
 import { TableError } from '../table.ts';
+import { isCoreResource } from '../registry.ts';
 import { parseRoute, type ResourceRequest } from './routes.ts';
 import { sendError, sendJson, sendText } from './respond.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.ts';
@@ -44,9 +45,6 @@ const HANDLERS: Record<string, Handler> = {
   delete: handleDelete,
   deletecollection: handleDeleteCollection,
 };
-
-const isPods = (info: { custom: boolean; group: string; resource: string }) =>
-  !info.custom && info.group === '' && info.resource === 'pods';
 
 /** Verbs allowed on subresources; everything else there is 405/404. */
 const STATUS_VERBS = new Set(['get', 'update', 'patch']);
@@ -200,7 +198,7 @@ async function serveResource(
     if (route.verb === 'create') throw methodNotAllowed();
     if (route.name !== undefined) throw notFoundPath();
   }
-  if (route.subresource === 'binding' && isPods(info)) {
+  if (route.subresource === 'binding' && isCoreResource(info, 'pods')) {
     if (route.verb !== 'create' || route.name === undefined) throw methodNotAllowed();
     await handleBinding(scope);
     return;

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { ConflictError, KeyExistsError, NotFoundError, type StoredObject } from '../storage/types.ts';
-import type { ResourceInfo } from '../registry.ts';
+import { isCoreResource, type ResourceInfo } from '../registry.ts';
 import type { ApiContext } from './context.ts';
 import { alreadyExists, badRequest, cause, conflict, forbidden, invalid, notFound, staleConflict } from './errors.ts';
 import {
@@ -141,7 +141,7 @@ export class ObjectStore {
   }
 
   private isNamespace(info: ResourceInfo): boolean {
-    return !info.custom && info.group === '' && info.resource === 'namespaces';
+    return isCoreResource(info, 'namespaces');
   }
 
   /** The server's clock as kube writes timestamps (RFC 3339, seconds). */
@@ -207,7 +207,7 @@ export class ObjectStore {
     if (nameCauses.length) throw invalid(info, String(m.name ?? m.generateName ?? ''), nameCauses);
     if (!m.name) m.name = `${m.generateName}${randomSuffix()}`;
     if (info.namespaced) await this.checkNamespaceForCreate(info, namespace!, m.name);
-    if (!info.custom && info.group === '' && info.resource === 'services') await this.clusterIps();
+    if (isCoreResource(info, 'services')) await this.clusterIps();
 
     m.uid = randomUUID();
     m.creationTimestamp = this.now();
@@ -255,10 +255,10 @@ export class ObjectStore {
   private prepareCreateForKind(info: ResourceInfo, obj: ApiObject): void {
     // kube's node strategy keeps status on create (kubelets register their Node with its conditions);
     // the other kinds with a status subresource start from an empty status.
-    const keepsStatus = !info.custom && info.group === '' && info.resource === 'nodes';
+    const keepsStatus = isCoreResource(info, 'nodes');
     if (info.subresources.status && !keepsStatus) delete obj.status;
     applyBuiltinDefaults(info, obj, undefined, this.ipAllocator);
-    if (!info.custom && info.group === '' && info.resource === 'namespaces') {
+    if (isCoreResource(info, 'namespaces')) {
       obj.spec = { ...(obj.spec ?? {}), finalizers: [NAMESPACE_FINALIZER] };
       obj.status = { phase: 'Active' };
       const labels = (meta(obj).labels ??= {});
@@ -281,7 +281,7 @@ export class ObjectStore {
     mutate: Mutator | Replacement,
   ): Promise<ApiObject> {
     const key = objectKeyFor(info, namespace, name);
-    if (!info.custom && info.group === '' && info.resource === 'services') await this.clusterIps();
+    if (isCoreResource(info, 'services')) await this.clusterIps();
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const stored = await this.storage.get(key);
       if (!stored) throw notFound(info, name);
@@ -460,7 +460,7 @@ export class ObjectStore {
       delete m.generation;
     }
     if (m.finalizers !== undefined && Array.isArray(m.finalizers) && m.finalizers.length === 0) delete m.finalizers;
-    if (!info.custom && info.group === '' && info.resource === 'namespaces') {
+    if (isCoreResource(info, 'namespaces')) {
       // Namespace spec.finalizers only change through /finalize; the label mirrors the name.
       if (subresource !== 'finalize') next.spec = clone(old.spec);
       (m.labels ??= {})['kubernetes.io/metadata.name'] = om.name;
@@ -516,7 +516,7 @@ export class ObjectStore {
         const system = this.deleteFinalizers.get(`${info.group}/${info.resource}`);
         if (system && !finalizers.includes(system)) finalizers.push(system);
       }
-      const isNamespace = !info.custom && info.group === '' && info.resource === 'namespaces';
+      const isNamespace = isCoreResource(info, 'namespaces');
       const pendingSpecFinalizers = isNamespace && (current.spec?.finalizers ?? []).length > 0;
       if (finalizers.length === 0 && !pendingSpecFinalizers) {
         if (opts.dryRun) return { obj: current, deleted: true };

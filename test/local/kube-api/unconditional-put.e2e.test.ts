@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRealApiserver, type RealApiserver } from '../../support/real-apiserver.ts';
-import { backends, startTestCluster, type TestCluster } from './server/harness.ts';
+import { etcdBackend, startTestCluster, type TestCluster } from './server/harness.ts';
 
 type Put = (path: string, body: unknown) => Promise<{ status: number; n?: string }>;
 const PUTS = 20;
@@ -30,11 +30,8 @@ const answer = (r: { status: number; body: string }) => ({
 });
 const answerOf = (r: { status: number; json: { data?: { n?: string } } }) => ({ status: r.status, n: r.json.data?.n });
 
-const etcd = backends.find((b) => b.name === 'etcd');
-
 beforeAll(async () => {
-  if (!etcd) throw new Error('the etcd backend is not built: the local API must be raced on etcd');
-  [real, local] = await Promise.all([startRealApiserver(), startTestCluster(etcd)]);
+  [real, local] = await Promise.all([startRealApiserver(), startTestCluster(etcdBackend)]);
 }, 120_000);
 afterAll(async () => {
   await Promise.all([real?.stop(), local?.stop()]);

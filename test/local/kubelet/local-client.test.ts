@@ -92,7 +92,11 @@ describe('localKubeClient', () => {
         (r) => `${r.verb} ${r.resource}${r.subresource ? `/${r.subresource}` : ''}`,
       ),
     ).toEqual(['get configmaps', 'patch poolspirits/status']);
-    const ps: Obj = await t.api.requestJson('GET' as never, '/apis/poolspirit.io/v1alpha1/poolspirits/ps-env');
+    const ps: Obj = await t.api.readJson({
+      apiVersion: 'poolspirit.io/v1alpha1',
+      kind: 'PoolSpirit',
+      metadata: { name: 'ps-env' },
+    });
     expect(ps.status.bootstrap.appliedHash).toBe('h1');
     expect(ps.status.leader.holder).toBe('n1');
   });

@@ -19,7 +19,7 @@ export interface StorageBackend {
   create(): Promise<{ storage: Storage; dispose(): Promise<void> }>;
 }
 
-const memoryBackend: StorageBackend = {
+export const memoryBackend: StorageBackend = {
   name: 'memory',
   async create() {
     const storage = createMemoryStorage();
@@ -29,7 +29,8 @@ const memoryBackend: StorageBackend = {
 
 const etcdModule = fileURLToPath(new URL('../../../../local/kube-api/storage/etcd.ts', import.meta.url));
 
-const etcdBackend: StorageBackend = {
+/** Needs the etcd binary the project builds (scripts/ensure-env.sh); `backends` lists it only when built. */
+export const etcdBackend: StorageBackend = {
   name: 'etcd',
   async create() {
     const { startEtcd } = await import('../../../../local/etcd/launch.ts');

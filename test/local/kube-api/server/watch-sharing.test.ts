@@ -5,18 +5,9 @@
  * memo, so its lines are what each watch would have sent on its own.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { readWatchLines, startTestCluster, WIDGET_CRD, type TestCluster } from './harness.ts';
-import { createMemoryStorage } from '../../../../local/kube-api/storage/memory.ts';
+import { memoryBackend, readWatchLines, startTestCluster, WIDGET_CRD, type TestCluster } from './harness.ts';
 import { WatchEventMemo, type StorageWatchEvent } from '../../../../local/kube-api/storage/types.ts';
 import { waitFor } from '../../../support/wait.ts';
-
-const memory = {
-  name: 'memory' as const,
-  async create() {
-    const storage = createMemoryStorage();
-    return { storage, dispose: () => storage.close() };
-  },
-};
 
 const PARTIAL = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 const TABLE = 'application/json;as=Table;g=meta.k8s.io;v=v1';
@@ -87,7 +78,7 @@ describe('watch lines shared between the watchers of one event (memory storage)'
   let t: TestCluster;
   let ns: string;
   beforeAll(async () => {
-    t = await startTestCluster(memory);
+    t = await startTestCluster(memoryBackend);
     ns = await t.namespace('share');
   });
   afterAll(() => t?.stop());
