@@ -194,6 +194,14 @@ describe('process mode: the pool-spirit apiserver and YurtHub node certificates'
     const role = await call(admin.url, admin.caPem, 'GET', ROLE_PATH, { client: admin.client });
     const rules: Obj[] = role.body.rules;
     const denied: Record<string, string[]> = {};
+    let round = 0;
+    const deniedNow = async (label: string) =>
+      Object.entries(await runAll(yurtHubCalls(NODE, POOL), node, `${label}-${++round}`))
+        .filter(([, s]) => s === 403)
+        .map(([n]) => n);
+    // The RBAC authorizer sees a role change through its informer, a moment later on a loaded machine, and
+    // then whole: a round is counted only once the change shows, and the next rule waits for the role back.
+    const settled = { timeout: 20_000, interval: 250 };
     for (const [i, rule] of rules.entries()) {
       const without = {
         ...role.body,
@@ -203,14 +211,14 @@ describe('process mode: the pool-spirit apiserver and YurtHub node certificates'
       expect(
         (await call(admin.url, admin.caPem, 'PUT', ROLE_PATH, { client: admin.client, body: without })).status,
       ).toBe(200);
-      const result = await runAll(yurtHubCalls(NODE, POOL), node, `without-${i}`);
-      denied[`${rule.apiGroups[0] || 'core'}/${rule.resources.join(',')}`] = Object.entries(result)
-        .filter(([, s]) => s === 403)
-        .map(([n]) => n);
+      // A rule that guards nothing never shows its removal: the wait fails, as it should.
+      await vi.waitFor(async () => expect((await deniedNow(`seen-without-${i}`)).length).toBeGreaterThan(0), settled);
+      denied[`${rule.apiGroups[0] || 'core'}/${rule.resources.join(',')}`] = await deniedNow(`without-${i}`);
       const back = { ...role.body, metadata: { name: role.body.metadata.name } };
       expect((await call(admin.url, admin.caPem, 'PUT', ROLE_PATH, { client: admin.client, body: back })).status).toBe(
         200,
       );
+      await vi.waitFor(async () => expect(await deniedNow(`back-${i}`)).toEqual([]), settled);
     }
     // Each rule guards exactly the requests it is there for: RBAC alone decides (no Node authorizer, no admin).
     expect(denied).toEqual({
