@@ -29,6 +29,18 @@ function rawWatch(t: TestCluster, path: string, accept?: string) {
   };
 }
 
+/**
+ * A line as it is, but for a Table row's Age cell (its last): that is the server's clock when the line is
+ * written, as kube's printer has it, so a replay a second later says 1s where the live line said 0s. Table
+ * lines are never shared; every other line is compared byte for byte.
+ */
+function withoutTableAge(line: string): string {
+  const event = JSON.parse(line);
+  if (event.object?.kind !== 'Table') return line;
+  for (const row of event.object.rows) row.cells[row.cells.length - 1] = '<age>';
+  return JSON.stringify(event);
+}
+
 /** Counts how often WatchEventMemo.text is asked and how often it had to compute. */
 function countMemo() {
   const counts = { asked: 0, computed: 0 };
@@ -146,7 +158,8 @@ describe('watch lines shared between the watchers of one event (memory storage)'
         waitFor(() => w.lines.length >= live[i].lines.length, 10_000, `replay of watch ${i} to catch up`),
       ),
     );
-    for (const [i, w] of live.entries()) expect(w.lines, `watch ${i}`).toEqual(replayed[i].lines);
+    for (const [i, w] of live.entries())
+      expect(w.lines.map(withoutTableAge), `watch ${i}`).toEqual(replayed[i].lines.map(withoutTableAge));
 
     // Spot checks of what was sent, so that equal is also right.
     const types = (i: number) =>
