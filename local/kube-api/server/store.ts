@@ -410,8 +410,9 @@ export class ObjectStore {
   ): ApiObject {
     let next: ApiObject;
     if (subresource === 'status') {
-      // Only status moves through /status (plus the managedFields that track it).
-      next = clone(old);
+      // Only status moves through /status (plus the managedFields that track it). The top level and
+      // metadata are all that is set below, so only they are copied: the rest is shared with `old`.
+      next = { ...old, metadata: { ...old.metadata } };
       if (desired.status === undefined) delete next.status;
       else next.status = desired.status;
       if (desired.metadata?.managedFields !== undefined) next.metadata.managedFields = desired.metadata.managedFields;

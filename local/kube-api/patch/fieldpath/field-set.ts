@@ -2,6 +2,9 @@
  * A set of field paths (structured-merge-diff's fieldpath.Set) as a trie. A node is a *member* when its
  * path itself is in the set; it may also have children. Set algebra is member-wise, as in SMD: removing
  * `.spec` does not remove `.spec.replicas` (recursiveDifference does).
+ *
+ * A set is built (insert, node) and then never changed: the algebra returns new sets, or a set itself
+ * where the answer is that set, so a set can be shared and its FieldsV1 encoding kept (fields-v1.ts).
  */
 import { comparePE, encodePE, type Path, type PathElement } from './path-element.ts';
 
@@ -12,7 +15,19 @@ interface SetNode {
 }
 
 export class FieldSet {
-  private readonly nodes = new Map<string, SetNode>();
+  /**
+   * Created at the first member or child: most sets in a managed-fields pass are the empty children of
+   * leaves, and a Map for each was the local API's largest single allocation.
+   */
+  private map: Map<string, SetNode> | undefined;
+
+  private get nodes(): ReadonlyMap<string, SetNode> {
+    return this.map ?? NO_NODES;
+  }
+
+  private put(id: string, node: SetNode): void {
+    (this.map ??= new Map()).set(id, node);
+  }
 
   static of(...paths: Path[]): FieldSet {
     const s = new FieldSet();
@@ -33,10 +48,10 @@ export class FieldSet {
   /** Child node for an element, created on demand. */
   node(pe: PathElement, create = false): SetNode | undefined {
     const id = encodePE(pe);
-    let n = this.nodes.get(id);
+    let n = this.map?.get(id);
     if (!n && create) {
       n = { pe, member: false, children: new FieldSet() };
-      this.nodes.set(id, n);
+      this.put(id, n);
     }
     return n;
   }
@@ -58,16 +73,22 @@ export class FieldSet {
   }
 
   isEmpty(): boolean {
+    if (!this.map) return true;
     for (const n of this.nodes.values()) if (n.member || !n.children.isEmpty()) return false;
     return true;
   }
 
   /** Child nodes in SMD's canonical order. */
   sortedNodes(): SetNode[] {
+    if (!this.map) return [];
+    if (this.map.size === 1) return [...this.map.values()];
     return [...this.nodes.values()].sort((a, b) => comparePE(a.pe, b.pe));
   }
 
+  /** Member-wise union; one of the two itself when the other is empty (see the class comment). */
   union(other: FieldSet): FieldSet {
+    if (other.isEmpty()) return this;
+    if (this.isEmpty()) return other;
     const out = this.clone();
     out.addAll(other);
     return out;
@@ -75,21 +96,35 @@ export class FieldSet {
 
   private addAll(other: FieldSet): void {
     for (const [id, n] of other.nodes) {
-      let mine = this.nodes.get(id);
+      let mine = this.map?.get(id);
       if (!mine) {
         mine = { pe: n.pe, member: false, children: new FieldSet() };
-        this.nodes.set(id, mine);
+        this.put(id, mine);
       }
       mine.member ||= n.member;
       mine.children.addAll(n.children);
     }
   }
 
+  /** Member-wise difference; the set itself when the two share no member (see the class comment). */
   difference(other: FieldSet): FieldSet {
+    if (!this.sharesMemberWith(other)) return this;
     return this.combine(other, (a, b) => a && !b, false);
   }
 
+  private sharesMemberWith(other: FieldSet): boolean {
+    if (!this.map || !other.map) return false;
+    const small = this.map.size <= other.map.size ? this.map : other.map;
+    const large = small === this.map ? other.map : this.map;
+    for (const [id, n] of small) {
+      const o = large.get(id);
+      if (o && ((n.member && o.member) || n.children.sharesMemberWith(o.children))) return true;
+    }
+    return false;
+  }
+
   intersection(other: FieldSet): FieldSet {
+    if (!this.sharesMemberWith(other)) return EMPTY;
     return this.combine(other, (a, b) => a && b, true);
   }
 
@@ -100,7 +135,7 @@ export class FieldSet {
       const o = other.nodes.get(id);
       if (o?.member) continue;
       const children = o ? n.children.recursiveDifference(o.children) : n.children.clone();
-      if (n.member || !children.isEmpty()) out.nodes.set(id, { pe: n.pe, member: n.member, children });
+      if (n.member || !children.isEmpty()) out.put(id, { pe: n.pe, member: n.member, children });
     }
     return out;
   }
@@ -112,7 +147,7 @@ export class FieldSet {
       if (!o && needBoth) continue;
       const member = keep(n.member, o?.member ?? false);
       const children = n.children.combine(o?.children ?? EMPTY, keep, needBoth);
-      if (member || !children.isEmpty()) out.nodes.set(id, { pe: n.pe, member, children });
+      if (member || !children.isEmpty()) out.put(id, { pe: n.pe, member, children });
     }
     return out;
   }
@@ -126,7 +161,7 @@ export class FieldSet {
       const out = new FieldSet();
       for (const [id, n] of this.nodes) {
         const [member, childCtx] = decide(n.pe, n.member, ctx);
-        out.nodes.set(id, { pe: n.pe, member, children: n.children.withMembers(decide)(childCtx) });
+        out.put(id, { pe: n.pe, member, children: n.children.withMembers(decide)(childCtx) });
       }
       return out;
     };
@@ -134,7 +169,7 @@ export class FieldSet {
 
   clone(): FieldSet {
     const out = new FieldSet();
-    for (const [id, n] of this.nodes) out.nodes.set(id, { pe: n.pe, member: n.member, children: n.children.clone() });
+    for (const [id, n] of this.nodes) out.put(id, { pe: n.pe, member: n.member, children: n.children.clone() });
     return out;
   }
 
@@ -154,4 +189,5 @@ export class FieldSet {
   }
 }
 
+const NO_NODES: ReadonlyMap<string, SetNode> = new Map();
 const EMPTY = new FieldSet();

@@ -6,34 +6,89 @@
 import { isObject } from '../json-value.ts';
 import type { JsonObject } from '../types.ts';
 import { FieldSet } from './field-set.ts';
-import { decodePE, displayPath, encodePE, type Path } from './path-element.ts';
+import { comparePE, decodePE, displayPath, encodePE, type PathElement } from './path-element.ts';
+
+/**
+ * The FieldsV1 object of each set this server encoded, or decoded from a canonical FieldsV1: a set is
+ * never changed once built (set algebra returns new sets, and `difference` the set itself when nothing
+ * goes), so a manager whose fields a write left alone keeps its encoding. Re-encoding every manager on
+ * every write was a quarter of the managed-fields work of a non-apply write.
+ */
+const encodings = new WeakMap<FieldSet, JsonObject>();
 
 export function fieldSetToFieldsV1(set: FieldSet): JsonObject {
-  const out: JsonObject = {};
-  for (const n of set.sortedNodes()) {
-    const children = n.children.isEmpty() ? {} : fieldSetToFieldsV1(n.children);
-    if (n.member && Object.keys(children).length > 0) children['.'] = {};
-    if (n.member || Object.keys(children).length > 0) out[encodePE(n.pe)] = children;
+  let out = encodings.get(set);
+  if (out === undefined) {
+    out = encode(set);
+    encodings.set(set, out);
   }
   return out;
 }
 
+function encode(set: FieldSet): JsonObject {
+  const out: JsonObject = {};
+  for (const n of set.sortedNodes()) {
+    const children = n.children.isEmpty() ? undefined : encode(n.children);
+    const hasChildren = children !== undefined && !isEmptyObject(children);
+    if (n.member && hasChildren) children['.'] = {};
+    if (n.member || hasChildren) out[encodePE(n.pe)] = children ?? {};
+  }
+  return out;
+}
+
+function isEmptyObject(obj: JsonObject): boolean {
+  for (const key in obj) if (Object.hasOwn(obj, key)) return false;
+  return true;
+}
+
+/** Builds the trie directly from the nested FieldsV1 object: no path is materialized. */
 export function fieldsV1ToFieldSet(fields: unknown): FieldSet {
   const set = new FieldSet();
-  if (isObject(fields)) read(fields, [], set);
+  if (isObject(fields) && read(fields, set)) encodings.set(set, fields);
   return set;
 }
 
-function read(obj: JsonObject, prefix: Path, set: FieldSet): void {
-  for (const [k, v] of Object.entries(obj)) {
-    if (k === '.') continue;
+/**
+ * Adds the object's paths to `set`; true when the object is exactly what `encode` writes for them (so it
+ * can stand for the set's encoding): every key decodes and encodes back to itself, keys come in canonical
+ * order with `.` last, leaves are `{}`.
+ */
+function read(obj: JsonObject, set: FieldSet): boolean {
+  let canonical = true;
+  let previous: PathElement | undefined;
+  let sawDot = false;
+  for (const k in obj) {
+    if (!Object.hasOwn(obj, k)) continue;
+    if (sawDot) canonical = false;
+    const v = obj[k];
+    if (k === '.') {
+      sawDot = true;
+      if (!isObject(v) || !isEmptyObject(v)) canonical = false;
+      continue;
+    }
     const pe = decodePE(k);
-    if (!pe) continue; // unknown element types are dropped, as SMD does
-    const path = [...prefix, pe];
-    const children = isObject(v) ? Object.keys(v).filter((c) => c !== '.') : [];
-    if (children.length === 0 || (isObject(v) && Object.hasOwn(v, '.'))) set.insert(path);
-    if (children.length > 0) read(v as JsonObject, path, set);
+    if (!pe) {
+      canonical = false; // unknown element types are dropped, as SMD does
+      continue;
+    }
+    if (encodePE(pe) !== k || (previous !== undefined && comparePE(previous, pe) >= 0)) canonical = false;
+    previous = pe;
+    if (!isObject(v)) canonical = false;
+    if (!isObject(v) || !hasChildEntries(v)) {
+      if (isObject(v) && !isEmptyObject(v)) canonical = false; // a lone "." is written as {}
+      set.insert([pe]);
+      continue;
+    }
+    const node = set.node(pe, true)!;
+    if (Object.hasOwn(v, '.')) node.member = true;
+    if (!read(v, node.children)) canonical = false;
   }
+  return canonical;
+}
+
+function hasChildEntries(obj: JsonObject): boolean {
+  for (const key in obj) if (key !== '.' && Object.hasOwn(obj, key)) return true;
+  return false;
 }
 
 /** The member paths of a FieldsV1 object in message form, e.g. `.spec.containers[name="etcd"].image`. */

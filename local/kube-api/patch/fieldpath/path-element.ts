@@ -12,10 +12,29 @@ export type PathElement =
 
 export type Path = readonly PathElement[];
 
-export const fieldPE = (name: string): PathElement => ({ field: name });
+/**
+ * Field elements and their encodings are shared per name: a managed-fields pass makes one for every key of
+ * every object it walks, and these were among the local API's largest allocations. Names come from
+ * clients' objects, so the tables stop growing at a bound and later names get fresh ones.
+ */
+const fieldElements = new Map<string, PathElement>();
+const fieldIds = new Map<string, string>();
+/** Bound of each table of shared elements and encodings below. */
+const FIELD_ELEMENTS_MAX = 8192;
+
+export function fieldPE(name: string): PathElement {
+  let pe = fieldElements.get(name);
+  if (pe === undefined) {
+    pe = { field: name };
+    if (fieldElements.size < FIELD_ELEMENTS_MAX) fieldElements.set(name, pe);
+  }
+  return pe;
+}
 
 /** A key path element; the key fields are sorted by name, as SMD keeps them. */
 export function keyPE(fields: Array<readonly [string, unknown]>): PathElement {
+  // Most lists are keyed by one field (name, containerPort): nothing to sort.
+  if (fields.length === 1) return { key: [fields[0]] };
   return { key: [...fields].sort((a, b) => compareStrings(a[0], b[0])) };
 }
 
@@ -23,7 +42,14 @@ const encoded = new WeakMap<PathElement, string>();
 
 /** FieldsV1 encoding of one element; also the identity used by FieldSet (cached: it is hot). */
 export function encodePE(pe: PathElement): string {
-  if ('field' in pe) return `f:${pe.field}`;
+  if ('field' in pe) {
+    let id = fieldIds.get(pe.field);
+    if (id === undefined) {
+      id = `f:${pe.field}`;
+      if (fieldIds.size < FIELD_ELEMENTS_MAX) fieldIds.set(pe.field, id);
+    }
+    return id;
+  }
   let id = encoded.get(pe);
   if (id === undefined) {
     if ('key' in pe) id = `k:{${pe.key.map(([n, v]) => `${goQuote(n)}:${goJsonMarshal(v)}`).join(',')}}`;
@@ -34,13 +60,28 @@ export function encodePE(pe: PathElement): string {
   return id;
 }
 
+/**
+ * Decoded elements by their FieldsV1 key: every write decodes every manager's fields, and the same few
+ * hundred keys (`f:metadata`, `k:{"name":"etcd"}`) come back each time. Elements are immutable, so they
+ * are shared; keys come from clients, so the table stops growing at a bound.
+ */
+const decoded = new Map<string, PathElement>();
+
 /** DeserializePathElement; undefined for an element type this version does not know (it is skipped). */
 export function decodePE(s: string): PathElement | undefined {
+  const known = decoded.get(s);
+  if (known !== undefined) return known;
+  const pe = decodeUncached(s);
+  if (pe !== undefined && decoded.size < FIELD_ELEMENTS_MAX) decoded.set(s, pe);
+  return pe;
+}
+
+function decodeUncached(s: string): PathElement | undefined {
   if (s.length < 2 || s[1] !== ':') throw new Error(`missing colon: ${s}`);
   const body = s.slice(2);
   switch (s[0]) {
     case 'f':
-      return { field: body };
+      return fieldPE(body);
     case 'v':
       return { value: JSON.parse(body) };
     case 'k': {

@@ -40,58 +40,79 @@ export function excludeFields(c: Comparison, ignored: FieldSet | undefined): Com
 
 const shape = (v: unknown) => (Array.isArray(v) ? 'list' : isObject(v) ? 'map' : 'scalar');
 
+/**
+ * `path` is one stack shared by the whole walk (pushed and popped around each child): FieldSet.insert keeps
+ * the elements, never the array, and a copy per node was most of a comparison's allocation.
+ */
 function walk(
   l: unknown,
   r: unknown,
   schema: SchemaNode | undefined,
-  path: Path,
+  path: PathElement[],
   out: Comparison,
   zero?: ZeroPresence,
 ) {
-  const leaf = () => {
-    if (l === undefined) out.added.insert(path);
-    else if (r === undefined) out.removed.insert(path);
-    else if (!deepEqual(l, r)) out.modified.insert(path);
-  };
   const present = r !== undefined ? r : l;
-  if (l !== undefined && r !== undefined && l !== null && r !== null && shape(l) !== shape(r)) return leaf();
+  if (l !== undefined && r !== undefined && l !== null && r !== null && shape(l) !== shape(r))
+    return leaf(l, r, path, out);
   const t: TypeInfo = typeOf(schema, present === null ? (l ?? r) : present);
-  if (t.kind === 'scalar') return leaf();
+  if (t.kind === 'scalar') return leaf(l, r, path, out);
   if (t.kind === 'list') {
     const la = Array.isArray(l) ? l : [];
     const ra = Array.isArray(r) ? r : [];
-    if (t.atomic || (la.length === 0 && ra.length === 0)) return leaf();
+    if (t.atomic || (la.length === 0 && ra.length === 0)) return leaf(l, r, path, out);
     const left = indexItems(t, la);
     const right = indexItems(t, ra);
-    for (const [id, item] of left) walk(item.value, right.get(id)?.value, t.item, [...path, item.pe], out, zero);
-    for (const [id, item] of right)
-      if (!left.has(id)) walk(undefined, item.value, t.item, [...path, item.pe], out, zero);
+    for (const [id, item] of left) {
+      path.push(item.pe);
+      walk(item.value, right.get(id)?.value, t.item, path, out, zero);
+      path.pop();
+    }
+    for (const [id, item] of right) {
+      if (left.has(id)) continue;
+      path.push(item.pe);
+      walk(undefined, item.value, t.item, path, out, zero);
+      path.pop();
+    }
   } else {
     const lm = isObject(l) ? l : undefined;
     const rm = isObject(r) ? r : undefined;
-    const lEmpty = !lm || Object.keys(lm).length === 0;
-    const rEmpty = !rm || Object.keys(rm).length === 0;
-    if (t.atomic || (lEmpty && rEmpty)) return leaf();
-    for (const key of lm ? Object.keys(lm) : []) {
-      walk(
-        lm![key],
-        rm && Object.hasOwn(rm, key) ? rm[key] : undefined,
-        mapChild(t, key).schema,
-        [...path, fieldPE(key)],
-        out,
-        zero,
-      );
+    if (t.atomic || (isEmptyMap(lm) && isEmptyMap(rm))) return leaf(l, r, path, out);
+    if (lm) {
+      for (const key in lm) {
+        if (!Object.hasOwn(lm, key)) continue;
+        path.push(fieldPE(key));
+        walk(lm[key], rm && Object.hasOwn(rm, key) ? rm[key] : undefined, mapChild(t, key).schema, path, out, zero);
+        path.pop();
+      }
     }
-    for (const key of rm ? Object.keys(rm) : []) {
-      if (lm && Object.hasOwn(lm, key)) continue;
-      const field = mapChild(t, key).schema;
-      // A field of a present Go struct that its zero value already carries is "modified", never "added".
-      const lv = l !== undefined && zero?.(key, field, t.schema) ? null : undefined;
-      walk(lv, rm![key], field, [...path, fieldPE(key)], out, zero);
+    if (rm) {
+      for (const key in rm) {
+        if (!Object.hasOwn(rm, key) || (lm && Object.hasOwn(lm, key))) continue;
+        const field = mapChild(t, key).schema;
+        // A field of a present Go struct that its zero value already carries is "modified", never "added".
+        const lv = l !== undefined && zero?.(key, field, t.schema) ? null : undefined;
+        path.push(fieldPE(key));
+        walk(lv, rm[key], field, path, out, zero);
+        path.pop();
+      }
     }
   }
   if (l === undefined) out.added.insert(path);
   else if (r === undefined) out.removed.insert(path);
+}
+
+/** Scalars, atomic values and empty maps and lists are compared by value. */
+function leaf(l: unknown, r: unknown, path: Path, out: Comparison): void {
+  if (l === undefined) out.added.insert(path);
+  else if (r === undefined) out.removed.insert(path);
+  else if (!deepEqual(l, r)) out.modified.insert(path);
+}
+
+function isEmptyMap(m: Record<string, unknown> | undefined): boolean {
+  if (!m) return true;
+  for (const key in m) if (Object.hasOwn(m, key)) return false;
+  return true;
 }
 
 function indexItems(

@@ -6,7 +6,7 @@
  */
 import type { SchemaNode } from '../../schema/types.ts';
 import { FieldSet } from '../fieldpath/field-set.ts';
-import { displayPath, encodePE, fieldPE, type Path } from '../fieldpath/path-element.ts';
+import { displayPath, encodePE, fieldPE, type PathElement } from '../fieldpath/path-element.ts';
 import { isObject } from '../json-value.ts';
 import { listItemPE } from './list-items.ts';
 import { mapChild, typeOf } from './type-of.ts';
@@ -17,7 +17,14 @@ export function toFieldSet(value: unknown, schema: SchemaNode | undefined, error
   return set;
 }
 
-function walk(value: unknown, schema: SchemaNode | undefined, path: Path, set: FieldSet, errors?: string[]): void {
+/** `path` is one stack for the whole walk, as in compare.ts: FieldSet.insert keeps elements, not arrays. */
+function walk(
+  value: unknown,
+  schema: SchemaNode | undefined,
+  path: PathElement[],
+  set: FieldSet,
+  errors?: string[],
+): void {
   const t = typeOf(schema, value);
   if (t.kind === 'scalar') {
     set.insert(path);
@@ -41,9 +48,10 @@ function walk(value: unknown, schema: SchemaNode | undefined, path: Path, set: F
       const id = encodePE(pe);
       if (seen.has(id)) errors?.push(`${displayPath(path)}: duplicate entries for key ${displayPath([pe])}`);
       seen.add(id);
-      const child = [...path, pe];
-      walk(item, t.item, child, set, errors);
-      set.insert(child);
+      path.push(pe);
+      walk(item, t.item, path, set, errors);
+      set.insert(path);
+      path.pop();
     });
     return;
   }
@@ -52,12 +60,15 @@ function walk(value: unknown, schema: SchemaNode | undefined, path: Path, set: F
     return;
   }
   if (!isObject(value)) return;
-  for (const [key, v] of Object.entries(value)) {
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const v = value[key];
     const c = mapChild(t, key);
-    const child = [...path, fieldPE(key)];
-    if (c.undeclared) errors?.push(`${displayPath(child)}: field not declared in schema`);
-    walk(v, c.schema, child, set, errors);
+    path.push(fieldPE(key));
+    if (c.undeclared) errors?.push(`${displayPath(path)}: field not declared in schema`);
+    walk(v, c.schema, path, set, errors);
     // Undeclared keys are always members; declared fields only when null or an empty map (a leaf).
-    if (!c.declared || v === null || (isObject(v) && Object.keys(v).length === 0)) set.insert(child);
+    if (!c.declared || v === null || (isObject(v) && Object.keys(v).length === 0)) set.insert(path);
+    path.pop();
   }
 }

@@ -59,4 +59,47 @@ describe('FieldsV1 encoding', () => {
   it('drops element types it does not know, as SMD does', () => {
     expect(fieldsV1Paths({ 'x:future': {}, 'f:a': {} })).toEqual(['.a']);
   });
+
+  // The encoding of a decoded FieldsV1 is kept for the set only when it is exactly what the encoder writes.
+  const canonical = {
+    'f:metadata': { 'f:labels': { 'f:app': {}, '.': {} } },
+    'f:spec': { 'f:ports': { 'k:{"port":80,"protocol":"TCP"}': { 'f:port': {}, '.': {} } }, 'f:replicas': {} },
+  };
+
+  it('keeps a canonical FieldsV1 as it is', () => {
+    expect(fieldSetToFieldsV1(fieldsV1ToFieldSet(canonical))).toBe(canonical);
+  });
+
+  it.each([
+    ['keys out of order', { 'f:spec': canonical['f:spec'], 'f:metadata': canonical['f:metadata'] }],
+    ['"." before the children', { ...canonical, 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } } }],
+    ['a leaf written as {".": {}}', { ...canonical, 'f:spec': { ...canonical['f:spec'], 'f:replicas': { '.': {} } } }],
+    [
+      'a key element with unsorted fields',
+      {
+        ...canonical,
+        'f:spec': { 'f:ports': { 'k:{"protocol":"TCP","port":80}': { 'f:port': {}, '.': {} } }, 'f:replicas': {} },
+      },
+    ],
+    ['an element type it does not know', { ...canonical, 'x:future': {} }],
+  ])('re-encodes a FieldsV1 with %s', (_why, fields) => {
+    const out = fieldSetToFieldsV1(fieldsV1ToFieldSet(fields));
+    expect(out).not.toBe(fields);
+    expect(JSON.stringify(out)).toBe(JSON.stringify(canonical));
+  });
+
+  it('returns a set itself where set algebra changes nothing', () => {
+    const set = fieldsV1ToFieldSet(canonical);
+    const disjoint = fieldsV1ToFieldSet({ 'f:status': { 'f:replicas': {} } });
+    const empty = fieldsV1ToFieldSet({});
+    expect(set.difference(disjoint)).toBe(set);
+    expect(set.union(empty)).toBe(set);
+    expect(empty.union(set)).toBe(set);
+    expect(set.intersection(disjoint).isEmpty()).toBe(true);
+    // ...and a new set where it does, the old one unchanged.
+    const lessReplicas = set.difference(fieldsV1ToFieldSet({ 'f:spec': { 'f:replicas': {} } }));
+    expect(lessReplicas).not.toBe(set);
+    expect(fieldsV1Paths(fieldSetToFieldsV1(lessReplicas))).not.toContain('.spec.replicas');
+    expect(fieldsV1Paths(fieldSetToFieldsV1(set))).toContain('.spec.replicas');
+  });
 });
