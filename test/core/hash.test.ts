@@ -4,7 +4,7 @@ import { renderPoolSpirit } from '../../core/index.ts';
 import { renderInput } from './fixtures.ts';
 import { Rng } from '../support/fuzz.ts';
 
-/** The text canonicalJson wrote before it was a serializer of its own: JSON.stringify of a key-sorted copy. */
+/** The text canonicalJson wrote before decision 0033: JSON.stringify of a key-sorted copy of the whole value. */
 function sortedCopyJson(value: unknown): string {
   const sortKeys = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sortKeys);

@@ -464,7 +464,8 @@ export class ObjectStore {
     if (isCoreResource(info, 'namespaces')) {
       // Namespace spec.finalizers only change through /finalize; the label mirrors the name.
       if (subresource !== 'finalize') next.spec = clone(old.spec);
-      (m.labels ??= {})['kubernetes.io/metadata.name'] = om.name;
+      // A new labels object: on /status, `next` shares everything below metadata with `old`.
+      m.labels = { ...m.labels, 'kubernetes.io/metadata.name': om.name };
     }
     m.resourceVersion = old.metadata.resourceVersion;
     const validated = validateObject(

@@ -19,14 +19,14 @@ export type Path = readonly PathElement[];
  */
 const fieldElements = new Map<string, PathElement>();
 const fieldIds = new Map<string, string>();
-/** Bound of each table of shared elements and encodings below. */
-const FIELD_ELEMENTS_MAX = 8192;
+/** Bound of each table of shared elements and encodings in this file (field elements, their ids, decoded keys). */
+const SHARED_ELEMENTS_MAX = 8192;
 
 export function fieldPE(name: string): PathElement {
   let pe = fieldElements.get(name);
   if (pe === undefined) {
     pe = { field: name };
-    if (fieldElements.size < FIELD_ELEMENTS_MAX) fieldElements.set(name, pe);
+    if (fieldElements.size < SHARED_ELEMENTS_MAX) fieldElements.set(name, pe);
   }
   return pe;
 }
@@ -46,7 +46,7 @@ export function encodePE(pe: PathElement): string {
     let id = fieldIds.get(pe.field);
     if (id === undefined) {
       id = `f:${pe.field}`;
-      if (fieldIds.size < FIELD_ELEMENTS_MAX) fieldIds.set(pe.field, id);
+      if (fieldIds.size < SHARED_ELEMENTS_MAX) fieldIds.set(pe.field, id);
     }
     return id;
   }
@@ -72,7 +72,7 @@ export function decodePE(s: string): PathElement | undefined {
   const known = decoded.get(s);
   if (known !== undefined) return known;
   const pe = decodeUncached(s);
-  if (pe !== undefined && decoded.size < FIELD_ELEMENTS_MAX) decoded.set(s, pe);
+  if (pe !== undefined && decoded.size < SHARED_ELEMENTS_MAX) decoded.set(s, pe);
   return pe;
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fieldSetToFieldsV1, fieldsV1Paths, fieldsV1ToFieldSet } from '../../../../local/kube-api/patch/index.ts';
+import { decodePE, encodePE, fieldPE } from '../../../../local/kube-api/patch/fieldpath/path-element.ts';
 
 describe('FieldsV1 encoding', () => {
   // Shape as kube-apiserver stores it for `kubectl create deployment` (k8s.io docs / real objects).
@@ -101,5 +102,20 @@ describe('FieldsV1 encoding', () => {
     expect(lessReplicas).not.toBe(set);
     expect(fieldsV1Paths(fieldSetToFieldsV1(lessReplicas))).not.toContain('.spec.replicas');
     expect(fieldsV1Paths(fieldSetToFieldsV1(set))).toContain('.spec.replicas');
+  });
+
+  it('shares path elements by name up to a bound, then makes fresh ones that still encode and decode right', () => {
+    // Names come from clients' objects: past the bound the tables stop growing, seen as fresh elements.
+    // (The tables are module state shared with earlier tests in this worker: `metadata` is in them either way.)
+    const early = fieldPE('metadata');
+    for (let i = 0; i < 10_000; i++) fieldPE(`client-name-${i}`);
+    expect(fieldPE('metadata')).toBe(early);
+    const late = 'late-name-after-the-bound';
+    expect(fieldPE(late)).not.toBe(fieldPE(late));
+    expect(encodePE(fieldPE(late))).toBe(`f:${late}`);
+    for (let i = 0; i < 10_000; i++) decodePE(`f:decoded-name-${i}`);
+    expect(decodePE(`f:${late}`)).not.toBe(decodePE(`f:${late}`));
+    expect(decodePE(`f:${late}`)).toEqual({ field: late });
+    expect(decodePE('k:{"name":"etcd"}')).toEqual({ key: [['name', 'etcd']] });
   });
 });
