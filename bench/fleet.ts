@@ -222,7 +222,8 @@ async function convergeOnce(o: {
           /**
            * CPU seconds per thread while converging: the main thread (bus, state table, the other functions, and
            * the clusters when they are not in threads), the cluster threads, the reconcile function's threads.
-           * The rest of cpuSeconds is V8's garbage collector helpers and libuv's pool.
+           * The rest of cpuSeconds is V8's platform threads (collector helpers, background compilation) and libuv's
+           * pool.
            */
           cpuByThread: {
             main: round(threads1.main - threads0.main, 1),
