@@ -59,12 +59,15 @@ export function apiWritesPerCluster(fleet: LocalFleet): Promise<number[]> {
   return Promise.all(fleet.clusters.map((c) => localApiOf(c).requestLog.countWritesSince(0, { successfulOnly: true })));
 }
 
-/** Creates `pools` edge NodePools with one node each in every cluster of the fleet (4 requests at a time per cluster). */
-export async function createEdgePools(fleet: LocalFleet, pools: number): Promise<void> {
+/**
+ * Creates `pools` edge NodePools with one node each in every cluster of the fleet (4 requests at a time per
+ * cluster), numbered from `firstPool`.
+ */
+export async function createEdgePools(fleet: LocalFleet, pools: number, firstPool = 0): Promise<void> {
   await runLimited(fleet.clusters, fleet.clusters.length, async (c) => {
     const api = RawObjectApi.fromKubeConfig(c.kubeConfig);
     const objects = [];
-    for (let i = 0; i < pools; i++)
+    for (let i = firstPool; i < firstPool + pools; i++)
       objects.push(edgeNode(nodeName(poolName(i), 0), poolName(i)), nodePool(poolName(i), 'Edge'));
     await runLimited(objects, 4, (o) => createIfMissing(api, o));
   });
