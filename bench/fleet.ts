@@ -1,7 +1,8 @@
 /**
  * Local fleet benchmark: how fast the whole system converges a fleet from empty, and then as many pools
  * again once warm, against the local API's own write throughput measured in the same run; event-to-Available
- * latency of a new pool; how many bus events one change costs. `npm run bench -- fleet [--clusters 20] [--pools 50] [--latency-samples 20]`
+ * latency of a new pool; how many bus events one change costs.
+ * `npm run bench -- fleet [--clusters 20] [--pools 50] [--latency-samples 20]`
  */
 import { Watch } from '@kubernetes/client-node';
 import { RawObjectApi } from '../adapters/kubernetes/raw-object-api.ts';
@@ -113,6 +114,7 @@ export async function run(args: string[]): Promise<unknown> {
       throughputVsFloor: round(writesPerSec / floorBest, 3),
       /** The same for the first round, from empty in threads just started (the figure before decision 0034). */
       fromEmptyThroughputVsFloor: round(fromEmptyWritesPerSec / floorBest, 3),
+      /** The warm round against the floor before the fleet only, as figures before the bracketing were measured. */
       throughputVsFloorBefore: round(writesPerSec / floorBefore.best, 3),
       throughputVsKeepAliveFloor: round(writesPerSec / keepAliveFloor.best, 3),
     };
