@@ -71,8 +71,8 @@ export async function run(args: string[]): Promise<unknown> {
   const runs = intFlag('runs', values.runs, 1, 15);
 
   const floorRepeats = intFlag('floor-repeats', values['floor-repeats'], 1, 20);
-  // The floor rises by a third over its first ~15 runs in a process (bench/local-api.ts, warmupRepeats): the
-  // fleet's API servers run warm for most of the convergence, so the floor they are held to is taken warm.
+  // The floor rises by a third over its first ~15 runs in a process (bench/local-api.ts, warmupRepeats), so it
+  // is taken warm, and held against the fleet's warm round (decision 0034), not its first.
   const floorWarmup = intFlag('floor-warmup', values['floor-warmup'], 0, 50);
   /** The best creates/s of the memory backend's floor (of its concurrencies) and each concurrency's. */
   const measureFloor = async (keepAlive: boolean) => {
@@ -129,7 +129,7 @@ export async function run(args: string[]): Promise<unknown> {
     benchmark: 'fleet',
     fleet: results[0]!.fleet,
     runs: results.length,
-    /** Each figure's median over the runs (every run converges a fresh fleet from empty). */
+    /** Each figure's median over the runs (every run starts a fresh fleet: a round from empty, then a warm one). */
     median: {
       throughputVsFloor: medianOf((r) => r.throughputVsFloor),
       fromEmptyThroughputVsFloor: medianOf((r) => r.fromEmptyThroughputVsFloor),
