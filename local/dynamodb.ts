@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { ATTRIBUTE_DEFINITIONS, BILLING_MODE, KEY_SCHEMA } from '../adapters/state-table/keys.ts';
 import { TableUsageMeter, type TableUsage } from './table-usage.ts';
+import { rememberDynaliteParses } from './dynalite-expressions.ts';
 
 const require = createRequire(import.meta.url);
 const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;
@@ -40,6 +41,7 @@ export interface LocalDynamoOptions {
 }
 
 export async function startLocalDynamo(opts: LocalDynamoOptions = {}): Promise<LocalDynamo> {
+  rememberDynaliteParses();
   // Tables become ACTIVE at once: nothing waits on CREATING in the local stack or tests.
   const server = dynalite({
     createTableMs: 0,

@@ -43,6 +43,8 @@ interface HistoryEvent {
   /** Value before the write, absent for a create. */
   prevJson?: string;
   prevModRevision?: number;
+  /** metadata.labels of the value before the write (the entry's copy), for label-selected watches. */
+  prevLabels?: Labels;
 }
 
 interface Watcher {
@@ -122,7 +124,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
   const watchers = new Set<Watcher>();
   // Events are dispatched through a queue so a watcher that writes from its callback cannot reorder
   // delivery for the watchers after it.
-  const dispatchQueue: HistoryEvent[] = [];
+  const dispatchQueue: Array<{ ev: HistoryEvent; written?: StoredValue }> = [];
   let dispatching = false;
 
   const historyLength = () => history.length - historyStart;
@@ -137,17 +139,22 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
     }
   }
 
-  function record(ev: HistoryEvent): void {
+  /**
+   * `written` is the object a put stored, handed to the live watchers in place of a parse of its JSON text:
+   * every write has at least one watcher that reads it (the garbage collector's), and that parse was ~4% of
+   * a busy fleet cluster thread (docs/decisions/0035-local-api-cpu-per-write.md). A replay parses the text.
+   */
+  function record(ev: HistoryEvent, written?: StoredValue): void {
     history.push(ev);
     while (historyLength() > historyLimit) dropOldest();
-    dispatchQueue.push(ev);
+    dispatchQueue.push({ ev, written });
     if (dispatching) return;
     dispatching = true;
     try {
       while (dispatchQueue.length) {
         const next = dispatchQueue.shift()!;
-        const parsed: ParsedOnce = { memo: new WatchEventMemo() };
-        for (const w of watchers) if (w.live) deliver(w, next, parsed);
+        const parsed: ParsedOnce = { memo: new WatchEventMemo(), value: next.written };
+        for (const w of watchers) if (w.live) deliver(w, next.ev, parsed);
       }
     } finally {
       dispatching = false;
@@ -156,9 +163,10 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
 
   /**
    * An event's values are parsed when a watcher first reads them, once for every watcher the event is
-   * dispatched to: a watcher gets its own copy of the top level and of `metadata` (consumers stamp
-   * apiVersion, kind and resourceVersion there) and shares everything below with the others, so it must not
-   * change anything deeper. The garbage collector's watch reads no previous value of a put, and a watch with
+   * dispatched to (a live put's new value is not parsed at all: it is the object written): a watcher gets its
+   * own copy of the top level and of `metadata` (consumers stamp apiVersion, kind and resourceVersion there)
+   * and shares everything below with the others and with the writer, so none of them may change anything
+   * deeper. The garbage collector's watch reads no previous value of a put, and a watch with
    * no selector none at all. With a forwarder, a kubelet and the garbage collector watching, a Pod event was
    * parsed three times. Likewise the watchers of a live dispatch share one `memo`, so HTTP watches that would
    * send the same line serialize it once (handlers/watch.ts).
@@ -180,6 +188,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
           prevValue ??= ownTop((parsed.prevValue ??= JSON.parse(ev.prevJson) as StoredValue));
           return prevValue;
         },
+        ...(ev.prevJson === undefined ? {} : { prevLabels: { labels: ev.prevLabels } }),
         created: ev.prevJson === undefined,
       };
     }
@@ -301,8 +310,9 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       const e: Entry = { json, modRevision: rev, labels: labelsOf(value) };
       data.set(key, e);
       keys.insert(key);
-      record({ revision: rev, key, type: 'put', json });
-      // The caller's object is handed back: storage keeps its own JSON text, so sharing is safe.
+      record({ revision: rev, key, type: 'put', json }, value);
+      // The caller's object is handed back (and was shared with the live watchers): storage keeps its own
+      // JSON text, so reads never see what either does to their copy of the top level or metadata.
       return { key, value, modRevision: rev };
     },
 
@@ -315,7 +325,18 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       const rev = nextRevision();
       const e: Entry = { json, modRevision: rev, labels: labelsOf(value) };
       data.set(key, e);
-      record({ revision: rev, key, type: 'put', json, prevJson: prev.json, prevModRevision: prev.modRevision });
+      record(
+        {
+          revision: rev,
+          key,
+          type: 'put',
+          json,
+          prevJson: prev.json,
+          prevModRevision: prev.modRevision,
+          prevLabels: prev.labels,
+        },
+        value,
+      );
       return { key, value, modRevision: rev };
     },
 

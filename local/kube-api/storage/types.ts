@@ -60,7 +60,20 @@ export class WatchEventMemo {
 }
 
 export type StorageWatchEvent =
-  | { type: 'put'; key: string; value: StoredValue; modRevision: number; prevValue?: StoredValue; created: boolean }
+  | {
+      type: 'put';
+      key: string;
+      value: StoredValue;
+      modRevision: number;
+      prevValue?: StoredValue;
+      /**
+       * metadata.labels of the previous value, when the backend has them without decoding it (the memory
+       * backend keeps every entry's labels): a watch whose selector is only a label selector decides whether
+       * the object was selected before from these, and leaves prevValue unread.
+       */
+      prevLabels?: { labels: Record<string, string> | undefined };
+      created: boolean;
+    }
   | { type: 'delete'; key: string; prevValue: StoredValue; modRevision: number };
 
 export interface WatchHandle {
@@ -71,9 +84,14 @@ export interface Storage {
   readonly backend: 'memory' | 'etcd';
   get(key: string): Promise<StoredObject | undefined>;
   list(prefix: string, options?: ListOptions): Promise<ListResult>;
-  /** Fails with KeyExistsError when the key exists. */
+  /**
+   * Fails with KeyExistsError when the key exists. The memory backend hands `value` itself to its live
+   * watchers (each with its own copy of the top level and of metadata): after the call, the writer may stamp
+   * those (resourceVersion, apiVersion) but must not change anything below them. `value` is JSON data (what
+   * JSON.parse could return): the watchers see it as it is, not as its stored text decodes.
+   */
   create(key: string, value: StoredValue): Promise<StoredObject>;
-  /** Compare-and-swap on modRevision; ConflictError when it moved, NotFoundError when gone. */
+  /** Compare-and-swap on modRevision; ConflictError when it moved, NotFoundError when gone. As create for `value`. */
   update(key: string, value: StoredValue, expectedModRevision: number): Promise<StoredObject>;
   /** Deletes; with expectedModRevision it is a CAS. Returns the deleted object with the delete's revision. */
   delete(key: string, expectedModRevision?: number): Promise<StoredObject>;

@@ -5,9 +5,15 @@ import type { ApiObject } from '../objects.ts';
 import { selectorsModule } from '../peers.ts';
 import type { FieldSelector, LabelSelector } from '../../selectors.ts';
 
-/** The whole selector; `labels` is its label part alone, which storage may apply before decoding (ListOptions.labelHint). */
+/**
+ * The whole selector; `labels` is its label part alone, which storage may apply before decoding
+ * (ListOptions.labelHint), and `labelsOnly` says there is no other part.
+ */
 export type ObjectFilter =
-  | (((obj: ApiObject) => boolean) & { labels?: (labels: Record<string, string> | undefined) => boolean })
+  | (((obj: ApiObject) => boolean) & {
+      labels?: (labels: Record<string, string> | undefined) => boolean;
+      labelsOnly?: boolean;
+    })
   | undefined;
 
 export function selectionFilter(info: ResourceInfo, query: URLSearchParams): ObjectFilter {
@@ -31,5 +37,5 @@ export function selectionFilter(info: ResourceInfo, query: URLSearchParams): Obj
   const filter = (obj: ApiObject) =>
     (labels === undefined || labels(obj.metadata?.labels)) &&
     (fieldSel === undefined || selectorsModule.matchFields(fieldSel, obj));
-  return labels ? Object.assign(filter, { labels }) : filter;
+  return labels ? Object.assign(filter, { labels, labelsOnly: fieldSel === undefined }) : filter;
 }

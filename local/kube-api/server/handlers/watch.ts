@@ -32,6 +32,8 @@ export async function handleWatch(s: Scope): Promise<void> {
   const selection = selectionFilter(info, query);
   const name = route.name;
   const unfiltered = name === undefined && !selection;
+  /** The selector's label part, when that is all there is to it and no name is asked for. */
+  const labelsAlone = name === undefined && selection?.labelsOnly ? selection.labels : undefined;
   const filter = (obj: ApiObject) =>
     (name === undefined || obj.metadata?.name === name) && (!selection || selection(obj));
   const rvParam = query.get('resourceVersion') ?? '';
@@ -127,10 +129,14 @@ export async function handleWatch(s: Scope): Promise<void> {
     const obj = present(info, e.value as ApiObject, e.modRevision);
     const now = filter(obj);
     // Without a name or selector every object matches: an object that existed before was seen before, and
-    // its previous value need not be read (or parsed).
+    // its previous value need not be read (or parsed). With a label selector alone, its previous labels
+    // decide, when storage has them (the forwarder's watches of the reconciler's objects select so).
     const before = e.created
       ? false
-      : unfiltered || (e.prevValue !== undefined && filter(present(info, e.prevValue as ApiObject, e.modRevision)));
+      : unfiltered ||
+        (labelsAlone && e.prevLabels
+          ? labelsAlone(e.prevLabels.labels)
+          : e.prevValue !== undefined && filter(present(info, e.prevValue as ApiObject, e.modRevision)));
     if (now && before) send(memo, 'value', 'MODIFIED', obj);
     else if (now) send(memo, 'value', 'ADDED', obj);
     else if (before) send(memo, 'value', 'DELETED', obj);

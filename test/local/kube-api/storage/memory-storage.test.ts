@@ -62,9 +62,10 @@ describe('memory storage specifics', () => {
     await s.close();
   });
 
-  it('parses a dispatched event once for all its watchers, each with its own top level and metadata', async () => {
+  it('hands a live put the object written, unparsed, each watcher with its own top level and metadata', async () => {
     const s = createMemoryStorage();
     const seen: Array<Record<string, any>> = [];
+    const seenPrev: Array<Record<string, any>> = [];
     for (let i = 0; i < 3; i++)
       s.watch(
         '/',
@@ -76,14 +77,22 @@ describe('memory storage specifics', () => {
           v.apiVersion = `v${i}`;
           v.metadata.resourceVersion = String(i);
           seen.push(v);
+          const prev = e.prevValue as Record<string, any> | undefined;
+          if (prev) {
+            prev.metadata.resourceVersion = String(i);
+            seenPrev.push(prev);
+          }
         },
         () => undefined,
       );
     await new Promise((r) => setImmediate(r));
+    const written = { metadata: { name: 'a', labels: { x: '1' } }, spec: { n: 1 } };
     const parse = vi.spyOn(JSON, 'parse');
+    let created;
     try {
-      await s.create('/a', { metadata: { name: 'a', labels: { x: '1' } }, spec: { n: 1 } });
-      expect(parse).toHaveBeenCalledTimes(1);
+      created = await s.create('/a', written);
+      // Nothing to parse: the watchers were handed the object written.
+      expect(parse).toHaveBeenCalledTimes(0);
     } finally {
       parse.mockRestore();
     }
@@ -92,8 +101,76 @@ describe('memory storage specifics', () => {
       ['v1', '1', 'a', 1],
       ['v2', '2', 'a', 1],
     ]);
-    // What is stored is untouched by any of them.
+    expect(seen[0]!.spec).toBe(written.spec);
+    // Neither the writer's object nor what is stored carries any watcher's stamps.
+    expect(created.value).toBe(written);
+    expect(written).toEqual({ metadata: { name: 'a', labels: { x: '1' } }, spec: { n: 1 } });
     expect((await s.get('/a'))!.value).toEqual({ metadata: { name: 'a', labels: { x: '1' } }, spec: { n: 1 } });
+
+    // An update's previous value is parsed from its stored text, once for all three watchers.
+    const parsePrev = vi.spyOn(JSON, 'parse');
+    try {
+      await s.update('/a', { metadata: { name: 'a' }, spec: { n: 2 } }, created.modRevision);
+      expect(parsePrev).toHaveBeenCalledTimes(1);
+    } finally {
+      parsePrev.mockRestore();
+    }
+    expect(seen.slice(3).map((v) => [v.apiVersion, v.metadata.resourceVersion, v.spec.n])).toEqual([
+      ['v0', '0', 2],
+      ['v1', '1', 2],
+      ['v2', '2', 2],
+    ]);
+    expect(seenPrev.map((v) => [v.metadata.resourceVersion, v.metadata.labels.x, v.spec.n])).toEqual([
+      ['0', '1', 1],
+      ['1', '1', 1],
+      ['2', '1', 1],
+    ]);
+    await s.close();
+  });
+
+  it("hands an update's previous labels with the event, so a label-selected watch need not parse the previous value", async () => {
+    const s = createMemoryStorage();
+    const events: StorageWatchEvent[] = [];
+    s.watch(
+      '/',
+      0,
+      (e) => events.push(e),
+      () => undefined,
+    );
+    await new Promise((r) => setImmediate(r));
+    const created = await s.create('/c', { metadata: { name: 'c', labels: { tier: 'back' } } });
+    const updated = await s.update('/c', { metadata: { name: 'c', labels: { tier: 'front' } } }, created.modRevision);
+    await s.update('/c', { metadata: { name: 'c' } }, updated.modRevision);
+    const puts = events.filter((e): e is Extract<StorageWatchEvent, { type: 'put' }> => e.type === 'put');
+    expect(puts.map((e) => e.prevLabels)).toEqual([
+      undefined,
+      { labels: { tier: 'back' } },
+      { labels: { tier: 'front' } },
+    ]);
+    await s.close();
+  });
+
+  it('replays a put from its stored text, so a late watcher sees the value as written, not as changed since', async () => {
+    const s = createMemoryStorage();
+    const written = { metadata: { name: 'b' }, spec: { n: 1 } };
+    await s.create('/b', written);
+    // The writer's top level and metadata are its own to stamp.
+    (written as Record<string, any>).apiVersion = 'v9';
+    const replayed = await new Promise<Record<string, any>>((resolve) => {
+      const h = s.watch(
+        '/',
+        0,
+        (e) => {
+          if (e.type === 'put') {
+            h.stop();
+            resolve(e.value as Record<string, any>);
+          }
+        },
+        () => undefined,
+      );
+    });
+    expect(replayed).toEqual({ metadata: { name: 'b' }, spec: { n: 1 } });
+    expect(replayed.spec).not.toBe(written.spec);
     await s.close();
   });
 
