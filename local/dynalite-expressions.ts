@@ -122,15 +122,23 @@ export function rememberingParser(parser: ExpressionParser): ExpressionParser & 
 
 const INSTALLED = Symbol.for('pool-spirit.dynalite-expressions');
 
-/** Makes this process's dynalite remember its parses (once; later calls do nothing). */
-export function rememberDynaliteParses(): void {
+/**
+ * Makes this process's dynalite remember its parses (once; later calls find the same parsers). Returns how
+ * many parses have been answered from memory so far, across dynalite's three parsers.
+ */
+export function rememberDynaliteParses(): () => number {
   const require = createRequire(import.meta.url);
+  const installed: Array<{ readonly hits: number }> = [];
   for (const name of ['conditionParser', 'updateParser', 'projectionParser']) {
     // dynalite's validation calls `parser.parse` on these very module objects at every request.
-    const mod = require(`dynalite/db/${name}`) as ExpressionParser & { [INSTALLED]?: true };
-    if (mod[INSTALLED] || typeof mod.parse !== 'function') continue;
-    const remembering = rememberingParser({ parse: mod.parse.bind(mod) });
-    mod.parse = (input, options) => remembering.parse(input, options);
-    mod[INSTALLED] = true;
+    const mod = require(`dynalite/db/${name}`) as ExpressionParser & { [INSTALLED]?: { readonly hits: number } };
+    if (typeof mod.parse !== 'function') continue;
+    if (!mod[INSTALLED]) {
+      const remembering = rememberingParser({ parse: mod.parse.bind(mod) });
+      mod.parse = (input, options) => remembering.parse(input, options);
+      mod[INSTALLED] = remembering;
+    }
+    installed.push(mod[INSTALLED]);
   }
+  return () => installed.reduce((n, p) => n + p.hits, 0);
 }

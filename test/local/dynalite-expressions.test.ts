@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import {
+  rememberDynaliteParses,
   rememberingParser,
   type ExpressionParseContext,
   type ExpressionParser,
@@ -146,8 +147,10 @@ describe('remembered dynalite expression parses', () => {
     expect(remembering.hits).toBe(1);
   });
 
-  it('leaves conditional writes of the local table answering as before', async () => {
+  it('leaves conditional writes of the local table answering as before, its parses remembered', async () => {
     const dynamo = await startLocalDynamo();
+    // The local table installed them; asking again finds the same parsers and their count.
+    const hits = rememberDynaliteParses();
     try {
       await ensureTable(dynamo.client, 'expressions-test');
       const key = { pk: { S: 'p' }, sk: { S: 's' } };
@@ -163,8 +166,11 @@ describe('remembered dynalite expression parses', () => {
             ExpressionAttributeValues: { ':next': { N: String(Number(expected) + 1) }, ':expected': { N: expected } },
           }),
         );
+      const before = hits();
       for (let i = 1; i <= 3; i++) await bump(String(i));
       await expect(bump('1')).rejects.toThrow(/conditional request failed/i);
+      // Both expressions of the three bumps after the first came from memory.
+      expect(hits() - before).toBeGreaterThanOrEqual(6);
       const item = await dynamo.client.send(new GetItemCommand({ TableName: 'expressions-test', Key: key }));
       expect(item.Item?.n).toEqual({ N: '4' });
     } finally {
