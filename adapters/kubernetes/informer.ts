@@ -264,6 +264,14 @@ export class Informer<
     return this.known.get(key);
   }
 
+  /**
+   * The cached summaries themselves, not a copy: for a scan that finishes before it awaits anything (a
+   * controller's sync reading all pods), where snapshot() copied the whole cache on every call.
+   */
+  values(): MapIterator<S> {
+    return this.known.values();
+  }
+
   private async apply(type: ChangeType, obj: O): Promise<void> {
     const key = keyOf(obj);
     const before = this.known.get(key);

@@ -90,6 +90,8 @@ export async function startFleetCluster(
           controlPlane: host.kubeletControlPlane,
           readyDelayMs: opts.readyDelayMs ?? 100,
           unhealthyVersions: opts.unhealthyVersions?.[id] ?? [],
+          // Beside its local API (same thread), the stand-in reads the API's caches instead of HTTP watches.
+          caches: host.cluster?.objectCaches,
           onPodReady: async (pod): Promise<void> =>
             leaderRenewals?.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod),
           onError: (err) => kubeletErrors.report(id, err),

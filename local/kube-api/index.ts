@@ -15,12 +15,14 @@ import { listen } from './server/listen.ts';
 import { ObjectStore } from './server/store.ts';
 import { Controllers } from './server/controllers.ts';
 import { createGcApi } from './server/gc-api.ts';
+import { createObjectCacheFactory, type ObjectCacheFactory } from './server/object-cache.ts';
 import { faultsModule, gcModule, schemaModule } from './server/peers.ts';
 import type { ApiContext } from './server/context.ts';
 import { AuthGate, type AuthorizationMode, type ClusterAuthorization } from './auth/gate.ts';
 
 export { RequestLog, type RequestRecord, type WriteFilter, WRITE_VERBS } from './server/request-log.ts';
 export type { Storage } from './storage/types.ts';
+export type { CacheChange, ObjectCache, ObjectCacheFactory } from './server/object-cache.ts';
 export { createMemoryStorage } from './storage/memory.ts';
 export type { ResourceInfo } from './registry.ts';
 
@@ -94,6 +96,11 @@ export interface LocalCluster {
   authz?: ClusterAuthorization;
   /** Replaces the fault injection rules (an empty rule list turns faults off). */
   setFaults(cfg: FaultConfig): void;
+  /**
+   * List+watch of a collection in this thread, without HTTP (server/object-cache.ts): for stand-ins running
+   * beside the server. Its reads are not in the request log and no watch fault reaches them.
+   */
+  objectCaches: ObjectCacheFactory;
   /** Stops serving, ends open watches, stops controllers; closes the storage if it was created here. */
   stop(): Promise<void>;
 }
@@ -190,7 +197,18 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     })());
 
   const setFaults = (cfg: FaultConfig) => ctx.faults.setConfig(cfg);
-  return { url, name, storage, requestLog, writeKubeconfig, setFaults, stop, ...(ctx.auth ? { authz: ctx.auth } : {}) };
+  const objectCaches = createObjectCacheFactory(ctx, store);
+  return {
+    url,
+    name,
+    storage,
+    requestLog,
+    writeKubeconfig,
+    setFaults,
+    objectCaches,
+    stop,
+    ...(ctx.auth ? { authz: ctx.auth } : {}),
+  };
 }
 
 function checkAuthOptions(opts: LocalClusterOptions): void {

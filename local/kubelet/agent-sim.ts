@@ -35,7 +35,7 @@ export async function simulateAgent(kc: KubeConfig, pod: Obj, opts: AgentSimOpti
     etcd: { healthy: true, alarms: [], observedTime: now },
   };
   if (opts.simulateLeader) status.leader = { holder: pod.spec?.nodeName, renewTime: now, transitions: 0 };
-  await api.requestJson('PATCH', `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
+  await api.write('PATCH', `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
     body: { status },
     contentType: PatchStrategy.MergePatch,
     query: { fieldManager: 'pool-spirit-agent' },
@@ -150,7 +150,7 @@ export class SimLeaderRenewals {
   private async renewOne(poolSpirit: string, holder: string): Promise<void> {
     const renewTime = (this.opts.now?.() ?? new Date()).toISOString();
     await this.api
-      .requestJson('PATCH', `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
+      .write('PATCH', `/apis/poolspirit.io/v1alpha1/poolspirits/${poolSpirit}/status`, {
         body: {
           status: {
             leader: { holder, renewTime, transitions: 0 },

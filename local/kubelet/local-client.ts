@@ -16,11 +16,18 @@ export interface LocalKubeClient {
    * A request with a JSON body and answer (RawObjectApi.requestJson's contract). Non-2xx rejects with an
    * error whose `code` is the HTTP status and `body` the parsed Status.
    */
-  requestJson<T>(
-    method: HttpMethod,
-    path: string,
-    opts?: { body?: unknown; contentType?: string; query?: Record<string, string> },
-  ): Promise<T>;
+  requestJson<T>(method: HttpMethod, path: string, opts?: RequestOptions): Promise<T>;
+  /**
+   * A write whose successful answer the caller does not read: not decoded (a status write's answer is the
+   * whole object again, ~15 KB for a pool-spirit Pod or Deployment). Errors reject as requestJson's do.
+   */
+  write(method: HttpMethod, path: string, opts?: RequestOptions): Promise<void>;
+}
+
+interface RequestOptions {
+  body?: unknown;
+  contentType?: string;
+  query?: Record<string, string>;
 }
 
 const USER_AGENT = 'pool-spirit-local-sim';
@@ -33,13 +40,25 @@ export function localKubeClient(kc: KubeConfig): LocalKubeClient {
     const connection = connectionOf(kc);
     if (connection) {
       const transport = createKubeTransport(connection, { userAgent: USER_AGENT });
+      const send = <T>(method: HttpMethod, path: string, opts: RequestOptions, answer: 'json' | 'ignored') =>
+        transport.request<T>({
+          method,
+          path,
+          body: opts.body,
+          contentType: opts.contentType,
+          query: opts.query,
+          answer,
+        });
       client = {
-        requestJson: (method, path, opts = {}) =>
-          transport.request({ method, path, body: opts.body, contentType: opts.contentType, query: opts.query }),
+        requestJson: (method, path, opts = {}) => send(method, path, opts, 'json'),
+        write: (method, path, opts = {}) => send<void>(method, path, opts, 'ignored'),
       };
     } else {
       const api = RawObjectApi.fromKubeConfig(kc);
-      client = { requestJson: (method, path, opts) => api.requestJson(ClientNodeMethod[method], path, opts) };
+      client = {
+        requestJson: (method, path, opts) => api.requestJson(ClientNodeMethod[method], path, opts),
+        write: async (method, path, opts) => void (await api.requestJson(ClientNodeMethod[method], path, opts)),
+      };
     }
     clients.set(kc, client);
   }

@@ -97,7 +97,7 @@ export class NodeHeartbeats {
         { type: 'Hostname', address: name },
       ],
     };
-    await this.opts.api.requestJson('PATCH', `/api/v1/nodes/${name}/status`, {
+    await this.opts.api.write('PATCH', `/api/v1/nodes/${name}/status`, {
       body: { status },
       contentType: 'application/merge-patch+json',
     });
@@ -121,7 +121,7 @@ export class NodeHeartbeats {
         renewTime: new Date(this.opts.now()).toISOString().replace('Z', '000Z'),
       },
     };
-    await this.opts.api.requestJson('PATCH', `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`, {
+    await this.opts.api.write('PATCH', `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`, {
       body: lease,
       contentType: 'application/apply-patch+yaml',
       query: { fieldManager: FIELD_MANAGER, force: 'true' },

@@ -4,6 +4,7 @@ import { Informer, keyOf } from '../../adapters/kubernetes/informer.ts';
 import { NodeHeartbeats, type NodeLike } from './node-heartbeats.ts';
 import { evictionGraceSeconds, placePod } from './scheduling.ts';
 import { localKubeClient, type LocalKubeClient } from './local-client.ts';
+import type { ObjectCache, ObjectCacheFactory } from '../kube-api/index.ts';
 
 type Obj = Record<string, any>;
 
@@ -32,6 +33,13 @@ export interface SimKubeletOptions {
    * deletion.
    */
   controlPlane?: 'sim' | 'real';
+  /**
+   * Where the nodes, pods and Deployments are read from: by default HTTP informers (list+watch through the
+   * kubeconfig, as the real components); a local API in this thread offers its in-process caches instead
+   * (LocalCluster.objectCaches), the same objects without serializing every event to a watch line and back.
+   * Writes go through the API either way.
+   */
+  caches?: ObjectCacheFactory;
 }
 
 /** What runs a pod's containers for real. Placement, eviction and the Deployment stay the kubelet's. */
@@ -54,13 +62,13 @@ const always = () => true;
  * through the Kubernetes API, as the real components do, so the reconciler sees real objects.
  */
 export class SimKubelet {
-  private readonly opts: Required<Omit<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>> &
-    Pick<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime'>;
+  private readonly opts: Required<Omit<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime' | 'caches'>> &
+    Pick<SimKubeletOptions, 'onPodReady' | 'onError' | 'runtime' | 'caches'>;
   private readonly heartbeats?: NodeHeartbeats;
   private readonly api: LocalKubeClient;
-  readonly nodes: Informer<Obj>;
-  readonly pods: Informer<Obj>;
-  readonly deployments: Informer<Obj>;
+  readonly nodes: ObjectCache<Obj>;
+  readonly pods: ObjectCache<Obj>;
+  readonly deployments: ObjectCache<Obj>;
   private readonly queue = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /**
@@ -75,6 +83,13 @@ export class SimKubelet {
    * sync cost.
    */
   private readonly templateHashes = new Map<string, { uid: string; generation: number; hash: string }>();
+  /**
+   * Each Deployment's (ns/name) pods, by their controller reference, kept from the pod informer's events: a
+   * Deployment's sync read all the cluster's pods to find its own, a scan as long as the cluster is large on
+   * every pod and Deployment event.
+   */
+  private readonly podsByOwner = new Map<string, Set<string>>();
+  private readonly ownerOfPod = new Map<string, string>();
   private working = false;
   private stopped = false;
   /**
@@ -103,23 +118,34 @@ export class SimKubelet {
     };
     this.api = localKubeClient(options.kubeConfig);
     const real = this.opts.controlPlane === 'real';
-    const informer = (apiVersion: string, kind: string, path: string, onChange: (o: Obj, type: string) => void) =>
-      new Informer<Obj>(
-        options.kubeConfig,
-        { apiVersion, kind, path, summarize: identity, isRelevant: always },
-        {
-          onChange: async (type, _key, obj) => onChange(obj, type),
-        },
-      );
+    const caches = options.caches;
+    const informer = (
+      apiVersion: string,
+      kind: string,
+      path: string,
+      onChange: (o: Obj, type: string) => void,
+    ): ObjectCache<Obj> =>
+      caches
+        ? caches(path, (type, obj) => onChange(obj, type))
+        : new Informer<Obj>(
+            options.kubeConfig,
+            { apiVersion, kind, path, summarize: identity, isRelevant: always },
+            {
+              onChange: async (type, _key, obj) => onChange(obj, type),
+            },
+          );
     this.nodes = informer('v1', 'Node', '/api/v1/nodes', (node, type) => {
       // The Node informer's objects are Nodes as the API serves them: metadata.name and uid always set.
       this.heartbeats?.observe(node as NodeLike, type === 'DELETED');
       this.enqueueAllPods();
     });
-    this.pods = informer('v1', 'Pod', '/api/v1/pods', (pod) => {
-      this.enqueue(`pod:${keyOf(pod)}`);
+    this.pods = informer('v1', 'Pod', '/api/v1/pods', (pod, type) => {
+      const key = keyOf(pod);
+      this.enqueue(`pod:${key}`);
       const owner = controllerOf(pod);
-      if (owner && !real) this.enqueue(`deploy:${pod.metadata.namespace}/${owner}`);
+      const ownerKey = owner ? `${pod.metadata.namespace}/${owner}` : undefined;
+      this.indexOwner(key, type === 'DELETED' ? undefined : ownerKey);
+      if (ownerKey && !real) this.enqueue(`deploy:${ownerKey}`);
     });
     this.deployments = informer('apps/v1', 'Deployment', '/apis/apps/v1/deployments', (d) => {
       if (!real) this.enqueue(`deploy:${keyOf(d)}`);
@@ -132,8 +158,24 @@ export class SimKubelet {
       });
   }
 
+  private indexOwner(podKey: string, ownerKey: string | undefined): void {
+    const before = this.ownerOfPod.get(podKey);
+    if (before === ownerKey) return;
+    if (before !== undefined) {
+      const pods = this.podsByOwner.get(before);
+      pods?.delete(podKey);
+      if (pods?.size === 0) this.podsByOwner.delete(before);
+      this.ownerOfPod.delete(podKey);
+    }
+    if (ownerKey === undefined) return;
+    this.ownerOfPod.set(podKey, ownerKey);
+    let pods = this.podsByOwner.get(ownerKey);
+    if (!pods) this.podsByOwner.set(ownerKey, (pods = new Set()));
+    pods.add(podKey);
+  }
+
   /** The informers this mode needs: with a real control plane, Deployments are kube-controller-manager's. */
-  private informers(): Informer<Obj>[] {
+  private informers(): ObjectCache<Obj>[] {
     return this.opts.controlPlane === 'real' ? [this.nodes, this.pods] : [this.nodes, this.pods, this.deployments];
   }
 
@@ -221,11 +263,12 @@ export class SimKubelet {
     const d = this.deployments.get(key);
     if (!d) this.templateHashes.delete(key);
     if (!d || d.metadata.deletionTimestamp) return;
-    const ns = d.metadata.namespace;
     const hash = this.templateHash(key, d);
-    const owned = [...this.pods.snapshot().values()].filter(
-      (p) => p.metadata.namespace === ns && controllerOf(p) === d.metadata.name && !p.metadata.deletionTimestamp,
-    );
+    const owned: Obj[] = [];
+    for (const podKey of this.podsByOwner.get(key) ?? []) {
+      const p = this.pods.get(podKey);
+      if (p && !p.metadata.deletionTimestamp) owned.push(p);
+    }
     const current = owned.filter((p) => p.metadata.labels?.['pod-template-hash'] === hash);
     const old = owned.filter((p) => p.metadata.labels?.['pod-template-hash'] !== hash);
     const replicas = d.spec.replicas ?? 1;
@@ -293,7 +336,7 @@ export class SimKubelet {
       JSON.stringify({ ...s, conditions: (s?.conditions ?? []).map((c: Obj) => [c.type, c.status, c.reason]) });
     if (comparable(status) === comparable(d.status ?? {})) return;
     this.stats.statusWrites += 1;
-    await this.api.requestJson(
+    await this.api.write(
       'PUT',
       `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`,
       { body: { ...d, status } },
@@ -325,13 +368,13 @@ export class SimKubelet {
       spec: template.spec,
     };
     this.stats.podsCreated += 1;
-    await this.api.requestJson('POST', `/api/v1/namespaces/${d.metadata.namespace}/pods`, { body: pod });
+    await this.api.write('POST', `/api/v1/namespaces/${d.metadata.namespace}/pods`, { body: pod });
   }
 
   private async deletePod(p: Obj): Promise<void> {
     this.stats.podsDeleted += 1;
     try {
-      await this.api.requestJson('DELETE', podPath(p));
+      await this.api.write('DELETE', podPath(p));
     } catch (err: any) {
       if (err?.code !== 404) throw err;
     }
@@ -346,13 +389,13 @@ export class SimKubelet {
       return;
     }
     const now = this.opts.now();
-    const nodes = [...this.nodes.snapshot().values()];
+    const nodes = [...this.nodes.values()];
     if (this.opts.controlPlane === 'real') {
       // kube-scheduler binds; taint-based eviction is kube-controller-manager's. Only bound pods are ours.
       if (!pod.spec?.nodeName || !nodes.some((n) => n.metadata.name === pod.spec.nodeName)) return;
     } else if (!pod.spec?.nodeName) {
       const counts = new Map<string, number>();
-      for (const p of this.pods.snapshot().values())
+      for (const p of this.pods.values())
         if (p.spec?.nodeName) counts.set(p.spec.nodeName, (counts.get(p.spec.nodeName) ?? 0) + 1);
       const placement = placePod(pod, nodes, (n) => counts.get(n) ?? 0);
       if ('reason' in placement) {
@@ -364,7 +407,7 @@ export class SimKubelet {
       }
       this.stats.podsScheduled += 1;
       // As kube-scheduler binds: through pods/binding, which sets spec.nodeName once and marks PodScheduled.
-      await this.api.requestJson('POST', `${podPath(pod)}/binding`, {
+      await this.api.write('POST', `${podPath(pod)}/binding`, {
         body: {
           apiVersion: 'v1',
           kind: 'Binding',
@@ -476,7 +519,7 @@ export class SimKubelet {
   private async finishDeletion(pod: Obj): Promise<void> {
     if (!pod.spec?.nodeName) return;
     try {
-      await this.api.requestJson('DELETE', podPath(pod), {
+      await this.api.write('DELETE', podPath(pod), {
         body: {
           apiVersion: 'v1',
           kind: 'DeleteOptions',
@@ -497,7 +540,7 @@ export class SimKubelet {
       status.phase === pod.status?.phase;
     if (same) return;
     this.stats.statusWrites += 1;
-    await this.api.requestJson('PUT', `${podPath(pod)}/status`, { body: { ...pod, status } });
+    await this.api.write('PUT', `${podPath(pod)}/status`, { body: { ...pod, status } });
   }
 }
 

@@ -15,6 +15,11 @@ export interface KubeRequest {
   body?: unknown;
   contentType?: string;
   signal?: AbortSignal;
+  /**
+   * `ignored`: the caller never reads a successful answer, so it is drained, not decoded, and the request
+   * resolves to undefined (a status write whose answer repeats the whole object). Errors are decoded as ever.
+   */
+  answer?: 'json' | 'ignored';
 }
 
 export interface KubeTransport {
@@ -144,6 +149,7 @@ export function createKubeTransport(connection: ClusterConnection, options: Kube
     if (status < 200 || status > 299) {
       throw new KubeApiError(req.method, req.path, status, text);
     }
+    if (req.answer === 'ignored') return undefined as T;
     if (!text.trim()) return {} as T;
     try {
       return JSON.parse(text) as T;
@@ -187,13 +193,23 @@ export function createKubeTransport(connection: ClusterConnection, options: Kube
             agent: lease.agent,
           },
           (res) => {
+            const status = res.statusCode ?? 0;
+            if (req.answer === 'ignored' && status >= 200 && status <= 299) {
+              res.on('error', fail);
+              res.on('end', () => {
+                finish();
+                resolve({ status, contentType: '', text: '' });
+              });
+              res.resume();
+              return;
+            }
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
             res.on('error', fail);
             res.on('end', () => {
               finish();
               resolve({
-                status: res.statusCode ?? 0,
+                status,
                 contentType: String(res.headers['content-type'] ?? ''),
                 text: Buffer.concat(chunks).toString('utf8'),
               });

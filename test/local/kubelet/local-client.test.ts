@@ -43,6 +43,28 @@ describe('localKubeClient', () => {
     ]);
   });
 
+  it('writes without decoding the answer: resolves to nothing once the write landed, and a refusal still rejects with its Status', async () => {
+    const client = localKubeClient(t.kc);
+    const path = '/api/v1/namespaces/default/configmaps';
+    const body = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'lc-w', namespace: 'default' },
+      data: { a: '1' },
+    };
+    await expect(client.write('POST', path, { body })).resolves.toBeUndefined();
+    const stored: Obj = await client.requestJson('GET', `${path}/lc-w`);
+    expect(stored.data).toEqual({ a: '1' });
+    const again = await client.write('POST', path, { body }).catch((e) => e);
+    expect(again).toMatchObject({ code: 409, reason: 'AlreadyExists' });
+    const stale = { ...stored, metadata: { ...stored.metadata, resourceVersion: '1' }, data: { a: '2' } };
+    const conflict = await client.write('PUT', `${path}/lc-w`, { body: stale }).catch((e) => e);
+    expect(conflict).toMatchObject({ code: 409, reason: 'Conflict' });
+    // The next request on the same kept-alive connection is answered in full: the drained answer left nothing behind.
+    const after: Obj = await client.requestJson('GET', `${path}/lc-w`);
+    expect(after.metadata.resourceVersion).toBe(stored.metadata.resourceVersion);
+  });
+
   it('keeps client-node for a kubeconfig the small client cannot serve (basic auth here)', async () => {
     const kc = new KubeConfig();
     kc.loadFromOptions({
