@@ -88,7 +88,11 @@ export function createObjectCacheFactory(ctx: ApiContext, store: ObjectStore): O
       const { items, revision } = await store.listAll(info);
       if (stopped) return;
       const fresh = new Map(items.map((o) => [keyOf(o), o]));
-      for (const [key, before] of known) if (!fresh.has(key)) known.delete(key), hand('DELETED', before);
+      for (const [key, before] of known) {
+        if (fresh.has(key)) continue;
+        known.delete(key);
+        hand('DELETED', before);
+      }
       for (const [key, obj] of fresh) {
         const before = known.get(key);
         known.set(key, obj);
