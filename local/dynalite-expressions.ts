@@ -53,28 +53,29 @@ function valueType(value: unknown): string | null {
 
 const unique = (xs: string[]) => [...new Set(xs)];
 
+/** A copy of a parse tree (its prototypes kept) with each node `swap` answers for replaced by that answer. */
+function copyTree(node: unknown, swap: (node: object) => unknown): unknown {
+  if (node === null || typeof node !== 'object') return node;
+  const swapped = swap(node);
+  if (swapped !== undefined) return swapped;
+  if (Array.isArray(node)) return node.map((item) => copyTree(item, swap));
+  const out = Object.create(Object.getPrototypeOf(node)) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(node)) out[k] = copyTree(v, swap);
+  return out;
+}
+
 /** A copy of `node` with every value of `slots` (by identity) replaced by its slot. */
 function toTemplate(node: unknown, slots: Map<object, ValueSlot>, found: Set<string>): unknown {
-  if (node === null || typeof node !== 'object') return node;
-  const slot = slots.get(node);
-  if (slot) {
-    found.add(slot.placeholder);
+  return copyTree(node, (n) => {
+    const slot = slots.get(n);
+    if (slot) found.add(slot.placeholder);
     return slot;
-  }
-  if (Array.isArray(node)) return node.map((item) => toTemplate(item, slots, found));
-  const out = Object.create(Object.getPrototypeOf(node)) as Record<string, unknown>;
-  for (const [k, v] of Object.entries(node)) out[k] = toTemplate(v, slots, found);
-  return out;
+  });
 }
 
 /** A fresh copy of a template with this request's values in its slots. */
 function fromTemplate(node: unknown, values: Record<string, AttributeValue>): unknown {
-  if (node === null || typeof node !== 'object') return node;
-  if (node instanceof ValueSlot) return values[node.placeholder];
-  if (Array.isArray(node)) return node.map((item) => fromTemplate(item, values));
-  const out = Object.create(Object.getPrototypeOf(node)) as Record<string, unknown>;
-  for (const [k, v] of Object.entries(node)) out[k] = fromTemplate(v, values);
-  return out;
+  return copyTree(node, (n) => (n instanceof ValueSlot ? values[n.placeholder] : undefined));
 }
 
 /** `parser` with its successful parses remembered as described above. */

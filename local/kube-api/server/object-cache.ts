@@ -15,6 +15,7 @@ import { CompactedError, type StorageWatchEvent, type WatchHandle } from '../sto
 import type { ApiContext } from './context.ts';
 import type { ObjectStore } from './store.ts';
 import { present, type ApiObject } from './objects.ts';
+import { parseRoute } from './routes.ts';
 
 export type CacheChange = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -46,8 +47,12 @@ const keyOf = (o: ApiObject): string =>
  */
 export function createObjectCacheFactory(ctx: ApiContext, store: ObjectStore): ObjectCacheFactory {
   return (path, onChange) => {
-    const m = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))\/([^/]+)$/.exec(path);
-    const info = m ? ctx.registry.get(m[2] ?? '', m[1] ?? m[3]!, m[4]!) : undefined;
+    // Read as the server reads a request's URL: a list across namespaces is what the stand-ins watch.
+    const route = parseRoute('GET', path, new URLSearchParams());
+    const info =
+      route.type === 'resource' && route.verb === 'list' && route.namespace === undefined
+        ? ctx.registry.get(route.group, route.version, route.resource)
+        : undefined;
     if (!info) throw new Error(`object cache: ${JSON.stringify(path)} is not a collection this API serves`);
     const prefix = `${info.keyPrefix}/`;
     const known = new Map<string, ApiObject>();
