@@ -62,15 +62,15 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
     return policy.execute(({ signal }) => fn(signal)) as Promise<T>;
   };
 
-  async function get(ref: ObjectRef): Promise<KubeObject | undefined> {
-    try {
-      return await read(async (signal) =>
-        api.transport.request<KubeObject>({ method: 'GET', path: await api.path(ref), signal }),
-      );
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  function get(ref: ObjectRef): Promise<KubeObject | undefined> {
+    return read(async (signal) =>
+      api.transport.request<KubeObject | undefined>({
+        method: 'GET',
+        path: await api.path(ref),
+        signal,
+        notFound: 'absent',
+      }),
+    );
   }
 
   async function listByLabel(

@@ -27,7 +27,15 @@ export class ApiError extends Error {
     details?: StatusDetails,
     headers?: Record<string, string>,
   ) {
-    super(message);
+    // A 4xx is an answer to the client, not a fault of the server: nothing reads its stack, and capturing one
+    // for each 404 of a first reconcile pass was ~1% of a cluster thread's CPU. A 5xx keeps its stack.
+    const stackFrames = Error.stackTraceLimit;
+    if (code < 500) Error.stackTraceLimit = 0;
+    try {
+      super(message);
+    } finally {
+      Error.stackTraceLimit = stackFrames;
+    }
     this.name = 'ApiError';
     this.code = code;
     this.reason = reason;

@@ -158,6 +158,25 @@ describe('KubeApiError from the local API', () => {
     );
   });
 
+  it("a read that may find nothing (notFound: 'absent'): 404 resolves to undefined, every other error still rejects", async () => {
+    const path = '/api/v1/namespaces/default/configmaps/maybe';
+    await expect(t.request({ method: 'GET', path, notFound: 'absent' })).resolves.toBeUndefined();
+    // Without the option a 404 is an error, as before.
+    await expect(t.request({ method: 'GET', path })).rejects.toMatchObject({ code: 404, reason: 'NotFound' });
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'maybe' }, data: { a: '1' } };
+    await t.request({ method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: cm });
+    await expect(t.request({ method: 'GET', path, notFound: 'absent' })).resolves.toMatchObject({ data: { a: '1' } });
+    // Only 404 is absence: a 400 (a bad field selector) still rejects with its Status.
+    await expect(
+      t.request({
+        method: 'GET',
+        path: '/api/v1/namespaces/default/configmaps',
+        query: { fieldSelector: 'no-operator' },
+        notFound: 'absent',
+      }),
+    ).rejects.toMatchObject({ code: 400 });
+  });
+
   it('409 AlreadyExists and Conflict', async () => {
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dup' }, data: { a: '1' } };
     const path = '/api/v1/namespaces/default/configmaps';
