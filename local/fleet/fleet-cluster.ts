@@ -114,7 +114,7 @@ export async function startFleetCluster(
   });
   forwarder.start();
   parts.push(async () => void (await forwarder.stop(2_000)));
-  const progressTracker = new ClusterProgressTracker(kubeConfig, host.cluster?.objectCaches);
+  const progressTracker = new ClusterProgressTracker(kubeConfig);
   parts.push(async () => progressTracker.stop());
   await progressTracker.start();
   log(

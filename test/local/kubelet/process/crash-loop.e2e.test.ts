@@ -6,8 +6,8 @@
 import { HttpMethod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
-import { PRODUCT_NAMESPACE, poolName } from '../../../../local/fleet/seed.ts';
-import { poolSpiritPod, startProcessFleet, waitFor, type ProcessFleet } from './world.ts';
+import { poolName } from '../../../../local/fleet/seed.ts';
+import { backOffEvents, poolSpiritPod, startProcessFleet, waitFor, type ProcessFleet } from './world.ts';
 
 type Obj = Record<string, any>;
 const POOL = poolName(0);
@@ -53,18 +53,7 @@ describe('process kubelet: a flag the real kube-apiserver rejects', () => {
     expect(api.restartCount).toBeGreaterThanOrEqual(1);
     expect(pod.status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
 
-    const events = await waitFor(
-      async () => {
-        const list = await host.requestJson<{ items: Obj[] }>(
-          HttpMethod.GET,
-          `/api/v1/namespaces/${PRODUCT_NAMESPACE}/events`,
-        );
-        const mine = list.items.filter((e) => e.involvedObject?.name === pod.metadata.name && e.reason === 'BackOff');
-        return mine.length ? mine : undefined;
-      },
-      20_000,
-      'a BackOff Event on the pod',
-    );
+    const events = await backOffEvents(host, pod.metadata.name);
     expect(events[0]).toMatchObject({
       type: 'Warning',
       involvedObject: { kind: 'Pod', fieldPath: 'spec.containers{kube-apiserver}' },

@@ -7,7 +7,16 @@ import { BOOTSTRAP_HASH_ANNOTATION } from '../../../../core/render/bootstrap.ts'
 import { objectNames } from '../../../../core/render/names.ts';
 import { PRODUCT_NAMESPACE, poolName } from '../../../../local/fleet/seed.ts';
 import type { CertAndKey } from '../../../../local/kube-api/index.ts';
-import { alive, call, podKey, poolSpiritPod, startProcessFleet, waitFor, type ProcessFleet } from './world.ts';
+import {
+  alive,
+  backOffEvents,
+  call,
+  podKey,
+  poolSpiritPod,
+  startProcessFleet,
+  waitFor,
+  type ProcessFleet,
+} from './world.ts';
 
 type Obj = Record<string, any>;
 const POOL = poolName(0);
@@ -155,18 +164,7 @@ describe('local fleet, process kubelet: one edge pool', () => {
     const restarts = restarted.status.containerStatuses.map((c: Obj) => c.restartCount);
     expect(new Set(restarts).size, `restartCount of each container: ${restarts}`).toBe(1);
     expect(restarts[0]).toBeGreaterThanOrEqual(1);
-    const backOffs = await waitFor(
-      async () => {
-        const list = await host.requestJson<{ items: Obj[] }>(
-          HttpMethod.GET,
-          `/api/v1/namespaces/${PRODUCT_NAMESPACE}/events`,
-        );
-        const mine = list.items.filter((e) => e.involvedObject?.name === pod.metadata.name && e.reason === 'BackOff');
-        return mine.length >= restarts[0] ? mine : undefined;
-      },
-      10_000,
-      `a BackOff Event for each of the pod's ${restarts[0]} restarts`,
-    );
+    const backOffs = await backOffEvents(host, pod.metadata.name, restarts[0]);
     expect(backOffs, backOffs.map((e) => e.message).join('\n')).toHaveLength(restarts[0]);
     expect(backOffs[0]).toMatchObject({ type: 'Warning', involvedObject: { fieldPath: 'spec.containers{etcd}' } });
     const after = world.kubelet.poolSpirit(podKey(pod))!;

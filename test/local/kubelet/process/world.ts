@@ -65,6 +65,22 @@ export async function poolSpiritPod(fleet: LocalFleet): Promise<Obj | undefined>
 
 export const podKey = (pod: Obj) => `${pod.metadata.namespace}/${pod.metadata.name}`;
 
+/** The BackOff Warning Events the kubelet recorded for the pod, oldest first (once at least `atLeast` are there). */
+export function backOffEvents(host: RawObjectApi, podName: string, atLeast = 1): Promise<Obj[]> {
+  return waitFor(
+    async () => {
+      const list = await host.requestJson<{ items: Obj[] }>(
+        HttpMethod.GET,
+        `/api/v1/namespaces/${PRODUCT_NAMESPACE}/events`,
+      );
+      const mine = list.items.filter((e) => e.involvedObject?.name === podName && e.reason === 'BackOff');
+      return mine.length >= atLeast ? mine : undefined;
+    },
+    20_000,
+    `${atLeast} BackOff Event(s) on pod ${podName}`,
+  );
+}
+
 export { clusterAuthority };
 
 /** A YurtHub's identity: a node client certificate (user system:node:<name>, group system:nodes). */
