@@ -7,7 +7,7 @@ import { HttpMethod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
 import { poolName } from '../../../../local/fleet/seed.ts';
-import { backOffEvents, poolSpiritPod, startProcessFleet, waitFor, type ProcessFleet } from './world.ts';
+import { poolSpiritPod, restartEvents, startProcessFleet, waitFor, type ProcessFleet } from './world.ts';
 
 type Obj = Record<string, any>;
 const POOL = poolName(0);
@@ -53,7 +53,7 @@ describe('process kubelet: a flag the real kube-apiserver rejects', () => {
     expect(api.restartCount).toBeGreaterThanOrEqual(1);
     expect(pod.status.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
 
-    const events = await backOffEvents(host, pod.metadata.name);
+    const events = await restartEvents(host, pod.metadata.name, { reasons: ['BackOff'] });
     expect(events[0]).toMatchObject({
       type: 'Warning',
       involvedObject: { kind: 'Pod', fieldPath: 'spec.containers{kube-apiserver}' },

@@ -9,10 +9,10 @@ import { PRODUCT_NAMESPACE, poolName } from '../../../../local/fleet/seed.ts';
 import type { CertAndKey } from '../../../../local/kube-api/index.ts';
 import {
   alive,
-  backOffEvents,
   call,
   podKey,
   poolSpiritPod,
+  restartEvents,
   startProcessFleet,
   waitFor,
   type ProcessFleet,
@@ -157,16 +157,21 @@ describe('local fleet, process kubelet: one edge pool', () => {
       'the pod Ready again',
     );
     expect(restarted.metadata.name).toBe(pod.metadata.name);
-    // The pod's processes restart together, so every container's restartCount moves as one. It is 1 unless
-    // a start failed on the way back (a port taken by a test running alongside, between the kubelet picking
-    // it and etcd binding it, is one such): every restart is a BackOff Event on the pod, and the first one
-    // is etcd's death.
+    // The pod's processes restart together, so every container's restartCount moves as one. It moves by 1
+    // unless a start failed on the way back (a port taken by a test running alongside, between the kubelet
+    // picking it and etcd binding it, is one such): every restart is a Warning Event on the pod, and the first
+    // since the kill is etcd's death.
+    const restartsBefore = pod.status.containerStatuses[0].restartCount as number;
     const restarts = restarted.status.containerStatuses.map((c: Obj) => c.restartCount);
     expect(new Set(restarts).size, `restartCount of each container: ${restarts}`).toBe(1);
-    expect(restarts[0]).toBeGreaterThanOrEqual(1);
-    const backOffs = await backOffEvents(host, pod.metadata.name, restarts[0]);
-    expect(backOffs, backOffs.map((e) => e.message).join('\n')).toHaveLength(restarts[0]);
-    expect(backOffs[0]).toMatchObject({ type: 'Warning', involvedObject: { fieldPath: 'spec.containers{etcd}' } });
+    expect(restarts[0]).toBeGreaterThan(restartsBefore);
+    const events = await restartEvents(host, pod.metadata.name, { atLeast: restarts[0] });
+    expect(events, events.map((e) => `${e.reason}: ${e.message}`).join('\n')).toHaveLength(restarts[0]);
+    expect(events[restartsBefore]).toMatchObject({
+      type: 'Warning',
+      reason: 'BackOff',
+      involvedObject: { fieldPath: 'spec.containers{etcd}' },
+    });
     const after = world.kubelet.poolSpirit(podKey(pod))!;
     expect(after.etcd.pid).not.toBe(before.etcd.pid);
     // The old incarnation is fully gone: its processes have exited, and its data dir was removed. (Its API's

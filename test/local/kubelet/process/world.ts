@@ -65,19 +65,28 @@ export async function poolSpiritPod(fleet: LocalFleet): Promise<Obj | undefined>
 
 export const podKey = (pod: Obj) => `${pod.metadata.namespace}/${pod.metadata.name}`;
 
-/** The BackOff Warning Events the kubelet recorded for the pod, oldest first (once at least `atLeast` are there). */
-export function backOffEvents(host: RawObjectApi, podName: string, atLeast = 1): Promise<Obj[]> {
+/**
+ * The Warning Events the kubelet recorded for the pod, one a restart (`BackOff` for a container that exited or
+ * failed, `FailedCreatePodContainer` for a start that failed before any ran), oldest first, once at least
+ * `atLeast` of the given reasons are there.
+ */
+export function restartEvents(
+  host: RawObjectApi,
+  podName: string,
+  opts: { atLeast?: number; reasons?: string[] } = {},
+): Promise<Obj[]> {
+  const { atLeast = 1, reasons = ['BackOff', 'FailedCreatePodContainer'] } = opts;
   return waitFor(
     async () => {
       const list = await host.requestJson<{ items: Obj[] }>(
         HttpMethod.GET,
         `/api/v1/namespaces/${PRODUCT_NAMESPACE}/events`,
       );
-      const mine = list.items.filter((e) => e.involvedObject?.name === podName && e.reason === 'BackOff');
+      const mine = list.items.filter((e) => e.involvedObject?.name === podName && reasons.includes(e.reason));
       return mine.length >= atLeast ? mine : undefined;
     },
     20_000,
-    `${atLeast} BackOff Event(s) on pod ${podName}`,
+    `${atLeast} ${reasons.join(' or ')} Event(s) on pod ${podName}`,
   );
 }
 
