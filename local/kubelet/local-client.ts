@@ -57,6 +57,7 @@ export function localKubeClient(kc: KubeConfig): LocalKubeClient {
       const api = RawObjectApi.fromKubeConfig(kc);
       client = {
         requestJson: (method, path, opts) => api.requestJson(ClientNodeMethod[method], path, opts),
+        // client-node decodes every answer; this client only spares its callers the result.
         write: async (method, path, opts) => void (await api.requestJson(ClientNodeMethod[method], path, opts)),
       };
     }
