@@ -19,7 +19,7 @@ import {
 } from './lib/bench-fleet.ts';
 import { createIfMissing, edgeNode, nodePool } from '../local/fleet/seed.ts';
 import { measureWriteFloor } from './local-api.ts';
-import { median, percentile, round } from './lib/stats.ts';
+import { median, percentile, round, stealMeter } from './lib/stats.ts';
 import { intFlag } from '../cli/command.ts';
 
 const log = (line: string) => process.stderr.write(`[fleet] ${line}\n`);
@@ -77,6 +77,8 @@ export async function run(args: string[]): Promise<unknown> {
   /** The best creates/s of the memory backend's floor (of its concurrencies) and each concurrency's. */
   const measureFloor = async (keepAlive: boolean) => {
     log(`measuring the local API write floor (memory backend, ${keepAlive ? 'keep-alive client' : 'client-node'})…`);
+    const steal = await stealMeter();
+    const t0 = performance.now();
     const floor = await measureWriteFloor({
       backends: ['memory'],
       repeats: floorRepeats,
@@ -85,7 +87,9 @@ export async function run(args: string[]): Promise<unknown> {
       log,
     });
     const createsPerSec = floor.backends.memory!.createsPerSec;
-    return { createsPerSec, best: Math.max(...Object.values(createsPerSec)) };
+    /** CPU time the host took from this machine while the floor was measured (its warm-up included). */
+    const hostSteal = await steal.stop((performance.now() - t0) / 1000);
+    return { createsPerSec, best: Math.max(...Object.values(createsPerSec)), hostSteal };
   };
 
   const bracketedRun = async () => {
@@ -138,6 +142,7 @@ export async function run(args: string[]): Promise<unknown> {
       convergeSeconds: medianOf((r) => r.convergeFromEmpty.seconds),
       warmConvergeSeconds: medianOf((r) => r.convergeWarm.seconds),
       floorCreatesPerSec: medianOf((r) => r.floor.best),
+      warmHostStealShare: medianOf((r) => r.convergeWarm.hostSteal.share ?? Number.NaN),
       eventToAvailableP50Ms: medianOf((r) => r.eventToAvailableMs.p50),
       eventToAvailableP99Ms: medianOf((r) => r.eventToAvailableMs.p99),
     },
@@ -216,6 +221,7 @@ async function convergeRound(
   const requestMarks = await Promise.all(fleet.clusters.map((c) => localApiOf(c).requestLog.mark()));
   const tableBefore = fleet.dynamo.usage().byOperation;
   log(`${label}: creating ${clusters} × ${pools} pools (1 node each)…`);
+  const steal = await stealMeter();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const threads0 = await fleet.threadCpu();
@@ -228,6 +234,7 @@ async function convergeRound(
   const cpu = process.cpuUsage(cpu0);
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const threads1 = await fleet.threadCpu();
+  const hostSteal = await steal.stop(seconds);
   const used = (now: number[], then: number[]) => now.map((n, i) => round(n - (then[i] ?? 0), 1));
   const writes = sum(await apiWritesPerCluster(fleet)) - writesBefore;
   const reconcilerRequests = await reconcilerRequestsPerPool(fleet, requestMarks, total);
@@ -251,6 +258,12 @@ async function convergeRound(
     /** CPU time of the whole process (every thread) while converging, and how many cores that averages. */
     cpuSeconds: round(cpuSeconds, 1),
     cores: round(cpuSeconds / seconds, 2),
+    /**
+     * CPU time the host's hypervisor took from this machine while converging (Linux's steal time), and its share
+     * of the machine's CPU time: the same code converges more slowly when the host takes more, and the floor
+     * measured before and after need not have seen the same.
+     */
+    hostSteal,
     /**
      * CPU seconds per thread while converging: the main thread (bus, state table, the other functions, and
      * the clusters when they are not in threads), the cluster threads, the reconcile function's threads.

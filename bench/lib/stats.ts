@@ -28,3 +28,39 @@ export async function collectGarbage(): Promise<void> {
   v8.setFlagsFromString('--expose-gc');
   (vm.runInNewContext('gc') as () => void)();
 }
+
+/**
+ * CPU time the hypervisor gave to others while this guest wanted it (the `steal` column of Linux's /proc/stat,
+ * all CPUs), in seconds since boot; undefined where there is no /proc/stat. /proc/stat counts in USER_HZ,
+ * which Linux fixes at 100 for user space.
+ */
+export async function hostStealSeconds(): Promise<number | undefined> {
+  const { readFile } = await import('node:fs/promises');
+  try {
+    const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0] ?? '';
+    const fields = line.trim().split(/\s+/);
+    if (fields[0] !== 'cpu' || fields.length < 9) return undefined;
+    return Number(fields[8]) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts counting steal; `stop` gives the seconds stolen since and their share of the machine's CPU time over
+ * `wallSeconds` (steal ÷ (wall × CPUs)), both undefined without /proc/stat.
+ */
+export async function stealMeter(): Promise<{
+  stop(wallSeconds: number): Promise<{ seconds?: number; share?: number }>;
+}> {
+  const { availableParallelism } = await import('node:os');
+  const start = await hostStealSeconds();
+  return {
+    async stop(wallSeconds) {
+      const end = await hostStealSeconds();
+      if (start === undefined || end === undefined) return {};
+      const seconds = end - start;
+      return { seconds: round(seconds, 2), share: round(seconds / (wallSeconds * availableParallelism()), 3) };
+    },
+  };
+}

@@ -380,7 +380,8 @@ export class ObjectStore {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const stored = await this.storage.get(key);
       if (!stored) throw notFound(info, name);
-      const current = present(info, stored.value as ApiObject, stored.modRevision);
+      // Storage shares what lies below the top level and metadata with every reader; `mutate` changes depth.
+      const current = clone(present(info, stored.value as ApiObject, stored.modRevision));
       if (preconditions.uid && preconditions.uid !== current.metadata.uid)
         throw failed('UID', preconditions.uid, current.metadata.uid);
       if (preconditions.resourceVersion && preconditions.resourceVersion !== current.metadata.resourceVersion)

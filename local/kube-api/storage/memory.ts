@@ -1,8 +1,15 @@
 /**
  * In-memory Storage with etcd's semantics: one global revision counter, modRevision per key, an event
  * history for watch-from-revision and reads at a past revision, and compaction (explicit via compact(),
- * implicit when the history ring overflows). Values are kept as JSON text so every read hands out a
- * fresh object, exactly as the etcd backend does; callers may mutate what they get.
+ * implicit when the history ring overflows). Values are kept as JSON text, as etcd keeps bytes, and each
+ * entry also keeps its value as an object (a copy of the one written), which every read
+ * hands out with a top level and `metadata` of its own and everything below shared — as the watch path has
+ * since decision 0035. So a caller may change what it gets at the top level and in `metadata` (the API
+ * layer stamps apiVersion, kind and resourceVersion there), and nothing deeper: a caller that changes an
+ * object in depth copies it first (the API layer's read-modify-write does). A parse per read was the largest
+ * own cost of a busy fleet cluster thread (docs/decisions/0038-storage-reads-share-one-parse.md). With
+ * LOCAL_API_FREEZE_SHARED=1 (the test suite sets it) the shared part is frozen, so a caller that breaks the
+ * rule throws instead of changing what every other reader sees.
  */
 import {
   CompactedError,
@@ -21,6 +28,11 @@ import {
 
 interface Entry {
   json: string;
+  /**
+   * The value as an object, shared by every read below its top level and `metadata` (see the header); a
+   * past value that a read at an earlier revision rebuilds from history has only its text.
+   */
+  value?: StoredValue;
   modRevision: number;
   /** metadata.labels as written (a copy), so a list's label hint can pass over the entry unparsed. */
   labels: Labels | undefined;
@@ -107,6 +119,39 @@ interface ParsedOnce {
 function ownTop(v: StoredValue): StoredValue {
   const metadata = (v as { metadata?: unknown }).metadata;
   return (metadata && typeof metadata === 'object' ? { ...v, metadata: { ...metadata } } : { ...v }) as StoredValue;
+}
+
+const FREEZE_SHARED = process.env.LOCAL_API_FREEZE_SHARED === '1';
+
+/**
+ * An entry's own copy of a value written, shared by its reads in place of a parse of its JSON text. Under
+ * LOCAL_API_FREEZE_SHARED it is frozen, and it must be what that parse would give: plain objects, arrays,
+ * strings, booleans, null and finite numbers, no undefined member.
+ */
+function sharedValue(key: string, v: StoredValue): StoredValue {
+  const own = ownTop(v);
+  if (FREEZE_SHARED) freezeJsonValue(own, key, '');
+  return own;
+}
+
+function freezeJsonValue(v: unknown, key: string, path: string): void {
+  const refuse = (what: string) => {
+    throw new Error(
+      `memory storage: ${key}${path || ' (root)'} is ${what}, which its JSON text would not read back as`,
+    );
+  };
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return;
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v) || Object.is(v, -0)) refuse(String(v));
+    return;
+  }
+  if (typeof v !== 'object') return refuse(typeof v);
+  const proto = Object.getPrototypeOf(v);
+  if (!Array.isArray(v) && proto !== Object.prototype && proto !== null) refuse('not a plain object');
+  if (Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const [k, child] of Object.entries(v))
+    freezeJsonValue(child, key, Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}`);
 }
 
 export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
@@ -220,7 +265,8 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
   }
 
   function stored(key: string, e: Entry): StoredObject {
-    return { key, value: JSON.parse(e.json), modRevision: e.modRevision };
+    const value = e.value ? ownTop(e.value) : (JSON.parse(e.json) as StoredValue);
+    return { key, value, modRevision: e.modRevision };
   }
 
   /** Index of the first history event with revision > rev (history is revision-ordered). */
@@ -307,7 +353,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       if (data.has(key)) throw new KeyExistsError(key);
       const json = JSON.stringify(value);
       const rev = nextRevision();
-      const e: Entry = { json, modRevision: rev, labels: labelsOf(value) };
+      const e: Entry = { json, value: sharedValue(key, value), modRevision: rev, labels: labelsOf(value) };
       data.set(key, e);
       keys.insert(key);
       record({ revision: rev, key, type: 'put', json }, value);
@@ -323,7 +369,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       if (prev.modRevision !== expectedModRevision) throw new ConflictError(key, prev.modRevision);
       const json = JSON.stringify(value);
       const rev = nextRevision();
-      const e: Entry = { json, modRevision: rev, labels: labelsOf(value) };
+      const e: Entry = { json, value: sharedValue(key, value), modRevision: rev, labels: labelsOf(value) };
       data.set(key, e);
       record(
         {
@@ -351,7 +397,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       data.delete(key);
       keys.remove(key);
       record({ revision: rev, key, type: 'delete', prevJson: prev.json, prevModRevision: prev.modRevision });
-      return { key, value: JSON.parse(prev.json) as StoredValue, modRevision: rev };
+      return { key, value: prev.value ? ownTop(prev.value) : (JSON.parse(prev.json) as StoredValue), modRevision: rev };
     },
 
     watch(prefix, afterRevision, onEvent, onError): WatchHandle {
