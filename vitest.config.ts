@@ -16,10 +16,10 @@ export default defineConfig({
     // stack for every file cost more than half of the suite's time. Tests own their servers and state.
     isolate: false,
     testTimeout: 60_000,
+    hookTimeout: 60_000,
     // The local API's memory storage shares one parse of each value between its readers: frozen here, so a
     // reader that changes one in depth fails the test that made it (local/kube-api/storage/memory.ts).
     env: { LOCAL_API_FREEZE_SHARED: '1' },
-    hookTimeout: 60_000,
     // Reporters belong to the whole run, not to a project: the summary line is printed once.
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [

@@ -48,16 +48,17 @@ export async function hostStealSeconds(): Promise<number | undefined> {
 
 /**
  * Starts counting steal; `stop` gives the seconds stolen since and their share of the machine's CPU time over
- * `wallSeconds` (steal ÷ (wall × CPUs)), both undefined without /proc/stat.
+ * `wallSeconds` (steal ÷ (wall × CPUs)), both undefined without /proc/stat. `read` is the counter (tests
+ * give their own).
  */
-export async function stealMeter(): Promise<{
+export async function stealMeter(read: () => Promise<number | undefined> = hostStealSeconds): Promise<{
   stop(wallSeconds: number): Promise<{ seconds?: number; share?: number }>;
 }> {
   const { availableParallelism } = await import('node:os');
-  const start = await hostStealSeconds();
+  const start = await read();
   return {
     async stop(wallSeconds) {
-      const end = await hostStealSeconds();
+      const end = await read();
       if (start === undefined || end === undefined) return {};
       const seconds = end - start;
       return { seconds: round(seconds, 2), share: round(seconds / (wallSeconds * availableParallelism()), 3) };

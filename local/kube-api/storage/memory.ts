@@ -28,15 +28,15 @@ import {
 
 interface Entry {
   json: string;
-  /**
-   * The value as an object, shared by every read below its top level and `metadata` (see the header); a
-   * past value that a read at an earlier revision rebuilds from history has only its text.
-   */
-  value?: StoredValue;
+  /** The value as an object, shared by every read below its top level and `metadata` (see the header). */
+  value: StoredValue;
   modRevision: number;
-  /** metadata.labels as written (a copy), so a list's label hint can pass over the entry unparsed. */
+  /** metadata.labels as written (a copy), so a list's label hint can pass over the entry untouched. */
   labels: Labels | undefined;
 }
+
+/** A value a read at an earlier revision rebuilds from history: its text only, parsed when read. */
+type PastEntry = Pick<Entry, 'json' | 'modRevision'> & { labels: undefined };
 
 type Labels = Record<string, string>;
 
@@ -264,8 +264,8 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
     return ++revision;
   }
 
-  function stored(key: string, e: Entry): StoredObject {
-    const value = e.value ? ownTop(e.value) : (JSON.parse(e.json) as StoredValue);
+  function stored(key: string, e: Entry | PastEntry): StoredObject {
+    const value = 'value' in e ? ownTop(e.value) : (JSON.parse(e.json) as StoredValue);
     return { key, value, modRevision: e.modRevision };
   }
 
@@ -283,7 +283,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
 
   /** Reads the prefix as it was at `rev` by undoing later events on a copy of the affected keys. */
   function listAtRevision(prefix: string, rev: number, options: ListOptions): ListResult {
-    const view = new Map<string, Entry | undefined>();
+    const view = new Map<string, PastEntry | undefined>();
     for (let i = history.length - 1; i >= historyStart && history[i].revision > rev; i--) {
       const ev = history[i];
       if (!ev.key.startsWith(prefix)) continue;
@@ -397,7 +397,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       data.delete(key);
       keys.remove(key);
       record({ revision: rev, key, type: 'delete', prevJson: prev.json, prevModRevision: prev.modRevision });
-      return { key, value: prev.value ? ownTop(prev.value) : (JSON.parse(prev.json) as StoredValue), modRevision: rev };
+      return { key, value: ownTop(prev.value), modRevision: rev };
     },
 
     watch(prefix, afterRevision, onEvent, onError): WatchHandle {

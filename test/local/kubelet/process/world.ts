@@ -83,6 +83,8 @@ export function restartEvents(
         `/api/v1/namespaces/${PRODUCT_NAMESPACE}/events`,
       );
       const mine = list.items.filter((e) => e.involvedObject?.name === podName && reasons.includes(e.reason));
+      // Oldest first by when each was recorded, not by the list's order (that of the Events' names).
+      mine.sort((a, b) => String(a.firstTimestamp).localeCompare(String(b.firstTimestamp)));
       return mine.length >= atLeast ? mine : undefined;
     },
     20_000,
