@@ -6,11 +6,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as fsConstants, closeSync, fstatSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { access, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { randomInt } from 'node:crypto';
-import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { etcdFlags } from '../../core/poolspirit/etcd-flags.ts';
 import { kubeBinaryPath } from '../kube-bins/index.ts';
+import { freePorts } from './free-ports.ts';
 
 export const ETCD_BINARY = kubeBinaryPath('etcd');
 const SETPRIV = '/usr/bin/setpriv';
@@ -210,50 +209,6 @@ async function assertEtcdInstalled(): Promise<void> {
       `${ETCD_BINARY} not found or not executable: etcd is built from the pinned Go module tools/etcd; run \`npm run kube-bins\` (or set ETCD to an etcd ≥ 3.5.13)`,
     );
   }
-}
-
-/**
- * Ports for a child process to listen on, free right now; all held open together so the same port is not
- * handed out twice. They are drawn at random from below the kernel's ephemeral range
- * (net.ipv4.ip_local_port_range, 32768–60999 by default): a port the kernel handed out for a listen on
- * port 0 comes from that range, and between our close and the child's bind an outgoing connection anywhere
- * on the machine could take it as its source port. With tests running side by side that happened (etcd:
- * "bind: address already in use").
- */
-export async function freePorts(count: number): Promise<number[]> {
-  const { min, max } = listenPortRange();
-  const held: Server[] = [];
-  try {
-    for (let tries = 0; held.length < count; tries++) {
-      if (tries >= count * 100) throw new Error(`freePorts: no ${count} free ports found in ${min}-${max}`);
-      const server = await listenOn(min + randomInt(max - min + 1));
-      if (server) held.push(server);
-    }
-    return held.map((s) => (s.address() as AddressInfo).port);
-  } finally {
-    await Promise.all(held.map((s) => new Promise((resolve) => s.close(resolve))));
-  }
-}
-
-/** From 10000 up to just below the ephemeral range (or 10000–32767 where the kernel does not say). */
-function listenPortRange(): { min: number; max: number } {
-  let ephemeralMin = 32_768;
-  try {
-    const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    if (Number.isInteger(first) && first > 11_000) ephemeralMin = first;
-  } catch {
-    // not Linux: the usual default
-  }
-  return { min: 10_000, max: ephemeralMin - 1 };
-}
-
-/** A server listening on `port` of 127.0.0.1, or undefined when the port is taken. */
-function listenOn(port: number): Promise<Server | undefined> {
-  const server = createServer();
-  return new Promise((resolve) => {
-    server.once('error', () => resolve(undefined));
-    server.listen(port, '127.0.0.1', () => resolve(server));
-  });
 }
 
 async function waitHealthy(clientUrl: string, cancelled: AbortSignal): Promise<void> {

@@ -14,7 +14,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import * as x509 from '../../common/x509.ts';
-import { startEtcd, freePorts, type RunningEtcd } from '../etcd/launch.ts';
+import { freePorts } from '../etcd/free-ports.ts';
+import { startEtcd, type RunningEtcd } from '../etcd/launch.ts';
 import { requireKubeBinary } from '../kube-bins/index.ts';
 import {
   issueClientCertificate,

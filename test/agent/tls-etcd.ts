@@ -14,7 +14,8 @@ import { APISERVER_ETCD_CLIENT_USER, DEFAULT_PKI_POLICY, type LeafSpec } from '.
 import { ETCD_TXN_FLAGS } from '../../core/yurt-coordinator/contract.ts';
 import { etcdProxyLeaf } from '../../core/yurt-coordinator/etcd-proxy.ts';
 import { COORDINATOR_CLIENT_USER } from '../../core/yurt-coordinator/identity.ts';
-import { ETCD_BINARY, freePorts } from '../../local/etcd/launch.ts';
+import { ETCD_BINARY } from '../../local/etcd/launch.ts';
+import { freePorts } from '../../local/etcd/free-ports.ts';
 import {
   httpStatus,
   spawnSupervised,

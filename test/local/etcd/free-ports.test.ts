@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { freePorts } from '../../../local/etcd/launch.ts';
+import { FETCH_BLOCKED_PORTS, freePorts } from '../../../local/etcd/free-ports.ts';
 
 const ephemeralMin = (() => {
   try {
@@ -28,5 +28,37 @@ describe('freePorts', () => {
       });
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  it('never hands out a port that fetch refuses, even when the draw lands on it', async () => {
+    // The draw lands on 10080 first, then on 10080 again, then on ports next to it (spares in case one is taken).
+    const offsets = [80, 80, 81, 82, 83, 84, 85, 86];
+    const drawn: number[] = [];
+    const ports = await freePorts(2, () => {
+      const next = offsets.shift();
+      if (next === undefined) throw new Error('drawn more often than the test expects');
+      drawn.push(10_000 + next);
+      return next;
+    });
+    expect(drawn.filter((p) => p === 10_080)).toHaveLength(2);
+    expect(ports).not.toContain(10_080);
+    expect(ports).toHaveLength(2);
+  });
+
+  it('skips only ports that Node’s fetch refuses as bad ports', async () => {
+    // If Node's fetch stopped refusing one of these, skipping it would be for nothing: this says so.
+    for (const port of FETCH_BLOCKED_PORTS) {
+      const refused = await fetch(`http://127.0.0.1:${port}/`).then(
+        () => undefined,
+        (err: Error) => (err.cause as Error | undefined)?.message,
+      );
+      expect(refused, `fetch to port ${port}`).toBe('bad port');
+    }
+    // A neighbouring port is not refused for its number: the connection itself is tried (and refused or answered).
+    const neighbour = await fetch('http://127.0.0.1:10081/').then(
+      () => 'answered',
+      (err: Error) => (err.cause as Error | undefined)?.message ?? err.message,
+    );
+    expect(neighbour).not.toBe('bad port');
   });
 });
