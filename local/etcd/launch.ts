@@ -9,7 +9,7 @@ import { access, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { etcdFlags } from '../../core/poolspirit/etcd-flags.ts';
 import { kubeBinaryPath } from '../kube-bins/index.ts';
-import { freePorts } from './free-ports.ts';
+import { freePorts } from '../processes/free-ports.ts';
 
 export const ETCD_BINARY = kubeBinaryPath('etcd');
 const SETPRIV = '/usr/bin/setpriv';

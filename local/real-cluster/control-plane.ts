@@ -14,7 +14,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import * as x509 from '../../common/x509.ts';
-import { freePorts } from '../etcd/free-ports.ts';
+import { freePorts } from '../processes/free-ports.ts';
 import { startEtcd, type RunningEtcd } from '../etcd/launch.ts';
 import { requireKubeBinary } from '../kube-bins/index.ts';
 import {

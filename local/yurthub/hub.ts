@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { requireKubeBinary } from '../kube-bins/index.ts';
 import type { CertAndKey, CertificateAuthority } from '../kube-api/index.ts';
-import { freePorts } from '../etcd/free-ports.ts';
+import { freePorts } from '../processes/free-ports.ts';
 import { spawnSupervised, type SupervisedProcess } from '../processes/supervise.ts';
 import { hubClientCertificate, hubServingCertificate } from './certs.ts';
 

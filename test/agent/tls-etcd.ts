@@ -15,7 +15,7 @@ import { ETCD_TXN_FLAGS } from '../../core/yurt-coordinator/contract.ts';
 import { etcdProxyLeaf } from '../../core/yurt-coordinator/etcd-proxy.ts';
 import { COORDINATOR_CLIENT_USER } from '../../core/yurt-coordinator/identity.ts';
 import { ETCD_BINARY } from '../../local/etcd/launch.ts';
-import { freePorts } from '../../local/etcd/free-ports.ts';
+import { freePorts } from '../../local/processes/free-ports.ts';
 import {
   httpStatus,
   spawnSupervised,

@@ -18,7 +18,7 @@ import {
   ETCD_PEER_PORT,
   ETCD_PROXY_PORT,
 } from '../../../core/render/layout.ts';
-import { freePorts } from '../../etcd/free-ports.ts';
+import { freePorts } from '../../processes/free-ports.ts';
 import { binaryForImage, requireKubeBinary } from '../../kube-bins/index.ts';
 import { translateContainerArgs, type ArgTranslation, type HostLayout } from './container-args.ts';
 import { cleanupOnExit } from '../../processes/exit-cleanup.ts';

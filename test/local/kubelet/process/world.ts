@@ -83,8 +83,13 @@ export function restartEvents(
         `/api/v1/namespaces/${PRODUCT_NAMESPACE}/events`,
       );
       const mine = list.items.filter((e) => e.involvedObject?.name === podName && reasons.includes(e.reason));
-      // Oldest first by when each was recorded, not by the list's order (that of the Events' names).
-      mine.sort((a, b) => String(a.firstTimestamp).localeCompare(String(b.firstTimestamp)));
+      // Oldest first by when each was recorded, not by the list’s order (that of the Events’ names). Kubernetes
+      // keeps Event times in whole seconds (metav1.Time): two restarts in one second go by the revision of each.
+      mine.sort(
+        (a, b) =>
+          String(a.firstTimestamp).localeCompare(String(b.firstTimestamp)) ||
+          Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion),
+      );
       return mine.length >= atLeast ? mine : undefined;
     },
     20_000,

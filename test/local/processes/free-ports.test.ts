@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { FETCH_BLOCKED_PORTS, freePorts } from '../../../local/etcd/free-ports.ts';
+import { FETCH_BLOCKED_PORTS, freePorts } from '../../../local/processes/free-ports.ts';
 
 const ephemeralMin = (() => {
   try {
