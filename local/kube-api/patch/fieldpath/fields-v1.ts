@@ -15,12 +15,19 @@ import { comparePE, decodePE, displayPath, encodePE, type PathElement } from './
  * every write was a quarter of the managed-fields work of a non-apply write.
  */
 const encodings = new WeakMap<FieldSet, JsonObject>();
+/**
+ * The other way: the set each canonical FieldsV1 object stands for. Storage hands every write the stored
+ * object's own entries (shared, never changed), so a manager this server encoded is decoded again by a
+ * lookup; decoding every manager on every write was a quarter of a status write's managed-fields work.
+ */
+const decodings = new WeakMap<JsonObject, FieldSet>();
 
 export function fieldSetToFieldsV1(set: FieldSet): JsonObject {
   let out = encodings.get(set);
   if (out === undefined) {
     out = encode(set);
     encodings.set(set, out);
+    decodings.set(out, set);
   }
   return out;
 }
@@ -43,8 +50,14 @@ function isEmptyObject(obj: JsonObject): boolean {
 
 /** Builds the trie directly from the nested FieldsV1 object: no path is materialized. */
 export function fieldsV1ToFieldSet(fields: unknown): FieldSet {
+  if (!isObject(fields)) return new FieldSet();
+  const known = decodings.get(fields);
+  if (known !== undefined) return known;
   const set = new FieldSet();
-  if (isObject(fields) && read(fields, set)) encodings.set(set, fields);
+  if (read(fields, set)) {
+    encodings.set(set, fields);
+    decodings.set(fields, set);
+  }
   return set;
 }
 

@@ -104,6 +104,21 @@ describe('FieldsV1 encoding', () => {
     expect(fieldsV1Paths(fieldSetToFieldsV1(set))).toContain('.spec.replicas');
   });
 
+  it('decodes a FieldsV1 it wrote, or a canonical one it read, by a lookup; any other object afresh', () => {
+    const written = fieldSetToFieldsV1(fieldsV1ToFieldSet({ 'f:spec': { 'f:paused': {}, 'f:replicas': {} } }));
+    const set = fieldsV1ToFieldSet(written);
+    expect(fieldsV1ToFieldSet(written)).toBe(set);
+    expect(fieldSetToFieldsV1(set)).toBe(written);
+    expect(fieldsV1ToFieldSet(canonical)).toBe(fieldsV1ToFieldSet(canonical));
+    // The same content in another object is read again (the cache is by object, never by content)...
+    const copy = structuredClone(canonical);
+    expect(fieldsV1ToFieldSet(copy)).not.toBe(fieldsV1ToFieldSet(canonical));
+    expect(fieldsV1Paths(copy)).toEqual(fieldsV1Paths(canonical));
+    // ...and a non-canonical object every time, so what it decodes to is never taken for its encoding.
+    const unordered = { 'f:spec': canonical['f:spec'], 'f:metadata': canonical['f:metadata'] };
+    expect(fieldsV1ToFieldSet(unordered)).not.toBe(fieldsV1ToFieldSet(unordered));
+  });
+
   it('shares path elements by name up to a bound, then makes fresh ones that still encode and decode right', () => {
     // Names come from clients' objects: past the bound the tables stop growing, seen as fresh elements.
     // (The tables are module state shared with earlier tests in this worker: `metadata` is in them either way.)

@@ -153,6 +153,33 @@ describe('managedFields for create/update/patch', () => {
     expect(paths(list, 'a')).toEqual(['.spec.replicas']);
   });
 
+  it('a status write sharing the spec with the stored object takes what a copied spec would, and keeps the other entries', () => {
+    const spec = {
+      replicas: 1,
+      template: { spec: { containers: [{ name: 'etcd', image: 'etcd:3.6', args: ['--a'] }] } },
+    };
+    const stored = withEntries(deployment(spec), update(undefined, deployment(spec), 'a', { now: T0 }));
+    const statusWrite = (rest: Obj) => ({ ...rest, status: { replicas: 1, readyReplicas: 1 } });
+    // As the store builds a status write: the stored top level and spec, a new status.
+    const shared = update(stored, statusWrite({ ...stored }), 'kubelet', { subresource: 'status' });
+    const copied = update(stored, statusWrite(structuredClone(stored)), 'kubelet', { subresource: 'status' });
+    expect(shared).toEqual(copied);
+    expect(paths(shared, 'kubelet')).toEqual(['.status.readyReplicas', '.status.replicas']);
+    // The untouched manager's entry is the stored one itself: decoded and encoded by lookups, not again.
+    expect(shared.find((e) => e.manager === 'a')?.fieldsV1).toBe((stored.metadata as Obj).managedFields[0].fieldsV1);
+    // A main-resource write that changes one field inside a shared-looking value still sees that change.
+    const edited = {
+      ...stored,
+      spec: {
+        ...spec,
+        template: { spec: { containers: [{ ...spec.template.spec.containers[0], image: 'etcd:3.7' }] } },
+      },
+    };
+    expect(paths(update(stored, edited, 'editor'), 'editor')).toEqual([
+      '.spec.template.spec.containers[name="etcd"].image',
+    ]);
+  });
+
   it('reset fields give no ownership through the main resource', () => {
     const list = update(undefined, { ...deployment({ replicas: 1 }), status: { replicas: 1 } }, 'creator', {
       resetFields: [['status']],
