@@ -83,7 +83,7 @@ export function restartEvents(
         `/api/v1/namespaces/${PRODUCT_NAMESPACE}/events`,
       );
       const mine = list.items.filter((e) => e.involvedObject?.name === podName && reasons.includes(e.reason));
-      // Oldest first by when each was recorded, not by the list’s order (that of the Events’ names). Kubernetes
+      // Oldest first by when each was recorded, not by the list's order (that of the Events' names). Kubernetes
       // keeps Event times in whole seconds (metav1.Time): two restarts in one second go by the revision of each.
       mine.sort(
         (a, b) =>
