@@ -1,6 +1,6 @@
 /**
- * `npm run bench -- bundles [--runs N] [--function NAME] [--keep DIR]`: size and load time of each
- * function's bundle.
+ * `npm run bench -- bundles [--runs N] [--function NAME] [--keep DIR] [--against REV] [--one-core N]`: size and
+ * load time of each function's bundle.
  *
  * Each function is bundled with serverless.yml's esbuild options (what `npm run package` zips), next to a
  * baseline bundle of only the AWS SDK exports that function's code uses (same options). Load time is the
@@ -11,10 +11,12 @@
  * of the medians. Targets: BUNDLE_SIZE_CAP_BYTES, LOAD_RATIO_TARGET (CI) and LOAD_RATIO_GOAL (docs/deploy.md).
  * `--against REV` also builds the functions as they were at a git revision and loads them in the same
  * interleaved runs, so a before/after comparison shares one machine state.
+ * `--one-core N` runs every load on CPU N alone (taskset): a function of at most 1,769 MB has less than one
+ * vCPU in Lambda, so V8's background compile and GC threads get no core of their own there, as here.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
@@ -79,6 +81,8 @@ export interface BundlesReport {
   loadRatioGoal: number;
   /** The machine's load average while measuring (1, 5, 15 min): ratios are of runs interleaved under the same load. */
   loadAverage: number[];
+  /** The CPU every load ran on alone (`--one-core`), or null when loads could use every core. */
+  oneCore: number | null;
   functions: Record<string, BundleMeasurement>;
   /** The same functions built from another git revision, loaded in the same interleaved runs. */
   against?: { ref: string; functions: Record<string, LoadComparison & { bytes: number; totalBytes: number }> };
@@ -100,9 +104,14 @@ export interface LoadTime {
   cpuMs: number;
 }
 
-/** One cold load of a bundle: a new Node 22 process that imports it and reports how long that took. */
-export async function loadTime(file: string, nodeOptions: string): Promise<LoadTime> {
-  const { stdout } = await exec(NODE_22, ['--input-type=module', '-e', LOAD_SCRIPT], {
+/**
+ * One cold load of a bundle: a new Node 22 process that imports it and reports how long that took; on CPU
+ * `oneCore` alone when given.
+ */
+export async function loadTime(file: string, nodeOptions: string, oneCore?: number): Promise<LoadTime> {
+  const node = [NODE_22, '--input-type=module', '-e', LOAD_SCRIPT];
+  const [command, ...args] = oneCore === undefined ? node : ['taskset', '--cpu-list', String(oneCore), ...node];
+  const { stdout } = await exec(command, args, {
     cwd: tmpdir(),
     env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: nodeOptions, PS_BUNDLE_URL: pathToFileURL(file).href },
   });
@@ -139,8 +148,9 @@ export async function compareLoadTimes(
   pairs: { name: string; file: string; baseline: string }[],
   runs: number,
   nodeOptions: string,
-  options: { progress?: (line: string) => void; pairsAtOnce?: boolean } = {},
+  options: { progress?: (line: string) => void; pairsAtOnce?: boolean; oneCore?: number } = {},
 ): Promise<Record<string, LoadComparison>> {
+  const load = (file: string) => loadTime(file, nodeOptions, options.oneCore);
   const samples = new Map(pairs.map((p) => [p.name, { fn: [] as LoadTime[], base: [] as LoadTime[] }]));
   for (let i = 0; i < runs; i++) {
     options.progress?.(`load run ${i + 1}/${runs}`);
@@ -148,12 +158,12 @@ export async function compareLoadTimes(
       const s = samples.get(p.name)!;
       if (options.pairsAtOnce) {
         // Half the time; the two processes compete alike, and CPU time hardly notices.
-        const [fn, base] = await Promise.all([loadTime(p.file, nodeOptions), loadTime(p.baseline, nodeOptions)]);
+        const [fn, base] = await Promise.all([load(p.file), load(p.baseline)]);
         s.fn.push(fn);
         s.base.push(base);
       } else {
-        s.fn.push(await loadTime(p.file, nodeOptions));
-        s.base.push(await loadTime(p.baseline, nodeOptions));
+        s.fn.push(await load(p.file));
+        s.base.push(await load(p.baseline));
       }
     }
   }
@@ -219,6 +229,7 @@ export async function measureBundles(
     outdir?: string;
     functions?: string[];
     against?: string;
+    oneCore?: number;
     progress?: (line: string) => void;
   } = {},
 ): Promise<BundlesReport> {
@@ -259,7 +270,7 @@ export async function measureBundles(
       ],
       runs,
       build.nodeOptions,
-      { progress },
+      { progress, oneCore: options.oneCore },
     );
     const functions: Record<string, BundleMeasurement> = {};
     for (const b of built) {
@@ -297,6 +308,7 @@ export async function measureBundles(
       loadRatioTarget: LOAD_RATIO_TARGET,
       loadRatioGoal: LOAD_RATIO_GOAL,
       loadAverage: loadavg().map((x) => round(x)),
+      oneCore: options.oneCore ?? null,
       functions,
       ...(against ? { against } : {}),
     };
@@ -313,19 +325,25 @@ export async function run(args: string[]): Promise<BundlesReport> {
       function: { type: 'string', multiple: true },
       keep: { type: 'string' },
       against: { type: 'string' },
+      'one-core': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
   if (values.help) {
     process.stderr.write(
-      'usage: npm run bench -- bundles [--runs N (default and least 7)] [--function NAME ...] [--keep DIR] [--against GIT-REV]\n',
+      'usage: npm run bench -- bundles [--runs N (default and least 7)] [--function NAME ...] [--keep DIR] [--against GIT-REV] [--one-core CPU]\n',
     );
     process.exit(0);
   }
   const runs = Number(values.runs);
   if (!Number.isInteger(runs) || runs < MIN_RUNS)
     throw new UsageError(`--runs: expected a whole number ≥ ${MIN_RUNS}, got ${values.runs}`);
+  const oneCore = values['one-core'] === undefined ? undefined : Number(values['one-core']);
+  if (oneCore !== undefined && !(Number.isInteger(oneCore) && oneCore >= 0 && oneCore < availableParallelism()))
+    throw new UsageError(
+      `--one-core: expected a CPU number from 0 to ${availableParallelism() - 1}, got ${values['one-core']}`,
+    );
   const known = readServerlessBuild().functions.map((f) => f.name);
   const unknown = (values.function ?? []).filter((f) => !known.includes(f));
   if (unknown.length)
@@ -337,6 +355,7 @@ export async function run(args: string[]): Promise<BundlesReport> {
     functions: values.function,
     outdir: values.keep,
     against: values.against,
+    oneCore,
     progress: (l) => process.stderr.write(`${l}\n`),
   });
 }

@@ -1,4 +1,5 @@
-import { API_VERSION, KIND, type PoolSpirit, type PoolSpiritSpec } from './poolspirit/api.ts';
+import { API_VERSION, KIND } from './poolspirit/names.ts';
+import type { PoolSpirit, PoolSpiritSpec } from './poolspirit/api.ts';
 import { controllerRef, type KubeObject } from './kube.ts';
 import { managedLabels } from './render/labels.ts';
 

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../../core/kube.ts';
-import { API_VERSION, KIND } from '../../core/poolspirit/api.ts';
+import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
 import type { ClusterClient, EventInput, ObjectRef } from './types.ts';
 import { apiClientFor, APPLY_PATCH, type ClusterTarget } from './api-client.ts';
 import type { KubeTransport } from './http/index.ts';

@@ -1,5 +1,6 @@
 import * as z from '../../common/zod.ts';
 import { QUANTITY_PATTERN, isQuantity } from '../quantity.ts';
+import type { API_VERSION, KIND } from './names.ts';
 
 /**
  * The PoolSpirit API (poolspirit.io/v1alpha1), one object per edge NodePool.
@@ -14,14 +15,7 @@ import { QUANTITY_PATTERN, isQuantity } from '../quantity.ts';
  * `default:` values on purpose: defaults written by the API server would freeze into every stored object,
  * so a new product default (or bundle) could never reach pools that did not pin a value.
  */
-export const GROUP = 'poolspirit.io';
-export const VERSION = 'v1alpha1';
-export const API_VERSION = `${GROUP}/${VERSION}`;
-export const KIND = 'PoolSpirit';
-export const PLURAL = 'poolspirits';
-export const SINGULAR = 'poolspirit';
-export const SHORT_NAMES = ['ps'];
-export const DEFAULT_NAMESPACE = 'pool-spirit-system';
+export * from './names.ts';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 

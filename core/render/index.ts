@@ -1,7 +1,8 @@
 import { stableHash } from '../hash.ts';
 import { controllerRef, type KubeObject, type OwnerReference } from '../kube.ts';
 import type { NodePool } from '../nodepool.ts';
-import { API_VERSION, KIND, type ComponentVersions } from '../poolspirit/api.ts';
+import { API_VERSION, KIND } from '../poolspirit/names.ts';
+import type { ComponentVersions } from '../poolspirit/api.ts';
 import type { ResolvedPoolSpiritSpec } from '../poolspirit/resolved.ts';
 import { renderBootstrap } from './bootstrap.ts';
 import { componentChanges, type ComponentChange } from './changes.ts';

@@ -26,7 +26,7 @@
  * them to every other ServiceAccount of the namespace.
  */
 import type { KubeObject } from '../kube.ts';
-import { GROUP as POOLSPIRIT_GROUP, PLURAL as POOLSPIRIT_PLURAL } from '../poolspirit/api.ts';
+import { GROUP as POOLSPIRIT_GROUP, PLURAL as POOLSPIRIT_PLURAL } from '../poolspirit/names.ts';
 
 export const AGENT_ROLE_NAME = 'pool-spirit-agent';
 

@@ -18,7 +18,7 @@
  * apiserver authorizes an apply that creates as a create), so every kind the reconcile applies gets both.
  */
 import type { KubeObject } from '../kube.ts';
-import { GROUP as POOLSPIRIT_GROUP, PLURAL as POOLSPIRIT_PLURAL } from '../poolspirit/api.ts';
+import { GROUP as POOLSPIRIT_GROUP, PLURAL as POOLSPIRIT_PLURAL } from '../poolspirit/names.ts';
 import { dedupe, sortVerbs, type Grant, type Verb } from './rbac-rules.ts';
 
 export const FUNCTIONS = ['reconcile', 'audit', 'cloud-events', 'probe', 'rollout'] as const;

@@ -19,7 +19,7 @@ import {
 import type { NodePool } from '../../core/index.ts';
 import type { ClusterObservation, DesiredObjects } from '../../core/audit/index.ts';
 import { poolOfSpirit } from '../../core/audit/index.ts';
-import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '../../core/poolspirit/api.ts';
+import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '../../core/poolspirit/names.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { type PoolCompatInput, wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/index.ts';
 import { observedCompatInput } from '../common/coordinator-compat.ts';

@@ -14,11 +14,14 @@
  * Repeated deliveries are harmless: the second finds no pool-spirit pod left on the node.
  */
 import type { KubeObject } from '../../core/kube.ts';
-import { DEFAULT_NAMESPACE } from '../../core/poolspirit/api.ts';
 import { NODE_POOL_LABEL } from '../../core/nodepool.ts';
 import { labelValue, MANAGED_BY, MANAGED_BY_LABEL, POOL_LABEL } from '../../core/render/labels.ts';
 import { poolOfSpirit } from '../../core/audit/index.ts';
-import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '../../core/poolspirit/api.ts';
+import {
+  API_VERSION as POOLSPIRIT_API_VERSION,
+  DEFAULT_NAMESPACE,
+  KIND as POOLSPIRIT_KIND,
+} from '../../core/poolspirit/names.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import type { InstanceLeaving } from './parse.ts';
 import { providerIdNames } from './parse.ts';

@@ -7,7 +7,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { leaderObservationsSince, recordLeaderProbe, sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
 import type { LeaderClassification, LeaderObservation, LeaderState } from '../../core/leader/index.ts';
 import { classifyLeader, LEADER_STATES } from '../../core/leader/index.ts';
-import { API_VERSION, KIND } from '../../core/poolspirit/api.ts';
+import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import type { ProbeDeps } from './deps.ts';
 import type { ProbeTarget } from './trigger.ts';

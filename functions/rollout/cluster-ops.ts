@@ -5,7 +5,7 @@
  * field out that the snapshot did not have — changes only what the rollout itself set, and the
  * reconciler's and operators' fields stay theirs.
  */
-import { API_VERSION, KIND } from '../../core/poolspirit/api.ts';
+import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
 import type { LivePoolSpirit } from '../../core/rollout/index.ts';
 import { retryPolicy } from '../../adapters/kubernetes/index.ts';
 import { apiClientFor, APPLY_PATCH, type ClusterTarget } from '../../adapters/kubernetes/api-client.ts';

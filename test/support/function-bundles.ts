@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll } from 'vitest';
 import { buildBundle, readServerlessBuild, type BuiltBundle } from '../../scripts/bundle-functions.ts';
 
@@ -26,4 +27,18 @@ export function functionBundles(prefix: string) {
       return buildBundle(build, fn.entry, join(dir, name));
     },
   };
+}
+
+/**
+ * The source files whose code a cold start evaluates: those in the entry and in every chunk it reaches through
+ * static imports (what `import()` of the handler loads), not those in chunks loaded on first use.
+ */
+export function inputsAtStart(metafile: Metafile): string[] {
+  const outputs = metafile.outputs;
+  const entry = Object.keys(outputs).find((f) => outputs[f].entryPoint !== undefined);
+  if (!entry) throw new Error('inputsAtStart: the build has no entry output');
+  const atStart = new Set([entry]);
+  for (const file of atStart)
+    for (const i of outputs[file].imports) if (i.kind === 'import-statement' && outputs[i.path]) atStart.add(i.path);
+  return [...new Set([...atStart].flatMap((f) => Object.keys(outputs[f].inputs)))];
 }

@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync } from 'node:crypto';
 import { parse, stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { kubeconfigYaml } from '../../../core/render/kubeconfig.ts';
-import { functionBundles } from '../../support/function-bundles.ts';
+import { functionBundles, inputsAtStart } from '../../support/function-bundles.ts';
 
 type Input = Parameters<typeof kubeconfigYaml>[0];
 
@@ -122,18 +122,9 @@ describe('the functions load no YAML library at start', () => {
 
   it.each(bundles.names)('%s', async (name) => {
     const { metafile } = await bundles.build(name);
-    const outputs = metafile.outputs;
-    const entry = Object.keys(outputs).find((f) => outputs[f].entryPoint !== undefined)!;
-    // The entry and every chunk it reaches through static imports: what `import()` of the handler evaluates.
-    const atStart = new Set([entry]);
-    for (const file of atStart)
-      for (const i of outputs[file].imports) if (i.kind === 'import-statement' && outputs[i.path]) atStart.add(i.path);
-    const yamlAtStart = [...atStart]
-      .flatMap((f) => Object.keys(outputs[f].inputs))
-      .filter((p) => p.includes('node_modules/yaml/'));
-    expect(yamlAtStart).toEqual([]);
+    expect(inputsAtStart(metafile).filter((p) => p.includes('node_modules/yaml/'))).toEqual([]);
     // The check sees chunks at all: a function that reads kubeconfigs has the parser in a lazily loaded one.
-    const all = Object.values(outputs).flatMap((o) => Object.keys(o.inputs));
+    const all = Object.values(metafile.outputs).flatMap((o) => Object.keys(o.inputs));
     if (all.includes('adapters/kubernetes/http/kubeconfig.ts'))
       expect(all.some((p) => p.includes('node_modules/yaml/'))).toBe(true);
   });
