@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import * as api from '../../../core/poolspirit/api.ts';
-import * as names from '../../../core/poolspirit/names.ts';
 import { functionBundles, inputsAtStart } from '../../support/function-bundles.ts';
 
 const API_SCHEMAS = 'core/poolspirit/api.ts';
-
-describe('the PoolSpirit API names', () => {
-  it('are the ones the API module exports', () => {
-    for (const [name, value] of Object.entries(names)) expect(api[name as keyof typeof api], name).toEqual(value);
-    expect(names.API_VERSION).toBe(`${names.GROUP}/${names.VERSION}`);
-  });
-});
 
 /**
  * Why the names have a module of their own: a function that only names the API (probe's and the rollout's
