@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- bundles [--runs N] [--function NAME] [--keep DIR] [--against REV] [--one-core N]`: size and
+ * `npm run bench -- bundles [--runs N] [--function NAME] [--keep DIR] [--against REV] [--one-core CPU]`: size and
  * load time of each function's bundle.
  *
  * Each function is bundled with serverless.yml's esbuild options (what `npm run package` zips), next to a
@@ -11,7 +11,7 @@
  * of the medians. Targets: BUNDLE_SIZE_CAP_BYTES, LOAD_RATIO_TARGET (CI) and LOAD_RATIO_GOAL (docs/deploy.md).
  * `--against REV` also builds the functions as they were at a git revision and loads them in the same
  * interleaved runs, so a before/after comparison shares one machine state.
- * `--one-core N` runs every load on CPU N alone (taskset): a function of at most 1,769 MB has less than one
+ * `--one-core CPU` runs every load on that CPU alone (taskset): a function of at most 1,769 MB has less than one
  * vCPU in Lambda, so V8's background compile and GC threads get no core of their own there, as here.
  */
 import { execFile } from 'node:child_process';
@@ -22,6 +22,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import {
   buildBundle,
+  bytesAtStart,
   heaviestInputs,
   readServerlessBuild,
   ROOT,
@@ -58,6 +59,8 @@ export interface BundleMeasurement extends LoadComparison {
   bytes: number;
   /** Entry plus the chunks loaded on first use: all the code the function ships (held to the size cap). */
   totalBytes: number;
+  /** Entry plus the chunks it imports statically: the code a cold start loads. */
+  startBytes: number;
   /** Chunks split off (file name without directory → bytes). */
   chunks: Record<string, number>;
   baselineBytes: number;
@@ -85,7 +88,10 @@ export interface BundlesReport {
   oneCore: number | null;
   functions: Record<string, BundleMeasurement>;
   /** The same functions built from another git revision, loaded in the same interleaved runs. */
-  against?: { ref: string; functions: Record<string, LoadComparison & { bytes: number; totalBytes: number }> };
+  against?: {
+    ref: string;
+    functions: Record<string, LoadComparison & { bytes: number; totalBytes: number; startBytes: number }>;
+  };
 }
 
 const LOAD_SCRIPT = [
@@ -94,7 +100,9 @@ const LOAD_SCRIPT = [
   'await import(process.env.PS_BUNDLE_URL);',
   'const wallMs = performance.now() - t0;',
   'const cpu = process.cpuUsage(cpu0);',
-  'process.stdout.write(JSON.stringify({ wallMs, cpuMs: (cpu.user + cpu.system) / 1000 }));',
+  // After the timing: how many CPUs the process was allowed (affinity), so a pinned load can be checked.
+  "const { availableParallelism } = await import('node:os');",
+  'process.stdout.write(JSON.stringify({ wallMs, cpuMs: (cpu.user + cpu.system) / 1000, cpus: availableParallelism() }));',
 ].join('\n');
 
 export interface LoadTime {
@@ -102,6 +110,8 @@ export interface LoadTime {
   wallMs: number;
   /** CPU time the process spent on it (all threads): less disturbed by other processes on a busy machine. */
   cpuMs: number;
+  /** CPUs the loading process could run on (its affinity): 1 when pinned. */
+  cpus: number;
 }
 
 /**
@@ -121,8 +131,11 @@ export async function loadTime(file: string, nodeOptions: string, oneCore?: numb
   } catch {
     // reported below
   }
-  if (!Number.isFinite(parsed.wallMs) || !Number.isFinite(parsed.cpuMs))
-    throw new Error(`loading ${file} printed ${JSON.stringify(stdout)}, expected {wallMs, cpuMs}`);
+  if (!Number.isFinite(parsed.wallMs) || !Number.isFinite(parsed.cpuMs) || !Number.isInteger(parsed.cpus))
+    throw new Error(`loading ${file} printed ${JSON.stringify(stdout)}, expected {wallMs, cpuMs, cpus}`);
+  // A figure labelled one-core that ran on more would compare unlike with unlike.
+  if (oneCore !== undefined && parsed.cpus !== 1)
+    throw new Error(`loading ${file} on CPU ${oneCore} alone: the process could run on ${parsed.cpus} CPUs`);
   return parsed as LoadTime;
 }
 
@@ -278,6 +291,7 @@ export async function measureBundles(
       functions[b.fn.name] = {
         bytes: b.bundle.bytes,
         totalBytes: b.bundle.totalBytes,
+        startBytes: b.bundle.startBytes,
         chunks: Object.fromEntries(b.bundle.chunks.map((c) => [basename(c.file), c.bytes])),
         baselineBytes: b.baseline.bytes,
         withinSizeCap: b.bundle.totalBytes <= BUNDLE_SIZE_CAP_BYTES,
@@ -295,7 +309,13 @@ export async function measureBundles(
           functions: Object.fromEntries(
             previous.map((p) => [
               p.name,
-              { bytes: p.bundle.bytes, totalBytes: p.bundle.totalBytes, ...loads[`${p.name}@`] },
+              {
+                bytes: p.bundle.bytes,
+                totalBytes: p.bundle.totalBytes,
+                // Measured with this tree's walk: an older revision's build script may not report it.
+                startBytes: bytesAtStart(p.bundle.metafile),
+                ...loads[`${p.name}@`],
+              },
             ]),
           ),
         }

@@ -86,10 +86,12 @@ export interface BuiltBundle {
   file: string;
   /** Its size (minified code, without the source map). */
   bytes: number;
-  /** Code split off into chunks that load on first use (splitting), each with its size. */
+  /** Code split off into chunks (splitting), each with its size: shared ones load at start, the rest on first use. */
   chunks: { file: string; bytes: number }[];
   /** Entry plus chunks: all the code the function ships. */
   totalBytes: number;
+  /** Entry plus the chunks it imports statically: the code a cold start loads. */
+  startBytes: number;
   metafile: esbuild.Metafile;
 }
 
@@ -123,8 +125,28 @@ export async function buildBundle(
     bytes: output.bytes,
     chunks,
     totalBytes: output.bytes + chunks.reduce((n, c) => n + c.bytes, 0),
+    startBytes: bytesAtStart(result.metafile),
     metafile: result.metafile,
   };
+}
+
+/**
+ * The output files a cold start evaluates: the entry and every chunk it reaches through static imports (what
+ * `import()` of the handler loads), not the chunks loaded on first use.
+ */
+export function outputsAtStart(metafile: esbuild.Metafile): string[] {
+  const outputs = metafile.outputs;
+  const entry = Object.keys(outputs).find((f) => outputs[f].entryPoint !== undefined);
+  if (!entry) throw new Error('outputsAtStart: the build has no entry output');
+  const atStart = new Set([entry]);
+  for (const file of atStart)
+    for (const i of outputs[file].imports) if (i.kind === 'import-statement' && outputs[i.path]) atStart.add(i.path);
+  return [...atStart];
+}
+
+/** Bytes of code a cold start loads: the outputs of `outputsAtStart`. */
+export function bytesAtStart(metafile: esbuild.Metafile): number {
+  return outputsAtStart(metafile).reduce((n, f) => n + metafile.outputs[f].bytes, 0);
 }
 
 /** The heaviest packages (or first-party directories) of a bundle, by bytes of minified output. */

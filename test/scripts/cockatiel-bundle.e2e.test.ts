@@ -7,7 +7,7 @@ import type { Metafile } from 'esbuild';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { NODE_22 } from '../../bench/bundles.ts';
 import { buildBundle, readServerlessBuild } from '../../scripts/bundle-functions.ts';
-import { functionBundles } from '../support/function-bundles.ts';
+import { functionBundles, shippedInputs } from '../support/function-bundles.ts';
 
 /**
  * serverless.yml aliases cockatiel to its ES build: its package's `main` (what a Node-platform build picks) is
@@ -23,15 +23,12 @@ const ES_BUILD = 'node_modules/cockatiel/dist/esm/';
 const COCKATIEL = 'node_modules/cockatiel/';
 const bundles = functionBundles('ps-cockatiel-');
 
-/** cockatiel files that put code into any output (tree-shaken files are left out). */
+/** cockatiel's files that put code into the build, from the package root. */
 function shippedCockatiel(metafile: Metafile): string[] {
-  const shipped = new Set<string>();
-  for (const [file, output] of Object.entries(metafile.outputs)) {
-    if (file.endsWith('.map')) continue;
-    for (const [input, { bytesInOutput }] of Object.entries(output.inputs))
-      if (input.includes(COCKATIEL) && bytesInOutput > 0) shipped.add(input.slice(input.indexOf(COCKATIEL)));
-  }
-  return [...shipped].sort();
+  return [...shippedInputs(metafile)]
+    .filter((input) => input.includes(COCKATIEL))
+    .map((input) => input.slice(input.indexOf(COCKATIEL)))
+    .sort();
 }
 
 describe('cockatiel in the function bundles', () => {

@@ -7,6 +7,7 @@ import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_22 } from '../../bench/bundles.ts';
 import { buildBundle, readServerlessBuild, type BuiltBundle } from '../../scripts/bundle-functions.ts';
+import { shippedInputs } from '../support/function-bundles.ts';
 
 /**
  * The functions validate with zod/mini, never classic zod: classic's API layer is most of the load-time gap
@@ -33,15 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (outDir) await rm(outDir, { recursive: true, force: true });
 });
-
-/** Inputs that put code into the entry or a chunk: what the function ships (tree-shaken files are left out). */
-function shippedInputs(metafile: Metafile): Set<string> {
-  const shipped = new Set<string>();
-  for (const [file, output] of Object.entries(metafile.outputs)) {
-    if (!file.endsWith('.map')) for (const input of Object.keys(output.inputs)) shipped.add(input);
-  }
-  return shipped;
-}
 
 /** First-party shipped files importing zod other than through common/zod.ts: where a classic import came from. */
 function directZodImporters(metafile: Metafile, shipped: Set<string>): string[] {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll } from 'vitest';
-import { buildBundle, readServerlessBuild, type BuiltBundle } from '../../scripts/bundle-functions.ts';
+import { buildBundle, outputsAtStart, readServerlessBuild, type BuiltBundle } from '../../scripts/bundle-functions.ts';
 
 export function functionBundles(prefix: string) {
   const build = readServerlessBuild();
@@ -29,16 +29,17 @@ export function functionBundles(prefix: string) {
   };
 }
 
-/**
- * The source files whose code a cold start evaluates: those in the entry and in every chunk it reaches through
- * static imports (what `import()` of the handler loads), not those in chunks loaded on first use.
- */
+/** The source files whose code a cold start evaluates (scripts/bundle-functions.ts `outputsAtStart`). */
 export function inputsAtStart(metafile: Metafile): string[] {
-  const outputs = metafile.outputs;
-  const entry = Object.keys(outputs).find((f) => outputs[f].entryPoint !== undefined);
-  if (!entry) throw new Error('inputsAtStart: the build has no entry output');
-  const atStart = new Set([entry]);
-  for (const file of atStart)
-    for (const i of outputs[file].imports) if (i.kind === 'import-statement' && outputs[i.path]) atStart.add(i.path);
-  return [...new Set([...atStart].flatMap((f) => Object.keys(outputs[f].inputs)))];
+  return [...new Set(outputsAtStart(metafile).flatMap((f) => Object.keys(metafile.outputs[f].inputs)))];
+}
+
+/** The source files that put code into any output of a build (tree-shaken files are left out). */
+export function shippedInputs(metafile: Metafile): Set<string> {
+  const shipped = new Set<string>();
+  for (const [file, output] of Object.entries(metafile.outputs)) {
+    if (file.endsWith('.map')) continue;
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) if (bytesInOutput > 0) shipped.add(input);
+  }
+  return shipped;
 }
