@@ -18,18 +18,18 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // The local API's memory storage shares one parse of each value between its readers: frozen here, so a
-    // reader that changes one in depth fails the test that made it (local/kube-api/storage/memory.ts).
+    // reader that changes one in depth fails the test that made it (dev/local/kube-api/storage/memory.ts).
     env: { LOCAL_API_FREEZE_SHARED: '1' },
     // Reporters belong to the whole run, not to a project: the summary line is printed once.
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['node_modules/**', 'bench/**', E2E] },
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['node_modules/**', 'dev/bench/**', E2E] },
       },
       {
         extends: true,
-        test: { name: 'e2e', include: [E2E], exclude: ['node_modules/**', 'bench/**'] },
+        test: { name: 'e2e', include: [E2E], exclude: ['node_modules/**', 'dev/bench/**'] },
       },
     ],
   },

@@ -3,7 +3,7 @@
  * it as `import * as z from '<...>/common/zod.ts'`, never 'zod' or 'zod/mini' directly.
  *
  * Why mini: classic zod's method-chaining API layer is cold-start time in every function (a bundle that
- * builds one classic schema loads in ~27 ms, ~10 ms with mini; see bench/bundles.ts for the functions),
+ * builds one classic schema loads in ~27 ms, ~10 ms with mini; see dev/bench/bundles.ts for the functions),
  * and one classic import anywhere in a function's graph ships all of it again (test/scripts/zod-mini.e2e.test.ts).
  *
  * Why the locale here: classic loads English messages on import; mini loads none, so every issue would read

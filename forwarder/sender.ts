@@ -10,7 +10,7 @@ export interface PutEventsPort {
 /**
  * Every new pool waits this long at each notice it needs (two or three per change). At 50 ms a single
  * change became Available at p50 365 ms against 739 ms at 200 ms, while still merging 16 of the 23
- * notices the 200 ms window merged (bench/latency.ts, docs/decisions/0020-latency-coalescing-window-and-concurrency.md).
+ * notices the 200 ms window merged (dev/bench/latency.ts, docs/decisions/0020-latency-coalescing-window-and-concurrency.md).
  */
 export const DEFAULT_COALESCE_WINDOW_MS = 50;
 

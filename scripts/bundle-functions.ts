@@ -3,12 +3,12 @@
  * custom.esbuild options), without osls: fast enough for the default test suite and the bundles benchmark.
  * Also reads which AWS SDK exports each handler's code really uses, from a tree-shaken build with the
  * packages left external: the basis of the per-function IAM check (test/functions/common/permissions.test.ts)
- * and of the SDK-only baseline bundles the load time is compared against (bench/bundles.ts).
+ * and of the SDK-only baseline bundles the load time is compared against (dev/bench/bundles.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as esbuild from 'esbuild';
-import { parseServerlessYaml } from '../local/bus/serverless-config.ts';
+import { parseServerlessYaml } from '../dev/local/bus/serverless-config.ts';
 
 export const ROOT = join(import.meta.dirname, '..');
 

@@ -1,14 +1,14 @@
 /**
- * Regenerates local/kube-api/schema/builtin-schemas.json from the kubernetes-types declarations.
+ * Regenerates dev/local/kube-api/schema/builtin-schemas.json from the kubernetes-types declarations.
  *   npx node scripts/generate-builtin-schemas.ts          write the file
  *   npx node scripts/generate-builtin-schemas.ts --check  exit 1 if the committed file is stale
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { generateBuiltinSchemas } from '../local/kube-api/schema/generate/declarations-to-schemas.ts';
+import { generateBuiltinSchemas } from '../dev/local/kube-api/schema/generate/declarations-to-schemas.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-export const BUILTIN_SCHEMAS_FILE = `${root}local/kube-api/schema/builtin-schemas.json`;
+export const BUILTIN_SCHEMAS_FILE = `${root}dev/local/kube-api/schema/builtin-schemas.json`;
 
 /** The file's exact text: deterministic, so a drift check can compare strings. */
 export function renderBuiltinSchemas(): string {

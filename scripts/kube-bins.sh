@@ -21,7 +21,7 @@ targets=(
   "kube-apiserver-v1.37.2|tools/kube-next|k8s.io/kubernetes/cmd/kube-apiserver|v1.37.2"
   "etcd|tools/etcd|go.etcd.io/etcd/server/v3|etcd"
   "etcdctl|tools/etcd|go.etcd.io/etcd/etcdctl/v3|etcd"
-  # The local API's protobuf pointer-field table, read from the same release's Go types (test/local/kube-api/protobuf).
+  # The local API's protobuf pointer-field table, read from the same release's Go types (test/dev/local/kube-api/protobuf).
   "pointer-fields|tools/kubectl|./cmd/pointer-fields|"
   # A real YurtHub (OpenYurt v1.5.0, the newest release the module proxy serves with coordinator support).
   "yurthub|tools/yurthub|github.com/openyurtio/openyurt/cmd/yurthub|openyurt-v1.5.0"

@@ -3,8 +3,8 @@ import { join, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * test/ mirrors the source tree (test/README.md): a test of `local/kube-api/server/x.ts` lives in
- * `test/local/kube-api/server/`, so the tests of a module are found from its path and a folder of tests
+ * test/ mirrors the source tree (test/README.md): a test of `dev/local/kube-api/server/x.ts` lives in
+ * `test/dev/local/kube-api/server/`, so the tests of a module are found from its path and a folder of tests
  * always names the code it covers. Outside the mirror are only `support/` (shared helpers), `fixtures/`
  * folders (data a test reads) and `e2e/<topic>/` (tests whose subject is the whole system).
  */
@@ -34,7 +34,7 @@ describe('test/ mirrors the source folders', () => {
 
   it('finds the folders it checks', () => {
     // Guards the walk itself: a broken walk would find nothing and pass the check below vacuously.
-    expect(folders).toEqual(expect.arrayContaining(['core', join('local', 'kube-api', 'server'), 'support']));
+    expect(folders).toEqual(expect.arrayContaining(['core', join('dev', 'local', 'kube-api', 'server'), 'support']));
   });
 
   it('has no folder without a source folder at the same path (other than support/, fixtures/ and e2e/)', () => {

@@ -1,7 +1,7 @@
 /** `spiritctl local cluster`: serve one local Kubernetes API until SIGINT/SIGTERM. */
 import { resolve } from 'node:path';
 import { choiceFlag, intFlag, UsageError, type Command } from '../command.ts';
-import type { Storage } from '../../local/kube-api/storage/types.ts';
+import type { Storage } from '../../dev/local/kube-api/storage/types.ts';
 
 const DEFAULT_KUBECONFIG = './.local/kubeconfig';
 
@@ -91,12 +91,12 @@ With --control-plane real the port is picked by the OS and the kubeconfig's iden
     const cleanups: (() => Promise<void>)[] = [];
     let storage: Storage | undefined;
     if (store === 'etcd') {
-      const { createEtcdStorage } = await import('../../local/kube-api/storage/etcd.ts');
+      const { createEtcdStorage } = await import('../../dev/local/kube-api/storage/etcd.ts');
       let endpoints: string[];
       if (values['etcd-endpoints'] !== undefined) {
         endpoints = parseEndpoints(String(values['etcd-endpoints']));
       } else {
-        const { startEtcd } = await import('../../local/etcd/launch.ts');
+        const { startEtcd } = await import('../../dev/local/etcd/launch.ts');
         const etcd = await startEtcd();
         cleanups.push(() => etcd.stop());
         endpoints = [etcd.endpoint];
@@ -105,7 +105,7 @@ With --control-plane real the port is picked by the OS and the kubeconfig's iden
       storage = etcdStorage;
       cleanups.unshift(() => etcdStorage.close());
     }
-    const { startLocalCluster } = await import('../../local/kube-api/index.ts');
+    const { startLocalCluster } = await import('../../dev/local/kube-api/index.ts');
     let cluster;
     try {
       cluster = await startLocalCluster({ port, storage, name, kubeconfigPath: kubeconfig });
@@ -141,8 +141,8 @@ function untilSignalled(): Promise<void> {
 
 /** The real control plane, signed by a fresh CA, until signalled; its admin kubeconfig written to `kubeconfig`. */
 async function serveRealCluster(name: string, kubeconfig: string): Promise<number> {
-  const { createCertificateAuthority } = await import('../../local/kube-api/index.ts');
-  const { startRealHostCluster } = await import('../../local/real-cluster/control-plane.ts');
+  const { createCertificateAuthority } = await import('../../dev/local/kube-api/index.ts');
+  const { startRealHostCluster } = await import('../../dev/local/real-cluster/control-plane.ts');
   const { copyFile, mkdir } = await import('node:fs/promises');
   const { dirname } = await import('node:path');
   const cluster = await startRealHostCluster({

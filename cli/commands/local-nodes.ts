@@ -79,7 +79,7 @@ Example (after \`source .local/env\`):
       );
     }
     const { KubeConfig } = await import('@kubernetes/client-node');
-    const { addPoolNodes, NoSuchPoolError } = await import('../../local/fleet/add-nodes.ts');
+    const { addPoolNodes, NoSuchPoolError } = await import('../../dev/local/fleet/add-nodes.ts');
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfigPath);
     let created: string[];

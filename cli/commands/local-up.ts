@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { choiceFlag, intFlag, UsageError, type Command } from '../command.ts';
-import type { FleetProgress } from '../../local/fleet/progress.ts';
+import type { FleetProgress } from '../../dev/local/fleet/progress.ts';
 
 export const localUp: Command = {
   path: ['local', 'up'],
@@ -146,9 +146,9 @@ Then, in another terminal:
       process.stdout.write(json ? JSON.stringify({ type: 'log', message: line }) + '\n' : line + '\n');
 
     // Imported here so `spiritctl <other command>` does not pay for loading the whole local stack.
-    const { startLocalFleet } = await import('../../local/fleet/fleet.ts');
-    const { writeStackEnv } = await import('../../local/fleet/state-dir.ts');
-    const { progressJson, progressState, renderProgress, totals } = await import('../../local/fleet/progress.ts');
+    const { startLocalFleet } = await import('../../dev/local/fleet/fleet.ts');
+    const { writeStackEnv } = await import('../../dev/local/fleet/state-dir.ts');
+    const { progressJson, progressState, renderProgress, totals } = await import('../../dev/local/fleet/progress.ts');
     say(
       `starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${controlPlane === 'real' ? 'real control plane' : `${store} store`}, ${kubelet} kubelet)`,
     );

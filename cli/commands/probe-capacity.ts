@@ -164,7 +164,7 @@ Examples:
       '../../probe/capacity/index.ts'
     );
     const target: ProbeTarget = local
-      ? { kind: 'local', start: (await import('../../local/capacity/pool-spirit-target.ts')).startPoolSpiritTarget }
+      ? { kind: 'local', start: (await import('../../dev/local/capacity/pool-spirit-target.ts')).startPoolSpiritTarget }
       : { kind: 'kubeconfig', file: file!, context, etcdMetricsUrl };
     const options = {
       ...DEFAULT_CAPACITY_OPTIONS,

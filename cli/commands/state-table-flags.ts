@@ -58,7 +58,7 @@ export async function openStateTable(
   if (endpoint !== undefined) {
     if (!/^https?:\/\/[^/\s]+/.test(endpoint))
       throw new UsageError(`--dynamo-endpoint must be an http(s) URL, got "${endpoint}"`);
-    const { ensureTable, localDynamoClient } = await import('../../local/dynamodb.ts');
+    const { ensureTable, localDynamoClient } = await import('../../dev/local/dynamodb.ts');
     client = localDynamoClient(endpoint);
     if (options.createIfLocal) await ensureTable(client, tableName);
     else if (!(await localTableExists(client, tableName))) {

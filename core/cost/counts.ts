@@ -1,7 +1,7 @@
 /**
  * The billable counts the cost model multiplies by prices. Each figure is what one unit of work (one new
  * pool, one pool for a day at rest, one audit run, …) consumed, measured on the local fleet by
- * `npm run bench -- cost` (local/bus/usage.ts, local/table-usage.ts, local/lambda-runtime.ts).
+ * `npm run bench -- cost` (dev/local/bus/usage.ts, dev/local/table-usage.ts, dev/local/lambda-runtime.ts).
  */
 export const FUNCTIONS = ['reconcile', 'audit', 'rollout', 'probe', 'cloudEvents'] as const;
 export type FunctionName = (typeof FUNCTIONS)[number];

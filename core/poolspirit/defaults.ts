@@ -11,7 +11,7 @@ export type BundleCatalog = Record<string, BundleVersions>;
 
 /**
  * Releases in upstream support. The local stack builds each of them from pinned Go modules (tools/kube,
- * tools/kube-next, tools/etcd) and its catalog of local binaries (local/kube-bins) realises each bundle, so a
+ * tools/kube-next, tools/etcd) and its catalog of local binaries (dev/local/kube-bins) realises each bundle, so a
  * rollout between them in the tests upgrades one real kube-apiserver to the next.
  */
 export const DEFAULT_BUNDLES: BundleCatalog = {

@@ -2,7 +2,7 @@
  * The two etcd configurations the patch storm compares.
  *
  * `product`: what a pool-spirit's etcd container is rendered with (core/poolspirit/defaults.ts
- * DEFAULT_ETCD_STORAGE, via the same flags core/render/containers.ts writes), not local/etcd's
+ * DEFAULT_ETCD_STORAGE, via the same flags core/render/containers.ts writes), not dev/local/etcd's
  * `etcdFlags.product` preset: the rendered pod is what runs at the edge, so it is what the probe measures.
  * `diffFromLaunchPreset()` says where the local launcher's preset disagrees.
  *
@@ -67,7 +67,7 @@ export function settingsFor(profile: EtcdProfile): EtcdSettings {
   return profile === 'product' ? productEtcdSettings() : upstreamEtcdSettings();
 }
 
-/** Flags where local/etcd's `etcdFlags.product` preset differs from the rendered product defaults. */
+/** Flags where dev/local/etcd's `etcdFlags.product` preset differs from the rendered product defaults. */
 export function diffFromLaunchPreset(): Array<{ flag: string; rendered: string; launchPreset: string | undefined }> {
   const rendered = productEtcdSettings().flags;
   const preset: Record<string, string> = etcdFlags.product;

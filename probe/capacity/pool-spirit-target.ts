@@ -1,7 +1,7 @@
 /**
  * The `--local` target's contract: a real pool-spirit. The PoolSpirit is rendered exactly as the reconciler renders it
  * (default bundle, fresh PKI), and its etcd and kube-apiserver containers run as the built binaries with
- * the rendered args (local/kubelet/process/real-control-plane.ts translates only paths and ports): TLS
+ * the rendered args (dev/local/kubelet/process/real-control-plane.ts translates only paths and ports): TLS
  * everywhere, etcd's data dir in /dev/shm as the `medium: Memory` emptyDir keeps it.
  *
  * A profile changes only flags of the rendered containers, so product and upstream differ in exactly the
@@ -39,7 +39,7 @@ export interface PoolSpiritTarget {
 
 /**
  * Starts the rendered pool-spirit on the built binaries. The probe is handed one (the CLI passes
- * local/capacity/pool-spirit-target.ts's) instead of importing the local stack: what ships stays apart from
+ * dev/local/capacity/pool-spirit-target.ts's) instead of importing the local stack: what ships stays apart from
  * the harness.
  */
 export type StartPoolSpiritTarget = (options: PoolSpiritTargetOptions) => Promise<PoolSpiritTarget>;

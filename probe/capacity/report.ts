@@ -144,7 +144,7 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
   if (r.etcdSettings.launchPresetDiffers.length) {
     out.push(
       '',
-      'Note: local/etcd etcdFlags.product differs from the rendered product defaults (the probe used the rendered ones):',
+      'Note: dev/local/etcd etcdFlags.product differs from the rendered product defaults (the probe used the rendered ones):',
     );
     for (const d of r.etcdSettings.launchPresetDiffers)
       out.push(`  --${d.flag}: rendered ${d.rendered}, launch preset ${d.launchPreset ?? '(unset)'}`);

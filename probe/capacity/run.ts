@@ -36,7 +36,7 @@ import type { StartPoolSpiritTarget } from './pool-spirit-target.ts';
 import { PROBE_NAMESPACE } from './objects.ts';
 import { patchStorm, type StormResult } from './storm.ts';
 
-/** `local` carries the starter of the rendered pool-spirit (local/capacity/pool-spirit-target.ts in the CLI). */
+/** `local` carries the starter of the rendered pool-spirit (dev/local/capacity/pool-spirit-target.ts in the CLI). */
 export type ProbeTarget =
   | { kind: 'local'; start: StartPoolSpiritTarget }
   | { kind: 'kubeconfig'; file: string; context?: string; etcdMetricsUrl?: string };
@@ -118,7 +118,7 @@ export interface CapacityProbeReport {
     /** Flags of `product` that were overridden for this run (not the rendered defaults). */
     productOverrides: Record<string, string>;
     upstream: Record<string, string>;
-    /** Where local/etcd's launch preset differs from what a pool-spirit is rendered with. */
+    /** Where dev/local/etcd's launch preset differs from what a pool-spirit is rendered with. */
     launchPresetDiffers: Array<{ flag: string; rendered: string; launchPreset: string | undefined }>;
   };
   /** The kube-apiserver memory flags each local side ran with (`--name=value`, as rendered). */

@@ -23,7 +23,7 @@ import {
   type Host,
   type Own,
 } from './world.ts';
-import type { RunningEtcd } from '../../local/etcd/launch.ts';
+import type { RunningEtcd } from '../../dev/local/etcd/launch.ts';
 
 function ownApi(own: Own): RawObjectApi {
   const kc = new KubeConfig();
@@ -156,7 +156,7 @@ describe('agent bootstrap', () => {
     const late = await tempDir();
     // The kubeconfig points at a port nothing listens on yet.
     const { writeFile } = await import('node:fs/promises');
-    const { kubeconfigYaml } = await import('../../local/kube-api/index.ts');
+    const { kubeconfigYaml } = await import('../../dev/local/kube-api/index.ts');
     const path = `${late.dir}/late.kubeconfig`;
     await writeFile(path, kubeconfigYaml('late', `http://127.0.0.1:${port}`));
     let lateOwn: Own | undefined;

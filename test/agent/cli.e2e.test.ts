@@ -10,7 +10,7 @@ import { agentContainer } from '../../core/render/containers.ts';
 import { AGENT_KUBECONFIG } from '../../core/render/layout.ts';
 import { agentOptions, NAMES, NAMESPACE, POOL, startHost, tempDir, type Host } from './world.ts';
 import { waitFor } from '../support/wait.ts';
-import { kubeconfigYaml } from '../../local/kube-api/index.ts';
+import { kubeconfigYaml } from '../../dev/local/kube-api/index.ts';
 import { rename, writeFile } from 'node:fs/promises';
 
 const MiB = 2 ** 20;

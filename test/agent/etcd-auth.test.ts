@@ -21,7 +21,7 @@ import { EtcdAuthStep } from '../../agent/steps/etcd-auth.ts';
 import { APISERVER_ETCD_CLIENT_USER } from '../../core/render/pki-spec.ts';
 import { COORDINATOR_ETCD_PREFIXES, COORDINATOR_ETCD_PROXY_USER } from '../../core/yurt-coordinator/etcd-auth.ts';
 import { ETCD_PROXY_COMMAND } from '../../core/yurt-coordinator/contract.ts';
-import { freePorts } from '../../local/processes/free-ports.ts';
+import { freePorts } from '../../dev/local/processes/free-ports.ts';
 import { waitFor } from '../support/wait.ts';
 import { startTlsEtcd, type Identity, type TlsEtcd } from './tls-etcd.ts';
 

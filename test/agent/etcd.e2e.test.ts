@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Etcd3 } from 'etcd3';
-import { createEtcdClient } from '../../local/etcd/client.ts';
-import type { RunningEtcd } from '../../local/etcd/launch.ts';
+import { createEtcdClient } from '../../dev/local/etcd/client.ts';
+import type { RunningEtcd } from '../../dev/local/etcd/launch.ts';
 import { waitFor } from '../support/wait.ts';
 import { agentOptions, startEtcd, startHost, startOwn, tempDir, withAgent, type Host, type Own } from './world.ts';
 
@@ -200,7 +200,7 @@ describe('agent etcd report and maintenance', () => {
   /** An own apiserver is not what these tests look at; a kubeconfig to a port that refuses is enough. */
   async function ownWithoutApiserver(): Promise<{ kubeconfig: string }> {
     const { writeFile } = await import('node:fs/promises');
-    const { kubeconfigYaml } = await import('../../local/kube-api/index.ts');
+    const { kubeconfigYaml } = await import('../../dev/local/kube-api/index.ts');
     const path = `${tmp.dir}/nowhere.kubeconfig`;
     await writeFile(path, kubeconfigYaml('nowhere', 'http://127.0.0.1:1'));
     return { kubeconfig: path };

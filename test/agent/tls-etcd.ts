@@ -14,14 +14,14 @@ import { APISERVER_ETCD_CLIENT_USER, DEFAULT_PKI_POLICY, type LeafSpec } from '.
 import { ETCD_TXN_FLAGS } from '../../core/yurt-coordinator/contract.ts';
 import { etcdProxyLeaf } from '../../core/yurt-coordinator/etcd-proxy.ts';
 import { COORDINATOR_CLIENT_USER } from '../../core/yurt-coordinator/identity.ts';
-import { ETCD_BINARY } from '../../local/etcd/launch.ts';
-import { freePorts } from '../../local/processes/free-ports.ts';
+import { ETCD_BINARY } from '../../dev/local/etcd/launch.ts';
+import { freePorts } from '../../dev/local/processes/free-ports.ts';
 import {
   httpStatus,
   spawnSupervised,
   waitUntilReady,
   type SupervisedProcess,
-} from '../../local/processes/supervise.ts';
+} from '../../dev/local/processes/supervise.ts';
 
 const keys = cachingKeyFactory();
 const NOW = new Date();

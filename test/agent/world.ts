@@ -14,10 +14,10 @@ import { API_VERSION, DEFAULT_NAMESPACE, KIND, type PoolSpiritStatus } from '../
 import { renderBootstrap } from '../../core/render/bootstrap.ts';
 import { managedLabels } from '../../core/render/labels.ts';
 import { objectNames } from '../../core/render/names.ts';
-import { startEtcd, type RunningEtcd } from '../../local/etcd/launch.ts';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../local/kube-api/index.ts';
-import { createEtcdStorage } from '../../local/kube-api/storage/etcd.ts';
-import type { Storage } from '../../local/kube-api/storage/types.ts';
+import { startEtcd, type RunningEtcd } from '../../dev/local/etcd/launch.ts';
+import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../dev/local/kube-api/index.ts';
+import { createEtcdStorage } from '../../dev/local/kube-api/storage/etcd.ts';
+import type { Storage } from '../../dev/local/kube-api/storage/types.ts';
 import { startTestCluster, type TestCluster } from '../support/local-cluster.ts';
 
 export const POOL = 'hangzhou';

@@ -13,7 +13,7 @@ import { parseCommandArgs, type Command } from '../../cli/command.ts';
 import { commands } from '../../cli/commands/index.ts';
 import { reconcileRequestDetailSchema } from '../../events/reconcile-request.ts';
 import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../events/source.ts';
-import { startLocalFleet, type LocalFleet } from '../../local/fleet/fleet.ts';
+import { startLocalFleet, type LocalFleet } from '../../dev/local/fleet/fleet.ts';
 
 const run = promisify(execFile);
 const REPO = join(import.meta.dirname, '..', '..');

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeNotice } from '../../events/index.ts';
 import { MAX_BYTES_PER_CALL, MAX_ENTRIES_PER_CALL, entrySize } from '../../forwarder/entry-size.ts';
 import type { Forwarder } from '../../forwarder/forwarder.ts';
-import { edgeNode, nodePool } from '../../local/fleet/seed.ts';
+import { edgeNode, nodePool } from '../../dev/local/fleet/seed.ts';
 import { startTestCluster, waitFor, type TestCluster } from '../support/local-cluster.ts';
 import { startForwarderOnLocalBus, type ForwarderOnLocalBus } from '../support/forwarder-on-local-bus.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coalescingKey } from '../../forwarder/forwarder.ts';
-import { edgeNode, nodePool } from '../../local/fleet/seed.ts';
+import { edgeNode, nodePool } from '../../dev/local/fleet/seed.ts';
 import { startForwarderOnLocalBus, type ForwarderOnLocalBus } from '../support/forwarder-on-local-bus.ts';
 import { startTestCluster, waitFor, type TestCluster } from '../support/local-cluster.ts';
 

@@ -17,11 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { changeNoticeDetailSchema, type ChangeNotice } from '../../events/index.ts';
 import { Forwarder } from '../../forwarder/forwarder.ts';
-import { edgeNode, nodePool, PRODUCT_NAMESPACE, seedCluster } from '../../local/fleet/seed.ts';
-import { createCertificateAuthority } from '../../local/kube-api/index.ts';
-import { kubeBinaryPath } from '../../local/kube-bins/index.ts';
-import { startRealHostCluster, type RealHostCluster } from '../../local/real-cluster/control-plane.ts';
-import { installProduct, writeIdentityKubeconfigs } from '../../local/real-cluster/install.ts';
+import { edgeNode, nodePool, PRODUCT_NAMESPACE, seedCluster } from '../../dev/local/fleet/seed.ts';
+import { createCertificateAuthority } from '../../dev/local/kube-api/index.ts';
+import { kubeBinaryPath } from '../../dev/local/kube-bins/index.ts';
+import { startRealHostCluster, type RealHostCluster } from '../../dev/local/real-cluster/control-plane.ts';
+import { installProduct, writeIdentityKubeconfigs } from '../../dev/local/real-cluster/install.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { waitFor } from '../support/wait.ts';
 

@@ -16,7 +16,7 @@ import type { PermissionInputs } from '../../core/security/reconciler-permission
 import { CLUSTER_CA_CONFIGMAP } from '../../adapters/kubernetes/index.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-import { KUBECTL } from '../../local/kube-bins/index.ts';
+import { KUBECTL } from '../../dev/local/kube-bins/index.ts';
 
 export { KUBECTL };
 const run = promisify(execFile);

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 describe('probe/', () => {
-  it('imports nothing from local/ or bench/, directly or through another module', async () => {
+  it('imports nothing from dev/local/ or dev/bench/, directly or through another module', async () => {
     const result = await build({
       entryPoints: ['probe/capacity/index.ts'],
       absWorkingDir: ROOT,

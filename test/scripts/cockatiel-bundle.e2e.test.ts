@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { NODE_22 } from '../../bench/bundles.ts';
+import { NODE_22 } from '../../dev/bench/bundles.ts';
 import { buildBundle, readServerlessBuild } from '../../scripts/bundle-functions.ts';
 import { functionBundles, shippedInputs } from '../support/function-bundles.ts';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLE_SIZE_CAP_BYTES, compareLoadTimes, LOAD_RATIO_TARGET } from '../../bench/bundles.ts';
+import { BUNDLE_SIZE_CAP_BYTES, compareLoadTimes, LOAD_RATIO_TARGET } from '../../dev/bench/bundles.ts';
 import { FUNCTION_PERMISSIONS, iamActions, type FunctionName } from '../../functions/common/permissions.ts';
 import { buildBundle, readServerlessBuild, ROOT, sdkBaselineSource, sdkUsage } from '../../scripts/bundle-functions.ts';
 import {

@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODE_22 } from '../../bench/bundles.ts';
+import { NODE_22 } from '../../dev/bench/bundles.ts';
 import { buildBundle, readServerlessBuild, type BuiltBundle } from '../../scripts/bundle-functions.ts';
 import { shippedInputs } from '../support/function-bundles.ts';
 
 /**
  * The functions validate with zod/mini, never classic zod: classic's API layer is most of the load-time gap
- * to the SDK-only baseline (bench/bundles.ts), and a single classic import anywhere in a function's graph
+ * to the SDK-only baseline (dev/bench/bundles.ts), and a single classic import anywhere in a function's graph
  * ships all of it. Mini loads no locale, so common/zod.ts sets English; it must survive tree-shaking, and
  * no other locale may ship. Bundles are built exactly as `npm run package` builds them.
  */

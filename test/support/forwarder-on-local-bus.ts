@@ -4,7 +4,7 @@ import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
 import { changeNoticeDetailSchema, type ChangeNotice } from '../../events/index.ts';
 import { Forwarder, type ForwarderOptions } from '../../forwarder/forwarder.ts';
 import type { PutEventsPort } from '../../forwarder/sender.ts';
-import { startLocalBus, type LocalBus, type LocalBusOptions } from '../../local/bus/index.ts';
+import { startLocalBus, type LocalBus, type LocalBusOptions } from '../../dev/local/bus/index.ts';
 
 export interface ForwarderOnLocalBus {
   forwarder: Forwarder;

@@ -12,16 +12,16 @@ import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../core/kube.ts';
 import { renderPoolSpirit } from '../../core/index.ts';
-import { KUBECTL } from '../../local/kube-bins/index.ts';
-import { pointedAt } from '../../local/kubelet/process/pool-spirit-process.ts';
+import { KUBECTL } from '../../dev/local/kube-bins/index.ts';
+import { pointedAt } from '../../dev/local/kubelet/process/pool-spirit-process.ts';
 import {
   startRealControlPlane,
   type PodSpec,
   type RealControlPlane,
-} from '../../local/kubelet/process/real-control-plane.ts';
+} from '../../dev/local/kubelet/process/real-control-plane.ts';
 import { renderInput } from '../core/fixtures.ts';
-import { createCertificateAuthority, issueClientCertificate, kubeconfigYaml } from '../../local/kube-api/index.ts';
-import { startRealHostCluster, type RealHostCluster } from '../../local/real-cluster/control-plane.ts';
+import { createCertificateAuthority, issueClientCertificate, kubeconfigYaml } from '../../dev/local/kube-api/index.ts';
+import { startRealHostCluster, type RealHostCluster } from '../../dev/local/real-cluster/control-plane.ts';
 
 const run = promisify(execFile);
 

@@ -29,9 +29,9 @@ import {
   type StateTable,
 } from '../../../adapters/state-table/index.ts';
 import { createReconcileHandler, reconcileDeps } from '../../../functions/reconcile/handler.ts';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../local/dynamodb.ts';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../../local/kube-api/index.ts';
-import { createCertificateAuthority } from '../../../local/kube-api/auth/test-pki.ts';
+import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
+import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { createCertificateAuthority } from '../../../dev/local/kube-api/auth/test-pki.ts';
 import { lambdaContext } from '../../functions/reconcile/harness.ts';
 
 const repoRoot = join(import.meta.dirname, '..', '..', '..');
@@ -378,7 +378,7 @@ describe('refused cluster access', () => {
     });
 
     it("still loads the local stack's registration and a valid inline https kubeconfig", async () => {
-      // As local/fleet registers its clusters.
+      // As dev/local/fleet registers its clusters.
       await registerCluster(
         table,
         {

@@ -10,7 +10,7 @@ import {
   type StateTable,
 } from '../../../adapters/state-table/index.ts';
 import { classifyLeader } from '../../../core/leader/index.ts';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../local/dynamodb.ts';
+import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
 
 let dynamo: LocalDynamo;
 let table: StateTable;

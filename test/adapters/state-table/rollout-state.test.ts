@@ -11,8 +11,8 @@ import {
   readClusterSnapshot,
 } from '../../../adapters/state-table/index.ts';
 import type { StateTable } from '../../../adapters/state-table/index.ts';
-import { ensureTable, startLocalDynamo } from '../../../local/dynamodb.ts';
-import type { LocalDynamo } from '../../../local/dynamodb.ts';
+import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
+import type { LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { applyCommand } from '../../../core/rollout/index.ts';
 import type { RolloutState } from '../../../core/rollout/index.ts';
 import { at, rollout } from '../../core/rollout/world.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startLocalDynamo, ensureTable } from '../../../local/dynamodb.ts';
-import type { LocalDynamo } from '../../../local/dynamodb.ts';
+import { startLocalDynamo, ensureTable } from '../../../dev/local/dynamodb.ts';
+import type { LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import {
   acquireLease,
   beginReconcile,

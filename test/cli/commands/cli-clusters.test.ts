@@ -6,10 +6,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseCommandArgs, UsageError, type Command } from '../../../cli/command.ts';
 import { clustersAdd, clustersLabel, clustersList, clustersRemove } from '../../../cli/commands/clusters.ts';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../local/dynamodb.ts';
+import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { createStateTable, getCluster } from '../../../adapters/state-table/index.ts';
 import { generateClusterCaPem } from '../../functions/reconcile/harness.ts';
-import { kubeconfigYaml } from '../../../local/kube-api/index.ts';
+import { kubeconfigYaml } from '../../../dev/local/kube-api/index.ts';
 
 const run = promisify(execFile);
 const repoRoot = join(import.meta.dirname, '..', '..', '..');

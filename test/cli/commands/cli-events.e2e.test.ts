@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { UsageError } from '../../../cli/command.ts';
 import { dlqCommand, testPatternCommand } from '../../../cli/commands/events.ts';
-import { appendDeadLetter } from '../../../local/bus/dlq-store.ts';
-import type { DeadLetter } from '../../../local/bus/types.ts';
+import { appendDeadLetter } from '../../../dev/local/bus/dlq-store.ts';
+import type { DeadLetter } from '../../../dev/local/bus/types.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const run = promisify(execFile);

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalFleet, type LocalFleet } from '../../../local/fleet/fleet.ts';
-import { writeStackEnv } from '../../../local/fleet/state-dir.ts';
-import { KUBECTL } from '../../../local/kube-bins/index.ts';
+import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { writeStackEnv } from '../../../dev/local/fleet/state-dir.ts';
+import { KUBECTL } from '../../../dev/local/kube-bins/index.ts';
 import { ROOT } from './local-up-child.ts';
 
 const run = promisify(execFile);

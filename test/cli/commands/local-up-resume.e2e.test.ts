@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '../../../adapters/state-table/keys.ts';
-import { localDynamoClient } from '../../../local/dynamodb.ts';
-import { KUBECTL } from '../../../local/kube-bins/index.ts';
+import { localDynamoClient } from '../../../dev/local/dynamodb.ts';
+import { KUBECTL } from '../../../dev/local/kube-bins/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import { isConverged, readStackEnv, ROOT, startLocalUp, type LocalUpChild } from './local-up-child.ts';
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendDeadLetter } from '../../../local/bus/dlq-store.ts';
-import type { DeadLetter } from '../../../local/bus/types.ts';
+import { appendDeadLetter } from '../../../dev/local/bus/dlq-store.ts';
+import type { DeadLetter } from '../../../dev/local/bus/types.ts';
 import { isConverged, readStackEnv, ROOT, startLocalUp, type LocalUpChild } from './local-up-child.ts';
 
 const run = promisify(execFile);

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BUNDLE_VERSION, DEFAULT_BUNDLES } from '../../../core/poolspirit/defaults.ts';
-import { ContainerExitError, startRealControlPlane } from '../../../local/kubelet/process/real-control-plane.ts';
+import { ContainerExitError, startRealControlPlane } from '../../../dev/local/kubelet/process/real-control-plane.ts';
 import { waitFor } from '../../support/wait.ts';
 import { agentOptions, startHost, withAgent, type Host } from '../../agent/world.ts';
 import { renderedPod, startRealApiserver, type RealApiserver } from '../../support/real-apiserver.ts';

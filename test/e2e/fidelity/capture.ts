@@ -1,6 +1,6 @@
 /**
  * Captures the differential corpus (fixtures/corpus.json) from real clients against the local API through
- * the kube-proxy: the kubectl acceptance cases (test/local/kube-api/kubectl-suite.ts, the same commands) and one
+ * the kube-proxy: the kubectl acceptance cases (test/dev/local/kube-api/kubectl-suite.ts, the same commands) and one
  * reconcile of a new edge NodePool by the product's handler. Run again when the cases change:
  *
  *   node test/e2e/fidelity/capture.ts
@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { kubeconfigYaml, startLocalCluster } from '../../../local/kube-api/index.ts';
-import { startKubeProxy, type KubeProxy, type ProxyRecord } from '../../../local/kube-proxy/index.ts';
-import { KUBECTL, requireKubeBinary } from '../../../local/kube-bins/index.ts';
+import { kubeconfigYaml, startLocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { startKubeProxy, type KubeProxy, type ProxyRecord } from '../../../dev/local/kube-proxy/index.ts';
+import { KUBECTL, requireKubeBinary } from '../../../dev/local/kube-bins/index.ts';
 import { registerCluster } from '../../../adapters/state-table/index.ts';
 import { DEFAULT_NAMESPACE } from '../../../core/index.ts';
 import { CLUSTER_ID, startReconcileWorld } from '../../functions/reconcile/harness.ts';
@@ -24,7 +24,7 @@ import { waitFor } from '../../support/wait.ts';
 import { CORPUS_PATH, identities, jsonDocuments, type Corpus, type CorpusCase, type CorpusRequest } from './corpus.ts';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
-const WIDGET_CRD = `${repo}test/local/kube-api/fixtures/widget-crd.yaml`;
+const WIDGET_CRD = `${repo}test/dev/local/kube-api/fixtures/widget-crd.yaml`;
 const NODEPOOL_CRD = `${repo}infra/crds/nodepool.yaml`;
 
 const configMap = (name: string, ns: string, data: Record<string, string>) =>

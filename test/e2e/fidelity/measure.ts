@@ -4,8 +4,8 @@
  * against the documented list (differences.json). Used by differential.e2e.test.ts and report.ts.
  */
 import { readFileSync } from 'node:fs';
-import { startLocalCluster } from '../../../local/kube-api/index.ts';
-import { startKubeProxy, type KubeProxy } from '../../../local/kube-proxy/index.ts';
+import { startLocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { startKubeProxy, type KubeProxy } from '../../../dev/local/kube-proxy/index.ts';
 import { agentTls, startRealApiserver } from '../../support/real-apiserver.ts';
 import { loadCorpus, type Corpus } from './corpus.ts';
 import { diffAnswers, type Difference } from './diff.ts';

@@ -4,7 +4,7 @@
  * (creation, managedFields, conditions), allocated ClusterIPs, listen addresses, `Age` cells of Tables, names generated from
  * `generateName`, and the order of list items (the API promises none across backends).
  */
-import { redactObject } from '../../../local/kube-proxy/index.ts';
+import { redactObject } from '../../../dev/local/kube-proxy/index.ts';
 
 const TIME_KEYS = new Set([
   'creationTimestamp',

@@ -13,10 +13,10 @@ import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import { getCluster } from '../../../adapters/state-table/index.ts';
-import { startLocalFleet, type LocalFleet } from '../../../local/fleet/fleet.ts';
-import { PRODUCT_NAMESPACE } from '../../../local/fleet/seed.ts';
-import type { ProcessKubelet } from '../../../local/kubelet/process-kubelet.ts';
-import { PRODUCT_IDENTITIES } from '../../../local/real-cluster/install.ts';
+import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
+import type { ProcessKubelet } from '../../../dev/local/kubelet/process-kubelet.ts';
+import { PRODUCT_IDENTITIES } from '../../../dev/local/real-cluster/install.ts';
 import * as x509 from '../../../common/x509.ts';
 import { waitFor } from '../../support/wait.ts';
 

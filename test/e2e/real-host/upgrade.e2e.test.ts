@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRollout } from '../../../adapters/state-table/index.ts';
-import { startLocalFleet, type LocalFleet } from '../../../local/fleet/fleet.ts';
-import type { ProcessKubelet } from '../../../local/kubelet/process-kubelet.ts';
-import { call, waitFor } from '../../local/kubelet/process/world.ts';
+import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import type { ProcessKubelet } from '../../../dev/local/kubelet/process-kubelet.ts';
+import { call, waitFor } from '../../dev/local/kubelet/process/world.ts';
 
 type Obj = Record<string, any>;
 const TERMINAL = ['Succeeded', 'Failed', 'Aborted', 'RolledBack'];

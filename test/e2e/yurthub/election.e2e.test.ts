@@ -9,8 +9,8 @@ import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectNames } from '../../../core/render/names.ts';
 import { COORDINATOR_CLIENT_RULES, COORDINATOR_CLIENT_USER } from '../../../core/yurt-coordinator/index.ts';
-import { PRODUCT_NAMESPACE } from '../../../local/fleet/seed.ts';
-import type { CertAndKey } from '../../../local/kube-api/index.ts';
+import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
+import type { CertAndKey } from '../../../dev/local/kube-api/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
   call,

@@ -15,10 +15,10 @@ import { noop } from 'cockatiel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectNames } from '../../../core/render/names.ts';
 import { COORDINATOR_ETCD_PREFIXES } from '../../../core/yurt-coordinator/index.ts';
-import { PRODUCT_NAMESPACE } from '../../../local/fleet/seed.ts';
-import type { CertAndKey } from '../../../local/kube-api/index.ts';
-import { requireKubeBinary } from '../../../local/kube-bins/index.ts';
-import { hostPort, startLink, type Link } from '../../../local/yurthub/link.ts';
+import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
+import type { CertAndKey } from '../../../dev/local/kube-api/index.ts';
+import { requireKubeBinary } from '../../../dev/local/kube-bins/index.ts';
+import { hostPort, startLink, type Link } from '../../../dev/local/yurthub/link.ts';
 import { waitFor } from '../../support/wait.ts';
 import { call, etcdVersion, hostApi, HttpMethod, leaderOf, startYurtHubWorld, type YurtHubWorld } from './world.ts';
 

@@ -1,7 +1,7 @@
 import type { PutEventsRequestEntry, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../local/dynamodb.ts';
+import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import {
   createStateTable,
   getItem,

@@ -10,9 +10,9 @@
 import { join } from 'node:path';
 const root = process.argv[2] ?? join(import.meta.dirname, '..', '..', '..');
 const imp = (p: string) => import(join(root, p));
-const { startLocalBus } = await imp('local/bus/index.ts');
-const { loadRules } = await imp('local/bus/rules-from-serverless.ts');
-const { ensureTable, startLocalDynamo } = await imp('local/dynamodb.ts');
+const { startLocalBus } = await imp('dev/local/bus/index.ts');
+const { loadRules } = await imp('dev/local/bus/rules-from-serverless.ts');
+const { ensureTable, startLocalDynamo } = await imp('dev/local/dynamodb.ts');
 const { createStateTable, registerCluster } = await imp('adapters/state-table/index.ts');
 const { createReconcileHandler } = await imp('functions/reconcile/handler.ts');
 const { Logger } = await import(join(root, 'node_modules/@aws-lambda-powertools/logger/lib/esm/index.js'));

@@ -20,7 +20,7 @@ import {
 import type { StateTable } from '../../../adapters/state-table/index.ts';
 import { getItem } from '../../../adapters/state-table/table.ts';
 import { createProbeHandler, type ProbeResult } from '../../../functions/probe/handler.ts';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../local/dynamodb.ts';
+import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { startTestCluster, type TestCluster } from '../../support/local-cluster.ts';
 import type { Context } from 'aws-lambda';
 

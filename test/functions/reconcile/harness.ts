@@ -1,7 +1,7 @@
 /**
  * A reconcile world for end-to-end tests and the benchmark: one local Kubernetes API with the CRDs, the
  * product namespace and a cluster CA; dynalite with the state table and the cluster registered; the real
- * reconcile handler wired to both. No vitest import: bench/reconcile.ts uses it too.
+ * reconcile handler wired to both. No vitest import: dev/bench/reconcile.ts uses it too.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -14,10 +14,10 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import * as x509 from '../../../common/x509.ts';
 import { parseAllDocuments } from 'yaml';
 import type { Context } from 'aws-lambda';
-import { startLocalCluster } from '../../../local/kube-api/index.ts';
-import type { LocalCluster } from '../../../local/kube-api/index.ts';
-import { ensureTable, startLocalDynamo } from '../../../local/dynamodb.ts';
-import type { LocalDynamo } from '../../../local/dynamodb.ts';
+import { startLocalCluster } from '../../../dev/local/kube-api/index.ts';
+import type { LocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
+import type { LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { createStateTable, registerCluster } from '../../../adapters/state-table/index.ts';
 import type { StateTable } from '../../../adapters/state-table/index.ts';
 import { createClusterClient } from '../../../adapters/kubernetes/index.ts';

@@ -9,8 +9,8 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/c
 import type { ClusterConnection } from '../../../adapters/kubernetes/http/index.ts';
 import { createStateTable, registerCluster } from '../../../adapters/state-table/index.ts';
 import type { StateTable } from '../../../adapters/state-table/index.ts';
-import { ensureTable, startLocalDynamo } from '../../../local/dynamodb.ts';
-import type { LocalDynamo } from '../../../local/dynamodb.ts';
+import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
+import type { LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { createRolloutHandler, rolloutDeps } from '../../../functions/rollout/handler.ts';
 import type { RolloutDeps, RolloutResult } from '../../../functions/rollout/handler.ts';
 import { rolloutClusterOps } from '../../../functions/rollout/cluster-ops.ts';

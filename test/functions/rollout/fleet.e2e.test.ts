@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { readRollout } from '../../../adapters/state-table/index.ts';
 import type { RolloutState } from '../../../core/rollout/index.ts';
-import { startLocalFleet, type LocalFleet } from '../../../local/fleet/fleet.ts';
+import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { waitFor } from '../../support/local-cluster.ts';
 
 const TERMINAL = ['Succeeded', 'Failed', 'Aborted', 'RolledBack'];

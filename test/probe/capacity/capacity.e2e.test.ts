@@ -14,9 +14,9 @@ import {
   type CapacityProbeReport,
 } from '../../../probe/capacity/index.ts';
 import { createStateTable, latestCapacityProbe, recordCapacityProbe } from '../../../adapters/state-table/index.ts';
-import { ensureTable, startLocalDynamo } from '../../../local/dynamodb.ts';
+import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { startTestCluster } from '../../support/local-cluster.ts';
-import { startPoolSpiritTarget } from '../../../local/capacity/pool-spirit-target.ts';
+import { startPoolSpiritTarget } from '../../../dev/local/capacity/pool-spirit-target.ts';
 
 const CLI = fileURLToPath(new URL('../../../cli/main.ts', import.meta.url));
 const run = promisify(execFile);

@@ -7,7 +7,7 @@ import {
   UnknownKindError,
   type KubeTransport,
 } from '../../../../adapters/kubernetes/http/index.ts';
-import { startLocalCluster, type LocalCluster } from '../../../../local/kube-api/index.ts';
+import { startLocalCluster, type LocalCluster } from '../../../../dev/local/kube-api/index.ts';
 import { startServer } from './fixtures.ts';
 
 const CRD_FILE = new URL('../../../../infra/crds/poolspirit.yaml', import.meta.url);

@@ -9,7 +9,7 @@ import {
   issueServingCertificate,
   type CertAndKey,
   type CertificateAuthority,
-} from '../../../../local/kube-api/index.ts';
+} from '../../../../dev/local/kube-api/index.ts';
 
 export interface Seen {
   method: string;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeTransport, KubeApiError, type KubeTransport } from '../../../../adapters/kubernetes/http/index.ts';
 import { connectionFromKubeconfig } from '../../../../adapters/kubernetes/http/kubeconfig.ts';
-import { issueClientCertificate, startLocalCluster, type LocalCluster } from '../../../../local/kube-api/index.ts';
+import { issueClientCertificate, startLocalCluster, type LocalCluster } from '../../../../dev/local/kube-api/index.ts';
 import { makePki, startServer, type Pki, type TestServer } from './fixtures.ts';
 
 describe('transport over TLS', () => {

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { RuleReport } from '../../../../local/kube-api/index.ts';
+import type { RuleReport } from '../../../../dev/local/kube-api/index.ts';
 import { DEFAULT_NAMESPACE, type KubeObject } from '../../../../core/index.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { RECONCILER_USER, reconcilerRoles, startRbacWorld, type RbacWorld } from './world.ts';

@@ -34,7 +34,7 @@ import { probeDeps } from '../../../../functions/probe/handler.ts';
 import { probeCluster } from '../../../../functions/probe/run.ts';
 import { rolloutClusterOps } from '../../../../functions/rollout/cluster-ops.ts';
 import { moveOffLeavingNode } from '../../../../functions/cloud-events/move.ts';
-import type { RequestRecord } from '../../../../local/kube-api/index.ts';
+import type { RequestRecord } from '../../../../dev/local/kube-api/index.ts';
 import {
   CLUSTER_ID,
   IP_ALLOCATOR,

@@ -23,13 +23,13 @@ import {
   startLocalCluster,
   type CertAndKey,
   type LocalCluster,
-} from '../../../../local/kube-api/index.ts';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../../local/dynamodb.ts';
-import { SimKubelet } from '../../../../local/kubelet/sim-kubelet.ts';
-import { startRealHostCluster } from '../../../../local/real-cluster/control-plane.ts';
-import { simulateAgent } from '../../../../local/kubelet/agent-sim.ts';
-import { createIfMissing, edgeNode, infraManifests } from '../../../../local/fleet/seed.ts';
-import { localObservability } from '../../../../local/fleet/observability.ts';
+} from '../../../../dev/local/kube-api/index.ts';
+import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../../dev/local/dynamodb.ts';
+import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
+import { startRealHostCluster } from '../../../../dev/local/real-cluster/control-plane.ts';
+import { simulateAgent } from '../../../../dev/local/kubelet/agent-sim.ts';
+import { createIfMissing, edgeNode, infraManifests } from '../../../../dev/local/fleet/seed.ts';
+import { localObservability } from '../../../../dev/local/fleet/observability.ts';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
 import { createClusterClient, CLUSTER_CA_CONFIGMAP } from '../../../../adapters/kubernetes/index.ts';
 import type { ClusterConnection } from '../../../../adapters/kubernetes/http/index.ts';

@@ -1,0 +1,484 @@
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createStateTable, type StateTable } from '../../../adapters/state-table/index.ts';
+import type { ForwarderStats } from '../../../forwarder/forwarder.ts';
+import { createRolloutHandler } from '../../../functions/rollout/handler.ts';
+import { createProbeHandler } from '../../../functions/probe/handler.ts';
+import { createAuditHandler } from '../../../functions/audit/handler.ts';
+import { createCloudEventsHandler } from '../../../functions/cloud-events/handler.ts';
+import { startLocalBus, type BusActivity, type LocalBus } from '../bus/index.ts';
+import { loadRules } from '../bus/rules-from-serverless.ts';
+import { ensureTable, startLocalDynamo, type LocalDynamo } from '../dynamodb.ts';
+import type { LocalCluster } from '../kube-api/index.ts';
+import type { RealHostCluster } from '../real-cluster/control-plane.ts';
+import type { ClusterStorage } from './cluster-storage.ts';
+import { startFleetCluster } from './fleet-cluster.ts';
+import { claimStateDir, fleetStateDir, keptClusters, prepareStateDir, type FleetStateDir } from './state-dir.ts';
+import type { SimKubelet } from '../kubelet/sim-kubelet.ts';
+import type { SimLeaderRenewals } from '../kubelet/agent-sim.ts';
+import { LocalFunction } from '../lambda-runtime.ts';
+import { CONTAINER_FACTORIES, localDeadLetters } from '../functions/containers.ts';
+import { WorkerContainerHost } from '../functions/worker-host.ts';
+import type { ClusterThreadOptions } from './cluster-worker-protocol.ts';
+import { localObservability } from './observability.ts';
+import { createClusterCa, loadOrCreateClusterCa, type ClusterCa } from './cluster-ca.ts';
+import type { ClusterProgress, FleetProgress } from './progress.ts';
+import { runLimited, type FleetShape } from './seed.ts';
+import { requestHeldLeases } from './held-leases.ts';
+import type { LocalApiAccess } from './local-api-access.ts';
+import { ClusterWorkers } from './cluster-workers.ts';
+import { firstErrorsOnly } from './first-errors.ts';
+
+export interface LocalFleetOptions extends FleetShape {
+  clusters: number;
+  store?: 'memory' | 'etcd';
+  kubeconfigDir?: string;
+  stateDir?: string;
+  /**
+   * Keep the clusters (etcd data), the state table and the CA in stateDir and resume them on the next
+   * start, after a crash too (dev/local/fleet/state-dir.ts). Needs store `etcd`: a memory store has nothing to
+   * resume from. A resumed cluster keeps its objects; only clusters beyond those kept are seeded.
+   */
+  persist?: boolean;
+  /**
+   * How pods run: `sim` (default) makes them Ready after a delay and plays the agent's part; `process` runs
+   * each pool-spirit for real (etcd in /dev/shm, a TLS + RBAC local API, the real agent), see
+   * dev/local/kubelet/process-kubelet.ts.
+   */
+  kubelet?: 'sim' | 'process';
+  /**
+   * Who serves each cluster: `local` (default), the embedded local API; `real`, the built etcd,
+   * kube-apiserver (Node,RBAC, NodeRestriction), kube-controller-manager and kube-scheduler, with the
+   * product installed from infra/cluster and each component using its own identity (dev/local/real-cluster).
+   */
+  controlPlane?: 'local' | 'real';
+  /**
+   * Control plane `real`: opt-in components of infra/cluster installed with the product, as an operator's
+   * overlay would (paths from the repository root, e.g. `infra/cluster/components/yurt-coordinator-compat`).
+   */
+  productComponents?: string[];
+  /** Sim kubelet: time from a pod being placed to it reporting Ready. */
+  readyDelayMs?: number;
+  /** Simulated YurtHub leader per pool (sim mode has no YurtHubs). */
+  simulateLeader?: boolean;
+  /** Sim mode: how often simulated leaders are renewed while their pod is Ready (default 30 s, the agent's report interval). */
+  leaderRenewMs?: number;
+  reconcileConcurrency?: number;
+  reconcileTimeoutMs?: number;
+  tableName?: string;
+  /**
+   * Worker threads for the reconcile function's containers; 0 (default) runs them on the main thread.
+   * Large fleets use them so reconciles do not queue behind every cluster's API server on one core.
+   */
+  functionThreads?: number;
+  /**
+   * Worker threads hosting the clusters (API server, storage, sim kubelet, forwarder, progress watch); 0 runs
+   * them on the main thread. Default: see defaultClusterThreads. Control plane `local`, kubelet `sim` only.
+   */
+  clusterThreads?: number;
+  /** The forwarders' coalescing window (ms); default the forwarder's own (dev/bench/latency.ts compares windows). */
+  forwarderCoalesceWindowMs?: number;
+  /** Bus retry base (ms); tests use a few ms. */
+  retryBaseDelayMs?: number;
+  log?: (line: string) => void;
+  /** Sim kubelet, per cluster id: image tags whose pods never become Ready (a rollout's bad version). */
+  unhealthyVersions?: Record<string, string[]>;
+  /** Read-only tap on the bus: every accepted event, delivery, failed attempt and dead letter (tests scan them). */
+  onBusActivity?: (activity: BusActivity) => void;
+}
+
+export interface FleetCluster {
+  id: string;
+  /** The host cluster's apiserver, whichever control plane serves it. */
+  url: string;
+  /**
+   * Where its API server, kubelet, forwarder and progress watch run: on the `main` thread, or in a cluster
+   * worker thread (clusterThreads), reached through `api`, `forwarder`, `convergence` and the stops below.
+   */
+  thread: 'main' | 'worker';
+  /** The local API (control plane `local`, main thread). */
+  cluster?: LocalCluster;
+  /** Its storage (control plane `local`, main thread). */
+  storage?: ClusterStorage;
+  /** The real host control plane (control plane `real`). */
+  real?: RealHostCluster;
+  /** The local API's request log, fault injection and storage, wherever it runs (control plane `local`). */
+  api?: LocalApiAccess;
+  /** Started from the objects a previous run kept, not seeded. */
+  resumed: boolean;
+  kubeconfigPath: string;
+  kubeConfig: KubeConfig;
+  /** Its forwarder, wherever it runs: stopping it ends the cluster's events to the bus (the rest keeps running). */
+  forwarder: FleetForwarder;
+  /** The kubelet (main thread only: a cluster thread keeps its own). */
+  kubelet?: SimKubelet;
+  /** Sim mode, main thread: keeps simulated leaders renewed while their pods are Ready. */
+  leaderRenewals?: SimLeaderRenewals;
+  /** Wanted, Available and failing pools, from the cluster's progress watch. */
+  convergence(): Promise<Omit<ClusterProgress, 'id'>>;
+  /** Stops what acts on the cluster (forwarder, kubelet, simulated leaders, progress watch); the API still serves. */
+  stopClients(): Promise<void>;
+  /** Stops serving: the API and its storage. */
+  stopHost(): Promise<void>;
+}
+
+export interface FleetForwarder {
+  /** Stops watching and flushes what it holds; resolves with how many notices could not be sent in time. */
+  stop(deadlineMs?: number): Promise<number>;
+  stats(): Promise<ForwarderStats>;
+}
+
+export interface ThreadCpu {
+  main: number;
+  clusterThreads: number[];
+  functionThreads: number[];
+}
+
+export interface LocalFleet {
+  clusters: FleetCluster[];
+  bus: LocalBus;
+  dynamo: LocalDynamo;
+  table: StateTable;
+  reconcile: LocalFunction;
+  /** The rollout function: the schedule rule's tick (every minute) and spiritctl's commands. */
+  rollout: LocalFunction;
+  /** The leader-election probe function (schedule and probe requests). */
+  probe: LocalFunction;
+  /** The audit function (schedule fan-out and per-cluster audits), routed by serverless.yml's rules. */
+  audit: LocalFunction;
+  /** The cloud-events function (EC2 state changes, Spot warnings); inject them with bus.injectEvent. */
+  cloudEvents: LocalFunction;
+  /** The bus the functions send follow-up events (reconcile and audit requests) to. */
+  eventBusName: string;
+  clusterCa: ClusterCa;
+  state: FleetStateDir;
+  /** Worker threads the clusters run in; 0: on the main thread. */
+  clusterThreads: number;
+  /** CPU seconds used so far by the main thread and by each cluster and reconcile function thread. */
+  threadCpu(): Promise<ThreadCpu>;
+  progress(): Promise<FleetProgress>;
+  /** Resolves when every wanted pool is Available, or rejects after timeoutMs with what is missing. */
+  waitConverged(timeoutMs: number, onTick?: (p: FleetProgress) => void): Promise<FleetProgress>;
+  /** Adds a cluster to the running fleet (seeded, registered, forwarded, kubelet running). */
+  addCluster(): Promise<FleetCluster>;
+  stop(): Promise<void>;
+}
+
+/** How long stop() lets the deliveries running at that moment finish. */
+const STOP_GRACE_MS = 5_000;
+
+export const clusterId = (i: number) => `cluster-${String(i + 1).padStart(2, '0')}`;
+const LOCAL_AWS = { region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+
+/**
+ * The whole system on one machine: N local clusters seeded with pools and nodes, a forwarder and a sim
+ * kubelet per cluster, the local bus routing by serverless.yml's rules to the same handlers the cloud runs
+ * (in process, with a Lambda-like context, concurrency limit and timeout), and dynalite as the state table.
+ */
+export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFleet> {
+  const started = Date.now();
+  const log = opts.log ?? (() => undefined);
+  const store = opts.store ?? 'memory';
+  if (opts.persist && store !== 'etcd')
+    throw new Error("persist needs store 'etcd': a memory store keeps nothing to resume from");
+  if (opts.clusterThreads && !runsInClusterThreads(opts))
+    throw new Error('clusterThreads: only the local control plane with the sim kubelet runs in cluster threads');
+  const state = fleetStateDir(opts);
+  await prepareStateDir(state);
+
+  // Everything started so far, stopped in reverse if the start-up fails half-way: no headless leftovers.
+  const startedParts: (() => Promise<void>)[] = [];
+  const undo = async () => {
+    for (const stop of startedParts.splice(0).reverse()) await stop().catch(() => undefined);
+  };
+  try {
+    return await startParts();
+  } catch (err) {
+    await undo();
+    throw err;
+  }
+
+  async function startParts(): Promise<LocalFleet> {
+    const releaseStateDir = await claimStateDir(state);
+    startedParts.push(releaseStateDir);
+    const dynamo = await startLocalDynamo(state.persistent ? { path: state.tableDir } : {});
+    startedParts.push(() => dynamo.stop());
+    const tableName = opts.tableName ?? 'pool-spirit-local-state';
+    await ensureTable(dynamo.client, tableName);
+    const table = createStateTable({ client: dynamo.client, tableName });
+    const clusterCa = state.persistent ? await loadOrCreateClusterCa(state.pkiDir) : await createClusterCa();
+
+    const rules = loadRules(join(import.meta.dirname, '..', '..', '..', 'serverless.yml'));
+    const eventBusName = rules.find((r) => r.target === 'reconcile' && r.pattern)?.eventBus ?? 'default';
+    // The targets are closures: the functions they name are built below, before any event arrives.
+    const bus = await startLocalBus({
+      rules,
+      targets: {
+        reconcile: (event) => reconcile.invoke(event),
+        rollout: (event) => rollout.invoke(event),
+        probe: (event) => probe.invoke(event),
+        audit: (event) => audit.invoke(event),
+        cloudEvents: (event) => cloudEvents.invoke(event),
+      },
+      stateDir: state.dir,
+      retry: { baseDelayMs: opts.retryBaseDelayMs ?? 200, maxDelayMs: 5_000 },
+      onActivity: opts.onBusActivity,
+    });
+    startedParts.push(() => bus.stop());
+    // Input that can never succeed is dead-lettered by the function itself, into its queue on the bus.
+    const deadLetters = (fn: string) => localDeadLetters(bus.deadLetterQueueUrl(fn));
+    const containerSettings = {
+      dynamoEndpoint: dynamo.endpoint,
+      tableName,
+      deadLetterQueueUrl: bus.deadLetterQueueUrl('reconcile'),
+    };
+    const reconcileThreads = opts.functionThreads
+      ? new WorkerContainerHost('reconcile', containerSettings, opts.functionThreads)
+      : undefined;
+    if (reconcileThreads) startedParts.push(() => reconcileThreads.stop());
+    const reconcile = LocalFunction.perContainer(
+      () => reconcileThreads?.newContainer() ?? CONTAINER_FACTORIES.reconcile(containerSettings),
+      {
+        name: 'reconcile',
+        timeoutMs: opts.reconcileTimeoutMs ?? 60_000,
+        concurrency: opts.reconcileConcurrency ?? 20,
+      },
+    );
+    // The functions' follow-up events go through the bus's PutEvents, as in the cloud.
+    const events = {
+      putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries),
+    };
+    const audit = LocalFunction.perContainer(
+      () =>
+        createAuditHandler({
+          table,
+          events,
+          eventBusName,
+          deadLetters: deadLetters('audit'),
+          ...localObservability('pool-spirit-audit'),
+        }),
+      { name: 'audit', timeoutMs: 300_000, concurrency: 10 },
+    );
+    const cloudEvents = LocalFunction.perContainer(
+      () =>
+        createCloudEventsHandler({
+          table,
+          events,
+          eventBusName,
+          deadLetters: deadLetters('cloudEvents'),
+          ...localObservability('pool-spirit-cloud-events'),
+        }),
+      { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 },
+    );
+    const rollout = LocalFunction.perContainer(
+      () =>
+        createRolloutHandler({
+          table,
+          deadLetters: deadLetters('rollout'),
+          ...localObservability('pool-spirit-rollout'),
+        }),
+      { name: 'rollout', timeoutMs: 300_000, concurrency: 2 },
+    );
+    const probe = LocalFunction.perContainer(
+      () =>
+        createProbeHandler({ table, deadLetters: deadLetters('probe'), ...localObservability('pool-spirit-probe') }),
+      { name: 'probe', timeoutMs: 120_000, concurrency: 4 },
+    );
+    const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, ...LOCAL_AWS });
+    startedParts.push(async () => eventBridge.destroy());
+    log(
+      `bus ${bus.endpoint} · ${rules.length} rules from serverless.yml · dynalite ${dynamo.endpoint}${state.persistent ? ` (table kept in ${state.tableDir})` : ''}`,
+    );
+
+    const clusters: FleetCluster[] = [];
+    const kubeletErrors = firstErrorsOnly(log);
+    const kept = await keptClusters(state);
+    // Ids are handed out in order, so the highest kept one says how many clusters the last run had.
+    const count = Math.max(opts.clusters, ...kept.ids.map((id) => Number(id.slice('cluster-'.length))));
+    const threads = clusterThreadsFor(opts, count);
+    const clusterWorkers =
+      threads > 0
+        ? new ClusterWorkers(
+            threads,
+            {
+              opts: withoutCallbacks(opts),
+              store,
+              clusterCa,
+              dynamoEndpoint: dynamo.endpoint,
+              tableName,
+              busEndpoint: bus.endpoint,
+              eventBusName,
+            },
+            { log, kubeletError: (id, err) => kubeletErrors.report(id, err) },
+          )
+        : undefined;
+    if (clusterWorkers) startedParts.push(() => clusterWorkers.stop());
+    const addCluster = async (): Promise<FleetCluster> => {
+      const id = clusterId(clusters.length);
+      const resumed = kept.seeded.has(id);
+      if (clusterWorkers) {
+        // The thread stops what it started of a cluster that fails there.
+        const entry = await clusterWorkers.start(id, resumed);
+        clusters.push(entry);
+        return entry;
+      }
+      // This cluster's own parts, stopped in reverse if it fails before it joins the fleet.
+      const parts: (() => Promise<void>)[] = [];
+      try {
+        const entry = await startFleetCluster(
+          { opts, store, state, log, clusterCa, table, eventBridge, eventBusName, kubeletErrors },
+          id,
+          resumed,
+          parts,
+        );
+        clusters.push(entry);
+        return entry;
+      } catch (err) {
+        for (const stop of parts.reverse()) await stop().catch(() => undefined);
+        throw err;
+      }
+    };
+    // Until the fleet is returned, a failure must also stop the clusters already up.
+    startedParts.push(async () => {
+      for (const c of clusters) await stopCluster(c);
+    });
+    if (threads > 0) log(`${count} cluster(s) in ${threads} cluster thread(s)`);
+    if (kept.seeded.size)
+      log(
+        `resuming ${kept.seeded.size} cluster(s) kept in ${state.dir}${count > kept.seeded.size ? `, starting ${count - kept.seeded.size} more` : ''}`,
+      );
+    for (let i = 0; i < count; i++) await addCluster();
+    // After the forwarders are up: a lease kept from before a restart belongs to an invocation killed with it.
+    const resumedIds = clusters.filter((c) => c.resumed).map((c) => c.id);
+    if (resumedIds.length) {
+      const requested = await requestHeldLeases(table, resumedIds, bus, eventBusName);
+      if (requested)
+        log(`${requested} pool(s) kept with the lease of an invocation killed with the stack: reconcile requested`);
+    }
+
+    const progress = async (): Promise<FleetProgress> => {
+      const per = await Promise.all(clusters.map(async (c) => ({ id: c.id, ...(await c.convergence()) })));
+      const busStats = bus.stats();
+      return {
+        elapsedMs: Date.now() - started,
+        clusters: per,
+        eventsRouted: busStats.eventsMatched,
+        deadLetters: busStats.deadLettered,
+        reconciles: reconcile.stats.invocations,
+        errors: reconcile.stats.errors,
+      };
+    };
+
+    let stopping: Promise<void> | undefined;
+    return {
+      clusters,
+      bus,
+      dynamo,
+      table,
+      reconcile,
+      rollout,
+      probe,
+      audit,
+      cloudEvents,
+      eventBusName,
+      clusterCa,
+      state,
+      clusterThreads: threads,
+      async threadCpu() {
+        const seconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
+        return {
+          main: seconds(process.threadCpuUsage()),
+          clusterThreads: ((await clusterWorkers?.cpuUsage()) ?? []).map(seconds),
+          functionThreads: ((await reconcileThreads?.cpuUsage()) ?? []).map(seconds),
+        };
+      },
+      progress,
+      addCluster,
+      async waitConverged(timeoutMs, onTick) {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const p = await progress();
+          onTick?.(p);
+          const done = p.clusters.every((c) => c.available === c.wanted && c.failing === 0);
+          if (done) return p;
+          if (Date.now() > deadline) {
+            const missing = p.clusters
+              .filter((c) => c.available < c.wanted)
+              .map((c) => `${c.id} ${c.available}/${c.wanted}`);
+            throw new Error(`fleet not converged after ${timeoutMs} ms: ${missing.join(', ')}`);
+          }
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      },
+      stop() {
+        stopping ??= (async () => {
+          await runLimited(clusters, 8, async (c) => {
+            // The forwarder in place now: the soak replaces a cluster's forwarder to restart it.
+            await c.forwarder.stop(2_000);
+            await c.stopClients();
+          });
+          // Prompt: deliveries waiting for a retry (up to a minute of backoff, or a requeue's wait for a lease)
+          // are dropped, as a kill drops them; a resumed fleet's forwarders resync every pool anyway. Only the
+          // attempts running now finish, while the clusters still serve.
+          const { dropped, stillRunning } = await bus.stopDeliveries(STOP_GRACE_MS);
+          if (dropped || stillRunning)
+            log(
+              `stopping: ${dropped} bus deliver${dropped === 1 ? 'y' : 'ies'} not yet due dropped${stillRunning ? `, ${stillRunning} still running after ${STOP_GRACE_MS / 1000} s left behind` : ''}`,
+            );
+          await bus.stop();
+          for (const c of clusters) await c.stopHost().catch(() => undefined);
+          await clusterWorkers?.stop();
+          eventBridge.destroy();
+          await reconcileThreads?.stop();
+          await dynamo.stop();
+          await releaseStateDir();
+        })();
+        return stopping;
+      },
+    };
+  }
+}
+
+/** Stops one cluster that joined the fleet (start-up failure path; stop() orders the whole fleet itself). */
+async function stopCluster(c: FleetCluster): Promise<void> {
+  await c.stopClients().catch(() => undefined);
+  await c.stopHost().catch(() => undefined);
+}
+
+/**
+ * The cluster's local API (its request log, fault injection, storage), on whichever thread it runs: only
+ * clusters on control plane `local` have one.
+ */
+export function localApiOf(c: FleetCluster): LocalApiAccess {
+  if (!c.api) throw new Error(`${c.id} runs on the real control plane: it has no local API request log or storage`);
+  return c.api;
+}
+
+/** Below this many clusters a fleet keeps them on the main thread: a thread's start-up costs more than it saves. */
+export const CLUSTER_THREADS_FROM = 4;
+
+/**
+ * Cluster threads when not asked for: none for a small fleet (the default `local up`, most tests) or on one
+ * core, else one per core, as many as there are clusters at most. Only the embedded API with the sim kubelet
+ * runs in them.
+ */
+export function defaultClusterThreads(clusters: number, cores = availableParallelism()): number {
+  return clusters < CLUSTER_THREADS_FROM || cores < 2 ? 0 : Math.min(clusters, cores);
+}
+
+/** A real control plane and process-mode pods are processes already, started and watched from this thread. */
+const runsInClusterThreads = (opts: LocalFleetOptions) =>
+  (opts.controlPlane ?? 'local') === 'local' && (opts.kubelet ?? 'sim') === 'sim';
+
+function clusterThreadsFor(opts: LocalFleetOptions, clusters: number): number {
+  if (opts.clusterThreads !== undefined) return opts.clusterThreads;
+  return runsInClusterThreads(opts) ? defaultClusterThreads(clusters) : 0;
+}
+
+/** The options as data for a cluster thread: the callbacks stay here (log lines come back as messages). */
+function withoutCallbacks(opts: LocalFleetOptions): ClusterThreadOptions {
+  const { log: _log, onBusActivity: _tap, ...data } = opts;
+  return data;
+}

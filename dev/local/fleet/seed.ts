@@ -1,0 +1,142 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
+import { parseAllDocuments } from 'yaml';
+import { mapLimited } from '../../../common/map-limited.ts';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+
+export interface FleetShape {
+  /** Edge pools per cluster (each gets a pool-spirit). */
+  pools: number;
+  nodesPerPool: number;
+  /** Extra Cloud pools per cluster (they must get nothing). */
+  cloudPools?: number;
+  /** Labels every seeded edge NodePool carries (e.g. poolspirit.io/yurt-coordinator=compat). */
+  edgePoolLabels?: Record<string, string>;
+}
+
+export const PRODUCT_NAMESPACE = 'pool-spirit-system';
+export const NODEPOOL_LABEL = 'apps.openyurt.io/nodepool';
+
+/** Reads every YAML document of a file under infra/. */
+export async function infraManifests(relative: string): Promise<KubernetesObject[]> {
+  const text = await readFile(join(root, 'infra', relative), 'utf8');
+  return parseAllDocuments(text)
+    .map((d) => d.toJS())
+    .filter(Boolean);
+}
+
+export function nodePool(name: string, type: 'Edge' | 'Cloud'): KubernetesObject & { spec: object } {
+  return { apiVersion: 'apps.openyurt.io/v1beta1', kind: 'NodePool', metadata: { name }, spec: { type } };
+}
+
+export function edgeNode(
+  name: string,
+  pool: string,
+  ready = true,
+): KubernetesObject & { spec: object; status: object } {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: { [NODEPOOL_LABEL]: pool, 'kubernetes.io/hostname': name, 'node-role.kubernetes.io/edge': '' },
+    },
+    spec: { providerID: `local://${name}` },
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: ready ? 'True' : 'False',
+          reason: ready ? 'KubeletReady' : 'KubeletNotReady',
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+      // What a kubelet reports when it registers (every field, as a real node has them).
+      nodeInfo: {
+        architecture: 'amd64',
+        bootID: `${name}-boot`,
+        containerRuntimeVersion: 'containerd://1.7.0',
+        kernelVersion: '6.1.0',
+        kubeProxyVersion: 'v1.32.0',
+        kubeletVersion: 'v1.32.0',
+        machineID: `${name}-machine`,
+        operatingSystem: 'linux',
+        osImage: 'Debian GNU/Linux 12 (bookworm)',
+        systemUUID: `${name}-uuid`,
+      },
+    },
+  };
+}
+
+export const poolName = (i: number) => `pool-${String(i).padStart(2, '0')}`;
+export const nodeName = (pool: string, j: number) => `${pool}-node-${j}`;
+
+/** Creates an object, tolerating one that already exists (seeding is re-runnable). */
+export async function createIfMissing(api: RawObjectApi, obj: KubernetesObject): Promise<boolean> {
+  try {
+    await api.createJson(obj);
+    return true;
+  } catch (err: any) {
+    if (err?.code === 409) return false;
+    throw new Error(`seeding ${obj.kind} ${obj.metadata?.name}: ${err?.body?.message ?? err.message}`);
+  }
+}
+
+/**
+ * Brings a fresh local cluster to what a real OpenYurt cluster with the product installed has: the CRDs,
+ * the product namespace, the cluster CA published as kube-root-ca.crt, and NodePools with their Nodes.
+ */
+export async function seedCluster(kc: KubeConfig, shape: FleetShape, clusterCaPem: string): Promise<void> {
+  const api = RawObjectApi.fromKubeConfig(kc);
+  for (const crd of [
+    ...(await infraManifests('crds/nodepool.yaml')),
+    ...(await infraManifests('crds/poolspirit.yaml')),
+  ]) {
+    await createIfMissing(api, crd);
+  }
+  await waitForCrds(kc, ['nodepools.apps.openyurt.io', 'poolspirits.poolspirit.io']);
+  for (const ns of ['kube-system', PRODUCT_NAMESPACE]) {
+    await createIfMissing(api, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  }
+  await createIfMissing(api, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' },
+    data: { 'ca.crt': clusterCaPem },
+  } as KubernetesObject);
+  const objects: KubernetesObject[] = [];
+  for (let i = 0; i < shape.pools; i++) {
+    const pool = poolName(i);
+    const np = nodePool(pool, 'Edge');
+    if (shape.edgePoolLabels) np.metadata = { ...np.metadata, labels: { ...shape.edgePoolLabels } };
+    objects.push(np);
+    for (let j = 0; j < shape.nodesPerPool; j++) objects.push(edgeNode(nodeName(pool, j), pool));
+  }
+  for (let i = 0; i < (shape.cloudPools ?? 0); i++) objects.push(nodePool(`cloud-${i}`, 'Cloud'));
+  await runLimited(objects, 16, (o) => createIfMissing(api, o));
+}
+
+async function waitForCrds(kc: KubeConfig, names: string[], timeoutMs = 10_000): Promise<void> {
+  const api = RawObjectApi.fromKubeConfig(kc);
+  const deadline = Date.now() + timeoutMs;
+  for (const name of names) {
+    for (;;) {
+      const crd: any = await api.read({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name },
+      });
+      if ((crd.status?.conditions ?? []).some((c: any) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${name} not established after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+/** Runs fn over items with at most `limit` in flight (results discarded). */
+export async function runLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  await mapLimited(items, limit, fn);
+}

@@ -1,0 +1,75 @@
+/**
+ * Where the pinned Kubernetes binaries live. `npm run kube-bins` (scripts/kube-bins.sh) builds them from the
+ * Go modules under tools/ into a git-ignored cache; `npm test` builds them first. An environment variable of
+ * the binary's name in capitals (KUBECTL, …) points at another build instead.
+ *
+ * Nothing here falls back to a binary found on PATH: a test judged by whatever kubectl a machine happens to
+ * have would judge against an unknown version.
+ */
+import { accessSync, constants } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const KUBE_BINS_DIR = fileURLToPath(new URL('../../../.cache/kube-bins/bin/', import.meta.url));
+
+export type KubeBinary =
+  | 'kubectl'
+  | 'pointer-fields'
+  | 'kube-apiserver'
+  | 'kube-apiserver-v1.37.2'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'etcd'
+  | 'etcdctl'
+  | 'yurthub';
+
+/**
+ * Which local build realises each component release a bundle names (core/poolspirit/defaults.ts): the
+ * process kubelet runs the binary of the release in the container's image tag. etcd's tag carries an image
+ * revision (`3.6.16-0`); the binary is the release before it.
+ */
+export const LOCAL_RELEASES = {
+  'kube-apiserver': { 'v1.36.3': 'kube-apiserver', 'v1.37.2': 'kube-apiserver-v1.37.2' },
+  etcd: { '3.6.16': 'etcd' },
+} as const satisfies Record<string, Record<string, KubeBinary>>;
+
+export type ReleasedComponent = keyof typeof LOCAL_RELEASES;
+
+/** The local binary for `image` (`registry/name:tag`) of a component, or an error naming what exists. */
+export function binaryForImage(component: ReleasedComponent, image: string): KubeBinary {
+  const tag = image.slice(image.lastIndexOf(':') + 1);
+  const release = component === 'etcd' ? tag.replace(/-\d+$/, '') : tag;
+  const releases: Record<string, KubeBinary> = LOCAL_RELEASES[component];
+  const binary = releases[release];
+  if (!binary) {
+    throw new Error(
+      `no local build of ${component} ${release} (image ${image}); built releases: ${Object.keys(releases).join(', ')} — add one to tools/ and scripts/kube-bins.sh`,
+    );
+  }
+  return binary;
+}
+
+/** KUBECTL, POINTER_FIELDS, … */
+function envName(name: KubeBinary): string {
+  return name.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+}
+
+export function kubeBinaryPath(name: KubeBinary): string {
+  return process.env[envName(name)] ?? join(KUBE_BINS_DIR, name);
+}
+
+/** The path of a built binary, or an error that says how to get it. */
+export function requireKubeBinary(name: KubeBinary): string {
+  const path = kubeBinaryPath(name);
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    throw new Error(
+      `${name} not found at ${path}. It is built from the pinned Go module under tools/: run \`npm run kube-bins\` ` +
+        `(needs Go ≥ 1.26 and the Go module proxy), or set ${envName(name)} to an existing binary.`,
+    );
+  }
+  return path;
+}
+
+export const KUBECTL = kubeBinaryPath('kubectl');
