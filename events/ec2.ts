@@ -1,4 +1,4 @@
-import * as z from '../common/zod.ts';
+import * as z from '../shared/zod.ts';
 import { eventEnvelopeSchema } from './envelope.ts';
 import { EC2_SOURCE, EC2_SPOT_INTERRUPTION_DETAIL_TYPE, EC2_STATE_CHANGE_DETAIL_TYPE } from './source.ts';
 

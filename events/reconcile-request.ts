@@ -1,4 +1,4 @@
-import * as z from '../common/zod.ts';
+import * as z from '../shared/zod.ts';
 import { eventEnvelopeSchema } from './envelope.ts';
 import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from './source.ts';
 

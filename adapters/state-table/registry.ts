@@ -2,7 +2,7 @@
  * The cluster registry: which clusters the fleet has and how to reach each one. The access entry names
  * *where* credentials live (a file, a secret, an EKS cluster to sign a token for) — never the credentials.
  */
-import * as z from '../../common/zod.ts';
+import * as z from '../../shared/zod.ts';
 import { keys, REGISTRY_PK, CLUSTER_PREFIX } from './keys.ts';
 import type { StateTable } from './table.ts';
 import { serverUrlProblem } from '../cluster-access/policy.ts';

@@ -2,7 +2,7 @@ import type { Command } from '../command.ts';
 import { UsageError } from '../command.ts';
 import { DEFAULT_STATE_DIR, dlqFilePath, readDeadLetters } from '../../dev/local/bus/dlq-store.ts';
 import { compilePattern, InvalidPatternError, matches } from '../../dev/local/bus/pattern.ts';
-import { MAX_JSON_DEPTH } from '../../common/bounded-json.ts';
+import { MAX_JSON_DEPTH } from '../../shared/bounded-json.ts';
 import { readJsonFile } from '../json-input.ts';
 import { MAX_ENTRIES_SIZE_BYTES } from '../../events/put-events-limits.ts';
 

@@ -1,4 +1,4 @@
-import * as z from '../../common/zod.ts';
+import * as z from '../../shared/zod.ts';
 import { QUANTITY_PATTERN, isQuantity } from '../quantity.ts';
 import type { API_VERSION, KIND } from './names.ts';
 

@@ -1,4 +1,4 @@
-import type * as z from '../../common/zod.ts';
+import type * as z from '../../shared/zod.ts';
 import { COMPONENTS, PoolSpiritSpecSchema, type ComponentName, type OverrideOp, type PoolSpiritSpec } from './api.ts';
 import {
   DEFAULT_BUNDLES,

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
 import { startLocalCluster, type LocalCluster, type Storage } from '../local/kube-api/index.ts';
 import { collectGarbage, median, mib, percentile, processRss, round } from './lib/stats.ts';
-import { mapLimited } from '../../common/map-limited.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 import { makeKeepAliveApiClient } from '../../adapters/kubernetes/keep-alive-authentication.ts';
 
 export type Backend = 'memory' | 'etcd';

@@ -5,7 +5,7 @@
  */
 import { webcrypto } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { PemConverter } from '../../common/x509.ts';
+import { PemConverter } from '../../shared/x509.ts';
 import {
   privateKeysInPem,
   SecretScanner,

@@ -5,7 +5,7 @@
  *    findings.
  * The work is in audit/*.ts; `spiritctl audit` and tests call the same functions through this factory.
  */
-import * as z from '../../common/zod.ts';
+import * as z from '../../shared/zod.ts';
 import {
   AUDIT_REQUEST_DETAIL_TYPE,
   anyEventEnvelopeSchema,

@@ -11,7 +11,7 @@ import {
 } from '../../adapters/state-table/index.ts';
 import type { AuditDeps } from './deps.ts';
 import { auditOneCluster, type ClusterAuditResult } from './cluster-audit.ts';
-import { mapLimited } from '../../common/map-limited.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 
 /** Registered clusters, all or the named ones; an unknown name is an error naming it. */
 async function selectClusters(deps: AuditDeps, ids?: string[]) {

@@ -15,7 +15,7 @@ import { moveOffLeavingNode } from './move.ts';
 import type { ClusterMatch } from './move.ts';
 import { parseCloudEvent } from './parse.ts';
 import { sendEntries } from '../audit/send-events.ts';
-import { mapLimited } from '../../common/map-limited.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
 import type { TerminalResult } from '../common/terminal.ts';
 

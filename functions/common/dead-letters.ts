@@ -6,7 +6,7 @@
  */
 import type { TerminalReason } from '../../core/outcome.ts';
 import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
-import { JsonLimitError, MAX_JSON_DEPTH, stringifyBounded } from '../../common/bounded-json.ts';
+import { JsonLimitError, MAX_JSON_DEPTH, stringifyBounded } from '../../shared/bounded-json.ts';
 
 export interface TerminalDeadLetter {
   /** The function that gave up (`reconcile`, `audit`, ...). */

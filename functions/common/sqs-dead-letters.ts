@@ -11,7 +11,7 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
-import { parseBoundedJson } from '../../common/bounded-json.ts';
+import { parseBoundedJson } from '../../shared/bounded-json.ts';
 import { deadLetterMessage } from './dead-letters.ts';
 import type { DeadLetterSink, TerminalDeadLetter } from './dead-letters.ts';
 

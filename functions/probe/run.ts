@@ -11,7 +11,7 @@ import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import type { ProbeDeps } from './deps.ts';
 import type { ProbeTarget } from './trigger.ts';
-import { mapLimited } from '../../common/map-limited.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 
 /** How much history classification reads: flapping counts transitions in the last hour. */
 const HISTORY_MS = 3_600_000;

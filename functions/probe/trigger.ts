@@ -2,7 +2,7 @@
  * What the `probe` function accepts: the schedule's tick (probe every registered cluster), a probe request
  * naming one cluster (from the CLI or another function), or — for a direct invoke — `{ "clusterId": … }`.
  */
-import * as z from '../../common/zod.ts';
+import * as z from '../../shared/zod.ts';
 import { eventEnvelopeSchema, EventValidationError, parseEvent } from '../../events/envelope.ts';
 import {
   LEADER_PROBE_REQUEST_DETAIL_TYPE,

@@ -3,7 +3,7 @@
  * a change notice from a cluster's forwarder. Either only *names* a (cluster, NodePool) key: the function
  * is level-triggered and reads the current state itself.
  */
-import * as z from '../../common/zod.ts';
+import * as z from '../../shared/zod.ts';
 import {
   CHANGE_NOTICE_DETAIL_TYPE,
   changeNoticeEventSchema,

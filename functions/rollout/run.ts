@@ -42,7 +42,7 @@ import { meteredTable, type StateTable } from '../../adapters/state-table/index.
 import type { RolloutCommandDetail } from '../../events/rollout.ts';
 import type { RolloutClusterOps } from './cluster-ops.ts';
 import type { RolloutDeps } from './deps.ts';
-import { mapLimited } from '../../common/map-limited.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 
 export interface ActionOutcome {
   kind: RolloutAction['kind'];

@@ -22,7 +22,7 @@ COPY agent ./agent
 COPY core ./core
 COPY adapters ./adapters
 COPY events ./events
-COPY common ./common
+COPY shared ./shared
 # CommonJS dependencies use require() and __dirname: the banner gives the ES module bundle both. etcd3 reads
 # its gRPC definitions at load time from <its lib>/../proto; bundled, that is /app/lib/../proto.
 RUN ./node_modules/.bin/esbuild agent/main.ts --bundle --platform=node --format=esm \

@@ -25,7 +25,7 @@ COPY core ./core
 COPY adapters ./adapters
 COPY events ./events
 COPY forwarder ./forwarder
-COPY common ./common
+COPY shared ./shared
 COPY infra/images/forwarder-main.ts ./infra/images/forwarder-main.ts
 # Some dependencies are CommonJS and use require() and __dirname: the banner gives the ES module bundle
 # both (__dirname is /app/lib at run time).

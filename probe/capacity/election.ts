@@ -17,7 +17,7 @@
 import type { KubeHttp } from './kube-http.ts';
 import { unexpected } from './kube-http.ts';
 import { summarize, type LatencySummary } from './load.ts';
-import { median } from '../../common/stats.ts';
+import { median } from '../../shared/stats.ts';
 import type { LeaderElectionConfig, Lease } from '../../core/leader/index.ts';
 import { ACQUIRE_JITTER_FACTOR, nextLeaseAction } from '../../core/leader/index.ts';
 

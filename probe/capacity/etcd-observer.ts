@@ -10,7 +10,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { EtcdAccess } from '../../agent/adapters/etcd.ts';
-import { dirBytes, processRssBytes } from '../../common/process-metrics.ts';
+import { dirBytes, processRssBytes } from '../../shared/process-metrics.ts';
 import { etcdNeedsDefrag } from '../../core/etcd-health.ts';
 
 export interface EtcdSnapshot {

@@ -3,7 +3,7 @@
  * and delete them all again, timing every request.
  */
 import { performance } from 'node:perf_hooks';
-import { median, percentile } from '../../common/stats.ts';
+import { median, percentile } from '../../shared/stats.ts';
 import type { KubeHttp } from './kube-http.ts';
 import { unexpected } from './kube-http.ts';
 import { nodeName, nodeObject, podName, podObject, PROBE_LABEL, PROBE_NAMESPACE, size } from './objects.ts';

@@ -1,4 +1,4 @@
-import * as x509 from '../../common/x509.ts';
+import * as x509 from '../../shared/x509.ts';
 import {
   cachingKeyFactory,
   existingPkiFromSecrets,

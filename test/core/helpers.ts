@@ -1,4 +1,4 @@
-import * as x509 from '../../common/x509.ts';
+import * as x509 from '../../shared/x509.ts';
 import type { KubeObject, RenderResult } from '../../core/index.ts';
 
 export function find(result: RenderResult | KubeObject[], kind: string, name?: string): KubeObject {

@@ -12,7 +12,7 @@ import { shippedInputs } from '../support/function-bundles.ts';
 /**
  * The functions validate with zod/mini, never classic zod: classic's API layer is most of the load-time gap
  * to the SDK-only baseline (dev/bench/bundles.ts), and a single classic import anywhere in a function's graph
- * ships all of it. Mini loads no locale, so common/zod.ts sets English; it must survive tree-shaking, and
+ * ships all of it. Mini loads no locale, so shared/zod.ts sets English; it must survive tree-shaking, and
  * no other locale may ship. Bundles are built exactly as `npm run package` builds them.
  */
 const run = promisify(execFile);
@@ -21,7 +21,7 @@ const build = readServerlessBuild();
 const CLASSIC = 'node_modules/zod/v4/classic/';
 const MINI = 'node_modules/zod/v4/mini/';
 const LOCALES = 'node_modules/zod/v4/locales/';
-const LOCALE_SETUP = 'common/zod.ts';
+const LOCALE_SETUP = 'shared/zod.ts';
 
 let outDir: string;
 const bundles = new Map<string, BuiltBundle>();
@@ -35,7 +35,7 @@ afterAll(async () => {
   if (outDir) await rm(outDir, { recursive: true, force: true });
 });
 
-/** First-party shipped files importing zod other than through common/zod.ts: where a classic import came from. */
+/** First-party shipped files importing zod other than through shared/zod.ts: where a classic import came from. */
 function directZodImporters(metafile: Metafile, shipped: Set<string>): string[] {
   return Object.entries(metafile.inputs)
     .filter(([file]) => shipped.has(file) && file !== LOCALE_SETUP && !file.includes('node_modules/'))
@@ -71,7 +71,7 @@ describe('zod in the function bundles', () => {
         .filter((f) => f.includes(LOCALES))
         .map((f) => f.slice(f.indexOf(LOCALES) + LOCALES.length));
       expect(locales, `zod locales shipped in ${name}`).toEqual(['en.js']);
-      // Tree-shaking keeps common/zod.ts (and its `config(en())`) only while its own exports are used.
+      // Tree-shaking keeps shared/zod.ts (and its `config(en())`) only while its own exports are used.
       expect(
         shipped.has(LOCALE_SETUP),
         `${LOCALE_SETUP} tree-shaken out of ${name}: errors would read "Invalid input"`,

@@ -1,7 +1,7 @@
-/** Small statistics helpers shared by the benchmarks; the order statistics live in common/ (the probe uses them too). */
-import { round } from '../../../common/stats.ts';
+/** Small statistics helpers shared by the benchmarks; the order statistics live in shared/ (the probe uses them too). */
+import { round } from '../../../shared/stats.ts';
 
-export { median, percentile, round } from '../../../common/stats.ts';
+export { median, percentile, round } from '../../../shared/stats.ts';
 
 export const mib = (bytes: number) => round(bytes / (1024 * 1024), 1);
 

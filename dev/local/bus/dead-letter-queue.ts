@@ -9,7 +9,7 @@ import type { ResolvedRule } from './delivery.ts';
 import { matches } from './pattern.ts';
 import { sanitizeError } from './sanitize.ts';
 import type { BusEvent, DeadLetter, TerminalDeadLetterReason } from './types.ts';
-import { parseBoundedJson } from '../../../common/bounded-json.ts';
+import { parseBoundedJson } from '../../../shared/bounded-json.ts';
 import { MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from '../../../events/envelope.ts';
 import { TERMINAL_KINDS } from '../../../core/outcome.ts';
 import { DEAD_LETTER_ATTRIBUTES as ATTR } from '../../../functions/common/dead-letters.ts';

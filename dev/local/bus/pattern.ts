@@ -7,7 +7,7 @@ import {
   type ValueMatcher,
 } from './pattern-compile.ts';
 import { cidrContains, wildcardMatches } from './pattern-values.ts';
-import { MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../../../common/bounded-json.ts';
+import { MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../../../shared/bounded-json.ts';
 
 export { InvalidPatternError } from './pattern-compile.ts';
 export type { CompiledPattern } from './pattern-compile.ts';

@@ -6,7 +6,7 @@ import { DEFAULT_EVENT_BUS } from '../../../events/source.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { Dispatcher, type ResolvedRule, scheduledEvent } from './delivery.ts';
 import { appendDeadLetter, dlqFilePath, storableDeadLetter } from './dlq-store.ts';
-import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../../../common/bounded-json.ts';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../../../shared/bounded-json.ts';
 import { InvalidPatternError, matches, testEventPattern } from './pattern.ts';
 import {
   type EntryFailure,

@@ -20,7 +20,7 @@ import {
   type PoolSpiritTarget,
   type PoolSpiritTargetOptions,
 } from '../../../probe/capacity/pool-spirit-target.ts';
-import * as x509 from '../../../common/x509.ts';
+import * as x509 from '../../../shared/x509.ts';
 import { startRealControlPlane, type PodSpec, type RealControlPlane } from '../kubelet/process/real-control-plane.ts';
 
 const POOL = 'capacity-probe';

@@ -52,7 +52,7 @@ export function etcdStatus(endpoint: string): Promise<EtcdStatus> {
   });
 }
 
-export { dirBytes, processRssBytes } from '../../../common/process-metrics.ts';
+export { dirBytes, processRssBytes } from '../../../shared/process-metrics.ts';
 
 /** Gives the free pages of the db file back; blocks every request to that member while it runs. */
 export function defragment(endpoint: string): Promise<void> {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import { parseAllDocuments } from 'yaml';
-import { mapLimited } from '../../../common/map-limited.ts';
+import { mapLimited } from '../../../shared/map-limited.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 

@@ -3,7 +3,7 @@ import { localKubeClient, type LocalKubeClient } from './local-client.ts';
 import { BOOTSTRAP_HASH_ANNOTATION } from '../../../core/render/bootstrap.ts';
 import { NAME_LABEL } from '../../../core/render/labels.ts';
 import { objectNames } from '../../../core/render/names.ts';
-import { mapLimited } from '../../../common/map-limited.ts';
+import { mapLimited } from '../../../shared/map-limited.ts';
 
 type Obj = Record<string, any>;
 

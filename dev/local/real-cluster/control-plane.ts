@@ -13,7 +13,7 @@ import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import * as x509 from '../../../common/x509.ts';
+import * as x509 from '../../../shared/x509.ts';
 import { freePorts } from '../processes/free-ports.ts';
 import { startEtcd, type RunningEtcd } from '../etcd/launch.ts';
 import { requireKubeBinary } from '../kube-bins/index.ts';

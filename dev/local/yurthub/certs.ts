@@ -5,7 +5,7 @@
  * from OpenYurt v1.5.0: pkg/yurthub/certificate/token (client) and .../server (serving).
  */
 import { randomBytes, webcrypto } from 'node:crypto';
-import * as x509 from '../../../common/x509.ts';
+import * as x509 from '../../../shared/x509.ts';
 import type { CertAndKey, CertificateAuthority } from '../kube-api/index.ts';
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;

@@ -5,7 +5,7 @@
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import * as x509 from '../../../common/x509.ts';
+import * as x509 from '../../../shared/x509.ts';
 import {
   DEFAULT_PKI_POLICY,
   existingPkiFromSecrets,

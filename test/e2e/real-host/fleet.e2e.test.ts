@@ -17,7 +17,7 @@ import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet
 import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
 import type { ProcessKubelet } from '../../../dev/local/kubelet/process-kubelet.ts';
 import { PRODUCT_IDENTITIES } from '../../../dev/local/real-cluster/install.ts';
-import * as x509 from '../../../common/x509.ts';
+import * as x509 from '../../../shared/x509.ts';
 import { waitFor } from '../../support/wait.ts';
 
 type Obj = Record<string, any>;

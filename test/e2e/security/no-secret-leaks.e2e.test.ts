@@ -26,7 +26,7 @@ import type { BusActivity } from '../../../dev/local/bus/index.ts';
 import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { edgeNode, nodePool, PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
 import type { LocalFunction } from '../../../dev/local/lambda-runtime.ts';
-import * as x509 from '../../../common/x509.ts';
+import * as x509 from '../../../shared/x509.ts';
 import { captureOutput, type OutputCapture } from '../../support/output-capture.ts';
 import { waitFor } from '../../support/wait.ts';
 import {

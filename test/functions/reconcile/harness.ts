@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import * as x509 from '../../../common/x509.ts';
+import * as x509 from '../../../shared/x509.ts';
 import { parseAllDocuments } from 'yaml';
 import type { Context } from 'aws-lambda';
 import { startLocalCluster } from '../../../dev/local/kube-api/index.ts';

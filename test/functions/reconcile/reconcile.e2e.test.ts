@@ -1,4 +1,4 @@
-import * as x509 from '../../../common/x509.ts';
+import * as x509 from '../../../shared/x509.ts';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';

@@ -4,7 +4,7 @@
  * O = groups). ECDSA P-256, like the product's PKI (core/render/pki*.ts).
  */
 import { randomBytes, webcrypto } from 'node:crypto';
-import * as x509 from '../../../../common/x509.ts';
+import * as x509 from '../../../../shared/x509.ts';
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGNING = { name: 'ECDSA', hash: 'SHA-256' } as const;

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import * as x509 from '../../../../common/x509.ts';
+import * as x509 from '../../../../shared/x509.ts';
 import type { UserInfo } from './types.ts';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapLimited } from '../../common/map-limited.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 
 describe('mapLimited', () => {
   it('keeps results in item order and never has more than `limit` calls in flight', async () => {

@@ -6,7 +6,7 @@ import {
   parseBoundedJson,
   stringifyBounded,
   valueDepthExceeds,
-} from '../../common/bounded-json.ts';
+} from '../../shared/bounded-json.ts';
 
 const nestedText = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 function nestedValue(depth: number): unknown {
