@@ -1,4 +1,5 @@
 import type { KubeObject } from './kube.ts';
+import { NODEPOOL_GROUP } from './nodepool-versions.ts';
 
 /**
  * OpenYurt's NodePool CRD (apps.openyurt.io), written from its published API: v1beta1 served, v1beta2
@@ -118,8 +119,6 @@ function version(name: string, storage: boolean, spec: object, status: object) {
     },
   };
 }
-
-export const NODEPOOL_GROUP = 'apps.openyurt.io';
 
 export function nodePoolCrd(): KubeObject {
   return {

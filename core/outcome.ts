@@ -23,6 +23,8 @@
  *  - `access-refused`: the cluster is registered, but the access policy refuses its access as loaded (an exec
  *    credential or a file reference in a kubeconfig registered by path or kept in a secret, a metadata
  *    address): every load is refused alike until an operator changes the registration or its source;
+ *  - `unsupported-cluster`: the cluster serves no NodePool version the product reads (OpenYurt missing, or
+ *    older than v1.0): no pass can succeed until its CRDs change, and a change of them is a new event;
  *  - `not-found`: the input names something else that does not exist (a rollout id);
  *  - `conflict`: the input contradicts what is stored (a rollout id reused with another spec).
  */
@@ -32,6 +34,7 @@ export const TERMINAL_KINDS = [
   'unkeyable-name',
   'unknown-cluster',
   'access-refused',
+  'unsupported-cluster',
   'not-found',
   'conflict',
 ] as const;

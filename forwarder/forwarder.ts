@@ -40,7 +40,7 @@ export class Forwarder {
   constructor(opts: ForwarderOptions) {
     this.opts = opts;
     this.sender = new EventSender(opts.bus, opts.sender);
-    this.resources = watchedResources(opts.namespace ?? 'pool-spirit-system');
+    this.resources = watchedResources(opts.namespace ?? 'pool-spirit-system', opts.clusterId);
     this.informers = this.resources.map(
       (resource) =>
         new Informer(

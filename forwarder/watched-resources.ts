@@ -4,6 +4,15 @@ import { FIELD_MANAGER } from '../adapters/kubernetes/client.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../core/render/labels.ts';
 import { observeWorkload, podProblem, type PodLike } from '../core/status.ts';
 import type { KubeObject } from '../core/kube.ts';
+import { HttpMethod, ApiException } from '@kubernetes/client-node';
+import type { RawObjectApi } from '../adapters/kubernetes/raw-object-api.ts';
+import { NodePoolNotServedError } from '../adapters/kubernetes/client.ts';
+import {
+  chooseNodePoolVersion,
+  NODEPOOL_GROUP,
+  nodePoolKindMissing,
+  servedGroupOf,
+} from '../core/nodepool-versions.ts';
 
 interface Condition {
   type?: string;
@@ -238,12 +247,46 @@ function untracedWrite(before: ObjectSummary | undefined, after: ObjectSummary |
   );
 }
 
-export function watchedResources(namespace: string): WatchedResource[] {
+/**
+ * The NodePool collection in the version the cluster prefers among those the product reads (the one the
+ * functions read too: core/nodepool-versions.ts). A cluster that serves none is an error the informer's
+ * backoff retries: a forwarder runs for as long as its cluster, and OpenYurt may be installed later.
+ */
+export async function nodePoolCollectionPath(objects: RawObjectApi, clusterId?: string): Promise<string> {
+  return `/apis/${await servedNodePoolApiVersion(objects, clusterId)}/nodepools`;
+}
+
+/** The NodePool apiVersion to read and write on a cluster (`apps.openyurt.io/v1beta2`, …). */
+export async function servedNodePoolApiVersion(objects: RawObjectApi, clusterId?: string): Promise<string> {
+  let doc: unknown;
+  try {
+    doc = await objects.requestJson<unknown>(HttpMethod.GET, `/apis/${NODEPOOL_GROUP}`);
+  } catch (err) {
+    if (!(err instanceof ApiException && err.code === 404)) throw err;
+  }
+  const group = servedGroupOf(doc);
+  const choice = chooseNodePoolVersion(group, clusterId);
+  if (!choice.ok) throw new NodePoolNotServedError(choice.message, choice.served);
+  // The group outlives the NodePool CRD when OpenYurt's other CRDs stay: then the kind is missing from it.
+  const resources = await objects.requestJson<{ resources?: Array<{ kind?: unknown }> }>(
+    HttpMethod.GET,
+    `/apis/${choice.apiVersion}`,
+  );
+  if (!resources.resources?.some((r) => r.kind === 'NodePool')) {
+    const served = group?.versions ?? [];
+    throw new NodePoolNotServedError(nodePoolKindMissing(choice.apiVersion, served, clusterId), served);
+  }
+  return choice.apiVersion;
+}
+
+export function watchedResources(namespace: string, clusterId?: string): WatchedResource[] {
   return [
     {
       kind: 'NodePool',
-      apiVersion: 'apps.openyurt.io/v1beta1',
-      path: '/apis/apps.openyurt.io/v1beta1/nodepools',
+      apiVersion: `${NODEPOOL_GROUP}/v1beta1`,
+      // Until the served versions are read: v1beta1 is served by every OpenYurt release from v1.0 on.
+      path: `/apis/${NODEPOOL_GROUP}/v1beta1/nodepools`,
+      resolvePath: (objects) => nodePoolCollectionPath(objects, clusterId),
       summarize: (o) => ({ ...base(o), poolName: o.metadata?.name }),
       isRelevant: always,
     },

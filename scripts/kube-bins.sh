@@ -23,8 +23,8 @@ targets=(
   "etcdctl|tools/etcd|go.etcd.io/etcd/etcdctl/v3|etcd"
   # The local API's protobuf pointer-field table, read from the same release's Go types (test/dev/local/kube-api/protobuf).
   "pointer-fields|tools/kubectl|./cmd/pointer-fields|"
-  # A real YurtHub (OpenYurt v1.5.0, the newest release the module proxy serves with coordinator support).
-  "yurthub|tools/yurthub|github.com/openyurtio/openyurt/cmd/yurthub|openyurt-v1.5.0"
+  # A real YurtHub (OpenYurt v1.5.1, the newest release the module proxy serves with coordinator support).
+  "yurthub|tools/yurthub|github.com/openyurtio/openyurt/cmd/yurthub|openyurt-v1.5.1"
 )
 
 ldflags_for() {
@@ -33,9 +33,10 @@ ldflags_for() {
   # etcd's version is a constant of its api module; only the commit is left to stamp.
   if [ "$release" = etcd ]; then echo "-X go.etcd.io/etcd/api/v3/version.GitSHA=module-build"; return 0; fi
   # OpenYurt stamps its own projectinfo package (hack/lib/common.sh); the commit is the release tag's.
-  if [ "$release" = openyurt-v1.5.0 ]; then
+  # The module proxy names no commit for v1.5.1; its date is the module's.
+  if [ "$release" = openyurt-v1.5.1 ]; then
     local p=github.com/openyurtio/openyurt/pkg/projectinfo
-    echo "-X $p.gitVersion=v1.5.0 -X $p.gitCommit=57d87de488a76b5e44ec3a259669fcb73da8e8e6 -X $p.buildDate=2024-07-17T01:30:40Z"
+    echo "-X $p.gitVersion=v1.5.1 -X $p.buildDate=2025-01-04T13:16:21Z"
     return 0
   fi
   local minor=${release#v1.}; minor=${minor%%.*}
@@ -89,5 +90,44 @@ for t in "${targets[@]}"; do
   echo "$want" >"$stamps/$name"
   echo "kube-bins: built $name in $(( $(date +%s) - start )) s" >&2
   echo "$name=$bin"
+done
+
+# OpenYurt's own CRDs (charts/yurt-manager/crds) per release, read from the pinned module, never copied into the
+# repo: the local stack's `--openyurt RELEASE` installs them in place of infra/crds/nodepool.yaml.
+# release | module dir pinning github.com/openyurtio/openyurt at that release
+openyurt_crds=(
+  "v1.5.1|tools/yurthub"
+  "v1.7.0|tools/openyurt-v1.7"
+)
+for c in "${openyurt_crds[@]}"; do
+  IFS='|' read -r release dir <<<"$c"
+  dest="$root/.cache/kube-bins/openyurt/$release/crds"
+  if [ -f "$dest/apps.openyurt.io_nodepools.yaml" ]; then
+    echo "openyurt-crds-$release=$dest"
+    continue
+  fi
+  if $print_only; then
+    echo "kube-bins: OpenYurt $release's CRDs are not here; run: npm run kube-bins" >&2
+    missing=1
+    continue
+  fi
+  if ! info=$(cd "$dir" && GOFLAGS=-mod=readonly GOTOOLCHAIN=local go mod download -json github.com/openyurtio/openyurt 2>&1); then
+    echo "kube-bins: downloading github.com/openyurtio/openyurt $release (module $dir) failed:" >&2
+    echo "$info" | tail -5 >&2
+    echo "kube-bins: it needs the Go module proxy; retry: npm run kube-bins" >&2
+    exit 1
+  fi
+  version=$(echo "$info" | sed -n 's/^[[:space:]]*"Version": "\(.*\)",$/\1/p')
+  moddir=$(echo "$info" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  if [ "$version" != "$release" ] || [ ! -d "$moddir/charts/yurt-manager/crds" ]; then
+    echo "kube-bins: $dir pins github.com/openyurtio/openyurt $version, expected $release with charts/yurt-manager/crds" >&2
+    exit 1
+  fi
+  rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
+  cp "$moddir"/charts/yurt-manager/crds/*.yaml "$dest.tmp/"
+  chmod -R u+w "$dest.tmp"
+  rm -rf "$dest" && mv "$dest.tmp" "$dest"
+  echo "kube-bins: OpenYurt $release's CRDs from the module into $dest" >&2
+  echo "openyurt-crds-$release=$dest"
 done
 exit $missing

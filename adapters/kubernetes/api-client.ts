@@ -17,6 +17,7 @@ export type ClusterTarget = ClusterConnection | KubeTransport;
 export interface ApiClient {
   transport: KubeTransport;
   path: ReturnType<typeof discovery>['path'];
+  group: ReturnType<typeof discovery>['group'];
 }
 
 const transports = new WeakMap<ClusterConnection, KubeTransport>();
@@ -30,5 +31,5 @@ export function apiClientFor(target: ClusterTarget): ApiClient {
     transports.set(target as ClusterConnection, transport);
   }
   const found = discovery(transport);
-  return { transport, path: (ref, subresource) => found.path(ref, subresource) };
+  return { transport, path: (ref, subresource) => found.path(ref, subresource), group: found.group };
 }

@@ -12,6 +12,13 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../../core/kube.ts';
 import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
+import {
+  chooseNodePoolVersion,
+  NODEPOOL_GROUP,
+  nodePoolKindMissing,
+  servedGroupOf,
+} from '../../core/nodepool-versions.ts';
+import { UnknownKindError } from './http/index.ts';
 import type { ClusterClient, EventInput, ObjectRef } from './types.ts';
 import { apiClientFor, APPLY_PATCH, type ClusterTarget } from './api-client.ts';
 import type { KubeTransport } from './http/index.ts';
@@ -19,15 +26,30 @@ import { retryPolicy, statusOf } from './retry.ts';
 import type { RetryOptions } from './retry.ts';
 
 export const FIELD_MANAGER = 'pool-spirit-reconciler';
-export const NODEPOOL_API_VERSION = 'apps.openyurt.io/v1beta2';
 export const CLUSTER_CA_CONFIGMAP = { namespace: 'kube-system', name: 'kube-root-ca.crt', key: 'ca.crt' } as const;
 /** Where Events about cluster-scoped objects go (client-go's recorder does the same). */
 const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
 const PAGE_SIZE = 500;
 const JSON_PATCH = 'application/json-patch+json';
 
+/**
+ * The cluster serves no NodePool version the product reads (core/nodepool-versions.ts): no pass can succeed
+ * until its CRDs change, so the functions treat it as terminal (functions/common/terminal.ts).
+ */
+export class NodePoolNotServedError extends Error {
+  override name = 'NodePoolNotServedError';
+  readonly served: string[];
+  constructor(message: string, served: string[]) {
+    super(message);
+    this.served = served;
+  }
+}
+
 export interface ClusterClientOptions {
   retry?: RetryOptions;
+  /** Names the cluster in errors. */
+  clusterId?: string;
+  /** A fixed NodePool apiVersion; by default the one the cluster prefers among those read (discovered). */
   nodePoolApiVersion?: string;
   /** Name of the Event source component. */
   component?: string;
@@ -49,7 +71,6 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
   const api = apiClientFor(target);
   const counters = { reads: 0, writes: 0, retries: 0 };
   const policy = retryPolicy(options.retry, () => counters.retries++);
-  const nodePoolApiVersion = options.nodePoolApiVersion ?? NODEPOOL_API_VERSION;
   const now = options.now ?? (() => new Date());
   const component = options.component ?? FIELD_MANAGER;
 
@@ -101,10 +122,49 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
     return items;
   }
 
+  async function nodePoolApiVersion(fresh: boolean): Promise<string> {
+    return (await nodePoolVersion(fresh)).apiVersion;
+  }
+
+  async function nodePoolVersion(fresh: boolean): Promise<{ apiVersion: string; served: string[] }> {
+    if (options.nodePoolApiVersion) return { apiVersion: options.nodePoolApiVersion, served: [] };
+    const group = servedGroupOf(await api.group(NODEPOOL_GROUP, fresh));
+    const choice = chooseNodePoolVersion(group, options.clusterId);
+    if (!choice.ok) throw new NodePoolNotServedError(choice.message, choice.served);
+    return { apiVersion: choice.apiVersion, served: group?.versions ?? [] };
+  }
+
+  /**
+   * With the cluster's NodePool version; again with the version read afresh if that one has stopped being
+   * served. A version no longer served answers 404 like a pool that is gone, so an absent pool is believed
+   * only once the version it was read at is still the one to read.
+   */
+  async function withNodePoolVersion<T>(fn: (apiVersion: string) => Promise<T>): Promise<T> {
+    const apiVersion = await nodePoolApiVersion(false);
+    let result: T;
+    try {
+      result = await fn(apiVersion);
+    } catch (err) {
+      if (!(err instanceof UnknownKindError) || options.nodePoolApiVersion) throw err;
+      const again = await nodePoolVersion(true);
+      try {
+        return await fn(again.apiVersion);
+      } catch (err) {
+        if (!(err instanceof UnknownKindError)) throw err;
+        const message = nodePoolKindMissing(again.apiVersion, again.served, options.clusterId);
+        throw new NodePoolNotServedError(message, again.served);
+      }
+    }
+    if (result !== undefined || options.nodePoolApiVersion) return result;
+    const now = await nodePoolApiVersion(true);
+    return now === apiVersion ? result : fn(now);
+  }
+
   return {
     counters,
-    getNodePool: (name) => get({ apiVersion: nodePoolApiVersion, kind: 'NodePool', name }),
-    listNodePools: (selector = {}) => listByLabel(nodePoolApiVersion, 'NodePool', undefined, selector),
+    getNodePool: (name) => withNodePoolVersion((apiVersion) => get({ apiVersion, kind: 'NodePool', name })),
+    listNodePools: (selector = {}) =>
+      withNodePoolVersion((apiVersion) => listByLabel(apiVersion, 'NodePool', undefined, selector)),
     getPoolSpirit: (name) => get({ apiVersion: API_VERSION, kind: KIND, name }),
     get,
     listByLabel,

@@ -33,6 +33,11 @@ export interface InformerResource<S, O extends WatchedObject = WatchedObject> {
   namespace?: string;
   /** Collection path for watch, e.g. /api/v1/nodes. */
   path: string;
+  /**
+   * Where the path depends on what the cluster serves (the NodePool version): found again before every
+   * list, so a relist after the served versions changed uses the new one. `path` is used until it resolves.
+   */
+  resolvePath?(objects: RawObjectApi): Promise<string>;
   labelSelector?: string;
   /**
    * List and watch as PartialObjectMetadata: the apiserver sends metadata only (names, labels, owner
@@ -110,6 +115,7 @@ export class Informer<
   private readonly watchTimeoutSeconds: number;
   private abort: AbortController | undefined;
   private objects: RawObjectApi | undefined;
+  private path: string;
   private stopped = false;
   private backoff: IBackoff<unknown> | undefined;
   private readonly backoffFactory = new ExponentialBackoff({ initialDelay: 100, maxDelay: 10_000 });
@@ -136,6 +142,7 @@ export class Informer<
     this.resource = resource;
     this.handlers = handlers;
     this.watchTimeoutSeconds = opts.watchTimeoutSeconds ?? 300;
+    this.path = resource.path;
   }
 
   async run(): Promise<void> {
@@ -157,6 +164,8 @@ export class Informer<
         }
         this.stats.watchErrors += 1;
         this.stats.lastError = (err as Error).message;
+        // A collection that is no longer served at its path (its version removed) is found anew by a relist.
+        if (this.resource.resolvePath && isNotFound(err)) needList = true;
         this.backoff = this.backoff ? this.backoff.next(undefined) : this.backoffFactory.next();
         await new Promise((r) => setTimeout(r, this.backoff!.duration));
       }
@@ -169,6 +178,10 @@ export class Informer<
   }
 
   private async relist(): Promise<void> {
+    if (this.resource.resolvePath) {
+      this.objects ??= RawObjectApi.fromKubeConfig(this.kc);
+      this.path = await this.resource.resolvePath(this.objects);
+    }
     const items: O[] = [];
     let cont: string | undefined;
     let listRv = '';
@@ -238,7 +251,7 @@ export class Informer<
       };
       new Watch(this.resource.metadataOnly ? metadataOnlyConfig(this.kc) : this.kc)
         .watch(
-          this.resource.path,
+          this.path,
           {
             resourceVersion: this.stats.lastResourceVersion,
             allowWatchBookmarks: true,
@@ -295,12 +308,17 @@ export class Informer<
       if (r.labelSelector) query.labelSelector = r.labelSelector;
       if (cont) query.continue = cont;
       const accept = r.metadataOnly ? PARTIAL_LIST : 'application/json';
-      return await this.objects.requestJson<ListPage<O>>(HttpMethod.GET, r.path, { accept, query });
+      return await this.objects.requestJson<ListPage<O>>(HttpMethod.GET, this.path, { accept, query });
     } catch (err) {
       if (err instanceof ApiException && err.code === 410) throw new GoneError('list continue token expired');
       throw err;
     }
   }
+}
+
+function isNotFound(err: unknown): boolean {
+  if (err instanceof ApiException) return err.code === 404;
+  return typeof err === 'object' && err !== null && 'statusCode' in err && err.statusCode === 404;
 }
 
 /** A watch that ended with 410 Gone: its resourceVersion is too old, only a relist can go on. */

@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { OPENYURT_RELEASES } from '../../dev/local/kube-bins/index.ts';
 import { resolve } from 'node:path';
 import { choiceFlag, intFlag, UsageError, type Command } from '../command.ts';
 import type { FleetProgress } from '../../dev/local/fleet/progress.ts';
@@ -33,6 +34,12 @@ export const localUp: Command = {
       valueName: 'local|real',
       description:
         'who serves each cluster: local (the embedded API) or real (the built etcd, kube-apiserver, kube-controller-manager and kube-scheduler; needs npm run kube-bins)',
+    },
+    openyurt: {
+      type: 'string',
+      valueName: 'v1.5.1|v1.7.0',
+      description:
+        "install OpenYurt's own CRDs of this release (from its Go module; npm run kube-bins) instead of the project's NodePool CRD; needs --control-plane real",
     },
     kubelet: {
       type: 'string',
@@ -121,6 +128,10 @@ Then, in another terminal:
     const controlPlane = choiceFlag('control-plane', values['control-plane'], ['local', 'real'] as const);
     if (controlPlane === 'real' && store === 'etcd')
       throw new UsageError('--store applies to the local API only: --control-plane real runs its own etcd per cluster');
+    const openYurt =
+      values.openyurt === undefined ? undefined : choiceFlag('openyurt', values.openyurt, OPENYURT_RELEASES);
+    if (openYurt && controlPlane !== 'real')
+      throw new UsageError("--openyurt: OpenYurt's CRDs are judged by the real apiserver; add --control-plane real");
     const readyDelayMs = intFlag('ready-delay', values['ready-delay'], 0, 60_000);
     const timeoutS = intFlag('timeout', values.timeout, 1, 86_400);
     const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
@@ -150,7 +161,7 @@ Then, in another terminal:
     const { writeStackEnv } = await import('../../dev/local/fleet/state-dir.ts');
     const { progressJson, progressState, renderProgress, totals } = await import('../../dev/local/fleet/progress.ts');
     say(
-      `starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${controlPlane === 'real' ? 'real control plane' : `${store} store`}, ${kubelet} kubelet)`,
+      `starting ${clusters} local cluster(s) × ${pools} edge pools × ${nodesPerPool} nodes (${controlPlane === 'real' ? 'real control plane' : `${store} store`}, ${kubelet} kubelet${openYurt ? `, OpenYurt ${openYurt} CRDs` : ''})`,
     );
     say(
       persist
@@ -163,6 +174,7 @@ Then, in another terminal:
       pools,
       nodesPerPool,
       cloudPools,
+      ...(openYurt ? { openYurt } : {}),
       store,
       kubelet,
       controlPlane,

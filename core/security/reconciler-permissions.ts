@@ -18,6 +18,7 @@
  * apiserver authorizes an apply that creates as a create), so every kind the reconcile applies gets both.
  */
 import type { KubeObject } from '../kube.ts';
+import { NODEPOOL_GROUP } from '../nodepool-versions.ts';
 import { GROUP as POOLSPIRIT_GROUP, PLURAL as POOLSPIRIT_PLURAL } from '../poolspirit/names.ts';
 import { dedupe, sortVerbs, type Grant, type Verb } from './rbac-rules.ts';
 
@@ -113,8 +114,6 @@ export function renderedKinds(
   }
   return [...seen.values()];
 }
-
-const NODEPOOL_GROUP = 'apps.openyurt.io';
 
 /** Every API use of every function, with the reason. */
 export function functionApiUses(inputs: PermissionInputs): ApiUse[] {

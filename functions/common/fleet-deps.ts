@@ -46,7 +46,7 @@ export function fleetFunctionDeps(
     cluster: (id) => getCluster(table, id),
     clusters: () => listClusters(table),
     clusterAccess: createClusterAccess({ now: clock }),
-    clusterClient: (connection) => createClusterClient(connection, { now: clock, component }),
+    clusterClient: (connection, clusterId) => createClusterClient(connection, { now: clock, component, clusterId }),
     logger: new Logger({ serviceName }),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName }),
   };

@@ -6,6 +6,7 @@ import { TerminalError } from '../../core/outcome.ts';
 import type { TerminalReason } from '../../core/outcome.ts';
 import { EventValidationError } from '../../events/envelope.ts';
 import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
+import { NodePoolNotServedError } from '../../adapters/kubernetes/client.ts';
 import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
 
 export { TerminalError } from '../../core/outcome.ts';
@@ -36,6 +37,8 @@ export function terminalReasonOf(err: unknown): TerminalReason | undefined {
   if (err instanceof ClusterAccessError && err.rule !== undefined) {
     return { kind: 'access-refused', ...(err.field ? { field: err.field } : {}), message: err.message };
   }
+  // What the cluster serves of NodePool stays as it is for this event: a change of its CRDs is a new one.
+  if (err instanceof NodePoolNotServedError) return { kind: 'unsupported-cluster', message: err.message };
   return undefined;
 }
 

@@ -57,7 +57,7 @@ export function reconcileDeps(input: ReconcileDepsInput): ReconcileDeps {
   const clock = input.clock ?? (() => new Date());
   return {
     clusterAccess: createClusterAccess({ now: clock }),
-    clusterClient: (connection) => createClusterClient(connection, { now: clock }),
+    clusterClient: (connection, clusterId) => createClusterClient(connection, { now: clock, clusterId }),
     metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME }),
     fleetDefaults: {},
     keyFactory: webCryptoKeyFactory(),

@@ -1,13 +1,14 @@
-// YurtHub v1.5.0 (github.com/openyurtio/openyurt/cmd/yurthub), built by scripts/kube-bins.sh to judge the
+// YurtHub v1.5.1 (github.com/openyurtio/openyurt/cmd/yurthub), built by scripts/kube-bins.sh to judge the
 // pool-spirit as a yurt-coordinator drop-in. v1.6.0 is the last release with coordinator support, but the Go
-// module proxy does not serve it; v1.5.0 has the same coordinator flags. A dependency's replace directives are
+// module proxy does not serve it; v1.5.1 has the same coordinator flags. The same module gives OpenYurt v1.5.1's
+// CRDs (charts/yurt-manager/crds) to the local stack's `--openyurt v1.5.1`. A dependency's replace directives are
 // ignored, so upstream's are copied below verbatim (k8s.io/* at 0.28.9, k8s.io/kubernetes from its GitHub
 // mirror, the forked apiserver-network-proxy). Kept apart from tools/kube* so their versions never mix.
 module github.com/pool-spirit/reconciler/tools/yurthub
 
 go 1.24
 
-// Upstream v1.5.0 was built with Go 1.20; keep its runtime defaults (TLS, x509) rather than 1.26's.
+// Upstream v1.5.x was built with Go 1.20; keep its runtime defaults (TLS, x509) rather than 1.26's.
 godebug default=go1.21
 
 tool github.com/openyurtio/openyurt/cmd/yurthub
@@ -59,7 +60,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
-	github.com/openyurtio/openyurt v1.5.0 // indirect
+	github.com/openyurtio/openyurt v1.5.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/prometheus/client_golang v1.16.0 // indirect
 	github.com/prometheus/client_model v0.4.0 // indirect

@@ -21,6 +21,12 @@ export interface ObjectRef {
 export interface Discovery {
   resource(apiVersion: string, kind: string): Promise<ResourceInfo>;
   path(ref: ObjectRef, subresource?: string): Promise<string>;
+  /**
+   * The APIGroup document of a group (`GET /apis/<group>`: its versions and the preferred one), undefined
+   * where the group is not served. Cached with the kinds; `fresh` reads it again (a version in use stopped
+   * being served, or the cluster's CRDs changed).
+   */
+  group(name: string, fresh?: boolean): Promise<unknown>;
 }
 
 /** The server does not serve this kind in this apiVersion (or the group-version at all). */
@@ -37,6 +43,7 @@ export class UnknownKindError extends Error {
 
 type KindMap = Map<string, ResourceInfo>;
 const caches = new WeakMap<KubeTransport, Map<string, Promise<KindMap>>>();
+const groupCaches = new WeakMap<KubeTransport, Map<string, Promise<unknown>>>();
 
 export function groupVersionPath(apiVersion: string): string {
   const parts = apiVersion.split('/');
@@ -88,7 +95,25 @@ export function discovery(transport: KubeTransport): Discovery {
     return p;
   }
 
-  return { resource, path };
+  let groups = groupCaches.get(transport);
+  if (!groups) groupCaches.set(transport, (groups = new Map()));
+  const groupDocs = groups;
+
+  function group(name: string, fresh = false): Promise<unknown> {
+    if (!/^[a-z0-9.-]+$/.test(name)) throw new Error(`group: expected a DNS subdomain, got ${JSON.stringify(name)}`);
+    const cached = groupDocs.get(name);
+    if (cached && !fresh) return cached;
+    const fetching = transport
+      .request<unknown>({ method: 'GET', path: `/apis/${name}`, notFound: 'absent' })
+      .then((doc) => doc ?? undefined);
+    groupDocs.set(name, fetching);
+    fetching.catch(() => {
+      if (groupDocs.get(name) === fetching) groupDocs.delete(name);
+    });
+    return fetching;
+  }
+
+  return { resource, path, group };
 }
 
 async function fetchKinds(transport: KubeTransport, apiVersion: string): Promise<KindMap> {

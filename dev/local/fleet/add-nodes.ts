@@ -1,4 +1,5 @@
 import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
+import { nodePoolCollectionPath } from '../../../forwarder/watched-resources.ts';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import { nodeReady } from '../kubelet/scheduling.ts';
 import { edgeNode, nodeName } from './seed.ts';
@@ -24,7 +25,7 @@ export class NoSuchPoolError extends Error {
  */
 export async function addPoolNodes(kc: KubeConfig, pool: string, count: number): Promise<string[]> {
   const api = RawObjectApi.fromKubeConfig(kc);
-  const pools = await api.requestJson<NamedList>(HttpMethod.GET, '/apis/apps.openyurt.io/v1beta1/nodepools');
+  const pools = await api.requestJson<NamedList>(HttpMethod.GET, await nodePoolCollectionPath(api));
   const poolNames: string[] = (pools.items ?? []).map((p) => String(p.metadata?.name));
   if (!poolNames.includes(pool)) throw new NoSuchPoolError(pool, poolNames);
   const nodes = await api.requestJson<NamedList>(HttpMethod.GET, '/api/v1/nodes');

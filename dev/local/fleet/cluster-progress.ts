@@ -1,4 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { nodePoolCollectionPath } from '../../../forwarder/watched-resources.ts';
 import { Informer, type WatchedObject } from '../../../adapters/kubernetes/informer.ts';
 import { poolSpiritIntent, type NodePool } from '../../../core/nodepool.ts';
 
@@ -36,6 +37,8 @@ export class ClusterProgressTracker {
         apiVersion: 'apps.openyurt.io/v1beta1',
         kind: 'NodePool',
         path: '/apis/apps.openyurt.io/v1beta1/nodepools',
+        // The version the product reads, not one the cluster may only serve through a conversion webhook.
+        resolvePath: (objects) => nodePoolCollectionPath(objects),
         summarize: (o) => ({ resourceVersion: rv(o), wanted: poolSpiritIntent(o, {}).wanted }),
         isRelevant: () => false,
       },

@@ -185,6 +185,10 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     throw new Error("persist needs store 'etcd': a memory store keeps nothing to resume from");
   if (opts.clusterThreads && !runsInClusterThreads(opts))
     throw new Error('clusterThreads: only the local control plane with the sim kubelet runs in cluster threads');
+  if (opts.openYurt && opts.controlPlane !== 'real')
+    throw new Error(
+      "openYurt: OpenYurt's CRDs need controlPlane 'real' (the local API does not serve conversion webhooks)",
+    );
   const state = fleetStateDir(opts);
   await prepareStateDir(state);
 

@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { servedNodePoolApiVersion } from '../../../forwarder/watched-resources.ts';
+import { requireOpenYurtCrds, type OpenYurtRelease } from '../kube-bins/index.ts';
 import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
@@ -15,6 +17,11 @@ export interface FleetShape {
   cloudPools?: number;
   /** Labels every seeded edge NodePool carries (e.g. poolspirit.io/yurt-coordinator=compat). */
   edgePoolLabels?: Record<string, string>;
+  /**
+   * OpenYurt's own CRDs of this release instead of the project's NodePool CRD (infra/crds/nodepool.yaml), as a
+   * real OpenYurt cluster has them: their conversion webhook included, which nothing serves here.
+   */
+  openYurt?: OpenYurtRelease;
 }
 
 export const PRODUCT_NAMESPACE = 'pool-spirit-system';
@@ -28,8 +35,27 @@ export async function infraManifests(relative: string): Promise<KubernetesObject
     .filter(Boolean);
 }
 
-export function nodePool(name: string, type: 'Edge' | 'Cloud'): KubernetesObject & { spec: object } {
-  return { apiVersion: 'apps.openyurt.io/v1beta1', kind: 'NodePool', metadata: { name }, spec: { type } };
+export function nodePool(
+  name: string,
+  type: 'Edge' | 'Cloud',
+  apiVersion = 'apps.openyurt.io/v1beta1',
+): KubernetesObject & { spec: object } {
+  return { apiVersion, kind: 'NodePool', metadata: { name }, spec: { type } };
+}
+
+/** OpenYurt's own CRDs of a release, from its module (scripts/kube-bins.sh): every one, as its chart installs them. */
+export async function openYurtCrds(release: OpenYurtRelease): Promise<KubernetesObject[]> {
+  const dir = requireOpenYurtCrds(release);
+  const docs: KubernetesObject[] = [];
+  for (const file of (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort()) {
+    const text = await readFile(join(dir, file), 'utf8');
+    docs.push(
+      ...parseAllDocuments(text)
+        .map((d) => d.toJS() as KubernetesObject | null)
+        .filter((d) => d !== null),
+    );
+  }
+  return docs;
 }
 
 export function edgeNode(
@@ -91,13 +117,14 @@ export async function createIfMissing(api: RawObjectApi, obj: KubernetesObject):
  */
 export async function seedCluster(kc: KubeConfig, shape: FleetShape, clusterCaPem: string): Promise<void> {
   const api = RawObjectApi.fromKubeConfig(kc);
-  for (const crd of [
-    ...(await infraManifests('crds/nodepool.yaml')),
-    ...(await infraManifests('crds/poolspirit.yaml')),
-  ]) {
+  const nodePoolCrds = shape.openYurt ? await openYurtCrds(shape.openYurt) : await infraManifests('crds/nodepool.yaml');
+  for (const crd of [...nodePoolCrds, ...(await infraManifests('crds/poolspirit.yaml'))]) {
     await createIfMissing(api, crd);
   }
   await waitForCrds(kc, ['nodepools.apps.openyurt.io', 'poolspirits.poolspirit.io']);
+  // Pools are written in the version the product reads: with OpenYurt's CRDs any other one needs yurt-manager's
+  // conversion webhook.
+  const nodePoolApiVersion = await servedNodePoolApiVersion(api);
   for (const ns of ['kube-system', PRODUCT_NAMESPACE]) {
     await createIfMissing(api, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   }
@@ -110,12 +137,12 @@ export async function seedCluster(kc: KubeConfig, shape: FleetShape, clusterCaPe
   const objects: KubernetesObject[] = [];
   for (let i = 0; i < shape.pools; i++) {
     const pool = poolName(i);
-    const np = nodePool(pool, 'Edge');
+    const np = nodePool(pool, 'Edge', nodePoolApiVersion);
     if (shape.edgePoolLabels) np.metadata = { ...np.metadata, labels: { ...shape.edgePoolLabels } };
     objects.push(np);
     for (let j = 0; j < shape.nodesPerPool; j++) objects.push(edgeNode(nodeName(pool, j), pool));
   }
-  for (let i = 0; i < (shape.cloudPools ?? 0); i++) objects.push(nodePool(`cloud-${i}`, 'Cloud'));
+  for (let i = 0; i < (shape.cloudPools ?? 0); i++) objects.push(nodePool(`cloud-${i}`, 'Cloud', nodePoolApiVersion));
   await runLimited(objects, 16, (o) => createIfMissing(api, o));
 }
 

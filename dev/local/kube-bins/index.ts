@@ -73,3 +73,24 @@ export function requireKubeBinary(name: KubeBinary): string {
 }
 
 export const KUBECTL = kubeBinaryPath('kubectl');
+
+/** The OpenYurt releases whose own CRDs the local stack can install (`--openyurt`), as scripts/kube-bins.sh fetches them. */
+export const OPENYURT_RELEASES = ['v1.5.1', 'v1.7.0'] as const;
+export type OpenYurtRelease = (typeof OPENYURT_RELEASES)[number];
+
+/**
+ * OpenYurt's own CRDs of a release (charts/yurt-manager/crds of its Go module), as `npm run kube-bins` puts them
+ * beside the binaries; an error that says how to get them when they are not there.
+ */
+export function requireOpenYurtCrds(release: OpenYurtRelease): string {
+  const dir = fileURLToPath(new URL(`../../../.cache/kube-bins/openyurt/${release}/crds/`, import.meta.url));
+  try {
+    accessSync(join(dir, 'apps.openyurt.io_nodepools.yaml'), constants.R_OK);
+  } catch {
+    throw new Error(
+      `OpenYurt ${release}'s CRDs not found in ${dir}. They are read from its pinned Go module: run \`npm run kube-bins\` ` +
+        '(needs Go ≥ 1.26 and the Go module proxy).',
+    );
+  }
+  return dir;
+}

@@ -1,5 +1,5 @@
 /**
- * One real YurtHub (OpenYurt v1.5.0, `npm run kube-bins`) as a process, without root: its own root dir
+ * One real YurtHub (OpenYurt v1.5.1, `npm run kube-bins`) as a process, without root: its own root dir
  * (certificates written there ahead of time, so no CSR), its own ports, no dummy interface and no iptables,
  * its cache under the root dir, and the coordinator given as 127.0.0.1 addresses (an IP skips YurtHub's
  * Service lookup in kube-system, which would need a ClusterIP routed by kube-proxy: root).

@@ -1,5 +1,5 @@
 /**
- * Real YurtHubs (OpenYurt v1.5.0) electing their pool's leader in real pool-spirits (process mode, real host
+ * Real YurtHubs (OpenYurt v1.5.1) electing their pool's leader in real pool-spirits (process mode, real host
  * control plane): 3 pools × 3 hubs. Times are printed as JSON lines (`yurthub-figure`) for the docs.
  */
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * etcd auth in yurt-coordinator-compatible pools, judged with real YurtHubs (OpenYurt v1.5.0) on real
+ * etcd auth in yurt-coordinator-compatible pools, judged with real YurtHubs (OpenYurt v1.5.1) on real
  * pool-spirits (process mode, real host control plane): the hubs reach etcd only through the etcd proxy,
  * whose etcd user holds readwrite on the prefixes a hub uses and nothing else. Attacks are made with the
  * real etcdctl and the hubs' own coordinator certificate; the restart test hammers the hub-facing port while

@@ -2,7 +2,7 @@
  * The yurthub e2e world: one cluster on the real control plane with the process kubelet, the product
  * installed with infra/cluster/components/yurt-coordinator-compat (as an operator using compat would), its
  * edge pools labelled for yurt-coordinator compat (so each pool-spirit is rendered as a coordinator drop-in),
- * no simulated leader, and real YurtHub v1.5.0 processes — `hubsPerPool` per pool — electing in the
+ * no simulated leader, and real YurtHub v1.5.1 processes — `hubsPerPool` per pool — electing in the
  * pool-spirits. The certs Secret the hubs read is the one the reconciler wrote, as its own identity; the
  * harness only adds the operator's node-lease-proxy keys.
  */
