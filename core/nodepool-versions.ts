@@ -22,6 +22,19 @@ export interface ServedGroup {
   preferred?: string;
 }
 
+/** What a cluster was found to serve of OpenYurt's NodePool: recorded per cluster by the audit. */
+export interface OpenYurtObservation {
+  /** The apiVersion the product reads there (`apps.openyurt.io/v1beta1`). */
+  nodePoolApiVersion: string;
+  /** Every NodePool version the cluster serves, its preferred one first. */
+  nodePoolVersions: string[];
+}
+
+/** `NodePool v1beta1 (served: v1beta1, v1alpha1)`: one line for reports. */
+export function describeOpenYurt(o: OpenYurtObservation): string {
+  return `NodePool ${o.nodePoolApiVersion.split('/').pop()} (served: ${o.nodePoolVersions.join(', ')})`;
+}
+
 export type NodePoolVersionChoice =
   | { ok: true; apiVersion: string; version: string }
   | { ok: false; served: string[]; message: string };

@@ -18,6 +18,7 @@ export interface ApiClient {
   transport: KubeTransport;
   path: ReturnType<typeof discovery>['path'];
   group: ReturnType<typeof discovery>['group'];
+  forget: ReturnType<typeof discovery>['forget'];
 }
 
 const transports = new WeakMap<ClusterConnection, KubeTransport>();
@@ -31,5 +32,10 @@ export function apiClientFor(target: ClusterTarget): ApiClient {
     transports.set(target as ClusterConnection, transport);
   }
   const found = discovery(transport);
-  return { transport, path: (ref, subresource) => found.path(ref, subresource), group: found.group };
+  return {
+    transport,
+    path: (ref, subresource) => found.path(ref, subresource),
+    group: found.group,
+    forget: found.forget,
+  };
 }

@@ -122,10 +122,6 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
     return items;
   }
 
-  async function nodePoolApiVersion(fresh: boolean): Promise<string> {
-    return (await nodePoolVersion(fresh)).apiVersion;
-  }
-
   async function nodePoolVersion(fresh: boolean): Promise<{ apiVersion: string; served: string[] }> {
     if (options.nodePoolApiVersion) return { apiVersion: options.nodePoolApiVersion, served: [] };
     const group = servedGroupOf(await api.group(NODEPOOL_GROUP, fresh));
@@ -135,29 +131,29 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
   }
 
   /**
-   * With the cluster's NodePool version; again with the version read afresh if that one has stopped being
-   * served. A version no longer served answers 404 like a pool that is gone, so an absent pool is believed
-   * only once the version it was read at is still the one to read.
+   * With the cluster's NodePool version. A pool read as absent, or the kind unknown at that version, is
+   * believed only after what the cluster serves is read afresh (its group and that version's kinds): a
+   * version no longer served answers 404 like a deleted pool, and a pool wrongly read as gone would be
+   * cleaned up. Found unserved then, the cluster cannot be reconciled: NodePoolNotServedError.
    */
   async function withNodePoolVersion<T>(fn: (apiVersion: string) => Promise<T>): Promise<T> {
-    const apiVersion = await nodePoolApiVersion(false);
-    let result: T;
+    if (options.nodePoolApiVersion) return fn(options.nodePoolApiVersion);
+    const first = await nodePoolVersion(false);
     try {
-      result = await fn(apiVersion);
+      const result = await fn(first.apiVersion);
+      if (result !== undefined) return result;
     } catch (err) {
-      if (!(err instanceof UnknownKindError) || options.nodePoolApiVersion) throw err;
-      const again = await nodePoolVersion(true);
-      try {
-        return await fn(again.apiVersion);
-      } catch (err) {
-        if (!(err instanceof UnknownKindError)) throw err;
-        const message = nodePoolKindMissing(again.apiVersion, again.served, options.clusterId);
-        throw new NodePoolNotServedError(message, again.served);
-      }
+      if (!(err instanceof UnknownKindError)) throw err;
     }
-    if (result !== undefined || options.nodePoolApiVersion) return result;
-    const now = await nodePoolApiVersion(true);
-    return now === apiVersion ? result : fn(now);
+    api.forget(first.apiVersion);
+    const again = await nodePoolVersion(true);
+    try {
+      return await fn(again.apiVersion);
+    } catch (err) {
+      if (!(err instanceof UnknownKindError)) throw err;
+      const message = nodePoolKindMissing(again.apiVersion, again.served, options.clusterId);
+      throw new NodePoolNotServedError(message, again.served);
+    }
   }
 
   return {
@@ -165,6 +161,10 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
     getNodePool: (name) => withNodePoolVersion((apiVersion) => get({ apiVersion, kind: 'NodePool', name })),
     listNodePools: (selector = {}) =>
       withNodePoolVersion((apiVersion) => listByLabel(apiVersion, 'NodePool', undefined, selector)),
+    async nodePoolVersions() {
+      const { apiVersion, served } = await nodePoolVersion(false);
+      return { nodePoolApiVersion: apiVersion, nodePoolVersions: served };
+    },
     getPoolSpirit: (name) => get({ apiVersion: API_VERSION, kind: KIND, name }),
     get,
     listByLabel,

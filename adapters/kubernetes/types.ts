@@ -1,4 +1,5 @@
 import type { KubeObject } from '../../core/kube.ts';
+import type { OpenYurtObservation } from '../../core/nodepool-versions.ts';
 import type { JsonPatchOp } from '../../core/render/foreign-entries.ts';
 
 export interface ObjectRef {
@@ -26,6 +27,8 @@ export interface ClusterClient {
   getNodePool(name: string): Promise<KubeObject | undefined>;
   /** NodePools carrying every label in `selector` (all of them without one). */
   listNodePools(selector?: Record<string, string>): Promise<KubeObject[]>;
+  /** The NodePool version read on this cluster and every version it serves (discovered once per connection). */
+  nodePoolVersions(): Promise<OpenYurtObservation>;
   getPoolSpirit(name: string): Promise<KubeObject | undefined>;
   get(ref: ObjectRef): Promise<KubeObject | undefined>;
   /** Objects of one kind carrying every label in `selector` (paged through). */

@@ -8,6 +8,7 @@ import type { StateTable } from './table.ts';
 import { serverUrlProblem } from '../cluster-access/policy.ts';
 import { deleteItem, getItem, isConditionFailed, queryAll, updateItem } from './table.ts';
 import { renderUpdate, setAttributes } from './expression.ts';
+import type { OpenYurtObservation } from '../../core/nodepool-versions.ts';
 
 const clusterId = z
   .string()
@@ -78,6 +79,8 @@ export type ClusterRegistrationInput = z.input<typeof ClusterRegistrationSchema>
 export type ClusterRegistration = z.infer<typeof ClusterRegistrationSchema> & {
   createdAt?: string;
   updatedAt?: string;
+  /** What the cluster was last found to serve of OpenYurt's NodePool (written by the audit). */
+  openYurt?: OpenYurtObservation & { observedAt: string };
 };
 
 export class ClusterExistsError extends Error {
@@ -126,7 +129,29 @@ export function registrationFromItem(item: Record<string, unknown>): ClusterRegi
     labels: (item.labels as Record<string, string>) ?? {},
     createdAt: item.createdAt as string | undefined,
     updatedAt: item.updatedAt as string | undefined,
+    ...(item.openYurt ? { openYurt: item.openYurt as ClusterRegistration['openYurt'] } : {}),
   };
+}
+
+/**
+ * Records what the cluster serves of OpenYurt's NodePool on its registration. Only an existing registration
+ * is written (a cluster deregistered meanwhile stays gone); the audit writes it only when it changed.
+ */
+export async function recordOpenYurt(
+  table: StateTable,
+  id: string,
+  observed: OpenYurtObservation,
+  now: Date,
+): Promise<boolean> {
+  const parts = setAttributes({ openYurt: { ...observed, observedAt: now.toISOString() } });
+  parts.conditions.push('attribute_exists(pk)');
+  try {
+    await updateItem(table, { Key: keys.cluster(id), ...renderUpdate(parts) });
+    return true;
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
+    throw err;
+  }
 }
 
 export async function getCluster(table: StateTable, id: string): Promise<ClusterRegistration | undefined> {

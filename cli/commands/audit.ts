@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import type { Command } from '../command.ts';
 import { UsageError } from '../command.ts';
 import type { FleetReport } from '../../core/audit/index.ts';
+import { describeOpenYurt } from '../../core/nodepool-versions.ts';
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';
 
 /** The local stack's event bus (serverless.yml's EventBus, stage dev). */
@@ -22,9 +23,10 @@ export function reportText(report: FleetReport): string {
     HEALTH_WORD[c.health],
     `${c.pools.filter((p) => p.health === 'healthy').length}/${c.pools.length}`,
     String(c.findings.length),
+    c.openYurt ? describeOpenYurt(c.openYurt) : '-',
     c.auditedAt ?? '-',
   ]);
-  const header = ['CLUSTER', 'HEALTH', 'HEALTHY POOLS', 'FINDINGS', 'AUDITED'];
+  const header = ['CLUSTER', 'HEALTH', 'HEALTHY POOLS', 'FINDINGS', 'OPENYURT', 'AUDITED'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) =>
     cells

@@ -1,4 +1,5 @@
 import { lineChart } from './charts.ts';
+import { describeOpenYurt } from '../nodepool-versions.ts';
 import { escapeHtml as e } from './html-escape.ts';
 import type { ClusterReport, FleetReport } from './report.ts';
 import { bytes } from './text.ts';
@@ -63,7 +64,7 @@ function clusterSection(c: ClusterReport): string {
     .map(([k, v]) => `<code>${e(k)}=${e(v)}</code>`)
     .join('');
   parts.push(
-    `<p class="muted labels">${labels || 'no labels'} · ${c.auditedAt ? `audited ${e(c.auditedAt)}` : 'never audited'}</p>`,
+    `<p class="muted labels">${labels || 'no labels'} · ${c.auditedAt ? `audited ${e(c.auditedAt)}` : 'never audited'}${c.openYurt ? ` · OpenYurt ${e(describeOpenYurt(c.openYurt))}` : ''}</p>`,
   );
   if (c.error) parts.push(`<p><strong>Audit failed:</strong> ${e(c.error)}</p>`);
   if (c.pools.length) {

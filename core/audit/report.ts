@@ -1,5 +1,6 @@
 import { healthOf } from './audit.ts';
 import type { Finding, PoolHealth, PoolHealthState, Severity } from './types.ts';
+import type { OpenYurtObservation } from '../nodepool-versions.ts';
 
 /** What the audit function stores per cluster and run (the table item carries it plus keys and TTL). */
 export interface AuditRecord {
@@ -14,6 +15,8 @@ export interface AuditRecord {
   requested: string[];
   /** Set when the cluster could not be audited. */
   error?: string;
+  /** What the cluster serves of OpenYurt's NodePool (unset when it could not be read). */
+  openYurt?: OpenYurtObservation;
 }
 
 /** A leader probe observation, as history for the leader chart. */
@@ -43,6 +46,7 @@ export interface ClusterReport {
   findings: Finding[];
   requested: string[];
   error?: string;
+  openYurt?: OpenYurtObservation;
   history: {
     /** Cumulative leader transitions per pool (the pools that changed most). */
     leaderTransitions: ChartSeries[];
@@ -126,6 +130,7 @@ function clusterReport(input: ClusterReportInput): ClusterReport {
     findings,
     requested: latest?.requested ?? [],
     error: latest?.error,
+    ...(latest?.openYurt ? { openYurt: latest.openYurt } : {}),
     history: {
       leaderTransitions: topSeries(leaderSeries(records, input.probes ?? []), (s) => spread(s)),
       etcdBytes: topSeries(

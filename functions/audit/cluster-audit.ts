@@ -12,8 +12,10 @@ import {
   latestLeaderProbes,
   leaderHistory,
   putClusterAudit,
+  recordOpenYurt,
   sanitizeErrorMessage,
 } from '../../adapters/state-table/index.ts';
+import type { OpenYurtObservation } from '../../core/nodepool-versions.ts';
 import { meteredTable, type StateTable } from '../../adapters/state-table/index.ts';
 import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
 import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../../events/index.ts';
@@ -32,6 +34,9 @@ export interface ClusterAuditResult {
   reconcileRequests: number;
 }
 
+const sameOpenYurt = (a: OpenYurtObservation | undefined, b: OpenYurtObservation) =>
+  a?.nodePoolApiVersion === b.nodePoolApiVersion && a.nodePoolVersions.join() === b.nodePoolVersions.join();
+
 export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): Promise<ClusterAuditResult> {
   const started = performance.now();
   const now = deps.clock();
@@ -40,6 +45,7 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
   let clusterReads = 0;
   let audit: ClusterAudit;
   let error: string | undefined;
+  let openYurt: OpenYurtObservation | undefined;
   // The audit itself only looks back over the flapping window; the report's charts read the longer history.
   const since = new Date(
     now.getTime() - (deps.thresholds?.flappingWindowMs ?? DEFAULT_AUDIT_THRESHOLDS.flappingWindowMs),
@@ -58,6 +64,9 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
     const observation = await observeCluster(deps, request.clusterId, client).finally(
       () => (clusterReads = client.counters.reads),
     );
+    // Read with the NodePools just listed: no request of its own.
+    openYurt = await client.nodePoolVersions();
+    if (!sameOpenYurt(registration.openYurt, openYurt)) await recordOpenYurt(table, request.clusterId, openYurt, now);
     observation.leaderHistory = leaderHistory(
       history.filter((r) => r.at !== request.requestedAt),
       probes,
@@ -89,6 +98,7 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
     pools: audit.pools,
     requested,
     ...(error ? { error } : {}),
+    ...(openYurt ? { openYurt } : {}),
   };
   // The record first: if sending fails and the bus retries, the retry overwrites this same item.
   await putClusterAudit(table, record, now);

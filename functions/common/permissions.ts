@@ -59,8 +59,9 @@ export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermiss
   audit: {
     // GetItem: registry entry (registry.ts). Query: the registry listing for the fan-out (registry.ts), a
     // cluster's probe records (probe-records.ts) and previous audits (audit-records.ts). PutItem: the
-    // audit record (audit-records.ts).
-    dynamodb: ['GetItem', 'PutItem', 'Query'],
+    // audit record (audit-records.ts). UpdateItem: the OpenYurt versions found, on an existing registration
+    // (registry.ts recordOpenYurt); it grants no item PutItem could not already replace.
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
     // One Cluster Audit Request per registered cluster from the scheduled fan-out (audit/send-events.ts
     // through eventbridge/put-events.ts).
     events: ['PutEvents'],

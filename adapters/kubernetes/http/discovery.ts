@@ -27,6 +27,8 @@ export interface Discovery {
    * being served, or the cluster's CRDs changed).
    */
   group(name: string, fresh?: boolean): Promise<unknown>;
+  /** Drops what is cached of a group-version's kinds: the next lookup reads them again. */
+  forget(apiVersion: string): void;
 }
 
 /** The server does not serve this kind in this apiVersion (or the group-version at all). */
@@ -113,7 +115,7 @@ export function discovery(transport: KubeTransport): Discovery {
     return fetching;
   }
 
-  return { resource, path, group };
+  return { resource, path, group, forget: (apiVersion) => void lists.delete(apiVersion) };
 }
 
 async function fetchKinds(transport: KubeTransport, apiVersion: string): Promise<KindMap> {

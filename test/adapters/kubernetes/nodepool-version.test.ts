@@ -113,6 +113,16 @@ describe('the NodePool version a cluster client reads', () => {
     );
   });
 
+  it('does not read a pool as gone when the NodePool CRD went away after the kinds were cached', async () => {
+    const fake: Fake = { served: ['v1beta1', 'v1alpha1'], requests: [] };
+    const client = createClusterClient(await startFake(fake), { ...fast, clusterId: 'edge-3' });
+    expect((await client.getNodePool('shop-1'))?.apiVersion).toBe('apps.openyurt.io/v1beta1');
+    fake.kindless = true;
+    await expect(client.getNodePool('shop-1')).rejects.toThrow(
+      /^cluster edge-3 serves apps\.openyurt\.io v1beta1, v1alpha1 but no NodePool in apps\.openyurt\.io\/v1beta1: /,
+    );
+  });
+
   it('reads the group again when the version in use stops being served', async () => {
     const fake: Fake = { served: ['v1beta2', 'v1beta1'], requests: [] };
     const client = createClusterClient(await startFake(fake), fast);

@@ -13,6 +13,9 @@ import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import type { OpenYurtRelease } from '../../../dev/local/kube-bins/index.ts';
 import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../events/index.ts';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { getCluster } from '../../../adapters/state-table/index.ts';
+import { auditDeps, auditNow } from '../../../functions/audit/handler.ts';
 import { waitFor } from '../../support/wait.ts';
 
 interface CrdVersion {
@@ -94,6 +97,21 @@ for (const { release, served, stored, otherVersion } of RELEASES) {
       }
     });
 
+    it(`the audit records the release's NodePool versions on the cluster's registration`, async () => {
+      const deps = auditDeps({
+        table: fleet.table,
+        events: { putEvents: async (entries) => fleet.bus.putEvents(entries).Entries },
+        eventBusName: fleet.eventBusName,
+        logger: new Logger({ logLevel: 'ERROR' }),
+      });
+      const { results } = await auditNow(deps, { requestedBy: 'e2e' });
+      const found = { nodePoolApiVersion: `apps.openyurt.io/${stored}`, nodePoolVersions: [...served].reverse() };
+      expect(results.map((r) => [r.record.cluster, r.record.findings, r.record.openYurt])).toEqual([
+        [fleet.clusters[0]!.id, [], found],
+      ]);
+      expect((await getCluster(fleet.table, fleet.clusters[0]!.id))?.openYurt).toMatchObject(found);
+    });
+
     it(`a read at ${otherVersion} needs the conversion webhook no one serves here: the product never made one`, async () => {
       const err = await host
         .requestJson(HttpMethod.GET, `/apis/apps.openyurt.io/${otherVersion}/nodepools/pool-00`)
@@ -116,6 +134,16 @@ for (const { release, served, stored, otherVersion } of RELEASES) {
           30_000,
           'the NodePool CRD deleted',
         );
+        // The deletion cascades (NodePools, then their PoolSpirits), and those notices dead-letter alike: let it
+        // settle, so the request below is not queued behind their leases.
+        await waitFor(
+          async () =>
+            (await host.requestJson<{ items: unknown[] }>(HttpMethod.GET, '/apis/poolspirit.io/v1alpha1/poolspirits'))
+              .items.length === 0,
+          30_000,
+          'the PoolSpirits collected',
+        );
+        await fleet.bus.drain();
         const clusterId = fleet.clusters[0]!.id;
         const [entry] = fleet.bus.putEvents([
           {
@@ -127,7 +155,6 @@ for (const { release, served, stored, otherVersion } of RELEASES) {
         ]).Entries;
         const eventId = entry && 'EventId' in entry ? entry.EventId : undefined;
         expect(eventId).toBeTruthy();
-        // The deletion cascades (NodePools, then their PoolSpirits): those notices dead-letter alike. Ours is the one.
         const mine = () => fleet.bus.deadLetters().filter((l) => l.eventId === eventId);
         await waitFor(() => mine().length > 0, 30_000, 'the request dead-lettered');
         await fleet.bus.drain();

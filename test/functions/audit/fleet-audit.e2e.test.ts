@@ -7,7 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { auditDeps, auditNow, type AuditDeps } from '../../../functions/audit/handler.ts';
-import { latestClusterAudit } from '../../../adapters/state-table/index.ts';
+import { getCluster, latestClusterAudit } from '../../../adapters/state-table/index.ts';
 import type { Finding, FleetReport } from '../../../core/audit/index.ts';
 import { waitFor } from '../../support/local-cluster.ts';
 import { chromium, haveChromium, visibleText } from '../../core/audit/chromium.ts';
@@ -63,8 +63,20 @@ describe('fleet audit: 2 clusters × 3 pools', () => {
       ['cluster-01', [], 3],
       ['cluster-02', [], 3],
     ]);
-    // A fixed number of list calls per cluster, whatever its pool count; one table write per cluster.
-    expect(results.every((r) => r.clusterReads <= 16 && r.tableWriteUnits >= 1 && r.tableWriteUnits <= 2)).toBe(true);
+    // A fixed number of list calls per cluster, whatever its pool count; the record, and on the first audit
+    // the OpenYurt versions found on the registration.
+    expect(results.every((r) => r.clusterReads <= 16 && r.tableWriteUnits >= 2 && r.tableWriteUnits <= 3)).toBe(true);
+    const openYurt = { nodePoolApiVersion: 'apps.openyurt.io/v1beta2', nodePoolVersions: ['v1beta2', 'v1beta1'] };
+    for (const r of results) {
+      expect(r.record.openYurt).toEqual(openYurt);
+      expect((await getCluster(fleet.table, r.record.cluster))?.openYurt).toEqual({
+        ...openYurt,
+        observedAt: expect.any(String),
+      });
+    }
+    // Unchanged since: only the record is written.
+    const again = await auditNow(deps, { requestedBy: 'test' });
+    expect(again.results.map((r) => r.tableWriteUnits)).toEqual(results.map((r) => r.tableWriteUnits - 1));
   }, 60_000);
 
   it('finds every injected drift with its reason, and the reconciles it requests fix the fixable ones', async () => {
