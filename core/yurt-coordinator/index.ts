@@ -9,3 +9,4 @@ export * from './cluster-objects.ts';
 export * from './endpoint-slices.ts';
 export * from './install.ts';
 export * from './compat-pools.ts';
+export * from './foreign-writers.ts';

@@ -26,9 +26,13 @@ import {
   CoordinatorRenderError,
   renderCertsSecret,
   renderCoordinatorEndpointSlices,
+  foreignCertsWrites,
+  describeForeignWrites,
   type AddressType,
   type CertPair,
+  type ForeignWrite,
 } from '../../../core/yurt-coordinator/index.ts';
+import { FIELD_MANAGER } from '../../../adapters/kubernetes/index.ts';
 import { sanitizeErrorMessage } from '../../../adapters/state-table/index.ts';
 import { statusOf, type ClusterClient, type ObjectRef } from '../../../adapters/kubernetes/index.ts';
 import type { ReconcileDeps } from '../deps.ts';
@@ -39,7 +43,8 @@ import { describe } from './ownership.ts';
 export const MAX_CONFLICT_ATTEMPTS = 5;
 
 export type CoordinatorObjects =
-  | { kind: 'converged'; pools: number; applied: string[] }
+  /** `foreignWrites`: other managers that owned keys the product renders, before this pass took them back. */
+  | { kind: 'converged'; pools: number; applied: string[]; foreignWrites: ForeignWrite[] }
   /** An install object is missing (404) or the Role to use it is (403): `Kind name (status)` each. */
   | { kind: 'not-installed'; missing: string[] }
   /** kube-apiserver refused what was rendered, or it cannot be rendered (too many endpoints). */
@@ -90,6 +95,12 @@ async function onePass(
   const missing = read.flatMap((r) => (r.missing ? [r.missing] : []));
   if (missing.length > 0) return { kind: 'not-installed', missing };
   const live = read.map((r) => r.object!);
+  const foreignWrites = foreignCertsWrites(live[0]!, FIELD_MANAGER);
+  if (foreignWrites.length > 0) {
+    deps.logger.warn('another writer owns keys of the yurt-coordinator certs Secret; taking them back', {
+      writers: describeForeignWrites(foreignWrites),
+    });
+  }
 
   // 2. What they should hold, read after them: the compat pools, their CAs and their pods.
   const nodePools = (await client.listNodePools({ [COMPAT_LABEL]: COMPAT_VALUE })) as NodePool[];
@@ -146,5 +157,5 @@ async function onePass(
     }
     applied.push(describe(want));
   }
-  return { kind: 'converged', pools: pools.length, applied };
+  return { kind: 'converged', pools: pools.length, applied, foreignWrites };
 }

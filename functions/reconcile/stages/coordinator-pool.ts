@@ -10,7 +10,12 @@
  * of a compat pool does it too.
  */
 import type { KubeObject } from '../../../core/kube.ts';
-import { CERTS_SECRET, COMPAT_COMPONENT_PATH, COORDINATOR_SLICES } from '../../../core/yurt-coordinator/index.ts';
+import {
+  CERTS_SECRET,
+  COMPAT_COMPONENT_PATH,
+  COORDINATOR_SLICES,
+  describeForeignWrites,
+} from '../../../core/yurt-coordinator/index.ts';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
 import type { ReconcileDeps } from '../deps.ts';
 import { clientPairOf, readCoordinatorPki } from '../../common/coordinator-compat.ts';
@@ -31,6 +36,17 @@ export function coordinatorCondition(result: CoordinatorObjects, missingServices
     };
   }
   if (result.kind === 'rejected') return { status: 'False', reason: 'Rejected', message: result.message };
+  if (result.kind === 'converged' && result.foreignWrites.length > 0) {
+    return {
+      status: 'False',
+      reason: 'ForeignWriter',
+      message:
+        `kube-system ${CERTS_SECRET} was written by ${describeForeignWrites(result.foreignWrites)}; its keys were ` +
+        "written back. yurt-manager's yurtcoordinatorcert controller rewrites them at every start, and hubs starting " +
+        'meanwhile get a CA that verifies no pool-spirit: run yurt-manager with --controllers=*,-yurtcoordinatorcert ' +
+        '(docs/openyurt.md)',
+    };
+  }
   return {
     status: 'True',
     reason: 'Applied',

@@ -160,6 +160,33 @@ describe('with the component installed', () => {
     }
   });
 
+  it("takes its keys back from another writer (yurt-manager's cert controller at its start) and names it in the condition", async () => {
+    const ours = await bundle();
+    // What yurtcoordinatorcert does at start: a strategic-merge patch of ca.crt, field manager yurt-manager.
+    const foreignCa = '-----BEGIN CERTIFICATE-----\nbm90IGEgcG9vbC1zcGlyaXQgQ0E=\n-----END CERTIFICATE-----\n';
+    await world.admin.requestJson(
+      HttpMethod.PATCH,
+      `/api/v1/namespaces/kube-system/secrets/${CERTS_SECRET}?fieldManager=yurt-manager`,
+      {
+        body: { data: { 'ca.crt': Buffer.from(foreignCa).toString('base64') } },
+        contentType: 'application/strategic-merge-patch+json',
+      },
+    );
+    expect(await bundle()).toBe(foreignCa);
+    await world.invoke('edge-a');
+    expect(await bundle()).toBe(ours);
+    const c = condition(await poolSpirit('edge-a'));
+    expect(c).toMatchObject({ status: 'False', reason: 'ForeignWriter' });
+    expect(c?.message).toMatch(
+      /^kube-system yurt-coordinator-yurthub-certs was written by yurt-manager \(Update, \S+\): ca\.crt; /,
+    );
+    expect(c?.message).toContain('--controllers=*,-yurtcoordinatorcert');
+    // Taken back, the keys are the product's alone again: the next pass reports Applied and writes no object.
+    await world.invoke('edge-a');
+    expect(condition(await poolSpirit('edge-a'))).toMatchObject({ status: 'True', reason: 'Applied' });
+    expect(await world.invoke('edge-a')).toMatchObject({ result: 'unchanged', clusterWrites: 0 });
+  });
+
   it('keeps a pool reconciled between another pass’s read and write: its write fails (409) and is read again', async () => {
     await world.createNodePool('edge-c', { type: 'Edge', labels: COMPAT });
     const failures = await interleave('edge-c', 'edge-d');
