@@ -12,6 +12,9 @@ need_apt=()
 # test/functions/audit); only `--tests` needs it.
 if [ "${1:-}" = "--tests" ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+  # yurt-manager runs in a network namespace of its own in the tests (dev/local/openyurt/loopback-netns.ts).
+  { [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || [ -x /usr/bin/ip ]; } || need_apt+=(iproute2)
+  { [ -x /usr/bin/unshare ] && [ -x /usr/bin/nsenter ] && [ -x /usr/bin/setpriv ]; } || need_apt+=(util-linux)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

@@ -25,6 +25,8 @@ targets=(
   "pointer-fields|tools/kubectl|./cmd/pointer-fields|"
   # A real YurtHub (OpenYurt v1.5.1, the newest release the module proxy serves with coordinator support).
   "yurthub|tools/yurthub|github.com/openyurtio/openyurt/cmd/yurthub|openyurt-v1.5.1"
+  # OpenYurt v1.5.1's yurt-manager from the same module: its webhooks and controllers beside the product (dev/local/openyurt).
+  "yurt-manager|tools/yurthub|github.com/openyurtio/openyurt/cmd/yurt-manager|openyurt-v1.5.1"
 )
 
 ldflags_for() {
@@ -93,7 +95,9 @@ for t in "${targets[@]}"; do
 done
 
 # OpenYurt's own CRDs (charts/yurt-manager/crds) per release, read from the pinned module, never copied into the
-# repo: the local stack's `--openyurt RELEASE` installs them in place of infra/crds/nodepool.yaml.
+# repo: the local stack's `--openyurt RELEASE` installs them in place of infra/crds/nodepool.yaml. The chart's
+# templates and values.yaml go beside them (templates/, values.yaml): dev/local/openyurt renders the RBAC and
+# webhook configurations yurt-manager needs from them.
 # release | module dir pinning github.com/openyurtio/openyurt at that release
 openyurt_crds=(
   "v1.5.1|tools/yurthub"
@@ -101,13 +105,14 @@ openyurt_crds=(
 )
 for c in "${openyurt_crds[@]}"; do
   IFS='|' read -r release dir <<<"$c"
-  dest="$root/.cache/kube-bins/openyurt/$release/crds"
-  if [ -f "$dest/apps.openyurt.io_nodepools.yaml" ]; then
+  base="$root/.cache/kube-bins/openyurt/$release"
+  dest="$base/crds"
+  if [ -f "$dest/apps.openyurt.io_nodepools.yaml" ] && [ -f "$base/templates/yurt-manager.yaml" ] && [ -f "$base/values.yaml" ]; then
     echo "openyurt-crds-$release=$dest"
     continue
   fi
   if $print_only; then
-    echo "kube-bins: OpenYurt $release's CRDs are not here; run: npm run kube-bins" >&2
+    echo "kube-bins: OpenYurt $release's CRDs and chart templates are not here; run: npm run kube-bins" >&2
     missing=1
     continue
   fi
@@ -119,15 +124,18 @@ for c in "${openyurt_crds[@]}"; do
   fi
   version=$(echo "$info" | sed -n 's/^[[:space:]]*"Version": "\(.*\)",$/\1/p')
   moddir=$(echo "$info" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  if [ "$version" != "$release" ] || [ ! -d "$moddir/charts/yurt-manager/crds" ]; then
-    echo "kube-bins: $dir pins github.com/openyurtio/openyurt $version, expected $release with charts/yurt-manager/crds" >&2
+  chart="$moddir/charts/yurt-manager"
+  if [ "$version" != "$release" ] || [ ! -d "$chart/crds" ] || [ ! -d "$chart/templates" ] || [ ! -f "$chart/values.yaml" ]; then
+    echo "kube-bins: $dir pins github.com/openyurtio/openyurt $version, expected $release with charts/yurt-manager/{crds,templates,values.yaml}" >&2
     exit 1
   fi
-  rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
-  cp "$moddir"/charts/yurt-manager/crds/*.yaml "$dest.tmp/"
-  chmod -R u+w "$dest.tmp"
-  rm -rf "$dest" && mv "$dest.tmp" "$dest"
-  echo "kube-bins: OpenYurt $release's CRDs from the module into $dest" >&2
+  rm -rf "$base.tmp" && mkdir -p "$base.tmp/crds" "$base.tmp/templates"
+  cp "$chart"/crds/*.yaml "$base.tmp/crds/"
+  cp "$chart"/templates/* "$base.tmp/templates/"
+  cp "$chart/values.yaml" "$base.tmp/values.yaml"
+  chmod -R u+w "$base.tmp"
+  rm -rf "$base" && mv "$base.tmp" "$base"
+  echo "kube-bins: OpenYurt $release's CRDs and chart templates from the module into $base" >&2
   echo "openyurt-crds-$release=$dest"
 done
 exit $missing

@@ -1,9 +1,11 @@
 // YurtHub v1.5.1 (github.com/openyurtio/openyurt/cmd/yurthub), built by scripts/kube-bins.sh to judge the
-// pool-spirit as a yurt-coordinator drop-in. v1.6.0 is the last release with coordinator support, but the Go
-// module proxy does not serve it; v1.5.1 has the same coordinator flags. The same module gives OpenYurt v1.5.1's
-// CRDs (charts/yurt-manager/crds) to the local stack's `--openyurt v1.5.1`. A dependency's replace directives are
-// ignored, so upstream's are copied below verbatim (k8s.io/* at 0.28.9, k8s.io/kubernetes from its GitHub
-// mirror, the forked apiserver-network-proxy). Kept apart from tools/kube* so their versions never mix.
+// pool-spirit as a yurt-coordinator drop-in, and yurt-manager v1.5.1 (cmd/yurt-manager) from the same module:
+// OpenYurt's own webhooks and controllers beside the product (dev/local/openyurt). v1.6.0 is the last release
+// with coordinator support, but the Go module proxy does not serve it; v1.5.1 has the same coordinator flags.
+// The same module gives OpenYurt v1.5.1's CRDs and yurt-manager chart (charts/yurt-manager) to the local stack.
+// A dependency's replace directives are ignored, so upstream's are copied below verbatim (k8s.io/* at 0.28.9,
+// k8s.io/kubernetes from its GitHub mirror, the forked apiserver-network-proxy). Kept apart from tools/kube* so
+// their versions never mix.
 module github.com/pool-spirit/reconciler/tools/yurthub
 
 go 1.24
@@ -11,9 +13,13 @@ go 1.24
 // Upstream v1.5.x was built with Go 1.20; keep its runtime defaults (TLS, x509) rather than 1.26's.
 godebug default=go1.21
 
-tool github.com/openyurtio/openyurt/cmd/yurthub
+tool (
+	github.com/openyurtio/openyurt/cmd/yurt-manager
+	github.com/openyurtio/openyurt/cmd/yurthub
+)
 
 require (
+	github.com/Azure/go-ansiterm v0.0.0-20210617225240-d185dfc1b5a1 // indirect
 	github.com/NYTimes/gziphandler v1.1.1 // indirect
 	github.com/antlr/antlr4/runtime/Go/antlr/v4 v4.0.0-20230305170008-8188dc5388df // indirect
 	github.com/asaskevich/govalidator v0.0.0-20190424111038-f61b66f89f4a // indirect
@@ -55,6 +61,7 @@ require (
 	github.com/liggitt/tabwriter v0.0.0-20181228230101-89fcab3d43de // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/matttproud/golang_protobuf_extensions v1.0.4 // indirect
+	github.com/moby/term v0.0.0-20221205130635-1aeaba878587 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -62,6 +69,7 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/openyurtio/openyurt v1.5.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
+	github.com/projectcalico/api v0.0.0-20230222223746-44aa60c2201f // indirect
 	github.com/prometheus/client_golang v1.16.0 // indirect
 	github.com/prometheus/client_model v0.4.0 // indirect
 	github.com/prometheus/common v0.44.0 // indirect
@@ -116,11 +124,14 @@ require (
 	k8s.io/cloud-provider v0.28.9 // indirect
 	k8s.io/cluster-bootstrap v0.28.9 // indirect
 	k8s.io/component-base v0.28.9 // indirect
+	k8s.io/component-helpers v0.28.9 // indirect
 	k8s.io/controller-manager v0.28.9 // indirect
 	k8s.io/klog/v2 v2.100.1 // indirect
 	k8s.io/kms v0.28.9 // indirect
 	k8s.io/kube-controller-manager v0.28.9 // indirect
 	k8s.io/kube-openapi v0.0.0-20230717233707-2695361300d9 // indirect
+	k8s.io/kubectl v0.28.9 // indirect
+	k8s.io/kubelet v0.28.9 // indirect
 	k8s.io/kubernetes v0.0.0-00010101000000-000000000000 // indirect
 	k8s.io/utils v0.0.0-20230406110748-d93618cff8a2 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.1.2 // indirect

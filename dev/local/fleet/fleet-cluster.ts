@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { startYurtManager, type RunningYurtManager } from '../openyurt/yurt-manager.ts';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { KubeConfig } from '@kubernetes/client-node';
 import { eventBridgePutEvents } from '../../../adapters/eventbridge/put-events.ts';
@@ -50,7 +51,28 @@ export async function startFleetCluster(
   if (opts.controlPlane === 'real') resumed = false;
   const { kubeconfigPath, kubeConfig } = host;
   // A resumed cluster keeps what it had: pools deleted with kubectl before the crash stay deleted.
-  await seedCluster(kubeConfig, resumed ? { pools: 0, nodesPerPool: 0, cloudPools: 0 } : opts, clusterCa.certPem);
+  // A real OpenYurt v1.5.1 cluster runs yurt-manager: its webhooks judge the pools seeded below.
+  let yurtManager: RunningYurtManager | undefined;
+  const afterCrds =
+    opts.openYurt === 'v1.5.1' && host.real
+      ? async () => {
+          const real = host.real!;
+          const started = await startYurtManager({
+            cluster: real,
+            log: (line) => log(`${id} ${line}`),
+            ...(opts.yurtManagerControllers ? { controllers: opts.yurtManagerControllers } : {}),
+          });
+          yurtManager = started;
+          parts.push(() => started.stop());
+          log(`${id} yurt-manager ${started.release}: ready in ${started.readyMs} ms (pid ${started.pid})`);
+        }
+      : undefined;
+  await seedCluster(
+    kubeConfig,
+    resumed ? { pools: 0, nodesPerPool: 0, cloudPools: 0 } : opts,
+    clusterCa.certPem,
+    afterCrds ? { afterCrds } : {},
+  );
   if (!resumed) await markSeeded(state, id);
   await registerCluster(
     table,
@@ -127,6 +149,7 @@ export async function startFleetCluster(
     cluster: host.cluster,
     storage: host.storage,
     real: host.real,
+    ...(yurtManager ? { yurtManager } : {}),
     api: host.cluster && inProcessApiAccess(host.cluster),
     resumed,
     kubeconfigPath,
@@ -136,6 +159,7 @@ export async function startFleetCluster(
     leaderRenewals,
     convergence: async () => progressTracker.current(),
     async stopClients() {
+      await yurtManager?.stop();
       await forwarder.stop(2_000).catch(() => undefined);
       await kubelet.stop();
       leaderRenewals?.stop();

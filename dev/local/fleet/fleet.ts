@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { RunningYurtManager } from '../openyurt/yurt-manager.ts';
 import { join } from 'node:path';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -104,6 +105,8 @@ export interface FleetCluster {
   storage?: ClusterStorage;
   /** The real host control plane (control plane `real`). */
   real?: RealHostCluster;
+  /** OpenYurt's yurt-manager beside it (`openYurt: 'v1.5.1'`). */
+  yurtManager?: RunningYurtManager;
   /** The local API's request log, fault injection and storage, wherever it runs (control plane `local`). */
   api?: LocalApiAccess;
   /** Started from the objects a previous run kept, not seeded. */

@@ -22,6 +22,11 @@ export interface FleetShape {
    * real OpenYurt cluster has them: their conversion webhook included, which nothing serves here.
    */
   openYurt?: OpenYurtRelease;
+  /**
+   * yurt-manager's `--controllers` where it runs (`openYurt: 'v1.5.1'` on the real control plane); default its
+   * harness's (dev/local/openyurt): nodepool, yurtcoordinatorcert, delegatelease, podbinding, csrapprover.
+   */
+  yurtManagerControllers?: string[];
 }
 
 export const PRODUCT_NAMESPACE = 'pool-spirit-system';
@@ -111,17 +116,38 @@ export async function createIfMissing(api: RawObjectApi, obj: KubernetesObject):
   }
 }
 
+/** Creates a Node, trying again for a while where an admission webhook does not know its pool yet. */
+async function createWhenPoolKnown(api: RawObjectApi, node: KubernetesObject, timeoutMs = 15_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await createIfMissing(api, node);
+    } catch (err) {
+      const poolUnknown = /admission webhook .* denied the request: NodePool\S* "[^"]+" not found/.test(String(err));
+      if (!poolUnknown || Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 /**
  * Brings a fresh local cluster to what a real OpenYurt cluster with the product installed has: the CRDs,
  * the product namespace, the cluster CA published as kube-root-ca.crt, and NodePools with their Nodes.
  */
-export async function seedCluster(kc: KubeConfig, shape: FleetShape, clusterCaPem: string): Promise<void> {
+export async function seedCluster(
+  kc: KubeConfig,
+  shape: FleetShape,
+  clusterCaPem: string,
+  hooks: { afterCrds?: () => Promise<void> } = {},
+): Promise<void> {
   const api = RawObjectApi.fromKubeConfig(kc);
   const nodePoolCrds = shape.openYurt ? await openYurtCrds(shape.openYurt) : await infraManifests('crds/nodepool.yaml');
   for (const crd of [...nodePoolCrds, ...(await infraManifests('crds/poolspirit.yaml'))]) {
     await createIfMissing(api, crd);
   }
   await waitForCrds(kc, ['nodepools.apps.openyurt.io', 'poolspirits.poolspirit.io']);
+  // What must run before the pools exist, as on a real cluster (yurt-manager's NodePool webhooks).
+  await hooks.afterCrds?.();
   // Pools are written in the version the product reads: with OpenYurt's CRDs any other one needs yurt-manager's
   // conversion webhook.
   const nodePoolApiVersion = await servedNodePoolApiVersion(api);
@@ -134,16 +160,21 @@ export async function seedCluster(kc: KubeConfig, shape: FleetShape, clusterCaPe
     metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' },
     data: { 'ca.crt': clusterCaPem },
   } as KubernetesObject);
-  const objects: KubernetesObject[] = [];
+  const pools: KubernetesObject[] = [];
+  const nodes: KubernetesObject[] = [];
   for (let i = 0; i < shape.pools; i++) {
     const pool = poolName(i);
     const np = nodePool(pool, 'Edge', nodePoolApiVersion);
     if (shape.edgePoolLabels) np.metadata = { ...np.metadata, labels: { ...shape.edgePoolLabels } };
-    objects.push(np);
-    for (let j = 0; j < shape.nodesPerPool; j++) objects.push(edgeNode(nodeName(pool, j), pool));
+    pools.push(np);
+    for (let j = 0; j < shape.nodesPerPool; j++) nodes.push(edgeNode(nodeName(pool, j), pool));
   }
-  for (let i = 0; i < (shape.cloudPools ?? 0); i++) objects.push(nodePool(`cloud-${i}`, 'Cloud', nodePoolApiVersion));
-  await runLimited(objects, 16, (o) => createIfMissing(api, o));
+  for (let i = 0; i < (shape.cloudPools ?? 0); i++) pools.push(nodePool(`cloud-${i}`, 'Cloud', nodePoolApiVersion));
+  // Pools before their nodes: yurt-manager's Node webhook refuses a node of a pool it does not know yet. It
+  // reads pools from its informer, a moment behind the apiserver, so a refused node is tried again, as a
+  // kubelet registering its node does.
+  await runLimited(pools, 16, (o) => createIfMissing(api, o));
+  await runLimited(nodes, 16, (o) => createWhenPoolKnown(api, o));
 }
 
 async function waitForCrds(kc: KubeConfig, names: string[], timeoutMs = 10_000): Promise<void> {

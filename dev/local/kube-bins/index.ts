@@ -21,7 +21,8 @@ export type KubeBinary =
   | 'kube-scheduler'
   | 'etcd'
   | 'etcdctl'
-  | 'yurthub';
+  | 'yurthub'
+  | 'yurt-manager';
 
 /**
  * Which local build realises each component release a bundle names (core/poolspirit/defaults.ts): the
@@ -93,4 +94,31 @@ export function requireOpenYurtCrds(release: OpenYurtRelease): string {
     );
   }
   return dir;
+}
+
+/** OpenYurt's yurt-manager chart of a release as `npm run kube-bins` puts it beside the CRDs: its templates and values. */
+export interface OpenYurtChart {
+  /** charts/yurt-manager/templates (Helm templates, rendered by dev/local/openyurt/chart.ts). */
+  templatesDir: string;
+  /** charts/yurt-manager/values.yaml */
+  valuesFile: string;
+}
+
+/**
+ * OpenYurt's yurt-manager chart (charts/yurt-manager/templates and values.yaml of its Go module), as
+ * `npm run kube-bins` puts it beside the CRDs; an error that says how to get it when it is not there.
+ */
+export function requireOpenYurtChart(release: OpenYurtRelease): OpenYurtChart {
+  const base = fileURLToPath(new URL(`../../../.cache/kube-bins/openyurt/${release}/`, import.meta.url));
+  const chart = { templatesDir: join(base, 'templates'), valuesFile: join(base, 'values.yaml') };
+  try {
+    accessSync(join(chart.templatesDir, 'yurt-manager.yaml'), constants.R_OK);
+    accessSync(chart.valuesFile, constants.R_OK);
+  } catch {
+    throw new Error(
+      `OpenYurt ${release}'s yurt-manager chart templates not found in ${base}. They are read from its pinned Go ` +
+        'module: run `npm run kube-bins` (needs Go ≥ 1.26 and the Go module proxy).',
+    );
+  }
+  return chart;
 }

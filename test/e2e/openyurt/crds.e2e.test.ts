@@ -1,8 +1,10 @@
 /**
  * The product on OpenYurt's own NodePool CRD, per supported release, on the real control plane: the CRDs come
- * from the release's Go module (charts/yurt-manager/crds, `npm run kube-bins`), their conversion webhook kept
- * as shipped. No yurt-manager serves that webhook here, so any read at a version other than the stored one
- * fails: the product converging shows that it reads what the cluster stores, not the project's own CRD.
+ * from the release's Go module (charts/yurt-manager/crds, `npm run kube-bins`).
+ *  - v1.5.1 runs with its own yurt-manager (dev/local/openyurt), as a real v1.5 cluster does: its webhooks
+ *    default and validate the pools and nodes seeded, and serve NodePool conversion.
+ *  - v1.7.0's yurt-manager is not built here, so nothing serves its conversion webhook and any read at a version
+ *    other than the stored one fails: the product converging shows that it reads what the cluster stores.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -32,12 +34,30 @@ interface Owned {
 }
 
 /** What each release's own NodePool CRD is (its chart), and so the version the product must read. */
-const RELEASES: Array<{ release: OpenYurtRelease; served: string[]; stored: string; otherVersion: string }> = [
-  { release: 'v1.5.1', served: ['v1alpha1', 'v1beta1'], stored: 'v1beta1', otherVersion: 'v1alpha1' },
-  { release: 'v1.7.0', served: ['v1alpha1', 'v1beta1', 'v1beta2'], stored: 'v1beta2', otherVersion: 'v1beta1' },
+const RELEASES: Array<{
+  release: OpenYurtRelease;
+  served: string[];
+  stored: string;
+  otherVersion: string;
+  yurtManager: boolean;
+}> = [
+  {
+    release: 'v1.5.1',
+    served: ['v1alpha1', 'v1beta1'],
+    stored: 'v1beta1',
+    otherVersion: 'v1alpha1',
+    yurtManager: true,
+  },
+  {
+    release: 'v1.7.0',
+    served: ['v1alpha1', 'v1beta1', 'v1beta2'],
+    stored: 'v1beta2',
+    otherVersion: 'v1beta1',
+    yurtManager: false,
+  },
 ];
 
-for (const { release, served, stored, otherVersion } of RELEASES) {
+for (const { release, served, stored, otherVersion, yurtManager } of RELEASES) {
   describe(`OpenYurt ${release}'s own CRDs on the real control plane (1 cluster × 2 edge pools + 1 cloud pool)`, () => {
     let fleet: LocalFleet;
     let dir: string;
@@ -112,14 +132,31 @@ for (const { release, served, stored, otherVersion } of RELEASES) {
       expect((await getCluster(fleet.table, fleet.clusters[0]!.id))?.openYurt).toMatchObject(found);
     });
 
-    it(`a read at ${otherVersion} needs the conversion webhook no one serves here: the product never made one`, async () => {
-      const err = await host
-        .requestJson(HttpMethod.GET, `/apis/apps.openyurt.io/${otherVersion}/nodepools/pool-00`)
-        .catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ApiException);
-      expect((err as ApiException<unknown>).code).toBe(500);
-      expect(JSON.stringify((err as ApiException<unknown>).body)).toMatch(/conversion webhook/);
-    });
+    if (yurtManager) {
+      it('runs yurt-manager: its webhooks labelled the pools and nodes seeded, and it converts a read at v1alpha1', async () => {
+        expect(fleet.clusters[0]!.yurtManager?.pid).toBeGreaterThan(0);
+        const pool = await host.requestJson<{ metadata: { labels?: Record<string, string> } }>(
+          HttpMethod.GET,
+          `/apis/apps.openyurt.io/${stored}/nodepools/pool-00`,
+        );
+        // The NodePool defaulting webhook's label, which the local stack does not write.
+        expect(pool.metadata.labels?.['nodepool.openyurt.io/type']).toBe('edge');
+        const old = await host.requestJson<{ apiVersion: string }>(
+          HttpMethod.GET,
+          `/apis/apps.openyurt.io/${otherVersion}/nodepools/pool-00`,
+        );
+        expect(old.apiVersion).toBe(`apps.openyurt.io/${otherVersion}`);
+      });
+    } else {
+      it(`a read at ${otherVersion} needs the conversion webhook no one serves here: the product never made one`, async () => {
+        const err = await host
+          .requestJson(HttpMethod.GET, `/apis/apps.openyurt.io/${otherVersion}/nodepools/pool-00`)
+          .catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ApiException);
+        expect((err as ApiException<unknown>).code).toBe(500);
+        expect(JSON.stringify((err as ApiException<unknown>).body)).toMatch(/conversion webhook/);
+      });
+    }
 
     if (release === 'v1.5.1') {
       it("a cluster whose NodePool CRD is gone (OpenYurt's other CRDs still serving the group) is terminal: one attempt, one dead letter naming the cluster and what it serves", async () => {

@@ -8,7 +8,13 @@ import { connect } from 'node:tls';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectNames } from '../../../core/render/names.ts';
-import { COORDINATOR_CLIENT_RULES, COORDINATOR_CLIENT_USER } from '../../../core/yurt-coordinator/index.ts';
+import {
+  CERTS_SECRET_KEYS,
+  COORDINATOR_CLIENT_RULES,
+  COORDINATOR_CLIENT_USER,
+} from '../../../core/yurt-coordinator/index.ts';
+import { readCertsSecret } from '../../../dev/local/yurthub/host-install.ts';
+import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../events/index.ts';
 import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
 import type { CertAndKey } from '../../../dev/local/kube-api/index.ts';
 import { waitFor } from '../../support/wait.ts';
@@ -523,6 +529,49 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
     expect(forbidden).toEqual([]);
     expect(held.filter((h) => !used.has(h))).toEqual([]);
   });
+
+  it("yurt-manager's yurtcoordinatorcert on: a restart of yurt-manager rewrites ca.crt, the next pass names it and writes the product's keys back, and the leaders stay", async () => {
+    const [cluster] = world.fleet.clusters;
+    const yurtManager = cluster!.yurtManager!;
+    const ours = await readCertsSecret(cluster!.kubeConfig);
+    const ownCa = ours[CERTS_SECRET_KEYS.ca]!;
+    await yurtManager.restart();
+    // Written before its leader election, at once: its own CA in place of the pools' bundle.
+    await waitFor(
+      async () => (await readCertsSecret(cluster!.kubeConfig))[CERTS_SECRET_KEYS.ca] !== ownCa,
+      30_000,
+      'yurt-manager to write ca.crt',
+    );
+    const pool = world.pools[0]!;
+    const [entry] = world.fleet.bus.putEvents([
+      {
+        Source: RECONCILER_SOURCE,
+        DetailType: RECONCILE_REQUEST_DETAIL_TYPE,
+        Detail: JSON.stringify({ clusterId: cluster!.id, nodePool: pool, reason: 'e2e', requestedBy: 'e2e' }),
+        EventBusName: world.fleet.eventBusName,
+      },
+    ]).Entries;
+    expect(entry).toHaveProperty('EventId');
+    const host = await hostApi(world);
+    const condition = await waitFor(
+      async () => {
+        const spirit = await host.requestJson<Obj>(HttpMethod.GET, `/apis/poolspirit.io/v1alpha1/poolspirits/${pool}`);
+        const c = (spirit.status?.conditions ?? []).find((x: Obj) => x.type === 'YurtCoordinatorObjectsReady');
+        return c?.reason === 'ForeignWriter' ? c : undefined;
+      },
+      30_000,
+      'the condition to name the foreign writer',
+    );
+    figure('foreign-writer-condition', condition.message);
+    expect(condition.status).toBe('False');
+    expect(condition.message).toMatch(
+      /^kube-system yurt-coordinator-yurthub-certs was written by yurt-manager \(Update, \S+\): ca\.crt, yurt-coordinator-yurthub-client\.crt, yurt-coordinator-yurthub-client\.key; /,
+    );
+    const after = await readCertsSecret(cluster!.kubeConfig);
+    expect(after[CERTS_SECRET_KEYS.ca]).toBe(ownCa);
+    expect(after[CERTS_SECRET_KEYS.clientCert]).toBe(ours[CERTS_SECRET_KEYS.clientCert]);
+    for (const p of world.pools) expect((await leaderOf(world, p)).holder, p).toBeTruthy();
+  }, 90_000);
 });
 
 type Obj = Record<string, any>;

@@ -1,6 +1,7 @@
 /**
- * The yurthub e2e world: one cluster on the real control plane with the process kubelet, the product
- * installed with infra/cluster/components/yurt-coordinator-compat (as an operator using compat would), its
+ * The yurthub e2e world: one cluster on the real control plane with the process kubelet, OpenYurt
+ * v1.5.1's own CRDs and its yurt-manager (the release of the hubs), the product installed with
+ * infra/cluster/components/yurt-coordinator-compat (as an operator using compat would), its
  * edge pools labelled for yurt-coordinator compat (so each pool-spirit is rendered as a coordinator drop-in),
  * no simulated leader, and real YurtHub v1.5.1 processes — `hubsPerPool` per pool — electing in the
  * pool-spirits. The certs Secret the hubs read is the one the reconciler wrote, as its own identity; the
@@ -53,7 +54,18 @@ export interface YurtHubWorld {
   stop(): Promise<void>;
 }
 
-export async function startYurtHubWorld(shape: { pools: number; hubsPerPool: number }): Promise<YurtHubWorld> {
+/**
+ * yurt-manager v1.5.1's controllers without `yurtcoordinatorcert`, as docs/openyurt.md asks of clusters with
+ * compat pools; the default (the harness's) runs it.
+ */
+export const CONTROLLERS_WITHOUT_COORDINATOR_CERT = ['nodepool', 'delegatelease', 'podbinding', 'csrapprover'];
+
+export async function startYurtHubWorld(shape: {
+  pools: number;
+  hubsPerPool: number;
+  /** yurt-manager's `--controllers`; default the harness's, `yurtcoordinatorcert` among them. */
+  yurtManagerControllers?: string[];
+}): Promise<YurtHubWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-yurthub-'));
   const fleet = await startLocalFleet({
     clusters: 1,
@@ -65,6 +77,8 @@ export async function startYurtHubWorld(shape: { pools: number; hubsPerPool: num
     retryBaseDelayMs: 20,
     kubelet: 'process',
     controlPlane: 'real',
+    openYurt: 'v1.5.1',
+    ...(shape.yurtManagerControllers ? { yurtManagerControllers: shape.yurtManagerControllers } : {}),
     productComponents: [COMPAT_COMPONENT_PATH],
     simulateLeader: false,
     edgePoolLabels: { [COMPAT_LABEL]: COMPAT_VALUE },
