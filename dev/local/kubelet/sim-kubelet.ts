@@ -204,6 +204,17 @@ export class SimKubelet {
     return queued;
   }
 
+  /**
+   * Stops renewing the nodes' Leases on the host, leaving them to whoever else renews them: on an OpenYurt edge
+   * node the kubelet reaches the host only through its YurtHub, which renews the node Lease itself (or, cut off,
+   * has its pool's leader delegate it). False when this kubelet renews none (not on a real control plane).
+   */
+  stopNodeLeaseRenewals(): boolean {
+    if (!this.heartbeats) return false;
+    this.heartbeats.stop();
+    return true;
+  }
+
   /** Async so that a kubelet with processes to stop (process-kubelet.ts) can override it and be awaited. */
   async stop(): Promise<void> {
     this.stopped = true;

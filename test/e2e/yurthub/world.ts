@@ -242,3 +242,20 @@ export function etcdVersion(endpoint: string, caPem: string, client: CertAndKey)
     req.end();
   });
 }
+
+/**
+ * Leaves the host's node Leases to the hubs. The process kubelet of this world renews every node's Lease in
+ * kube-node-lease itself (dev/local/kubelet/node-heartbeats.ts, started by sim-kubelet.ts with a real control
+ * plane), straight to the host apiserver: that path never crosses a hub's host link, so a node cut off from the
+ * host would keep a fresh Lease there. On an OpenYurt edge node the kubelet talks to the host only through its
+ * YurtHub, which answers the kubelet's Lease requests locally (v1.5.1 pkg/yurthub/proxy/proxy.go,
+ * handleKubeletLease) and renews the node Lease itself on each health probe (pkg/yurthub/healthchecker); the
+ * hubs of this world already do. After this, only the hubs renew host node Leases. Existing behaviour of the
+ * world is unchanged for any test that does not call it.
+ */
+export function leaveNodeLeasesToHubs(world: YurtHubWorld): void {
+  const kubelet = world.fleet.clusters[0]!.kubelet;
+  if (!kubelet) throw new Error('leaveNodeLeasesToHubs: the cluster has no kubelet on this thread');
+  if (!kubelet.stopNodeLeaseRenewals())
+    throw new Error('leaveNodeLeasesToHubs: the kubelet renews no node Leases (not a real control plane?)');
+}
