@@ -32,6 +32,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import type { RunningYurtHub } from '../../../dev/local/yurthub/hub.ts';
 import { waitFor } from '../../support/wait.ts';
+import type { Condition, LeaseJson, NodeJson, PodJson, Toleration } from './kube-json.ts';
 import {
   hostApi,
   leaderOf,
@@ -56,46 +57,6 @@ const NOT_READY = 'node.kubernetes.io/not-ready';
 const KUBELET_UA = 'kubelet/v1.28.9 (linux/amd64) kubernetes/edge-autonomy-e2e';
 const WORKLOAD = { namespace: 'default', name: 'edge-workload' };
 const CONTROL = { namespace: 'default', name: 'edge-control' };
-
-interface Meta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  annotations?: Record<string, string>;
-  deletionTimestamp?: string;
-  managedFields?: Array<{ manager: string; operation: string; time?: string }>;
-}
-interface LeaseJson {
-  metadata: Meta;
-  spec?: { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number };
-}
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-}
-interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
-}
-interface NodeJson {
-  metadata: Meta;
-  spec?: { taints?: Taint[] };
-  status?: { conditions?: Condition[] };
-}
-interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
-interface PodJson {
-  metadata: Meta;
-  spec: { nodeName?: string; tolerations?: Toleration[] };
-  status?: { phase?: string };
-}
 
 /** One distinct renewTime of a node's Lease on the host, as first seen. */
 interface Renewal {

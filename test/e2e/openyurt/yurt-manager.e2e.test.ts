@@ -23,52 +23,13 @@ import { startRealHostCluster, type RealHostCluster } from '../../../dev/local/r
 import * as x509 from '../../../shared/x509.ts';
 import { describeFindings, kubeconfigSecrets, SecretScanner, secretObjectSecrets } from '../../support/secret-scan.ts';
 import { waitFor } from '../../support/wait.ts';
+import type { Condition, LeaseJson, Meta, NodeJson, PodJson, Toleration } from './kube-json.ts';
 
-interface ManagedField {
-  manager: string;
-  operation: string;
-  subresource?: string;
-  fieldsV1?: { 'f:data'?: Record<string, unknown> } & Record<string, unknown>;
-}
-interface Meta {
-  name: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  resourceVersion?: string;
-  managedFields?: ManagedField[];
-}
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
 interface NodePoolJson {
   apiVersion: string;
   metadata: Meta;
   spec: { type?: string };
   status?: { nodes?: string[] };
-}
-interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
-}
-interface NodeJson {
-  metadata: Meta;
-  spec?: { taints?: Taint[] };
-  status?: { conditions?: Condition[] };
-}
-interface Toleration {
-  key?: string;
-  operator?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
-interface PodJson {
-  metadata: Meta & { namespace: string };
-  spec: { nodeName?: string; tolerations?: Toleration[] };
-  status?: { phase?: string; conditions?: Condition[] };
 }
 interface SecretJson {
   metadata: Meta;
@@ -84,10 +45,6 @@ interface CrdJson {
 interface WebhookConfigurationJson {
   metadata: Meta;
   webhooks: Array<{ name: string; failurePolicy?: string; clientConfig: { url?: string; service?: unknown } }>;
-}
-interface LeaseJson {
-  metadata: Meta & { namespace: string };
-  spec: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string };
 }
 
 const NS = 'kube-system';
