@@ -241,9 +241,22 @@ describe('OpenYurt yurt-manager v1.5.1 beside the real control plane', () => {
   });
 
   it('Node: the desired pool becomes its pool label (node webhook), the label cannot change, and the nodepool controller lists it', async () => {
-    const created = await admin.requestJson<NodeJson>(HttpMethod.POST, '/api/v1/nodes', {
-      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE, labels: { [DESIRED_NODEPOOL_LABEL]: 'hz' } } },
-    });
+    // The Node webhook reads pools from yurt-manager's informer, a moment behind the apiserver: under load it
+    // refuses a node of a pool created just before ("NodePool … not found"), as a registering kubelet would see
+    // it, and the node is created again. Any other refusal fails the test when the wait runs out, naming it.
+    const created = await waitFor(
+      () =>
+        admin.requestJson<NodeJson>(HttpMethod.POST, '/api/v1/nodes', {
+          body: {
+            apiVersion: 'v1',
+            kind: 'Node',
+            metadata: { name: NODE, labels: { [DESIRED_NODEPOOL_LABEL]: 'hz' } },
+          },
+        }),
+      15_000,
+      "yurt-manager's Node webhook to know NodePool hz",
+      200,
+    );
     expect(created.metadata.labels?.[NODEPOOL_LABEL]).toBe('hz');
     const refused = await rejection(
       admin.requestJson(HttpMethod.PATCH, `/api/v1/nodes/${NODE}`, {
