@@ -571,6 +571,8 @@ describe('OpenYurt yurt-manager v1.5.1 beside the real control plane', () => {
       /delegate_lease_controller\.go:\d+\] Error updating node edge-1: .* cannot update resource "nodes\/status"/,
       // A process stopped while it waited for the leader Lease: its controllers' sources never synced.
       /failed to get informer from cache(" "error"="|: )Timeout: failed waiting for \S+ Informer to sync/,
+      // Optimistic concurrency: a controller wrote a NodePool another had just written; controller-runtime requeues.
+      /"Reconciler error" "error"="Operation cannot be fulfilled on \S+ \\"[^"\\]+\\": the object has been modified/,
     ];
     const lines = await ym.errorLines();
     expect(lines.filter((l) => !known.some((k) => k.test(l)))).toEqual([]);
