@@ -36,4 +36,9 @@ fi
 # tools/ into .cache/kube-bins. Only the tests need them: `npm start` (the embedded local API) never builds Go.
 if [ "${1:-}" = "--tests" ]; then
   bash scripts/kube-bins.sh >&2
+  # AWS's own judges of the cloud half (docs/aws-stand-ins.md): cfn-lint and moto (Python), event-ruler (Java),
+  # the Lambda Runtime Interface Emulator and runtime interface client.
+  bash scripts/python-judges.sh
+  bash scripts/event-ruler.sh
+  bash scripts/lambda-rie.sh
 fi
