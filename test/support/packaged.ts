@@ -41,7 +41,11 @@ async function inputsHash(): Promise<string> {
   ].sort();
   const hash = createHash('sha256');
   for (const f of files) {
-    hash.update(relative(ROOT, f)).update('\0').update(await readFile(f)).update('\0');
+    hash
+      .update(relative(ROOT, f))
+      .update('\0')
+      .update(await readFile(f))
+      .update('\0');
   }
   return hash.digest('hex').slice(0, 16);
 }
