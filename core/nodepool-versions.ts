@@ -30,9 +30,23 @@ export interface OpenYurtObservation {
   nodePoolVersions: string[];
 }
 
-/** `NodePool v1beta1 (served: v1beta1, v1alpha1)`: one line for reports. */
+/** OpenYurt's own CRDs from v1.7.0 on: NodePool v1beta2 served in a group that still serves v1alpha1. */
+export function servesOpenYurt17OrLater(nodePoolVersions: readonly string[]): boolean {
+  return nodePoolVersions.includes('v1beta2') && nodePoolVersions.includes('v1alpha1');
+}
+
+/** Which OpenYurt releases serve these NodePool versions: one phrase for reports. */
+export function releasesServing(nodePoolVersions: readonly string[]): string {
+  if (servesOpenYurt17OrLater(nodePoolVersions)) return 'OpenYurt v1.7.0 or later';
+  if (nodePoolVersions.includes('v1beta2')) return "pool-spirit's own NodePool CRD (no OpenYurt CRDs)";
+  if (nodePoolVersions.includes('v1beta1')) return 'OpenYurt v1.0 – v1.6.x';
+  return 'no readable NodePool version';
+}
+
+/** `NodePool v1beta1 (served: v1beta1, v1alpha1; OpenYurt v1.0 – v1.6.x)`: one line for reports. */
 export function describeOpenYurt(o: OpenYurtObservation): string {
-  return `NodePool ${o.nodePoolApiVersion.split('/').pop()} (served: ${o.nodePoolVersions.join(', ')})`;
+  const version = o.nodePoolApiVersion.split('/').pop();
+  return `NodePool ${version} (served: ${o.nodePoolVersions.join(', ')}; ${releasesServing(o.nodePoolVersions)})`;
 }
 
 export type NodePoolVersionChoice =

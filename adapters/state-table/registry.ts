@@ -74,6 +74,13 @@ export const ClusterRegistrationSchema = z.strictObject({
   id: clusterId,
   access: ClusterAccessSchema,
   labels: z._default(z.record(z.string(), z.string()), {}),
+  /**
+   * The OpenYurt release the cluster runs, as its operator declares it: the API cannot tell v1.6.0 (whose
+   * YurtHub has a yurt-coordinator client) from v1.6.1 (whose has none) (core/yurt-coordinator/hub-support.ts).
+   */
+  openYurtRelease: z.optional(
+    z.string().check(z.regex(/^v\d{1,4}\.\d{1,4}\.\d{1,4}$/, 'expected a release like v1.5.1')),
+  ),
 });
 export type ClusterRegistrationInput = z.input<typeof ClusterRegistrationSchema>;
 export type ClusterRegistration = z.infer<typeof ClusterRegistrationSchema> & {
@@ -108,7 +115,14 @@ export async function registerCluster(
   options: { createOnly?: boolean } = {},
 ): Promise<ClusterRegistration> {
   const reg = parseClusterRegistration(input);
-  const parts = setAttributes({ id: reg.id, access: reg.access, labels: reg.labels, updatedAt: now.toISOString() });
+  const parts = setAttributes({
+    id: reg.id,
+    access: reg.access,
+    labels: reg.labels,
+    // A registration replaced without a release no longer declares one.
+    openYurtRelease: reg.openYurtRelease ?? null,
+    updatedAt: now.toISOString(),
+  });
   parts.names['#createdAt'] = 'createdAt';
   parts.values[':createdAt'] = now.toISOString();
   parts.set.push('#createdAt = if_not_exists(#createdAt, :createdAt)');
@@ -129,6 +143,7 @@ export function registrationFromItem(item: Record<string, unknown>): ClusterRegi
     labels: (item.labels as Record<string, string>) ?? {},
     createdAt: item.createdAt as string | undefined,
     updatedAt: item.updatedAt as string | undefined,
+    ...(typeof item.openYurtRelease === 'string' ? { openYurtRelease: item.openYurtRelease } : {}),
     ...(item.openYurt ? { openYurt: item.openYurt as ClusterRegistration['openYurt'] } : {}),
   };
 }

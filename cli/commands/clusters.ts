@@ -192,6 +192,12 @@ export const clustersAdd: Command = {
       valueName: 'K=V',
       description: 'a label (repeatable): region, environment, rollout-group, ...',
     },
+    'openyurt-release': {
+      type: 'string',
+      valueName: 'vX.Y.Z',
+      description:
+        'the OpenYurt release it runs, where the API cannot tell (v1.6.0 from v1.6.1): decides whether compat pools are refused (docs/openyurt.md)',
+    },
     replace: { type: 'boolean', description: 'replace an existing registration of this id (otherwise refused)' },
     json: { type: 'boolean', description: 'print the registration as JSON' },
     ...stateTableFlags,
@@ -218,7 +224,8 @@ ${STATE_TABLE_DETAILS}`,
     const { registerCluster, ClusterExistsError } = await import('../../adapters/state-table/registry.ts');
     const { table, close } = await openStateTable(values);
     try {
-      const reg = await registerCluster(table, { id: values.id, access, labels }, new Date(), {
+      const openYurtRelease = typeof values['openyurt-release'] === 'string' ? values['openyurt-release'] : undefined;
+      const reg = await registerCluster(table, { id: values.id, access, labels, openYurtRelease }, new Date(), {
         createOnly: !values.replace,
       });
       if (values.json) process.stdout.write(JSON.stringify(reg, null, 2) + '\n');
@@ -354,7 +361,8 @@ ${STATE_TABLE_DETAILS}`,
       }
       const labels = { ...current.labels, ...set };
       for (const k of remove) delete labels[k];
-      const reg = await registerCluster(table, { id: clusterId, access: current.access, labels }, new Date());
+      const { access, openYurtRelease } = current;
+      const reg = await registerCluster(table, { id: clusterId, access, labels, openYurtRelease }, new Date());
       if (values.json) process.stdout.write(JSON.stringify(reg, null, 2) + '\n');
       else process.stdout.write(`cluster ${clusterId} labels: ${formatLabels(reg.labels)}\n`);
       return 0;

@@ -16,7 +16,7 @@ import { renderRbac } from './rbac.ts';
 import { renderSecrets } from './secrets.ts';
 import { endpointFor, renderService } from './service.ts';
 import { renderDeployment } from './workload.ts';
-import { COMPAT_LABEL, wantsYurtCoordinatorCompat } from '../yurt-coordinator/compat.ts';
+import { COMPAT_LABEL, compatInEffect } from '../yurt-coordinator/compat.ts';
 import {
   compatBootstrap,
   compatDeployment,
@@ -51,6 +51,8 @@ export interface RenderInput {
    * poolspirit.io/yurt-coordinator=compat); such a pool without it is a render error naming the field.
    */
   yurtCoordinator?: PoolCompatInput;
+  /** The cluster's hubs have no coordinator client (core/yurt-coordinator/hub-support.ts): the label is ignored. */
+  compatRefused?: boolean;
 }
 
 export interface RenderResult {
@@ -80,8 +82,9 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
   const names = objectNames(name);
   const labels = managedLabels(spec.nodePool);
   const clusterIP = input.serviceClusterIP && input.serviceClusterIP !== 'None' ? input.serviceClusterIP : undefined;
-  const compat = wantsYurtCoordinatorCompat(nodePool) ? input.yurtCoordinator : undefined;
-  if (wantsYurtCoordinatorCompat(nodePool) && !compat) {
+  const wantsCompat = compatInEffect(nodePool, input.compatRefused);
+  const compat = wantsCompat ? input.yurtCoordinator : undefined;
+  if (wantsCompat && !compat) {
     throw new SpecRenderError([
       {
         field: `nodePool.metadata.labels[${COMPAT_LABEL}]`,

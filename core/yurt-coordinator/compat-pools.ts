@@ -3,7 +3,7 @@ import { poolSpiritIntent, type FleetDefaults, type NodePool } from '../nodepool
 import { labelValue, POOL_LABEL } from '../render/labels.ts';
 import { PKI_FILES } from '../render/pki.ts';
 import type { CompatPool, CoordinatorPod } from './cluster-objects.ts';
-import { wantsYurtCoordinatorCompat } from './compat.ts';
+import { compatInEffect } from './compat.ts';
 
 interface PodShape {
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; deletionTimestamp?: string };
@@ -29,11 +29,14 @@ export function compatPoolsOf(input: {
   /** Pool-spirit pods of every pool (label poolspirit.io/pool). */
   pods: readonly KubeObject[];
   fleetDefaults?: FleetDefaults;
+  /** The cluster's hubs have no coordinator client (hub-support.ts): no pool is published. */
+  compatRefused?: boolean;
 }): CompatPool[] {
   const out: CompatPool[] = [];
   for (const nodePool of input.nodePools) {
     const name = nodePool.metadata.name;
-    if (!wantsYurtCoordinatorCompat(nodePool) || !poolSpiritIntent(nodePool, input.fleetDefaults).wanted) continue;
+    if (!compatInEffect(nodePool, input.compatRefused) || !poolSpiritIntent(nodePool, input.fleetDefaults).wanted)
+      continue;
     const ca = input.caSecrets.get(name);
     const stale = (ca?.metadata.ownerReferences ?? []).some(
       (o) => o.kind === 'NodePool' && o.name === name && o.uid !== nodePool.metadata.uid,

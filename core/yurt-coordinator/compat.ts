@@ -12,3 +12,11 @@ export const COMPAT_VALUE = 'compat';
 export function wantsYurtCoordinatorCompat(nodePool: Pick<NodePool, 'metadata'>): boolean {
   return nodePool.metadata.labels?.[COMPAT_LABEL] === COMPAT_VALUE;
 }
+
+/**
+ * Compat in effect: the pool asks for it, and the cluster's hubs can use a coordinator (hub-support.ts). A
+ * refused pool is rendered and published as any pool; its condition says why.
+ */
+export function compatInEffect(nodePool: Pick<NodePool, 'metadata'>, compatRefused: boolean | undefined): boolean {
+  return !compatRefused && wantsYurtCoordinatorCompat(nodePool);
+}

@@ -10,3 +10,4 @@ export * from './endpoint-slices.ts';
 export * from './install.ts';
 export * from './compat-pools.ts';
 export * from './foreign-writers.ts';
+export * from './hub-support.ts';

@@ -61,7 +61,7 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
     if (!registration) throw new ClusterAccessError(request.clusterId, undefined, 'not-registered');
     const connection = await deps.clusterAccess.connectionFor(registration);
     const client = deps.clusterClient(connection, request.clusterId);
-    const observation = await observeCluster(deps, request.clusterId, client).finally(
+    const observation = await observeCluster(deps, request.clusterId, client, registration).finally(
       () => (clusterReads = client.counters.reads),
     );
     // Read with the NodePools just listed: no request of its own.

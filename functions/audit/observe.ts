@@ -21,8 +21,9 @@ import type { ClusterObservation, DesiredObjects } from '../../core/audit/index.
 import { poolOfSpirit } from '../../core/audit/index.ts';
 import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '../../core/poolspirit/names.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
-import { type PoolCompatInput, wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/index.ts';
-import { observedCompatInput } from '../common/coordinator-compat.ts';
+import { compatInEffect, type PoolCompatInput } from '../../core/yurt-coordinator/index.ts';
+import { hubCoordinatorSupport, observedCompatInput } from '../common/coordinator-compat.ts';
+import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
 import type { AuditDeps } from './deps.ts';
 
 /**
@@ -39,10 +40,12 @@ export const OWNED_KINDS: ReadonlyArray<{ apiVersion: string; kind: string; name
 
 const CLUSTER_DOMAIN = 'cluster.local';
 
+/** `registration` carries the OpenYurt release an operator declared (compat is refused where hubs have none). */
 export async function observeCluster(
   deps: AuditDeps,
   clusterId: string,
   client: ClusterClient,
+  registration: Pick<ClusterRegistration, 'openYurtRelease'> = {},
 ): Promise<ClusterObservation> {
   const namespace = deps.namespace ?? DEFAULT_NAMESPACE;
   const managed = { [MANAGED_BY_LABEL]: MANAGED_BY };
@@ -58,13 +61,20 @@ export async function observeCluster(
   const liveByKey = new Map(owned.map((o) => [objectKey(o), o]));
   const desired: Record<string, DesiredObjects> = {};
   const spirits = new Map(poolSpirits.map((s) => [poolOfSpirit(s), s]));
-  // Compat pools render with the cluster's coordinator material, as the reconcile renders them.
-  const compat = nodePools.some(wantsYurtCoordinatorCompat) ? await observedCompatInput(client, namespace) : undefined;
+  // Compat pools render with the cluster's coordinator material, as the reconcile renders them; where the
+  // cluster's hubs have no coordinator client, as any pool (the reconcile refuses compat there).
+  const hubs = await hubCoordinatorSupport(client, { id: clusterId, ...registration });
+  const compatRefused = !hubs.supported;
+  const anyCompat = nodePools.some((p) => compatInEffect(p, compatRefused));
+  const compat = anyCompat ? await observedCompatInput(client, namespace) : undefined;
   for (const nodePool of nodePools) {
     const spirit = spirits.get(nodePool.metadata.name);
     if (!spirit || spirit.metadata.deletionTimestamp || !poolSpiritIntent(nodePool, deps.fleetDefaults).wanted)
       continue;
-    const rendered = await renderDesired(deps, nodePool, spirit, liveByKey, caBundlePem, namespace, compat);
+    const rendered = await renderDesired(deps, nodePool, spirit, liveByKey, caBundlePem, namespace, {
+      compat,
+      compatRefused,
+    });
     if (rendered) desired[nodePool.metadata.name] = rendered;
   }
   return { clusterId, nodePools, poolSpirits, owned, pods, nodes, desired };
@@ -82,13 +92,15 @@ async function renderDesired(
   liveByKey: Map<string, KubeObject>,
   caBundlePem: string | undefined,
   namespace: string,
-  compat: { input?: PoolCompatInput; missing?: string } | undefined,
+  coordinator: { compat: { input?: PoolCompatInput; missing?: string } | undefined; compatRefused: boolean },
 ): Promise<DesiredObjects | undefined> {
+  const { compat, compatRefused } = coordinator;
   const parsed = parsePoolSpiritSpec(spirit.spec);
   if (!parsed.ok) return undefined;
   if (!caBundlePem) return { error: 'cluster CA not found (ConfigMap kube-system/kube-root-ca.crt, key ca.crt)' };
-  const yurtCoordinator = wantsYurtCoordinatorCompat(nodePool) ? compat?.input : undefined;
-  if (wantsYurtCoordinatorCompat(nodePool) && !yurtCoordinator)
+  const wantsCompat = compatInEffect(nodePool, compatRefused);
+  const yurtCoordinator = wantsCompat ? compat?.input : undefined;
+  if (wantsCompat && !yurtCoordinator)
     return { error: `yurt-coordinator compat pool without its coordinator material: ${compat?.missing ?? 'unread'}` };
   if (!spirit.metadata.uid) return { error: `PoolSpirit ${spirit.metadata.name} has no uid` };
   const names = objectNames(spirit.metadata.name);
@@ -102,6 +114,7 @@ async function renderDesired(
       poolSpirit: { metadata: { name: spirit.metadata.name, uid: spirit.metadata.uid }, spec: parsed.spec },
       nodePool,
       yurtCoordinator,
+      compatRefused,
       cluster: { caBundlePem, clusterDomain: CLUSTER_DOMAIN, namespace },
       serviceClusterIP: clusterIP && clusterIP !== 'None' ? clusterIP : undefined,
       existingPki: existingPkiFromSecrets(secrets, names),

@@ -10,10 +10,13 @@ import {
   COORDINATOR_NAMESPACE,
   COORDINATOR_PKI_FILES,
   ETCD_SERVICE,
+  coordinatorSupport,
   type CertPair,
+  type CoordinatorSupport,
   type PoolCompatInput,
 } from '../../core/yurt-coordinator/index.ts';
 import { statusOf, type ClusterClient, type ObjectRef } from '../../adapters/kubernetes/index.ts';
+import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
 
 export const COORDINATOR_PKI_SECRET = 'poolspirit-yurt-coordinator-client';
 
@@ -54,6 +57,25 @@ export async function readInstalled(
     if (statusOf(err) === 403) return { missing: `${ref.kind} ${ref.name} (403)` };
     throw err;
   }
+}
+
+/**
+ * Whether the cluster's YurtHubs can use a pool-spirit as their coordinator (core/yurt-coordinator/
+ * hub-support.ts): from the release its operator declared, else from the NodePool versions it serves (the
+ * client caches that discovery with the connection).
+ */
+export async function hubCoordinatorSupport(
+  client: ClusterClient,
+  registration: Pick<ClusterRegistration, 'id' | 'openYurtRelease'>,
+): Promise<CoordinatorSupport> {
+  if (registration.openYurtRelease)
+    return coordinatorSupport({
+      clusterId: registration.id,
+      nodePoolVersions: [],
+      declaredRelease: registration.openYurtRelease,
+    });
+  const { nodePoolVersions } = await client.nodePoolVersions();
+  return coordinatorSupport({ clusterId: registration.id, nodePoolVersions });
 }
 
 /**

@@ -26,9 +26,15 @@ import { observe } from './stages/observe.ts';
 import { ensurePoolSpirit } from './stages/ensure-pool-spirit.ts';
 import { applyDesired } from './stages/apply-desired.ts';
 import { writePoolSpiritStatus } from './stages/write-status.ts';
-import { coordinatorObjectsFor, hadCoordinatorObjects, leaveCoordinatorObjects } from './stages/coordinator-pool.ts';
+import {
+  coordinatorObjectsFor,
+  hadCoordinatorObjects,
+  leaveCoordinatorObjects,
+  type YurtCoordinatorCondition,
+} from './stages/coordinator-pool.ts';
 import { coordinatorCompatInput } from './yurt-coordinator.ts';
 import { wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/compat.ts';
+import { hubCoordinatorSupport } from '../common/coordinator-compat.ts';
 
 export { CLUSTER_DOMAIN } from './stages/apply-desired.ts';
 
@@ -62,7 +68,7 @@ export async function converge(
   const client = deps.clusterClient(connection, target.clusterId);
   const writesBefore = client.counters.writes;
   try {
-    const pass = await convergePool(deps, client, target.nodePool);
+    const pass = await convergePool(deps, client, target.nodePool, registration);
     const clusterWrites = client.counters.writes - writesBefore;
     // "applied" whenever anything was written (a status-only change included), "unchanged" only for zero.
     const outcome = pass.outcome === 'unchanged' && clusterWrites > 0 ? 'applied' : pass.outcome;
@@ -77,18 +83,26 @@ export async function converge(
   }
 }
 
-async function convergePool(deps: ReconcileDeps, client: ClusterClient, poolName: string): Promise<PassResult> {
+async function convergePool(
+  deps: ReconcileDeps,
+  client: ClusterClient,
+  poolName: string,
+  registration: ClusterRegistration,
+): Promise<PassResult> {
   const namespace = deps.namespace ?? DEFAULT_NAMESPACE;
   const observed = await observe(deps, client, poolName);
+  // Whether this cluster's hubs can use a coordinator at all: from the discovery the read above cached.
+  const hubs = await hubCoordinatorSupport(client, registration);
+  const compatRefused = !hubs.supported;
   // The NodePool's labels are gone with it: whether it was compat is unknown, so the cluster's objects are
   // rendered again wherever the cluster has a coordinator PKI (one read otherwise).
   if (observed.kind === 'gone')
-    return { outcome: 'gone', applied: await leaveCoordinatorObjects(deps, client, namespace) };
+    return { outcome: 'gone', applied: await leaveCoordinatorObjects(deps, client, namespace, compatRefused) };
 
   const ensured = await ensurePoolSpirit(client, namespace, observed);
   if (ensured.kind === 'removed') {
     const left = hadCoordinatorObjects(observed.poolSpirit)
-      ? await leaveCoordinatorObjects(deps, client, namespace)
+      ? await leaveCoordinatorObjects(deps, client, namespace, compatRefused)
       : [];
     return { outcome: 'not-edge', applied: [...ensured.applied, ...left] };
   }
@@ -103,10 +117,12 @@ async function convergePool(deps: ReconcileDeps, client: ClusterClient, poolName
     return { outcome: 'invalid', observedGeneration, applied: ensured.applied };
   }
   const spec = parsed.spec;
-  // A yurt-coordinator-compatible pool trusts the cluster's coordinator client CA (docs/yurthub.md).
-  const compat = wantsYurtCoordinatorCompat(observed.nodePool)
-    ? await coordinatorCompatInput(deps, client, namespace)
-    : undefined;
+  // A yurt-coordinator-compatible pool trusts the cluster's coordinator client CA (docs/yurthub.md), where
+  // the cluster's hubs have a coordinator client; elsewhere it is rendered as any pool, and says why.
+  const wantsCompat = wantsYurtCoordinatorCompat(observed.nodePool);
+  const refused: YurtCoordinatorCondition | undefined =
+    wantsCompat && !hubs.supported ? { status: 'False', reason: hubs.reason, message: hubs.message } : undefined;
+  const compat = wantsCompat && !refused ? await coordinatorCompatInput(deps, client, namespace) : undefined;
   const desired = await applyDesired({
     deps,
     client,
@@ -115,6 +131,7 @@ async function convergePool(deps: ReconcileDeps, client: ClusterClient, poolName
     poolSpirit,
     spec,
     yurtCoordinator: compat?.input,
+    compatRefused,
   });
   const applied = [...ensured.applied, ...(compat?.applied ?? [])];
   if (desired.kind === 'invalid') {
@@ -126,6 +143,8 @@ async function convergePool(deps: ReconcileDeps, client: ClusterClient, poolName
     compat,
     poolSpirit,
     paused: spec.paused === true,
+    compatRefused,
+    refused: refused !== undefined,
   });
   applied.push(...coordinator.applied);
   await writePoolSpiritStatus(deps, client, poolSpirit, {
@@ -133,7 +152,7 @@ async function convergePool(deps: ReconcileDeps, client: ClusterClient, poolName
     rendered: desired.rendered,
     live: desired.live,
     paused: spec.paused === true,
-    yurtCoordinatorObjects: coordinator.condition,
+    yurtCoordinatorObjects: refused ?? coordinator.condition,
   });
   return {
     outcome: spec.paused ? 'paused' : 'unchanged',

@@ -46,6 +46,8 @@ export interface DesiredInput {
   spec: ResolvedPoolSpiritSpec;
   /** Set for a yurt-coordinator-compatible pool (docs/yurthub.md): it trusts the coordinator client CA. */
   yurtCoordinator?: PoolCompatInput;
+  /** The cluster's hubs cannot use a coordinator: a compat label is ignored (core/yurt-coordinator/hub-support.ts). */
+  compatRefused?: boolean;
 }
 
 export async function applyDesired({
@@ -56,6 +58,7 @@ export async function applyDesired({
   poolSpirit,
   spec,
   yurtCoordinator,
+  compatRefused,
 }: DesiredInput): Promise<Applied> {
   const names = objectNames(poolSpirit.metadata.name);
   const applied: string[] = [];
@@ -89,6 +92,7 @@ export async function applyDesired({
       ...renderTarget,
       nodePool,
       yurtCoordinator,
+      compatRefused,
       serviceClusterIP,
       existingPki,
       liveWorkload,

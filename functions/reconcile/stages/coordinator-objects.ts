@@ -65,10 +65,11 @@ export async function convergeCoordinatorObjects(
   client: ClusterClient,
   namespace: string,
   clientPair: CertPair,
+  compatRefused = false,
 ): Promise<CoordinatorObjects> {
   const applied: string[] = [];
   for (let attempt = 1; ; attempt++) {
-    const pass = await onePass(deps, client, namespace, clientPair, applied);
+    const pass = await onePass(deps, client, namespace, clientPair, applied, compatRefused);
     if (pass !== 'conflict') return pass;
     if (attempt >= MAX_CONFLICT_ATTEMPTS) {
       throw new Error(
@@ -89,6 +90,7 @@ async function onePass(
   namespace: string,
   clientPair: CertPair,
   applied: string[],
+  compatRefused: boolean,
 ): Promise<CoordinatorObjects | 'conflict'> {
   // 1. The targets, first: their resourceVersions are the preconditions of the writes below.
   const read = await Promise.all(TARGETS.map((ref) => readInstalled(client, ref)));
@@ -121,7 +123,13 @@ async function onePass(
     ),
     client.listByLabel('v1', 'Pod', namespace, { [MANAGED_BY_LABEL]: MANAGED_BY }),
   ]);
-  const pools = compatPoolsOf({ nodePools, caSecrets: new Map(caSecrets), pods, fleetDefaults: deps.fleetDefaults });
+  const pools = compatPoolsOf({
+    nodePools,
+    caSecrets: new Map(caSecrets),
+    pods,
+    fleetDefaults: deps.fleetDefaults,
+    compatRefused,
+  });
 
   let desired: KubeObject[];
   try {

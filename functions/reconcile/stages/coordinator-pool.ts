@@ -79,11 +79,12 @@ export async function leaveCoordinatorObjects(
   deps: ReconcileDeps,
   client: ClusterClient,
   namespace: string,
+  compatRefused: boolean,
 ): Promise<string[]> {
   const files = await readCoordinatorPki(client, namespace);
   const pair = files && clientPairOf(files);
   if (!pair) return [];
-  const result = await convergeCoordinatorObjects(deps, client, namespace, pair);
+  const result = await convergeCoordinatorObjects(deps, client, namespace, pair, compatRefused);
   return result.kind === 'converged' ? result.applied : [];
 }
 
@@ -96,12 +97,23 @@ export async function coordinatorObjectsFor(
   deps: ReconcileDeps,
   client: ClusterClient,
   namespace: string,
-  pool: { compat: CompatInput | undefined; poolSpirit: KubeObject; paused: boolean },
+  pool: {
+    compat: CompatInput | undefined;
+    poolSpirit: KubeObject;
+    paused: boolean;
+    /** The cluster's hubs have no coordinator client. */
+    compatRefused: boolean;
+    /** This pool asked for compat and was refused: the objects are rendered without any pool of the cluster. */
+    refused: boolean;
+  },
 ): Promise<{ applied: string[]; condition?: YurtCoordinatorCondition }> {
-  const { compat, poolSpirit, paused } = pool;
+  const { compat, poolSpirit, paused, compatRefused, refused } = pool;
   if (paused) return { applied: [], condition: compat ? carriedCondition(poolSpirit) : undefined };
   if (!compat) {
-    const left = hadCoordinatorObjects(poolSpirit) ? await leaveCoordinatorObjects(deps, client, namespace) : [];
+    const left =
+      refused || hadCoordinatorObjects(poolSpirit)
+        ? await leaveCoordinatorObjects(deps, client, namespace, compatRefused)
+        : [];
     return { applied: left };
   }
   const result = await convergeCoordinatorObjects(deps, client, namespace, compat.client);

@@ -146,6 +146,23 @@ describe('spiritctl clusters', () => {
     expect(await cli(clustersRemove, ['edge-us'])).toMatchObject({ code: 1 });
   });
 
+  it('records the OpenYurt release an operator declares, keeps it across label changes, drops it on a replace without it', async () => {
+    const kubeconfig = join(dir, 'edge.kubeconfig');
+    const add = (extra: string[]) => cli(clustersAdd, ['--id', 'edge-v161', '--kubeconfig', kubeconfig, ...extra]);
+    expect(await add(['--openyurt-release', 'v1.6'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('openYurtRelease: expected a release like v1.5.1'),
+    });
+    expect((await add(['--openyurt-release', 'v1.6.1'])).code).toBe(0);
+    const table = createStateTable({ client: dynamo.client, tableName: TABLE });
+    expect((await getCluster(table, 'edge-v161'))?.openYurtRelease).toBe('v1.6.1');
+    expect((await cli(clustersLabel, ['edge-v161', 'region=eu'])).code).toBe(0);
+    expect((await getCluster(table, 'edge-v161'))?.openYurtRelease).toBe('v1.6.1');
+    expect((await add(['--replace'])).code).toBe(0);
+    expect((await getCluster(table, 'edge-v161'))?.openYurtRelease).toBeUndefined();
+    expect((await cli(clustersRemove, ['edge-v161'])).code).toBe(0);
+  });
+
   it('is wired into spiritctl', async () => {
     const { stdout } = await run(
       process.execPath,

@@ -30,7 +30,7 @@ interface Crd {
 }
 interface Owned {
   metadata: { name: string; ownerReferences?: Array<{ apiVersion: string; kind: string; name: string }> };
-  status?: { conditions?: Array<{ type: string; status: string }> };
+  status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
 }
 
 /** What each release's own NodePool CRD is (its chart), and so the version the product must read. */
@@ -40,6 +40,11 @@ const RELEASES: Array<{
   stored: string;
   otherVersion: string;
   yurtManager: boolean;
+  /**
+   * A pool labelled compat: v1.5.1's hubs have a coordinator client (the component is not installed here, so the
+   * condition asks for it); v1.7.0's have none, which its CRDs tell (core/yurt-coordinator/hub-support.ts).
+   */
+  compatReason: 'NotInstalled' | 'HubsHaveNoCoordinator';
 }> = [
   {
     release: 'v1.5.1',
@@ -47,6 +52,7 @@ const RELEASES: Array<{
     stored: 'v1beta1',
     otherVersion: 'v1alpha1',
     yurtManager: true,
+    compatReason: 'NotInstalled',
   },
   {
     release: 'v1.7.0',
@@ -54,10 +60,11 @@ const RELEASES: Array<{
     stored: 'v1beta2',
     otherVersion: 'v1beta1',
     yurtManager: false,
+    compatReason: 'HubsHaveNoCoordinator',
   },
 ];
 
-for (const { release, served, stored, otherVersion, yurtManager } of RELEASES) {
+for (const { release, served, stored, otherVersion, yurtManager, compatReason } of RELEASES) {
   describe(`OpenYurt ${release}'s own CRDs on the real control plane (1 cluster × 2 edge pools + 1 cloud pool)`, () => {
     let fleet: LocalFleet;
     let dir: string;
@@ -130,6 +137,31 @@ for (const { release, served, stored, otherVersion, yurtManager } of RELEASES) {
         [fleet.clusters[0]!.id, [], found],
       ]);
       expect((await getCluster(fleet.table, fleet.clusters[0]!.id))?.openYurt).toMatchObject(found);
+    });
+
+    it(`a pool labelled compat: ${compatReason}, from what the cluster serves`, async () => {
+      await host.requestJson(HttpMethod.PATCH, `/apis/apps.openyurt.io/${stored}/nodepools/pool-01`, {
+        body: { metadata: { labels: { 'poolspirit.io/yurt-coordinator': 'compat' } } },
+        contentType: 'application/merge-patch+json',
+      });
+      const condition = await waitFor(
+        async () =>
+          (
+            await host.requestJson<Owned>(HttpMethod.GET, '/apis/poolspirit.io/v1alpha1/poolspirits/pool-01')
+          ).status?.conditions?.find((c) => c.type === 'YurtCoordinatorObjectsReady'),
+        30_000,
+        "pool-01's YurtCoordinatorObjectsReady condition",
+      );
+      expect(condition).toMatchObject({ status: 'False', reason: compatReason });
+      if (compatReason === 'HubsHaveNoCoordinator') {
+        expect(condition.message).toContain('OpenYurt v1.7.0 or later');
+        // Refused, the pool is rendered as any pool: its pool-spirit stays Available.
+        const spirit = await host.requestJson<Owned>(
+          HttpMethod.GET,
+          '/apis/poolspirit.io/v1alpha1/poolspirits/pool-01',
+        );
+        expect(spirit.status?.conditions?.find((c) => c.type === 'Available')?.status).toBe('True');
+      }
     });
 
     if (yurtManager) {

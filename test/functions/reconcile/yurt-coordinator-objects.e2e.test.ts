@@ -22,7 +22,7 @@ import { statusOf } from '../../../adapters/kubernetes/index.ts';
 import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from './harness.ts';
 import { observeCluster } from '../../../functions/audit/observe.ts';
 import { auditDeps } from '../../../functions/audit/handler.ts';
-import { getCluster } from '../../../adapters/state-table/index.ts';
+import { getCluster, registerCluster } from '../../../adapters/state-table/index.ts';
 
 const NS = DEFAULT_NAMESPACE;
 const COMPAT = { [COMPAT_LABEL]: COMPAT_VALUE };
@@ -223,6 +223,39 @@ describe('with the component installed', () => {
     expect((await world.invoke('edge-a')).result).toBe('gone');
     expect(await bundle()).not.toContain(aCa);
     expect(await sliceIPs('yurt-coordinator-apiserver')).toEqual([]);
+  });
+});
+
+describe('where the hubs have no coordinator client', () => {
+  const declare = async (openYurtRelease: string | undefined) => {
+    const { access } = (await getCluster(world.table, CLUSTER_ID))!;
+    await registerCluster(world.table, { id: CLUSTER_ID, access, openYurtRelease }, new Date());
+  };
+  afterAll(() => declare(undefined));
+
+  it('refuses compat on a cluster registered as OpenYurt v1.6.1, takes the pool in once it says v1.6.0, and out again', async () => {
+    await declare('v1.6.1');
+    await world.createNodePool('edge-g', { type: 'Edge', labels: COMPAT });
+    await world.invoke('edge-g');
+    const refused = condition(await poolSpirit('edge-g'));
+    expect(refused).toMatchObject({ status: 'False', reason: 'HubsHaveNoCoordinator' });
+    expect(refused?.message).toContain(`cluster ${CLUSTER_ID} is registered as OpenYurt v1.6.1`);
+    const [gCa] = await casOf('edge-g');
+    expect(await bundle()).not.toContain(gCa);
+    // Refused cluster-wide: the pools labelled compat before are out of the objects too.
+    for (const pool of ['edge-c', 'edge-d'])
+      for (const ca of await casOf(pool)) expect(await bundle()).not.toContain(ca);
+    expect(await world.invoke('edge-g')).toMatchObject({ result: 'unchanged', clusterWrites: 0 });
+
+    await declare('v1.6.0');
+    await world.invoke('edge-g');
+    expect(condition(await poolSpirit('edge-g'))).toMatchObject({ status: 'True', reason: 'Applied' });
+    expect(await bundle()).toContain(gCa);
+
+    await declare('v1.7.0');
+    await world.invoke('edge-g');
+    expect(condition(await poolSpirit('edge-g'))).toMatchObject({ status: 'False', reason: 'HubsHaveNoCoordinator' });
+    expect(await bundle()).not.toContain(gCa);
   });
 });
 
