@@ -25,9 +25,16 @@ export function readAtMost(file: string, max: number): Buffer | null {
 
 /**
  * Reads and parses a JSON file, bounded in size and depth; a missing, endless, too large or too deep file
- * or bad JSON is a usage error naming the flag and the file (exit 2).
+ * or bad JSON is a usage error naming the flag and the file (exit 2). `parse` replaces the default bounded
+ * JSON.parse (it throws JsonLimitError likewise).
  */
-export function readJsonFile(flag: string, file: unknown, maxBytes: number, what: string): unknown {
+export function readJsonFile(
+  flag: string,
+  file: unknown,
+  maxBytes: number,
+  what: string,
+  parse: (text: string) => unknown = (text) => parseBoundedJson(text, { maxDepth: MAX_JSON_DEPTH }),
+): unknown {
   if (typeof file !== 'string' || file === '') throw new UsageError(`--${flag} FILE is required`);
   let bytes: Buffer | null;
   try {
@@ -41,7 +48,7 @@ export function readJsonFile(flag: string, file: unknown, maxBytes: number, what
     throw new UsageError(`--${flag}: ${file} is over ${maxBytes} bytes (the limit for ${what}), or never ends`);
   }
   try {
-    return parseBoundedJson(bytes.toString('utf8'), { maxDepth: MAX_JSON_DEPTH });
+    return parse(bytes.toString('utf8'));
   } catch (err) {
     // "is nested deeper than 64 levels (the limit is 64)" or "is not valid JSON (<parser's reason>)"
     throw new UsageError(

@@ -24,6 +24,7 @@ import { apiClientFor, APPLY_PATCH, type ClusterTarget } from './api-client.ts';
 import type { KubeTransport } from './http/index.ts';
 import { retryPolicy, statusOf } from './retry.ts';
 import type { RetryOptions } from './retry.ts';
+import { invocationSignal } from '../invocation-signal.ts';
 
 export const FIELD_MANAGER = 'pool-spirit-reconciler';
 export const CLUSTER_CA_CONFIGMAP = { namespace: 'kube-system', name: 'kube-root-ca.crt', key: 'ca.crt' } as const;
@@ -74,13 +75,20 @@ export function createClusterClient(target: ClusterTarget, options: ClusterClien
   const now = options.now ?? (() => new Date());
   const component = options.component ?? FIELD_MANAGER;
 
+  // Each attempt's signal follows the invocation's deadline (adapters/invocation-signal.ts): past it no
+  // request starts (nor a retry), and one in flight is aborted.
+  const send = async <T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+    (await policy.execute(({ signal }) => {
+      invocationSignal();
+      return fn(signal);
+    }, invocationSignal())) as T;
   const read = <T>(fn: (signal: AbortSignal) => Promise<T>) => {
     counters.reads++;
-    return policy.execute(({ signal }) => fn(signal)) as Promise<T>;
+    return send(fn);
   };
   const write = <T>(fn: (signal: AbortSignal) => Promise<T>) => {
     counters.writes++;
-    return policy.execute(({ signal }) => fn(signal)) as Promise<T>;
+    return send(fn);
   };
 
   function get(ref: ObjectRef): Promise<KubeObject | undefined> {

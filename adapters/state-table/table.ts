@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ItemKey } from './keys.ts';
+import { invocationSignal } from '../invocation-signal.ts';
 
 export type WriteOp = 'put' | 'update' | 'delete';
 export type WriteUnitsListener = (units: number, op: WriteOp, outcome: 'ok' | 'condition-failed') => void;
@@ -88,8 +89,17 @@ async function metered<T extends { ConsumedCapacity?: { CapacityUnits?: number }
 
 type Without<T, K extends keyof T> = Omit<T, K>;
 
+/**
+ * Every request through the table obeys the invocation's deadline (adapters/invocation-signal.ts): none
+ * starts after it, and one in flight is aborted.
+ */
+const deadline = () => ({ abortSignal: invocationSignal() });
+
 export async function getItem(table: StateTable, key: ItemKey, consistent = true): Promise<Item | undefined> {
-  const out = await table.doc.send(new GetCommand({ TableName: table.name, Key: key, ConsistentRead: consistent }));
+  const out = await table.doc.send(
+    new GetCommand({ TableName: table.name, Key: key, ConsistentRead: consistent }),
+    deadline(),
+  );
   return out.Item;
 }
 
@@ -113,6 +123,7 @@ export async function getItems(
   for (let attempt = 1; pending.length > 0; attempt++) {
     const out = await table.doc.send(
       new BatchGetCommand({ RequestItems: { [table.name]: { Keys: pending, ConsistentRead: consistent } } }),
+      deadline(),
     );
     for (const item of out.Responses?.[table.name] ?? []) found.set(id(item), item);
     pending = (out.UnprocessedKeys?.[table.name]?.Keys ?? []) as ItemKey[];
@@ -128,19 +139,19 @@ export async function getItems(
 
 export function putItem(table: StateTable, input: Without<PutCommandInput, 'TableName'>) {
   return metered(table, 'put', () =>
-    table.doc.send(new PutCommand({ ...input, TableName: table.name, ReturnConsumedCapacity: 'TOTAL' })),
+    table.doc.send(new PutCommand({ ...input, TableName: table.name, ReturnConsumedCapacity: 'TOTAL' }), deadline()),
   );
 }
 
 export function updateItem(table: StateTable, input: Without<UpdateCommandInput, 'TableName'>) {
   return metered(table, 'update', () =>
-    table.doc.send(new UpdateCommand({ ...input, TableName: table.name, ReturnConsumedCapacity: 'TOTAL' })),
+    table.doc.send(new UpdateCommand({ ...input, TableName: table.name, ReturnConsumedCapacity: 'TOTAL' }), deadline()),
   );
 }
 
 export function deleteItem(table: StateTable, input: Without<DeleteCommandInput, 'TableName'>) {
   return metered(table, 'delete', () =>
-    table.doc.send(new DeleteCommand({ ...input, TableName: table.name, ReturnConsumedCapacity: 'TOTAL' })),
+    table.doc.send(new DeleteCommand({ ...input, TableName: table.name, ReturnConsumedCapacity: 'TOTAL' }), deadline()),
   );
 }
 
@@ -149,7 +160,10 @@ export async function queryAll(table: StateTable, input: Without<QueryCommandInp
   const items: Item[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await table.doc.send(new QueryCommand({ ...input, TableName: table.name, ExclusiveStartKey: start }));
+    const out = await table.doc.send(
+      new QueryCommand({ ...input, TableName: table.name, ExclusiveStartKey: start }),
+      deadline(),
+    );
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);

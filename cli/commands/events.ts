@@ -1,15 +1,22 @@
 import type { Command } from '../command.ts';
 import { UsageError } from '../command.ts';
 import { DEFAULT_STATE_DIR, dlqFilePath, readDeadLetters } from '../../dev/local/bus/dlq-store.ts';
-import { compilePattern, InvalidPatternError, matches } from '../../dev/local/bus/pattern.ts';
+import {
+  compilePattern,
+  InvalidPatternError,
+  JsonNumber,
+  matches,
+  parseJsonKeepingNumbers,
+} from '../../dev/local/bus/pattern.ts';
 import { MAX_JSON_DEPTH } from '../../shared/bounded-json.ts';
 import { readJsonFile } from '../json-input.ts';
 import { MAX_ENTRIES_SIZE_BYTES } from '../../events/put-events-limits.ts';
 
 /** A pattern or event file is read up to this many bytes: an event is at most 256 KB on EventBridge. */
 export const MAX_JSON_FILE_BYTES = MAX_ENTRIES_SIZE_BYTES;
+// Numbers keep their text: EventBridge compares numbers that are not exactly a double by it.
 const readPatternOrEvent = (flag: string, file: unknown) =>
-  readJsonFile(flag, file, MAX_JSON_FILE_BYTES, 'a pattern or event file');
+  readJsonFile(flag, file, MAX_JSON_FILE_BYTES, 'a pattern or event file', parseJsonKeepingNumbers);
 
 export const testPatternCommand: Command = {
   path: ['events', 'test-pattern'],
@@ -20,7 +27,8 @@ export const testPatternCommand: Command = {
   },
   details: `
 Prints "true" when the event matches the pattern and "false" when it does not (exit 0 either way).
-An invalid pattern exits 2 with the reason, naming where in the pattern the problem is. Each file is read
+An invalid pattern exits 2 with the reason, naming where in the pattern the problem is. The matcher is
+the local bus's, held to the answers of AWS's event-ruler (EventBridge's pattern library) by the tests. Each file is read
 up to 256 KB and may nest JSON up to ${MAX_JSON_DEPTH} levels; more is refused (exit 2).
 
 Example:
@@ -28,7 +36,7 @@ Example:
   async run({ values }) {
     const pattern = readPatternOrEvent('pattern', values.pattern);
     const event = readPatternOrEvent('event', values.event);
-    if (typeof event !== 'object' || event === null || Array.isArray(event)) {
+    if (typeof event !== 'object' || event === null || Array.isArray(event) || event instanceof JsonNumber) {
       throw new UsageError(`--event: ${String(values.event)} must hold a JSON object`);
     }
     let compiled;

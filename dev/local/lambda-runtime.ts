@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
+import { withInvocationSignal } from '../../adapters/invocation-signal.ts';
 
 export type Handler<E = unknown, R = unknown> = (event: E, context: Context) => Promise<R>;
 
@@ -68,10 +69,21 @@ export class FunctionTimeoutError extends Error {
 }
 
 /**
+ * Whether an invocation failed by running out of time: the runtime's own timeout, or the early one the
+ * functions' middy raises before it (functions/common/observed-handler.ts).
+ */
+export function isTimeout(err: unknown): boolean {
+  const name = (err as Error | null)?.name;
+  return name === 'FunctionTimeoutError' || name === 'TimeoutError';
+}
+
+/**
  * Runs a Lambda handler in process with what the handler can observe of the real runtime: a context
- * (request id, remaining time), a timeout that fails the invocation, and a concurrency limit. A timed-out
- * invocation keeps running in the background (as a frozen Lambda sandbox would be thawed later), which is
- * exactly why handlers must be idempotent and fenced.
+ * (request id, remaining time), a timeout that fails the invocation, and a concurrency limit. A thread
+ * cannot be killed the way Lambda ends an invocation, so the deadline is enforced where it matters: the
+ * handler runs with the invocation's AbortSignal (adapters/invocation-signal.ts), which the state table and
+ * the Kubernetes client obey, so a timed-out pass starts no write after its deadline and its requests in
+ * flight are aborted. Code that does I/O without the adapters, or only computes, may still run on.
  */
 export class LocalFunction<E = unknown, R = unknown> {
   readonly options: LocalFunctionOptions;
@@ -146,20 +158,26 @@ export class LocalFunction<E = unknown, R = unknown> {
     let ok = false;
     const startedAt = performance.now();
     const startedAtEpoch = epochMs();
+    const deadlineReached = new AbortController();
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
-          this.stats.timeouts += 1;
           timedOut = true;
-          reject(new FunctionTimeoutError(this.options.name, this.options.timeoutMs));
+          const err = new FunctionTimeoutError(this.options.name, this.options.timeoutMs);
+          deadlineReached.abort(err);
+          reject(err);
         }, this.options.timeoutMs);
       });
-      const result = await Promise.race([handler(event, context), timeout]);
+      const result = await Promise.race([
+        withInvocationSignal(deadlineReached.signal, () => handler(event, context)),
+        timeout,
+      ]);
       ok = true;
       return result;
     } catch (err) {
       if ((err as Error | null)?.name === 'RequeueError') this.stats.requeues += 1;
       else this.stats.errors += 1;
+      if (isTimeout(err)) this.stats.timeouts += 1;
       throw err;
     } finally {
       clearTimeout(timer);
@@ -168,7 +186,9 @@ export class LocalFunction<E = unknown, R = unknown> {
       this.stats.platformLogBytes += Buffer.byteLength(
         platformLogLines(context.awsRequestId, ran, this.options.memorySizeMb ?? 512),
       );
-      // A timed-out invocation may still be running inside its container: that container is not reused.
+      // A container whose invocation the runtime had to abandon at the deadline is not reused (its handler
+      // may still be computing); one whose handler ended by itself (middy's early timeout included) is, as
+      // Lambda reuses an environment after a function error.
       if (!timedOut) this.idle.push(handler);
       this.running -= 1;
       this.stats.running = this.running;

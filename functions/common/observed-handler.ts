@@ -9,6 +9,7 @@ import type { DeadLetterSink } from './dead-letters.ts';
 import { terminalReasonOf } from './terminal.ts';
 import type { TerminalReason, TerminalResult } from './terminal.ts';
 import type { FunctionName } from './permissions.ts';
+import { withInvocationSignal } from '../../adapters/invocation-signal.ts';
 
 export type LambdaHandler<R> = (event: unknown, context?: Context) => Promise<R>;
 
@@ -27,6 +28,12 @@ export interface ObservedDeps {
 }
 
 /**
+ * How long before the platform's timeout a pass is stopped: time to abort what is in flight and report the
+ * timeout as the function's own error (logged, metrics flushed) before Lambda would end the environment.
+ */
+export const DEADLINE_MARGIN_MS = 1_000;
+
+/**
  * A function's Lambda handler: `core` behind Powertools' context injection (per-invocation log keys reset)
  * and metrics flushing, with the outcome contract of core/outcome.ts applied to what it throws. Built on the
  * first invocation, so importing a function module never reads the environment, and tests or the local
@@ -43,7 +50,14 @@ export function observedHandler<D extends ObservedDeps, R>(
   return (event, context) => {
     if (!wrapped) {
       const d = deps();
-      wrapped = middy((e: unknown, c: Context) => withOutcomes(functionName, d, e, c, core, terminalOf))
+      // middy ends an invocation this long before the platform's timeout (its TimeoutError) and aborts the
+      // signal it hands the handler; the adapters' I/O obeys that signal (adapters/invocation-signal.ts), so
+      // a pass that overran stops writing instead of resuming when its frozen environment is thawed.
+      wrapped = middy(
+        (e: unknown, c: Context, { signal }: { signal: AbortSignal }) =>
+          withInvocationSignal(signal, () => withOutcomes(functionName, d, e, c, core, terminalOf)),
+        { timeoutEarlyInMillis: DEADLINE_MARGIN_MS },
+      )
         .use(injectLambdaContext(d.logger, { resetKeys: true }))
         .use(logMetrics(d.metrics));
     }

@@ -2,6 +2,7 @@
 
 export type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: unknown };
 export type Template = {
+  Parameters?: Record<string, { Type: string; Default?: unknown }>;
   Resources: Record<string, Resource>;
   Conditions?: Record<string, unknown>;
   Outputs?: Record<string, unknown>;
@@ -12,7 +13,10 @@ const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object'
 /** Logical id prefix serverless gives a function's resources (`cloudEvents` → `CloudEvents`). */
 export const logicalName = (fn: string) => fn[0].toUpperCase() + fn.slice(1);
 
-/** Evaluates the template's conditions (literal Fn::Equals / Fn::Not / Fn::And / Fn::Or); `overrides` wins. */
+/**
+ * Evaluates the template's conditions (Fn::Equals / Fn::Not / Fn::And / Fn::Or over literals and parameters,
+ * a parameter taking its Default); `overrides` wins.
+ */
 export function evaluateConditions(
   template: Template,
   overrides: Record<string, boolean> = {},
@@ -28,6 +32,7 @@ export function evaluateConditions(
     if ('Fn::And' in expr) return expr['Fn::And'].every((e: unknown) => evaluate(e) === true);
     if ('Fn::Or' in expr) return expr['Fn::Or'].some((e: unknown) => evaluate(e) === true);
     if ('Condition' in expr) return out[expr.Condition];
+    if (typeof expr.Ref === 'string' && template.Parameters?.[expr.Ref]) return template.Parameters[expr.Ref].Default;
     throw new Error(`cannot evaluate condition expression ${JSON.stringify(expr)} offline`);
   };
   for (const [name, expr] of Object.entries(template.Conditions ?? {}))

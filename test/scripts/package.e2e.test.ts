@@ -314,10 +314,12 @@ describe('alarms', () => {
 
   it('notifies the alarm topic only when the stage names one', () => {
     const withTopic = evaluateConditions(template, { HasAlarmTopic: true });
-    expect(evaluateConditions(template).HasAlarmTopic).toBe(false); // alarmTopicArn defaults to ''
+    expect(template.Parameters?.AlarmTopicArn?.Default).toBe(''); // the stage param alarmTopicArn defaults to ''
+    expect(evaluateConditions(template).HasAlarmTopic).toBe(false);
     for (const alarm of alarms()) {
       expect(applyConditions(alarm, evaluateConditions(template)).AlarmActions).toBeUndefined();
-      expect(applyConditions(alarm, withTopic).AlarmActions).toEqual([expect.stringMatching(/.*/)]);
+      expect(applyConditions(alarm, withTopic).AlarmActions).toEqual([{ Ref: 'AlarmTopicArn' }]);
+      expect(applyConditions(alarm, withTopic).OKActions).toEqual([{ Ref: 'AlarmTopicArn' }]);
     }
   });
 });

@@ -1,11 +1,21 @@
-import { isIP } from 'node:net';
-import { type Cidr, parseCidr, parseWildcard, type Wildcard } from './pattern-values.ts';
+import {
+  type AddressRange,
+  addressRange,
+  type CaseAlternatives,
+  caseAlternatives,
+  comparableNumber,
+  javaSplit,
+  parseCidr,
+  parseWildcard,
+  type Wildcard,
+} from './pattern-values.ts';
 
 /**
- * Validation and compilation of EventBridge event patterns. The rules follow EventBridge's documented
- * behaviour (see test/dev/local/bus/pattern.test.ts for the table of cases and where each comes from): every field
- * value is an array of match values or a nested object, every match object holds exactly one operator,
- * and each operator has its own value shape.
+ * Validation and compilation of EventBridge event patterns, following event-ruler's JsonRuleCompiler (the
+ * library EventBridge's pattern language comes from; test/dev/local/bus/pattern-judge.e2e.test.ts holds the two
+ * to the same verdicts): a pattern becomes a list of sub-patterns, one per combination of `$or` alternatives,
+ * each a map from a dotted field path ({"a": {"b": [...]}} and {"a.b": [...]} are the same path) to the list
+ * of matchers any one of which the field's value must satisfy. A path given twice keeps its last list.
  */
 
 /** An event pattern EventBridge would refuse; `path` names the offending place, e.g. `detail.state[0]`. */
@@ -23,56 +33,72 @@ export class InvalidPatternError extends Error {
 /** Numeric matching is limited to ±5.0e9 (EventBridge content filtering, "Numeric matching"). */
 export const NUMERIC_LIMIT = 5e9;
 
-export type Primitive = string | number | boolean | null;
+/** A JSON number with the text it was written as: event-ruler compares some numbers by their text. */
+export class JsonNumber {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
 
+/**
+ * One matcher of a field's list. `exact` compares the value's text (`quoted` for strings); `number` and
+ * `range` compare numbers that are doubles exactly; `address` compares IP addresses.
+ */
 export type ValueMatcher =
-  | { op: 'exact'; value: Primitive; ip?: Cidr }
-  | { op: 'prefix'; value: string; ignoreCase: boolean }
-  | { op: 'suffix'; value: string; ignoreCase: boolean }
-  | { op: 'equals-ignore-case'; value: string }
+  | { op: 'exact'; quoted: boolean; text: string }
+  | { op: 'number'; value: number }
+  | { op: 'range'; lower: number; lowerOpen: boolean; upper: number; upperOpen: boolean }
+  | { op: 'address'; range: AddressRange }
+  | { op: 'prefix' | 'suffix'; value: string }
+  | { op: 'prefix-ignore-case' | 'suffix-ignore-case' | 'equals-ignore-case'; alternatives: CaseAlternatives }
   | { op: 'wildcard'; wildcard: Wildcard }
-  | { op: 'numeric'; lower?: Bound; upper?: Bound }
-  | { op: 'cidr'; cidr: Cidr }
   | { op: 'exists'; value: boolean }
   | { op: 'anything-but'; but: AnythingBut };
 
-export interface Bound {
-  value: number;
-  inclusive: boolean;
+export type AnythingBut =
+  | { kind: 'strings'; values: Set<string> }
+  | { kind: 'numbers'; values: number[] }
+  | { kind: 'prefix' | 'suffix'; values: string[] }
+  | { kind: 'equals-ignore-case'; values: CaseAlternatives[] }
+  | { kind: 'wildcard'; values: Wildcard[] };
+
+export interface FieldCondition {
+  /** The dotted path, as event-ruler names it. */
+  path: string;
+  matchers: ValueMatcher[];
 }
 
-export type AnythingBut =
-  | { kind: 'values'; strings: Set<string>; numbers: number[] }
-  | { kind: 'prefix'; values: string[] }
-  | { kind: 'suffix'; values: string[] }
-  | { kind: 'equals-ignore-case'; values: string[] }
-  | { kind: 'wildcard'; wildcards: Wildcard[] };
-
-export type PatternNode = { type: 'leaf'; matchers: ValueMatcher[] } | { type: 'object'; pattern: CompiledPattern };
-
 export interface CompiledPattern {
-  fields: { key: string; node: PatternNode }[];
-  /** Each entry is one `$or`: the object matches when any alternative matches. */
-  ors: CompiledPattern[][];
+  /** The event matches when any sub-pattern does. Each lists its fields in event-ruler's (sorted) order. */
+  subPatterns: FieldCondition[][];
+  /** Every step of every path: event keys made of other steps are skipped, as event-ruler does. */
+  steps: Set<string>;
 }
 
 type Json = unknown;
+type Branch = Map<string, ValueMatcher[]>;
 
 const describe = (v: unknown): string =>
   v === null
     ? 'null'
-    : Array.isArray(v)
-      ? 'an array'
-      : typeof v === 'object'
-        ? 'an object'
-        : `${typeof v} ${JSON.stringify(v)}`;
+    : v instanceof JsonNumber
+      ? `number ${v.text}`
+      : Array.isArray(v)
+        ? 'an array'
+        : typeof v === 'object'
+          ? 'an object'
+          : `${typeof v} ${JSON.stringify(v)}`;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumber);
+
+const isNumber = (v: unknown): v is JsonNumber | number => v instanceof JsonNumber || typeof v === 'number';
+const numberText = (v: JsonNumber | number): string => (v instanceof JsonNumber ? v.text : JSON.stringify(v));
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
-/** Operator names Event Ruler reserves; they cannot be field names inside `$or` alternatives. */
+/** Operator names event-ruler reserves; they cannot be field names inside `$or` alternatives. */
 const RESERVED_IN_OR = new Set([
   'exactly',
   'equals-ignore-case',
@@ -100,70 +126,105 @@ const RESERVED_IN_OR = new Set([
   'ip-address-not-in-range',
 ]);
 
-export function compileObject(obj: Json, path: string, insideOr = false): CompiledPattern {
-  if (!isPlainObject(obj)) throw new InvalidPatternError(path, `expected a JSON object, got ${describe(obj)}`);
+/** Compiles a parsed pattern (numbers as JsonNumber or plain numbers); throws InvalidPatternError. */
+export function compileObject(pattern: Json): CompiledPattern {
+  if (!isPlainObject(pattern)) throw new InvalidPatternError('', `expected a JSON object, got ${describe(pattern)}`);
+  const branches: Branch[] = [];
+  parseObject(branches, [], pattern, '', false);
+  const steps = new Set<string>();
+  const subPatterns = branches.map((branch) => {
+    const paths = [...branch.keys()].sort();
+    for (const p of paths) for (const step of javaSplit(p, '.')) steps.add(step);
+    return paths.map((path) => ({ path, matchers: branch.get(path)! }));
+  });
+  return { subPatterns, steps };
+}
+
+/** event-ruler's path of a field: its steps joined with dots, an empty parent adding no dot. */
+function fieldPath(steps: string[], key: string): string {
+  const base = steps.join('.');
+  return base ? `${base}.${key}` : key;
+}
+
+function parseObject(
+  branches: Branch[],
+  steps: string[],
+  obj: Record<string, unknown>,
+  where: string,
+  insideOr: boolean,
+) {
   const keys = Object.keys(obj);
-  if (keys.length === 0) throw new InvalidPatternError(path, 'empty objects are not allowed');
-  const compiled: CompiledPattern = { fields: [], ors: [] };
+  if (keys.length === 0) throw new InvalidPatternError(where, 'empty objects are not allowed');
   for (const key of keys) {
     const value = obj[key];
-    const here = join(path, key);
+    const here = join(where, key);
     if (key === '$or') {
-      compiled.ors.push(compileOr(value, here));
-    } else if (insideOr && RESERVED_IN_OR.has(key)) {
+      parseOr(branches, steps, value, here);
+      continue;
+    }
+    if (insideOr && RESERVED_IN_OR.has(key)) {
       throw new InvalidPatternError(here, `"${key}" is a reserved operator name and cannot be a field name inside $or`);
+    }
+    if (isPlainObject(value)) {
+      parseObject(branches, [...steps, key], value, here, insideOr);
     } else if (Array.isArray(value)) {
-      compiled.fields.push({ key, node: { type: 'leaf', matchers: compileLeaf(value, here) } });
-    } else if (isPlainObject(value)) {
-      compiled.fields.push({ key, node: { type: 'object', pattern: compileObject(value, here, insideOr) } });
+      const matchers = compileList(value, here);
+      if (branches.length === 0) branches.push(new Map());
+      const path = fieldPath(steps, key);
+      for (const branch of branches) branch.set(path, matchers);
     } else {
       throw new InvalidPatternError(
         here,
-        `match values must be in an array (e.g. [${JSON.stringify(value)}]) or be a nested object, got ${describe(value)}`,
+        `match values must be in an array (e.g. [${JSON.stringify(value instanceof JsonNumber ? value.text : value)}]) or be a nested object, got ${describe(value)}`,
       );
     }
   }
-  return compiled;
 }
 
-function compileOr(value: Json, path: string): CompiledPattern[] {
+/** `$or`: every branch so far is copied once per alternative, and the alternative's fields added to the copy. */
+function parseOr(branches: Branch[], steps: string[], value: Json, where: string) {
   if (!Array.isArray(value) || value.length < 2) {
-    throw new InvalidPatternError(path, '$or must be an array of at least 2 pattern objects');
+    throw new InvalidPatternError(where, '$or must be an array of at least 2 pattern objects');
   }
-  return value.map((alt, i) => {
+  const before = branches.splice(0);
+  value.forEach((alt, i) => {
     if (!isPlainObject(alt))
       throw new InvalidPatternError(
-        `${path}[${i}]`,
+        `${where}[${i}]`,
         `each $or alternative must be a pattern object, got ${describe(alt)}`,
       );
-    return compileObject(alt, `${path}[${i}]`, true);
+    const copies = before.length ? before.map((b) => new Map(b)) : [new Map()];
+    parseObject(copies, steps, alt, `${where}[${i}]`, true);
+    branches.push(...copies);
   });
 }
 
-function compileLeaf(values: Json[], path: string): ValueMatcher[] {
+function compileList(values: Json[], where: string): ValueMatcher[] {
   if (values.length === 0)
-    throw new InvalidPatternError(path, 'empty arrays are not allowed: give at least one value to match');
-  return values.map((v, i) => compileValue(v, `${path}[${i}]`));
+    throw new InvalidPatternError(where, 'empty arrays are not allowed: give at least one value to match');
+  return values.flatMap((v, i) => compileValue(v, `${where}[${i}]`));
 }
 
-function compileValue(v: Json, path: string): ValueMatcher {
+function compileValue(v: Json, where: string): ValueMatcher[] {
   if (typeof v === 'string') {
-    // Event Ruler compares IP address literals as addresses, so 2001:db8::1 equals 2001:0db8:0:0:0:0:0:1.
-    const version = isIP(v);
-    const ip = version ? parseCidr(`${v}/${version === 4 ? 32 : 128}`, { singleAddress: true }) : null;
-    return ip !== null && typeof ip === 'object' ? { op: 'exact', value: v, ip } : { op: 'exact', value: v };
+    // event-ruler compares an IP address literal as an address: 2001:db8::1 equals 2001:0db8:0:0:0:0:0:1.
+    const range = addressRange(v);
+    return [range ? { op: 'address', range } : { op: 'exact', quoted: true, text: v }];
   }
-  if (v === null || typeof v === 'boolean') return { op: 'exact', value: v };
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new InvalidPatternError(path, 'numbers must be finite');
-    return { op: 'exact', value: v };
+  if (v === null || typeof v === 'boolean') return [{ op: 'exact', quoted: false, text: String(v) }];
+  if (isNumber(v)) {
+    const text = numberText(v);
+    const value = comparableNumber(text);
+    // A number that is a double exactly also matches other spellings of it (300 and 3.0e2).
+    const exact: ValueMatcher = { op: 'exact', quoted: false, text };
+    return value === null ? [exact] : [{ op: 'number', value }, exact];
   }
-  if (Array.isArray(v)) throw new InvalidPatternError(path, 'nested arrays are not allowed in a match list');
-  if (!isPlainObject(v)) throw new InvalidPatternError(path, `unsupported match value ${describe(v)}`);
+  if (Array.isArray(v)) throw new InvalidPatternError(where, 'nested arrays are not allowed in a match list');
+  if (!isPlainObject(v)) throw new InvalidPatternError(where, `unsupported match value ${describe(v)}`);
   const keys = Object.keys(v);
   if (keys.length !== 1) {
     throw new InvalidPatternError(
-      path,
+      where,
       keys.length === 0
         ? 'empty match object: give one operator such as {"prefix": "..."}'
         : `a match object holds exactly one operator, got ${keys.map((k) => `"${k}"`).join(', ')}`,
@@ -171,13 +232,16 @@ function compileValue(v: Json, path: string): ValueMatcher {
   }
   const op = keys[0];
   const arg = v[op];
-  const here = join(path, op);
+  const here = join(where, op);
   switch (op) {
+    case 'exactly':
+      if (typeof arg !== 'string') throw new InvalidPatternError(here, `exactly takes a string, got ${describe(arg)}`);
+      return [{ op: 'exact', quoted: true, text: arg }];
     case 'prefix':
     case 'suffix': {
-      if (typeof arg === 'string') return { op, value: arg, ignoreCase: false };
+      if (typeof arg === 'string') return [{ op, value: arg }];
       if (isPlainObject(arg) && Object.keys(arg).length === 1 && typeof arg['equals-ignore-case'] === 'string') {
-        return { op, value: arg['equals-ignore-case'] as string, ignoreCase: true };
+        return [{ op: `${op}-ignore-case`, alternatives: caseAlternatives(arg['equals-ignore-case']) }];
       }
       throw new InvalidPatternError(
         here,
@@ -187,166 +251,170 @@ function compileValue(v: Json, path: string): ValueMatcher {
     case 'equals-ignore-case':
       if (typeof arg !== 'string')
         throw new InvalidPatternError(here, `equals-ignore-case takes a string, got ${describe(arg)}`);
-      return { op, value: arg };
-    case 'wildcard': {
+      return [{ op, alternatives: caseAlternatives(arg) }];
+    case 'wildcard':
       if (typeof arg !== 'string') throw new InvalidPatternError(here, `wildcard takes a string, got ${describe(arg)}`);
-      return { op, wildcard: wildcardOrThrow(arg, here) };
-    }
+      return [{ op, wildcard: wildcardOrThrow(arg, here) }];
     case 'numeric':
-      return { op, ...compileNumeric(arg, here) };
+      return [compileNumeric(arg, here)];
     case 'cidr': {
       if (typeof arg !== 'string')
         throw new InvalidPatternError(here, `cidr takes a string such as "10.0.0.0/24", got ${describe(arg)}`);
-      const cidr = parseCidr(arg);
-      if (typeof cidr === 'string') throw new InvalidPatternError(here, cidr);
-      return { op, cidr };
+      const range = parseCidr(arg);
+      if (typeof range === 'string') throw new InvalidPatternError(here, range);
+      return [{ op: 'address', range }];
     }
     case 'exists':
       if (typeof arg !== 'boolean')
         throw new InvalidPatternError(here, `exists must be true or false, got ${describe(arg)}`);
-      return { op, value: arg };
+      return [{ op, value: arg }];
     case 'anything-but':
-      return { op, but: compileAnythingBut(arg, here) };
+      return [{ op, but: compileAnythingBut(arg, here) }];
     default:
       throw new InvalidPatternError(
-        path,
-        `unrecognized match type "${op}" (expected one of prefix, suffix, equals-ignore-case, wildcard, anything-but, numeric, cidr, exists)`,
+        where,
+        `unrecognized match type "${op}" (expected one of prefix, suffix, equals-ignore-case, wildcard, anything-but, numeric, cidr, exists, exactly)`,
       );
   }
 }
 
-function wildcardOrThrow(source: string, path: string): Wildcard {
+function wildcardOrThrow(source: string, where: string): Wildcard {
   const w = parseWildcard(source);
-  if (typeof w === 'string') throw new InvalidPatternError(path, w);
+  if (typeof w === 'string') throw new InvalidPatternError(where, w);
   return w;
 }
 
-const LOWER_OPS = new Set(['>', '>=']);
-const UPPER_OPS = new Set(['<', '<=']);
-
-function compileNumeric(arg: Json, path: string): { lower?: Bound; upper?: Bound } {
-  if (!Array.isArray(arg))
-    throw new InvalidPatternError(path, `numeric takes an array such as [">", 0, "<=", 5], got ${describe(arg)}`);
-  if (arg.length !== 2 && arg.length !== 4) {
+/** A number event-ruler can compare, within EventBridge's numeric range. */
+function boundValue(op: string, n: Json, where: string): number {
+  if (!isNumber(n))
+    throw new InvalidPatternError(where, `the value after "${op}" must be a number, got ${describe(n)}`);
+  const value = comparableNumber(numberText(n));
+  if (value === null) {
     throw new InvalidPatternError(
-      path,
-      `numeric takes one or two (operator, number) pairs, got ${arg.length} elements`,
+      where,
+      `${numberText(n)} cannot be compared: it is not exactly a double-precision number`,
     );
   }
-  let lower: Bound | undefined;
-  let upper: Bound | undefined;
-  for (let i = 0; i < arg.length; i += 2) {
-    const op = arg[i];
-    const n = arg[i + 1];
-    if (typeof op !== 'string' || !['=', '<', '<=', '>', '>='].includes(op)) {
-      throw new InvalidPatternError(
-        `${path}[${i}]`,
-        `unrecognized numeric operator ${describe(op)} (expected =, <, <=, > or >=)`,
-      );
-    }
-    if (typeof n !== 'number' || !Number.isFinite(n)) {
-      throw new InvalidPatternError(
-        `${path}[${i + 1}]`,
-        `the value after "${op}" must be a number, got ${describe(n)}`,
-      );
-    }
-    if (Math.abs(n) > NUMERIC_LIMIT) {
-      throw new InvalidPatternError(`${path}[${i + 1}]`, `numeric values must be between -5.0e9 and 5.0e9, got ${n}`);
-    }
-    if (op === '=') {
-      if (arg.length !== 2)
-        throw new InvalidPatternError(`${path}[${i}]`, '"=" cannot be combined with another numeric operator');
-      return { lower: { value: n, inclusive: true }, upper: { value: n, inclusive: true } };
-    }
-    if (LOWER_OPS.has(op)) {
-      if (lower) throw new InvalidPatternError(`${path}[${i}]`, 'only one lower bound (> or >=) is allowed');
-      if (upper)
-        throw new InvalidPatternError(
-          `${path}[${i}]`,
-          'a numeric range gives its lower bound (> or >=) first, then its upper bound (< or <=)',
-        );
-      lower = { value: n, inclusive: op === '>=' };
-    } else if (UPPER_OPS.has(op)) {
-      if (upper) throw new InvalidPatternError(`${path}[${i}]`, 'only one upper bound (< or <=) is allowed');
-      upper = { value: n, inclusive: op === '<=' };
-    }
+  if (Math.abs(value) > NUMERIC_LIMIT) {
+    throw new InvalidPatternError(where, `numeric values must be between -5.0e9 and 5.0e9, got ${numberText(n)}`);
   }
-  if (lower && upper && !(lower.value < upper.value)) {
-    throw new InvalidPatternError(
-      path,
-      `the lower bound (${lower.value}) must be less than the upper bound (${upper.value})`,
-    );
-  }
-  return { lower, upper };
+  return value;
 }
 
-function compileAnythingBut(arg: Json, path: string): AnythingBut {
-  if (typeof arg === 'string') return { kind: 'values', strings: new Set([arg]), numbers: [] };
-  if (typeof arg === 'number') {
-    if (!Number.isFinite(arg)) throw new InvalidPatternError(path, 'numbers must be finite');
-    return { kind: 'values', strings: new Set(), numbers: [arg] };
-  }
-  if (Array.isArray(arg)) {
-    if (arg.length === 0) throw new InvalidPatternError(path, 'anything-but list must not be empty');
-    const allStrings = arg.every((x) => typeof x === 'string');
-    const allNumbers = arg.every((x) => typeof x === 'number' && Number.isFinite(x));
-    if (!allStrings && !allNumbers) {
-      throw new InvalidPatternError(
-        path,
-        'anything-but list must hold only strings or only numbers (no null, booleans, objects or a mix)',
-      );
-    }
-    return allStrings
-      ? { kind: 'values', strings: new Set(arg as string[]), numbers: [] }
-      : { kind: 'values', strings: new Set(), numbers: arg as number[] };
-  }
-  if (!isPlainObject(arg)) {
+const LOWEST = -Number.MAX_VALUE;
+const HIGHEST = Number.MAX_VALUE;
+
+/** `numeric`: ["=", n], [">"|">=", n], ["<"|"<=", n], or a lower bound then an upper bound. */
+function compileNumeric(arg: Json, where: string): ValueMatcher {
+  if (!Array.isArray(arg))
+    throw new InvalidPatternError(where, `numeric takes an array such as [">", 0, "<=", 5], got ${describe(arg)}`);
+  const [op, n, op2, n2, ...rest] = arg;
+  if (typeof op !== 'string' || !['=', '<', '<=', '>', '>='].includes(op)) {
     throw new InvalidPatternError(
-      path,
-      `anything-but takes a string, a number, a list of either, or one of {prefix}, {suffix}, {equals-ignore-case}, {wildcard}; got ${describe(arg)}`,
+      `${where}[0]`,
+      `unrecognized numeric operator ${op === undefined ? '(none)' : describe(op)} (expected =, <, <=, > or >=)`,
     );
   }
+  const value = boundValue(op, n, `${where}[1]`);
+  const single = arg.length === 2;
+  if (op === '=' || op === '<' || op === '<=') {
+    if (!single) {
+      throw new InvalidPatternError(
+        `${where}[2]`,
+        op === '='
+          ? '"=" cannot be combined with another numeric operator'
+          : 'a numeric range gives its lower bound (> or >=) first, then its upper bound (< or <=)',
+      );
+    }
+    if (op === '=') return { op: 'number', value };
+    return { op: 'range', lower: LOWEST, lowerOpen: false, upper: value, upperOpen: op === '<' };
+  }
+  if (single) return { op: 'range', lower: value, lowerOpen: op === '>', upper: HIGHEST, upperOpen: false };
+  if (op2 !== '<' && op2 !== '<=') {
+    throw new InvalidPatternError(
+      `${where}[2]`,
+      `a numeric range takes an upper bound (< or <=) after its lower bound, got ${op2 === undefined ? 'nothing' : describe(op2)}`,
+    );
+  }
+  const upper = boundValue(op2, n2, `${where}[3]`);
+  if (rest.length) throw new InvalidPatternError(where, 'numeric takes one or two (operator, number) pairs');
+  if (!(value < upper)) {
+    throw new InvalidPatternError(where, `the lower bound (${value}) must be less than the upper bound (${upper})`);
+  }
+  return { op: 'range', lower: value, lowerOpen: op === '>', upper, upperOpen: op2 === '<' };
+}
+
+function compileAnythingBut(arg: Json, where: string): AnythingBut {
+  if (isPlainObject(arg)) return compileAnythingButOperator(arg, where);
+  const list = Array.isArray(arg) ? arg : [arg];
+  if (!list.every((x) => typeof x === 'string' || isNumber(x))) {
+    throw new InvalidPatternError(
+      where,
+      Array.isArray(arg)
+        ? 'anything-but list must hold only strings or only numbers (no null, booleans, objects or arrays)'
+        : `anything-but takes a string, a number, a list of either, or one of {prefix}, {suffix}, {equals-ignore-case}, {wildcard}; got ${describe(arg)}`,
+    );
+  }
+  if (list.length === 0) throw new InvalidPatternError(where, 'anything-but list must not be empty');
+  const numbers = list.filter(isNumber);
+  if (numbers.length === 0) return { kind: 'strings', values: new Set(list as string[]) };
+  if (numbers.length !== list.length)
+    throw new InvalidPatternError(where, 'anything-but list must hold only strings or only numbers, not both');
+  return {
+    kind: 'numbers',
+    values: numbers.map((n) => {
+      const value = comparableNumber(numberText(n));
+      if (value === null)
+        throw new InvalidPatternError(
+          where,
+          `${numberText(n)} cannot be compared: it is not exactly a double-precision number`,
+        );
+      return value;
+    }),
+  };
+}
+
+function compileAnythingButOperator(arg: Record<string, unknown>, where: string): AnythingBut {
   const keys = Object.keys(arg);
   if (keys.length !== 1) {
     throw new InvalidPatternError(
-      path,
+      where,
       `anything-but takes exactly one operator, got ${keys.length === 0 ? 'none' : keys.map((k) => `"${k}"`).join(', ')}`,
     );
   }
   const op = keys[0];
   const inner = arg[op];
-  const here = join(path, op);
-  const stringList = (what: string): string[] => {
-    const list = typeof inner === 'string' ? [inner] : inner;
-    if (!Array.isArray(list) || list.length === 0 || !list.every((x) => typeof x === 'string')) {
-      throw new InvalidPatternError(
-        here,
-        `anything-but ${what} takes a string or a non-empty list of strings, got ${describe(inner)}`,
-      );
-    }
-    return list as string[];
-  };
+  const here = join(where, op);
+  if (op !== 'prefix' && op !== 'suffix' && op !== 'equals-ignore-case' && op !== 'wildcard') {
+    throw new InvalidPatternError(
+      here,
+      op === 'anything-but'
+        ? 'anything-but cannot be nested'
+        : `"${op}" is not supported inside anything-but (use prefix, suffix, equals-ignore-case or wildcard)`,
+    );
+  }
+  const list = typeof inner === 'string' ? [inner] : inner;
+  if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) {
+    throw new InvalidPatternError(
+      here,
+      `anything-but ${op} takes a string or a list of strings, got ${describe(inner)}`,
+    );
+  }
+  // event-ruler 2.1.0 accepts an empty list here, then throws on every event holding the field.
+  if (list.length === 0) throw new InvalidPatternError(here, `anything-but ${op} must not be an empty list`);
+  const values = list as string[];
   switch (op) {
     case 'prefix':
-    case 'suffix': {
-      const values = stringList(op);
+    case 'suffix':
       if (values.includes(''))
         throw new InvalidPatternError(here, `anything-but ${op} values must not be empty strings`);
       return { kind: op, values };
-    }
     case 'equals-ignore-case':
-      return { kind: op, values: stringList(op) };
+      return { kind: op, values: values.map(caseAlternatives) };
     case 'wildcard':
       return {
         kind: op,
-        wildcards: stringList(op).map((s, i) => wildcardOrThrow(s, Array.isArray(inner) ? `${here}[${i}]` : here)),
+        values: values.map((s, i) => wildcardOrThrow(s, Array.isArray(inner) ? `${here}[${i}]` : here)),
       };
-    default:
-      throw new InvalidPatternError(
-        here,
-        op === 'anything-but'
-          ? 'anything-but cannot be nested'
-          : `"${op}" is not supported inside anything-but (use prefix, suffix, equals-ignore-case or wildcard)`,
-      );
   }
 }

@@ -7,6 +7,7 @@ import type { Context } from 'aws-lambda';
 import { CONTAINER_FACTORIES, type ContainerKind, type ContainerSettings } from './containers.ts';
 import type { Handler } from '../lambda-runtime.ts';
 import type { InvokeMessage, ResultMessage } from './worker-protocol.ts';
+import { withInvocationSignal } from '../../../adapters/invocation-signal.ts';
 
 const { kind, settings } = workerData as { kind: ContainerKind; settings: ContainerSettings };
 const containers = new Map<number, Handler>();
@@ -22,19 +23,28 @@ parentPort!.on('message', (msg: InvokeMessage) => {
     fail: () => undefined,
     succeed: () => undefined,
   };
-  handler(msg.event, context).then(
-    (result) => parentPort!.postMessage({ id: msg.id, ok: true, result } satisfies ResultMessage),
-    (err: unknown) =>
-      parentPort!.postMessage({
-        id: msg.id,
-        ok: false,
-        error: {
-          name: (err as Error)?.name ?? 'Error',
-          message: (err as Error)?.message ?? String(err),
-          ...requeueAfter(err),
-        },
-      } satisfies ResultMessage),
+  // The deadline stops the pass's I/O here, in its own thread, as the main-thread runtime does
+  // (dev/local/lambda-runtime.ts): the host gives up on the invocation at the same moment.
+  const deadlineReached = new AbortController();
+  const timer = setTimeout(
+    () => deadlineReached.abort(new Error('the invocation passed its deadline')),
+    Math.max(0, msg.deadline - Date.now()),
   );
+  withInvocationSignal(deadlineReached.signal, () => handler(msg.event, context))
+    .finally(() => clearTimeout(timer))
+    .then(
+      (result) => parentPort!.postMessage({ id: msg.id, ok: true, result } satisfies ResultMessage),
+      (err: unknown) =>
+        parentPort!.postMessage({
+          id: msg.id,
+          ok: false,
+          error: {
+            name: (err as Error)?.name ?? 'Error',
+            message: (err as Error)?.message ?? String(err),
+            ...requeueAfter(err),
+          },
+        } satisfies ResultMessage),
+    );
 });
 
 function requeueAfter(err: unknown): { afterMs?: number } {

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { UsageError } from '../../../cli/command.ts';
 import { dlqCommand, testPatternCommand } from '../../../cli/commands/events.ts';
 import { appendDeadLetter } from '../../../dev/local/bus/dlq-store.ts';
+import { judgeWithEventRuler } from '../../../dev/local/bus/judge/event-ruler.ts';
 import type { DeadLetter } from '../../../dev/local/bus/types.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -57,6 +58,38 @@ describe('spiritctl events test-pattern', () => {
       expect(bad.stderr).toMatch(
         /invalid\.json: invalid event pattern at detail\.generation\[0\]\.numeric\[1\]: the value after ">" must be a number/,
       );
+    },
+    SPAWN_TIMEOUT_MS,
+  );
+});
+
+describe('spiritctl events test-pattern agrees with event-ruler', () => {
+  it(
+    'refuses (exit 2, with the reason) a pattern event-ruler refuses, and matches with an operator only event-ruler documents',
+    async () => {
+      // 0.10000000000000000001 is no double: event-ruler cannot compare by it (JSON.parse would read 0.1).
+      const refusedText = '{"detail": {"generation": [{"numeric": [">", 0.10000000000000000001]}]}}';
+      const exactlyText = JSON.stringify({ source: [{ exactly: 'pool-spirit.forwarder' }] });
+      const eventText = JSON.stringify({
+        source: 'pool-spirit.forwarder',
+        detail: { changeType: 'ADDED', generation: 4 },
+      });
+      const [judged, refused, exactly] = await Promise.all([
+        judgeWithEventRuler([
+          { id: 0, pattern: refusedText, event: eventText },
+          { id: 1, pattern: exactlyText, event: eventText },
+        ]),
+        spiritctl('events', 'test-pattern', '--pattern', file('refused.json', refusedText), '--event', event),
+        spiritctl('events', 'test-pattern', '--pattern', file('exactly.json', exactlyText), '--event', event),
+      ]);
+      expect(judged[0]).toMatchObject({ valid: false });
+      expect(judged[1]).toMatchObject({ valid: true, match: true });
+      expect(refused.code).toBe(2);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toMatch(
+        /refused\.json: invalid event pattern at detail\.generation\[0\]\.numeric\[1\]: 0\.10000000000000000001 cannot be compared/,
+      );
+      expect(exactly).toMatchObject({ code: 0, stdout: 'true\n' });
     },
     SPAWN_TIMEOUT_MS,
   );
