@@ -15,6 +15,8 @@ if [ "${1:-}" = "--tests" ]; then
   # yurt-manager runs in a network namespace of its own in the tests (dev/local/openyurt/loopback-netns.ts).
   { [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || [ -x /usr/bin/ip ]; } || need_apt+=(iproute2)
   { [ -x /usr/bin/unshare ] && [ -x /usr/bin/nsenter ] && [ -x /usr/bin/setpriv ]; } || need_apt+=(util-linux)
+  # The real node (dev/local/kubelet/real): the built kubelet on Debian's containerd, runc and CNI plugins.
+  { [ -x /usr/bin/containerd ] && [ -x /usr/sbin/runc ] && [ -x /usr/lib/cni/bridge ]; } || need_apt+=(containerd runc containernetworking-plugins)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -36,6 +38,7 @@ fi
 # tools/ into .cache/kube-bins. Only the tests need them: `npm start` (the embedded local API) never builds Go.
 if [ "${1:-}" = "--tests" ]; then
   bash scripts/kube-bins.sh >&2
+  bash scripts/images.sh >&2  # the images, multi-arch and signed (docs/images.md)
   # AWS's own judges of the cloud half (docs/aws-stand-ins.md): cfn-lint and moto (Python), event-ruler (Java),
   # the Lambda Runtime Interface Emulator and runtime interface client.
   bash scripts/python-judges.sh

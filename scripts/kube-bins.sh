@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 out="$root/.cache/kube-bins/bin"
 stamps="$root/.cache/kube-bins/stamps"
+# KUBE_BINS_GOARCH=arm64 cross-builds into .cache/kube-bins/linux-arm64/ instead (the images' second platform,
+# scripts/images.ts); KUBE_BINS_ONLY="name …" limits a run to those targets.
+arch=${KUBE_BINS_GOARCH:-}
+if [ -n "$arch" ]; then out="$root/.cache/kube-bins/linux-$arch/bin"; stamps="$root/.cache/kube-bins/linux-$arch/stamps"; fi
 mkdir -p "$out" "$stamps"
 
 # name | module dir | package | release stamped into the version variables ('' = none, etcd = its own)
@@ -17,6 +21,8 @@ targets=(
   "kube-apiserver|tools/kube|k8s.io/kubernetes/cmd/kube-apiserver|v1.36.3"
   "kube-controller-manager|tools/kube|k8s.io/kubernetes/cmd/kube-controller-manager|v1.36.3"
   "kube-scheduler|tools/kube|k8s.io/kubernetes/cmd/kube-scheduler|v1.36.3"
+  # The real node's kubelet (dev/local/kubelet/real): the control plane's release, so the version skew policy holds.
+  "kubelet|tools/kube|k8s.io/kubernetes/cmd/kubelet|v1.36.3"
   # The next bundle's apiserver: a rollout in the tests upgrades v1.36.3 to it.
   "kube-apiserver-v1.37.2|tools/kube-next|k8s.io/kubernetes/cmd/kube-apiserver|v1.37.2"
   "etcd|tools/etcd|go.etcd.io/etcd/server/v3|etcd"
@@ -60,6 +66,7 @@ print_only=false
 missing=0
 for t in "${targets[@]}"; do
   IFS='|' read -r name dir pkg release <<<"$t"
+  case " ${KUBE_BINS_ONLY:-$name} " in *" $name "*) ;; *) continue ;; esac
   bin="$out/$name"
   want=$(fingerprint "$dir" "$release")
   if [ -x "$bin" ] && [ "$(cat "$stamps/$name" 2>/dev/null)" = "$want" ]; then
@@ -79,7 +86,7 @@ for t in "${targets[@]}"; do
   echo "kube-bins: building $name${shown:+ $shown} from $dir (module $(awk '$1 == "module" { print $2 }' "$dir/go.mod"), package $pkg)" >&2
   start=$(date +%s)
   log=$(mktemp)
-  if ! (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local \
+  if ! (cd "$dir" && export GOARCH="${arch:-$(go env GOARCH)}" && CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local \
         go build -trimpath -ldflags "$(ldflags_for "$release")" -o "$bin.tmp" "$pkg") >"$log" 2>&1; then
     echo "kube-bins: building $name failed in module $dir (go build $pkg); the last lines of its output:" >&2
     tail -20 "$log" >&2
@@ -93,6 +100,8 @@ for t in "${targets[@]}"; do
   echo "kube-bins: built $name in $(( $(date +%s) - start )) s" >&2
   echo "$name=$bin"
 done
+
+[ -z "$arch" ] || exit $missing
 
 # OpenYurt's own CRDs (charts/yurt-manager/crds) per release, read from the pinned module, never copied into the
 # repo: the local stack's `--openyurt RELEASE` installs them in place of infra/crds/nodepool.yaml. The chart's

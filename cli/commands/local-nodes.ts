@@ -1,7 +1,7 @@
 /** `spiritctl local nodes add`: Ready edge nodes for a NodePool of a running local stack's cluster. */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { intFlag, UsageError, type Command } from '../command.ts';
+import { choiceFlag, intFlag, UsageError, type Command } from '../command.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
@@ -31,6 +31,13 @@ export const localNodesAddCommand: Command = {
     cluster: { type: 'string', valueName: 'ID', description: 'local cluster id, e.g. cluster-01' },
     pool: { type: 'string', valueName: 'NAME', description: 'the NodePool the nodes join (it must exist)' },
     count: { type: 'string', valueName: 'N', default: '1', description: 'nodes to add (1-100)' },
+    kubelet: {
+      type: 'string',
+      valueName: 'sim|real',
+      default: 'sim',
+      description:
+        'sim: Node objects the local kubelet plays; real: real nodes (kubelet + containerd) run by this command until Ctrl-C, for a `local up --kubelet real` stack (root)',
+    },
     'state-dir': {
       type: 'string',
       valueName: 'DIR',
@@ -66,6 +73,7 @@ Example (after \`source .local/env\`):
         `--pool must be a NodePool name (lowercase letters, digits, '-', '.'; at most 240 characters), got "${pool}"`,
       );
     const count = intFlag('count', values.count, 1, 100);
+    const kubelet = choiceFlag('kubelet', values.kubelet, ['sim', 'real'] as const);
 
     const dir = kubeconfigDir(values);
     const kubeconfigPath = join(dir, `${cluster}.kubeconfig`);
@@ -80,6 +88,7 @@ Example (after \`source .local/env\`):
     }
     const { KubeConfig } = await import('@kubernetes/client-node');
     const { addPoolNodes, NoSuchPoolError } = await import('../../dev/local/fleet/add-nodes.ts');
+    if (kubelet === 'real') return runRealNodes(cluster, kubeconfigPath, values, pool, count);
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfigPath);
     let created: string[];
@@ -102,3 +111,43 @@ Example (after \`source .local/env\`):
     return 0;
   },
 };
+
+/** `--kubelet real`: starts the nodes here and keeps them until SIGINT/SIGTERM (or one of them fails). */
+async function runRealNodes(
+  cluster: string,
+  kubeconfigPath: string,
+  values: Record<string, unknown>,
+  pool: string,
+  count: number,
+): Promise<number> {
+  const { addRealPoolNodes } = await import('../../dev/local/kubelet/real/add-real-nodes.ts');
+  const { NoSuchPoolError } = await import('../../dev/local/fleet/add-nodes.ts');
+  const stateDir = String(values['state-dir'] ?? (process.env.SPIRITCTL_STATE_DIR || '.local'));
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  let nodes;
+  try {
+    nodes = await addRealPoolNodes({
+      clusterId: cluster,
+      kubeconfigPath,
+      pkiDir: join(stateDir, 'pki'),
+      pool,
+      count,
+      log: say,
+    });
+  } catch (err) {
+    if (err instanceof NoSuchPoolError)
+      throw new UsageError(`--pool ${pool}: ${err.message} in ${cluster}; create it first (kubectl apply)`);
+    throw err;
+  }
+  say(
+    `added ${nodes.length} real node(s) to NodePool ${pool} in ${cluster}: ${nodes.map((n) => n.name).join(', ')}; Ctrl-C stops them`,
+  );
+  const why = await Promise.race([
+    new Promise<string>((resolve) => process.once('SIGINT', () => resolve('SIGINT'))),
+    new Promise<string>((resolve) => process.once('SIGTERM', () => resolve('SIGTERM'))),
+    ...nodes.map((n) => n.exited.then((e) => `${n.name} ${e.name} exited: ${e.lastLines}`)),
+  ]);
+  say(`stopping the nodes (${why})`);
+  await Promise.all(nodes.map((n) => n.stop()));
+  return why.startsWith('SIG') ? 0 : 1;
+}

@@ -44,15 +44,22 @@ export const localUp: Command = {
     kubelet: {
       type: 'string',
       default: 'sim',
-      valueName: 'sim|process',
+      valueName: 'sim|process|real',
       description:
-        'how pods run: sim (Ready after a delay) or process (each pool-spirit really runs the built etcd and kube-apiserver with its rendered flags, and the agent)',
+        'how pods run: sim (Ready after a delay), process (each pool-spirit really runs the built etcd and kube-apiserver with its rendered flags, and the agent) or real (each node is the built kubelet on containerd and runc, the pods from the images of npm run images; needs --control-plane real and root)',
     },
     'ready-delay': {
       type: 'string',
       default: '200',
       valueName: 'MS',
       description: 'sim kubelet: ms from placement to Ready (0-60000)',
+    },
+    lambda: {
+      type: 'string',
+      default: 'in-process',
+      valueName: 'in-process|rie',
+      description:
+        "where the functions run: in-process (the handlers, with a Lambda-like context and timeout) or rie (the zips npm run package writes, under AWS's Lambda Runtime Interface Emulator and runtime client; scripts/lambda-rie.sh)",
     },
     'function-threads': {
       type: 'string',
@@ -124,8 +131,10 @@ Then, in another terminal:
     const nodesPerPool = intFlag('nodes-per-pool', values['nodes-per-pool'], 0, 100);
     const cloudPools = intFlag('cloud-pools', values['cloud-pools'], 0, 100);
     const store = choiceFlag('store', values.store, ['memory', 'etcd'] as const);
-    const kubelet = choiceFlag('kubelet', values.kubelet, ['sim', 'process'] as const);
+    const kubelet = choiceFlag('kubelet', values.kubelet, ['sim', 'process', 'real'] as const);
     const controlPlane = choiceFlag('control-plane', values['control-plane'], ['local', 'real'] as const);
+    if (kubelet === 'real' && controlPlane !== 'real')
+      throw new UsageError('--kubelet real: real nodes join a real control plane; add --control-plane real');
     if (controlPlane === 'real' && store === 'etcd')
       throw new UsageError('--store applies to the local API only: --control-plane real runs its own etcd per cluster');
     const openYurt =
@@ -135,6 +144,7 @@ Then, in another terminal:
     const readyDelayMs = intFlag('ready-delay', values['ready-delay'], 0, 60_000);
     const timeoutS = intFlag('timeout', values.timeout, 1, 86_400);
     const functionThreads = intFlag('function-threads', values['function-threads'], 0, 8);
+    const lambda = choiceFlag('lambda', values.lambda, ['in-process', 'rie'] as const);
     const clusterThreads =
       values['cluster-threads'] === undefined
         ? undefined
@@ -180,6 +190,7 @@ Then, in another terminal:
       controlPlane,
       readyDelayMs,
       functionThreads,
+      lambda,
       clusterThreads,
       kubeconfigDir,
       stateDir,

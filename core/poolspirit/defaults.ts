@@ -21,6 +21,14 @@ export const DEFAULT_BUNDLES: BundleCatalog = {
 };
 export const DEFAULT_BUNDLE_VERSION = '0.1.0';
 
+/**
+ * Repositories the rendered pod pulls `<repository>:<version>` from. Pin a digest by setting a component's
+ * image to `<repository>@sha256:…` in the PoolSpirit (the digest wins; docs/images.md): the agent by the
+ * digest of your own build (`npm run images -- --json`) in your registry, kube-apiserver and etcd by upstream's.
+ * No digest is kept here: a build's digest includes its commit's time, so one written into the repository
+ * would name the build of the commit before. The local node imports `npm run images`'s stand-ins for
+ * registry.k8s.io's images under these same references.
+ */
 export const DEFAULT_IMAGES: Record<ComponentName, string> = {
   apiServer: 'registry.k8s.io/kube-apiserver',
   etcd: 'registry.k8s.io/etcd',

@@ -1,5 +1,10 @@
 # syntax=docker/dockerfile:1
 #
+# The images are built by `npm run images` (scripts/images.ts, tools/images; docs/images.md): without a daemon,
+# from pinned inputs, reproducibly, for linux/amd64 and linux/arm64, with an SBOM and a cosign signature, into
+# .cache/images/forwarder/. That is the recipe users run too. This Dockerfile describes the same image for Docker
+# users (same paths: /nodejs/bin/node, /app/lib, user 65532) but its base images are not what is built there.
+#
 # The forwarder image: one per cluster, runs `spiritctl forwarder` (infra/images/forwarder-main.ts).
 # Build from the repository root:
 #   docker build -f infra/images/forwarder.Dockerfile -t <repo>/pool-spirit-forwarder:<version> .

@@ -16,7 +16,9 @@ import { clusterAuthority, type ClusterCa } from './cluster-ca.ts';
 import { ClusterProgressTracker } from './cluster-progress.ts';
 import { startClusterStorage, type ClusterStorage } from './cluster-storage.ts';
 import type { FleetCluster, FleetForwarder, LocalFleetOptions } from './fleet.ts';
-import { PRODUCT_NAMESPACE, seedCluster } from './seed.ts';
+import { nodeName, poolName, PRODUCT_NAMESPACE, seedCluster } from './seed.ts';
+import { startPoolNodes } from '../kubelet/real/pool-nodes.ts';
+import type { RealNode } from '../kubelet/real/real-node.ts';
 import { markSeeded, type FleetStateDir } from './state-dir.ts';
 import { inProcessApiAccess } from './local-api-access.ts';
 
@@ -67,9 +69,13 @@ export async function startFleetCluster(
           log(`${id} yurt-manager ${started.release}: ready in ${started.readyMs} ms (pid ${started.pid})`);
         }
       : undefined;
+  const realKubelet = opts.kubelet === 'real';
+  if (realKubelet && !host.real)
+    throw new Error("kubelet 'real' joins real nodes to a real control plane: add controlPlane 'real'");
   await seedCluster(
     kubeConfig,
-    resumed ? { pools: 0, nodesPerPool: 0, cloudPools: 0 } : opts,
+    // Real nodes register themselves (below): the seed creates none.
+    resumed ? { pools: 0, nodesPerPool: 0, cloudPools: 0 } : realKubelet ? { ...opts, nodesPerPool: 0 } : opts,
     clusterCa.certPem,
     afterCrds ? { afterCrds } : {},
   );
@@ -82,10 +88,10 @@ export async function startFleetCluster(
   const simulateLeader = opts.simulateLeader ?? true;
   // Sim mode only: process mode runs the real agent, which renews what it reports itself.
   const leaderRenewals: SimLeaderRenewals | undefined =
-    opts.kubelet !== 'process' && simulateLeader
+    (opts.kubelet ?? 'sim') === 'sim' && simulateLeader
       ? new SimLeaderRenewals(kubeConfig, {
           podReady: (key): boolean => {
-            const pod: Record<string, unknown> | undefined = kubelet.pods.get(key);
+            const pod: Record<string, unknown> | undefined = kubelet?.pods.get(key);
             return pod !== undefined && podReady(pod);
           },
           everyMs: opts.leaderRenewMs,
@@ -93,8 +99,13 @@ export async function startFleetCluster(
         })
       : undefined;
   if (leaderRenewals) parts.push(async () => leaderRenewals.stop());
-  const kubelet: SimKubelet =
-    opts.kubelet === 'process'
+  const realNodes =
+    realKubelet && host.real
+      ? await startRealPoolNodes(host.real, kubeConfig, opts, (line) => log(`${id} ${line}`), parts)
+      : undefined;
+  const kubelet: SimKubelet | undefined = realNodes
+    ? undefined
+    : opts.kubelet === 'process'
       ? new ProcessKubelet({
           kubeConfig,
           controlPlane: host.kubeletControlPlane,
@@ -118,12 +129,14 @@ export async function startFleetCluster(
             leaderRenewals?.track(await simulateAgent(kubeConfig, pod, { simulateLeader }), pod),
           onError: (err) => kubeletErrors.report(id, err),
         });
-  parts.push(async () => kubelet.stop());
-  await kubelet.start();
+  if (kubelet) {
+    parts.push(async () => kubelet.stop());
+    await kubelet.start();
+  }
   // Pods that were Ready before the restart never become Ready again: the sim agent reports them again, as a
   // restarted agent does, so their leaders are renewed again. Through the kubelet's queue, retried there: a
   // report can fail (its pool's bootstrap ConfigMap deleted before the restart) and must not fail the start.
-  if (resumed && leaderRenewals) kubelet.reportReadyAgain();
+  if (resumed && leaderRenewals) kubelet?.reportReadyAgain();
   const forwarder = new Forwarder({
     clusterId: id,
     kubeConfig: host.forwarderKubeConfig,
@@ -156,12 +169,14 @@ export async function startFleetCluster(
     kubeConfig,
     forwarder: fleetForwarder(forwarder),
     kubelet,
+    ...(realNodes ? { realNodes } : {}),
     leaderRenewals,
     convergence: async () => progressTracker.current(),
     async stopClients() {
       await yurtManager?.stop();
       await forwarder.stop(2_000).catch(() => undefined);
-      await kubelet.stop();
+      await kubelet?.stop();
+      await Promise.all((realNodes ?? []).map((n) => n.stop()));
       leaderRenewals?.stop();
       progressTracker.stop();
     },
@@ -174,6 +189,22 @@ export async function startFleetCluster(
       }
     },
   };
+}
+
+/** Kubelet `real`: `nodesPerPool` real nodes for each seeded pool, as the seed names them. */
+async function startRealPoolNodes(
+  real: RealHostCluster,
+  admin: KubeConfig,
+  opts: LocalFleetOptions,
+  log: (line: string) => void,
+  parts: (() => Promise<void>)[],
+): Promise<RealNode[]> {
+  const nodes = Array.from({ length: opts.pools }, (_, i) => poolName(i)).flatMap((pool) =>
+    Array.from({ length: opts.nodesPerPool }, (_, j) => ({ name: nodeName(pool, j), pool })),
+  );
+  const started = await startPoolNodes({ controlPlane: real, admin, nodes, log });
+  parts.push(async () => void (await Promise.all(started.map((n) => n.stop()))));
+  return started;
 }
 
 /** A forwarder as the fleet exposes it (FleetForwarder: the same for one in a cluster thread). */

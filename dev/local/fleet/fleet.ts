@@ -18,10 +18,13 @@ import type { ClusterStorage } from './cluster-storage.ts';
 import { startFleetCluster } from './fleet-cluster.ts';
 import { claimStateDir, fleetStateDir, keptClusters, prepareStateDir, type FleetStateDir } from './state-dir.ts';
 import type { SimKubelet } from '../kubelet/sim-kubelet.ts';
+import type { RealNode } from '../kubelet/real/real-node.ts';
 import type { SimLeaderRenewals } from '../kubelet/agent-sim.ts';
 import { LocalFunction } from '../lambda-runtime.ts';
 import { CONTAINER_FACTORIES, localDeadLetters } from '../functions/containers.ts';
 import { WorkerContainerHost } from '../functions/worker-host.ts';
+import { startRieFunctions } from '../functions/rie-functions.ts';
+import type { Handler } from '../lambda-runtime.ts';
 import type { ClusterThreadOptions } from './cluster-worker-protocol.ts';
 import { localObservability } from './observability.ts';
 import { createClusterCa, loadOrCreateClusterCa, type ClusterCa } from './cluster-ca.ts';
@@ -46,9 +49,10 @@ export interface LocalFleetOptions extends FleetShape {
   /**
    * How pods run: `sim` (default) makes them Ready after a delay and plays the agent's part; `process` runs
    * each pool-spirit for real (etcd in /dev/shm, a TLS + RBAC local API, the real agent), see
-   * dev/local/kubelet/process-kubelet.ts.
+   * dev/local/kubelet/process-kubelet.ts; `real` (control plane `real`, root) runs real nodes — kubelet,
+   * containerd, runc — for the pools' nodes instead of seeded ones, dev/local/kubelet/real.
    */
-  kubelet?: 'sim' | 'process';
+  kubelet?: 'sim' | 'process' | 'real';
   /**
    * Who serves each cluster: `local` (default), the embedded local API; `real`, the built etcd,
    * kube-apiserver (Node,RBAC, NodeRestriction), kube-controller-manager and kube-scheduler, with the
@@ -74,6 +78,13 @@ export interface LocalFleetOptions extends FleetShape {
    * Large fleets use them so reconciles do not queue behind every cluster's API server on one core.
    */
   functionThreads?: number;
+  /**
+   * Where the functions run: `in-process` (default; LocalFunction, the handlers imported) or `rie` (the zips
+   * `npm run package` writes, under AWS's Runtime Interface Emulator and runtime client: scripts/lambda-rie.sh).
+   */
+  lambda?: 'in-process' | 'rie';
+  /** With `lambda: 'rie'`: an existing `npm run package` output to run (tests share one); default: packaged afresh. */
+  packagedDir?: string;
   /**
    * Worker threads hosting the clusters (API server, storage, sim kubelet, forwarder, progress watch); 0 runs
    * them on the main thread. Default: see defaultClusterThreads. Control plane `local`, kubelet `sim` only.
@@ -117,6 +128,8 @@ export interface FleetCluster {
   forwarder: FleetForwarder;
   /** The kubelet (main thread only: a cluster thread keeps its own). */
   kubelet?: SimKubelet;
+  /** Kubelet `real`: the real nodes (kubelet + containerd each) of its pools (dev/local/kubelet/real). */
+  realNodes?: RealNode[];
   /** Sim mode, main thread: keeps simulated leaders renewed while their pods are Ready. */
   leaderRenewals?: SimLeaderRenewals;
   /** Wanted, Available and failing pools, from the cluster's progress watch. */
@@ -215,7 +228,9 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     const tableName = opts.tableName ?? 'pool-spirit-local-state';
     await ensureTable(dynamo.client, tableName);
     const table = createStateTable({ client: dynamo.client, tableName });
-    const clusterCa = state.persistent ? await loadOrCreateClusterCa(state.pkiDir) : await createClusterCa();
+    // Real nodes added later (`local nodes add --kubelet real`) sign their node certificates with it.
+    const clusterCa =
+      state.persistent || opts.kubelet === 'real' ? await loadOrCreateClusterCa(state.pkiDir) : await createClusterCa();
 
     const rules = loadRules(join(import.meta.dirname, '..', '..', '..', 'serverless.yml'));
     const eventBusName = rules.find((r) => r.target === 'reconcile' && r.pattern)?.eventBus ?? 'default';
@@ -241,12 +256,34 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
       tableName,
       deadLetterQueueUrl: bus.deadLetterQueueUrl('reconcile'),
     };
-    const reconcileThreads = opts.functionThreads
-      ? new WorkerContainerHost('reconcile', containerSettings, opts.functionThreads)
-      : undefined;
+    const rie =
+      opts.lambda === 'rie'
+        ? await startRieFunctions({
+            packageDir: opts.packagedDir ?? join(state.dir, 'package'),
+            packageAfresh: opts.packagedDir === undefined,
+            dynamoEndpoint: dynamo.endpoint,
+            tableName,
+            busEndpoint: bus.endpoint,
+            eventBusName,
+            deadLetterQueueUrl: (fn) => bus.deadLetterQueueUrl(fn),
+          })
+        : undefined;
+    if (rie) {
+      startedParts.push(() => rie.stop());
+      log(`functions: the zips of npm run package (${rie.packageDir}) under aws-lambda-rie, one per container`);
+    }
+    // Each function's containers: in process, or under the emulator with --lambda rie.
+    const container = (name: string, inProcess: () => Handler) => (rie ? () => rie.newContainer(name) : inProcess);
+    const reconcileThreads =
+      opts.functionThreads && !rie
+        ? new WorkerContainerHost('reconcile', containerSettings, opts.functionThreads)
+        : undefined;
     if (reconcileThreads) startedParts.push(() => reconcileThreads.stop());
     const reconcile = LocalFunction.perContainer(
-      () => reconcileThreads?.newContainer() ?? CONTAINER_FACTORIES.reconcile(containerSettings),
+      container(
+        'reconcile',
+        () => reconcileThreads?.newContainer() ?? CONTAINER_FACTORIES.reconcile(containerSettings),
+      ),
       {
         name: 'reconcile',
         timeoutMs: opts.reconcileTimeoutMs ?? 60_000,
@@ -258,7 +295,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
       putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries),
     };
     const audit = LocalFunction.perContainer(
-      () =>
+      container('audit', () =>
         createAuditHandler({
           table,
           events,
@@ -266,10 +303,11 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
           deadLetters: deadLetters('audit'),
           ...localObservability('pool-spirit-audit'),
         }),
+      ),
       { name: 'audit', timeoutMs: 300_000, concurrency: 10 },
     );
     const cloudEvents = LocalFunction.perContainer(
-      () =>
+      container('cloudEvents', () =>
         createCloudEventsHandler({
           table,
           events,
@@ -277,20 +315,23 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
           deadLetters: deadLetters('cloudEvents'),
           ...localObservability('pool-spirit-cloud-events'),
         }),
+      ),
       { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 },
     );
     const rollout = LocalFunction.perContainer(
-      () =>
+      container('rollout', () =>
         createRolloutHandler({
           table,
           deadLetters: deadLetters('rollout'),
           ...localObservability('pool-spirit-rollout'),
         }),
+      ),
       { name: 'rollout', timeoutMs: 300_000, concurrency: 2 },
     );
     const probe = LocalFunction.perContainer(
-      () =>
+      container('probe', () =>
         createProbeHandler({ table, deadLetters: deadLetters('probe'), ...localObservability('pool-spirit-probe') }),
+      ),
       { name: 'probe', timeoutMs: 120_000, concurrency: 4 },
     );
     const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, ...LOCAL_AWS });
@@ -439,6 +480,7 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
           await clusterWorkers?.stop();
           eventBridge.destroy();
           await reconcileThreads?.stop();
+          await rie?.stop();
           await dynamo.stop();
           await releaseStateDir();
         })();

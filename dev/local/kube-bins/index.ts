@@ -19,6 +19,7 @@ export type KubeBinary =
   | 'kube-apiserver-v1.37.2'
   | 'kube-controller-manager'
   | 'kube-scheduler'
+  | 'kubelet'
   | 'etcd'
   | 'etcdctl'
   | 'yurthub'
