@@ -4,16 +4,13 @@
  * Runtime Interface Emulator). Packaging takes tens of seconds; test files in both workers ask for it, so the
  * output is kept under the git-ignored cache, keyed by a hash of the inputs, and built under a directory lock.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { promisify } from 'node:util';
 import { ROOT } from '../../scripts/bundle-functions.ts';
+import { packageFunctions } from '../../dev/local/functions/rie-functions.ts';
 import { waitFor } from './wait.ts';
-
-const run = promisify(execFile);
 
 /** What goes into a package: the shipped sources, serverless.yml and the locked dependencies. */
 const INPUT_DIRS = ['functions', 'core', 'adapters', 'shared', 'events'];
@@ -86,18 +83,7 @@ export async function packaged(): Promise<Packaged> {
   try {
     if (existsSync(done)) return packagedAt(dir);
     const building = `${dir}.building`;
-    await rm(building, { recursive: true, force: true });
-    await run('bash', ['scripts/package.sh', '--package', building], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`,
-        AWS_ACCESS_KEY_ID: '',
-        AWS_SECRET_ACCESS_KEY: '',
-        STAGE: 'dev',
-      },
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    await packageFunctions(building);
     await rm(dir, { recursive: true, force: true });
     await rename(building, dir);
     await mkdir(done);

@@ -120,8 +120,8 @@ export async function startRieFunctions(opts: RieFunctionsOptions): Promise<RieF
   };
 }
 
-/** `npm run package` (osls, offline, stage dev) into `dir`. */
-async function packageFunctions(dir: string): Promise<void> {
+/** `npm run package` (osls, offline, stage dev) into `dir` (emptied first). */
+export async function packageFunctions(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await run('bash', ['scripts/package.sh', '--package', dir], {
     cwd: ROOT,

@@ -22,6 +22,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSupervised, waitUntilReady, type ProcessExit, type SupervisedProcess } from '../processes/supervise.ts';
+import { joinSockets } from '../processes/join-sockets.ts';
 
 const RELAY_SCRIPT = fileURLToPath(new URL('./netns-relay.ts', import.meta.url));
 const TOOLS = {
@@ -88,11 +89,11 @@ export async function startLoopbackNamespace(opts: LoopbackNamespaceOptions): Pr
     for (const port of opts.outbound) {
       const path = join(opts.dir, `out-${port}.sock`);
       await rm(path, { force: true });
-      servers.push(await listen((from) => join2(from, connect({ host: '127.0.0.1', port })), { path }));
+      servers.push(await listen((from) => joinSockets(from, connect({ host: '127.0.0.1', port })), { path }));
     }
     for (const port of opts.inbound) {
       const path = join(opts.dir, `in-${port}.sock`);
-      servers.push(await listen((from) => join2(from, connect({ path })), { host: '127.0.0.1', port }));
+      servers.push(await listen((from) => joinSockets(from, connect({ path })), { host: '127.0.0.1', port }));
     }
     const config = JSON.stringify({ dir: opts.dir, inbound: opts.inbound, outbound: opts.outbound });
     relay = spawnSupervised(
@@ -194,15 +195,4 @@ function listen(
     );
     server.listen(target, () => resolve(server));
   });
-}
-
-function join2(a: Socket, b: Socket): void {
-  const close = () => {
-    a.destroy();
-    b.destroy();
-  };
-  a.on('error', close).on('close', close);
-  b.on('error', close).on('close', close);
-  a.pipe(b);
-  b.pipe(a);
 }

@@ -6,28 +6,18 @@
  *  - inbound port P: listens on `<dir>/in-P.sock` and joins each connection to 127.0.0.1:P in here;
  *  - outbound port Q: listens on 127.0.0.1:Q in here and joins each connection to `<dir>/out-Q.sock`.
  *
- * Writes `<dir>/ready` once every listener is up. Standalone on purpose (node: imports only): it runs as its
+ * Writes `<dir>/ready` once every listener is up. Standalone on purpose (node: imports and ../processes/join-sockets.ts only): it runs as its
  * own script, `node netns-relay.ts '{"dir":…,"inbound":[…],"outbound":[…]}'`.
  */
 import { renameSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { joinSockets } from '../processes/join-sockets.ts';
 
 interface RelayConfig {
   dir: string;
   inbound: number[];
   outbound: number[];
-}
-
-function join2(a: Socket, b: Socket): void {
-  const close = () => {
-    a.destroy();
-    b.destroy();
-  };
-  a.on('error', close).on('close', close);
-  b.on('error', close).on('close', close);
-  a.pipe(b);
-  b.pipe(a);
 }
 
 function listen(server: Server, target: { port: number; host: string } | { path: string }): Promise<void> {
@@ -41,11 +31,11 @@ async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '') as RelayConfig;
   const listening: Array<Promise<void>> = [];
   for (const port of config.inbound) {
-    const server = createServer((from) => join2(from, connect({ host: '127.0.0.1', port })));
+    const server = createServer((from) => joinSockets(from, connect({ host: '127.0.0.1', port })));
     listening.push(listen(server, { path: join(config.dir, `in-${port}.sock`) }));
   }
   for (const port of config.outbound) {
-    const server = createServer((from) => join2(from, connect({ path: join(config.dir, `out-${port}.sock`) })));
+    const server = createServer((from) => joinSockets(from, connect({ path: join(config.dir, `out-${port}.sock`) })));
     listening.push(listen(server, { host: '127.0.0.1', port }));
   }
   await Promise.all(listening);

@@ -3,28 +3,18 @@
  * Service's address and port (an address of the namespace's loopback) and joins each connection to the
  * control plane as the namespace reaches it (127.0.0.1:<port>, relayed out by loopback-netns.ts). TLS passes
  * through untouched, so a pod's in-cluster client verifies the apiserver's own certificate (which names the
- * Service's address). Standalone (node: imports only): `node service-relay.ts '{"listen":…,"target":…}'`.
+ * Service's address). Standalone (node: imports and ../../processes/join-sockets.ts only): `node service-relay.ts '{"listen":…,"target":…}'`.
  */
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, createServer } from 'node:net';
+import { joinSockets } from '../../processes/join-sockets.ts';
 
 interface Endpoint {
   host: string;
   port: number;
 }
 
-function join2(a: Socket, b: Socket): void {
-  const close = () => {
-    a.destroy();
-    b.destroy();
-  };
-  a.on('error', close).on('close', close);
-  b.on('error', close).on('close', close);
-  a.pipe(b);
-  b.pipe(a);
-}
-
 const config = JSON.parse(process.argv[2] ?? '') as { listen: Endpoint; target: Endpoint };
-const server = createServer((from) => join2(from, connect(config.target)));
+const server = createServer((from) => joinSockets(from, connect(config.target)));
 server.once('error', (err) => {
   process.stderr.write(`service-relay: ${err.message}\n`);
   process.exit(1);
