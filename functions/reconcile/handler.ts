@@ -37,8 +37,11 @@ export function createReconcileHandler(
     // it still lets CloudWatch Logs Insights break a metric down by cluster.
     d.metrics.addMetadata('clusterId', target.clusterId);
     // The lease owner must be unique per invocation; a local caller may pass no request id.
-    const invocationId = context?.awsRequestId || randomUUID();
-    return reconcile(d, target, invocationId);
+    const id = context?.awsRequestId || randomUUID();
+    // The lease is cut at the deadline (run.ts, leaseTtlAt); a direct caller's context has none.
+    const remaining = context?.getRemainingTimeInMillis?.();
+    const deadline = remaining === undefined ? undefined : d.clock().getTime() + remaining;
+    return reconcile(d, target, { id, deadline });
   });
 }
 

@@ -74,7 +74,14 @@ export interface ReconcileWorld {
   wrapClient?: (client: ClusterClient) => ClusterClient;
   invoke(
     pool: string,
-    options?: { eventId?: string; via?: 'request' | 'notice'; requestId?: string; time?: Date },
+    options?: {
+      eventId?: string;
+      via?: 'request' | 'notice';
+      requestId?: string;
+      time?: Date;
+      /** The invocation's time left when it starts (the context's getRemainingTimeInMillis); 60 s unless set. */
+      remainingMs?: number;
+    },
   ): Promise<ReconcileResult>;
   reconcileRequestEvent(pool: string, eventId?: string, time?: Date): Record<string, unknown>;
   changeNoticeEvent(pool: string, eventId?: string, time?: Date): Record<string, unknown>;
@@ -189,15 +196,12 @@ export async function startReconcileWorld(
         observedAt: new Date().toISOString(),
       },
     }),
-    async invoke(
-      pool: string,
-      opts: { eventId?: string; via?: 'request' | 'notice'; requestId?: string; time?: Date } = {},
-    ) {
+    async invoke(pool: string, opts: Parameters<ReconcileWorld['invoke']>[1] = {}) {
       const event =
         opts.via === 'notice'
           ? world.changeNoticeEvent(pool, opts.eventId, opts.time)
           : world.reconcileRequestEvent(pool, opts.eventId, opts.time);
-      return handler(event, lambdaContext(opts.requestId ?? randomUUID()));
+      return handler(event, lambdaContext(opts.requestId ?? randomUUID(), opts.remainingMs));
     },
     async createNodePool(
       name: string,
@@ -219,7 +223,8 @@ export async function startReconcileWorld(
   return world;
 }
 
-export function lambdaContext(awsRequestId: string): Context {
+export function lambdaContext(awsRequestId: string, remainingMs = 60_000): Context {
+  const deadline = Date.now() + remainingMs;
   return {
     awsRequestId,
     functionName: 'reconcile',
@@ -229,7 +234,7 @@ export function lambdaContext(awsRequestId: string): Context {
     logGroupName: '/aws/lambda/reconcile',
     logStreamName: 'local',
     callbackWaitsForEmptyEventLoop: false,
-    getRemainingTimeInMillis: () => 60_000,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
     done() {},
     fail() {},
     succeed() {},
