@@ -1,6 +1,5 @@
 /**
- * What the reconcile does in kube-system for yurt-coordinator compat pools (functions/reconcile/
- * yurt-coordinator.ts, stages/coordinator-objects.ts), and so the exact Role of the opt-in component
+ * What the reconcile does in kube-system for yurt-coordinator compat pools (functions/yurt-coordinator/), and so the exact Role of the opt-in component
  * infra/cluster/components/yurt-coordinator-compat (test/infra/cluster/components/yurt-coordinator-compat.test.ts compares them).
  *
  * Every use names its objects: the install creates them with fixed names, so the reconciler needs neither
@@ -26,7 +25,7 @@ export function compatApiUses(): ApiUse[] {
       namespace,
       resourceNames: [CERTS_SECRET],
       verbs: ['get', 'patch'],
-      why: 'stages/coordinator-objects.ts: read the certs Secret (its resourceVersion), apply its data on that version',
+      why: 'functions/yurt-coordinator/cluster-objects.ts: read the certs Secret (its resourceVersion), apply its data on that version',
     },
     {
       by: 'reconcile',
@@ -35,7 +34,7 @@ export function compatApiUses(): ApiUse[] {
       namespace,
       resourceNames: COORDINATOR_SLICES.map((s) => s.name),
       verbs: ['get', 'patch'],
-      why: 'stages/coordinator-objects.ts: read each slice (its resourceVersion), apply its endpoints on that version',
+      why: 'functions/yurt-coordinator/cluster-objects.ts: read each slice (its resourceVersion), apply its endpoints on that version',
     },
     {
       by: 'reconcile',
@@ -44,7 +43,7 @@ export function compatApiUses(): ApiUse[] {
       namespace,
       resourceNames: [APISERVER_SERVICE, ETCD_SERVICE],
       verbs: ['get'],
-      why: "yurt-coordinator.ts: the Services' ClusterIPs, which the compat pools' serving certificates name",
+      why: "functions/yurt-coordinator/compat-input.ts: the Services' ClusterIPs, which the compat pools' serving certificates name",
     },
   ];
 }

@@ -137,7 +137,7 @@ export function functionApiUses(inputs: PermissionInputs): ApiUse[] {
       by: 'reconcile',
       ...nodepools,
       verbs: ['list'],
-      why: 'stages/coordinator-objects.ts: the yurt-coordinator compat pools (label selector), only where compat is used',
+      why: 'functions/yurt-coordinator/cluster-objects.ts: the yurt-coordinator compat pools (label selector), only where compat is used',
     },
     { by: 'reconcile', ...poolspirits, verbs: ['get'], why: 'getPoolSpirit' },
     {

@@ -22,7 +22,7 @@ import { poolOfSpirit } from '../../core/audit/index.ts';
 import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '../../core/poolspirit/names.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { compatInEffect, type PoolCompatInput } from '../../core/yurt-coordinator/index.ts';
-import { hubCoordinatorSupport, observedCompatInput } from '../common/coordinator-compat.ts';
+import { hubCoordinatorSupport, observedCompatInput } from '../yurt-coordinator/read.ts';
 import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
 import type { AuditDeps } from './deps.ts';
 

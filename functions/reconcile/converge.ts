@@ -12,7 +12,7 @@
  *     unwanted one; wait while an earlier one is being collected.
  *  3. apply the desired objects (stages/apply-desired.ts) — unless the spec is invalid (a condition
  *     naming each bad field; nothing else is touched, so what runs keeps running). For a compat pool
- *     (docs/yurthub.md), then the kube-system objects its YurtHubs read (stages/coordinator-objects.ts); a
+ *     (docs/yurthub.md), then the kube-system objects its YurtHubs read (functions/yurt-coordinator/); a
  *     pool that leaves compat, or whose NodePool is gone, is taken out of them.
  *  4. write the status (stages/write-status.ts), only if it changed; an Event per meaningful transition.
  */
@@ -31,10 +31,10 @@ import {
   hadCoordinatorObjects,
   leaveCoordinatorObjects,
   type YurtCoordinatorCondition,
-} from './stages/coordinator-pool.ts';
-import { coordinatorCompatInput } from './yurt-coordinator.ts';
+} from '../yurt-coordinator/pool-stage.ts';
+import { coordinatorCompatInput } from '../yurt-coordinator/compat-input.ts';
 import { wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/compat.ts';
-import { hubCoordinatorSupport } from '../common/coordinator-compat.ts';
+import { hubCoordinatorSupport } from '../yurt-coordinator/read.ts';
 
 export { CLUSTER_DOMAIN } from './stages/apply-desired.ts';
 

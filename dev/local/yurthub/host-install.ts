@@ -25,7 +25,7 @@ import {
   NODE_LEASE_PROXY_USER,
   nodeLeaseProxyData,
 } from '../../../core/yurt-coordinator/index.ts';
-import { COORDINATOR_PKI_SECRET } from '../../../functions/common/coordinator-compat.ts';
+import { COORDINATOR_PKI_SECRET } from '../../../functions/yurt-coordinator/read.ts';
 import type { CertAndKey, CertificateAuthority } from '../kube-api/index.ts';
 import { issueFromTemplate } from './certs.ts';
 

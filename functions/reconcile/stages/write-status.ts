@@ -20,7 +20,7 @@ export type StatusInput =
       rendered: RenderResult;
       live: ReadonlyMap<string, KubeObject>;
       paused: boolean;
-      /** A compat pool's YurtCoordinatorObjectsReady condition (stages/coordinator-objects.ts). */
+      /** A compat pool's YurtCoordinatorObjectsReady condition (functions/yurt-coordinator/pool-stage.ts). */
       yurtCoordinatorObjects?: PoolSpiritStatusInputs['yurtCoordinatorObjects'];
     };
 

@@ -11,11 +11,11 @@
  * read (its pool's CA, its pod) fails ours with 409 instead of being overwritten by an older view; on 409
  * the pass reads everything again. An object that already holds what is rendered is not written.
  */
-import type { KubeObject } from '../../../core/kube.ts';
-import { fieldDiffs } from '../../../core/diff.ts';
-import type { NodePool } from '../../../core/nodepool.ts';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../../../core/render/labels.ts';
-import { objectNames } from '../../../core/render/names.ts';
+import type { KubeObject } from '../../core/kube.ts';
+import { fieldDiffs } from '../../core/diff.ts';
+import type { NodePool } from '../../core/nodepool.ts';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../../core/render/labels.ts';
+import { objectNames } from '../../core/render/names.ts';
 import {
   CERTS_SECRET,
   COMPAT_LABEL,
@@ -31,13 +31,13 @@ import {
   type AddressType,
   type CertPair,
   type ForeignWrite,
-} from '../../../core/yurt-coordinator/index.ts';
-import { FIELD_MANAGER } from '../../../adapters/kubernetes/index.ts';
-import { sanitizeErrorMessage } from '../../../adapters/state-table/index.ts';
-import { statusOf, type ClusterClient, type ObjectRef } from '../../../adapters/kubernetes/index.ts';
-import type { ReconcileDeps } from '../deps.ts';
-import { readInstalled } from '../../common/coordinator-compat.ts';
-import { describe } from './ownership.ts';
+} from '../../core/yurt-coordinator/index.ts';
+import { FIELD_MANAGER } from '../../adapters/kubernetes/index.ts';
+import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import { statusOf, type ClusterClient, type ObjectRef } from '../../adapters/kubernetes/index.ts';
+import type { ReconcileDeps } from '../reconcile/deps.ts';
+import { readInstalled } from './read.ts';
+import { describe } from '../reconcile/stages/ownership.ts';
 
 /** Passes before giving up to the platform's retry: each 409 means another reconcile just wrote. */
 export const MAX_CONFLICT_ATTEMPTS = 5;

@@ -1,6 +1,6 @@
 /**
  * What a reconcile pass of one pool does about the kube-system yurt-coordinator objects
- * (stages/coordinator-objects.ts converges them): a compat pool converges them and reports the result as its
+ * (cluster-objects.ts converges them): a compat pool converges them and reports the result as its
  * YurtCoordinatorObjectsReady condition; a pool that left compat, or whose NodePool is gone, is taken out of
  * them; a paused pool writes nothing.
  *
@@ -9,18 +9,18 @@
  * nothing by itself; the condition says to request a reconcile (docs/operations.md), and any later change
  * of a compat pool does it too.
  */
-import type { KubeObject } from '../../../core/kube.ts';
+import type { KubeObject } from '../../core/kube.ts';
 import {
   CERTS_SECRET,
   COMPAT_COMPONENT_PATH,
   COORDINATOR_SLICES,
   describeForeignWrites,
-} from '../../../core/yurt-coordinator/index.ts';
-import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
-import type { ReconcileDeps } from '../deps.ts';
-import { clientPairOf, readCoordinatorPki } from '../../common/coordinator-compat.ts';
-import type { CompatInput } from '../yurt-coordinator.ts';
-import { convergeCoordinatorObjects, type CoordinatorObjects } from './coordinator-objects.ts';
+} from '../../core/yurt-coordinator/index.ts';
+import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
+import type { ReconcileDeps } from '../reconcile/deps.ts';
+import { clientPairOf, readCoordinatorPki } from './read.ts';
+import type { CompatInput } from './compat-input.ts';
+import { convergeCoordinatorObjects, type CoordinatorObjects } from './cluster-objects.ts';
 
 export type YurtCoordinatorCondition = { status: 'True' | 'False'; reason: string; message: string };
 export const COORDINATOR_CONDITION = 'YurtCoordinatorObjectsReady';

@@ -1,6 +1,6 @@
 /**
- * The reconcile converges the kube-system objects YurtHubs of compat pools read (functions/reconcile/stages/
- * coordinator-objects.ts), against the local API: a missing install is a condition, not a retry loop; the
+ * The reconcile converges the kube-system objects YurtHubs of compat pools read
+ * (functions/yurt-coordinator/cluster-objects.ts), against the local API: a missing install is a condition, not a retry loop; the
  * certs Secret and the two EndpointSlices hold every compat pool, written only when they change; and two
  * pools reconciled at once cannot drop each other, because every write carries the resourceVersion read
  * before the pools were listed. A negative control runs the same interleaving without that precondition and
@@ -19,7 +19,7 @@ import {
 } from '../../../core/yurt-coordinator/index.ts';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
 import { statusOf } from '../../../adapters/kubernetes/index.ts';
-import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from './harness.ts';
+import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from '../reconcile/harness.ts';
 import { observeCluster } from '../../../functions/audit/observe.ts';
 import { auditDeps } from '../../../functions/audit/handler.ts';
 import { getCluster, registerCluster } from '../../../adapters/state-table/index.ts';

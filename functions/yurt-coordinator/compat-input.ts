@@ -3,7 +3,7 @@
  * cluster's coordinator client PKI, kept in one Secret of the product namespace (no owner: it belongs to
  * every compat pool of the cluster), issued on first need and reused byte for byte after that; and the
  * ClusterIPs of the two kube-system Services YurtHubs dial (the pool's serving certificates name them).
- * The kube-system objects YurtHub reads are converged by stages/coordinator-objects.ts from the same material.
+ * The kube-system objects YurtHub reads are converged by cluster-objects.ts from the same material.
  */
 import type { KubeObject } from '../../core/kube.ts';
 import { DEFAULT_PKI_POLICY } from '../../core/render/pki-spec.ts';
@@ -17,14 +17,8 @@ import {
   type PoolCompatInput,
 } from '../../core/yurt-coordinator/index.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
-import {
-  clusterIPOf,
-  COORDINATOR_PKI_SECRET,
-  readCoordinatorPki,
-  readInstalled,
-  serviceRef,
-} from '../common/coordinator-compat.ts';
-import type { ReconcileDeps } from './deps.ts';
+import { clusterIPOf, COORDINATOR_PKI_SECRET, readCoordinatorPki, readInstalled, serviceRef } from './read.ts';
+import type { ReconcileDeps } from '../reconcile/deps.ts';
 
 export interface CompatInput {
   /** What renderPoolSpirit takes. */

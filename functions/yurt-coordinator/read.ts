@@ -1,7 +1,7 @@
 /**
  * Reading a cluster's yurt-coordinator compat material without writing anything: the coordinator client
  * PKI Secret (product namespace) and the install's kube-system objects. The reconcile issues the PKI when
- * it is missing (functions/reconcile/yurt-coordinator.ts); the audit only reads, to render a compat pool
+ * it is missing (compat-input.ts); the audit only reads, to render a compat pool
  * exactly as the reconcile would.
  */
 import type { KubeObject } from '../../core/kube.ts';
