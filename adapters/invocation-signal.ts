@@ -3,9 +3,10 @@
  * overruns its budget must stop writing: middy ends the invocation a little before the platform's timeout
  * (functions/common/observed-handler.ts) and then the execution environment is frozen, not killed, so a pass
  * still awaiting a slow read would go on writing when the sandbox is thawed for a later invocation — after
- * the lease that guarded it may have passed to another holder (docs/decisions/0012). The signal is carried
- * by the invocation's async context, so the state table and the Kubernetes client see it without every call
- * in between passing it on; outside an invocation (the CLI, tests calling adapters directly) there is none.
+ * the lease that guarded it may have passed to another holder (docs/decisions/0012; this signal is
+ * docs/decisions/0044). The signal is carried by the invocation's async context, so the state table and the
+ * Kubernetes client see it without every call in between passing it on; outside an invocation (the CLI, tests
+ * calling adapters directly) there is none.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 

@@ -72,7 +72,7 @@ export async function run(args: string[]): Promise<unknown> {
 
   const floorRepeats = intFlag('floor-repeats', values['floor-repeats'], 1, 20);
   // The floor rises by a third over its first ~15 runs in a process (dev/bench/local-api.ts, warmupRepeats), so it
-  // is taken warm, and held against the fleet's warm round (decision 0034), not its first.
+  // is taken warm, and held against the fleet's warm round (dev/bench/HISTORY.md, former decision 0034), not its first.
   const floorWarmup = intFlag('floor-warmup', values['floor-warmup'], 0, 50);
   /** The best creates/s of the memory backend's floor (of its concurrencies) and each concurrency's. */
   const measureFloor = async (keepAlive: boolean) => {
@@ -101,7 +101,8 @@ export async function run(args: string[]): Promise<unknown> {
     const fleetRun = await convergeOnce({ clusters, pools, samples, functionThreads, clusterThreads });
     const floorAfter = await measureFloor(false);
     // Warm against warm: the floor is taken after its warm-up runs, and a fleet's first round runs partly in
-    // code V8 has not optimized yet (decision 0034 measured its second round ~25% cheaper in CPU).
+    // code V8 has not optimized yet (former decision 0034 in dev/bench/HISTORY.md measured the second round ~25%
+    // cheaper in CPU).
     const writesPerSec = fleetRun.convergeWarm.apiWritesPerSec;
     const fromEmptyWritesPerSec = fleetRun.convergeFromEmpty.apiWritesPerSec;
     const floorBest = (floorBefore.best + floorAfter.best) / 2;
@@ -116,7 +117,10 @@ export async function run(args: string[]): Promise<unknown> {
       keepAliveFloor,
       /** API writes/s while the warm fleet converged its second round, as a fraction of the floors' mean. */
       throughputVsFloor: round(writesPerSec / floorBest, 3),
-      /** The same for the first round, from empty in threads just started (the figure before decision 0034). */
+      /**
+       * The same for the first round, from empty in threads just started (the figure before former decision
+       * 0034, dev/bench/HISTORY.md).
+       */
       fromEmptyThroughputVsFloor: round(fromEmptyWritesPerSec / floorBest, 3),
       /** The warm round against the floor before the fleet only, as figures before the bracketing were measured. */
       throughputVsFloorBefore: round(writesPerSec / floorBefore.best, 3),

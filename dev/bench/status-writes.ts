@@ -4,7 +4,7 @@
  * same run and process: CPU per PUT of a ~1 KB ConfigMap, the object of the write floor (dev/bench/local-api.ts).
  * Client and server share this one thread, so each figure is both sides of a write; the two kinds of run
  * are interleaved and medians reported.
- * `npm run bench -- status-writes [--writes 500] [--runs 7]` (docs/latency.md, "Status writes skip what
+ * `npm run bench -- status-writes [--writes 500] [--runs 7]` (dev/bench/HISTORY.md, "Status writes skip what
  * they share with the stored object").
  */
 import { parseArgs } from 'node:util';

@@ -1,7 +1,7 @@
 /**
  * dynalite parses every expression of every request with PEG parsers, and the state table's lease condition
  * took ~500 µs to parse, its release condition ~180 µs and the two update expressions ~90–140 µs: together
- * about 4% of the local fleet's CPU while it converges (docs/decisions/0035-local-api-cpu-per-write.md). The
+ * about 4% of the local fleet's CPU while it converges (dev/bench/HISTORY.md, former decision 0035). The
  * functions send the same few expressions over and over with new values, so this remembers each parse and
  * hands the next request with the same expression a copy with that request's own values put in.
  *

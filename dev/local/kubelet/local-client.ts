@@ -3,8 +3,9 @@
  * the functions' own small client (adapters/kubernetes/http) built from the same kubeconfig, instead of
  * client-node's request stack (its middleware and node-fetch on every request; the agent's part also built a
  * new client, and a new connection, per pod). These parts make some ten requests a pool, which held back how
- * fast a local fleet converges (docs/latency.md). A kubeconfig the small client cannot serve (a credential
- * plugin, which it deliberately never runs; basic auth; impersonation; a proxy) keeps client-node.
+ * fast a local fleet converges (dev/bench/HISTORY.md, "After the stand-ins' own client and pods/binding"). A
+ * kubeconfig the small client cannot serve (a credential plugin, which it deliberately never runs; basic auth;
+ * impersonation; a proxy) keeps client-node.
  */
 import { readFileSync } from 'node:fs';
 import { HttpMethod as ClientNodeMethod, type KubeConfig } from '@kubernetes/client-node';

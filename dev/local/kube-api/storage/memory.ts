@@ -4,12 +4,12 @@
  * implicit when the history ring overflows). Values are kept as JSON text, as etcd keeps bytes, and each
  * entry also keeps its value as an object (a copy of the one written), which every read
  * hands out with a top level and `metadata` of its own and everything below shared — as the watch path has
- * since decision 0035. So a caller may change what it gets at the top level and in `metadata` (the API
- * layer stamps apiVersion, kind and resourceVersion there), and nothing deeper: a caller that changes an
- * object in depth copies it first (the API layer's read-modify-write does). A parse per read was the largest
- * own cost of a busy fleet cluster thread (docs/decisions/0038-storage-reads-share-one-parse.md). With
- * LOCAL_API_FREEZE_SHARED=1 (the test suite sets it) the shared part is frozen, so a caller that breaks the
- * rule throws instead of changing what every other reader sees.
+ * since former decision 0035 (dev/bench/HISTORY.md). So a caller may change what it gets at the top level
+ * and in `metadata` (the API layer stamps apiVersion, kind and resourceVersion there), and nothing deeper: a
+ * caller that changes an object in depth copies it first (the API layer's read-modify-write does). A parse
+ * per read was the largest own cost of a busy fleet cluster thread (dev/bench/HISTORY.md, former decision
+ * 0038). With LOCAL_API_FREEZE_SHARED=1 (the test suite sets it) the shared part is frozen, so a caller that
+ * breaks the rule throws instead of changing what every other reader sees.
  */
 import {
   CompactedError,
@@ -187,7 +187,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
   /**
    * `written` is the object a put stored, handed to the live watchers in place of a parse of its JSON text:
    * every write has at least one watcher that reads it (the garbage collector's), and that parse was ~4% of
-   * a busy fleet cluster thread (docs/decisions/0035-local-api-cpu-per-write.md). A replay parses the text.
+   * a busy fleet cluster thread (dev/bench/HISTORY.md, former decision 0035). A replay parses the text.
    */
   function record(ev: HistoryEvent, written?: StoredValue): void {
     history.push(ev);
