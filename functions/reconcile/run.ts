@@ -178,10 +178,10 @@ function noteServed(run: Run, by: { by: string; passStartedAt: number }): void {
  * requeue (thrown).
  */
 async function takeLease(run: Run, pass: number): Promise<LeaseTaken> {
-  const { deps, target, table, key, invocation } = run;
+  const { deps, target } = run;
   const event = pass === 1 ? { id: target.eventId, acceptedAt: target.acceptedAt } : undefined;
-  let begun = await begin(deps, table, key, invocation, event);
-  if (begun.status === 'locked' && pass === 1) begun = await awaitLease(deps, table, key, invocation, event);
+  let begun = await begin(run, event);
+  if (begun.status === 'locked' && pass === 1) begun = await awaitLease(run, event);
   switch (begun.status) {
     case 'acquired':
       return begun;
@@ -336,36 +336,26 @@ function reportPass(run: Run, ran: PassRun, pass: number): ConvergeOutcome {
  * its own pass instead of failing to a platform retry. At the deadline it tries once more (the same
  * conditional write that found the lease held, and it asks the holder for one more pass again).
  */
-async function awaitLease(
-  deps: ReconcileDeps,
-  table: StateTable,
-  key: { clusterId: string; nodePool: string },
-  invocation: Invocation,
-  event: TriggeringEvent | undefined,
-): Promise<BeginResult> {
+async function awaitLease(run: Run, event: TriggeringEvent | undefined): Promise<BeginResult> {
+  const { deps, table, key } = run;
   const deadline = performance.now() + deps.lockedWaitMs;
   for (;;) {
     const left = deadline - performance.now();
-    if (left <= 0) return begin(deps, table, key, invocation, event);
+    if (left <= 0) return begin(run, event);
     await new Promise((resolve) => setTimeout(resolve, Math.min(LOCKED_POLL_MS, left)));
     const item = await getItem(table, keys.pool(key.clusterId, key.nodePool));
     const heldUntil = item?.[LEASE_UNTIL];
     const held =
       item?.[LEASE_OWNER] !== undefined && typeof heldUntil === 'number' && heldUntil > deps.clock().getTime();
-    if (!held) return begin(deps, table, key, invocation, event);
+    if (!held) return begin(run, event);
   }
 }
 
 /** Takes the pool's lease for a pass, for no longer than the invocation can act. */
-function begin(
-  deps: ReconcileDeps,
-  table: StateTable,
-  key: { clusterId: string; nodePool: string },
-  invocation: Invocation,
-  event: TriggeringEvent | undefined,
-): Promise<BeginResult> {
+function begin(run: Run, event: TriggeringEvent | undefined): Promise<BeginResult> {
+  const { deps, invocation } = run;
   const now = deps.clock();
-  return beginReconcile(table, key, invocation.id, leaseTtlAt(deps.leaseTtlMs, invocation, now), now, event);
+  return beginReconcile(run.table, run.key, invocation.id, leaseTtlAt(deps.leaseTtlMs, invocation, now), now, event);
 }
 
 /**
