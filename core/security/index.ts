@@ -1,6 +1,4 @@
-/** Pure security checks and derivations: Pod Security Standards, and the RBAC the product's code needs. */
-export { formatViolations, podSecurityViolations, podTemplateOf } from './pod-security.ts';
-export type { PodSecurityLevel, PodSecurityViolation, PodTemplate } from './pod-security.ts';
+/** Pure security derivations: the RBAC the product's code needs, and checks of RBAC rules. */
 export {
   allows,
   compactRules,

@@ -4,7 +4,6 @@ import { parseAllDocuments } from 'yaml';
 import { renderPoolSpirit, SpecRenderError, type KubeObject } from '../../../core/index.ts';
 import { PKI_SECRET_KEYS } from '../../../core/render/secrets.ts';
 import { DEFAULT_PKI_POLICY } from '../../../core/render/pki-spec.ts';
-import { podSecurityViolations } from '../../../core/security/pod-security.ts';
 import {
   COMPAT_LABEL,
   COORDINATOR_CLIENT_GROUP,
@@ -15,7 +14,7 @@ import {
   ensureCoordinatorPki,
 } from '../../../core/yurt-coordinator/index.ts';
 import { keys, nodePool, NOW, renderInput } from '../fixtures.ts';
-import { cert, container, find, flags, pkiOf, podSpec, secretData, x509, type Any } from '../helpers.ts';
+import { cert, container, flags, pkiOf, podSpec, secretData, x509, type Any } from '../helpers.ts';
 
 const compatPool = (name = 'hangzhou') =>
   nodePool(name, { metadata: { name, uid: `uid-np-${name}`, labels: { [COMPAT_LABEL]: 'compat' } } });
@@ -140,7 +139,6 @@ describe('yurt-coordinator compat: one pool', () => {
     expect(pki['etcd-client-ca.crt']).toContain((await coordinatorPki()).files[COORDINATOR_PKI_FILES.caCert].trim());
     // No container mounts the ServiceAccount token or the agent's etcd client key but the agent.
     expect(proxy.volumeMounts.map((m: Any) => m.name)).not.toContain('agent-token');
-    expect(podSecurityViolations(find(r, 'Deployment'))).toEqual([]);
   });
 
   it('has the agent set up etcd auth: root for the apiserver/agent identity, the proxy bounded to the hub prefixes', async () => {
