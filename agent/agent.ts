@@ -5,22 +5,22 @@
  * sooner, with exponential backoff up to the normal interval, so an apiserver or etcd that is not up yet
  * is waited for without flooding it.
  */
-import { ExponentialBackoff, TaskCancelledError, timeout, TimeoutStrategy, type IBackoff } from 'cockatiel';
-import { DEFAULTS, type AgentOptions } from './options.ts';
+import { ExponentialBackoff, type IBackoff, TaskCancelledError, TimeoutStrategy, timeout } from 'cockatiel';
 import { createEtcdAccess, openEtcdClient } from './adapters/etcd.ts';
 import { createEtcdAuthAccess } from './adapters/etcd-auth.ts';
-import { certificateCommonName } from './adapters/tls-files.ts';
 import { HostCluster } from './adapters/host.ts';
 import { loadHostKubeConfig, loadKubeConfigFile } from './adapters/kube.ts';
 import { OwnApiserver } from './adapters/own-apiserver.ts';
+import { certificateCommonName } from './adapters/tls-files.ts';
 import { ReportSection } from './decide/report.ts';
 import { createLogger, errorText } from './log.ts';
+import { type AgentOptions, DEFAULTS } from './options.ts';
 import { sleep } from './sleep.ts';
-import { BootstrapStep, type BootstrapStatus } from './steps/bootstrap.ts';
+import { type AgentStats, newStats, type StepName } from './stats.ts';
+import { type BootstrapStatus, BootstrapStep } from './steps/bootstrap.ts';
 import { EtcdStep, etcdSection } from './steps/etcd.ts';
 import { EtcdAuthStep } from './steps/etcd-auth.ts';
 import { LeaderStep, leaderSection } from './steps/leader.ts';
-import { newStats, type AgentStats, type StepName } from './stats.ts';
 
 export interface RunningAgent {
   /** Live counters; read them, do not change them. */

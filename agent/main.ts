@@ -6,8 +6,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { ETCD_PROXY_COMMAND } from '../core/yurt-coordinator/contract.ts';
-import { createLogger, errorText } from './log.ts';
 import { CredentialFiles, credentialFilesOf, nextCredentialChange } from './credential-files.ts';
+import { createLogger, errorText } from './log.ts';
 import { UsageError } from './usage-error.ts';
 
 /** Runs until `stopRequested` settles (with the signal's name); resolves to the exit code. */

@@ -1,8 +1,8 @@
 import {
-  parseArgs,
   type ParseArgsConfig,
   type ParseArgsOptionDescriptor,
   type ParseArgsOptionsConfig,
+  parseArgs,
 } from 'node:util';
 
 /** A CLI usage error: printed with the command's name, exit code 2. */

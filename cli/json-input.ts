@@ -3,8 +3,8 @@
  * usage error (exit 2) naming the flag.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { UsageError } from './command.ts';
 import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../shared/bounded-json.ts';
+import { UsageError } from './command.ts';
 
 /** Reads at most `max` bytes; null when the file holds more (or never ends, like /dev/zero). */
 export function readAtMost(file: string, max: number): Buffer | null {

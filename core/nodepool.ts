@@ -1,6 +1,6 @@
-import { API_VERSION, KIND } from './poolspirit/names.ts';
-import type { PoolSpirit, PoolSpiritSpec } from './poolspirit/api.ts';
 import { controllerRef, type KubeObject } from './kube.ts';
+import type { PoolSpirit, PoolSpiritSpec } from './poolspirit/api.ts';
+import { API_VERSION, KIND } from './poolspirit/names.ts';
 import { managedLabels } from './render/labels.ts';
 
 /** The parts of an OpenYurt NodePool (any served version) pool-spirit reads. */

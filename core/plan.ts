@@ -1,10 +1,10 @@
 import { fieldDiffs } from './diff.ts';
-import { objectKey, type KubeObject } from './kube.ts';
+import { type KubeObject, objectKey } from './kube.ts';
 
-export { stableHash } from './hash.ts';
 export { fieldDiffs } from './diff.ts';
-export { foreignEntries, foreignEntriesPatch, type ForeignEntry, type JsonPatchOp } from './render/foreign-entries.ts';
-export { poolSpiritStatus, meaningfulTransitions, observeWorkload } from './status.ts';
+export { stableHash } from './hash.ts';
+export { type ForeignEntry, foreignEntries, foreignEntriesPatch, type JsonPatchOp } from './render/foreign-entries.ts';
+export { meaningfulTransitions, observeWorkload, poolSpiritStatus } from './status.ts';
 
 /**
  * The desired objects that need a write: missing from the cluster, or with some field the desired object

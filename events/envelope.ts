@@ -1,6 +1,6 @@
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../shared/bounded-json.ts';
 import * as z from '../shared/zod.ts';
 import { DEFAULT_EVENT_BUS } from './source.ts';
-import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../shared/bounded-json.ts';
 
 const nonEmpty = () => z.string().check(z.minLength(1));
 

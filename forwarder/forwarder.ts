@@ -1,9 +1,9 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import { changeNoticeDetailSchema, changeNoticeRouting, type ChangeNotice, type ChangeType } from '../events/index.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { Informer, type InformerStats } from '../adapters/kubernetes/informer.ts';
+import { type ChangeNotice, type ChangeType, changeNoticeDetailSchema, changeNoticeRouting } from '../events/index.ts';
 import { EventSender, type PutEventsPort, type SenderOptions, type SenderStats } from './sender.ts';
-import { watchedResources, type ObjectSummary, type WatchedResource } from './watched-resources.ts';
+import { type ObjectSummary, type WatchedResource, watchedResources } from './watched-resources.ts';
 
 export interface ForwarderOptions {
   clusterId: string;

@@ -1,18 +1,17 @@
+import { ApiException, HttpMethod } from '@kubernetes/client-node';
+import { FIELD_MANAGER, NodePoolNotServedError } from '../adapters/kubernetes/client.ts';
 import type { InformerResource, WatchedObject } from '../adapters/kubernetes/informer.ts';
-import type { ChangeNoticeKind } from '../events/index.ts';
-import { FIELD_MANAGER } from '../adapters/kubernetes/client.ts';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../core/render/labels.ts';
-import { observeWorkload, podProblem, type PodLike } from '../core/status.ts';
-import type { KubeObject } from '../core/kube.ts';
-import { HttpMethod, ApiException } from '@kubernetes/client-node';
 import type { RawObjectApi } from '../adapters/kubernetes/raw-object-api.ts';
-import { NodePoolNotServedError } from '../adapters/kubernetes/client.ts';
+import type { KubeObject } from '../core/kube.ts';
 import {
   chooseNodePoolVersion,
   NODEPOOL_GROUP,
   nodePoolKindMissing,
   servedGroupOf,
 } from '../core/nodepool-versions.ts';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../core/render/labels.ts';
+import { observeWorkload, type PodLike, podProblem } from '../core/status.ts';
+import type { ChangeNoticeKind } from '../events/index.ts';
 
 interface Condition {
   type?: string;

@@ -10,10 +10,10 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { manifestsYaml, manifestYaml } from '../core/crd/yaml.ts';
-import { bootstrapManifests } from '../core/render/bootstrap.ts';
-import { compatBootstrapManifests } from '../core/yurt-coordinator/pool.ts';
 import { nodePoolCrd } from '../core/nodepool-crd.ts';
 import { poolSpiritCrd } from '../core/poolspirit/crd.ts';
+import { bootstrapManifests } from '../core/render/bootstrap.ts';
+import { compatBootstrapManifests } from '../core/yurt-coordinator/pool.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { catalog, type ImageDef, type Prepared } from './images-catalog.ts';
-import { CACHE, progress, readPins, ROOT, sha256 } from './images-inputs.ts';
+import { CACHE, progress, ROOT, readPins, sha256 } from './images-inputs.ts';
 import type { Entry } from './images-rootfs.ts';
 import { ensureKeyPair, PUBLIC_KEY, serveImages, signImage, type Tools } from './images-sign.ts';
 

@@ -18,10 +18,11 @@
  */
 import { open } from 'node:fs/promises';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import type { ClusterConnection } from '../kubernetes/http/index.ts';
 import type { ClusterRegistration } from '../state-table/registry.ts';
-import { ClusterAccessError } from './errors.ts';
+import { EKS_TOKEN_LIFETIME_MS, eksToken } from './eks-token.ts';
 import type { ClusterAccessFailure } from './errors.ts';
-import { eksToken, EKS_TOKEN_LIFETIME_MS } from './eks-token.ts';
+import { ClusterAccessError } from './errors.ts';
 import {
   AccessPolicyError,
   checkKubeconfigSize,
@@ -30,21 +31,20 @@ import {
   oversizedKubeconfig,
 } from './policy.ts';
 import type { SecretSource } from './secrets.ts';
-import type { ClusterConnection } from '../kubernetes/http/index.ts';
 
-export { ClusterAccessError } from './errors.ts';
-export type { ClusterAccessFailure } from './errors.ts';
-export { eksToken, EKS_TOKEN_PREFIX, CLUSTER_ID_HEADER } from './eks-token.ts';
 export type { EksToken, EksTokenInput } from './eks-token.ts';
-export { secretsManagerSource } from './secrets.ts';
+export { CLUSTER_ID_HEADER, EKS_TOKEN_PREFIX, eksToken } from './eks-token.ts';
+export type { ClusterAccessFailure } from './errors.ts';
+export { ClusterAccessError } from './errors.ts';
 export {
   AccessPolicyError,
   checkKubeconfig,
   checkServerUrl,
-  serverUrlProblem,
   KUBECONFIG_MAX_BYTES,
+  serverUrlProblem,
 } from './policy.ts';
 export type { SecretSource } from './secrets.ts';
+export { secretsManagerSource } from './secrets.ts';
 
 export interface ClusterAccessOptions {
   /** The function's own AWS credentials (for EKS tokens); only needed when an `eks` cluster is registered. */

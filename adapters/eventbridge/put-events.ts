@@ -1,5 +1,5 @@
 import {
-  EventBridgeClient,
+  type EventBridgeClient,
   PutEventsCommand,
   type PutEventsRequestEntry,
   type PutEventsResultEntry,

@@ -3,7 +3,7 @@
  * container: the cluster access resolver hands out the same ClusterConnection while it is cached, so a
  * burst of reconciles shares one keep-alive connection and one kind → resource lookup.
  */
-import { createKubeTransport, discovery, type ClusterConnection, type KubeTransport } from './http/index.ts';
+import { type ClusterConnection, createKubeTransport, discovery, type KubeTransport } from './http/index.ts';
 
 /** How the functions name themselves to an apiserver (its audit log, our request logs). */
 export const RECONCILER_USER_AGENT = 'pool-spirit-reconciler';

@@ -11,20 +11,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../../core/kube.ts';
-import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
 import {
   chooseNodePoolVersion,
   NODEPOOL_GROUP,
   nodePoolKindMissing,
   servedGroupOf,
 } from '../../core/nodepool-versions.ts';
-import { UnknownKindError } from './http/index.ts';
-import type { ClusterClient, EventInput, ObjectRef } from './types.ts';
-import { apiClientFor, APPLY_PATCH, type ClusterTarget } from './api-client.ts';
-import type { KubeTransport } from './http/index.ts';
-import { retryPolicy, statusOf } from './retry.ts';
-import type { RetryOptions } from './retry.ts';
+import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
 import { invocationSignal } from '../invocation-signal.ts';
+import { APPLY_PATCH, apiClientFor, type ClusterTarget } from './api-client.ts';
+import type { KubeTransport } from './http/index.ts';
+import { UnknownKindError } from './http/index.ts';
+import type { RetryOptions } from './retry.ts';
+import { retryPolicy, statusOf } from './retry.ts';
+import type { ClusterClient, EventInput, ObjectRef } from './types.ts';
 
 export const FIELD_MANAGER = 'pool-spirit-reconciler';
 export const CLUSTER_CA_CONFIGMAP = { namespace: 'kube-system', name: 'kube-root-ca.crt', key: 'ca.crt' } as const;

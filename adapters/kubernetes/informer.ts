@@ -1,6 +1,6 @@
-import { ApiException, HttpMethod, Watch, type KubeConfig } from '@kubernetes/client-node';
-import { RawObjectApi } from './raw-object-api.ts';
+import { ApiException, HttpMethod, type KubeConfig, Watch } from '@kubernetes/client-node';
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
+import { RawObjectApi } from './raw-object-api.ts';
 
 /**
  * An object as a list or a watch delivers it, before anything checked it: any kind, every field may be

@@ -9,8 +9,8 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { createConfiguration, ServerConfiguration } from '@kubernetes/client-node';
 import type { Configuration, KubeConfig, RequestContext, SecurityAuthentication } from '@kubernetes/client-node';
+import { createConfiguration, ServerConfiguration } from '@kubernetes/client-node';
 
 /** The options Node keeps on an agent (`agent.options`, set by its constructor). */
 type WithOptions = { options?: https.AgentOptions };

@@ -5,8 +5,9 @@
  * compares and applies plain JSON exactly as the apiserver speaks it, so bodies go out and come back raw.
  * Discovery (kind → resource path) and authentication are still the library's.
  */
-import { ApiException, HttpMethod, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
+
 import type { KubeConfig, KubernetesObject, ResponseContext } from '@kubernetes/client-node';
+import { ApiException, HttpMethod, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import { makeKeepAliveApiClient } from './keep-alive-authentication.ts';
 
 export class RawObjectApi extends KubernetesObjectApi {

@@ -4,8 +4,9 @@
  * Every call the reconcile makes is safe to repeat: reads, server-side apply (idempotent by design),
  * status apply, delete (404 treated as done) and Event create (409 treated as done).
  */
-import { ExponentialBackoff, handleWhen, retry, timeout, TimeoutStrategy, TaskCancelledError, wrap } from 'cockatiel';
+
 import type { IPolicy } from 'cockatiel';
+import { ExponentialBackoff, handleWhen, retry, TaskCancelledError, TimeoutStrategy, timeout, wrap } from 'cockatiel';
 
 export interface RetryOptions {
   /** Attempts in total, including the first. */

@@ -11,8 +11,8 @@ import {
   CLUSTER_PREFIX,
   isExpired,
   keys,
-  prefixes,
   PROBE_PREFIX,
+  prefixes,
   TTL_ATTRIBUTE,
   ttlAfter,
 } from './keys.ts';

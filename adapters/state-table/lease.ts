@@ -9,10 +9,11 @@
  * The reconcile keeps its lease on the pool's state item, so acquiring the lease and recording the
  * outcome (which releases it) are the only two writes a reconcile makes — see reconcile-state.ts.
  */
-import type { ItemKey } from './keys.ts';
-import { TTL_ATTRIBUTE, ttlAfter } from './keys.ts';
+
 import type { UpdateParts } from './expression.ts';
 import { emptyParts, mergeParts, renderUpdate } from './expression.ts';
+import type { ItemKey } from './keys.ts';
+import { TTL_ATTRIBUTE, ttlAfter } from './keys.ts';
 import type { Item, StateTable } from './table.ts';
 import { getItem, isConditionFailed, updateItem } from './table.ts';
 

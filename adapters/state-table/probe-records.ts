@@ -7,10 +7,10 @@
  * the pool's latest record (so the CLI reads a cluster's current picture with one Query).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { LeaderClassification, LeaderObservation } from '../../core/leader/index.ts';
 import { isExpired, keys, prefixes, TTL_ATTRIBUTE, ttlAfter } from './keys.ts';
 import type { Item, StateTable } from './table.ts';
 import { putItem, queryAll } from './table.ts';
-import type { LeaderClassification, LeaderObservation } from '../../core/leader/index.ts';
 
 export const DEFAULT_PROBE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const DEFAULT_CAPACITY_RETENTION_MS = 90 * 24 * 3600 * 1000;

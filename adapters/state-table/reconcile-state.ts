@@ -26,15 +26,16 @@
  * `servedFrom` (or a live holder's `passStartedAt`) is past `t` + EVENT_TIME_UNCERTAINTY_MS: the same
  * conditional write refuses it, and nothing is written.
  */
-import type { ItemKey } from './keys.ts';
-import { keys, prefixes, TTL_ATTRIBUTE, ttlAfter, CLUSTER_PREFIX, POOL_PREFIX } from './keys.ts';
+
 import { emptyParts, mergeParts, renderUpdate, setAttributes } from './expression.ts';
+import type { ItemKey } from './keys.ts';
+import { CLUSTER_PREFIX, keys, POOL_PREFIX, prefixes, TTL_ATTRIBUTE, ttlAfter } from './keys.ts';
 import type { Lease } from './lease.ts';
-import { acquireLease, holderParts, releaseParts, LeaseLostError, LEASE_OWNER, LEASE_UNTIL } from './lease.ts';
+import { acquireLease, holderParts, LEASE_OWNER, LEASE_UNTIL, LeaseLostError, releaseParts } from './lease.ts';
+import { type ClusterRegistration, registrationFromItem } from './registry.ts';
+import { sanitizeErrorMessage } from './sanitize.ts';
 import type { Item, StateTable } from './table.ts';
 import { getItem, getItems, isConditionFailed, queryAll, updateItem } from './table.ts';
-import { registrationFromItem, type ClusterRegistration } from './registry.ts';
-import { sanitizeErrorMessage } from './sanitize.ts';
 
 export type ReconcileOutcome =
   | 'applied' // something was written to the cluster

@@ -2,13 +2,14 @@
  * The cluster registry: which clusters the fleet has and how to reach each one. The access entry names
  * *where* credentials live (a file, a secret, an EKS cluster to sign a token for) — never the credentials.
  */
-import * as z from '../../shared/zod.ts';
-import { keys, REGISTRY_PK, CLUSTER_PREFIX } from './keys.ts';
-import type { StateTable } from './table.ts';
-import { serverUrlProblem } from '../cluster-access/policy.ts';
-import { deleteItem, getItem, isConditionFailed, queryAll, updateItem } from './table.ts';
-import { renderUpdate, setAttributes } from './expression.ts';
+
 import type { OpenYurtObservation } from '../../core/nodepool-versions.ts';
+import * as z from '../../shared/zod.ts';
+import { serverUrlProblem } from '../cluster-access/policy.ts';
+import { renderUpdate, setAttributes } from './expression.ts';
+import { CLUSTER_PREFIX, keys, REGISTRY_PK } from './keys.ts';
+import type { StateTable } from './table.ts';
+import { deleteItem, getItem, isConditionFailed, queryAll, updateItem } from './table.ts';
 
 const clusterId = z
   .string()

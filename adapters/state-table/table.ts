@@ -5,6 +5,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import {
   BatchGetCommand,
   DeleteCommand,
@@ -14,9 +15,8 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { DeleteCommandInput, PutCommandInput, QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { ItemKey } from './keys.ts';
 import { invocationSignal } from '../invocation-signal.ts';
+import type { ItemKey } from './keys.ts';
 
 export type WriteOp = 'put' | 'update' | 'delete';
 export type WriteUnitsListener = (units: number, op: WriteOp, outcome: 'ok' | 'condition-failed') => void;

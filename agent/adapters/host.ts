@@ -3,7 +3,7 @@
  * infra/cluster/agent/rbac.yaml): get its bootstrap ConfigMap and patch its PoolSpirit's status. Nothing
  * else: a new call here needs a new verb there.
  */
-import { HttpMethod, PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
+import { HttpMethod, type KubeConfig, PatchStrategy } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { statusOf } from '../../adapters/kubernetes/retry.ts';
 import { GROUP, PLURAL, VERSION } from '../../core/poolspirit/api.ts';

@@ -4,7 +4,7 @@
  */
 import { createLogger, errorText } from '../log.ts';
 import { UsageError } from '../usage-error.ts';
-import { parseEtcdProxyArgs, type EtcdProxyOptions } from './options.ts';
+import { type EtcdProxyOptions, parseEtcdProxyArgs } from './options.ts';
 
 export async function proxyMain(argv: readonly string[], stopRequested: Promise<string>): Promise<number> {
   let options: EtcdProxyOptions;

@@ -14,11 +14,11 @@
  * therefore never reached through the proxy: the check fails and the hub's connection is closed.
  */
 import { readFileSync } from 'node:fs';
-import { CredentialFiles } from '../credential-files.ts';
 import { connect, createServer, type TLSSocket } from 'node:tls';
+import { CredentialFiles } from '../credential-files.ts';
 import { createLogger, errorText } from '../log.ts';
 import { sleep } from '../sleep.ts';
-import { hostPort, type EtcdProxyOptions } from './options.ts';
+import { type EtcdProxyOptions, hostPort } from './options.ts';
 import { probeBoundary } from './probe.ts';
 
 export interface EtcdProxyStats {

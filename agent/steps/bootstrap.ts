@@ -4,6 +4,8 @@
  * hash annotation changes, and when an applied object has gone missing; otherwise a pass only reads.
  */
 import type { KubeObject } from '../../core/kube.ts';
+import type { HostCluster } from '../adapters/host.ts';
+import type { OwnApiserver } from '../adapters/own-apiserver.ts';
 import {
   applyPhases,
   bootstrapIdentity,
@@ -13,11 +15,9 @@ import {
   parseBootstrapConfigMap,
 } from '../decide/bootstrap.ts';
 import type { ReportSection } from '../decide/report.ts';
-import type { HostCluster } from '../adapters/host.ts';
-import type { OwnApiserver } from '../adapters/own-apiserver.ts';
 import type { Logger } from '../log.ts';
-import type { AgentStats } from '../stats.ts';
 import { sleep } from '../sleep.ts';
+import type { AgentStats } from '../stats.ts';
 
 export type BootstrapStatus = { appliedHash?: string; appliedTime?: string };
 

@@ -6,7 +6,7 @@
  * (agent/etcd-proxy/), so the order here is what keeps a hub's certificate bounded from its first request.
  */
 import type { EtcdAuthAccess } from '../adapters/etcd-auth.ts';
-import { describeOp, planEtcdAuth, type EtcdAuthSpec } from '../decide/etcd-auth.ts';
+import { describeOp, type EtcdAuthSpec, planEtcdAuth } from '../decide/etcd-auth.ts';
 import type { Logger } from '../log.ts';
 import type { AgentStats } from '../stats.ts';
 

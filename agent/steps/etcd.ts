@@ -3,19 +3,20 @@
  * compaction, NOSPACE disarm), and offer the report; withdraw it once etcd could not be read for longer
  * than the staleness bound.
  */
+
+import type { EtcdAccess } from '../adapters/etcd.ts';
 import {
+  type DefragPolicy,
   decideMaintenance,
+  type EtcdReading,
+  type EtcdStatus,
   etcdChangedMeaningfully,
   etcdReport,
   NOSPACE,
   underQuota,
-  type DefragPolicy,
-  type EtcdReading,
-  type EtcdStatus,
 } from '../decide/etcd.ts';
 import { ReportSection } from '../decide/report.ts';
-import { freshAt, shouldWithdraw, type Freshness } from '../decide/staleness.ts';
-import type { EtcdAccess } from '../adapters/etcd.ts';
+import { type Freshness, freshAt, shouldWithdraw } from '../decide/staleness.ts';
 import { errorText, type Logger } from '../log.ts';
 import type { AgentStats } from '../stats.ts';
 

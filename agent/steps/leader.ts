@@ -2,10 +2,11 @@
  * Leader: read the YurtHub leader Lease on the own apiserver and offer the report; withdraw it once the
  * Lease could not be read for longer than the staleness bound (decide/staleness.ts).
  */
-import { leaderChangedMeaningfully, leaderFromLease, type LeaderStatus } from '../decide/leader.ts';
-import { freshAt, shouldWithdraw, type Freshness } from '../decide/staleness.ts';
-import { ReportSection } from '../decide/report.ts';
+
 import type { OwnApiserver } from '../adapters/own-apiserver.ts';
+import { type LeaderStatus, leaderChangedMeaningfully, leaderFromLease } from '../decide/leader.ts';
+import { ReportSection } from '../decide/report.ts';
+import { type Freshness, freshAt, shouldWithdraw } from '../decide/staleness.ts';
 import type { Logger } from '../log.ts';
 import type { AgentStats } from '../stats.ts';
 

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
-import type { Command } from '../command.ts';
-import { UsageError } from '../command.ts';
 import type { FleetReport } from '../../core/audit/index.ts';
 import { describeOpenYurt } from '../../core/nodepool-versions.ts';
+import type { Command } from '../command.ts';
+import { UsageError } from '../command.ts';
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';
 
 /** The local stack's event bus (serverless.yml's EventBus, stage dev). */

@@ -1,8 +1,5 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Command } from '../command.ts';
-import { UsageError } from '../command.ts';
-import type { ClusterAccess, ClusterRegistration } from '../../adapters/state-table/registry.ts';
 import {
   AccessPolicyError,
   checkServerUrl,
@@ -10,6 +7,9 @@ import {
   oversizedKubeconfig,
 } from '../../adapters/cluster-access/policy.ts';
 import { connectionFromKubeconfig, KubeconfigError } from '../../adapters/kubernetes/http/kubeconfig.ts';
+import type { ClusterAccess, ClusterRegistration } from '../../adapters/state-table/registry.ts';
+import type { Command } from '../command.ts';
+import { UsageError } from '../command.ts';
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';
 
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;

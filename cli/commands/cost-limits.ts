@@ -1,9 +1,9 @@
-import type { Command } from '../command.ts';
-import { intFlag, UsageError } from '../command.ts';
 import { adjustedProfile } from '../../core/cost/adjust.ts';
 import { MEASURED_PROFILE } from '../../core/cost/measured-profile.ts';
 import { scaleLimits } from '../../core/cost/scale.ts';
 import { functionSettings } from '../../dev/local/functions/serverless-settings.ts';
+import type { Command } from '../command.ts';
+import { intFlag, UsageError } from '../command.ts';
 
 const compact = (n: number | null) =>
   n === null ? '—' : n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : Math.round(n).toLocaleString('en-US');

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Command } from '../command.ts';
-import { intFlag, UsageError } from '../command.ts';
+import { adjustedProfile } from '../../core/cost/adjust.ts';
 import {
   CONTROLLER_REQUESTS,
   compareWithController,
@@ -9,10 +8,11 @@ import {
   type PodRequests,
 } from '../../core/cost/controller.ts';
 import { MEASURED_PROFILE } from '../../core/cost/measured-profile.ts';
-import { adjustedProfile } from '../../core/cost/adjust.ts';
 import { DEFAULT_USAGE, type FleetUsage, monthlyCost } from '../../core/cost/model.ts';
 import { parsePrices, regionPrices } from '../../core/cost/prices.ts';
 import { isQuantity, quantityBytes, quantityValue } from '../../core/quantity.ts';
+import type { Command } from '../command.ts';
+import { intFlag, UsageError } from '../command.ts';
 
 export const DEFAULT_PRICES_FILE = join(import.meta.dirname, '..', '..', 'core', 'cost', 'prices-aws-2026-12.json');
 

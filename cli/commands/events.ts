@@ -1,5 +1,3 @@
-import type { Command } from '../command.ts';
-import { UsageError } from '../command.ts';
 import { DEFAULT_STATE_DIR, dlqFilePath, readDeadLetters } from '../../dev/local/bus/dlq-store.ts';
 import {
   compilePattern,
@@ -8,9 +6,11 @@ import {
   matches,
   parseJsonKeepingNumbers,
 } from '../../dev/local/bus/pattern.ts';
-import { MAX_JSON_DEPTH } from '../../shared/bounded-json.ts';
-import { readJsonFile } from '../json-input.ts';
 import { MAX_ENTRIES_SIZE_BYTES } from '../../events/put-events-limits.ts';
+import { MAX_JSON_DEPTH } from '../../shared/bounded-json.ts';
+import type { Command } from '../command.ts';
+import { UsageError } from '../command.ts';
+import { readJsonFile } from '../json-input.ts';
 
 /** A pattern or event file is read up to this many bytes: an event is at most 256 KB on EventBridge. */
 export const MAX_JSON_FILE_BYTES = MAX_ENTRIES_SIZE_BYTES;

@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { intFlag, UsageError, type Command } from '../command.ts';
+import { type Command, intFlag, UsageError } from '../command.ts';
 
 export const forwarderCommand: Command = {
   path: ['forwarder'],

@@ -1,7 +1,7 @@
 /** `spiritctl local cluster`: serve one local Kubernetes API until SIGINT/SIGTERM. */
 import { resolve } from 'node:path';
-import { choiceFlag, intFlag, UsageError, type Command } from '../command.ts';
 import type { Storage } from '../../dev/local/kube-api/storage/types.ts';
+import { type Command, choiceFlag, intFlag, UsageError } from '../command.ts';
 
 const DEFAULT_KUBECONFIG = './.local/kubeconfig';
 

@@ -1,7 +1,7 @@
 /** `spiritctl local nodes add`: Ready edge nodes for a NodePool of a running local stack's cluster. */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { choiceFlag, intFlag, UsageError, type Command } from '../command.ts';
+import { type Command, choiceFlag, intFlag, UsageError } from '../command.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;

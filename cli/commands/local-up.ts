@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
-import { OPENYURT_RELEASES } from '../../dev/local/kube-bins/index.ts';
 import { resolve } from 'node:path';
-import { choiceFlag, intFlag, UsageError, type Command } from '../command.ts';
 import type { FleetProgress } from '../../dev/local/fleet/progress.ts';
+import { OPENYURT_RELEASES } from '../../dev/local/kube-bins/index.ts';
+import { type Command, choiceFlag, intFlag, UsageError } from '../command.ts';
 
 export const localUp: Command = {
   path: ['local', 'up'],

@@ -1,9 +1,9 @@
 /** `spiritctl probe capacity`: the 500-node / 1k-pod capacity probe against a local or any pool-spirit apiserver. */
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { intFlag, UsageError, type Command } from '../command.ts';
-import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags, stateTableRequested } from './state-table-flags.ts';
 import type { ProbeTarget } from '../../probe/capacity/index.ts';
+import { type Command, intFlag, UsageError } from '../command.ts';
+import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags, stateTableRequested } from './state-table-flags.ts';
 
 const TARGET_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 

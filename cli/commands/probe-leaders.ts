@@ -1,5 +1,5 @@
 /** `spiritctl probe leaders`: the latest leader-election classification of every pool, from the state table. */
-import { UsageError, type Command } from '../command.ts';
+import { type Command, UsageError } from '../command.ts';
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';
 
 const CLUSTER_ID = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

@@ -1,8 +1,9 @@
 /** Human-readable rollout status: one line per cluster, one per pool that is not healthy at the target. */
-import type { RolloutState } from '../../core/rollout/types.ts';
+
+import type { RolloutIndexEntry } from '../../adapters/state-table/rollout-state.ts';
 import { concurrencyLimit, failureBudget } from '../../core/rollout/decide.ts';
 import { formatDuration, formatLimit } from '../../core/rollout/limits.ts';
-import type { RolloutIndexEntry } from '../../adapters/state-table/rollout-state.ts';
+import type { RolloutState } from '../../core/rollout/types.ts';
 
 const mark = (ok: boolean) => (ok ? 'ok' : '--');
 

@@ -5,11 +5,12 @@
  */
 import type { Command, OptionSpec } from '../command.ts';
 import { UsageError } from '../command.ts';
-import { parseLabel } from './clusters.ts';
 import { parseJsonFlag, readJsonFile } from '../json-input.ts';
+import { parseLabel } from './clusters.ts';
 
 /** The largest --patch accepted, inline or from a file. */
 const MAX_PATCH_BYTES = 256 * 1024;
+
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';
 
 const outputFlags: Record<string, OptionSpec> = {

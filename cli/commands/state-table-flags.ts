@@ -2,8 +2,9 @@
  * Flags every command that reads or writes the state table shares. Defaults come from the environment so
  * a shell set up once (`export SPIRITCTL_DYNAMO_ENDPOINT=...` printed by `spiritctl local up`) needs no flags.
  */
-import type { OptionSpec } from '../command.ts';
+
 import type { StateTable } from '../../adapters/state-table/index.ts';
+import type { OptionSpec } from '../command.ts';
 
 export const DEFAULT_LOCAL_TABLE = 'pool-spirit-local-state';
 

@@ -1,5 +1,5 @@
-import { objectKey, type KubeObject } from '../kube.ts';
-import { poolSpiritIntent, type FleetDefaults } from '../nodepool.ts';
+import { type KubeObject, objectKey } from '../kube.ts';
+import { type FleetDefaults, poolSpiritIntent } from '../nodepool.ts';
 import type { PoolSpiritStatus } from '../poolspirit/api.ts';
 import { labelValue, POOL_LABEL } from '../render/labels.ts';
 import { driftFindings } from './drift.ts';
@@ -8,14 +8,14 @@ import { leaderFindings } from './leader.ts';
 import { placementFindings } from './placement.ts';
 import { missingPoolSpirit, orphans, poolOfSpirit, readiness } from './pool-findings.ts';
 import {
-  DEFAULT_AUDIT_THRESHOLDS,
-  SEVERITIES,
   type AuditThresholds,
   type ClusterAudit,
   type ClusterObservation,
+  DEFAULT_AUDIT_THRESHOLDS,
   type Finding,
   type PoolHealth,
   type PoolHealthState,
+  SEVERITIES,
 } from './types.ts';
 
 export interface AuditOptions {

@@ -1,5 +1,5 @@
-import type { ChartSeries } from './report.ts';
 import { escapeHtml } from './html-escape.ts';
+import type { ChartSeries } from './report.ts';
 
 /** Colour-blind-safe palette (Okabe-Ito); every series also gets its own marker shape and dash. */
 const COLOURS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9'] as const;

@@ -1,8 +1,8 @@
 import { fieldDiffs } from '../diff.ts';
+import { type KubeObject, objectKey } from '../kube.ts';
 import { foreignEntries } from '../render/foreign-entries.ts';
-import { objectKey, type KubeObject } from '../kube.ts';
-import type { Finding, DesiredObjects } from './types.ts';
 import { describeObject } from './text.ts';
+import type { DesiredObjects, Finding } from './types.ts';
 
 /** Field managers that are pool-spirit itself: an edit by them is not drift. */
 export const OWN_FIELD_MANAGERS = ['pool-spirit-reconciler', 'pool-spirit-agent'];

@@ -1,7 +1,7 @@
 import { etcdNearQuota } from '../etcd-health.ts';
 import type { PoolSpiritStatus } from '../poolspirit/api.ts';
-import type { AuditThresholds, Finding } from './types.ts';
 import { bytes } from './text.ts';
+import type { AuditThresholds, Finding } from './types.ts';
 
 /** etcd as the agent reports it: alarms and unhealthy (critical), near quota (warning). The agent defrags. */
 export function etcdFindings(cluster: string, pool: string, status: PoolSpiritStatus | undefined): Finding[] {

@@ -1,6 +1,6 @@
 import type { PoolSpiritStatus } from '../poolspirit/api.ts';
-import type { AuditThresholds, Finding, LeaderSample, ProbeRecord } from './types.ts';
 import { duration } from './text.ts';
+import type { AuditThresholds, Finding, LeaderSample, ProbeRecord } from './types.ts';
 
 const PROBE_VERDICTS: Record<string, 'no-leader' | 'stale-leader' | 'flapping-leader'> = {
   'no-leader': 'no-leader',

@@ -1,7 +1,7 @@
 import type { KubeObject } from '../kube.ts';
 import { NODE_POOL_LABEL } from '../nodepool.ts';
-import type { Finding } from './types.ts';
 import { describeObject } from './text.ts';
+import type { Finding } from './types.ts';
 
 /**
  * A pool-spirit pod must run on a node of its own pool: that is the pool its YurtHubs can reach while the

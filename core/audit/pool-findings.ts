@@ -1,9 +1,9 @@
 import type { KubeObject } from '../kube.ts';
-import { poolSpiritIntent, type FleetDefaults, type NodePool } from '../nodepool.ts';
+import { type FleetDefaults, type NodePool, poolSpiritIntent } from '../nodepool.ts';
 import type { PoolSpiritStatus } from '../poolspirit/api.ts';
 import { labelValue, POOL_LABEL } from '../render/labels.ts';
-import type { AuditThresholds, Finding } from './types.ts';
 import { describeObject, duration } from './text.ts';
+import type { AuditThresholds, Finding } from './types.ts';
 
 /** The NodePool a PoolSpirit serves: spec.nodePool, else its own name (they are created with the same name). */
 export function poolOfSpirit(spirit: KubeObject): string {

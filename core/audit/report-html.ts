@@ -1,5 +1,5 @@
-import { lineChart } from './charts.ts';
 import { describeOpenYurt } from '../nodepool-versions.ts';
+import { lineChart } from './charts.ts';
 import { escapeHtml as e } from './html-escape.ts';
 import type { ClusterReport, FleetReport } from './report.ts';
 import { bytes } from './text.ts';

@@ -1,6 +1,6 @@
+import type { OpenYurtObservation } from '../nodepool-versions.ts';
 import { healthOf } from './audit.ts';
 import type { Finding, PoolHealth, PoolHealthState, Severity } from './types.ts';
-import type { OpenYurtObservation } from '../nodepool-versions.ts';
 
 /** What the audit function stores per cluster and run (the table item carries it plus keys and TTL). */
 export interface AuditRecord {

@@ -3,8 +3,9 @@
  * reserve. The serverless design is charged its forwarder pod per cluster too (it runs in every cluster),
  * so the comparison is like for like: controller pod vs forwarder pod + the cloud side.
  */
-import { HOURS_PER_MONTH, type FleetUsage, monthlyCost } from './model.ts';
+
 import type { UsageProfile } from './counts.ts';
+import { type FleetUsage, HOURS_PER_MONTH, monthlyCost } from './model.ts';
 import type { RegionPrices } from './prices.ts';
 
 export interface PodRequests {

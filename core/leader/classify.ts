@@ -145,7 +145,7 @@ function countTransitions(window: ReadonlyArray<LeaderObservation & { at: number
   for (const [i, cur] of window.entries()) {
     const prev = window[i - 1];
     if (!prev) continue;
-    const holderChanged = !!cur.holder && !!prev.holder && cur.holder !== prev.holder ? 1 : 0;
+    const holderChanged = cur.holder && prev.holder && cur.holder !== prev.holder ? 1 : 0;
     let counted = holderChanged;
     if (typeof prev.transitions === 'number' && typeof cur.transitions === 'number') {
       counted = cur.transitions >= prev.transitions ? cur.transitions - prev.transitions : cur.transitions;

@@ -1,3 +1,4 @@
 /** YurtHub leader election (client-go Lease semantics) and the probe's classification of it; pure. */
-export * from './election.ts';
+
 export * from './classify.ts';
+export * from './election.ts';

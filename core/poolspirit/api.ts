@@ -1,5 +1,5 @@
 import * as z from '../../shared/zod.ts';
-import { QUANTITY_PATTERN, isQuantity } from '../quantity.ts';
+import { isQuantity, QUANTITY_PATTERN } from '../quantity.ts';
 import type { API_VERSION, KIND } from './names.ts';
 
 /**
@@ -184,7 +184,8 @@ export type Phase = (typeof PHASES)[number];
 // The status schema lives in status-schema.ts: only the CRD is generated from it, so the functions, which
 // validate specs but never statuses, do not build it on every cold start.
 import type { PoolSpiritStatus } from './status-schema.ts';
-export type { Condition, ComponentVersions, PoolSpiritStatus } from './status-schema.ts';
+
+export type { ComponentVersions, Condition, PoolSpiritStatus } from './status-schema.ts';
 
 // A type alias, not an interface: an alias is assignable to KubeObject's index signature, so a PoolSpirit
 // is applied as it is, with no cast.

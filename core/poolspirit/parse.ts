@@ -1,16 +1,18 @@
 import type * as z from '../../shared/zod.ts';
-import { COMPONENTS, PoolSpiritSpecSchema, type ComponentName, type OverrideOp, type PoolSpiritSpec } from './api.ts';
+import { quantityBytes, quantityValue } from '../quantity.ts';
+import { COMPONENTS, type ComponentName, type OverrideOp, type PoolSpiritSpec, PoolSpiritSpecSchema } from './api.ts';
 import {
-  DEFAULT_BUNDLES,
+  type BundleCatalog,
   DEFAULT_BUNDLE_VERSION,
+  DEFAULT_BUNDLES,
   DEFAULT_ETCD_STORAGE,
   DEFAULT_IMAGES,
   DEFAULT_RESOURCES,
   ETCD_WAL_PREALLOCATION_BYTES,
   MAX_QUOTA_BACKEND_BYTES,
-  type BundleCatalog,
   type ResourceRequirements,
 } from './defaults.ts';
+import { validateOverridePaths } from './override-paths.ts';
 import { ownedFlagReason } from './owned-flags.ts';
 import type {
   FieldIssue,
@@ -19,8 +21,6 @@ import type {
   ResolvedEtcdStorage,
   ResolvedPoolSpiritSpec,
 } from './resolved.ts';
-import { quantityBytes, quantityValue } from '../quantity.ts';
-import { validateOverridePaths } from './override-paths.ts';
 
 export interface ParseOptions {
   /** Known bundles; defaults to the product's catalog. */

@@ -1,10 +1,10 @@
 import { stableHash } from '../hash.ts';
 import type { KubeObject } from '../kube.ts';
 import { nodePoolCrd } from '../nodepool-crd.ts';
-import type { ObjectNames } from './names.ts';
 // The manifests below as YAML text, written by scripts/generate-crds.ts (a test holds it to them): the
 // functions put it in every pool's ConfigMap without loading a YAML writer at start (docs/deploy.md).
 import rendered from './bootstrap-manifests.json' with { type: 'json' };
+import type { ObjectNames } from './names.ts';
 
 export const BOOTSTRAP_HASH_ANNOTATION = 'poolspirit.io/bootstrap-hash';
 export const BOOTSTRAP_MANIFESTS_KEY = 'manifests.yaml';

@@ -3,8 +3,8 @@
  * every reconcile of every pool, so it must not load @peculiar/x509 (with tsyringe and reflect-metadata, some
  * 60 ms of a bundled cold start); that is loaded only when something must be issued (pki-issue.ts).
  */
-import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { sameSubject, subjectAltNames, canonicalIp } from './cert-names.ts';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { canonicalIp, sameSubject, subjectAltNames } from './cert-names.ts';
 import { pemDecode } from './pem.ts';
 import { DAY_MS, type Issued, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
 

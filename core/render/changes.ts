@@ -1,5 +1,5 @@
-import type { ComponentVersions } from '../poolspirit/api.ts';
 import type { KubeObject } from '../kube.ts';
+import type { ComponentVersions } from '../poolspirit/api.ts';
 import { ANNOTATIONS } from './workload.ts';
 
 /**

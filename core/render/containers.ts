@@ -1,9 +1,9 @@
 import type { ResolvedPoolSpiritSpec } from '../poolspirit/resolved.ts';
 import { buildArgs } from './args.ts';
 import {
+  AGENT_ETCD_PKI_DIR,
   AGENT_KUBECONFIG,
   AGENT_KUBECONFIG_DIR,
-  AGENT_ETCD_PKI_DIR,
   APISERVER_PORT,
   ETCD_CLIENT_PORT,
   ETCD_DATA_DIR,

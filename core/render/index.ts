@@ -1,21 +1,9 @@
 import { stableHash } from '../hash.ts';
 import { controllerRef, type KubeObject, type OwnerReference } from '../kube.ts';
 import type { NodePool } from '../nodepool.ts';
-import { API_VERSION, KIND } from '../poolspirit/names.ts';
 import type { ComponentVersions } from '../poolspirit/api.ts';
+import { API_VERSION, KIND } from '../poolspirit/names.ts';
 import type { ResolvedPoolSpiritSpec } from '../poolspirit/resolved.ts';
-import { renderBootstrap } from './bootstrap.ts';
-import { componentChanges, type ComponentChange } from './changes.ts';
-import type { KeyFactory } from './keys.ts';
-import { managedLabels } from './labels.ts';
-import { objectNames, type ObjectNames } from './names.ts';
-import { applyOverrides, SpecRenderError } from './overrides.ts';
-import { ensurePki } from './pki.ts';
-import { DEFAULT_PKI_POLICY, leafSpecs, type PkiPolicy } from './pki-spec.ts';
-import { renderRbac } from './rbac.ts';
-import { renderSecrets } from './secrets.ts';
-import { endpointFor, renderService } from './service.ts';
-import { renderDeployment } from './workload.ts';
 import { COMPAT_LABEL, compatInEffect } from '../yurt-coordinator/compat.ts';
 import {
   compatBootstrap,
@@ -25,6 +13,18 @@ import {
   compatSans,
   type PoolCompatInput,
 } from '../yurt-coordinator/pool.ts';
+import { renderBootstrap } from './bootstrap.ts';
+import { type ComponentChange, componentChanges } from './changes.ts';
+import type { KeyFactory } from './keys.ts';
+import { managedLabels } from './labels.ts';
+import { type ObjectNames, objectNames } from './names.ts';
+import { applyOverrides, SpecRenderError } from './overrides.ts';
+import { ensurePki } from './pki.ts';
+import { DEFAULT_PKI_POLICY, leafSpecs, type PkiPolicy } from './pki-spec.ts';
+import { renderRbac } from './rbac.ts';
+import { renderSecrets } from './secrets.ts';
+import { endpointFor, renderService } from './service.ts';
+import { renderDeployment } from './workload.ts';
 
 export interface RenderInput {
   /** The PoolSpirit: its name and uid (for owner references) and its parsed, defaulted spec. */

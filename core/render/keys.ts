@@ -1,5 +1,5 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import type { Crypto, CryptoKeyPair, EcKeyGenParams, EcKeyImportParams, EcdsaParams } from './webcrypto.ts';
+import type { Crypto, CryptoKeyPair, EcdsaParams, EcKeyGenParams, EcKeyImportParams } from './webcrypto.ts';
 
 /**
  * Key generation is injected so the core stays free of hidden randomness: production passes

@@ -5,16 +5,17 @@
  */
 import { createHash, createPrivateKey, type KeyObject, sign, X509Certificate } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import type { KeyFactory } from './keys.ts';
-import { DAY_MS, type CaId, type Issued, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
-import { serialFor } from './pki-keys.ts';
-import { ecKeyDer } from './ec-key-der.ts';
-import { pemDecode, pemEncode } from './pem.ts';
-import { distinguishedName } from './cert-names.ts';
 import { EXTENDED_KEY_USAGE_OIDS } from './cert-check.ts';
+import { distinguishedName } from './cert-names.ts';
 import * as der from './der.ts';
+import { ecKeyDer } from './ec-key-der.ts';
+import type { KeyFactory } from './keys.ts';
+import { pemDecode, pemEncode } from './pem.ts';
+import { serialFor } from './pki-keys.ts';
+import { type CaId, DAY_MS, type Issued, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
 
 export type { Issued } from './pki-spec.ts';
+
 /** Backdating absorbs clock skew between the reconciler and the nodes. */
 const BACKDATE_MS = 5 * 60_000;
 

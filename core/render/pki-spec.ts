@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
-import type { ObjectNames } from './names.ts';
 import { labelValue } from './labels.ts';
+import type { ObjectNames } from './names.ts';
 
 /**
  * What the per-pool PKI consists of. Two CAs, as kubeadm does: the pool CA (apiserver serving certificate,

@@ -1,10 +1,10 @@
 import { stableHash } from '../hash.ts';
-import { checkCertificate, readPrivateKey, type Reusable } from './cert-check.ts';
+import { checkCertificate, type Reusable, readPrivateKey } from './cert-check.ts';
 import { ecPublicKeyDer } from './ec-key-der.ts';
 import type { KeyFactory } from './keys.ts';
 import { pemDecode } from './pem.ts';
 import { privateKeyPem, publicKeyPem } from './pki-keys.ts';
-import { caSubject, DAY_MS, type CaId, type Issued, type LeafId, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
+import { type CaId, caSubject, DAY_MS, type Issued, type LeafId, type LeafSpec, type PkiPolicy } from './pki-spec.ts';
 
 /**
  * The issuer and its DER writer load only when something must be issued: a steady pool never issues, and

@@ -2,7 +2,7 @@ import { stableHash } from '../hash.ts';
 import type { KubeObject } from '../kube.ts';
 import type { NodePool } from '../nodepool.ts';
 import { NODE_POOL_LABEL } from '../nodepool.ts';
-import { agentContainer, apiServerContainer, etcdContainer, VOLUMES, type ContainerContext } from './containers.ts';
+import { agentContainer, apiServerContainer, type ContainerContext, etcdContainer, VOLUMES } from './containers.ts';
 import { COMPONENT_LABEL, INSTANCE_LABEL, NAME_LABEL } from './labels.ts';
 import { RUN_AS_USER } from './layout.ts';
 import type { ObjectNames } from './names.ts';

@@ -1,8 +1,9 @@
 /** From what a person asked for (flags, an event) to a validated RolloutSpec and the initial state. */
+
+import { type BundleCatalog, DEFAULT_BUNDLES } from '../poolspirit/defaults.ts';
 import { parseDuration, parseLimit, RolloutSpecError } from './limits.ts';
 import { validatePatch } from './spec-patch.ts';
 import type { ClusterProgress, RolloutSpec, RolloutState } from './types.ts';
-import { DEFAULT_BUNDLES, type BundleCatalog } from '../poolspirit/defaults.ts';
 
 export interface RolloutSpecInput {
   id: string;

@@ -1,15 +1,16 @@
 /** Progressive rollouts of a PoolSpirit spec change across the fleet: the pure state machine. */
-export * from './types.ts';
-export { parseLimit, resolveLimit, formatLimit, parseDuration, formatDuration, RolloutSpecError } from './limits.ts';
+
+export { applyCommand, RolloutCommandError } from './commands.ts';
+export { newRolloutState, parseRolloutSpec, ROLLOUT_DEFAULTS, type RolloutSpecInput } from './create.ts';
+export { clustersToObserve, concurrencyLimit, decide, failureBudget, isChanged, isInFlight } from './decide.ts';
+export { formatDuration, formatLimit, parseDuration, parseLimit, RolloutSpecError, resolveLimit } from './limits.ts';
+export { type LivePoolSpirit, observePoolSpirit } from './observe.ts';
 export {
-  validatePatch,
+  jsonEqual,
+  mergePatch,
+  projectOnto,
   specMatchesPatch,
   specMatchesSnapshot,
-  projectOnto,
-  mergePatch,
-  jsonEqual,
+  validatePatch,
 } from './spec-patch.ts';
-export { parseRolloutSpec, newRolloutState, ROLLOUT_DEFAULTS, type RolloutSpecInput } from './create.ts';
-export { decide, clustersToObserve, concurrencyLimit, failureBudget, isChanged, isInFlight } from './decide.ts';
-export { applyCommand, RolloutCommandError } from './commands.ts';
-export { observePoolSpirit, type LivePoolSpirit } from './observe.ts';
+export * from './types.ts';

@@ -1,4 +1,8 @@
 /** Pure security derivations: the RBAC the product's code needs, and checks of RBAC rules. */
+
+export { compatApiUses } from './compat-permissions.ts';
+export { collectionOf, FORWARDER_VERBS, forwarderGrants } from './forwarder-permissions.ts';
+export type { Grant, PolicyRule, RequestAttributes, Subject, Verb } from './rbac-rules.ts';
 export {
   allows,
   compactRules,
@@ -9,7 +13,7 @@ export {
   rulesToGrants,
   sortVerbs,
 } from './rbac-rules.ts';
-export type { Grant, PolicyRule, RequestAttributes, Subject, Verb } from './rbac-rules.ts';
+export type { ApiUse, FunctionName, PermissionInputs, PermissionUser } from './reconciler-permissions.ts';
 export {
   FUNCTIONS,
   functionApiUses,
@@ -20,10 +24,7 @@ export {
   resourceOf,
   usesToGrants,
 } from './reconciler-permissions.ts';
-export type { ApiUse, FunctionName, PermissionInputs, PermissionUser } from './reconciler-permissions.ts';
-export { compatApiUses } from './compat-permissions.ts';
-export { collectionOf, forwarderGrants, FORWARDER_VERBS } from './forwarder-permissions.ts';
 
 /** The Kubernetes group the functions' IAM roles are mapped to (infra/cluster/reconciler/rbac.yaml binds it). */
 export const RECONCILER_GROUP = 'pool-spirit:reconciler';
-export { agentGroup, agentRbac, AGENT_ROLE_NAME } from './agent-permissions.ts';
+export { AGENT_ROLE_NAME, agentGroup, agentRbac } from './agent-permissions.ts';

@@ -20,7 +20,7 @@
 import type { KubeObject } from '../kube.ts';
 import { NODEPOOL_GROUP } from '../nodepool-versions.ts';
 import { GROUP as POOLSPIRIT_GROUP, PLURAL as POOLSPIRIT_PLURAL } from '../poolspirit/names.ts';
-import { dedupe, sortVerbs, type Grant, type Verb } from './rbac-rules.ts';
+import { dedupe, type Grant, sortVerbs, type Verb } from './rbac-rules.ts';
 
 export const FUNCTIONS = ['reconcile', 'audit', 'cloud-events', 'probe', 'rollout'] as const;
 export type FunctionName = (typeof FUNCTIONS)[number];

@@ -1,5 +1,5 @@
 import type { KubeObject } from '../kube.ts';
-import { poolSpiritIntent, type FleetDefaults, type NodePool } from '../nodepool.ts';
+import { type FleetDefaults, type NodePool, poolSpiritIntent } from '../nodepool.ts';
 import { labelValue, POOL_LABEL } from '../render/labels.ts';
 import { PKI_FILES } from '../render/pki.ts';
 import type { CompatPool, CoordinatorPod } from './cluster-objects.ts';

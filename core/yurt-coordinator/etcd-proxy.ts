@@ -2,7 +2,7 @@ import type { ResolvedPoolSpiritSpec } from '../poolspirit/resolved.ts';
 import { CONTAINER_SECURITY_CONTEXT } from '../render/containers.ts';
 import { ETCD_CLIENT_PORT, ETCD_PROXY_PKI_DIR, ETCD_PROXY_PORT } from '../render/layout.ts';
 import { certFile, keyFile, PKI_FILES } from '../render/pki.ts';
-import { serviceDnsNames, type LeafSpec } from '../render/pki-spec.ts';
+import { type LeafSpec, serviceDnsNames } from '../render/pki-spec.ts';
 import { COORDINATOR_NAMESPACE, ETCD_PROXY_COMMAND, ETCD_SERVICE, STORAGE_PREFIX } from './contract.ts';
 import { COORDINATOR_ETCD_PROXY_USER } from './etcd-auth.ts';
 

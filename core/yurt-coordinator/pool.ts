@@ -1,5 +1,6 @@
 import { stableHash } from '../hash.ts';
 import type { KubeObject } from '../kube.ts';
+import type { ResolvedPoolSpiritSpec } from '../poolspirit/resolved.ts';
 import {
   BOOTSTRAP_HASH_ANNOTATION,
   BOOTSTRAP_HASH_KEY,
@@ -7,10 +8,9 @@ import {
   bootstrapManifests,
   COMPAT_BOOTSTRAP_MANIFESTS_YAML,
 } from '../render/bootstrap.ts';
-import type { ResolvedPoolSpiritSpec } from '../poolspirit/resolved.ts';
 import { VOLUMES } from '../render/containers.ts';
 import { certFile, keyFile, PKI_FILES } from '../render/pki.ts';
-import { serviceDnsNames, type ExtraSans, type LeafSpec } from '../render/pki-spec.ts';
+import { type ExtraSans, type LeafSpec, serviceDnsNames } from '../render/pki-spec.ts';
 import { APISERVER_SERVICE, COORDINATOR_NAMESPACE, ETCD_TXN_FLAGS } from './contract.ts';
 import { coordinatorEtcdAuthArgs } from './etcd-auth.ts';
 import { ETCD_CLIENT_CA_FILE, etcdProxyContainer, etcdProxyLeaf, etcdProxyVolume } from './etcd-proxy.ts';

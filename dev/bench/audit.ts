@@ -9,13 +9,13 @@
 import { execFile } from 'node:child_process';
 import { parseArgs, promisify } from 'node:util';
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { FleetCluster, LocalFleet } from '../local/fleet/fleet.ts';
-import { convergedAfter, FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
-import { auditDeps, auditNow } from '../../functions/audit/handler.ts';
-import type { Finding } from '../../core/audit/index.ts';
-import { median, round } from './lib/stats.ts';
 import { intFlag } from '../../cli/command.ts';
+import type { Finding } from '../../core/audit/index.ts';
+import { auditDeps, auditNow } from '../../functions/audit/handler.ts';
+import type { FleetCluster, LocalFleet } from '../local/fleet/fleet.ts';
 import { KUBECTL } from '../local/kube-bins/index.ts';
+import { convergedAfter, FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
+import { median, round } from './lib/stats.ts';
 
 const exec = promisify(execFile);
 const log = (line: string) => process.stderr.write(`[audit] ${line}\n`);

@@ -20,16 +20,16 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { UsageError } from '../../cli/command.ts';
 import {
   buildBundle,
   bytesAtStart,
   heaviestInputs,
-  readServerlessBuild,
   ROOT,
+  readServerlessBuild,
   sdkBaselineSource,
   sdkUsage,
 } from '../../scripts/bundle-functions.ts';
-import { UsageError } from '../../cli/command.ts';
 import { median, round } from './lib/stats.ts';
 
 const exec = promisify(execFile);

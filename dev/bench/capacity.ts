@@ -7,12 +7,13 @@
  *   npm run bench -- capacity [--nodes N] [--pods N] [--object-bytes B] [--contenders N] [--patch-storm S]
  *                             [--time-scale X] [--kills N] [--etcd-flag NAME=VALUE ...]
  */
-import { parseArgs } from 'node:util';
+
 import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
 import { DEFAULT_CAPACITY_OPTIONS, formatCapacityReport, runCapacityProbe } from '../../probe/capacity/index.ts';
 import { nodeObject } from '../../probe/capacity/objects.ts';
-import { round } from './lib/stats.ts';
 import { startPoolSpiritTarget } from '../local/capacity/pool-spirit-target.ts';
+import { round } from './lib/stats.ts';
 
 const log = (line: string) => process.stderr.write(`capacity: ${line}\n`);
 

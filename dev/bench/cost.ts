@@ -11,8 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
-import { readRollout } from '../../adapters/state-table/rollout-state.ts';
 import { keys } from '../../adapters/state-table/keys.ts';
+import { readRollout } from '../../adapters/state-table/rollout-state.ts';
 import { getItem } from '../../adapters/state-table/table.ts';
 import { intFlag } from '../../cli/command.ts';
 import {
@@ -26,12 +26,12 @@ import {
 import { MEASURED_PROFILE } from '../../core/cost/measured-profile.ts';
 import { TERMINAL_PHASES } from '../../core/rollout/types.ts';
 import type { LocalFleet } from '../local/fleet/fleet.ts';
-import { LocalFunction } from '../local/lambda-runtime.ts';
 import { functionMemoryMb } from '../local/functions/serverless-settings.ts';
+import { LocalFunction } from '../local/lambda-runtime.ts';
 import { apiWritesPerCluster, createEdgePools, sum, withBenchFleet } from './lib/bench-fleet.ts';
 import { LogMeter } from './lib/log-meter.ts';
 import { median, round } from './lib/stats.ts';
-import { between, read, type Reading, scheduledBetween } from './lib/usage-sampler.ts';
+import { between, type Reading, read, scheduledBetween } from './lib/usage-sampler.ts';
 
 const log = (line: string) => process.stderr.write(`[cost] ${line}\n`);
 

@@ -7,10 +7,10 @@
  */
 import { parseArgs } from 'node:util';
 import { clusterId } from '../local/fleet/fleet.ts';
-import { round } from './lib/stats.ts';
-import { convergedAfter, FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
-import { BAD_AGENT_VERSION, ROLLOUT_SCENARIO_FLAGS, rolloutScenario, rolloutScenarioOptions } from './rollout.ts';
 import { auditScenario } from './audit.ts';
+import { convergedAfter, FLEET_SHAPE_FLAGS, fleetShape, withBenchFleet } from './lib/bench-fleet.ts';
+import { round } from './lib/stats.ts';
+import { BAD_AGENT_VERSION, ROLLOUT_SCENARIO_FLAGS, rolloutScenario, rolloutScenarioOptions } from './rollout.ts';
 
 const log = (line: string) => process.stderr.write(`[fleet-ops] ${line}\n`);
 

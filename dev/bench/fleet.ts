@@ -4,11 +4,14 @@
  * latency of a new pool; how many bus events one change costs.
  * `npm run bench -- fleet [--clusters 20] [--pools 50] [--latency-samples 20]`
  */
-import { Watch } from '@kubernetes/client-node';
-import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
-import { RECONCILER_USER_AGENT } from '../../adapters/kubernetes/api-client.ts';
+
 import { parseArgs } from 'node:util';
-import { localApiOf, type FleetCluster, type LocalFleet } from '../local/fleet/fleet.ts';
+import { Watch } from '@kubernetes/client-node';
+import { RECONCILER_USER_AGENT } from '../../adapters/kubernetes/api-client.ts';
+import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
+import { intFlag } from '../../cli/command.ts';
+import { type FleetCluster, type LocalFleet, localApiOf } from '../local/fleet/fleet.ts';
+import { createIfMissing, edgeNode, nodePool } from '../local/fleet/seed.ts';
 import {
   apiWritesPerCluster,
   createEdgePools,
@@ -17,10 +20,8 @@ import {
   sum,
   withBenchFleet,
 } from './lib/bench-fleet.ts';
-import { createIfMissing, edgeNode, nodePool } from '../local/fleet/seed.ts';
-import { measureWriteFloor } from './local-api.ts';
 import { median, percentile, round, stealMeter } from './lib/stats.ts';
-import { intFlag } from '../../cli/command.ts';
+import { measureWriteFloor } from './local-api.ts';
 
 const log = (line: string) => process.stderr.write(`[fleet] ${line}\n`);
 

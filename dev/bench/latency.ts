@@ -9,15 +9,15 @@
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Watch } from '@kubernetes/client-node';
-import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { FIELD_MANAGER } from '../../adapters/kubernetes/client.ts';
+import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { readRollout } from '../../adapters/state-table/rollout-state.ts';
 import { intFlag, UsageError } from '../../cli/command.ts';
 import { TERMINAL_PHASES } from '../../core/rollout/types.ts';
 import { ROLLOUT_FIELD_MANAGER } from '../../functions/rollout/field-manager.ts';
+import type { BusActivity } from '../local/bus/index.ts';
 import { type FleetCluster, type LocalFleet, localApiOf } from '../local/fleet/fleet.ts';
 import { createIfMissing, edgeNode, nodePool } from '../local/fleet/seed.ts';
-import type { BusActivity } from '../local/bus/index.ts';
 import type { RequestRecord } from '../local/kube-api/index.ts';
 import { withBenchFleet } from './lib/bench-fleet.ts';
 import { median, percentile, round } from './lib/stats.ts';

@@ -7,10 +7,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
-import { startLocalCluster, type LocalCluster, type Storage } from '../local/kube-api/index.ts';
-import { collectGarbage, median, mib, percentile, processRss, round } from './lib/stats.ts';
-import { mapLimited } from '../../shared/map-limited.ts';
 import { makeKeepAliveApiClient } from '../../adapters/kubernetes/keep-alive-authentication.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
+import { type LocalCluster, type Storage, startLocalCluster } from '../local/kube-api/index.ts';
+import { collectGarbage, median, mib, percentile, processRss, round } from './lib/stats.ts';
 
 export type Backend = 'memory' | 'etcd';
 

@@ -6,10 +6,10 @@
  */
 import { parseArgs } from 'node:util';
 import { intFlag } from '../../cli/command.ts';
-import { DEFAULT_PKI_POLICY, leafSpecs } from '../../core/render/pki-spec.ts';
-import { ensurePki } from '../../core/render/pki.ts';
 import { webCryptoKeyFactory } from '../../core/render/keys.ts';
 import { objectNames } from '../../core/render/names.ts';
+import { ensurePki } from '../../core/render/pki.ts';
+import { DEFAULT_PKI_POLICY, leafSpecs } from '../../core/render/pki-spec.ts';
 import { median, round } from './lib/stats.ts';
 
 const KEY_PAIRS_PER_POOL = 8;

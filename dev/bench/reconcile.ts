@@ -7,7 +7,7 @@
  * Options: --pools N (new pools, default 20), --noops N (no-op reconciles, default 100).
  */
 import { performance } from 'node:perf_hooks';
-import { startReconcileWorld, IP_ALLOCATOR } from '../../test/functions/reconcile/harness.ts';
+import { IP_ALLOCATOR, startReconcileWorld } from '../../test/functions/reconcile/harness.ts';
 import { percentile, round } from './lib/stats.ts';
 
 function option(args: string[], name: string, fallback: number): number {

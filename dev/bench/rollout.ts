@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { readRollout } from '../../adapters/state-table/rollout-state.ts';
+import { intFlag } from '../../cli/command.ts';
 import type { RolloutState } from '../../core/rollout/types.ts';
 import { TERMINAL_PHASES } from '../../core/rollout/types.ts';
 import type { RolloutResult } from '../../functions/rollout/handler.ts';
@@ -20,7 +21,6 @@ import {
   withBenchFleet,
 } from './lib/bench-fleet.ts';
 import { round } from './lib/stats.ts';
-import { intFlag } from '../../cli/command.ts';
 
 const log = (line: string) => process.stderr.write(`[rollout] ${line}\n`);
 

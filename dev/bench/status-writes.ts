@@ -10,9 +10,9 @@
 import { parseArgs } from 'node:util';
 import { HttpMethod } from '@kubernetes/client-node';
 import { intFlag } from '../../cli/command.ts';
-import { renderPoolSpirit, type KubeObject } from '../../core/index.ts';
-import { startTestCluster } from '../../test/support/local-cluster.ts';
+import { type KubeObject, renderPoolSpirit } from '../../core/index.ts';
 import { renderInput } from '../../test/core/fixtures.ts';
+import { startTestCluster } from '../../test/support/local-cluster.ts';
 import { median, round } from './lib/stats.ts';
 
 /** CPU microseconds per call of `write`, over `count` sequential calls. */

@@ -2,8 +2,9 @@
  * The local DynamoDB: dynalite in process on a loopback port the OS picks, and the state table created
  * from the same key schema serverless.yml uses (adapters/state-table/keys.ts).
  */
-import type { AddressInfo } from 'node:net';
+
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -11,8 +12,8 @@ import {
   ResourceInUseException,
 } from '@aws-sdk/client-dynamodb';
 import { ATTRIBUTE_DEFINITIONS, BILLING_MODE, KEY_SCHEMA } from '../../adapters/state-table/keys.ts';
-import { TableUsageMeter, type TableUsage } from './table-usage.ts';
 import { rememberDynaliteParses } from './dynalite-expressions.ts';
+import { type TableUsage, TableUsageMeter } from './table-usage.ts';
 
 const require = createRequire(import.meta.url);
 const dynalite = require('dynalite') as (options: Record<string, unknown>) => import('node:http').Server;

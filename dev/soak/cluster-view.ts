@@ -2,10 +2,11 @@
  * What the invariants read: a cluster's objects straight from its storage, not through its API, so the
  * faults injected into the API (errors, latency, dropped watches) never blind the checker itself.
  */
-import type { Storage } from '../local/kube-api/storage/types.ts';
-import { resourcePrefix } from '../local/kube-api/storage/keys.ts';
-import { PRODUCT_NAMESPACE } from '../local/fleet/seed.ts';
+
 import type { ObjectMeta } from '../../core/kube.ts';
+import { PRODUCT_NAMESPACE } from '../local/fleet/seed.ts';
+import { resourcePrefix } from '../local/kube-api/storage/keys.ts';
+import type { Storage } from '../local/kube-api/storage/types.ts';
 
 /** A status condition, as every kind the soak reads carries them. */
 export interface Condition {

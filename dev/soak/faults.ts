@@ -7,16 +7,17 @@
  * would. Bus faults re-inject events the bus has accepted (the same event id), duplicated, late or
  * shuffled, through the bus's public injectEvent: what an at-least-once, unordered delivery can do.
  */
-import type { FaultRule } from '../local/kube-api/faults.ts';
-import type { BusEvent } from '../local/bus/types.ts';
-import { Forwarder } from '../../forwarder/forwarder.ts';
-import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
+
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
 import { CHANGE_NOTICE_DETAIL_TYPE } from '../../events/source.ts';
-import { PRODUCT_NAMESPACE } from '../local/fleet/seed.ts';
-import type { SoakWorld } from './world.ts';
+import { Forwarder } from '../../forwarder/forwarder.ts';
+import type { BusEvent } from '../local/bus/types.ts';
 import { localApiOf } from '../local/fleet/fleet.ts';
 import { fleetForwarder } from '../local/fleet/fleet-cluster.ts';
+import { PRODUCT_NAMESPACE } from '../local/fleet/seed.ts';
+import type { FaultRule } from '../local/kube-api/faults.ts';
+import type { SoakWorld } from './world.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const WRITES = ['create', 'update', 'patch', 'delete'];

@@ -5,21 +5,21 @@
  */
 import { webcrypto } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { LEASE_OWNER, LEASE_UNTIL } from '../../adapters/state-table/lease.ts';
+import type { Item } from '../../adapters/state-table/table.ts';
+import { OPT_OUT_ANNOTATION } from '../../core/nodepool.ts';
 import { PemConverter } from '../../shared/x509.ts';
 import {
+  type KnownSecret,
   privateKeysInPem,
   SecretScanner,
   secretObjectSecrets,
-  type KnownSecret,
 } from '../../test/support/secret-scan.ts';
-import { OPT_OUT_ANNOTATION } from '../../core/nodepool.ts';
-import { evictionGraceSeconds } from '../local/kubelet/scheduling.ts';
-import { LEASE_OWNER, LEASE_UNTIL } from '../../adapters/state-table/lease.ts';
-import type { Item } from '../../adapters/state-table/table.ts';
-import { isAvailable, isReady, ownedPool, poolOf, readCluster, type ClusterView, type Obj } from './cluster-view.ts';
-import { BOUNDS, type SoakWorld } from './world.ts';
-import type { TextTap } from './text-tap.ts';
 import { localApiOf } from '../local/fleet/fleet.ts';
+import { evictionGraceSeconds } from '../local/kubelet/scheduling.ts';
+import { type ClusterView, isAvailable, isReady, type Obj, ownedPool, poolOf, readCluster } from './cluster-view.ts';
+import type { TextTap } from './text-tap.ts';
+import { BOUNDS, type SoakWorld } from './world.ts';
 
 export const FOREIGN_CONTAINER = 'soak-sidecar';
 export const FOREIGN_PORT = 'soak-extra';

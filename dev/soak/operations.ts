@@ -7,15 +7,15 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HttpMethod } from '@kubernetes/client-node';
-import type { FleetCluster } from '../local/fleet/fleet.ts';
-import { edgeNode, nodePool, NODEPOOL_LABEL } from '../local/fleet/seed.ts';
-import { registerCluster } from '../../adapters/state-table/index.ts';
 import { checkServerUrl } from '../../adapters/cluster-access/policy.ts';
+import { registerCluster } from '../../adapters/state-table/index.ts';
 import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../events/source.ts';
-import { isReady, OWNED_KINDS, ownedPool, poolOf, readCluster, type Obj, type ObjStatus } from './cluster-view.ts';
+import type { FleetCluster } from '../local/fleet/fleet.ts';
+import { localApiOf } from '../local/fleet/fleet.ts';
+import { edgeNode, NODEPOOL_LABEL, nodePool } from '../local/fleet/seed.ts';
+import { isReady, type Obj, type ObjStatus, OWNED_KINDS, ownedPool, poolOf, readCluster } from './cluster-view.ts';
 import { FOREIGN_CONTAINER, FOREIGN_PORT } from './invariants.ts';
 import type { SoakWorld } from './world.ts';
-import { localApiOf } from '../local/fleet/fleet.ts';
 
 const NS = 'pool-spirit-system';
 const SPIRITS = '/apis/poolspirit.io/v1alpha1/poolspirits';

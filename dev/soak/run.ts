@@ -8,8 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runSoak } from './soak.ts';
 import { humanReport } from './report.ts';
+import { runSoak } from './soak.ts';
 
 const USAGE = `npm run soak -- [options]: the chaos soak on the local fleet (docs/reliability.md)
   --minutes M          how long operations and faults run (default 1), then a quiet phase

@@ -3,16 +3,16 @@
  * invariants checked every couple of seconds, then a quiet phase in which everything must converge.
  */
 import { HttpMethod } from '@kubernetes/client-node';
-import { localApiOf, startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../local/fleet/fleet.ts';
 import { readRollout } from '../../adapters/state-table/index.ts';
 import { TERMINAL_PHASES } from '../../core/rollout/types.ts';
-import { Invariants } from './invariants.ts';
+import { type LocalFleet, type LocalFleetOptions, localApiOf, startLocalFleet } from '../local/fleet/fleet.ts';
 import { isReady, readCluster } from './cluster-view.ts';
-import { OPERATIONS, runOperation } from './operations.ts';
 import { BusChaos, FAULTS, RECONCILE_TIMEOUT_MS } from './faults.ts';
+import { Invariants } from './invariants.ts';
+import { OPERATIONS, runOperation } from './operations.ts';
 import { buildReport, type SoakReport } from './report.ts';
 import { TextTap } from './text-tap.ts';
-import { SoakWorld, type SoakOptions } from './world.ts';
+import { type SoakOptions, SoakWorld } from './world.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CHECK_EVERY_MS = 2_000;

@@ -3,8 +3,9 @@
  * (operations and faults by kind), what it expects (deleted pools, injected foreign entries, inputs that can
  * never succeed) and what it found (violations, repair times).
  */
-import type { LocalFleet, FleetCluster } from '../local/fleet/fleet.ts';
+
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
+import type { FleetCluster, LocalFleet } from '../local/fleet/fleet.ts';
 import { Rng } from './rng.ts';
 
 /** The bounds the invariants hold the system to (docs/reliability.md states them). */

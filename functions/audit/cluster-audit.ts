@@ -4,22 +4,23 @@
  * run tries again, and a retry storm against a cluster that is down helps nobody).
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { auditCluster, DEFAULT_AUDIT_THRESHOLDS, unreachableAudit } from '../../core/audit/index.ts';
-import type { AuditRecord, ClusterAudit } from '../../core/audit/index.ts';
+import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
 import {
   clusterAuditHistory,
   clusterProbes,
   latestLeaderProbes,
   leaderHistory,
+  meteredTable,
   putClusterAudit,
   recordOpenYurt,
+  type StateTable,
   sanitizeErrorMessage,
 } from '../../adapters/state-table/index.ts';
+import type { AuditRecord, ClusterAudit } from '../../core/audit/index.ts';
+import { auditCluster, DEFAULT_AUDIT_THRESHOLDS, unreachableAudit } from '../../core/audit/index.ts';
 import type { OpenYurtObservation } from '../../core/nodepool-versions.ts';
-import { meteredTable, type StateTable } from '../../adapters/state-table/index.ts';
-import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
-import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../../events/index.ts';
 import type { AuditRequest } from '../../events/index.ts';
+import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../../events/index.ts';
 import type { AuditDeps } from './deps.ts';
 import { observeCluster } from './observe.ts';
 import { sendEntries } from './send-events.ts';

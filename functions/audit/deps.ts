@@ -3,17 +3,18 @@
  * environment; the local fleet, `spiritctl audit` and tests build it with local endpoints and pass it to the
  * same handler factory.
  */
-import {
-  cloudEventsFromEnvironment,
-  cloudTableFromEnvironment,
-  fleetFunctionDeps,
-  type FleetFunctionDeps,
-} from '../common/fleet-deps.ts';
+
 import type { AuditThresholds } from '../../core/audit/index.ts';
 import type { FleetDefaults } from '../../core/nodepool.ts';
 import type { KeyFactory } from '../../core/render/keys.ts';
 import { webCryptoKeyFactory } from '../../core/render/keys.ts';
 import { DEFAULT_EVENT_BUS } from '../../events/index.ts';
+import {
+  cloudEventsFromEnvironment,
+  cloudTableFromEnvironment,
+  type FleetFunctionDeps,
+  fleetFunctionDeps,
+} from '../common/fleet-deps.ts';
 import type { EventSender } from './send-events.ts';
 
 export const AUDIT_SERVICE_NAME = 'pool-spirit-audit';

@@ -4,8 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { putAuditRun } from '../../adapters/state-table/index.ts';
-import { auditRequestDetailSchema, auditRequestRouting, toPutEventsEntry } from '../../events/index.ts';
 import type { AuditRequest } from '../../events/index.ts';
+import { auditRequestDetailSchema, auditRequestRouting, toPutEventsEntry } from '../../events/index.ts';
 import type { AuditDeps } from './deps.ts';
 import { sendEntries } from './send-events.ts';
 

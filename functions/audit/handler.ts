@@ -5,7 +5,7 @@
  *    findings.
  * The work is in audit/*.ts; `spiritctl audit` and tests call the same functions through this factory.
  */
-import * as z from '../../shared/zod.ts';
+
 import {
   AUDIT_REQUEST_DETAIL_TYPE,
   anyEventEnvelopeSchema,
@@ -15,21 +15,22 @@ import {
   SCHEDULED_EVENT_DETAIL_TYPE,
   SCHEDULED_EVENT_SOURCE,
 } from '../../events/index.ts';
-import { auditDeps, auditDepsFromEnvironment } from './deps.ts';
-import type { AuditDeps, AuditDepsInput } from './deps.ts';
-import { auditOneCluster } from './cluster-audit.ts';
-import type { ClusterAuditResult } from './cluster-audit.ts';
-import { fanOutAudit } from './fan-out.ts';
-import type { FanOutResult } from './fan-out.ts';
-import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
-import { unknownCluster } from '../common/terminal.ts';
+import * as z from '../../shared/zod.ts';
+import { type LambdaHandler, observedHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
 import type { TerminalResult } from '../common/terminal.ts';
+import { unknownCluster } from '../common/terminal.ts';
+import type { ClusterAuditResult } from './cluster-audit.ts';
+import { auditOneCluster } from './cluster-audit.ts';
+import type { AuditDeps, AuditDepsInput } from './deps.ts';
+import { auditDeps, auditDepsFromEnvironment } from './deps.ts';
+import type { FanOutResult } from './fan-out.ts';
+import { fanOutAudit } from './fan-out.ts';
 
+export type { ClusterAuditResult } from './cluster-audit.ts';
 export type { AuditDeps, AuditDepsInput } from './deps.ts';
 export { auditDeps } from './deps.ts';
-export { auditNow, fleetReportFromTable } from './report.ts';
-export type { ClusterAuditResult } from './cluster-audit.ts';
 export type { FanOutResult } from './fan-out.ts';
+export { auditNow, fleetReportFromTable } from './report.ts';
 
 export type AuditResult = ({ kind: 'fan-out' } & FanOutResult) | ({ kind: 'cluster' } & ClusterAuditResult);
 

@@ -4,8 +4,12 @@
  * of list calls per cluster, whatever the number of pools — and renders each pool's desired objects with
  * the core, exactly as the reconcile would, to compare (spec drift).
  */
-import type { KubeObject } from '../../core/kube.ts';
-import { objectKey } from '../../core/kube.ts';
+
+import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
+import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
+import type { ClusterObservation, DesiredObjects } from '../../core/audit/index.ts';
+import { poolOfSpirit } from '../../core/audit/index.ts';
+import type { NodePool } from '../../core/index.ts';
 import {
   DEFAULT_NAMESPACE,
   existingPkiFromSecrets,
@@ -16,14 +20,11 @@ import {
   poolSpiritIntent,
   renderPoolSpirit,
 } from '../../core/index.ts';
-import type { NodePool } from '../../core/index.ts';
-import type { ClusterObservation, DesiredObjects } from '../../core/audit/index.ts';
-import { poolOfSpirit } from '../../core/audit/index.ts';
+import type { KubeObject } from '../../core/kube.ts';
+import { objectKey } from '../../core/kube.ts';
 import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '../../core/poolspirit/names.ts';
-import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { compatInEffect, type PoolCompatInput } from '../../core/yurt-coordinator/index.ts';
 import { hubCoordinatorSupport, observedCompatInput } from '../yurt-coordinator/read.ts';
-import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
 import type { AuditDeps } from './deps.ts';
 
 /**

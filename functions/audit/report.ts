@@ -1,7 +1,5 @@
 /** The fleet report from the table, and an audit run done in process (`spiritctl audit`, tests). */
 import { randomUUID } from 'node:crypto';
-import { buildFleetReport } from '../../core/audit/index.ts';
-import type { FleetReport } from '../../core/audit/index.ts';
 import {
   clusterAuditHistory,
   clusterProbes,
@@ -9,9 +7,11 @@ import {
   probeSamples,
   putAuditRun,
 } from '../../adapters/state-table/index.ts';
-import type { AuditDeps } from './deps.ts';
-import { auditOneCluster, type ClusterAuditResult } from './cluster-audit.ts';
+import type { FleetReport } from '../../core/audit/index.ts';
+import { buildFleetReport } from '../../core/audit/index.ts';
 import { mapLimited } from '../../shared/map-limited.ts';
+import { auditOneCluster, type ClusterAuditResult } from './cluster-audit.ts';
+import type { AuditDeps } from './deps.ts';
 
 /** Registered clusters, all or the named ones; an unknown name is an error naming it. */
 async function selectClusters(deps: AuditDeps, ids?: string[]) {

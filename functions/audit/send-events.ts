@@ -5,8 +5,8 @@
  * repeated request costs a no-op reconcile, nothing more.
  */
 import type { PutEventsRequestEntry, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
-import { MAX_ENTRIES_PER_CALL } from '../../events/put-events-limits.ts';
 import type { PutEventsEntry } from '../../events/index.ts';
+import { MAX_ENTRIES_PER_CALL } from '../../events/put-events-limits.ts';
 
 export interface EventSender {
   putEvents(entries: PutEventsRequestEntry[]): Promise<PutEventsResultEntry[]>;

@@ -6,23 +6,23 @@
  * cloud-events/move.ts for why the function moves the pod itself).
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
 import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
+import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
 import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../../events/index.ts';
-import { cloudEventsDeps, cloudEventsDepsFromEnvironment } from './deps.ts';
-import type { CloudEventsDeps, CloudEventsDepsInput } from './deps.ts';
-import { moveOffLeavingNode } from './move.ts';
-import type { ClusterMatch } from './move.ts';
-import { parseCloudEvent } from './parse.ts';
-import { sendEntries } from '../audit/send-events.ts';
 import { mapLimited } from '../../shared/map-limited.ts';
-import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
+import { sendEntries } from '../audit/send-events.ts';
+import { type LambdaHandler, observedHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
 import type { TerminalResult } from '../common/terminal.ts';
+import type { CloudEventsDeps, CloudEventsDepsInput } from './deps.ts';
+import { cloudEventsDeps, cloudEventsDepsFromEnvironment } from './deps.ts';
+import type { ClusterMatch } from './move.ts';
+import { moveOffLeavingNode } from './move.ts';
+import { parseCloudEvent } from './parse.ts';
 
 export type { CloudEventsDeps, CloudEventsDepsInput } from './deps.ts';
 export { cloudEventsDeps } from './deps.ts';
-export { LEAVING_ANNOTATION } from './move.ts';
 export type { ClusterMatch, PoolMove } from './move.ts';
+export { LEAVING_ANNOTATION } from './move.ts';
 
 export const CLOUD_EVENTS_REQUESTER = 'cloud-events';
 

@@ -13,16 +13,17 @@
  *  3. request a reconcile of the pool so its status follows the move.
  * Repeated deliveries are harmless: the second finds no pool-spirit pod left on the node.
  */
+
+import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
+import { poolOfSpirit } from '../../core/audit/index.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import { NODE_POOL_LABEL } from '../../core/nodepool.ts';
-import { labelValue, MANAGED_BY, MANAGED_BY_LABEL, POOL_LABEL } from '../../core/render/labels.ts';
-import { poolOfSpirit } from '../../core/audit/index.ts';
 import {
-  API_VERSION as POOLSPIRIT_API_VERSION,
   DEFAULT_NAMESPACE,
+  API_VERSION as POOLSPIRIT_API_VERSION,
   KIND as POOLSPIRIT_KIND,
 } from '../../core/poolspirit/names.ts';
-import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
+import { labelValue, MANAGED_BY, MANAGED_BY_LABEL, POOL_LABEL } from '../../core/render/labels.ts';
 import type { InstanceLeaving } from './parse.ts';
 import { providerIdNames } from './parse.ts';
 

@@ -1,5 +1,5 @@
 /** Which EC2 events mean "this node is going away", and the instance and cluster they name. */
-import * as z from '../../shared/zod.ts';
+
 import {
   EC2_LEAVING_STATES,
   EC2_SPOT_INTERRUPTION_DETAIL_TYPE,
@@ -8,6 +8,7 @@ import {
   ec2StateChangeEventSchema,
   parseEvent,
 } from '../../events/index.ts';
+import * as z from '../../shared/zod.ts';
 
 export interface InstanceLeaving {
   eventId: string;

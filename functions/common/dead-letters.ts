@@ -4,8 +4,9 @@
  * queue, one alarm and one replay procedure cover every event given up on. The handler then returns
  * normally: Lambda has no "do not retry" error for asynchronous invocations, and a throw would be retried.
  */
-import type { TerminalReason } from '../../core/outcome.ts';
+
 import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import type { TerminalReason } from '../../core/outcome.ts';
 import { JsonLimitError, MAX_JSON_DEPTH, stringifyBounded } from '../../shared/bounded-json.ts';
 
 export interface TerminalDeadLetter {

@@ -3,19 +3,20 @@
  * way to reach each cluster's apiserver, a clock, a logger and metrics. One definition, so the functions
  * wire their clusters the same way and the cloud wiring reads the same environment.
  */
-import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
+
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import type { ClusterRegistration, StateTable } from '../../adapters/state-table/index.ts';
-import { createStateTable, getCluster, listClusters } from '../../adapters/state-table/index.ts';
 import type { ClusterAccessResolver } from '../../adapters/cluster-access/index.ts';
 import { createClusterAccess, secretsManagerSource } from '../../adapters/cluster-access/index.ts';
+import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
+import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { createClusterClient } from '../../adapters/kubernetes/index.ts';
-import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
+import type { ClusterRegistration, StateTable } from '../../adapters/state-table/index.ts';
+import { createStateTable, getCluster, listClusters } from '../../adapters/state-table/index.ts';
 import type { DeadLetterSink } from './dead-letters.ts';
 import { cloudDeadLetters } from './sqs-dead-letters.ts';
 

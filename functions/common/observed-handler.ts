@@ -1,15 +1,15 @@
-import middy from '@middy/core';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import type { DeadLetterSink } from './dead-letters.ts';
-import { terminalReasonOf } from './terminal.ts';
-import type { TerminalReason, TerminalResult } from './terminal.ts';
-import type { FunctionName } from './permissions.ts';
 import { withInvocationSignal } from '../../adapters/invocation-signal.ts';
+import type { DeadLetterSink } from './dead-letters.ts';
+import type { FunctionName } from './permissions.ts';
+import type { TerminalReason, TerminalResult } from './terminal.ts';
+import { terminalReasonOf } from './terminal.ts';
 
 export type LambdaHandler<R> = (event: unknown, context?: Context) => Promise<R>;
 

@@ -12,8 +12,8 @@ import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { parseBoundedJson } from '../../shared/bounded-json.ts';
-import { deadLetterMessage } from './dead-letters.ts';
 import type { DeadLetterSink, TerminalDeadLetter } from './dead-letters.ts';
+import { deadLetterMessage } from './dead-letters.ts';
 
 export const SQS_JSON_CONTENT_TYPE = 'application/x-amz-json-1.0';
 export const SQS_SEND_MESSAGE_TARGET = 'AmazonSQS.SendMessage';

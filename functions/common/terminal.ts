@@ -2,15 +2,16 @@
  * Which thrown errors mean "this input can never succeed" (core/outcome.ts), and the reason each carries.
  * Everything not named here stays on the retry path.
  */
-import { TerminalError } from '../../core/outcome.ts';
-import type { TerminalReason } from '../../core/outcome.ts';
-import { EventValidationError } from '../../events/envelope.ts';
+
 import { ClusterAccessError } from '../../adapters/cluster-access/index.ts';
 import { NodePoolNotServedError } from '../../adapters/kubernetes/client.ts';
 import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import type { TerminalReason } from '../../core/outcome.ts';
+import { TerminalError } from '../../core/outcome.ts';
+import { EventValidationError } from '../../events/envelope.ts';
 
+export type { TerminalKind, TerminalReason } from '../../core/outcome.ts';
 export { TerminalError } from '../../core/outcome.ts';
-export type { TerminalReason, TerminalKind } from '../../core/outcome.ts';
 
 /** What a handler returns for an input it recorded as a dead letter instead of failing on. */
 export interface TerminalResult {

@@ -2,10 +2,11 @@
  * Everything the probe function talks to. Built from the environment in the cloud; the local stack and
  * tests pass their own table, clock and cluster access to the same handler factory.
  */
-import { cloudTableFromEnvironment, fleetFunctionDeps, type FleetFunctionDeps } from '../common/fleet-deps.ts';
+
 import { DEFAULT_PROBE_RETENTION_MS } from '../../adapters/state-table/index.ts';
 import type { LeaderThresholds } from '../../core/leader/index.ts';
 import { DEFAULT_LEADER_THRESHOLDS } from '../../core/leader/index.ts';
+import { cloudTableFromEnvironment, type FleetFunctionDeps, fleetFunctionDeps } from '../common/fleet-deps.ts';
 
 export const SERVICE_NAME = 'pool-spirit-probe';
 export const METRICS_NAMESPACE = 'PoolSpirit';

@@ -3,18 +3,19 @@
  * request) or of the whole fleet (the schedule), stored in the state table and classified healthy,
  * no-leader, stale or flapping. Thin on purpose: parsing in probe/trigger.ts, the work in probe/run.ts.
  */
-import { probeDeps, probeDepsFromEnvironment } from './deps.ts';
-import type { ProbeDeps, ProbeDepsInput } from './deps.ts';
-import { parseProbeTrigger } from './trigger.ts';
-import { runProbe } from './run.ts';
-import type { ProbeResult } from './run.ts';
-import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
-import { unknownCluster } from '../common/terminal.ts';
+
+import { type LambdaHandler, observedHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
 import type { TerminalResult } from '../common/terminal.ts';
+import { unknownCluster } from '../common/terminal.ts';
+import type { ProbeDeps, ProbeDepsInput } from './deps.ts';
+import { probeDeps, probeDepsFromEnvironment } from './deps.ts';
+import type { ProbeResult } from './run.ts';
+import { runProbe } from './run.ts';
+import { parseProbeTrigger } from './trigger.ts';
 
 export type { ProbeDeps, ProbeDepsInput } from './deps.ts';
-export type { ProbeResult, ClusterProbeResult, PoolProbeResult } from './run.ts';
-export { probeDeps, PROBE_LEADER_THRESHOLDS } from './deps.ts';
+export { PROBE_LEADER_THRESHOLDS, probeDeps } from './deps.ts';
+export type { ClusterProbeResult, PoolProbeResult, ProbeResult } from './run.ts';
 export { LEADER_PROBE_REQUEST_DETAIL_TYPE, parseProbeTrigger } from './trigger.ts';
 
 /** The handler, bound to the given dependencies (the local stack and tests call this). */

@@ -5,13 +5,13 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { leaderObservationsSince, recordLeaderProbe, sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import type { KubeObject } from '../../core/kube.ts';
 import type { LeaderClassification, LeaderObservation, LeaderState } from '../../core/leader/index.ts';
 import { classifyLeader, LEADER_STATES } from '../../core/leader/index.ts';
 import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
-import type { KubeObject } from '../../core/kube.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 import type { ProbeDeps } from './deps.ts';
 import type { ProbeTarget } from './trigger.ts';
-import { mapLimited } from '../../shared/map-limited.ts';
 
 /** How much history classification reads: flapping counts transitions in the last hour. */
 const HISTORY_MS = 3_600_000;

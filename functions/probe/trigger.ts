@@ -2,14 +2,15 @@
  * What the `probe` function accepts: the schedule's tick (probe every registered cluster), a probe request
  * naming one cluster (from the CLI or another function), or — for a direct invoke — `{ "clusterId": … }`.
  */
-import * as z from '../../shared/zod.ts';
-import { eventEnvelopeSchema, EventValidationError, parseEvent } from '../../events/envelope.ts';
+
+import { EventValidationError, eventEnvelopeSchema, parseEvent } from '../../events/envelope.ts';
 import {
   LEADER_PROBE_REQUEST_DETAIL_TYPE,
   RECONCILER_SOURCE,
   SCHEDULED_EVENT_DETAIL_TYPE,
   SCHEDULED_EVENT_SOURCE,
 } from '../../events/source.ts';
+import * as z from '../../shared/zod.ts';
 
 /** `detail-type` of a request to probe one cluster's leader elections now. */
 export { LEADER_PROBE_REQUEST_DETAIL_TYPE };

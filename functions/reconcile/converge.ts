@@ -16,25 +16,26 @@
  *     pool that leaves compat, or whose NodePool is gone, is taken out of them.
  *  4. write the status (stages/write-status.ts), only if it changed; an Event per meaningful transition.
  */
-import type { ClusterRegistration, ReconcileOutcome } from '../../adapters/state-table/index.ts';
-import { DEFAULT_NAMESPACE, parsePoolSpiritSpec } from '../../core/index.ts';
+
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { statusOf } from '../../adapters/kubernetes/retry.ts';
-import type { ReconcileDeps } from './deps.ts';
-import type { ReconcileTarget } from './trigger.ts';
-import { observe } from './stages/observe.ts';
-import { ensurePoolSpirit } from './stages/ensure-pool-spirit.ts';
-import { applyDesired } from './stages/apply-desired.ts';
-import { writePoolSpiritStatus } from './stages/write-status.ts';
+import type { ClusterRegistration, ReconcileOutcome } from '../../adapters/state-table/index.ts';
+import { DEFAULT_NAMESPACE, parsePoolSpiritSpec } from '../../core/index.ts';
+import { wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/compat.ts';
+import { coordinatorCompatInput } from '../yurt-coordinator/compat-input.ts';
 import {
   coordinatorObjectsFor,
   hadCoordinatorObjects,
   leaveCoordinatorObjects,
   type YurtCoordinatorCondition,
 } from '../yurt-coordinator/pool-stage.ts';
-import { coordinatorCompatInput } from '../yurt-coordinator/compat-input.ts';
-import { wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/compat.ts';
 import { hubCoordinatorSupport } from '../yurt-coordinator/read.ts';
+import type { ReconcileDeps } from './deps.ts';
+import { applyDesired } from './stages/apply-desired.ts';
+import { ensurePoolSpirit } from './stages/ensure-pool-spirit.ts';
+import { observe } from './stages/observe.ts';
+import { writePoolSpiritStatus } from './stages/write-status.ts';
+import type { ReconcileTarget } from './trigger.ts';
 
 export { CLUSTER_DOMAIN } from './stages/apply-desired.ts';
 

@@ -3,17 +3,18 @@
  * environment once per container; the local stack, tests and benchmarks build it with local endpoints and
  * pass it to the very same handler factory.
  */
-import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
+
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import type { StateTable } from '../../adapters/state-table/index.ts';
-import { createStateTable } from '../../adapters/state-table/index.ts';
 import type { ClusterAccessResolver } from '../../adapters/cluster-access/index.ts';
 import { createClusterAccess, secretsManagerSource } from '../../adapters/cluster-access/index.ts';
+import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { createClusterClient } from '../../adapters/kubernetes/index.ts';
+import type { StateTable } from '../../adapters/state-table/index.ts';
+import { createStateTable } from '../../adapters/state-table/index.ts';
 import type { FleetDefaults } from '../../core/nodepool.ts';
 import type { KeyFactory } from '../../core/render/keys.ts';
 import { webCryptoKeyFactory } from '../../core/render/keys.ts';

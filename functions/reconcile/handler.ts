@@ -3,18 +3,19 @@
  * (a change notice or a reconcile request). Thin on purpose: parsing is in reconcile/trigger.ts, the lease
  * and outcome in reconcile/run.ts, the cluster work in reconcile/converge.ts, wiring in reconcile/deps.ts.
  */
-import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
-import type { TerminalResult } from '../common/terminal.ts';
+
 import { randomUUID } from 'node:crypto';
-import { depsFromEnvironment, reconcileDeps } from './deps.ts';
+import { type LambdaHandler, observedHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
+import type { TerminalResult } from '../common/terminal.ts';
 import type { ReconcileDeps, ReconcileDepsInput } from './deps.ts';
-import { parseTrigger } from './trigger.ts';
-import { reconcile } from './run.ts';
+import { depsFromEnvironment, reconcileDeps } from './deps.ts';
 import type { ReconcileResult } from './run.ts';
+import { reconcile } from './run.ts';
+import { parseTrigger } from './trigger.ts';
 
 export type { ReconcileDeps, ReconcileDepsInput } from './deps.ts';
-export type { ReconcileResult } from './run.ts';
 export { reconcileDeps } from './deps.ts';
+export type { ReconcileResult } from './run.ts';
 
 /** The handler, bound to the given dependencies (the local stack and tests call this). */
 /** Without a dead-letter sink (the CLI, tests) input that can never succeed is thrown, not returned. */

@@ -10,7 +10,13 @@
  * the dead letter; anything else is `retry` and is thrown for the platform to retry.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { StateTable } from '../../adapters/state-table/index.ts';
+import type {
+  BeginResult,
+  ClusterRegistration,
+  ReconcileOutcome,
+  StateTable,
+  TriggeringEvent,
+} from '../../adapters/state-table/index.ts';
 import {
   beginReconcile,
   getItem,
@@ -23,18 +29,12 @@ import {
   recordOutcome,
   sanitizeErrorMessage,
 } from '../../adapters/state-table/index.ts';
-import type {
-  BeginResult,
-  ClusterRegistration,
-  ReconcileOutcome,
-  TriggeringEvent,
-} from '../../adapters/state-table/index.ts';
-import type { ReconcileDeps } from './deps.ts';
-import type { ReconcileTarget } from './trigger.ts';
-import { converge } from './converge.ts';
-import type { ConvergeOutcome, ConvergeResult } from './converge.ts';
 import { outcomeOf, RequeueError, TerminalError } from '../../core/outcome.ts';
 import { terminalReasonOf, unknownCluster } from '../common/terminal.ts';
+import type { ConvergeOutcome, ConvergeResult } from './converge.ts';
+import { converge } from './converge.ts';
+import type { ReconcileDeps } from './deps.ts';
+import type { ReconcileTarget } from './trigger.ts';
 
 /**
  * `duplicate`: this very event was reconciled already; `served`: a pass that took the lease after the bus

@@ -3,7 +3,9 @@
  * a change notice from a cluster's forwarder. Either only *names* a (cluster, NodePool) key: the function
  * is level-triggered and reads the current state itself.
  */
-import * as z from '../../shared/zod.ts';
+
+import { keys } from '../../adapters/state-table/keys.ts';
+import { TerminalError } from '../../core/outcome.ts';
 import {
   CHANGE_NOTICE_DETAIL_TYPE,
   changeNoticeEventSchema,
@@ -12,8 +14,7 @@ import {
   RECONCILE_REQUEST_DETAIL_TYPE,
   reconcileRequestEventSchema,
 } from '../../events/index.ts';
-import { keys } from '../../adapters/state-table/keys.ts';
-import { TerminalError } from '../../core/outcome.ts';
+import * as z from '../../shared/zod.ts';
 
 export type ReconcileTrigger = z.infer<typeof reconcileRequestEventSchema> | z.infer<typeof changeNoticeEventSchema>;
 

@@ -5,10 +5,11 @@
  * field out that the snapshot did not have — changes only what the rollout itself set, and the
  * reconciler's and operators' fields stay theirs.
  */
+
+import { APPLY_PATCH, apiClientFor, type ClusterTarget } from '../../adapters/kubernetes/api-client.ts';
+import { retryPolicy } from '../../adapters/kubernetes/index.ts';
 import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
 import type { LivePoolSpirit } from '../../core/rollout/index.ts';
-import { retryPolicy } from '../../adapters/kubernetes/index.ts';
-import { apiClientFor, APPLY_PATCH, type ClusterTarget } from '../../adapters/kubernetes/api-client.ts';
 
 import { ROLLOUT_FIELD_MANAGER } from './field-manager.ts';
 

@@ -3,18 +3,18 @@
  * endpoints by the local stack, the CLI and tests — all call the same handler with it.
  */
 import { randomBytes } from 'node:crypto';
-import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import type { ClusterRegistration, StateTable } from '../../adapters/state-table/index.ts';
-import { createStateTable, getCluster, listClusters } from '../../adapters/state-table/index.ts';
 import type { ClusterAccessResolver } from '../../adapters/cluster-access/index.ts';
 import { createClusterAccess, secretsManagerSource } from '../../adapters/cluster-access/index.ts';
-import type { RolloutClusterOps } from './cluster-ops.ts';
+import type { ClusterConnection } from '../../adapters/kubernetes/http/index.ts';
+import type { ClusterRegistration, StateTable } from '../../adapters/state-table/index.ts';
+import { createStateTable, getCluster, listClusters } from '../../adapters/state-table/index.ts';
 import type { DeadLetterSink } from '../common/dead-letters.ts';
 import { cloudDeadLetters } from '../common/sqs-dead-letters.ts';
+import type { RolloutClusterOps } from './cluster-ops.ts';
 
 export const SERVICE_NAME = 'pool-spirit-rollout';
 export const METRICS_NAMESPACE = 'PoolSpirit';

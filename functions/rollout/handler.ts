@@ -5,29 +5,29 @@
  * stored state adapters/state-table/rollout-state.ts, the steps rollout/run.ts, wiring rollout/deps.ts.
  */
 import type { Context } from 'aws-lambda';
+import { RolloutExistsError, RolloutNotFoundError } from '../../adapters/state-table/rollout-state.ts';
+import { RolloutCommandError } from '../../core/rollout/commands.ts';
+import { RolloutSpecError } from '../../core/rollout/limits.ts';
 import { EventValidationError, parseEvent } from '../../events/envelope.ts';
-import { SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../../events/source.ts';
+import type { RolloutCommandDetail } from '../../events/rollout.ts';
 import {
   ROLLOUT_COMMAND_DETAIL_TYPE,
   rolloutCommandDetailSchema,
   rolloutCommandEventSchema,
   rolloutScheduleEventSchema,
 } from '../../events/rollout.ts';
-import type { RolloutCommandDetail } from '../../events/rollout.ts';
-import { rolloutDeps, rolloutDepsFromEnvironment } from './deps.ts';
-import type { RolloutDeps, RolloutDepsInput } from './deps.ts';
-import { runRollout } from './run.ts';
-import type { RolloutResult } from './run.ts';
-import { observedHandler, type LambdaHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
+import { SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../../events/source.ts';
+import { type LambdaHandler, observedHandler, type WithoutDeadLetters } from '../common/observed-handler.ts';
 import type { TerminalReason, TerminalResult } from '../common/terminal.ts';
-import { RolloutSpecError } from '../../core/rollout/limits.ts';
-import { RolloutCommandError } from '../../core/rollout/commands.ts';
-import { RolloutExistsError, RolloutNotFoundError } from '../../adapters/state-table/rollout-state.ts';
+import type { RolloutDeps, RolloutDepsInput } from './deps.ts';
+import { rolloutDeps, rolloutDepsFromEnvironment } from './deps.ts';
+import type { RolloutResult } from './run.ts';
+import { runRollout } from './run.ts';
 
 export type { RolloutDeps, RolloutDepsInput } from './deps.ts';
-export type { RolloutResult, RolloutSummary, ActionOutcome } from './run.ts';
-export { rolloutDeps, defaultRolloutId } from './deps.ts';
+export { defaultRolloutId, rolloutDeps } from './deps.ts';
 export { ROLLOUT_FIELD_MANAGER } from './field-manager.ts';
+export type { ActionOutcome, RolloutResult, RolloutSummary } from './run.ts';
 
 /** A schedule event, a `Rollout Command` event, or a bare command → the command (fields named on error). */
 export function parseRolloutInput(event: unknown): RolloutCommandDetail {

@@ -9,17 +9,18 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import {
-  applyCommand,
-  clustersToObserve,
-  CLUSTER_PHASES,
-  decide,
-  newRolloutState,
-  observePoolSpirit,
-  parseRolloutSpec,
-  projectOnto,
-  specMatchesPatch,
-  specMatchesSnapshot,
-} from '../../core/rollout/index.ts';
+  createRollout,
+  listRollouts,
+  meteredTable,
+  RolloutExistsError,
+  readClusterSnapshot,
+  readRollout,
+  type StateTable,
+  sanitizeErrorMessage,
+  saveClusterSnapshot,
+  transitionRollout,
+  updateRolloutIndex,
+} from '../../adapters/state-table/index.ts';
 import type {
   ClusterObservation,
   ClusterPhase,
@@ -28,21 +29,21 @@ import type {
   RolloutState,
 } from '../../core/rollout/index.ts';
 import {
-  createRollout,
-  listRollouts,
-  readClusterSnapshot,
-  readRollout,
-  RolloutExistsError,
-  sanitizeErrorMessage,
-  saveClusterSnapshot,
-  transitionRollout,
-  updateRolloutIndex,
-} from '../../adapters/state-table/index.ts';
-import { meteredTable, type StateTable } from '../../adapters/state-table/index.ts';
+  applyCommand,
+  CLUSTER_PHASES,
+  clustersToObserve,
+  decide,
+  newRolloutState,
+  observePoolSpirit,
+  parseRolloutSpec,
+  projectOnto,
+  specMatchesPatch,
+  specMatchesSnapshot,
+} from '../../core/rollout/index.ts';
 import type { RolloutCommandDetail } from '../../events/rollout.ts';
+import { mapLimited } from '../../shared/map-limited.ts';
 import type { RolloutClusterOps } from './cluster-ops.ts';
 import type { RolloutDeps } from './deps.ts';
-import { mapLimited } from '../../shared/map-limited.ts';
 
 export interface ActionOutcome {
   kind: RolloutAction['kind'];

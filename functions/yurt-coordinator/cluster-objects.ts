@@ -11,33 +11,33 @@
  * read (its pool's CA, its pod) fails ours with 409 instead of being overwritten by an older view; on 409
  * the pass reads everything again. An object that already holds what is rendered is not written.
  */
-import type { KubeObject } from '../../core/kube.ts';
+
+import { type ClusterClient, FIELD_MANAGER, type ObjectRef, statusOf } from '../../adapters/kubernetes/index.ts';
+import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
 import { fieldDiffs } from '../../core/diff.ts';
+import type { KubeObject } from '../../core/kube.ts';
 import type { NodePool } from '../../core/nodepool.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../core/render/labels.ts';
 import { objectNames } from '../../core/render/names.ts';
 import {
+  type AddressType,
   CERTS_SECRET,
+  type CertPair,
   COMPAT_LABEL,
   COMPAT_VALUE,
-  compatPoolsOf,
   COORDINATOR_NAMESPACE,
   COORDINATOR_SLICES,
   CoordinatorRenderError,
+  compatPoolsOf,
+  describeForeignWrites,
+  type ForeignWrite,
+  foreignCertsWrites,
   renderCertsSecret,
   renderCoordinatorEndpointSlices,
-  foreignCertsWrites,
-  describeForeignWrites,
-  type AddressType,
-  type CertPair,
-  type ForeignWrite,
 } from '../../core/yurt-coordinator/index.ts';
-import { FIELD_MANAGER } from '../../adapters/kubernetes/index.ts';
-import { sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
-import { statusOf, type ClusterClient, type ObjectRef } from '../../adapters/kubernetes/index.ts';
 import type { ReconcileDeps } from '../reconcile/deps.ts';
-import { readInstalled } from './read.ts';
 import { describe } from '../reconcile/stages/ownership.ts';
+import { readInstalled } from './read.ts';
 
 /** Passes before giving up to the platform's retry: each 409 means another reconcile just wrote. */
 export const MAX_CONFLICT_ATTEMPTS = 5;

@@ -5,20 +5,21 @@
  * ClusterIPs of the two kube-system Services YurtHubs dial (the pool's serving certificates name them).
  * The kube-system objects YurtHub reads are converged by cluster-objects.ts from the same material.
  */
+
+import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import { DEFAULT_PKI_POLICY } from '../../core/render/pki-spec.ts';
 import {
   APISERVER_SERVICE,
-  compatLabels,
-  COORDINATOR_PKI_FILES,
-  ensureCoordinatorPki,
-  ETCD_SERVICE,
   type CertPair,
+  COORDINATOR_PKI_FILES,
+  compatLabels,
+  ETCD_SERVICE,
+  ensureCoordinatorPki,
   type PoolCompatInput,
 } from '../../core/yurt-coordinator/index.ts';
-import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
-import { clusterIPOf, COORDINATOR_PKI_SECRET, readCoordinatorPki, readInstalled, serviceRef } from './read.ts';
 import type { ReconcileDeps } from '../reconcile/deps.ts';
+import { COORDINATOR_PKI_SECRET, clusterIPOf, readCoordinatorPki, readInstalled, serviceRef } from './read.ts';
 
 export interface CompatInput {
   /** What renderPoolSpirit takes. */

@@ -9,6 +9,8 @@
  * nothing by itself; the condition says to request a reconcile (docs/operations.md), and any later change
  * of a compat pool does it too.
  */
+
+import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import {
   CERTS_SECRET,
@@ -16,11 +18,10 @@ import {
   COORDINATOR_SLICES,
   describeForeignWrites,
 } from '../../core/yurt-coordinator/index.ts';
-import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import type { ReconcileDeps } from '../reconcile/deps.ts';
-import { clientPairOf, readCoordinatorPki } from './read.ts';
+import { type CoordinatorObjects, convergeCoordinatorObjects } from './cluster-objects.ts';
 import type { CompatInput } from './compat-input.ts';
-import { convergeCoordinatorObjects, type CoordinatorObjects } from './cluster-objects.ts';
+import { clientPairOf, readCoordinatorPki } from './read.ts';
 
 export type YurtCoordinatorCondition = { status: 'True' | 'False'; reason: string; message: string };
 export const COORDINATOR_CONDITION = 'YurtCoordinatorObjectsReady';

@@ -4,19 +4,20 @@
  * it is missing (compat-input.ts); the audit only reads, to render a compat pool
  * exactly as the reconcile would.
  */
+
+import { type ClusterClient, type ObjectRef, statusOf } from '../../adapters/kubernetes/index.ts';
+import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import {
   APISERVER_SERVICE,
+  type CertPair,
   COORDINATOR_NAMESPACE,
   COORDINATOR_PKI_FILES,
-  ETCD_SERVICE,
-  coordinatorSupport,
-  type CertPair,
   type CoordinatorSupport,
+  coordinatorSupport,
+  ETCD_SERVICE,
   type PoolCompatInput,
 } from '../../core/yurt-coordinator/index.ts';
-import { statusOf, type ClusterClient, type ObjectRef } from '../../adapters/kubernetes/index.ts';
-import type { ClusterRegistration } from '../../adapters/state-table/index.ts';
 
 export const COORDINATOR_PKI_SECRET = 'poolspirit-yurt-coordinator-client';
 

@@ -14,12 +14,13 @@
  * right after a renew; request latency and timer lateness eat into it (measured on raw etcd with client-go
  * Lease semantics: 82 ms left at N = 1000 and ×0.1 durations).
  */
-import type { KubeHttp } from './kube-http.ts';
-import { unexpected } from './kube-http.ts';
-import { summarize, type LatencySummary } from './load.ts';
-import { median } from '../../shared/stats.ts';
+
 import type { LeaderElectionConfig, Lease } from '../../core/leader/index.ts';
 import { ACQUIRE_JITTER_FACTOR, nextLeaseAction } from '../../core/leader/index.ts';
+import { median } from '../../shared/stats.ts';
+import type { KubeHttp } from './kube-http.ts';
+import { unexpected } from './kube-http.ts';
+import { type LatencySummary, summarize } from './load.ts';
 
 export interface ElectionOptions {
   contenders: number;

@@ -10,8 +10,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { EtcdAccess } from '../../agent/adapters/etcd.ts';
-import { dirBytes, processRssBytes } from '../../shared/process-metrics.ts';
 import { etcdNeedsDefrag } from '../../core/etcd-health.ts';
+import { dirBytes, processRssBytes } from '../../shared/process-metrics.ts';
 
 export interface EtcdSnapshot {
   /** etcd process resident memory (VmRSS). */

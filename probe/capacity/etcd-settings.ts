@@ -12,8 +12,8 @@
  * 5 WALs / 5 snapshots).
  */
 import { DEFAULT_ETCD_STORAGE, DEFAULT_RESOURCES } from '../../core/poolspirit/defaults.ts';
-import { quantityBytes } from '../../core/quantity.ts';
 import { etcdFlags } from '../../core/poolspirit/etcd-flags.ts';
+import { quantityBytes } from '../../core/quantity.ts';
 
 export type EtcdProfile = 'product' | 'upstream';
 

@@ -1,8 +1,9 @@
 /** The capacity probe: `runCapacityProbe(options)` → a JSON report; `formatCapacityReport` for people. */
-export { runCapacityProbe, validateOptions, DEFAULT_CAPACITY_OPTIONS, REMOTE_PROBE_LEASE } from './run.ts';
-export type { CapacityProbeOptions, CapacityProbeReport, ProbeTarget, StormSide, EtcdFigures } from './run.ts';
+
+export { type ElectionResult, type KillRecord, overlapFigures } from './election.ts';
+export { diffFromLaunchPreset, type EtcdSettings, productEtcdSettings, upstreamEtcdSettings } from './etcd-settings.ts';
+export { MEMORY_LIMIT_MARGIN, type MemoryPeaks, memoryPeaks, type PeaksRecord, peaksRecord } from './peaks.ts';
 export { formatCapacityReport } from './report.ts';
-export { memoryVerdict, type MemoryVerdict } from './verdict.ts';
-export { overlapFigures, type ElectionResult, type KillRecord } from './election.ts';
-export { productEtcdSettings, upstreamEtcdSettings, diffFromLaunchPreset, type EtcdSettings } from './etcd-settings.ts';
-export { memoryPeaks, peaksRecord, MEMORY_LIMIT_MARGIN, type MemoryPeaks, type PeaksRecord } from './peaks.ts';
+export type { CapacityProbeOptions, CapacityProbeReport, EtcdFigures, ProbeTarget, StormSide } from './run.ts';
+export { DEFAULT_CAPACITY_OPTIONS, REMOTE_PROBE_LEASE, runCapacityProbe, validateOptions } from './run.ts';
+export { type MemoryVerdict, memoryVerdict } from './verdict.ts';

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { median, percentile } from '../../shared/stats.ts';
 import type { KubeHttp } from './kube-http.ts';
 import { unexpected } from './kube-http.ts';
-import { nodeName, nodeObject, podName, podObject, PROBE_LABEL, PROBE_NAMESPACE, size } from './objects.ts';
+import { nodeName, nodeObject, PROBE_LABEL, PROBE_NAMESPACE, podName, podObject, size } from './objects.ts';
 
 export interface LoadShape {
   nodes: number;

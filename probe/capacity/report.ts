@@ -1,6 +1,7 @@
 /** The capacity probe's report for people (the JSON document is the report for scripts). */
-import type { CapacityProbeReport, StormSide } from './run.ts';
+
 import type { EtcdSnapshot } from './etcd-observer.ts';
+import type { CapacityProbeReport, StormSide } from './run.ts';
 import type { StormSample } from './storm.ts';
 
 const MiB = 2 ** 20;

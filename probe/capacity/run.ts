@@ -9,31 +9,32 @@
  * Order per product stack: idle → write → delete → compact + defragment (what deleting frees, and when)
  * → write again → leader election → patch storm (last: a storm can leave etcd refusing writes).
  */
+
+import type { LeaderElectionConfig } from '../../core/leader/index.ts';
 import {
-  YURTHUB_LEADER_ELECTION,
-  YURTHUB_LEASE,
   scaleLeaderElection,
   validateLeaderElectionConfig,
+  YURTHUB_LEADER_ELECTION,
+  YURTHUB_LEASE,
 } from '../../core/leader/index.ts';
-import type { LeaderElectionConfig } from '../../core/leader/index.ts';
+import { type ElectionResult, runElection } from './election.ts';
 import type { EtcdObserver, EtcdSnapshot } from './etcd-observer.ts';
 import { localEtcdObserver, metricsEtcdObserver, unavailableEtcdObserver } from './etcd-observer.ts';
-import { diffFromLaunchPreset, productEtcdSettings, upstreamEtcdSettings, type EtcdSettings } from './etcd-settings.ts';
-import { runElection, type ElectionResult } from './election.ts';
+import { diffFromLaunchPreset, type EtcdSettings, productEtcdSettings, upstreamEtcdSettings } from './etcd-settings.ts';
 import type { KubeHttp } from './kube-http.ts';
 import { kubeHttpForKubeconfig } from './kube-http.ts';
 import {
   deleteObjects,
-  probePaths,
-  removeLeftovers,
-  writeObjects,
   type LoadShape,
   type PhaseFigures,
+  probePaths,
+  removeLeftovers,
   type WriteFigures,
+  writeObjects,
 } from './load.ts';
-import { memoryFlagsOf, memoryPeaks, type MemoryPeaks } from './peaks.ts';
-import type { StartPoolSpiritTarget } from './pool-spirit-target.ts';
 import { PROBE_NAMESPACE } from './objects.ts';
+import { type MemoryPeaks, memoryFlagsOf, memoryPeaks } from './peaks.ts';
+import type { StartPoolSpiritTarget } from './pool-spirit-target.ts';
 import { patchStorm, type StormResult } from './storm.ts';
 
 /** `local` carries the starter of the rendered pool-spirit (dev/local/capacity/pool-spirit-target.ts in the CLI). */

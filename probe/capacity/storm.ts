@@ -4,12 +4,13 @@
  * db size are sampled every interval and — where the probe can act on etcd — the agent's maintenance runs
  * (defragment when core's etcdNeedsDefrag says so, disarm NOSPACE; compaction is etcd's own, by its flags).
  */
-import { performance } from 'node:perf_hooks';
+
 import { randomBytes } from 'node:crypto';
-import type { KubeHttp } from './kube-http.ts';
+import { performance } from 'node:perf_hooks';
 import type { EtcdObserver, EtcdSnapshot, MaintenanceAction } from './etcd-observer.ts';
-import { summarize, type LatencySummary } from './load.ts';
-import { memoryVerdict, type MemoryVerdict } from './verdict.ts';
+import type { KubeHttp } from './kube-http.ts';
+import { type LatencySummary, summarize } from './load.ts';
+import { type MemoryVerdict, memoryVerdict } from './verdict.ts';
 
 export interface StormOptions {
   seconds: number;

@@ -1,29 +1,28 @@
+import { HttpMethod, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpMethod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { stableHash } from '../../core/hash.ts';
 import {
-  bootstrapManifests,
   BOOTSTRAP_HASH_ANNOTATION,
   BOOTSTRAP_HASH_KEY,
   BOOTSTRAP_MANIFESTS_KEY,
+  bootstrapManifests,
 } from '../../core/render/bootstrap.ts';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { RunningEtcd } from '../../dev/local/etcd/launch.ts';
 import { waitFor } from '../support/wait.ts';
 import {
   agentOptions,
   freePort,
+  type Host,
+  type Own,
   patchConfigMap,
   startEtcd,
   startHost,
   startOwn,
   tempDir,
   withAgent,
-  type Host,
-  type Own,
 } from './world.ts';
-import type { RunningEtcd } from '../../dev/local/etcd/launch.ts';
 
 function ownApi(own: Own): RawObjectApi {
   const kc = new KubeConfig();

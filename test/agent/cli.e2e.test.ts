@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { rename, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent } from '../../agent/agent.ts';
@@ -8,10 +9,9 @@ import { parseAgentArgs, UsageError } from '../../agent/options.ts';
 import { parsePoolSpiritSpec } from '../../core/poolspirit/parse.ts';
 import { agentContainer } from '../../core/render/containers.ts';
 import { AGENT_KUBECONFIG } from '../../core/render/layout.ts';
-import { agentOptions, NAMES, NAMESPACE, POOL, startHost, tempDir, type Host } from './world.ts';
-import { waitFor } from '../support/wait.ts';
 import { kubeconfigYaml } from '../../dev/local/kube-api/index.ts';
-import { rename, writeFile } from 'node:fs/promises';
+import { waitFor } from '../support/wait.ts';
+import { agentOptions, type Host, NAMES, NAMESPACE, POOL, startHost, tempDir } from './world.ts';
 
 const MiB = 2 ** 20;
 

@@ -5,25 +5,25 @@
  * proxy serves nothing before etcd bounds its identity and relays hub requests as that bounded identity.
  */
 import { connect } from 'node:net';
-import { EtcdPermissionDeniedError, type Etcd3 } from 'etcd3';
+import { type Etcd3, EtcdPermissionDeniedError } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEtcdClient } from '../../agent/adapters/etcd.ts';
 import { createEtcdAuthAccess } from '../../agent/adapters/etcd-auth.ts';
-import { planEtcdAuth, prefixRange, READWRITE, type EtcdAuthSpec } from '../../agent/decide/etcd-auth.ts';
-import { proxyMain } from '../../agent/etcd-proxy/main.ts';
-import { startEtcdProxy, type RunningEtcdProxy } from '../../agent/etcd-proxy/proxy.ts';
 import { startAgent } from '../../agent/agent.ts';
+import { type EtcdAuthSpec, planEtcdAuth, prefixRange, READWRITE } from '../../agent/decide/etcd-auth.ts';
+import { proxyMain } from '../../agent/etcd-proxy/main.ts';
 import { parseEtcdProxyArgs } from '../../agent/etcd-proxy/options.ts';
+import { type RunningEtcdProxy, startEtcdProxy } from '../../agent/etcd-proxy/proxy.ts';
 import { silentLogger } from '../../agent/log.ts';
 import { parseAgentArgs, UsageError } from '../../agent/options.ts';
 import { newStats } from '../../agent/stats.ts';
 import { EtcdAuthStep } from '../../agent/steps/etcd-auth.ts';
 import { APISERVER_ETCD_CLIENT_USER } from '../../core/render/pki-spec.ts';
-import { COORDINATOR_ETCD_PREFIXES, COORDINATOR_ETCD_PROXY_USER } from '../../core/yurt-coordinator/etcd-auth.ts';
 import { ETCD_PROXY_COMMAND } from '../../core/yurt-coordinator/contract.ts';
+import { COORDINATOR_ETCD_PREFIXES, COORDINATOR_ETCD_PROXY_USER } from '../../core/yurt-coordinator/etcd-auth.ts';
 import { freePorts } from '../../dev/local/processes/free-ports.ts';
 import { waitFor } from '../support/wait.ts';
-import { startTlsEtcd, type Identity, type TlsEtcd } from './tls-etcd.ts';
+import { type Identity, startTlsEtcd, type TlsEtcd } from './tls-etcd.ts';
 
 const SPEC: EtcdAuthSpec = {
   rootUsers: [APISERVER_ETCD_CLIENT_USER],

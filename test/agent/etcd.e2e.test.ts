@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Etcd3 } from 'etcd3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcdClient } from '../../dev/local/etcd/client.ts';
 import type { RunningEtcd } from '../../dev/local/etcd/launch.ts';
 import { waitFor } from '../support/wait.ts';
-import { agentOptions, startEtcd, startHost, startOwn, tempDir, withAgent, type Host, type Own } from './world.ts';
+import { agentOptions, type Host, type Own, startEtcd, startHost, startOwn, tempDir, withAgent } from './world.ts';
 
 const MiB = 2 ** 20;
 

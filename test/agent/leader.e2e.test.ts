@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpMethod, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { waitFor } from '../support/wait.ts';
-import { agentOptions, startHost, startOwn, tempDir, withAgent, type Host, type Own } from './world.ts';
+import { agentOptions, type Host, type Own, startHost, startOwn, tempDir, withAgent } from './world.ts';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases';
 

@@ -18,9 +18,9 @@ import { ETCD_BINARY } from '../../dev/local/etcd/launch.ts';
 import { freePorts } from '../../dev/local/processes/free-ports.ts';
 import {
   httpStatus,
+  type SupervisedProcess,
   spawnSupervised,
   waitUntilReady,
-  type SupervisedProcess,
 } from '../../dev/local/processes/supervise.ts';
 
 const keys = cachingKeyFactory();

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeDynamo, type FakeDynamo } from '../support/fake-dynamo.ts';
+import { type FakeDynamo, startFakeDynamo } from '../support/fake-dynamo.ts';
 
 const exec = promisify(execFile);
 const repoRoot = join(import.meta.dirname, '..', '..');

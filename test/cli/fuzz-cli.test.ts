@@ -10,12 +10,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commands } from '../../cli/commands/index.ts';
 import { parseLabel } from '../../cli/commands/clusters.ts';
+import { commands } from '../../cli/commands/index.ts';
 import { parseDuration, parseLimit } from '../../core/rollout/limits.ts';
-import { startFakeDynamo, type FakeDynamo } from '../support/fake-dynamo.ts';
-import { captureOutput, type OutputCapture } from '../support/output-capture.ts';
+import { type FakeDynamo, startFakeDynamo } from '../support/fake-dynamo.ts';
 import { fuzzSeed, nastyString, Rng } from '../support/fuzz.ts';
+import { captureOutput, type OutputCapture } from '../support/output-capture.ts';
 
 const SEED = fuzzSeed();
 const PARSE_CASES = 2000;

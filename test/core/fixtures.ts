@@ -1,14 +1,14 @@
-import * as x509 from '../../shared/x509.ts';
 import {
   cachingKeyFactory,
   existingPkiFromSecrets,
-  parsePoolSpiritSpec,
-  renderPoolSpirit,
   type KeyFactory,
   type NodePool,
+  parsePoolSpiritSpec,
   type RenderInput,
   type ResolvedPoolSpiritSpec,
+  renderPoolSpirit,
 } from '../../core/index.ts';
+import * as x509 from '../../shared/x509.ts';
 
 export const NOW = new Date('2026-01-15T12:00:00Z');
 export const DAY = 86_400_000;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Hex } from '../../core/hash.ts';
 import { renderPoolSpirit } from '../../core/index.ts';
-import { renderInput } from './fixtures.ts';
 import { Rng } from '../support/fuzz.ts';
+import { renderInput } from './fixtures.ts';
 
 /** The text canonicalJson wrote before decision 0033: JSON.stringify of a key-sorted copy of the whole value. */
 function sortedCopyJson(value: unknown): string {

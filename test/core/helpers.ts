@@ -1,5 +1,5 @@
-import * as x509 from '../../shared/x509.ts';
 import type { KubeObject, RenderResult } from '../../core/index.ts';
+import * as x509 from '../../shared/x509.ts';
 
 export function find(result: RenderResult | KubeObject[], kind: string, name?: string): KubeObject {
   const objects = Array.isArray(result) ? result : result.objects;

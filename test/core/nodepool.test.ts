@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isEdgePool, parsePoolSpiritSpec, poolSpiritIntent, type NodePool } from '../../core/index.ts';
+import { isEdgePool, type NodePool, parsePoolSpiritSpec, poolSpiritIntent } from '../../core/index.ts';
 
 const pool = (meta: Partial<NodePool['metadata']> = {}, spec: NodePool['spec'] = {}): NodePool => ({
   apiVersion: 'apps.openyurt.io/v1beta1',

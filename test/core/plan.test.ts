@@ -1,19 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import {
   fieldDiffs,
+  type KubeObject,
   meaningfulTransitions,
   objectKey,
   objectsToApply,
   observeWorkload,
+  type PoolSpiritStatus,
   poolSpiritStatus,
   renderPoolSpirit,
-  stableHash,
-  type KubeObject,
-  type PoolSpiritStatus,
   type StatusInputs,
+  stableHash,
 } from '../../core/index.ts';
 import { NOW, renderInput } from './fixtures.ts';
-import { find, pkiOf, type Any } from './helpers.ts';
+import { type Any, find, pkiOf } from './helpers.ts';
 
 /** What an API server hands back after applying: server metadata, defaults, normalised quantities, status. */
 function asServerReturns(obj: KubeObject, i: number): KubeObject {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { podProblem, poolSpiritStatus, type PodLike, type WorkloadObservation } from '../../core/status.ts';
+import { type PodLike, podProblem, poolSpiritStatus, type WorkloadObservation } from '../../core/status.ts';
 
 const ready: PodLike = {
   metadata: { name: 'ok' },

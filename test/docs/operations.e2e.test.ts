@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCommandArgs, type Command } from '../../cli/command.ts';
+import { type Command, parseCommandArgs } from '../../cli/command.ts';
 import { commands } from '../../cli/commands/index.ts';
+import { type LocalFleet, startLocalFleet } from '../../dev/local/fleet/fleet.ts';
 import { reconcileRequestDetailSchema } from '../../events/reconcile-request.ts';
 import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../events/source.ts';
-import { startLocalFleet, type LocalFleet } from '../../dev/local/fleet/fleet.ts';
 
 const run = promisify(execFile);
 const REPO = join(import.meta.dirname, '..', '..');

@@ -4,13 +4,14 @@
  * it broke (or a parent or child of it) — never a TypeError/RangeError, never a hang, never prototype
  * pollution. Inputs that stay valid must get past parsing into the function's work (stubbed here).
  */
+
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type * as z from 'zod/mini';
 import { afterAll, describe, expect, it } from 'vitest';
+import type * as z from 'zod/mini';
 import * as events from '../../events/index.ts';
 import { EventValidationError, parseEvent } from '../../events/index.ts';
 import * as auditFunction from '../../functions/audit/handler.ts';
@@ -18,16 +19,16 @@ import * as cloudEventsFunction from '../../functions/cloud-events/handler.ts';
 import * as probeFunction from '../../functions/probe/handler.ts';
 import * as reconcileFunction from '../../functions/reconcile/handler.ts';
 import * as rolloutFunction from '../../functions/rollout/handler.ts';
-import { captureOutput } from '../support/output-capture.ts';
 import {
   describe as describeValue,
   fuzzSeed,
+  type Mutation,
   mutate,
   pathsRelated,
   pathText,
   Rng,
-  type Mutation,
 } from '../support/fuzz.ts';
+import { captureOutput } from '../support/output-capture.ts';
 
 const SEED = fuzzSeed();
 const SCHEMA_CASES = 250;

@@ -1,12 +1,12 @@
 import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { CoreV1Api, PatchStrategy } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChangeNotice } from '../../events/index.ts';
-import { MAX_BYTES_PER_CALL, MAX_ENTRIES_PER_CALL, entrySize } from '../../forwarder/entry-size.ts';
-import type { Forwarder } from '../../forwarder/forwarder.ts';
 import { edgeNode, nodePool } from '../../dev/local/fleet/seed.ts';
-import { startTestCluster, waitFor, type TestCluster } from '../support/local-cluster.ts';
-import { startForwarderOnLocalBus, type ForwarderOnLocalBus } from '../support/forwarder-on-local-bus.ts';
+import type { ChangeNotice } from '../../events/index.ts';
+import { entrySize, MAX_BYTES_PER_CALL, MAX_ENTRIES_PER_CALL } from '../../forwarder/entry-size.ts';
+import type { Forwarder } from '../../forwarder/forwarder.ts';
+import { type ForwarderOnLocalBus, startForwarderOnLocalBus } from '../support/forwarder-on-local-bus.ts';
+import { startTestCluster, type TestCluster, waitFor } from '../support/local-cluster.ts';
 
 /**
  * The forwarder against a flaky apiserver (watches dropped, 500s on list/watch, a compaction forcing 410)
@@ -18,7 +18,7 @@ describe('forwarder under faults', () => {
   let stack: ForwarderOnLocalBus;
   let received: ChangeNotice[];
   const batches: PutEventsRequestEntry[][] = [];
-  let failedOnce = new Set<string>();
+  const failedOnce = new Set<string>();
 
   beforeAll(async () => {
     t = await startTestCluster({

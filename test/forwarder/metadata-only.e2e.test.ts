@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informer } from '../../adapters/kubernetes/informer.ts';
 import { watchedResources } from '../../forwarder/watched-resources.ts';
-import { startTestCluster, waitFor, type TestCluster } from '../support/local-cluster.ts';
+import { startTestCluster, type TestCluster, waitFor } from '../support/local-cluster.ts';
 
 type Obj = Record<string, any>;
 const NS = 'pool-spirit-system';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coalescingKey } from '../../forwarder/forwarder.ts';
 import { edgeNode, nodePool } from '../../dev/local/fleet/seed.ts';
-import { startForwarderOnLocalBus, type ForwarderOnLocalBus } from '../support/forwarder-on-local-bus.ts';
-import { startTestCluster, waitFor, type TestCluster } from '../support/local-cluster.ts';
+import { coalescingKey } from '../../forwarder/forwarder.ts';
+import { type ForwarderOnLocalBus, startForwarderOnLocalBus } from '../support/forwarder-on-local-bus.ts';
+import { startTestCluster, type TestCluster, waitFor } from '../support/local-cluster.ts';
 
 describe('coalescing key', () => {
   it('is the pool when the change names one, else the object', () => {

@@ -9,16 +9,18 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
-import type { KubeObject } from '../../core/kube.ts';
-import { cachingKeyFactory, DEFAULT_NAMESPACE, parsePoolSpiritSpec, renderPoolSpirit } from '../../core/index.ts';
-import type { NodePool } from '../../core/index.ts';
-import type { PermissionInputs } from '../../core/security/reconciler-permissions.ts';
 import { CLUSTER_CA_CONFIGMAP } from '../../adapters/kubernetes/index.ts';
+import type { NodePool } from '../../core/index.ts';
+import { cachingKeyFactory, DEFAULT_NAMESPACE, parsePoolSpiritSpec, renderPoolSpirit } from '../../core/index.ts';
+import type { KubeObject } from '../../core/kube.ts';
+import type { PermissionInputs } from '../../core/security/reconciler-permissions.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
 import { KUBECTL } from '../../dev/local/kube-bins/index.ts';
 
 export { KUBECTL };
+
 const run = promisify(execFile);
 
 /**

@@ -31,20 +31,20 @@ import {
   EC2_STATE_CHANGE_DETAIL_TYPE,
   ec2SpotInterruptionDetailSchema,
   ec2StateChangeDetailSchema,
+  type PutEventsEntry,
   reconcileRequestDetailSchema,
   reconcileRequestRouting,
   rolloutCommandDetailSchema,
   rolloutCommandRouting,
   toPutEventsEntry,
-  type PutEventsEntry,
 } from '../../events/index.ts';
-import { LEADER_PROBE_REQUEST_DETAIL_TYPE, leaderProbeRequestDetailSchema } from '../../functions/probe/trigger.ts';
 import { RECONCILER_SOURCE } from '../../events/source.ts';
+import { LEADER_PROBE_REQUEST_DETAIL_TYPE, leaderProbeRequestDetailSchema } from '../../functions/probe/trigger.ts';
 import { readServerlessBuild } from '../../scripts/bundle-functions.ts';
-import { MOTO_ACCOUNT_ID, MOTO_CREDENTIALS, startMotoServer, type MotoServer } from '../support/moto-server.ts';
-import { packaged, type Packaged } from '../support/packaged.ts';
+import { MOTO_ACCOUNT_ID, MOTO_CREDENTIALS, type MotoServer, startMotoServer } from '../support/moto-server.ts';
+import { type Packaged, packaged } from '../support/packaged.ts';
 import { applyConditions, evaluateConditions, logicalName, type Resource } from './cfn.ts';
-import { deployPackaged, signedFetch, type MotoDeployment } from './moto-deploy.ts';
+import { deployPackaged, type MotoDeployment, signedFetch } from './moto-deploy.ts';
 
 /**
  * The packaged stack (`npm run package`, test/support/packaged.ts) deployed into moto as `osls deploy` does

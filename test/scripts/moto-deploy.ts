@@ -12,16 +12,16 @@ import {
   CreateStackCommand,
   DescribeStackEventsCommand,
   DescribeStacksCommand,
-  paginateListStackResources,
-  UpdateStackCommand,
   type Parameter,
+  paginateListStackResources,
   type StackResourceSummary,
+  UpdateStackCommand,
 } from '@aws-sdk/client-cloudformation';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { MOTO_CREDENTIALS } from '../support/moto-server.ts';
 import type { Packaged } from '../support/packaged.ts';
 import { waitFor } from '../support/wait.ts';
-import { MOTO_CREDENTIALS } from '../support/moto-server.ts';
 import type { Resource, Template } from './cfn.ts';
 
 export interface MotoDeployment {

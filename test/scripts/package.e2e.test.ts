@@ -5,21 +5,21 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE_SIZE_CAP_BYTES, compareLoadTimes, LOAD_RATIO_TARGET } from '../../dev/bench/bundles.ts';
-import { FUNCTION_PERMISSIONS, iamActions, type FunctionName } from '../../functions/common/permissions.ts';
-import { buildBundle, readServerlessBuild, ROOT, sdkBaselineSource, sdkUsage } from '../../scripts/bundle-functions.ts';
+import { FUNCTION_PERMISSIONS, type FunctionName, iamActions } from '../../functions/common/permissions.ts';
+import { METRICS_NAMESPACE, SERVICE_NAME } from '../../functions/reconcile/deps.ts';
+import { buildBundle, ROOT, readServerlessBuild, sdkBaselineSource, sdkUsage } from '../../scripts/bundle-functions.ts';
 import {
   applyConditions,
   evaluateConditions,
   globRegExp,
   grantsOf,
   logicalName,
+  type Resource,
   statementsIn,
   substitutePseudo,
-  type Resource,
   type Template,
 } from './cfn.ts';
 import { readZip } from './zip.ts';
-import { METRICS_NAMESPACE, SERVICE_NAME } from '../../functions/reconcile/deps.ts';
 
 /**
  * `npm run package` (osls, offline) once, into a temporary directory, and the CloudFormation and zips it

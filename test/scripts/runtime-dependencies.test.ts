@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { readServerlessBuild, ROOT } from '../../scripts/bundle-functions.ts';
+import { ROOT, readServerlessBuild } from '../../scripts/bundle-functions.ts';
 import { parseDockerfile } from '../infra/images/dockerfile.ts';
 
 const IMAGES = ['infra/images/forwarder.Dockerfile', 'infra/images/agent.Dockerfile'];

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_22 } from '../../dev/bench/bundles.ts';
-import { buildBundle, readServerlessBuild, type BuiltBundle } from '../../scripts/bundle-functions.ts';
+import { type BuiltBundle, buildBundle, readServerlessBuild } from '../../scripts/bundle-functions.ts';
 import { shippedInputs } from '../support/function-bundles.ts';
 
 /**

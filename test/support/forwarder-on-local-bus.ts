@@ -1,10 +1,10 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { eventBridgePutEvents } from '../../adapters/eventbridge/put-events.ts';
-import { changeNoticeDetailSchema, type ChangeNotice } from '../../events/index.ts';
+import { type LocalBus, type LocalBusOptions, startLocalBus } from '../../dev/local/bus/index.ts';
+import { type ChangeNotice, changeNoticeDetailSchema } from '../../events/index.ts';
 import { Forwarder, type ForwarderOptions } from '../../forwarder/forwarder.ts';
 import type { PutEventsPort } from '../../forwarder/sender.ts';
-import { startLocalBus, type LocalBus, type LocalBusOptions } from '../../dev/local/bus/index.ts';
 
 export interface ForwarderOnLocalBus {
   forwarder: Forwarder;

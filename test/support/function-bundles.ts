@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll } from 'vitest';
-import { buildBundle, outputsAtStart, readServerlessBuild, type BuiltBundle } from '../../scripts/bundle-functions.ts';
+import { type BuiltBundle, buildBundle, outputsAtStart, readServerlessBuild } from '../../scripts/bundle-functions.ts';
 
 export function functionBundles(prefix: string) {
   const build = readServerlessBuild();

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
-import { startLocalCluster, type LocalCluster, type LocalClusterOptions } from '../../dev/local/kube-api/index.ts';
 import { createIfMissing, infraManifests } from '../../dev/local/fleet/seed.ts';
+import { type LocalCluster, type LocalClusterOptions, startLocalCluster } from '../../dev/local/kube-api/index.ts';
 import { waitFor } from './wait.ts';
 
 export { waitFor };

@@ -4,7 +4,7 @@
  * test process (pdeathsig where setpriv can, an exit hook otherwise), and ended as a group on stop. One
  * server per test file: its state is in memory and lives as long as the process.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -6,10 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { ROOT } from '../../scripts/bundle-functions.ts';
 import { packageFunctions } from '../../dev/local/functions/rie-functions.ts';
+import { ROOT } from '../../scripts/bundle-functions.ts';
 import { waitFor } from './wait.ts';
 
 /** What goes into a package: the shipped sources, serverless.yml and the locked dependencies. */

@@ -4,24 +4,24 @@
  * for tests that need one, until the real host control plane is wired into the local stack.
  */
 import { execFile } from 'node:child_process';
-import { request } from 'node:https';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import type { KubeObject } from '../../core/kube.ts';
 import { renderPoolSpirit } from '../../core/index.ts';
+import type { KubeObject } from '../../core/kube.ts';
+import { createCertificateAuthority, issueClientCertificate, kubeconfigYaml } from '../../dev/local/kube-api/index.ts';
 import { KUBECTL } from '../../dev/local/kube-bins/index.ts';
 import { pointedAt } from '../../dev/local/kubelet/process/pool-spirit-process.ts';
 import {
-  startRealControlPlane,
   type PodSpec,
   type RealControlPlane,
+  startRealControlPlane,
 } from '../../dev/local/kubelet/process/real-control-plane.ts';
+import { type RealHostCluster, startRealHostCluster } from '../../dev/local/real-cluster/control-plane.ts';
 import { renderInput } from '../core/fixtures.ts';
-import { createCertificateAuthority, issueClientCertificate, kubeconfigYaml } from '../../dev/local/kube-api/index.ts';
-import { startRealHostCluster, type RealHostCluster } from '../../dev/local/real-cluster/control-plane.ts';
 
 const run = promisify(execFile);
 

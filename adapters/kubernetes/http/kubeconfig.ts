@@ -6,8 +6,8 @@
  * local file because a kubeconfig says so.
  */
 import { parse } from 'yaml';
-import type { ClusterConnection } from './connection.ts';
 import { AccessPolicyError, checkKubeconfig, checkKubeconfigSize } from '../../cluster-access/policy.ts';
+import type { ClusterConnection } from './connection.ts';
 
 export class KubeconfigError extends Error {
   override name = 'KubeconfigError';

@@ -6,9 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localApiOf, startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../../local/fleet/fleet.ts';
-import { intFlag } from '../../../cli/command.ts';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
+import { intFlag } from '../../../cli/command.ts';
+import { type LocalFleet, type LocalFleetOptions, localApiOf, startLocalFleet } from '../../local/fleet/fleet.ts';
 import { createIfMissing, edgeNode, nodeName, nodePool, poolName, runLimited } from '../../local/fleet/seed.ts';
 import { round } from './stats.ts';
 

@@ -3,8 +3,9 @@
  * dead letters), the table (request units), each function (invocations, billed ms, platform log lines) and
  * the functions' own log bytes — and turns the difference between two readings into cost-model Counts.
  */
-import type { LocalFleet } from '../../local/fleet/fleet.ts';
+
 import { type Counts, FUNCTIONS, type FunctionName } from '../../../core/cost/counts.ts';
+import type { LocalFleet } from '../../local/fleet/fleet.ts';
 import type { LogMeter } from './log-meter.ts';
 
 export interface Reading {

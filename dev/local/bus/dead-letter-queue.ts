@@ -5,16 +5,17 @@
  * `TERMINAL_REASON` attribute says why (functions/common/dead-letters.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { TERMINAL_KINDS } from '../../../core/outcome.ts';
+import { MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from '../../../events/envelope.ts';
+import { DEAD_LETTER_ATTRIBUTES as ATTR } from '../../../functions/common/dead-letters.ts';
+import { parseBoundedJson } from '../../../shared/bounded-json.ts';
 import type { ResolvedRule } from './delivery.ts';
 import { matches } from './pattern.ts';
 import { sanitizeError } from './sanitize.ts';
 import type { BusEvent, DeadLetter, TerminalDeadLetterReason } from './types.ts';
-import { parseBoundedJson } from '../../../shared/bounded-json.ts';
-import { MAX_EVENT_BYTES, MAX_EVENT_DEPTH } from '../../../events/envelope.ts';
-import { TERMINAL_KINDS } from '../../../core/outcome.ts';
-import { DEAD_LETTER_ATTRIBUTES as ATTR } from '../../../functions/common/dead-letters.ts';
 
 export { SQS_SEND_MESSAGE_TARGET } from '../../../functions/common/sqs-dead-letters.ts';
+
 const TERMINAL_KIND_SET: ReadonlySet<string> = new Set(TERMINAL_KINDS);
 
 /** An SQS error as the JSON protocol returns it. */

@@ -1,10 +1,10 @@
+import { SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../../../events/source.ts';
 import type { Clock } from './clock.ts';
 import type { CompiledPattern } from './pattern.ts';
+import { eventTime } from './put-events.ts';
 import { sanitizeError } from './sanitize.ts';
 import type { Schedule } from './schedule.ts';
 import type { BusActivity, BusEvent, DeadLetter, DeadLetterReason, TargetFn } from './types.ts';
-import { eventTime } from './put-events.ts';
-import { SCHEDULED_EVENT_DETAIL_TYPE, SCHEDULED_EVENT_SOURCE } from '../../../events/source.ts';
 
 /** A rule after validation, with EventBridge's defaults filled in. */
 export interface ResolvedRule {

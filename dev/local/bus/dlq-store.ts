@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { BusEvent, DeadLetter } from './types.ts';
 import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, stringifyBounded } from '../../../shared/bounded-json.ts';
+import type { BusEvent, DeadLetter } from './types.ts';
 
 /** The local stack keeps its dead letters here, one JSON object per line. */
 export const DEFAULT_STATE_DIR = '.local';

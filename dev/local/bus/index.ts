@@ -1,17 +1,17 @@
-export { startLocalBus, type LocalBus, type LocalBusOptions } from './server.ts';
-export { compilePattern, matches, testEventPattern, InvalidPatternError, type CompiledPattern } from './pattern.ts';
-export { parseSchedule, nextFireTime, InvalidScheduleError, type Schedule } from './schedule.ts';
-export { FakeClock, systemClock, type Clock } from './clock.ts';
-export { readDeadLetters, dlqFilePath, DEFAULT_STATE_DIR } from './dlq-store.ts';
+export { type Clock, FakeClock, systemClock } from './clock.ts';
+export { DEFAULT_STATE_DIR, dlqFilePath, readDeadLetters } from './dlq-store.ts';
+export { type CompiledPattern, compilePattern, InvalidPatternError, matches, testEventPattern } from './pattern.ts';
 export {
-  PutEventsCallError,
+  entrySize,
   MAX_ENTRIES_PER_CALL,
   MAX_ENTRIES_SIZE_BYTES,
-  entrySize,
+  PutEventsCallError,
   type PutEventsRequestEntry,
   type PutEventsResult,
 } from './put-events.ts';
 export { InvalidRuleError } from './rules.ts';
-export { sanitizeError } from './sanitize.ts';
-export type * from './types.ts';
 export { loadRules, rulesFromServerlessConfig, ServerlessRulesError } from './rules-from-serverless.ts';
+export { sanitizeError } from './sanitize.ts';
+export { InvalidScheduleError, nextFireTime, parseSchedule, type Schedule } from './schedule.ts';
+export { type LocalBus, type LocalBusOptions, startLocalBus } from './server.ts';
+export type * from './types.ts';

@@ -1,3 +1,4 @@
+import { JsonLimitError, jsonTextDepth, MAX_JSON_DEPTH, valueDepthExceeds } from '../../../shared/bounded-json.ts';
 import {
   type AnythingBut,
   type CompiledPattern,
@@ -17,10 +18,9 @@ import {
   startsIgnoringCase,
   wildcardMatches,
 } from './pattern-values.ts';
-import { JsonLimitError, jsonTextDepth, MAX_JSON_DEPTH, valueDepthExceeds } from '../../../shared/bounded-json.ts';
 
-export { InvalidPatternError, JsonNumber } from './pattern-compile.ts';
 export type { CompiledPattern } from './pattern-compile.ts';
+export { InvalidPatternError, JsonNumber } from './pattern-compile.ts';
 
 /**
  * EventBridge event-pattern matching, the way event-ruler (the library EventBridge's pattern language comes

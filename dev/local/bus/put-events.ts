@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_EVENT_BUS } from '../../../events/source.ts';
-import type { BusEvent } from './types.ts';
-import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../shared/bounded-json.ts';
-
 import { entrySize, MAX_ENTRIES_PER_CALL, MAX_ENTRIES_SIZE_BYTES } from '../../../events/put-events-limits.ts';
+import { DEFAULT_EVENT_BUS } from '../../../events/source.ts';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson } from '../../../shared/bounded-json.ts';
+import type { BusEvent } from './types.ts';
 
 export { entrySize, MAX_ENTRIES_PER_CALL, MAX_ENTRIES_SIZE_BYTES };
 

@@ -29,7 +29,7 @@ export function resolveRules(rules: Rule[], targets: Record<string, TargetFn>): 
     const fail = (reason: string): never => {
       throw new InvalidRuleError(label, reason);
     };
-    if (typeof rule?.name !== 'string' || !/^[\.\-_A-Za-z0-9]{1,64}$/.test(rule.name)) {
+    if (typeof rule?.name !== 'string' || !/^[.\-_A-Za-z0-9]{1,64}$/.test(rule.name)) {
       fail('name must be 1-64 characters of letters, digits, ".", "-" or "_"');
     }
     const eventBus = busNameOf(rule.eventBus ?? DEFAULT_EVENT_BUS);

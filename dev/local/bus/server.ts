@@ -3,10 +3,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { anyEventEnvelopeSchema } from '../../../events/envelope.ts';
 import { DEFAULT_EVENT_BUS } from '../../../events/source.ts';
+import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../../../shared/bounded-json.ts';
 import { type Clock, systemClock } from './clock.ts';
+import { deadLetterFromSendMessage, queueUrlFor, SQS_SEND_MESSAGE_TARGET, SqsCallError } from './dead-letter-queue.ts';
 import { Dispatcher, type ResolvedRule, scheduledEvent } from './delivery.ts';
 import { appendDeadLetter, dlqFilePath, storableDeadLetter } from './dlq-store.ts';
-import { JsonLimitError, MAX_JSON_DEPTH, parseBoundedJson, valueDepthExceeds } from '../../../shared/bounded-json.ts';
 import { InvalidPatternError, matches, testEventPattern } from './pattern.ts';
 import {
   type EntryFailure,
@@ -17,13 +18,12 @@ import {
   type PutEventsResult,
 } from './put-events.ts';
 import { resolveRules } from './rules.ts';
-import { deadLetterFromSendMessage, queueUrlFor, SQS_SEND_MESSAGE_TARGET, SqsCallError } from './dead-letter-queue.ts';
 import { nextFireTime } from './schedule.ts';
 import type { BusActivity, BusEvent, BusStats, DeadLetter, Rule, TargetFn } from './types.ts';
-import { BusUsageMeter, type BusUsage } from './usage.ts';
+import { type BusUsage, BusUsageMeter } from './usage.ts';
 
-export { parseSchedule, nextFireTime, InvalidScheduleError } from './schedule.ts';
 export type { Schedule } from './schedule.ts';
+export { InvalidScheduleError, nextFireTime, parseSchedule } from './schedule.ts';
 
 export interface LocalBusOptions {
   /** Port on 127.0.0.1; 0 (default) lets the OS pick. */

@@ -1,5 +1,5 @@
-import type { EventEnvelope } from '../../../events/envelope.ts';
 import type { TerminalReason } from '../../../core/outcome.ts';
+import type { EventEnvelope } from '../../../events/envelope.ts';
 
 /** An event as the bus routes and delivers it (the EventBridge envelope). */
 export type BusEvent = EventEnvelope<Record<string, unknown>>;

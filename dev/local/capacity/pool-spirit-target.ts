@@ -6,22 +6,22 @@
 import { join } from 'node:path';
 import { createEtcdAccess, type EtcdAccess } from '../../../agent/adapters/etcd.ts';
 import {
+  type KubeObject,
+  type NodePool,
   parsePoolSpiritSpec,
   renderPoolSpirit,
   webCryptoKeyFactory,
-  type KubeObject,
-  type NodePool,
 } from '../../../core/index.ts';
 import { VOLUMES } from '../../../core/render/containers.ts';
 import { certFile, keyFile, PKI_FILES } from '../../../core/render/pki.ts';
 import { kubeHttpForTls } from '../../../probe/capacity/kube-http.ts';
 import {
-  withProfile,
   type PoolSpiritTarget,
   type PoolSpiritTargetOptions,
+  withProfile,
 } from '../../../probe/capacity/pool-spirit-target.ts';
 import * as x509 from '../../../shared/x509.ts';
-import { startRealControlPlane, type PodSpec, type RealControlPlane } from '../kubelet/process/real-control-plane.ts';
+import { type PodSpec, type RealControlPlane, startRealControlPlane } from '../kubelet/process/real-control-plane.ts';
 
 const POOL = 'capacity-probe';
 const NAMESPACE = 'pool-spirit-system';

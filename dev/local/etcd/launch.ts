@@ -3,8 +3,8 @@
  * /dev/shm the way a pool-spirit keeps it (an emptyDir with `medium: Memory`). Used by the local Kubernetes
  * API's etcd storage, its tests, and the process-mode kubelet of a local pool-spirit.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { constants as fsConstants, closeSync, fstatSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { access, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { etcdFlags } from '../../../core/poolspirit/etcd-flags.ts';

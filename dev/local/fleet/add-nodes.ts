@@ -1,6 +1,6 @@
 import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
-import { nodePoolCollectionPath } from '../../../forwarder/watched-resources.ts';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
+import { nodePoolCollectionPath } from '../../../forwarder/watched-resources.ts';
 import { nodeReady } from '../kubelet/scheduling.ts';
 import { edgeNode, nodeName } from './seed.ts';
 

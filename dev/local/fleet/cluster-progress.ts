@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { nodePoolCollectionPath } from '../../../forwarder/watched-resources.ts';
 import { Informer, type WatchedObject } from '../../../adapters/kubernetes/informer.ts';
-import { poolSpiritIntent, type NodePool } from '../../../core/nodepool.ts';
+import { type NodePool, poolSpiritIntent } from '../../../core/nodepool.ts';
+import { nodePoolCollectionPath } from '../../../forwarder/watched-resources.ts';
 
 /** What the tracker reads of a PoolSpirit: its status as the reconciler writes it. */
 interface WatchedPoolSpirit extends WatchedObject {

@@ -1,6 +1,6 @@
+import { startEtcd } from '../etcd/launch.ts';
 import { createMemoryStorage, type Storage } from '../kube-api/index.ts';
 import { createEtcdStorage } from '../kube-api/storage/etcd.ts';
-import { startEtcd } from '../etcd/launch.ts';
 
 export interface ClusterStorage {
   storage: Storage;

@@ -7,17 +7,17 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { createStateTable } from '../../../adapters/state-table/index.ts';
 import { localDynamoClient } from '../dynamodb.ts';
-import type { FleetCluster } from './fleet.ts';
-import { startFleetCluster, type FleetContext } from './fleet-cluster.ts';
-import { runApiCall } from './local-api-access.ts';
-import { kubeErrorMessage } from './first-errors.ts';
-import { fleetStateDir } from './state-dir.ts';
 import type {
   ClusterWorkerData,
   ClusterWorkerMessage,
   ClusterWorkerRequest,
   StartedCluster,
 } from './cluster-worker-protocol.ts';
+import { kubeErrorMessage } from './first-errors.ts';
+import type { FleetCluster } from './fleet.ts';
+import { type FleetContext, startFleetCluster } from './fleet-cluster.ts';
+import { runApiCall } from './local-api-access.ts';
+import { fleetStateDir } from './state-dir.ts';
 
 const port = parentPort!;
 const data = workerData as ClusterWorkerData;

@@ -1,15 +1,15 @@
 import { Worker } from 'node:worker_threads';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ForwarderStats } from '../../../forwarder/forwarder.ts';
-import type { FleetCluster } from './fleet.ts';
-import { remoteApiAccess } from './local-api-access.ts';
+import { LOCAL_WORKER_RESOURCE_LIMITS } from '../worker-limits.ts';
 import type {
   ClusterWorkerData,
   ClusterWorkerMessage,
   ClusterWorkerRequest,
   StartedCluster,
 } from './cluster-worker-protocol.ts';
-import { LOCAL_WORKER_RESOURCE_LIMITS } from '../worker-limits.ts';
+import type { FleetCluster } from './fleet.ts';
+import { remoteApiAccess } from './local-api-access.ts';
 
 const ENTRY = new URL('./cluster-worker-entry.ts', import.meta.url);
 

@@ -1,26 +1,26 @@
 import { join } from 'node:path';
-import { startYurtManager, type RunningYurtManager } from '../openyurt/yurt-manager.ts';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { KubeConfig } from '@kubernetes/client-node';
 import { eventBridgePutEvents } from '../../../adapters/eventbridge/put-events.ts';
 import { registerCluster, type StateTable } from '../../../adapters/state-table/index.ts';
 import { createLogger } from '../../../agent/log.ts';
 import { Forwarder } from '../../../forwarder/forwarder.ts';
-import { startLocalCluster, type LocalCluster } from '../kube-api/index.ts';
-import type { RealHostCluster } from '../real-cluster/control-plane.ts';
-import { startRealFleetHost } from '../real-cluster/fleet-host.ts';
+import { type LocalCluster, startLocalCluster } from '../kube-api/index.ts';
 import { SimLeaderRenewals, simulateAgent } from '../kubelet/agent-sim.ts';
 import { ProcessKubelet } from '../kubelet/process-kubelet.ts';
-import { podReady, SimKubelet } from '../kubelet/sim-kubelet.ts';
-import { clusterAuthority, type ClusterCa } from './cluster-ca.ts';
-import { ClusterProgressTracker } from './cluster-progress.ts';
-import { startClusterStorage, type ClusterStorage } from './cluster-storage.ts';
-import type { FleetCluster, FleetForwarder, LocalFleetOptions } from './fleet.ts';
-import { nodeName, poolName, PRODUCT_NAMESPACE, seedCluster } from './seed.ts';
 import { startPoolNodes } from '../kubelet/real/pool-nodes.ts';
 import type { RealNode } from '../kubelet/real/real-node.ts';
-import { markSeeded, type FleetStateDir } from './state-dir.ts';
+import { podReady, SimKubelet } from '../kubelet/sim-kubelet.ts';
+import { type RunningYurtManager, startYurtManager } from '../openyurt/yurt-manager.ts';
+import type { RealHostCluster } from '../real-cluster/control-plane.ts';
+import { startRealFleetHost } from '../real-cluster/fleet-host.ts';
+import { type ClusterCa, clusterAuthority } from './cluster-ca.ts';
+import { ClusterProgressTracker } from './cluster-progress.ts';
+import { type ClusterStorage, startClusterStorage } from './cluster-storage.ts';
+import type { FleetCluster, FleetForwarder, LocalFleetOptions } from './fleet.ts';
 import { inProcessApiAccess } from './local-api-access.ts';
+import { nodeName, PRODUCT_NAMESPACE, poolName, seedCluster } from './seed.ts';
+import { type FleetStateDir, markSeeded } from './state-dir.ts';
 
 /** What every cluster of a fleet shares. */
 export interface FleetContext {

@@ -11,21 +11,22 @@
  * the rest of its 90 s, longer than the soak's 45 s availability bound (found by the 60 s soak test). One
  * Reconcile Request each then stands in for the event the kill lost.
  */
+
+import type { StateTable } from '../../../adapters/state-table/index.ts';
 import {
   FENCING_TOKEN,
-  LEASE_OWNER,
-  LEASE_UNTIL,
   isConditionFailed,
   keys,
+  LEASE_OWNER,
+  LEASE_UNTIL,
+  POOL_PREFIX,
   prefixes,
   queryAll,
   SORT_KEY,
-  POOL_PREFIX,
   updateItem,
 } from '../../../adapters/state-table/index.ts';
-import type { StateTable } from '../../../adapters/state-table/index.ts';
-import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../events/index.ts';
 import type { ReconcileRequest } from '../../../events/index.ts';
+import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../events/index.ts';
 import type { LocalBus } from '../bus/index.ts';
 
 /** PutEvents takes at most this many entries per call. */

@@ -1,11 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { servedNodePoolApiVersion } from '../../../forwarder/watched-resources.ts';
-import { requireOpenYurtCrds, type OpenYurtRelease } from '../kube-bins/index.ts';
 import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import { parseAllDocuments } from 'yaml';
+import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
+import { servedNodePoolApiVersion } from '../../../forwarder/watched-resources.ts';
 import { mapLimited } from '../../../shared/map-limited.ts';
+import { type OpenYurtRelease, requireOpenYurtCrds } from '../kube-bins/index.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 

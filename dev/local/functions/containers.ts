@@ -3,13 +3,14 @@
  * the same factory whether the container lives in the main thread or in a worker thread, so both run the
  * very handler the cloud runs.
  */
-import type { Handler } from '../lambda-runtime.ts';
+
 import { createStateTable } from '../../../adapters/state-table/index.ts';
-import { createReconcileHandler } from '../../../functions/reconcile/handler.ts';
 import type { DeadLetterSink } from '../../../functions/common/dead-letters.ts';
 import { sqsDeadLetterSink } from '../../../functions/common/sqs-dead-letters.ts';
+import { createReconcileHandler } from '../../../functions/reconcile/handler.ts';
 import { localDynamoClient } from '../dynamodb.ts';
 import { localObservability } from '../fleet/observability.ts';
+import type { Handler } from '../lambda-runtime.ts';
 
 export interface ContainerSettings {
   dynamoEndpoint: string;

@@ -10,7 +10,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Handler } from '../lambda-runtime.ts';
-import { rieMissing, startRieFunction, type RieFunction } from './rie.ts';
+import { type RieFunction, rieMissing, startRieFunction } from './rie.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..', '..');

@@ -4,10 +4,10 @@
  * Node.js runtime interface client (aws-lambda-ric) on the project's Node 22 as its runtime process — both from
  * scripts/lambda-rie.sh. Used by the tests (test/e2e/aws) and by `spiritctl local up --lambda rie`.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';

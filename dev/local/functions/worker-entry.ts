@@ -4,10 +4,10 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Context } from 'aws-lambda';
-import { CONTAINER_FACTORIES, type ContainerKind, type ContainerSettings } from './containers.ts';
-import type { Handler } from '../lambda-runtime.ts';
-import type { InvokeMessage, ResultMessage } from './worker-protocol.ts';
 import { withInvocationSignal } from '../../../adapters/invocation-signal.ts';
+import type { Handler } from '../lambda-runtime.ts';
+import { CONTAINER_FACTORIES, type ContainerKind, type ContainerSettings } from './containers.ts';
+import type { InvokeMessage, ResultMessage } from './worker-protocol.ts';
 
 const { kind, settings } = workerData as { kind: ContainerKind; settings: ContainerSettings };
 const containers = new Map<number, Handler>();

@@ -1,9 +1,9 @@
 import { Worker } from 'node:worker_threads';
 import type { Context } from 'aws-lambda';
 import type { Handler } from '../lambda-runtime.ts';
+import { LOCAL_WORKER_RESOURCE_LIMITS } from '../worker-limits.ts';
 import type { ContainerKind, ContainerSettings } from './containers.ts';
 import type { InvokeMessage, ResultMessage } from './worker-protocol.ts';
-import { LOCAL_WORKER_RESOURCE_LIMITS } from '../worker-limits.ts';
 
 const ENTRY = new URL('./worker-entry.ts', import.meta.url);
 

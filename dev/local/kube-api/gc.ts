@@ -24,6 +24,7 @@ export interface ObjectRef {
 }
 
 import type { ApiObject } from './api-object.ts';
+
 export type { ApiObject };
 
 export type Propagation = 'Background' | 'Foreground' | 'Orphan';

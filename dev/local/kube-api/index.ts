@@ -5,37 +5,37 @@
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ResourceRegistry } from './registry.ts';
+import { AuthGate, type AuthorizationMode, type ClusterAuthorization } from './auth/gate.ts';
 import { builtinResources } from './builtin-resources.ts';
-import { createMemoryStorage } from './storage/memory.ts';
-import type { Storage } from './storage/types.ts';
-import { RequestLog } from './server/request-log.ts';
-import { createApiServer } from './server/http.ts';
-import { listen } from './server/listen.ts';
-import { ObjectStore } from './server/store.ts';
+import { ResourceRegistry } from './registry.ts';
+import type { ApiContext } from './server/context.ts';
 import { Controllers } from './server/controllers.ts';
 import { createGcApi } from './server/gc-api.ts';
+import { createApiServer } from './server/http.ts';
+import { listen } from './server/listen.ts';
 import { createObjectCacheFactory, type ObjectCacheFactory } from './server/object-cache.ts';
 import { faultsModule, gcModule, schemaModule } from './server/peers.ts';
-import type { ApiContext } from './server/context.ts';
-import { AuthGate, type AuthorizationMode, type ClusterAuthorization } from './auth/gate.ts';
+import { RequestLog } from './server/request-log.ts';
+import { ObjectStore } from './server/store.ts';
+import { createMemoryStorage } from './storage/memory.ts';
+import type { Storage } from './storage/types.ts';
 
-export { RequestLog, type RequestRecord, type WriteFilter, WRITE_VERBS } from './server/request-log.ts';
-export type { Storage } from './storage/types.ts';
-export type { CacheChange, ObjectCache, ObjectCacheFactory } from './server/object-cache.ts';
-export { createMemoryStorage } from './storage/memory.ts';
-export type { ResourceInfo } from './registry.ts';
-
-export type { FaultConfig } from './faults.ts';
 export type { AuthorizationMode, ClusterAuthorization } from './auth/gate.ts';
 export type { Decision, Denial, RequestAttributes, RuleReport, RuleUsage, UserInfo } from './auth/index.ts';
 export {
+  type CertAndKey,
+  type CertificateAuthority,
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
-  type CertAndKey,
-  type CertificateAuthority,
 } from './auth/test-pki.ts';
+export type { FaultConfig } from './faults.ts';
+export type { ResourceInfo } from './registry.ts';
+export type { CacheChange, ObjectCache, ObjectCacheFactory } from './server/object-cache.ts';
+export { RequestLog, type RequestRecord, WRITE_VERBS, type WriteFilter } from './server/request-log.ts';
+export { createMemoryStorage } from './storage/memory.ts';
+export type { Storage } from './storage/types.ts';
+
 import type { FaultConfig } from './faults.ts';
 
 export interface LocalClusterOptions {

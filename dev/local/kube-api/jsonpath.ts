@@ -79,9 +79,9 @@ function parseBracket(inner: string, fail: (what: string) => never): Step {
   if (/^-?\d+$/.test(inner)) return { kind: 'index', index: Number(inner) };
   const quoted = /^(['"])(.*)\1$/s.exec(inner);
   if (quoted) return { kind: 'field', name: quoted[2] };
-  const filter = /^\?\(\s*@((?:\.[A-Za-z0-9_\-]+|\[['"][^'"]+['"]\])+)\s*(?:(==|!=)\s*(.+?))?\s*\)$/s.exec(inner);
+  const filter = /^\?\(\s*@((?:\.[A-Za-z0-9_-]+|\[['"][^'"]+['"]\])+)\s*(?:(==|!=)\s*(.+?))?\s*\)$/s.exec(inner);
   if (!filter) return fail(`unsupported bracket expression [${inner}]`);
-  const path = [...filter[1].matchAll(/\.([A-Za-z0-9_\-]+)|\[['"]([^'"]+)['"]\]/g)].map((m) => m[1] ?? m[2]);
+  const path = [...filter[1].matchAll(/\.([A-Za-z0-9_-]+)|\[['"]([^'"]+)['"]\]/g)].map((m) => m[1] ?? m[2]);
   if (!filter[2]) return { kind: 'exists', path };
   return { kind: 'filter', path, op: filter[2] as '==' | '!=', value: parseLiteral(filter[3], fail) };
 }

@@ -4,8 +4,9 @@
  * custom resources are added and removed as CRDs come and go (crd-resources.ts), so the HTTP layer never
  * has code per kind.
  */
-import { resourcePrefix } from './storage/keys.ts';
+
 import type { SchemaNode } from './schema/types.ts';
+import { resourcePrefix } from './storage/keys.ts';
 
 export interface PrinterColumn {
   name: string;

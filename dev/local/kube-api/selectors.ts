@@ -3,8 +3,9 @@
  * (k8s.io/apimachinery/pkg/labels/selector.go, pkg/fields/selector.go and the per-kind field label
  * conversions). The server turns a SelectorError into a 400 BadRequest carrying its message.
  */
-import { invalidValue, isQualifiedName, isValidLabelValue } from './validation/messages.ts';
+
 import { isKubernetesApiGroup } from './api-groups.ts';
+import { invalidValue, isQualifiedName, isValidLabelValue } from './validation/messages.ts';
 
 export class SelectorError extends Error {
   constructor(message: string) {
@@ -260,7 +261,7 @@ export function parseLabelSelector(text: string): LabelSelector {
 }
 
 function requirementMatches(r: LabelRequirement, labels: Record<string, string>): boolean {
-  const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+  const has = Object.hasOwn(labels, r.key);
   const value = has ? labels[r.key] : undefined;
   switch (r.operator) {
     case 'in':
@@ -505,8 +506,7 @@ function fieldTable(
   opts: FieldSelectorOptions,
 ): { fields: Record<string, FieldGetter>; reject: (f: string) => string } {
   const plural = resourceName(resource);
-  const isBuiltin =
-    Object.prototype.hasOwnProperty.call(builtinFields, plural) && (resource === plural || isBuiltinGroup(resource));
+  const isBuiltin = Object.hasOwn(builtinFields, plural) && (resource === plural || isBuiltinGroup(resource));
   if (isBuiltin) {
     const own = builtinFields[plural];
     if (own) return { fields: own, reject: (f) => `field label not supported: ${f}` };
@@ -550,7 +550,7 @@ export function parseFieldSelector(text: string, resource: string, opts: FieldSe
   const aliases = fieldAliases[resourceName(resource)] ?? {};
   const requirements = parsed.map((r) => {
     const field = aliases[r.field] ?? r.field;
-    if (!Object.prototype.hasOwnProperty.call(fields, field)) throw new SelectorError(reject(r.field));
+    if (!Object.hasOwn(fields, field)) throw new SelectorError(reject(r.field));
     return { ...r, field };
   });
   return { requirements, fieldValue: (obj, field) => (fields[field] ? fields[field](obj) : '') };

@@ -6,12 +6,12 @@
 import { evaluateJsonPath, JsonPathError } from './jsonpath.ts';
 import {
   age,
+  type BuiltinPrinter,
   builtinPrinters,
+  type ColumnDefinition,
   CREATION_TIMESTAMP_DESCRIPTION,
   genericPrinter,
   NAME_DESCRIPTION,
-  type BuiltinPrinter,
-  type ColumnDefinition,
 } from './table-printers.ts';
 
 export interface TableResource {

@@ -4,7 +4,7 @@
  * before forwarding, a hang that answers nothing (a client timeout), or a watch dropped mid-stream.
  * Rules are tried in order; the first that matches and has uses left decides.
  */
-import { conflict, internalError, tooManyRequests, type ApiError } from '../kube-api/server/errors.ts';
+import { type ApiError, conflict, internalError, tooManyRequests } from '../kube-api/server/errors.ts';
 import type { KubeRequestInfo } from './request-info.ts';
 
 export interface FaultMatch {

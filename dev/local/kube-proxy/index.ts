@@ -7,25 +7,25 @@ import {
   createServer as createHttpServer,
   request as httpRequest,
   type IncomingMessage,
-  type ServerResponse,
   type Server,
+  type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import { listen } from '../kube-api/server/listen.ts';
 import {
   describeAction,
-  FaultPlan,
-  injectedStatus,
   type FaultAction,
+  FaultPlan,
   type FaultRule,
+  injectedStatus,
   type RequestFacts,
 } from './faults.ts';
 import { keepableBody } from './redact.ts';
-import { kubeRequestInfo, type KubeRequestInfo } from './request-info.ts';
+import { type KubeRequestInfo, kubeRequestInfo } from './request-info.ts';
 
-export { FaultRuleError, type FaultAction, type FaultMatch, type FaultRule } from './faults.ts';
-export { kubeRequestInfo, type KubeRequestInfo } from './request-info.ts';
+export { type FaultAction, type FaultMatch, type FaultRule, FaultRuleError } from './faults.ts';
 export { REDACTED, REDACTED_B64, redactObject } from './redact.ts';
+export { type KubeRequestInfo, kubeRequestInfo } from './request-info.ts';
 
 export interface ProxyRecord extends KubeRequestInfo {
   /** Order of arrival, from 0. */

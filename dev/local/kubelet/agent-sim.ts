@@ -1,9 +1,9 @@
-import { PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
-import { localKubeClient, type LocalKubeClient } from './local-client.ts';
+import { type KubeConfig, PatchStrategy } from '@kubernetes/client-node';
 import { BOOTSTRAP_HASH_ANNOTATION } from '../../../core/render/bootstrap.ts';
 import { NAME_LABEL } from '../../../core/render/labels.ts';
 import { objectNames } from '../../../core/render/names.ts';
 import { mapLimited } from '../../../shared/map-limited.ts';
+import { type LocalKubeClient, localKubeClient } from './local-client.ts';
 
 type Obj = Record<string, any>;
 

@@ -9,12 +9,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { HttpMethod as ClientNodeMethod, type KubeConfig } from '@kubernetes/client-node';
-import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import {
-  createKubeTransport,
   type ClusterConnection,
+  createKubeTransport,
   type HttpMethod,
 } from '../../../adapters/kubernetes/http/index.ts';
+import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 
 export interface LocalKubeClient {
   /**

@@ -10,8 +10,8 @@
  */
 import type { AgentOptions } from '../../../agent/options.ts';
 import type { CertificateAuthority } from '../kube-api/index.ts';
-import { PoolSpiritRuntime } from './process/runtime.ts';
 import type { RunningPoolSpirit } from './process/pool-spirit-process.ts';
+import { PoolSpiritRuntime } from './process/runtime.ts';
 import { SimKubelet, type SimKubeletOptions } from './sim-kubelet.ts';
 
 export interface ProcessKubeletOptions extends Omit<SimKubeletOptions, 'runtime'> {

@@ -1,10 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { stableHash } from '../../../core/hash.ts';
 import { Informer, keyOf } from '../../../adapters/kubernetes/informer.ts';
+import { stableHash } from '../../../core/hash.ts';
+import type { ObjectCache, ObjectCacheFactory } from '../kube-api/index.ts';
+import { type LocalKubeClient, localKubeClient } from './local-client.ts';
 import { NodeHeartbeats, type NodeLike } from './node-heartbeats.ts';
 import { evictionGraceSeconds, placePod } from './scheduling.ts';
-import { localKubeClient, type LocalKubeClient } from './local-client.ts';
-import type { ObjectCache, ObjectCacheFactory } from '../kube-api/index.ts';
 
 type Obj = Record<string, any>;
 

@@ -18,7 +18,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parse, parseDocument } from 'yaml';
-import { requireOpenYurtChart, type OpenYurtRelease } from '../kube-bins/index.ts';
+import { type OpenYurtRelease, requireOpenYurtChart } from '../kube-bins/index.ts';
 
 /** What a template may refer to. */
 export interface ChartContext {

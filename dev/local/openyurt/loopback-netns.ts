@@ -21,8 +21,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnSupervised, waitUntilReady, type ProcessExit, type SupervisedProcess } from '../processes/supervise.ts';
 import { joinSockets } from '../processes/join-sockets.ts';
+import { type ProcessExit, type SupervisedProcess, spawnSupervised, waitUntilReady } from '../processes/supervise.ts';
 
 const RELAY_SCRIPT = fileURLToPath(new URL('./netns-relay.ts', import.meta.url));
 const TOOLS = {

@@ -38,14 +38,14 @@ import { cleanupOnExit } from '../processes/exit-cleanup.ts';
 import { freePorts } from '../processes/free-ports.ts';
 import {
   httpStatus,
-  spawnSupervised,
-  waitUntilReady,
   type ProcessExit,
   type SupervisedProcess,
+  spawnSupervised,
+  waitUntilReady,
 } from '../processes/supervise.ts';
 import type { ClientIdentity, RealHostCluster } from '../real-cluster/control-plane.ts';
 import { readChartValues, renderYurtManagerChart } from './chart.ts';
-import { startLoopbackNamespace, type LoopbackNamespace } from './loopback-netns.ts';
+import { type LoopbackNamespace, startLoopbackNamespace } from './loopback-netns.ts';
 
 export const YURT_MANAGER_NAMESPACE = 'kube-system';
 export const YURT_MANAGER_IDENTITY: ClientIdentity = {

@@ -3,7 +3,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 
 /**
  * Ports in our range that `fetch` refuses to connect to: the Fetch standard's "bad port" list (port blocking),

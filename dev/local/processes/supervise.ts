@@ -3,7 +3,7 @@
  * what a failure quotes), killed if this process exits first (exit-cleanup.ts), and an `exited` promise that
  * settles only for an exit nobody asked for — the crash an owner must react to.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';

@@ -14,30 +14,30 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import * as x509 from '../../../shared/x509.ts';
-import { freePorts } from '../processes/free-ports.ts';
-import { startEtcd, type RunningEtcd } from '../etcd/launch.ts';
-import { requireKubeBinary } from '../kube-bins/index.ts';
+import { type RunningEtcd, startEtcd } from '../etcd/launch.ts';
 import {
+  type CertAndKey,
+  type CertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
   kubeconfigYaml,
-  type CertAndKey,
-  type CertificateAuthority,
 } from '../kube-api/index.ts';
+import { requireKubeBinary } from '../kube-bins/index.ts';
 import { cleanupOnExit } from '../processes/exit-cleanup.ts';
+import { freePorts } from '../processes/free-ports.ts';
 import {
   httpStatus,
-  spawnSupervised,
-  waitUntilReady,
   type ProcessExit,
   type SupervisedProcess,
+  spawnSupervised,
+  waitUntilReady,
 } from '../processes/supervise.ts';
 import {
   apiServerArgs,
-  controllerManagerArgs,
-  schedulerArgs,
-  SERVICE_CLUSTER_IP_RANGE,
   type ControlPlaneLayout,
+  controllerManagerArgs,
+  SERVICE_CLUSTER_IP_RANGE,
+  schedulerArgs,
 } from './args.ts';
 
 export type ControlPlaneComponent = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler';

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterCa } from '../fleet/cluster-ca.ts';
 import { clusterAuthority } from '../fleet/cluster-ca.ts';
-import { startRealHostCluster, type RealHostCluster } from './control-plane.ts';
-import { installProduct, writeIdentityKubeconfigs, type ProductIdentity } from './install.ts';
+import { type RealHostCluster, startRealHostCluster } from './control-plane.ts';
+import { installProduct, type ProductIdentity, writeIdentityKubeconfigs } from './install.ts';
 
 export interface RealFleetHost {
   cluster: RealHostCluster;

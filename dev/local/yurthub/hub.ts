@@ -6,10 +6,10 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { requireKubeBinary } from '../kube-bins/index.ts';
 import type { CertAndKey, CertificateAuthority } from '../kube-api/index.ts';
+import { requireKubeBinary } from '../kube-bins/index.ts';
 import { freePorts } from '../processes/free-ports.ts';
-import { spawnSupervised, type SupervisedProcess } from '../processes/supervise.ts';
+import { type SupervisedProcess, spawnSupervised } from '../processes/supervise.ts';
 import { hubClientCertificate, hubServingCertificate } from './certs.ts';
 
 export interface YurtHubOptions {

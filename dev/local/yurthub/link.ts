@@ -4,7 +4,7 @@
  * target is read per connection), or one node's path to the host that a test cuts while other nodes keep
  * theirs. TLS passes through untouched; cutting destroys the open connections and refuses new ones.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface Link {
   /** 127.0.0.1:<port> clients dial. */

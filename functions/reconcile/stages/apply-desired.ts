@@ -8,8 +8,9 @@
  * again so the certificate carries it. The CA Secret is owned by the NodePool, so a deleted PoolSpirit leaves
  * the pool CA in place for the one re-created. A paused spec is rendered (for its status) but not applied.
  */
-import type { KubeObject } from '../../../core/kube.ts';
-import { objectKey } from '../../../core/kube.ts';
+
+import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import type { FieldIssue, NodePool, ObjectNames, RenderResult, ResolvedPoolSpiritSpec } from '../../../core/index.ts';
 import {
   existingPkiFromSecrets,
   objectNames,
@@ -18,11 +19,11 @@ import {
   renderPoolSpiritService,
   SpecRenderError,
 } from '../../../core/index.ts';
-import type { FieldIssue, NodePool, ObjectNames, RenderResult, ResolvedPoolSpiritSpec } from '../../../core/index.ts';
+import type { KubeObject } from '../../../core/kube.ts';
+import { objectKey } from '../../../core/kube.ts';
 import { foreignEntriesPatch } from '../../../core/plan.ts';
-import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
-import type { ReconcileDeps } from '../deps.ts';
 import type { PoolCompatInput } from '../../../core/yurt-coordinator/index.ts';
+import type { ReconcileDeps } from '../deps.ts';
 import { describe, ownedByOtherNodePool } from './ownership.ts';
 
 export const CLUSTER_DOMAIN = 'cluster.local';

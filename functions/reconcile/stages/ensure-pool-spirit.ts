@@ -5,8 +5,9 @@
  *  - a wanted pool with none gets one from the fleet defaults, owned by the NodePool. Its spec is the
  *    operator's from then on: we never re-apply our defaults over it.
  */
-import type { KubeObject } from '../../../core/kube.ts';
+
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import type { KubeObject } from '../../../core/kube.ts';
 import type { Observed } from './observe.ts';
 import { createdByUsFor, describe, handCaToPoolSpirit } from './ownership.ts';
 

@@ -2,10 +2,11 @@
  * Stage 1 of a reconcile pass: read the NodePool and its PoolSpirit, and decide what the pool wants.
  * Reads only.
  */
-import type { KubeObject } from '../../../core/kube.ts';
-import { poolSpiritIntent } from '../../../core/index.ts';
-import type { NodePool, PoolSpiritIntent } from '../../../core/index.ts';
+
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import type { NodePool, PoolSpiritIntent } from '../../../core/index.ts';
+import { poolSpiritIntent } from '../../../core/index.ts';
+import type { KubeObject } from '../../../core/kube.ts';
 import type { ReconcileDeps } from '../deps.ts';
 
 export type Observed =

@@ -2,11 +2,12 @@
  * Who owns what: the PoolSpirit we created for a NodePool, and the pool CA Secret, which the NodePool owns
  * so that it outlives a deleted PoolSpirit.
  */
-import type { KubeObject } from '../../../core/kube.ts';
-import { MANAGED_BY, MANAGED_BY_LABEL, objectNames } from '../../../core/index.ts';
-import type { NodePool } from '../../../core/index.ts';
-import { poolSpiritRef } from '../../../core/render/index.ts';
+
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import type { NodePool } from '../../../core/index.ts';
+import { MANAGED_BY, MANAGED_BY_LABEL, objectNames } from '../../../core/index.ts';
+import type { KubeObject } from '../../../core/kube.ts';
+import { poolSpiritRef } from '../../../core/render/index.ts';
 
 /**
  * When the pool stops wanting a pool-spirit, ownership of its CA goes back to the PoolSpirit about to be

@@ -2,14 +2,15 @@
  * Stage 4 of a reconcile pass: the PoolSpirit's status (the reconciler's fields only), applied only if it
  * changed, and an Event per meaningful transition.
  */
+
+import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import { sanitizeErrorMessage } from '../../../adapters/state-table/index.ts';
+import type { FieldIssue, PoolSpiritStatus, RenderResult } from '../../../core/index.ts';
+import { fieldDiffs, meaningfulTransitions, observeWorkload, poolSpiritStatus } from '../../../core/index.ts';
 import type { KubeObject } from '../../../core/kube.ts';
 import { objectKey } from '../../../core/kube.ts';
-import { fieldDiffs, meaningfulTransitions, observeWorkload, poolSpiritStatus } from '../../../core/index.ts';
-import type { FieldIssue, PoolSpiritStatus, RenderResult } from '../../../core/index.ts';
 import type { StatusInputs as PoolSpiritStatusInputs } from '../../../core/status.ts';
-import { podProblem, type PodLike, type PodProblem } from '../../../core/status.ts';
-import { sanitizeErrorMessage } from '../../../adapters/state-table/index.ts';
-import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import { type PodLike, type PodProblem, podProblem } from '../../../core/status.ts';
 import type { ReconcileDeps } from '../deps.ts';
 
 /** What the status is computed from: an invalid spec, or the render and what the cluster has after the apply. */

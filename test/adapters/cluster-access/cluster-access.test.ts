@@ -1,15 +1,15 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SecretSource } from '../../../adapters/cluster-access/index.ts';
 import {
-  createClusterAccess,
   ClusterAccessError,
+  createClusterAccess,
   EKS_TOKEN_PREFIX,
   secretsManagerSource,
 } from '../../../adapters/cluster-access/index.ts';
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { SecretSource } from '../../../adapters/cluster-access/index.ts';
 import type { ClusterRegistration } from '../../../adapters/state-table/index.ts';
 
 const SECRET_MARKER = 'do-not-leak-7f3a';

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { eksToken, EKS_TOKEN_PREFIX } from '../../../adapters/cluster-access/index.ts';
+import { EKS_TOKEN_PREFIX, eksToken } from '../../../adapters/cluster-access/index.ts';
 
 /**
  * Fixed signing vector: AWS's documentation example credentials (AKIDEXAMPLE /

@@ -5,33 +5,34 @@
  * when a registry entry or a secret was written without the CLI. Every refusal names the field, and no
  * secret from the input appears in the message or in the function's logs.
  */
-import { TerminalError } from '../../../core/outcome.ts';
+
 import { execFile, execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
-import { createClusterAccess, ClusterAccessError } from '../../../adapters/cluster-access/index.ts';
 import type { SecretSource } from '../../../adapters/cluster-access/index.ts';
+import { ClusterAccessError, createClusterAccess } from '../../../adapters/cluster-access/index.ts';
 import { createKubeTransport } from '../../../adapters/kubernetes/http/index.ts';
 import {
+  type ClusterAccess,
   createStateTable,
   getCluster,
   keys,
   putItem,
   registerCluster,
-  type ClusterAccess,
   type StateTable,
 } from '../../../adapters/state-table/index.ts';
-import { createReconcileHandler, reconcileDeps } from '../../../functions/reconcile/handler.ts';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
-import { kubeconfigYaml, startLocalCluster, type LocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { TerminalError } from '../../../core/outcome.ts';
+import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { createCertificateAuthority } from '../../../dev/local/kube-api/auth/test-pki.ts';
+import { kubeconfigYaml, type LocalCluster, startLocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { createReconcileHandler, reconcileDeps } from '../../../functions/reconcile/handler.ts';
 import { lambdaContext } from '../../functions/reconcile/harness.ts';
 
 const repoRoot = join(import.meta.dirname, '..', '..', '..');

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { CoreV1Api, KubeConfig, RequestContext, HttpMethod } from '@kubernetes/client-node';
+import { CoreV1Api, HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keepAliveAuthentication } from '../../../adapters/kubernetes/keep-alive-authentication.ts';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';

@@ -1,10 +1,10 @@
-import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createClusterClient, FIELD_MANAGER, isTransient } from '../../../adapters/kubernetes/index.ts';
 import { CLUSTER_CA_TTL_MS } from '../../../adapters/kubernetes/client.ts';
 import type { ClusterConnection } from '../../../adapters/kubernetes/http/index.ts';
+import { createClusterClient, FIELD_MANAGER, isTransient } from '../../../adapters/kubernetes/index.ts';
 
 /** A scripted apiserver: answers discovery, and plays `script` for everything else in order. */
 type Reply = { status: number; body?: unknown } | 'hang';

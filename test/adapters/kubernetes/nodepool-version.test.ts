@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createClusterClient, NodePoolNotServedError } from '../../../adapters/kubernetes/index.ts';
 import { KubeApiError } from '../../../adapters/kubernetes/http/index.ts';
+import { createClusterClient, NodePoolNotServedError } from '../../../adapters/kubernetes/index.ts';
 
 /**
  * A fake apiserver serving NodePool in the versions `served` lists (changeable mid-test, as when OpenYurt is

@@ -5,8 +5,8 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
-import { startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
-import { MOTO_CREDENTIALS, startMotoServer, type MotoServer } from '../../support/moto-server.ts';
+import { type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
+import { MOTO_CREDENTIALS, type MotoServer, startMotoServer } from '../../support/moto-server.ts';
 
 export interface DynamoBackend {
   readonly name: 'dynalite' | 'moto';

@@ -1,21 +1,21 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { StateTable } from '../../../adapters/state-table/index.ts';
 import {
-  createStateTable,
   createRollout,
-  readRollout,
+  createStateTable,
+  listRollouts,
   RolloutConflictError,
+  readClusterSnapshot,
+  readRollout,
+  saveClusterSnapshot,
   transitionRollout,
   writeRollout,
-  listRollouts,
-  saveClusterSnapshot,
-  readClusterSnapshot,
 } from '../../../adapters/state-table/index.ts';
-import type { StateTable } from '../../../adapters/state-table/index.ts';
-import { ensureTable } from '../../../dev/local/dynamodb.ts';
-import type { BackendRef } from './backends.ts';
-import { applyCommand } from '../../../core/rollout/index.ts';
 import type { RolloutState } from '../../../core/rollout/index.ts';
+import { applyCommand } from '../../../core/rollout/index.ts';
+import { ensureTable } from '../../../dev/local/dynamodb.ts';
 import { at, rollout } from '../../core/rollout/world.ts';
+import type { BackendRef } from './backends.ts';
 
 const fresh = (id: string): RolloutState => ({ ...rollout(3), id, spec: { ...rollout(3).spec, id } });
 

@@ -1,27 +1,27 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ensureTable } from '../../../dev/local/dynamodb.ts';
+import type { BeginResult, ReconcileOutcome, StateTable } from '../../../adapters/state-table/index.ts';
 import {
   acquireLease,
   beginReconcile,
+  ClusterExistsError,
   claimEvent,
   createStateTable,
   deregisterCluster,
   getCluster,
+  getItem,
+  getItems,
   keys,
   LeaseLostError,
   listClusters,
   listPoolStates,
+  readInvocationStart,
   readPoolState,
   recordOutcome,
   registerCluster,
   releaseLease,
   renewLease,
-  ClusterExistsError,
-  getItem,
-  getItems,
-  readInvocationStart,
 } from '../../../adapters/state-table/index.ts';
-import type { BeginResult, ReconcileOutcome, StateTable } from '../../../adapters/state-table/index.ts';
+import { ensureTable } from '../../../dev/local/dynamodb.ts';
 import type { BackendRef } from './backends.ts';
 
 const T0 = new Date('2026-01-01T00:00:00Z');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { getItems, isExpired, keys } from '../../../adapters/state-table/index.ts';
 import type { StateTable } from '../../../adapters/state-table/index.ts';
+import { getItems, isExpired, keys } from '../../../adapters/state-table/index.ts';
 import { useDynalite } from './backends.ts';
 import { stateTableSuite } from './state-table.suite.ts';
 

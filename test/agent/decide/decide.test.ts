@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { applyPhases, crdEstablished, parseBootstrapConfigMap } from '../../../agent/decide/bootstrap.ts';
-import { decideMaintenance, etcdReport, fragmentation, type DefragPolicy } from '../../../agent/decide/etcd.ts';
+import { type DefragPolicy, decideMaintenance, etcdReport, fragmentation } from '../../../agent/decide/etcd.ts';
 import { leaderChangedMeaningfully, leaderFromLease } from '../../../agent/decide/leader.ts';
 import { mergePatchFor, ReportSection } from '../../../agent/decide/report.ts';
 import { freshAt, shouldWithdraw } from '../../../agent/decide/staleness.ts';

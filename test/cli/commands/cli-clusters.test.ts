@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseCommandArgs, UsageError, type Command } from '../../../cli/command.ts';
-import { clustersAdd, clustersLabel, clustersList, clustersRemove } from '../../../cli/commands/clusters.ts';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { createStateTable, getCluster } from '../../../adapters/state-table/index.ts';
-import { generateClusterCaPem } from '../../functions/reconcile/harness.ts';
+import { type Command, parseCommandArgs, UsageError } from '../../../cli/command.ts';
+import { clustersAdd, clustersLabel, clustersList, clustersRemove } from '../../../cli/commands/clusters.ts';
+import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { kubeconfigYaml } from '../../../dev/local/kube-api/index.ts';
+import { generateClusterCaPem } from '../../functions/reconcile/harness.ts';
 
 const run = promisify(execFile);
 const repoRoot = join(import.meta.dirname, '..', '..', '..');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { writeStackEnv } from '../../../dev/local/fleet/state-dir.ts';
 import { KUBECTL } from '../../../dev/local/kube-bins/index.ts';
 import { ROOT } from './local-up-child.ts';

@@ -1,5 +1,5 @@
 /** `spiritctl local up --json` as a child process, as a user runs it: its JSON lines, its exit, kill -9. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../support/wait.ts';
-import { isConverged, startLocalUp, type LocalUpChild } from './local-up-child.ts';
+import { isConverged, type LocalUpChild, startLocalUp } from './local-up-child.ts';
 
 /** pid → parent pid of every process now, from /proc/<pid>/stat (the command name may hold spaces and parens). */
 async function parents(): Promise<Map<number, number>> {

@@ -9,7 +9,7 @@ import { keys } from '../../../adapters/state-table/keys.ts';
 import { localDynamoClient } from '../../../dev/local/dynamodb.ts';
 import { KUBECTL } from '../../../dev/local/kube-bins/index.ts';
 import { waitFor } from '../../support/wait.ts';
-import { isConverged, readStackEnv, ROOT, startLocalUp, type LocalUpChild } from './local-up-child.ts';
+import { isConverged, type LocalUpChild, ROOT, readStackEnv, startLocalUp } from './local-up-child.ts';
 
 const run = promisify(execFile);
 const CLUSTERS = ['cluster-01', 'cluster-02'];

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendDeadLetter } from '../../../dev/local/bus/dlq-store.ts';
 import type { DeadLetter } from '../../../dev/local/bus/types.ts';
-import { isConverged, readStackEnv, ROOT, startLocalUp, type LocalUpChild } from './local-up-child.ts';
+import { isConverged, type LocalUpChild, ROOT, readStackEnv, startLocalUp } from './local-up-child.ts';
 
 const run = promisify(execFile);
 const SMALL = ['--clusters', '1', '--pools', '1', '--nodes-per-pool', '1', '--cloud-pools', '0', '--ready-delay', '20'];

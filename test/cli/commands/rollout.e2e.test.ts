@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRolloutFleet } from '../../functions/rollout/fleet-world.ts';
 import type { RolloutFleet } from '../../functions/rollout/fleet-world.ts';
+import { startRolloutFleet } from '../../functions/rollout/fleet-world.ts';
 
 const exec = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..', '..');

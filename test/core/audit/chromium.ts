@@ -4,8 +4,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 export const CHROMIUM = '/usr/bin/chromium';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { auditCluster, type ClusterObservation, type Finding } from '../../../core/audit/index.ts';
-import { CLUSTER, DAY, healthyCluster, node, NOW, pod, poolSpirit } from './world.ts';
+import { CLUSTER, DAY, healthyCluster, NOW, node, pod, poolSpirit } from './world.ts';
 
 const audit = (obs: ClusterObservation) => auditCluster(obs, { now: NOW });
 const spiritOf = (obs: ClusterObservation, pool: string) => obs.poolSpirits.find((s) => s.metadata.name === pool)!;

@@ -2,15 +2,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reportText } from '../../../cli/commands/audit.ts';
 import {
+  type AuditRecord,
   auditCluster,
   buildFleetReport,
-  renderFleetReportHtml,
-  type AuditRecord,
   type FleetReport,
+  renderFleetReportHtml,
 } from '../../../core/audit/index.ts';
 import { chromium, haveChromium, visibleText } from './chromium.ts';
-import { reportText } from '../../../cli/commands/audit.ts';
 import { healthyCluster, NOW } from './world.ts';
 
 const MI = 2 ** 20;

@@ -3,11 +3,12 @@
  * objects live as rendered, Available PoolSpirits with a fresh leader and healthy etcd, each pod on a node of
  * its own pool. Each test injects one kind of drift into a copy.
  */
-import { renderPoolSpirit, type KubeObject, type NodePool } from '../../../core/index.ts';
+
 import type { ClusterObservation } from '../../../core/audit/index.ts';
+import { type KubeObject, type NodePool, renderPoolSpirit } from '../../../core/index.ts';
 import { DAY, NOW, nodePool, renderInput } from '../fixtures.ts';
 
-export { NOW, DAY };
+export { DAY, NOW };
 export const CLUSTER = 'edge-eu-1';
 export const POOLS = ['hangzhou', 'shanghai'];
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareWithController } from '../../../core/cost/controller.ts';
 import { type Counts, type UsageProfile, zeroCounts } from '../../../core/cost/counts.ts';
-import { monthlyCost, type FleetUsage } from '../../../core/cost/model.ts';
+import { type FleetUsage, monthlyCost } from '../../../core/cost/model.ts';
 import { parsePrices, type RegionPrices } from '../../../core/cost/prices.ts';
 
 const c = (parts: Partial<Counts>): Counts => ({ ...zeroCounts(), ...parts });

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { crdFiles } from '../../../scripts/generate-crds.ts';
+import { parse } from 'yaml';
 import { nodePoolCrd, poolSpiritCrd } from '../../../core/index.ts';
+import { crdFiles } from '../../../scripts/generate-crds.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type Lease,
   leaseExpiry,
   microTime,
   nextLeaseAction,
   scaleLeaderElection,
   validateLeaderElectionConfig,
   YURTHUB_LEADER_ELECTION,
-  type Lease,
 } from '../../../core/leader/index.ts';
 
 const cfg = YURTHUB_LEADER_ELECTION;

@@ -4,9 +4,9 @@
  * crash, never an error without a field, never a render of something the parser should have refused.
  */
 import { describe, expect, it } from 'vitest';
-import { parsePoolSpiritSpec, renderPoolSpirit, SpecRenderError, type FieldIssue } from '../../../core/index.ts';
+import { type FieldIssue, parsePoolSpiritSpec, renderPoolSpirit, SpecRenderError } from '../../../core/index.ts';
+import { fuzzSeed, type Mutation, mutate, pathsRelated, pathText, Rng } from '../../support/fuzz.ts';
 import { renderInput } from '../fixtures.ts';
-import { fuzzSeed, mutate, pathsRelated, pathText, Rng, type Mutation } from '../../support/fuzz.ts';
 
 const SEED = fuzzSeed();
 const CASES = 2500;

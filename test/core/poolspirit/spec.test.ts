@@ -1,6 +1,6 @@
-import { DEFAULT_RESOURCES } from '../../../core/poolspirit/defaults.ts';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_ETCD_STORAGE, parsePoolSpiritSpec, type FieldIssue } from '../../../core/index.ts';
+import { DEFAULT_ETCD_STORAGE, type FieldIssue, parsePoolSpiritSpec } from '../../../core/index.ts';
+import { DEFAULT_RESOURCES } from '../../../core/poolspirit/defaults.ts';
 
 function issues(raw: unknown): FieldIssue[] {
   const r = parsePoolSpiritSpec(raw);

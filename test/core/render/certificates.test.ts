@@ -3,17 +3,17 @@
  * issued, so a certificate that only our own library accepts would fail here. Keys are real (no key cache).
  */
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
-import { parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import * as x509 from '../../../shared/x509.ts';
+import { parse as parseYaml } from 'yaml';
 import {
   DEFAULT_PKI_POLICY,
   existingPkiFromSecrets,
-  renderPoolSpirit,
-  webCryptoKeyFactory,
   type RenderInput,
   type RenderResult,
+  renderPoolSpirit,
+  webCryptoKeyFactory,
 } from '../../../core/index.ts';
+import * as x509 from '../../../shared/x509.ts';
 import { clusterCaPem, nodePool, spec } from '../fixtures.ts';
 
 const NOW = new Date('2026-03-01T08:00:00Z');

@@ -1,12 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import * as der from '../../../core/render/der.ts';
-import { issueCa, issueLeaf, ipAddressBytes } from '../../../core/render/pki-issue.ts';
 import { checkCertificate } from '../../../core/render/cert-check.ts';
-import { DEFAULT_PKI_POLICY, type LeafSpec } from '../../../core/render/pki-spec.ts';
+import * as der from '../../../core/render/der.ts';
 import { pemEncode } from '../../../core/render/pem.ts';
-import { x509 } from '../helpers.ts';
+import { ipAddressBytes, issueCa, issueLeaf } from '../../../core/render/pki-issue.ts';
+import { DEFAULT_PKI_POLICY, type LeafSpec } from '../../../core/render/pki-spec.ts';
 import { keys, NOW } from '../fixtures.ts';
+import { x509 } from '../helpers.ts';
 
 const hex = (b: Buffer) => b.toString('hex');
 

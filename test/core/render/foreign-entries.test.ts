@@ -1,6 +1,6 @@
 import jsonPatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import { fieldDiffs, renderPoolSpirit, type KubeObject } from '../../../core/index.ts';
+import { fieldDiffs, type KubeObject, renderPoolSpirit } from '../../../core/index.ts';
 import { foreignEntries, foreignEntriesPatch, type JsonPatchOp } from '../../../core/plan.ts';
 import { renderInput } from '../fixtures.ts';
 import type { Any } from '../helpers.ts';

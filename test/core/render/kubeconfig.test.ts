@@ -1,6 +1,6 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { parse, stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { kubeconfigYaml } from '../../../core/render/kubeconfig.ts';
 import { functionBundles, inputsAtStart } from '../../support/function-bundles.ts';
 

@@ -8,16 +8,16 @@
 import { readFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Informer } from '../../../adapters/kubernetes/informer.ts';
 import { createClusterClient } from '../../../adapters/kubernetes/client.ts';
 import { connectionFromKubeconfig } from '../../../adapters/kubernetes/http/kubeconfig.ts';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
-import { DEFAULT_NAMESPACE, fieldDiffs, renderPoolSpirit, type KubeObject } from '../../../core/index.ts';
+import { Informer } from '../../../adapters/kubernetes/informer.ts';
+import { DEFAULT_NAMESPACE, fieldDiffs, type KubeObject, renderPoolSpirit } from '../../../core/index.ts';
 import { foreignEntriesPatch } from '../../../core/plan.ts';
 import { watchedResources } from '../../../forwarder/watched-resources.ts';
-import { renderInput } from '../fixtures.ts';
+import { type KubeHarness, startRealHostApiserver } from '../../support/real-apiserver.ts';
 import { waitFor } from '../../support/wait.ts';
-import { startRealHostApiserver, type KubeHarness } from '../../support/real-apiserver.ts';
+import { renderInput } from '../fixtures.ts';
 
 type Obj = Record<string, any>;
 const NS = DEFAULT_NAMESPACE;

@@ -1,13 +1,13 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PKI_POLICY, renderPoolSpirit, webCryptoKeyFactory, type KeyFactory } from '../../../core/index.ts';
+import { DEFAULT_PKI_POLICY, type KeyFactory, renderPoolSpirit, webCryptoKeyFactory } from '../../../core/index.ts';
 import { canonicalIp, sameSubject, subjectAltNames } from '../../../core/render/cert-names.ts';
 import { pemDecode, pemEncode } from '../../../core/render/pem.ts';
 import { ensurePki, type PkiResult } from '../../../core/render/pki.ts';
 import { caSubject, type LeafSpec, type PkiPolicy } from '../../../core/render/pki-spec.ts';
 import type { CryptoKeyPair } from '../../../core/render/webcrypto.ts';
 import { functionBundles } from '../../support/function-bundles.ts';
-import { DAY, NOW, keys, renderInput } from '../fixtures.ts';
+import { DAY, keys, NOW, renderInput } from '../fixtures.ts';
 import { cert, pkiOf, sans, secretData, x509 } from '../helpers.ts';
 
 const LEAVES = ['apiserver', 'agent', 'etcd-server', 'etcd-peer', 'apiserver-etcd-client'];

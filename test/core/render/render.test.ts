@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { objectKey, renderPoolSpirit, SpecRenderError, stableHash, type KubeObject } from '../../../core/index.ts';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { type KubeObject, objectKey, renderPoolSpirit, SpecRenderError, stableHash } from '../../../core/index.ts';
 import { nodePool, renderInput } from '../fixtures.ts';
-import { container, find, flags, pkiOf, podSpec, type Any } from '../helpers.ts';
+import { type Any, container, find, flags, pkiOf, podSpec } from '../helpers.ts';
 
 describe('renderPoolSpirit: objects', () => {
   it('renders every object labelled and owned by the PoolSpirit, the CA Secret by the NodePool', async () => {

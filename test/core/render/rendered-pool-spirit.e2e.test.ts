@@ -8,9 +8,9 @@ import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BUNDLE_VERSION, DEFAULT_BUNDLES } from '../../../core/poolspirit/defaults.ts';
 import { ContainerExitError, startRealControlPlane } from '../../../dev/local/kubelet/process/real-control-plane.ts';
+import { agentOptions, type Host, startHost, withAgent } from '../../agent/world.ts';
+import { type RealApiserver, renderedPod, startRealApiserver } from '../../support/real-apiserver.ts';
 import { waitFor } from '../../support/wait.ts';
-import { agentOptions, startHost, withAgent, type Host } from '../../agent/world.ts';
-import { renderedPod, startRealApiserver, type RealApiserver } from '../../support/real-apiserver.ts';
 
 describe('the rendered pool-spirit on the real kube-apiserver and etcd', () => {
   let host: Host;

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import type { LivePoolSpirit } from '../../../core/rollout/index.ts';
 import {
+  mergePatch,
   observePoolSpirit,
   projectOnto,
   specMatchesPatch,
   specMatchesSnapshot,
-  mergePatch,
 } from '../../../core/rollout/index.ts';
-import type { LivePoolSpirit } from '../../../core/rollout/index.ts';
 
 const cond = (type: string, status: 'True' | 'False', reason = type, message = '') => ({
   type,

@@ -4,13 +4,13 @@ import {
   concurrencyLimit,
   decide,
   isInFlight,
+  newRolloutState,
   parseRolloutSpec,
   RolloutCommandError,
   RolloutSpecError,
-  newRolloutState,
 } from '../../../core/rollout/index.ts';
-import { at, ids, observation, rollout, World } from './world.ts';
 import type { Health } from './world.ts';
+import { at, ids, observation, rollout, World } from './world.ts';
 
 const phases = (w: World) => Object.fromEntries(w.state.clusters.map((c) => [c.id, c.phase]));
 

@@ -3,8 +3,9 @@
  * previous spec or at the target; a health function says whether a target pool is healthy at a step.
  * Actions from decide() change the world exactly as the handler's apply/rollback would.
  */
-import { clustersToObserve, decide, newRolloutState, parseRolloutSpec } from '../../../core/rollout/index.ts';
+
 import type { ClusterObservation, RolloutAction, RolloutSpecInput, RolloutState } from '../../../core/rollout/index.ts';
+import { clustersToObserve, decide, newRolloutState, parseRolloutSpec } from '../../../core/rollout/index.ts';
 
 export type Health = 'healthy' | 'unhealthy' | 'invalid' | 'unreachable';
 

@@ -2,21 +2,21 @@ import { describe, expect, it } from 'vitest';
 import type { KubeObject, NodePool } from '../../../core/index.ts';
 import { PKI_FILES } from '../../../core/render/pki.ts';
 import {
-  caBundle,
   CERTS_SECRET_KEYS,
   COMPAT_LABEL,
+  type CompatPool,
+  type CoordinatorPod,
+  CoordinatorRenderError,
+  caBundle,
   compatInstallObjects,
   compatPoolsOf,
   coordinatorEndpoints,
-  CoordinatorRenderError,
   MAX_ENDPOINTS_PER_SLICE,
   nodeLeaseProxyData,
   renderCertsSecret,
   renderCoordinatorEndpointSlices,
   renderCoordinatorServices,
   usableEndpointIP,
-  type CompatPool,
-  type CoordinatorPod,
 } from '../../../core/yurt-coordinator/index.ts';
 import { nodePool } from '../fixtures.ts';
 import type { Any } from '../helpers.ts';

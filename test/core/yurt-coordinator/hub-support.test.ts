@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { coordinatorSupport, parseRelease } from '../../../core/yurt-coordinator/hub-support.ts';
 import { describeOpenYurt, releasesServing } from '../../../core/nodepool-versions.ts';
+import { coordinatorSupport, parseRelease } from '../../../core/yurt-coordinator/hub-support.ts';
 
 /** The group versions each CRD set serves (OpenYurt's chart CRDs per release; the project's own). */
 const V1_5 = ['v1beta1', 'v1alpha1'];

@@ -1,20 +1,20 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { renderPoolSpirit, SpecRenderError, type KubeObject } from '../../../core/index.ts';
-import { PKI_SECRET_KEYS } from '../../../core/render/secrets.ts';
+import { type KubeObject, renderPoolSpirit, SpecRenderError } from '../../../core/index.ts';
 import { DEFAULT_PKI_POLICY } from '../../../core/render/pki-spec.ts';
+import { PKI_SECRET_KEYS } from '../../../core/render/secrets.ts';
 import {
   COMPAT_LABEL,
   COORDINATOR_CLIENT_GROUP,
+  COORDINATOR_CLIENT_USER,
   COORDINATOR_ETCD_PREFIXES,
   COORDINATOR_ETCD_PROXY_USER,
-  COORDINATOR_CLIENT_USER,
   COORDINATOR_PKI_FILES,
   ensureCoordinatorPki,
 } from '../../../core/yurt-coordinator/index.ts';
-import { keys, nodePool, NOW, renderInput } from '../fixtures.ts';
-import { cert, container, flags, pkiOf, podSpec, secretData, x509, type Any } from '../helpers.ts';
+import { keys, NOW, nodePool, renderInput } from '../fixtures.ts';
+import { type Any, cert, container, flags, pkiOf, podSpec, secretData, x509 } from '../helpers.ts';
 
 const compatPool = (name = 'hangzhou') =>
   nodePool(name, { metadata: { name, uid: `uid-np-${name}`, labels: { [COMPAT_LABEL]: 'compat' } } });

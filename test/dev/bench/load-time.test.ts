@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTime, run } from '../../../dev/bench/bundles.ts';
 import { UsageError } from '../../../cli/command.ts';
+import { loadTime, run } from '../../../dev/bench/bundles.ts';
 
 /**
  * `npm run bench -- bundles --one-core CPU`: every cold load runs on that CPU alone, and the bench checks it

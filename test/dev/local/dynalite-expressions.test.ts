@@ -7,10 +7,10 @@ import { createRequire } from 'node:module';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import {
-  rememberDynaliteParses,
-  rememberingParser,
   type ExpressionParseContext,
   type ExpressionParser,
+  rememberDynaliteParses,
+  rememberingParser,
 } from '../../../dev/local/dynalite-expressions.ts';
 import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 

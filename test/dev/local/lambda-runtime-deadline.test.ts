@@ -7,17 +7,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isTimeout, LocalFunction, type Handler } from '../../../dev/local/lambda-runtime.ts';
-import { ensureTable, localDynamoClient, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
+import { createClusterClient } from '../../../adapters/kubernetes/index.ts';
+import { createStateTable, putItem, registerCluster } from '../../../adapters/state-table/index.ts';
+import { ensureTable, type LocalDynamo, localDynamoClient, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { localObservability } from '../../../dev/local/fleet/observability.ts';
 import { createIfMissing } from '../../../dev/local/fleet/seed.ts';
-import { createStateTable, putItem, registerCluster } from '../../../adapters/state-table/index.ts';
-import { createClusterClient } from '../../../adapters/kubernetes/index.ts';
-import { createReconcileHandler } from '../../../functions/reconcile/handler.ts';
+import { type Handler, isTimeout, LocalFunction } from '../../../dev/local/lambda-runtime.ts';
 import { DEADLINE_MARGIN_MS } from '../../../functions/common/observed-handler.ts';
+import { createReconcileHandler } from '../../../functions/reconcile/handler.ts';
+import { type HoldingProxy, isWrite, type SeenRequest, startHoldingProxy } from '../../e2e/aws/holding-proxy.ts';
 import { startTestCluster, type TestCluster } from '../../support/local-cluster.ts';
 import { waitFor } from '../../support/wait.ts';
-import { isWrite, startHoldingProxy, type HoldingProxy, type SeenRequest } from '../../e2e/aws/holding-proxy.ts';
 
 const TABLE = 'deadline-test';
 const CLUSTER = 'c1';

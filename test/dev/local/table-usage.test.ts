@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 
 const TableName = 'usage-test';
 let dynamo: LocalDynamo;

@@ -4,10 +4,10 @@
  * one lease), since its episode was forgotten between passes.
  */
 import { describe, expect, it } from 'vitest';
+import { LEASE_OWNER, LEASE_UNTIL } from '../../../adapters/state-table/index.ts';
 import { Invariants } from '../../../dev/soak/invariants.ts';
 import { TextTap } from '../../../dev/soak/text-tap.ts';
 import type { SoakWorld } from '../../../dev/soak/world.ts';
-import { LEASE_OWNER, LEASE_UNTIL } from '../../../adapters/state-table/index.ts';
 
 describe('soak lease invariant', () => {
   it('reports a stale lease once while it stays stale, and again only after it was taken over and went stale anew', async () => {

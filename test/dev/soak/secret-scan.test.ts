@@ -1,7 +1,7 @@
 import { generateKeyPairSync, webcrypto } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import * as x509 from '../../../shared/x509.ts';
 import { kubeconfigYaml } from '../../../core/render/kubeconfig.ts';
+import * as x509 from '../../../shared/x509.ts';
 import { captureOutput } from '../../support/output-capture.ts';
 import { kubeconfigSecrets, privateKeysInPem, SecretScanner, secretObjectSecrets } from '../../support/secret-scan.ts';
 

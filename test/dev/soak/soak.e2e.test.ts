@@ -7,9 +7,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runSoak } from '../../../dev/soak/soak.ts';
 import { FAULTS } from '../../../dev/soak/faults.ts';
 import { OPERATIONS } from '../../../dev/soak/operations.ts';
+import { runSoak } from '../../../dev/soak/soak.ts';
 
 describe('chaos soak, 60 s, seed 20261202', () => {
   it('injects every fault kind and breaks no invariant', async () => {

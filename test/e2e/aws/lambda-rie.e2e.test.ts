@@ -8,21 +8,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
-import { startLocalBus, type LocalBus } from '../../../dev/local/bus/index.ts';
-import { poolName, seedCluster } from '../../../dev/local/fleet/seed.ts';
-import { createClusterCa } from '../../../dev/local/fleet/cluster-ca.ts';
-import { parseServerlessYaml } from '../../../dev/local/bus/serverless-config.ts';
 import { createStateTable, registerCluster } from '../../../adapters/state-table/index.ts';
+import { type LocalBus, startLocalBus } from '../../../dev/local/bus/index.ts';
+import { parseServerlessYaml } from '../../../dev/local/bus/serverless-config.ts';
+import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
+import { createClusterCa } from '../../../dev/local/fleet/cluster-ca.ts';
+import { poolName, seedCluster } from '../../../dev/local/fleet/seed.ts';
+import { type RieFunction, rieMissing, startRieFunction } from '../../../dev/local/functions/rie.ts';
 import { DEADLINE_MARGIN_MS } from '../../../functions/common/observed-handler.ts';
 import { ROOT } from '../../../scripts/bundle-functions.ts';
-import { packaged } from '../../support/packaged.ts';
 import { startTestCluster, type TestCluster } from '../../support/local-cluster.ts';
+import { packaged } from '../../support/packaged.ts';
 import { waitFor } from '../../support/wait.ts';
-import { isWrite, startHoldingProxy, type HoldingProxy, type SeenRequest } from './holding-proxy.ts';
-import { rieMissing, startRieFunction, type RieFunction } from '../../../dev/local/functions/rie.ts';
+import { type HoldingProxy, isWrite, type SeenRequest, startHoldingProxy } from './holding-proxy.ts';
 
 const TABLE = 'pool-spirit-reconciler-dev-state';
 const BUS = 'pool-spirit-reconciler-dev';

@@ -9,19 +9,19 @@
  * real backend here does not run; OpenAPI documents are not compared).
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { kubeconfigYaml, startLocalCluster } from '../../../dev/local/kube-api/index.ts';
-import { startKubeProxy, type KubeProxy, type ProxyRecord } from '../../../dev/local/kube-proxy/index.ts';
-import { KUBECTL, requireKubeBinary } from '../../../dev/local/kube-bins/index.ts';
 import { registerCluster } from '../../../adapters/state-table/index.ts';
 import { DEFAULT_NAMESPACE } from '../../../core/index.ts';
+import { kubeconfigYaml, startLocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { KUBECTL, requireKubeBinary } from '../../../dev/local/kube-bins/index.ts';
+import { type KubeProxy, type ProxyRecord, startKubeProxy } from '../../../dev/local/kube-proxy/index.ts';
 import { CLUSTER_ID, startReconcileWorld } from '../../functions/reconcile/harness.ts';
 import { waitFor } from '../../support/wait.ts';
-import { CORPUS_PATH, identities, jsonDocuments, type Corpus, type CorpusCase, type CorpusRequest } from './corpus.ts';
+import { CORPUS_PATH, type Corpus, type CorpusCase, type CorpusRequest, identities, jsonDocuments } from './corpus.ts';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const WIDGET_CRD = `${repo}test/dev/local/kube-api/fixtures/widget-crd.yaml`;

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadBook, measure, type Measurement } from './measure.ts';
+import { loadBook, type Measurement, measure } from './measure.ts';
 
 const book = loadBook();
 let m: Measurement;

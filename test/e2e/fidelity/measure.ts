@@ -5,10 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { startLocalCluster } from '../../../dev/local/kube-api/index.ts';
-import { startKubeProxy, type KubeProxy } from '../../../dev/local/kube-proxy/index.ts';
+import { type KubeProxy, startKubeProxy } from '../../../dev/local/kube-proxy/index.ts';
 import { agentTls, startRealApiserver } from '../../support/real-apiserver.ts';
-import { loadCorpus, type Corpus } from './corpus.ts';
-import { diffAnswers, type Difference } from './diff.ts';
+import { type Corpus, loadCorpus } from './corpus.ts';
+import { type Difference, diffAnswers } from './diff.ts';
 import { Normalizer } from './normalize.ts';
 import { replayCorpus } from './replay.ts';
 

@@ -8,7 +8,7 @@
  * new namespace gets its `default` ServiceAccount, and a new CRD is awaited until Established.
  */
 import { request } from 'node:http';
-import { identities, jsonDocuments, type Corpus, type CorpusRequest } from './corpus.ts';
+import { type Corpus, type CorpusRequest, identities, jsonDocuments } from './corpus.ts';
 
 export interface ReplayAnswer {
   id: string;

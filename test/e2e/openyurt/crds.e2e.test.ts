@@ -9,14 +9,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { ApiException, HttpMethod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { getCluster } from '../../../adapters/state-table/index.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import type { OpenYurtRelease } from '../../../dev/local/kube-bins/index.ts';
 import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../events/index.ts';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { getCluster } from '../../../adapters/state-table/index.ts';
 import { auditDeps, auditNow } from '../../../functions/audit/handler.ts';
 import { waitFor } from '../../support/wait.ts';
 

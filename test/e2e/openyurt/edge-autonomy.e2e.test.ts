@@ -32,7 +32,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import type { RunningYurtHub } from '../../../dev/local/yurthub/hub.ts';
 import { waitFor } from '../../support/wait.ts';
-import type { Condition, LeaseJson, NodeJson, PodJson, Toleration } from './kube-json.ts';
 import {
   hostApi,
   leaderOf,
@@ -41,6 +40,7 @@ import {
   startYurtHubWorld,
   type YurtHubWorld,
 } from '../yurthub/world.ts';
+import type { Condition, LeaseJson, NodeJson, PodJson, Toleration } from './kube-json.ts';
 
 /** kube-controller-manager v1.36.3's default --node-monitor-grace-period: dev/local/real-cluster/args.ts sets none. */
 const NODE_MONITOR_GRACE_MS = 50_000;

@@ -5,8 +5,9 @@
  * ServiceAccounts. One cluster and one yurt-manager for the file; the CRDs are installed as the chart ships
  * them (conversion by the yurt-manager-webhook-service Service) and the harness points them at the URL.
  */
+
+import { webcrypto, X509Certificate } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
-import { X509Certificate, webcrypto } from 'node:crypto';
 import { ApiException, HttpMethod, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
@@ -15,11 +16,11 @@ import { createCertificateAuthority, issueClientCertificate } from '../../../dev
 import {
   DEFAULT_CONTROLLERS,
   MUTATING_WEBHOOK_CONFIGURATION,
-  VALIDATING_WEBHOOK_CONFIGURATION,
-  startYurtManager,
   type RunningYurtManager,
+  startYurtManager,
+  VALIDATING_WEBHOOK_CONFIGURATION,
 } from '../../../dev/local/openyurt/yurt-manager.ts';
-import { startRealHostCluster, type RealHostCluster } from '../../../dev/local/real-cluster/control-plane.ts';
+import { type RealHostCluster, startRealHostCluster } from '../../../dev/local/real-cluster/control-plane.ts';
 import * as x509 from '../../../shared/x509.ts';
 import { describeFindings, kubeconfigSecrets, SecretScanner, secretObjectSecrets } from '../../support/secret-scan.ts';
 import { waitFor } from '../../support/wait.ts';

@@ -6,13 +6,13 @@
  * field at a time must be refused, naming that check, so the judge is shown to judge.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../../core/kube.ts';
 import { renderPoolSpirit } from '../../../core/index.ts';
+import type { KubeObject } from '../../../core/kube.ts';
 import { DEFAULT_PKI_POLICY } from '../../../core/render/pki-spec.ts';
 import { COMPAT_LABEL, COORDINATOR_PKI_FILES, ensureCoordinatorPki } from '../../../core/yurt-coordinator/index.ts';
-import { keys, nodePool, NOW, renderInput } from '../../core/fixtures.ts';
+import { keys, NOW, nodePool, renderInput } from '../../core/fixtures.ts';
 import { find, kustomize, renderPool } from '../../infra/manifests.ts';
-import { startRealHostApiserver, type KubeHarness } from '../../support/real-apiserver.ts';
+import { type KubeHarness, startRealHostApiserver } from '../../support/real-apiserver.ts';
 
 const NAMESPACE = 'ps-restricted';
 

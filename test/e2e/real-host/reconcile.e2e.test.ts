@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_NAMESPACE, type KubeObject } from '../../../core/index.ts';
 import { objectNames } from '../../../core/render/names.ts';
+import { type RbacWorld, startRbacWorld } from '../../infra/cluster/reconciler/world.ts';
 import { waitFor } from '../../support/wait.ts';
-import { startRbacWorld, type RbacWorld } from '../../infra/cluster/reconciler/world.ts';
 
 const NS = DEFAULT_NAMESPACE;
 const POOL = 'real-a';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRollout } from '../../../adapters/state-table/index.ts';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import type { ProcessKubelet } from '../../../dev/local/kubelet/process-kubelet.ts';
 import { call, waitFor } from '../../dev/local/kubelet/process/world.ts';
 

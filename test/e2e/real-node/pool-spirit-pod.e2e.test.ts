@@ -15,14 +15,14 @@ import { promisify } from 'node:util';
 import { HttpMethod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
 import { KUBECTL } from '../../../dev/local/kube-bins/index.ts';
 import type { NodeContainer } from '../../../dev/local/kubelet/real/ctr.ts';
 import { defaultNodeImages, requireLocalImage } from '../../../dev/local/kubelet/real/node-images.ts';
 import { realNodeSkipReason } from '../../../dev/local/kubelet/real/prerequisites.ts';
-import { waitFor } from '../../support/wait.ts';
 import type { RealNode } from '../../../dev/local/kubelet/real/real-node.ts';
+import { waitFor } from '../../support/wait.ts';
 
 type Obj = Record<string, any>;
 const run = promisify(execFile);

@@ -15,6 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import { readRollout, registerCluster } from '../../../adapters/state-table/index.ts';
 import { kubeconfigYaml } from '../../../core/render/kubeconfig.ts';
+import type { BusActivity } from '../../../dev/local/bus/index.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { edgeNode, nodePool, PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
+import type { LocalFunction } from '../../../dev/local/lambda-runtime.ts';
 import {
   AUDIT_REQUEST_DETAIL_TYPE,
   EC2_SOURCE,
@@ -22,22 +26,18 @@ import {
   RECONCILE_REQUEST_DETAIL_TYPE,
   RECONCILER_SOURCE,
 } from '../../../events/index.ts';
-import type { BusActivity } from '../../../dev/local/bus/index.ts';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
-import { edgeNode, nodePool, PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
-import type { LocalFunction } from '../../../dev/local/lambda-runtime.ts';
 import * as x509 from '../../../shared/x509.ts';
 import { captureOutput, type OutputCapture } from '../../support/output-capture.ts';
-import { waitFor } from '../../support/wait.ts';
 import {
   describeFindings,
+  type Finding,
+  type KnownSecret,
   kubeconfigSecrets,
   privateKeysInPem,
   SecretScanner,
   secretObjectSecrets,
-  type Finding,
-  type KnownSecret,
 } from '../../support/secret-scan.ts';
+import { waitFor } from '../../support/wait.ts';
 
 /** Every kind the clusters hold besides Secrets: none of them may carry key material. */
 const SCANNED_KINDS: [string, string][] = [

@@ -5,26 +5,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
-import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { objectNames } from '../../../core/render/names.ts';
 import {
   CERTS_SECRET_KEYS,
   COORDINATOR_CLIENT_RULES,
   COORDINATOR_CLIENT_USER,
 } from '../../../core/yurt-coordinator/index.ts';
-import { readCertsSecret } from '../../../dev/local/yurthub/host-install.ts';
-import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../events/index.ts';
 import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
 import type { CertAndKey } from '../../../dev/local/kube-api/index.ts';
+import { readCertsSecret } from '../../../dev/local/yurthub/host-install.ts';
+import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../events/index.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
   call,
   etcdVersion,
-  hostApi,
-  nodeLeaseIn,
   HttpMethod,
+  hostApi,
   leaderOf,
+  nodeLeaseIn,
   startYurtHubWorld,
   type YurtHubWorld,
 } from './world.ts';

@@ -10,22 +10,22 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Etcd3 } from 'etcd3';
 import { noop } from 'cockatiel';
+import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectNames } from '../../../core/render/names.ts';
 import { COORDINATOR_ETCD_PREFIXES } from '../../../core/yurt-coordinator/index.ts';
 import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
 import type { CertAndKey } from '../../../dev/local/kube-api/index.ts';
 import { requireKubeBinary } from '../../../dev/local/kube-bins/index.ts';
-import { hostPort, startLink, type Link } from '../../../dev/local/yurthub/link.ts';
+import { hostPort, type Link, startLink } from '../../../dev/local/yurthub/link.ts';
 import { waitFor } from '../../support/wait.ts';
 import {
-  call,
   CONTROLLERS_WITHOUT_COORDINATOR_CERT,
+  call,
   etcdVersion,
-  hostApi,
   HttpMethod,
+  hostApi,
   leaderOf,
   startYurtHubWorld,
   type YurtHubWorld,

@@ -24,11 +24,11 @@ import {
   LEADER_LEASE,
 } from '../../../core/yurt-coordinator/index.ts';
 import { clusterAuthority } from '../../../dev/local/fleet/cluster-ca.ts';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
-import { poolName, PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { PRODUCT_NAMESPACE, poolName } from '../../../dev/local/fleet/seed.ts';
 import type { CertAndKey, CertificateAuthority } from '../../../dev/local/kube-api/index.ts';
+import { type FleetHubs, startFleetHubs } from '../../../dev/local/yurthub/fleet-hubs.ts';
 import { readCertsSecret, readCoordinatorClient } from '../../../dev/local/yurthub/host-install.ts';
-import { startFleetHubs, type FleetHubs } from '../../../dev/local/yurthub/fleet-hubs.ts';
 import { call as callPoolSpirit, type HttpsResult } from '../../dev/local/kubelet/process/world.ts';
 import { waitFor } from '../../support/wait.ts';
 

@@ -1,7 +1,7 @@
-import type { PutEventsRequestEntry, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { PutEventsRequestEntry, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
+import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import {
   createStateTable,
   getItem,
@@ -9,9 +9,9 @@ import {
   registerCluster,
   type StateTable,
 } from '../../../adapters/state-table/index.ts';
+import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { createAuditHandler } from '../../../functions/audit/handler.ts';
 import { sendEntries } from '../../../functions/audit/send-events.ts';
-import type { Context } from 'aws-lambda';
 
 const context = {} as Context;
 

@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
-import { auditDeps, auditNow, type AuditDeps } from '../../../functions/audit/handler.ts';
 import { getCluster, latestClusterAudit } from '../../../adapters/state-table/index.ts';
 import type { Finding, FleetReport } from '../../../core/audit/index.ts';
-import { waitFor } from '../../support/local-cluster.ts';
-import { chromium, haveChromium, visibleText } from '../../core/audit/chromium.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { KUBECTL } from '../../../dev/local/kube-bins/index.ts';
+import { type AuditDeps, auditDeps, auditNow } from '../../../functions/audit/handler.ts';
+import { chromium, haveChromium, visibleText } from '../../core/audit/chromium.ts';
+import { waitFor } from '../../support/local-cluster.ts';
 
 const run = promisify(execFile);
 const NS = 'pool-spirit-system';

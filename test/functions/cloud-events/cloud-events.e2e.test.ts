@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
-import { LEAVING_ANNOTATION, type CloudEventResult } from '../../../functions/cloud-events/handler.ts';
-import { parseCloudEvent, providerIdNames } from '../../../functions/cloud-events/parse.ts';
-import { EventValidationError } from '../../../events/index.ts';
-import { waitFor } from '../../support/local-cluster.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { KUBECTL } from '../../../dev/local/kube-bins/index.ts';
+import { EventValidationError } from '../../../events/index.ts';
+import { type CloudEventResult, LEAVING_ANNOTATION } from '../../../functions/cloud-events/handler.ts';
+import { parseCloudEvent, providerIdNames } from '../../../functions/cloud-events/parse.ts';
+import { waitFor } from '../../support/local-cluster.ts';
 
 const run = promisify(execFile);
 const NS = 'pool-spirit-system';

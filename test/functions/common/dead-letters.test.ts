@@ -3,19 +3,20 @@
  * whose URL serverless.yml gives each function. Checked against the local bus's queue endpoint (what the
  * bus keeps) and against a plain HTTP server (what goes over the wire).
  */
+
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalBus } from '../../../dev/local/bus/index.ts';
 import type { LocalBus } from '../../../dev/local/bus/index.ts';
+import { startLocalBus } from '../../../dev/local/bus/index.ts';
 import { loadRules } from '../../../dev/local/bus/rules-from-serverless.ts';
 import { parseServerlessYaml } from '../../../dev/local/bus/serverless-config.ts';
-import { sqsDeadLetterSink } from '../../../functions/common/sqs-dead-letters.ts';
+import { parseEvent, reconcileRequestEventSchema } from '../../../events/index.ts';
 import { deadLetterMessage, MAX_DEAD_LETTER_BODY_BYTES } from '../../../functions/common/dead-letters.ts';
 import { FUNCTION_PERMISSIONS } from '../../../functions/common/permissions.ts';
-import { parseEvent, reconcileRequestEventSchema } from '../../../events/index.ts';
+import { sqsDeadLetterSink } from '../../../functions/common/sqs-dead-letters.ts';
 import { terminalReasonOf } from '../../../functions/common/terminal.ts';
 
 const repo = join(import.meta.dirname, '..', '..', '..');

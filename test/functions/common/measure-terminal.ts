@@ -8,6 +8,7 @@
  * sink (before) simply runs without one. Not a test: it takes about a minute per input before the change.
  */
 import { join } from 'node:path';
+
 const root = process.argv[2] ?? join(import.meta.dirname, '..', '..', '..');
 const imp = (p: string) => import(join(root, p));
 const { startLocalBus } = await imp('dev/local/bus/index.ts');

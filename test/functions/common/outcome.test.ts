@@ -1,13 +1,13 @@
 /** Which thrown errors are terminal, requeue or retry (core/outcome.ts, functions/common/terminal.ts). */
 import { describe, expect, it } from 'vitest';
-import { outcomeOf, RequeueError, TerminalError } from '../../../core/outcome.ts';
-import { terminalReasonOf } from '../../../functions/common/terminal.ts';
-import { rolloutTerminalReason } from '../../../functions/rollout/handler.ts';
-import { EventValidationError } from '../../../events/index.ts';
 import { ClusterAccessError } from '../../../adapters/cluster-access/index.ts';
 import { RolloutConflictError, RolloutNotFoundError } from '../../../adapters/state-table/rollout-state.ts';
+import { outcomeOf, RequeueError, TerminalError } from '../../../core/outcome.ts';
 import { RolloutSpecError } from '../../../core/rollout/limits.ts';
+import { EventValidationError } from '../../../events/index.ts';
+import { terminalReasonOf } from '../../../functions/common/terminal.ts';
 import { parseTrigger } from '../../../functions/reconcile/trigger.ts';
+import { rolloutTerminalReason } from '../../../functions/rollout/handler.ts';
 
 const envelope = {
   version: '0',

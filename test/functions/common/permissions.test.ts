@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FUNCTION_PERMISSIONS, iamActions, type FunctionName } from '../../../functions/common/permissions.ts';
+import { FUNCTION_PERMISSIONS, type FunctionName, iamActions } from '../../../functions/common/permissions.ts';
 import { readServerlessBuild, sdkUsage } from '../../../scripts/bundle-functions.ts';
 import { requiredActions } from './sdk-actions.ts';
 

@@ -6,22 +6,14 @@
  * control: a cluster API answering 500 is still retried.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { startLocalBus } from '../../../dev/local/bus/index.ts';
-import type { DeadLetter, LocalBus, TargetFn } from '../../../dev/local/bus/index.ts';
-import { loadRules } from '../../../dev/local/bus/rules-from-serverless.ts';
-import { localDeadLetters } from '../../../dev/local/functions/containers.ts';
-import { createReconcileHandler } from '../../../functions/reconcile/handler.ts';
-import { createAuditHandler } from '../../../functions/audit/handler.ts';
-import { createProbeHandler } from '../../../functions/probe/handler.ts';
-import { createCloudEventsHandler } from '../../../functions/cloud-events/handler.ts';
-import { createRolloutHandler } from '../../../functions/rollout/handler.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Item } from '../../../adapters/state-table/index.ts';
 import {
   deregisterCluster,
   keys,
@@ -29,7 +21,10 @@ import {
   registerCluster,
   TTL_ATTRIBUTE,
 } from '../../../adapters/state-table/index.ts';
-import type { Item } from '../../../adapters/state-table/index.ts';
+import type { DeadLetter, LocalBus, TargetFn } from '../../../dev/local/bus/index.ts';
+import { startLocalBus } from '../../../dev/local/bus/index.ts';
+import { loadRules } from '../../../dev/local/bus/rules-from-serverless.ts';
+import { localDeadLetters } from '../../../dev/local/functions/containers.ts';
 import {
   AUDIT_REQUEST_DETAIL_TYPE,
   CHANGE_NOTICE_DETAIL_TYPE,
@@ -38,9 +33,14 @@ import {
   RECONCILE_REQUEST_DETAIL_TYPE,
   RECONCILER_SOURCE,
 } from '../../../events/index.ts';
-import { CLUSTER_ID, lambdaContext, startReconcileWorld } from '../reconcile/harness.ts';
-import type { ReconcileWorld } from '../reconcile/harness.ts';
+import { createAuditHandler } from '../../../functions/audit/handler.ts';
+import { createCloudEventsHandler } from '../../../functions/cloud-events/handler.ts';
+import { createProbeHandler } from '../../../functions/probe/handler.ts';
+import { createReconcileHandler } from '../../../functions/reconcile/handler.ts';
+import { createRolloutHandler } from '../../../functions/rollout/handler.ts';
 import { waitFor } from '../../support/wait.ts';
+import type { ReconcileWorld } from '../reconcile/harness.ts';
+import { CLUSTER_ID, lambdaContext, startReconcileWorld } from '../reconcile/harness.ts';
 
 const UNREGISTERED = 'nobody-registered-this';
 const REFUSED = 'refused-access';

@@ -6,23 +6,23 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StateTable } from '../../../adapters/state-table/index.ts';
 import {
   createStateTable,
+  keys,
   latestLeaderProbes,
   leaderObservationsSince,
   registerCluster,
-  keys,
   TTL_ATTRIBUTE,
 } from '../../../adapters/state-table/index.ts';
-import type { StateTable } from '../../../adapters/state-table/index.ts';
 import { getItem } from '../../../adapters/state-table/table.ts';
+import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { createProbeHandler, type ProbeResult } from '../../../functions/probe/handler.ts';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { startTestCluster, type TestCluster } from '../../support/local-cluster.ts';
-import type { Context } from 'aws-lambda';
 
 const TABLE = 'probe-test-state';
 const CLI = fileURLToPath(new URL('../../../cli/main.ts', import.meta.url));

@@ -8,12 +8,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import { getItem, keys, LEASE_OWNER, LEASE_UNTIL } from '../../../adapters/state-table/index.ts';
 import type { KubeObject } from '../../../core/index.ts';
 import { DEFAULT_NAMESPACE } from '../../../core/index.ts';
-import { getItem, keys, LEASE_OWNER, LEASE_UNTIL } from '../../../adapters/state-table/index.ts';
 import { RequeueError } from '../../../core/outcome.ts';
 import { LOCKED_RECHECK_MS } from '../../../functions/reconcile/run.ts';
-import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from './harness.ts';
+import { CLUSTER_ID, type ReconcileWorld, startReconcileWorld } from './harness.ts';
 
 const deployment = {
   apiVersion: 'apps/v1',

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { depsFromEnvironment } from '../../../functions/reconcile/deps.ts';
+import { describe, expect, it } from 'vitest';
 import { parseServerlessYaml } from '../../../dev/local/bus/serverless-config.ts';
+import { depsFromEnvironment } from '../../../functions/reconcile/deps.ts';
 
 /** The reconcile function's timeout as deployed (its own, or the provider's), in ms. */
 function reconcileTimeoutMs(): number {

@@ -3,30 +3,29 @@
  * product namespace and a cluster CA; dynalite with the state table and the cluster registered; the real
  * reconcile handler wired to both. No vitest import: dev/bench/reconcile.ts uses it too.
  */
-import { randomUUID } from 'node:crypto';
+import { randomUUID, webcrypto } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { webcrypto } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import * as x509 from '../../../shared/x509.ts';
-import { parseAllDocuments } from 'yaml';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
-import { startLocalCluster } from '../../../dev/local/kube-api/index.ts';
-import type { LocalCluster } from '../../../dev/local/kube-api/index.ts';
-import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
-import type { LocalDynamo } from '../../../dev/local/dynamodb.ts';
-import { createStateTable, registerCluster } from '../../../adapters/state-table/index.ts';
-import type { StateTable } from '../../../adapters/state-table/index.ts';
+import { parseAllDocuments } from 'yaml';
+import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
 import { createClusterClient } from '../../../adapters/kubernetes/index.ts';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
-import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
-import { createReconcileHandler, reconcileDeps } from '../../../functions/reconcile/handler.ts';
-import type { ReconcileDeps, ReconcileResult } from '../../../functions/reconcile/handler.ts';
-import { DEFAULT_NAMESPACE, cachingKeyFactory } from '../../../core/index.ts';
+import type { StateTable } from '../../../adapters/state-table/index.ts';
+import { createStateTable, registerCluster } from '../../../adapters/state-table/index.ts';
 import type { KubeObject } from '../../../core/index.ts';
+import { cachingKeyFactory, DEFAULT_NAMESPACE } from '../../../core/index.ts';
+import type { LocalDynamo } from '../../../dev/local/dynamodb.ts';
+import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
+import type { LocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { startLocalCluster } from '../../../dev/local/kube-api/index.ts';
+import type { ReconcileDeps, ReconcileResult } from '../../../functions/reconcile/handler.ts';
+import { createReconcileHandler, reconcileDeps } from '../../../functions/reconcile/handler.ts';
+import * as x509 from '../../../shared/x509.ts';
 
 export const CLUSTER_ID = 'c1';
 export const TABLE_NAME = 'pool-spirit-state';

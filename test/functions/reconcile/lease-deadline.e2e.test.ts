@@ -7,12 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import { getItem, keys, LEASE_OWNER, LEASE_UNTIL } from '../../../adapters/state-table/index.ts';
 import type { KubeObject } from '../../../core/index.ts';
 import { DEFAULT_NAMESPACE } from '../../../core/index.ts';
-import { getItem, keys, LEASE_OWNER, LEASE_UNTIL } from '../../../adapters/state-table/index.ts';
 import { DEADLINE_MARGIN_MS } from '../../../functions/common/observed-handler.ts';
 import { LEASE_PAST_DEADLINE_MS } from '../../../functions/reconcile/run.ts';
-import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from './harness.ts';
+import { CLUSTER_ID, type ReconcileWorld, startReconcileWorld } from './harness.ts';
 
 const POOL = 'edge-timed-out';
 const REMAINING_MS = 3_000;

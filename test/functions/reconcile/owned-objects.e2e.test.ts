@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { HttpMethod, PatchStrategy } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
 import { waitFor } from '../../support/wait.ts';
 

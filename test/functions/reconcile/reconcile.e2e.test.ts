@@ -1,15 +1,15 @@
-import * as x509 from '../../../shared/x509.ts';
-import { parseAllDocuments } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { startReconcileWorld, IP_ALLOCATOR, CLUSTER_ID } from './harness.ts';
-import type { ReconcileWorld } from './harness.ts';
-import { readPoolState, keys, getItem, getCluster } from '../../../adapters/state-table/index.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
-import { DEFAULT_NAMESPACE } from '../../../core/index.ts';
+import { getCluster, getItem, keys, readPoolState } from '../../../adapters/state-table/index.ts';
 import type { KubeObject } from '../../../core/index.ts';
+import { DEFAULT_NAMESPACE } from '../../../core/index.ts';
 import { RequeueError } from '../../../core/outcome.ts';
 import { LOCKED_RECHECK_MS } from '../../../functions/reconcile/run.ts';
+import * as x509 from '../../../shared/x509.ts';
+import type { ReconcileWorld } from './harness.ts';
+import { CLUSTER_ID, IP_ALLOCATOR, startReconcileWorld } from './harness.ts';
 
 const NS = DEFAULT_NAMESPACE;
 let world: ReconcileWorld;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { HttpMethod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { edgeNode, poolName } from '../../../dev/local/fleet/seed.ts';
 import { waitFor } from '../../support/wait.ts';
 

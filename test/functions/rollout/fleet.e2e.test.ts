@@ -7,11 +7,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CustomObjectsApi } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRollout } from '../../../adapters/state-table/index.ts';
 import type { RolloutState } from '../../../core/rollout/index.ts';
-import { startLocalFleet, type LocalFleet } from '../../../dev/local/fleet/fleet.ts';
+import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { waitFor } from '../../support/local-cluster.ts';
 
 const TERMINAL = ['Succeeded', 'Failed', 'Aborted', 'RolledBack'];

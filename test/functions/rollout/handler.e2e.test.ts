@@ -3,14 +3,15 @@
  * reconciler (fleet-world.ts) and a virtual clock: duplicate and concurrent invocations, a crash at every
  * side effect, and the summary the handler returns.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { listRollouts, readRollout } from '../../../adapters/state-table/index.ts';
-import { parseRolloutInput } from '../../../functions/rollout/handler.ts';
 import { RolloutCommandError } from '../../../core/rollout/index.ts';
 import type { RolloutResult } from '../../../functions/rollout/handler.ts';
-import { startRolloutFleet } from './fleet-world.ts';
+import { parseRolloutInput } from '../../../functions/rollout/handler.ts';
 import type { RolloutFleet } from './fleet-world.ts';
+import { startRolloutFleet } from './fleet-world.ts';
 
 let fleet: RolloutFleet;
 

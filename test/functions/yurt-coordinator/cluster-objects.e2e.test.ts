@@ -6,8 +6,12 @@
  * before the pools were listed. A negative control runs the same interleaving without that precondition and
  * loses a pool.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import { statusOf } from '../../../adapters/kubernetes/index.ts';
+import { getCluster, registerCluster } from '../../../adapters/state-table/index.ts';
 import { DEFAULT_NAMESPACE, fieldDiffs, type KubeObject } from '../../../core/index.ts';
 import { PKI_FILES } from '../../../core/render/pki.ts';
 import {
@@ -17,12 +21,9 @@ import {
   COMPAT_VALUE,
   compatInstallObjects,
 } from '../../../core/yurt-coordinator/index.ts';
-import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
-import { statusOf } from '../../../adapters/kubernetes/index.ts';
-import { CLUSTER_ID, startReconcileWorld, type ReconcileWorld } from '../reconcile/harness.ts';
-import { observeCluster } from '../../../functions/audit/observe.ts';
 import { auditDeps } from '../../../functions/audit/handler.ts';
-import { getCluster, registerCluster } from '../../../adapters/state-table/index.ts';
+import { observeCluster } from '../../../functions/audit/observe.ts';
+import { CLUSTER_ID, type ReconcileWorld, startReconcileWorld } from '../reconcile/harness.ts';
 
 const NS = DEFAULT_NAMESPACE;
 const COMPAT = { [COMPAT_LABEL]: COMPAT_VALUE };

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_NAMESPACE } from '../../../core/index.ts';
-import { REPO_ROOT } from '../manifests.ts';
+import { type RealApiserver, startRealApiserver } from '../../support/real-apiserver.ts';
 import { waitFor } from '../../support/wait.ts';
-import { startRealApiserver, type RealApiserver } from '../../support/real-apiserver.ts';
+import { REPO_ROOT } from '../manifests.ts';
 
 const NS = DEFAULT_NAMESPACE;
 const RECONCILER = ['--as=x', '--as-group=pool-spirit:reconciler'];

@@ -9,10 +9,10 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import type { KubeObject } from '../../../core/kube.ts';
-import { startTestCluster, waitFor, type TestCluster } from '../../support/local-cluster.ts';
+import { startTestCluster, type TestCluster, waitFor } from '../../support/local-cluster.ts';
 import { KUBECTL, kustomize, parseManifests, REPO_ROOT } from '../manifests.ts';
 
 const run = promisify(execFile);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../../core/kube.ts';
 import { DEFAULT_NAMESPACE } from '../../../core/index.ts';
+import type { KubeObject } from '../../../core/kube.ts';
 import { APISERVER_PORT } from '../../../core/render/layout.ts';
 import { find, kustomize, renderPool } from '../manifests.ts';
 

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestCluster, waitFor, type TestCluster } from '../../support/local-cluster.ts';
-import { contextCopies, parseDockerfile, type Stage } from './dockerfile.ts';
+import { startTestCluster, type TestCluster, waitFor } from '../../support/local-cluster.ts';
 import { REPO_ROOT } from '../manifests.ts';
+import { contextCopies, parseDockerfile, type Stage } from './dockerfile.ts';
 
 const IMAGES = [
   { name: 'forwarder', dockerfile: 'infra/images/forwarder.Dockerfile', entry: 'infra/images/forwarder-main.ts' },

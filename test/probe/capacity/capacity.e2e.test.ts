@@ -7,16 +7,16 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createStateTable, latestCapacityProbe, recordCapacityProbe } from '../../../adapters/state-table/index.ts';
+import { startPoolSpiritTarget } from '../../../dev/local/capacity/pool-spirit-target.ts';
+import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 import {
+  type CapacityProbeReport,
   DEFAULT_CAPACITY_OPTIONS,
   formatCapacityReport,
   runCapacityProbe,
-  type CapacityProbeReport,
 } from '../../../probe/capacity/index.ts';
-import { createStateTable, latestCapacityProbe, recordCapacityProbe } from '../../../adapters/state-table/index.ts';
-import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { startTestCluster } from '../../support/local-cluster.ts';
-import { startPoolSpiritTarget } from '../../../dev/local/capacity/pool-spirit-target.ts';
 
 const CLI = fileURLToPath(new URL('../../../cli/main.ts', import.meta.url));
 const run = promisify(execFile);

@@ -1,14 +1,14 @@
 /** How a profile changes the rendered pod: only the flags it names, everything else as rendered. */
 import { describe, expect, it } from 'vitest';
+import type { EtcdSnapshot } from '../../../probe/capacity/etcd-observer.ts';
+import { upstreamEtcdSettings } from '../../../probe/capacity/etcd-settings.ts';
+import { memoryFlagsOf, memoryPeaks } from '../../../probe/capacity/peaks.ts';
 import {
   APISERVER_MEMORY_FLAGS,
   dropFlags,
   setFlags,
   withProfile,
 } from '../../../probe/capacity/pool-spirit-target.ts';
-import { memoryFlagsOf, memoryPeaks } from '../../../probe/capacity/peaks.ts';
-import { upstreamEtcdSettings } from '../../../probe/capacity/etcd-settings.ts';
-import type { EtcdSnapshot } from '../../../probe/capacity/etcd-observer.ts';
 import { renderedPod } from '../../support/real-apiserver.ts';
 
 const args = (pod: { containers: Array<{ name: string; args?: string[] }> }, name: string) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { memoryVerdict } from '../../../probe/capacity/verdict.ts';
 import { overlapFigures } from '../../../probe/capacity/election.ts';
+import { memoryVerdict } from '../../../probe/capacity/verdict.ts';
 
 const MiB = 2 ** 20;
 const series = (values: number[]) => values.map((v, t) => ({ t, bytes: v * MiB }));

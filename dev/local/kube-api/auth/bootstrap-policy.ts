@@ -6,8 +6,9 @@
  * public-info-viewer, and their bindings. Node, controller and volume roles are left out: no kubelet or
  * controller-manager runs here.
  */
-import type { PolicyRule } from './types.ts';
+
 import type { ApiObject } from '../server/objects.ts';
+import type { PolicyRule } from './types.ts';
 
 const RW = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 const READ = ['get', 'list', 'watch'];

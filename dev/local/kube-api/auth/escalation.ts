@@ -13,22 +13,22 @@
  *   checked (IsOnlyMutatingGCFields), so the garbage collector's writes go through.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { type ApiError, badRequest, internalError, notFound } from '../server/errors.ts';
 import type { ApiObject } from '../server/objects.ts';
-import { badRequest, internalError, notFound, type ApiError } from '../server/errors.ts';
+import { forbiddenWrite, notHeldMessage } from './escalation-message.ts';
 import { RBAC_GROUP, type RbacSnapshot } from './rbac-policy.ts';
 import { subjectMatches } from './rbac-rules.ts';
-import { covers, type AtomicRule } from './rule-covers.ts';
-import { forbiddenWrite, notHeldMessage } from './escalation-message.ts';
-import { permissionKey } from './usage.ts';
+import { type AtomicRule, covers } from './rule-covers.ts';
 import {
-  MASTERS_GROUP,
   type Decision,
+  MASTERS_GROUP,
   type PolicyRule,
   type RequestAttributes,
   type RoleRef,
   type RuleRef,
   type UserInfo,
 } from './types.ts';
+import { permissionKey } from './usage.ts';
 
 export const ROLE_RESOURCES = new Set(['roles', 'clusterroles']);
 export const BINDING_RESOURCES = new Set(['rolebindings', 'clusterrolebindings']);

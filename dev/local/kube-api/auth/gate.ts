@@ -4,29 +4,29 @@
  * authorize (system:masters always; then RBAC or AlwaysAllow; else 403 with kube's message).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ResourceRegistry } from '../registry.ts';
+import type { ApiError } from '../server/errors.ts';
 import type { RouteInfo } from '../server/routes.ts';
 import type { ObjectStore, WriteOptions } from '../server/store.ts';
-import type { ResourceRegistry } from '../registry.ts';
+import { AggregationController } from './aggregation-controller.ts';
 import { requestAttributes } from './attributes.ts';
 import { forbiddenRequest, unauthorized } from './errors.ts';
-import { authenticateClientCertificate } from './x509-authenticator.ts';
-import { RbacPolicyCache } from './rbac-policy.ts';
-import { authorizeRbac } from './rbac-authorizer.ts';
-import { AggregationController } from './aggregation-controller.ts';
-import { seedBootstrapPolicy } from './seed.ts';
+import { checkRbacWrite, isRbacWrite } from './escalation.ts';
 import { impersonatedUser } from './impersonation.ts';
-import type { ApiError } from '../server/errors.ts';
-import { AuthorizationRecorder, type Denial, type RuleReport, type RuleUsage } from './usage.ts';
+import { authorizeRbac } from './rbac-authorizer.ts';
+import { RbacPolicyCache } from './rbac-policy.ts';
 import { isReviewRequest, serveReview } from './reviews.ts';
+import { seedBootstrapPolicy } from './seed.ts';
 import {
   ANONYMOUS,
   AUTHENTICATED_GROUP,
-  MASTERS_GROUP,
   type Decision,
+  MASTERS_GROUP,
   type RequestAttributes,
   type UserInfo,
 } from './types.ts';
-import { checkRbacWrite, isRbacWrite } from './escalation.ts';
+import { AuthorizationRecorder, type Denial, type RuleReport, type RuleUsage } from './usage.ts';
+import { authenticateClientCertificate } from './x509-authenticator.ts';
 
 /** Checks an object about to be stored (create: no `old`); throws the ApiError to send. */
 export type WriteAdmission = NonNullable<WriteOptions['admit']>;

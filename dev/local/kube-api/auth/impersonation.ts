@@ -5,7 +5,7 @@
  * test drive code as a least-privilege identity through an admin kubeconfig.
  */
 import type { IncomingMessage } from 'node:http';
-import { badRequest, type ApiError } from '../server/errors.ts';
+import { type ApiError, badRequest } from '../server/errors.ts';
 import { ANONYMOUS, AUTHENTICATED_GROUP, type Decision, type RequestAttributes, type UserInfo } from './types.ts';
 
 const SA_PREFIX = 'system:serviceaccount:';

@@ -3,14 +3,15 @@
  * bindings, or AlwaysAllow) for the local Kubernetes API. See AuthGate for the request path and
  * ClusterAuthorization for what tests can read back.
  */
-export { AuthGate, DEFAULT_ANONYMOUS_PATHS, type AuthorizationMode, type ClusterAuthorization } from './gate.ts';
-export type { Decision, PolicyRule, RequestAttributes, RuleRef, Subject, UserInfo } from './types.ts';
-export type { Denial, RuleReport, RuleUsage } from './usage.ts';
-export { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS } from './bootstrap-policy.ts';
+
+export { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from './bootstrap-policy.ts';
+export { AuthGate, type AuthorizationMode, type ClusterAuthorization, DEFAULT_ANONYMOUS_PATHS } from './gate.ts';
 export {
+  type CertAndKey,
+  type CertificateAuthority,
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
-  type CertAndKey,
-  type CertificateAuthority,
 } from './test-pki.ts';
+export type { Decision, PolicyRule, RequestAttributes, RuleRef, Subject, UserInfo } from './types.ts';
+export type { Denial, RuleReport, RuleUsage } from './usage.ts';

@@ -3,7 +3,7 @@
  * RoleBindings of the request's namespace; the first rule that allows the request wins. Bindings whose
  * role is missing deny, and the missing roles are named in the reason, as kube does.
  */
-import type { RbacSnapshot, Binding } from './rbac-policy.ts';
+import type { Binding, RbacSnapshot } from './rbac-policy.ts';
 import { ruleAllows, subjectMatches } from './rbac-rules.ts';
 import type { Decision, PolicyRule, RequestAttributes, RuleRef, UserInfo } from './types.ts';
 

@@ -6,9 +6,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { ResourceInfo, ResourceRegistry } from '../registry.ts';
-import type { ObjectStore } from '../server/store.ts';
-import type { ApiObject } from '../server/objects.ts';
 import { labelSelectorFromMeta, matchLabels } from '../selectors.ts';
+import type { ApiObject } from '../server/objects.ts';
+import type { ObjectStore } from '../server/store.ts';
 import type { PolicyRule, RoleRef, Subject } from './types.ts';
 
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';

@@ -3,7 +3,7 @@
  * stored kinds, so this reads the few fields a review has (k8s.io/api/authorization/v1 generated.proto):
  * SelfSubjectAccessReview{2: spec{1: resourceAttributes, 2: nonResourceAttributes}}.
  */
-import { ProtoReader, ProtobufDecodeError, utf8String, WIRE_LEN } from '../protobuf/wire.ts';
+import { ProtobufDecodeError, ProtoReader, utf8String, WIRE_LEN } from '../protobuf/wire.ts';
 
 const MAGIC = [0x6b, 0x38, 0x73, 0x00];
 const RESOURCE_FIELDS = ['', 'namespace', 'verb', 'group', 'version', 'resource', 'subresource', 'name'];

@@ -4,12 +4,12 @@
  * (`kubectl auth whoami`). Both are create-only and stored nowhere, so they are not registry resources.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bodyFormat, mediaType, parseText, PROTOBUF, readBody } from '../server/body.ts';
-import { decodeReviewSpec } from './review-protobuf.ts';
+import { bodyFormat, mediaType, PROTOBUF, parseText, readBody } from '../server/body.ts';
 import { ApiError, badRequest } from '../server/errors.ts';
+import { isPlainObject } from '../server/objects.ts';
 import { sendJson } from '../server/respond.ts';
 import type { ResourceRequest } from '../server/routes.ts';
-import { isPlainObject } from '../server/objects.ts';
+import { decodeReviewSpec } from './review-protobuf.ts';
 import type { Decision, RequestAttributes, UserInfo } from './types.ts';
 
 type Authorize = (user: UserInfo, a: RequestAttributes) => Promise<Decision>;

@@ -5,8 +5,8 @@
  */
 import { ApiError } from '../server/errors.ts';
 import type { ObjectStore } from '../server/store.ts';
-import type { RbacPolicyCache } from './rbac-policy.ts';
 import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from './bootstrap-policy.ts';
+import type { RbacPolicyCache } from './rbac-policy.ts';
 
 export async function seedBootstrapPolicy(store: ObjectStore, policy: RbacPolicyCache): Promise<void> {
   const targets = [

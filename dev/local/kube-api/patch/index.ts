@@ -13,13 +13,14 @@
  *   builds kube's Status body with FieldManagerConflict causes). Strategic merge patch is for built-in
  *   kinds only: kube answers 415 for custom resources before getting here.
  */
-export { applyMergePatch } from './merge-patch.ts';
+
+export { fieldSetToFieldsV1, fieldsV1Paths, fieldsV1ToFieldSet } from './fieldpath/fields-v1.ts';
 export { applyJsonPatch } from './json-patch.ts';
-export { applyStrategicMergePatch } from './strategic/index.ts';
-export { serverSideApply, beforeFirstApplyManager } from './server-side-apply.ts';
-export { updateManagedFields } from './update-managed-fields.ts';
-export { fieldsV1Paths, fieldsV1ToFieldSet, fieldSetToFieldsV1 } from './fieldpath/fields-v1.ts';
+export { ancientChangesManager, maxUpdateManagers } from './managed/cap-managers.ts';
 export { applyConflictStatus, type ManagerConflict } from './managed/conflicts.ts';
 export { lastAppliedAnnotation } from './managed/last-applied.ts';
-export { ancientChangesManager, maxUpdateManagers } from './managed/cap-managers.ts';
+export { applyMergePatch } from './merge-patch.ts';
+export { beforeFirstApplyManager, serverSideApply } from './server-side-apply.ts';
+export { applyStrategicMergePatch } from './strategic/index.ts';
 export * from './types.ts';
+export { updateManagedFields } from './update-managed-fields.ts';

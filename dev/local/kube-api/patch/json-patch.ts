@@ -3,10 +3,11 @@
  * list of operations is 400 BadRequest; an operation that cannot be applied (failed `test`, missing path,
  * unknown op) is 422 Invalid with kube's generic message, which hides the reason (kept in `cause`).
  */
-import jsonpatch from 'fast-json-patch';
+
 import type { Operation } from 'fast-json-patch';
+import jsonpatch from 'fast-json-patch';
 import { deepClone, isObject } from './json-value.ts';
-import { PatchError, type JsonObject } from './types.ts';
+import { type JsonObject, PatchError } from './types.ts';
 
 /** kube-apiserver's maxJSONPatchOperations. */
 const maxOperations = 10_000;

@@ -1,6 +1,6 @@
 /** RFC 7386 JSON merge patch (`application/merge-patch+json`), as evanphx/json-patch applies it for kube. */
 import { deepClone, isObject, setKey } from './json-value.ts';
-import { PatchError, type JsonObject } from './types.ts';
+import { type JsonObject, PatchError } from './types.ts';
 
 export function applyMergePatch(target: JsonObject, patch: unknown): JsonObject {
   // Go decodes a `null` body into an empty patch: nothing changes.

@@ -9,6 +9,7 @@ import type { SchemaNode } from '../schema/types.ts';
 import { FieldSet } from './fieldpath/field-set.ts';
 import { deepEqual, isObject } from './json-value.ts';
 import { applyConflictError } from './managed/conflicts.ts';
+import type { ManagerRecord, Managers } from './managed/entries.ts';
 import {
   decodeManagedFields,
   encodeManagedFields,
@@ -16,7 +17,6 @@ import {
   kubeTime,
   managerId,
 } from './managed/entries.ts';
-import type { ManagerRecord, Managers } from './managed/entries.ts';
 import { allowedConflictsFromLastApplied, syncLastApplied } from './managed/last-applied.ts';
 import {
   managedFieldsOf,
@@ -32,7 +32,7 @@ import { mergeApplied } from './typed/merge.ts';
 import { rootSchema } from './typed/object-meta.ts';
 import { prune } from './typed/prune.ts';
 import { toFieldSet } from './typed/to-field-set.ts';
-import { PatchError, PatchInternalError, type JsonObject, type ServerSideApplyOptions } from './types.ts';
+import { type JsonObject, PatchError, PatchInternalError, type ServerSideApplyOptions } from './types.ts';
 
 /** Manager kube credits with an object's fields the first time it is applied without managedFields. */
 export const beforeFirstApplyManager = 'before-first-apply';

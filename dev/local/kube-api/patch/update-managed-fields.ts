@@ -4,6 +4,10 @@
  * changed or disappeared. An existing object without managedFields stays untracked, and a client may
  * replace the list itself (kube decodes managedFields from the new object when it carries any).
  */
+
+import { deepEqual } from './json-value.ts';
+import { capUpdateManagers } from './managed/cap-managers.ts';
+import type { Managers } from './managed/entries.ts';
 import {
   decodeManagedFields,
   encodeManagedFields,
@@ -11,12 +15,9 @@ import {
   kubeTime,
   managerId,
 } from './managed/entries.ts';
-import type { Managers } from './managed/entries.ts';
-import { capUpdateManagers } from './managed/cap-managers.ts';
 import { managedFieldsOf, withoutManagedFields } from './managed/object-parts.ts';
 import { resetFieldSet, stripMeta } from './managed/strip.ts';
 import { updateComparison, writerFields } from './managed/updater-changes.ts';
-import { deepEqual } from './json-value.ts';
 import { rootSchema } from './typed/object-meta.ts';
 import type { ManagedFieldsEntry, ManagedFieldsUpdateOptions } from './types.ts';
 

@@ -6,8 +6,9 @@
  * server works on; message definitions are the ones gogo-protobuf embeds in kubectl 1.32
  * (descriptors.json).
  */
-import { ProtoReader, ProtobufDecodeError, utf8String, WIRE_LEN } from './wire.ts';
+
 import { decodeMessage, messageDef } from './message.ts';
+import { ProtobufDecodeError, ProtoReader, utf8String, WIRE_LEN } from './wire.ts';
 
 export { ProtobufDecodeError };
 

@@ -5,10 +5,10 @@
  * The JSON is committed; the server never needs kubectl at run time.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { ProtoReader, WIRE_LEN, WIRE_VARINT, utf8String } from './wire.ts';
+import { gunzipSync } from 'node:zlib';
 import type { Descriptors, FieldDef } from './descriptors.ts';
+import { ProtoReader, utf8String, WIRE_LEN, WIRE_VARINT } from './wire.ts';
 
 const WANTED_FILES = [
   'k8s.io/api/core/v1/generated.proto',

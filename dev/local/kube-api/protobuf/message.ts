@@ -8,10 +8,10 @@
  * - structs embedded with `json:",inline"` are spread into their parent (inline-fields.ts).
  */
 import { readFileSync } from 'node:fs';
-import { descriptors, type Descriptors, type FieldDef, type MessageDef } from './descriptors.ts';
-import { ProtoReader, ProtobufDecodeError, utf8String, WIRE_LEN, WIRE_VARINT } from './wire.ts';
+import { type Descriptors, descriptors, type FieldDef, type MessageDef } from './descriptors.ts';
 import { INLINE_FIELDS } from './inline-fields.ts';
 import { decodeWellKnown } from './well-known.ts';
+import { ProtobufDecodeError, ProtoReader, utf8String, WIRE_LEN, WIRE_VARINT } from './wire.ts';
 
 /** Messages the served kinds' descriptors lack: policy/v1 Eviction, which `kubectl drain` posts where pods/eviction is served. */
 const EXTRA: Descriptors = {

@@ -3,7 +3,7 @@
  * strings, resource.Quantity a string, intstr.IntOrString a number or a string, and
  * runtime.RawExtension / metav1.FieldsV1 carry JSON bytes that are the value itself.
  */
-import { ProtoReader, ProtobufDecodeError, utf8String, WIRE_LEN, WIRE_VARINT } from './wire.ts';
+import { ProtobufDecodeError, ProtoReader, utf8String, WIRE_LEN, WIRE_VARINT } from './wire.ts';
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1';
 

@@ -4,8 +4,8 @@
  * itself (JSONSchemaProps) is cut off below its first level as `x-kubernetes-preserve-unknown-fields`.
  */
 import { readFileSync } from 'node:fs';
-import type { SchemaNode } from './types.ts';
 import type { GeneratedSchemas, StoredNode } from './generate/declarations-to-schemas.ts';
+import type { SchemaNode } from './types.ts';
 
 let loaded: GeneratedSchemas | undefined;
 

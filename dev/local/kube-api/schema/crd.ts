@@ -3,10 +3,11 @@
  * checks on create and update (apiextensions' ValidateCustomResourceDefinition), and the schema a
  * version's custom resources are validated against.
  */
+
+import { isDns1035Label, isDns1123Subdomain } from '../validation/messages.ts';
 import { builtinSchema } from './builtin.ts';
 import { validateOpenApiSchema } from './crd-schema-rules.ts';
 import { forbidden, GoLiteral, invalid, notSupported, required } from './field-errors.ts';
-import { isDns1035Label, isDns1123Subdomain } from '../validation/messages.ts';
 import type { SchemaNode, StatusCause } from './types.ts';
 
 type Json = Record<string, any>;

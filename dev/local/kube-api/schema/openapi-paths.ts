@@ -6,7 +6,7 @@
  * the components, otherwise a JSON merge patch). Operations are matched to kinds through
  * `x-kubernetes-group-version-kind`.
  */
-import { DELETE_OPTIONS, PATCH, STATUS, WATCH_EVENT, ref, type Gvk } from './openapi-components.ts';
+import { DELETE_OPTIONS, type Gvk, PATCH, ref, STATUS, WATCH_EVENT } from './openapi-components.ts';
 
 type Json = Record<string, unknown>;
 

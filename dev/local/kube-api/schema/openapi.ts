@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ComponentSet } from './openapi-components.ts';
-import { resourcePaths, type PathResource } from './openapi-paths.ts';
+import { type PathResource, resourcePaths } from './openapi-paths.ts';
 import type { SchemaNode } from './types.ts';
 
 /** A served resource, as the registry describes it (ResourceInfo fits) or as plain data. */

@@ -9,8 +9,8 @@
  * field.Path, which writes map keys in brackets (`spec.labels[app]`).
  */
 import { builtinSchema, isBuiltinSchema } from './builtin.ts';
-import { validateFormat } from './formats.ts';
 import { duplicate, goNumber, invalid, notSupported, required, tooLong, tooMany, typeInvalid } from './field-errors.ts';
+import { validateFormat } from './formats.ts';
 import type { SchemaNode, StatusCause } from './types.ts';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';

@@ -4,10 +4,10 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { ApiError, badRequest, unsupportedMediaType } from './errors.ts';
-import { groupVersion, type ResourceInfo } from '../registry.ts';
-import { isPlainObject, type ApiObject } from './objects.ts';
 import { decodeKubeProtobuf, ProtobufDecodeError } from '../protobuf/decode.ts';
+import { groupVersion, type ResourceInfo } from '../registry.ts';
+import { ApiError, badRequest, unsupportedMediaType } from './errors.ts';
+import { type ApiObject, isPlainObject } from './objects.ts';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 

@@ -1,8 +1,8 @@
-import type { Storage } from '../storage/types.ts';
-import type { ResourceRegistry } from '../registry.ts';
-import type { RequestLog } from './request-log.ts';
-import type { FaultInjector } from '../faults.ts';
 import type { AuthGate } from '../auth/gate.ts';
+import type { FaultInjector } from '../faults.ts';
+import type { ResourceRegistry } from '../registry.ts';
+import type { Storage } from '../storage/types.ts';
+import type { RequestLog } from './request-log.ts';
 
 /** Everything a request handler needs, one per local cluster (many clusters can share a process). */
 export interface ApiContext {

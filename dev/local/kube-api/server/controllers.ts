@@ -3,15 +3,16 @@
  * resources as soon as it is written, mark it Established, remove its instances when it is deleted) and
  * namespace deletion (delete everything in a terminating namespace, then the namespace).
  */
-import type { ApiContext } from './context.ts';
-import type { ObjectStore } from './store.ts';
+
+import { isDeepStrictEqual } from 'node:util';
+import { CRD_CLEANUP_FINALIZER, crdResources, establishedStatus, terminatingStatus } from '../crd-resources.ts';
 import type { ResourceInfo } from '../registry.ts';
+import type { ApiContext } from './context.ts';
 import { ApiError } from './errors.ts';
 import type { ApiObject } from './objects.ts';
 import { timestamp } from './objects.ts';
 import { schemaModule } from './peers.ts';
-import { crdResources, CRD_CLEANUP_FINALIZER, establishedStatus, terminatingStatus } from '../crd-resources.ts';
-import { isDeepStrictEqual } from 'node:util';
+import type { ObjectStore } from './store.ts';
 
 const SYSTEM_MANAGER = 'kube-apiserver';
 const POLL_MS = 20;

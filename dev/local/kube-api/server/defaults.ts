@@ -6,7 +6,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { ResourceInfo } from '../registry.ts';
-import { isPlainObject, type ApiObject } from './objects.ts';
+import { type ApiObject, isPlainObject } from './objects.ts';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 

@@ -3,8 +3,9 @@
  * k8s.io/apimachinery/pkg/api/errors word for word, because clients (kubectl, client-go retry logic,
  * tests) match on them.
  */
-import type { StatusCause } from '../schema/types.ts';
+
 import { qualifiedResource } from '../registry.ts';
+import type { StatusCause } from '../schema/types.ts';
 
 export interface StatusDetails {
   name?: string;

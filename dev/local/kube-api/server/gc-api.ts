@@ -4,13 +4,14 @@
  * go through the ObjectStore, so they follow the same rules as API requests (but are not logged as
  * client requests).
  */
-import type { ApiContext } from './context.ts';
-import type { ObjectStore, Propagation } from './store.ts';
-import type { ResourceInfo } from '../registry.ts';
-import { ApiError } from './errors.ts';
-import { present, type ApiObject } from './objects.ts';
-import { CompactedError, type StorageWatchEvent, type WatchHandle } from '../storage/types.ts';
+
 import type { ObjectRef } from '../gc.ts';
+import type { ResourceInfo } from '../registry.ts';
+import { CompactedError, type StorageWatchEvent, type WatchHandle } from '../storage/types.ts';
+import type { ApiContext } from './context.ts';
+import { ApiError } from './errors.ts';
+import { type ApiObject, present } from './objects.ts';
+import type { ObjectStore, Propagation } from './store.ts';
 
 export type { ObjectRef };
 

@@ -5,7 +5,10 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import { isCoreResource } from '../registry.ts';
+import { TableError } from '../table.ts';
 import type { ApiContext } from './context.ts';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.ts';
 import {
   ApiError,
   badRequest,
@@ -16,24 +19,21 @@ import {
   notFoundPath,
   tooManyRequests,
 } from './errors.ts';
-import { TableError } from '../table.ts';
-import { isCoreResource } from '../registry.ts';
-import { parseRoute, type ResourceRequest } from './routes.ts';
-import { sendError, sendJson, sendText } from './respond.ts';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, VERSION_INFO } from './discovery.ts';
-import { serveOpenApi } from './openapi.ts';
-import type { RequestRecord } from './request-log.ts';
-import type { ObjectStore, WriteOptions } from './store.ts';
-import type { Handler, Scope } from './handlers/scope.ts';
+import { handleBinding } from './handlers/binding.ts';
+import { handleCreate } from './handlers/create.ts';
+import { handleDelete, handleDeleteCollection } from './handlers/delete.ts';
 import { handleGet } from './handlers/get.ts';
 import { handleList } from './handlers/list.ts';
-import { handleCreate } from './handlers/create.ts';
-import { handleUpdate } from './handlers/update.ts';
 import { handlePatch } from './handlers/patch.ts';
-import { handleDelete, handleDeleteCollection } from './handlers/delete.ts';
-import { handleWatch } from './handlers/watch.ts';
 import { handleScale } from './handlers/scale.ts';
-import { handleBinding } from './handlers/binding.ts';
+import type { Handler, Scope } from './handlers/scope.ts';
+import { handleUpdate } from './handlers/update.ts';
+import { handleWatch } from './handlers/watch.ts';
+import { serveOpenApi } from './openapi.ts';
+import type { RequestRecord } from './request-log.ts';
+import { sendError, sendJson, sendText } from './respond.ts';
+import { parseRoute, type ResourceRequest } from './routes.ts';
+import type { ObjectStore, WriteOptions } from './store.ts';
 
 const HANDLERS: Record<string, Handler> = {
   get: handleGet,

@@ -13,9 +13,9 @@
  */
 import { CompactedError, type StorageWatchEvent, type WatchHandle } from '../storage/types.ts';
 import type { ApiContext } from './context.ts';
-import type { ObjectStore } from './store.ts';
-import { present, type ApiObject } from './objects.ts';
+import { type ApiObject, present } from './objects.ts';
 import { parseRoute } from './routes.ts';
+import type { ObjectStore } from './store.ts';
 
 export type CacheChange = 'ADDED' | 'MODIFIED' | 'DELETED';
 

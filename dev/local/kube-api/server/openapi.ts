@@ -3,9 +3,9 @@
  * from the registry and cached until the registry changes. /openapi/v2 is 404, so kubectl uses v3.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { groupVersion } from '../registry.ts';
 import type { ApiContext } from './context.ts';
 import { notFoundPath } from './errors.ts';
-import { groupVersion } from '../registry.ts';
 import { schemaModule } from './peers.ts';
 import { sendJson } from './respond.ts';
 

@@ -6,11 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { ConflictError, KeyExistsError, NotFoundError, type StoredObject } from '../storage/types.ts';
 import { isCoreResource, type ResourceInfo } from '../registry.ts';
+import { ConflictError, KeyExistsError, NotFoundError, type StoredObject } from '../storage/types.ts';
 import type { ApiContext } from './context.ts';
+import { applyBuiltinDefaults, ClusterIpAllocator } from './defaults.ts';
 import { alreadyExists, badRequest, cause, conflict, forbidden, invalid, notFound, staleConflict } from './errors.ts';
 import {
+  type ApiObject,
   generationChanged,
   meta,
   present,
@@ -18,11 +20,9 @@ import {
   sameContent,
   timestamp,
   toStored,
-  type ApiObject,
 } from './objects.ts';
-import { patchModule, schemaModule, type FieldValidation } from './peers.ts';
+import { type FieldValidation, patchModule, schemaModule } from './peers.ts';
 import { validateName, validateObject } from './validate.ts';
-import { applyBuiltinDefaults, ClusterIpAllocator } from './defaults.ts';
 
 export interface WriteOptions {
   dryRun?: boolean;

@@ -2,11 +2,12 @@
  * Validation run on every write: object name, schema (structural for CRs, generated for built-ins),
  * unknown fields per fieldValidation, and the CRD's own rules for CustomResourceDefinitions.
  */
-import { badRequest, invalid } from './errors.ts';
-import { namesModule, schemaModule, type FieldValidation } from './peers.ts';
+
 import { qualifiedResource, type ResourceInfo } from '../registry.ts';
-import type { ApiObject } from './objects.ts';
 import type { StatusCause } from '../schema/types.ts';
+import { badRequest, invalid } from './errors.ts';
+import type { ApiObject } from './objects.ts';
+import { type FieldValidation, namesModule, schemaModule } from './peers.ts';
 
 export interface ValidationOutcome {
   /** The object with unknown fields pruned (CRs) or unchanged. */

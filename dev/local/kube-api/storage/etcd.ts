@@ -3,19 +3,20 @@
  * values, resourceVersion = mod_revision, optimistic concurrency by transactions on mod_revision, and watch
  * on etcd's own watch so a compaction surfaces as CompactedError (410 Gone at the API).
  */
+
+import type { Etcd3, IDuplexStream, IKeyValue, IWatchRequest, IWatchResponse } from 'etcd3';
 import { createEtcdClient, isCompactedError } from '../../etcd/client.ts';
-import type { Etcd3, IKeyValue, IWatchRequest, IWatchResponse, IDuplexStream } from 'etcd3';
 import {
   CompactedError,
   ConflictError,
   KeyExistsError,
-  NotFoundError,
   type ListOptions,
   type ListResult,
+  NotFoundError,
   type Storage,
+  type StorageWatchEvent,
   type StoredObject,
   type StoredValue,
-  type StorageWatchEvent,
   type WatchHandle,
 } from './types.ts';
 

@@ -15,15 +15,15 @@ import {
   CompactedError,
   ConflictError,
   KeyExistsError,
-  NotFoundError,
   type ListOptions,
   type ListResult,
+  NotFoundError,
   type Storage,
+  type StorageWatchEvent,
   type StoredObject,
   type StoredValue,
-  type StorageWatchEvent,
-  type WatchHandle,
   WatchEventMemo,
+  type WatchHandle,
 } from './types.ts';
 
 interface Entry {

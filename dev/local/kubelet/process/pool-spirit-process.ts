@@ -9,21 +9,21 @@
  */
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { parse, stringify } from 'yaml';
-import { startAgent, type RunningAgent } from '../../../../agent/agent.ts';
+import { type RunningAgent, startAgent } from '../../../../agent/agent.ts';
 import { credentialFilesOf } from '../../../../agent/credential-files.ts';
-import { createLogger } from '../../../../agent/log.ts';
-import { parseAgentArgs, type AgentOptions } from '../../../../agent/options.ts';
 import { parseEtcdProxyArgs } from '../../../../agent/etcd-proxy/options.ts';
-import { startEtcdProxy, type RunningEtcdProxy } from '../../../../agent/etcd-proxy/proxy.ts';
+import { type RunningEtcdProxy, startEtcdProxy } from '../../../../agent/etcd-proxy/proxy.ts';
+import { createLogger } from '../../../../agent/log.ts';
+import { type AgentOptions, parseAgentArgs } from '../../../../agent/options.ts';
 import { ETCD_PROXY_COMMAND } from '../../../../core/yurt-coordinator/contract.ts';
 import { ETCD_PROXY_CONTAINER } from '../../../../core/yurt-coordinator/etcd-proxy.ts';
 import { translateContainerArgs } from './container-args.ts';
-import { CONTAINERS, containerEnv, containerOf, podKeyOf, type PoolSpiritPod } from './pod-plan.ts';
+import { CONTAINERS, containerEnv, containerOf, type PoolSpiritPod, podKeyOf } from './pod-plan.ts';
 import {
-  startRealControlPlane,
   type ContainerExit,
   type RealControlPlane,
   type SecretData,
+  startRealControlPlane,
 } from './real-control-plane.ts';
 
 export interface StartPoolSpiritOptions {

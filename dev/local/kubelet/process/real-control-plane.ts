@@ -18,17 +18,17 @@ import {
   ETCD_PEER_PORT,
   ETCD_PROXY_PORT,
 } from '../../../../core/render/layout.ts';
-import { freePorts } from '../../processes/free-ports.ts';
 import { binaryForImage, requireKubeBinary } from '../../kube-bins/index.ts';
-import { translateContainerArgs, type ArgTranslation, type HostLayout } from './container-args.ts';
 import { cleanupOnExit } from '../../processes/exit-cleanup.ts';
+import { freePorts } from '../../processes/free-ports.ts';
 import {
   httpStatus,
-  spawnSupervised,
-  waitUntilReady,
   type ProcessExit,
   type SupervisedProcess,
+  spawnSupervised,
+  waitUntilReady,
 } from '../../processes/supervise.ts';
+import { type ArgTranslation, type HostLayout, translateContainerArgs } from './container-args.ts';
 
 interface VolumeMount {
   name: string;

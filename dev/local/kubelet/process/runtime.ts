@@ -11,13 +11,13 @@
 import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
 import type { AgentOptions } from '../../../../agent/options.ts';
-import type { PodRuntime } from '../sim-kubelet.ts';
-import { podStatus, type PodFailure, type PodPhaseInRuntime } from './pod-status.ts';
-import { hostSecrets, isPoolSpiritPod, PodPlanError, type PoolSpiritPod } from './pod-plan.ts';
-import { startPoolSpirit, type RunningPoolSpirit } from './pool-spirit-process.ts';
-import { ContainerExitError, type ContainerExit } from './real-control-plane.ts';
-import { startLeaderStandIn, type LeaderStandIn } from './yurthub-stand-in.ts';
 import type { CertificateAuthority } from '../../kube-api/index.ts';
+import type { PodRuntime } from '../sim-kubelet.ts';
+import { hostSecrets, isPoolSpiritPod, PodPlanError, type PoolSpiritPod } from './pod-plan.ts';
+import { type PodFailure, type PodPhaseInRuntime, podStatus } from './pod-status.ts';
+import { type RunningPoolSpirit, startPoolSpirit } from './pool-spirit-process.ts';
+import { type ContainerExit, ContainerExitError } from './real-control-plane.ts';
+import { type LeaderStandIn, startLeaderStandIn } from './yurthub-stand-in.ts';
 
 type Obj = Record<string, any>;
 

@@ -6,8 +6,8 @@
  * reports it, as it would in a live pool.
  */
 import { request } from 'node:https';
-import { nextLeaseAction, YURTHUB_LEADER_ELECTION, YURTHUB_LEASE, type Lease } from '../../../../core/leader/index.ts';
-import { issueClientCertificate, type CertAndKey, type CertificateAuthority } from '../../kube-api/index.ts';
+import { type Lease, nextLeaseAction, YURTHUB_LEADER_ELECTION, YURTHUB_LEASE } from '../../../../core/leader/index.ts';
+import { type CertAndKey, type CertificateAuthority, issueClientCertificate } from '../../kube-api/index.ts';
 
 export interface LeaderStandInOptions {
   apiServerUrl: string;

@@ -5,7 +5,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { defaultNodeImages } from './node-images.ts';
-import { startRealNode, type NodeControlPlane, type RealNode } from './real-node.ts';
+import { type NodeControlPlane, type RealNode, startRealNode } from './real-node.ts';
 
 export interface PoolNodesOptions {
   controlPlane: NodeControlPlane;

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
-import { startLoopbackNamespace, type LoopbackNamespace } from '../../openyurt/loopback-netns.ts';
+import { type LoopbackNamespace, startLoopbackNamespace } from '../../openyurt/loopback-netns.ts';
 import { cleanupOnExit } from '../../processes/exit-cleanup.ts';
 import type { ProcessExit } from '../../processes/supervise.ts';
 import type { ClientIdentity } from '../../real-cluster/control-plane.ts';
@@ -31,8 +31,8 @@ import {
   nodePaths,
   type RealNodeLayout,
 } from './config.ts';
-import { ctr, listContainers, removeAllContainers, type NodeContainer } from './ctr.ts';
-import { spawnGroup, type GroupProcess } from './group-process.ts';
+import { ctr, listContainers, type NodeContainer, removeAllContainers } from './ctr.ts';
+import { type GroupProcess, spawnGroup } from './group-process.ts';
 import {
   cgroupHierarchies,
   killQuietly,

@@ -4,10 +4,10 @@ import { parse } from 'yaml';
 import {
   createKubeTransport,
   discovery,
-  UnknownKindError,
   type KubeTransport,
+  UnknownKindError,
 } from '../../../../adapters/kubernetes/http/index.ts';
-import { startLocalCluster, type LocalCluster } from '../../../../dev/local/kube-api/index.ts';
+import { type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
 import { startServer } from './fixtures.ts';
 
 const CRD_FILE = new URL('../../../../infra/crds/poolspirit.yaml', import.meta.url);

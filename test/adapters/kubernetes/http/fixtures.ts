@@ -4,11 +4,11 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import {
+  type CertAndKey,
+  type CertificateAuthority,
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
-  type CertAndKey,
-  type CertificateAuthority,
 } from '../../../../dev/local/kube-api/index.ts';
 
 export interface Seen {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKubeTransport, KubeApiError, type KubeTransport } from '../../../../adapters/kubernetes/http/index.ts';
-import { startLocalCluster, type LocalCluster } from '../../../../dev/local/kube-api/index.ts';
+import { type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
 import { startServer, type TestServer } from './fixtures.ts';
 
 describe('transport over plain http', () => {

@@ -4,10 +4,11 @@
  * retries). Now that entry is refused on its own, the rest of the call goes through, and the dead-letter
  * store cannot be crashed by what it is given.
  */
-import { EventBridgeClient, PutEventsCommand, TestEventPatternCommand } from '@aws-sdk/client-eventbridge';
+
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EventBridgeClient, PutEventsCommand, TestEventPatternCommand } from '@aws-sdk/client-eventbridge';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appendDeadLetter, readDeadLetters } from '../../../../dev/local/bus/dlq-store.ts';
 import { compilePattern, InvalidPatternError, testEventPattern } from '../../../../dev/local/bus/pattern.ts';

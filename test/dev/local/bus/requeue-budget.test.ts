@@ -7,14 +7,14 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { StateTable } from '../../../../adapters/state-table/index.ts';
+import { RequeueError } from '../../../../core/outcome.ts';
 import { FakeClock } from '../../../../dev/local/bus/clock.ts';
 import { loadRules } from '../../../../dev/local/bus/rules-from-serverless.ts';
 import { type LocalBus, startLocalBus } from '../../../../dev/local/bus/server.ts';
 import type { BusActivity, Rule } from '../../../../dev/local/bus/types.ts';
-import { RequeueError } from '../../../../core/outcome.ts';
 import { reconcileDeps } from '../../../../functions/reconcile/deps.ts';
 import { LEASE_LAPSE_MARGIN_MS, LOCKED_RECHECK_MS } from '../../../../functions/reconcile/run.ts';
-import type { StateTable } from '../../../../adapters/state-table/index.ts';
 
 /** The local fleet's bus backoff (dev/local/fleet/fleet.ts). */
 const FLEET_RETRY = { baseDelayMs: 200, maxDelayMs: 5_000 };

@@ -1,8 +1,12 @@
-import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { afterAll, describe, expect, it } from 'vitest';
+import { compilePattern } from '../../../../dev/local/bus/pattern.ts';
+import { loadRules, ServerlessRulesError } from '../../../../dev/local/bus/rules-from-serverless.ts';
+import { startLocalBus } from '../../../../dev/local/bus/server.ts';
+import type { Rule } from '../../../../dev/local/bus/types.ts';
 import {
   changeNoticeDetailSchema,
   changeNoticeEventSchema,
@@ -12,10 +16,6 @@ import {
   parseEvent,
   toPutEventsEntry,
 } from '../../../../events/index.ts';
-import { compilePattern } from '../../../../dev/local/bus/pattern.ts';
-import { loadRules, ServerlessRulesError } from '../../../../dev/local/bus/rules-from-serverless.ts';
-import { startLocalBus } from '../../../../dev/local/bus/server.ts';
-import type { Rule } from '../../../../dev/local/bus/types.ts';
 
 const FIXTURE = resolve(import.meta.dirname, 'fixtures/serverless.yml');
 const REAL = resolve(import.meta.dirname, '../../../../serverless.yml');

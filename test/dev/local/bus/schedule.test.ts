@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../../dev/local/bus/clock.ts';
-import { type LocalBus, startLocalBus } from '../../../../dev/local/bus/server.ts';
 import { InvalidScheduleError, nextFireTime, parseSchedule } from '../../../../dev/local/bus/schedule.ts';
+import { type LocalBus, startLocalBus } from '../../../../dev/local/bus/server.ts';
 
 const at = (iso: string) => new Date(iso);
 const next = (expr: string, after: string) => nextFireTime(parseSchedule(expr), at(after))?.toISOString() ?? null;

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EtcdStartError, etcdFlags, flagArgs, startEtcd, type RunningEtcd } from '../../../../dev/local/etcd/launch.ts';
+import { EtcdStartError, etcdFlags, flagArgs, type RunningEtcd, startEtcd } from '../../../../dev/local/etcd/launch.ts';
 import {
   compactTo,
   defragment,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEtcdClient } from '../../../../dev/local/etcd/client.ts';
-import { startLocalFleet, type LocalFleet } from '../../../../dev/local/fleet/fleet.ts';
+import { type LocalFleet, startLocalFleet } from '../../../../dev/local/fleet/fleet.ts';
 
 /** `local up --store etcd`: each cluster's objects are in a real etcd (the pinned build), not in memory. */
 describe('local fleet on the etcd store', () => {

@@ -8,7 +8,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startLocalFleet, type LocalFleet, type LocalFleetOptions } from '../../../../dev/local/fleet/fleet.ts';
 import {
   beginReconcile,
   getItem,
@@ -17,6 +16,7 @@ import {
   readPoolState,
   TTL_ATTRIBUTE,
 } from '../../../../adapters/state-table/index.ts';
+import { type LocalFleet, type LocalFleetOptions, startLocalFleet } from '../../../../dev/local/fleet/fleet.ts';
 import { heldLeases } from '../../../../dev/local/fleet/held-leases.ts';
 import { waitFor } from '../../../support/wait.ts';
 

@@ -7,10 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startLocalFleet, type LocalFleet } from '../../../../dev/local/fleet/fleet.ts';
 import { beginReconcile } from '../../../../adapters/state-table/index.ts';
-import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../../events/index.ts';
 import type { BusActivity } from '../../../../dev/local/bus/index.ts';
+import { type LocalFleet, startLocalFleet } from '../../../../dev/local/fleet/fleet.ts';
+import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../../events/index.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 describe('fleet.stop()', () => {

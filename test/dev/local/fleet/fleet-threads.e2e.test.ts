@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { HttpMethod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
-import { localApiOf, startLocalFleet, type LocalFleet } from '../../../../dev/local/fleet/fleet.ts';
+import { type LocalFleet, localApiOf, startLocalFleet } from '../../../../dev/local/fleet/fleet.ts';
 import { listPrefix, objectKey } from '../../../../dev/local/kube-api/storage/keys.ts';
 import { waitFor } from '../../../support/wait.ts';
 

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalFleet, type LocalFleet } from '../../../../dev/local/fleet/fleet.ts';
-import { waitFor } from '../../../support/local-cluster.ts';
+import { type LocalFleet, startLocalFleet } from '../../../../dev/local/fleet/fleet.ts';
 import { KUBECTL } from '../../../../dev/local/kube-bins/index.ts';
+import { waitFor } from '../../../support/local-cluster.ts';
 
 const run = promisify(execFile);
 

@@ -4,7 +4,7 @@
  * deletionTimestamp; an object with a deletionTimestamp and no finalizers left is removed), and watch
  * events arrive asynchronously, as over HTTP.
  */
-import type { GcApi, ApiObject, ObjectRef, Propagation } from '../../../../dev/local/kube-api/gc.ts';
+import type { ApiObject, GcApi, ObjectRef, Propagation } from '../../../../dev/local/kube-api/gc.ts';
 
 export class FakeGcApi implements GcApi {
   readonly objects = new Map<string, ApiObject>();

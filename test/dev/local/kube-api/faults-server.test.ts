@@ -1,6 +1,6 @@
 /** The fault injector as the local API applies it: failures, latency and dropped watches per verb/resource. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLocalCluster, type LocalCluster } from '../../../../dev/local/kube-api/index.ts';
+import { type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
 
 let cluster: LocalCluster | undefined;
 afterEach(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FaultSpecError, createFaultInjector, parseFaultSpec } from '../../../../dev/local/kube-api/faults.ts';
+import { createFaultInjector, FaultSpecError, parseFaultSpec } from '../../../../dev/local/kube-api/faults.ts';
 
 describe('fault injector', () => {
   it('injects nothing without config', () => {

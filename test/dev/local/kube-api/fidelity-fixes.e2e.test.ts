@@ -3,7 +3,7 @@
  * what kube-apiserver v1.36.3 gave for the same request (values taken from that measurement).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalCluster, type LocalCluster } from '../../../../dev/local/kube-api/index.ts';
+import { type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
 
 let cluster: LocalCluster;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startGarbageCollector, type GarbageCollector } from '../../../../dev/local/kube-api/gc.ts';
+import { type GarbageCollector, startGarbageCollector } from '../../../../dev/local/kube-api/gc.ts';
 import { FakeGcApi, obj } from './fake-gc-api.ts';
 
 let gc: GarbageCollector | undefined;

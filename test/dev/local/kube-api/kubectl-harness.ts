@@ -3,13 +3,13 @@
  * cache dir of its own, every call asynchronous (the API server runs in this same process, so a
  * synchronous child process would block it).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalCluster, type LocalCluster, type Storage } from '../../../../dev/local/kube-api/index.ts';
-import { waitFor } from '../../../support/wait.ts';
+import { type LocalCluster, type Storage, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
 import { KUBECTL, requireKubeBinary } from '../../../../dev/local/kube-bins/index.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 export { KUBECTL };
 

@@ -3,7 +3,7 @@
  * backend (memory.e2e.test.ts, etcd.e2e.test.ts). Every case uses its own namespace so cases stay independent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startKubectlEnv, type Backend, type KubectlEnv } from './kubectl-harness.ts';
+import { type Backend, eventually, type KubectlEnv, startKubectlEnv } from './kubectl-harness.ts';
 
 const CRD_FIXTURE = new URL('./fixtures/widget-crd.yaml', import.meta.url);
 /** The OpenYurt NodePool CRD the project ships. */

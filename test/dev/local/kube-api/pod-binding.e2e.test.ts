@@ -4,8 +4,8 @@
  * scheduler), so nothing else binds the pods.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalCluster, type LocalCluster } from '../../../../dev/local/kube-api/index.ts';
-import { startRealApiserver, type RealApiserver } from '../../../support/real-apiserver.ts';
+import { type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
+import { type RealApiserver, startRealApiserver } from '../../../support/real-apiserver.ts';
 
 type Obj = Record<string, any>;
 type Answer = { status: number; body: Obj };

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  SelectorError,
   labelSelectorFromMeta,
   labelSelectorToString,
   matchFields,
   matchLabels,
   parseFieldSelector,
   parseLabelSelector,
+  SelectorError,
 } from '../../../../dev/local/kube-api/selectors.ts';
 
 const matches = (sel: string, labels?: Record<string, string>) => matchLabels(parseLabelSelector(sel), labels);

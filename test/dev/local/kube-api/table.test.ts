@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { evaluateJsonPath } from '../../../../dev/local/kube-api/jsonpath.ts';
 import { toTable } from '../../../../dev/local/kube-api/table.ts';
 import { humanDuration } from '../../../../dev/local/kube-api/table-printers.ts';
-import { evaluateJsonPath } from '../../../../dev/local/kube-api/jsonpath.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 const ago = (s: number) => new Date(NOW - s * 1000).toISOString();

@@ -5,7 +5,7 @@
  * object its first attempt had filled in, resourceVersion included, and answered the retry 409.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRealApiserver, type RealApiserver } from '../../../support/real-apiserver.ts';
+import { type RealApiserver, startRealApiserver } from '../../../support/real-apiserver.ts';
 import { etcdBackend, startTestCluster, type TestCluster } from './server/harness.ts';
 
 type Put = (path: string, body: unknown) => Promise<{ status: number; n?: string }>;

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalCluster, type LocalCluster } from '../../../../dev/local/kube-api/index.ts';
+import { type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
 import {
   FaultRuleError,
+  type KubeProxy,
   kubeRequestInfo,
   REDACTED_B64,
   startKubeProxy,
-  type KubeProxy,
 } from '../../../../dev/local/kube-proxy/index.ts';
 import { waitFor } from '../../../support/wait.ts';
 

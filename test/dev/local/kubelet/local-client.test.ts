@@ -3,10 +3,11 @@
  * HTTP client built from the kubeconfig, client-node kept for what the small client does not do, and the sim
  * agent told its PoolSpirit and ConfigMap by the pod's environment as the real agent is.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { KubeConfig } from '@kubernetes/client-node';
-import { localKubeClient } from '../../../../dev/local/kubelet/local-client.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simulateAgent } from '../../../../dev/local/kubelet/agent-sim.ts';
+import { localKubeClient } from '../../../../dev/local/kubelet/local-client.ts';
 import { startTestCluster, type TestCluster } from '../../../support/local-cluster.ts';
 
 type Obj = Record<string, any>;

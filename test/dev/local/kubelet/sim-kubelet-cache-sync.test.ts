@@ -5,8 +5,8 @@
  * evicted as if its node were gone, then recreated.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
 import { edgeNode } from '../../../../dev/local/fleet/seed.ts';
+import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
 import { startTestCluster, type TestCluster } from '../../../support/local-cluster.ts';
 
 type Obj = Record<string, any>;

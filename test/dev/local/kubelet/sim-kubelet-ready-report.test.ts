@@ -5,9 +5,9 @@
  * "the agent has not reported a bootstrap yet" for good.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
 import { edgeNode } from '../../../../dev/local/fleet/seed.ts';
-import { startTestCluster, waitFor, type TestCluster } from '../../../support/local-cluster.ts';
+import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
+import { startTestCluster, type TestCluster, waitFor } from '../../../support/local-cluster.ts';
 
 describe('sim kubelet: a failed ready report is retried', () => {
   let t: TestCluster;

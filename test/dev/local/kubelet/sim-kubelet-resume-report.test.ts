@@ -5,12 +5,13 @@
  * five times in a row, so the stack could not resume. Now the report is retried until it succeeds and the
  * start does not wait for it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { HttpMethod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
-import { SimKubelet, podReady } from '../../../../dev/local/kubelet/sim-kubelet.ts';
 import { edgeNode } from '../../../../dev/local/fleet/seed.ts';
-import { startTestCluster, waitFor, type TestCluster } from '../../../support/local-cluster.ts';
+import { podReady, SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
+import { startTestCluster, type TestCluster, waitFor } from '../../../support/local-cluster.ts';
 
 const CONFIG_MAP = 'ps-p1-bootstrap';
 

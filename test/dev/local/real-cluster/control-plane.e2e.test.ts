@@ -11,7 +11,7 @@ import { Informer } from '../../../../adapters/kubernetes/informer.ts';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
 import { createCertificateAuthority } from '../../../../dev/local/kube-api/index.ts';
 import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
-import { startRealHostCluster, type RealHostCluster } from '../../../../dev/local/real-cluster/control-plane.ts';
+import { type RealHostCluster, startRealHostCluster } from '../../../../dev/local/real-cluster/control-plane.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 type Obj = Record<string, any>;

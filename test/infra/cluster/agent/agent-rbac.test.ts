@@ -4,6 +4,9 @@
  * The live checks (the agent can, others cannot) are in test/infra/cluster/reconciler/reconciler-bounded.e2e.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_NAMESPACE } from '../../../../core/index.ts';
+import type { KubeObject } from '../../../../core/kube.ts';
+import { objectNames } from '../../../../core/render/names.ts';
 import {
   agentGroup,
   agentRbac,
@@ -12,9 +15,6 @@ import {
   grantsOf,
   RECONCILER_GROUP,
 } from '../../../../core/security/index.ts';
-import { DEFAULT_NAMESPACE } from '../../../../core/index.ts';
-import { objectNames } from '../../../../core/render/names.ts';
-import type { KubeObject } from '../../../../core/kube.ts';
 import { kustomize, kustomizeOverlay, renderPool } from '../../manifests.ts';
 
 const AGENTS = { kind: 'Group' as const, name: agentGroup(DEFAULT_NAMESPACE) };

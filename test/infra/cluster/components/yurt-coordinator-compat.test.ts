@@ -7,17 +7,17 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../../core/kube.ts';
+import { objectKey } from '../../../../core/kube.ts';
+import type { Grant } from '../../../../core/security/index.ts';
 import {
-  compatApiUses,
   compareGrants,
+  compatApiUses,
   grantKey,
   grantsOf,
   RECONCILER_GROUP,
   usesToGrants,
 } from '../../../../core/security/index.ts';
-import type { Grant } from '../../../../core/security/index.ts';
 import { compatInstallObjects } from '../../../../core/yurt-coordinator/index.ts';
-import { objectKey } from '../../../../core/kube.ts';
 import { kustomize, kustomizeOverlay } from '../../manifests.ts';
 
 const COMPONENT = 'infra/cluster/components/yurt-coordinator-compat';

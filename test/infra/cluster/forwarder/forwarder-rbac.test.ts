@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compareGrants, grantKey, grantsOf } from '../../../../core/security/rbac-rules.ts';
-import { collectionOf, forwarderGrants } from '../../../../core/security/forwarder-permissions.ts';
 import { DEFAULT_NAMESPACE } from '../../../../core/index.ts';
+import { collectionOf, forwarderGrants } from '../../../../core/security/forwarder-permissions.ts';
+import { compareGrants, grantKey, grantsOf } from '../../../../core/security/rbac-rules.ts';
 import { watchedResources } from '../../../../forwarder/watched-resources.ts';
 import { find, kustomize } from '../../manifests.ts';
 

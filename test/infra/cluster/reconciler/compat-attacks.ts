@@ -6,8 +6,9 @@
  * stolen credential can still do there is shown, not hidden (docs/security.md). Registered by
  * reconciler-bounded.e2e.test.ts for each backend.
  */
-import { expect, it } from 'vitest';
+
 import { HttpMethod } from '@kubernetes/client-node';
+import { expect, it } from 'vitest';
 import { DEFAULT_NAMESPACE, type KubeObject } from '../../../../core/index.ts';
 import { PKI_FILES } from '../../../../core/render/pki.ts';
 import {
@@ -17,7 +18,7 @@ import {
   nodeLeaseProxyData,
 } from '../../../../core/yurt-coordinator/index.ts';
 import { waitFor } from '../../../support/wait.ts';
-import { RECONCILER_USER, type Identity, type RbacWorld } from './world.ts';
+import { type Identity, type RbacWorld, RECONCILER_USER } from './world.ts';
 
 export const COMPAT_POOL = 'edge-c';
 /** What the "CNI" gives the compat pool's pod (the sim kubelet reports 127.0.0.1, which no slice may hold). */

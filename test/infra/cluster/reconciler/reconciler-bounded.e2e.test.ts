@@ -24,7 +24,7 @@ import { objectNames } from '../../../../core/render/names.ts';
 import { COMPAT_COMPONENT_PATH } from '../../../../core/yurt-coordinator/index.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { compatAttacks, compatPool } from './compat-attacks.ts';
-import { startRbacWorld, type Identity, type RbacWorld } from './world.ts';
+import { type Identity, type RbacWorld, startRbacWorld } from './world.ts';
 
 const NS = DEFAULT_NAMESPACE;
 const POOL = 'edge-a';

@@ -9,12 +9,12 @@
  * 403. What this identity can no longer do: test/infra/cluster/reconciler/reconciler-bounded.e2e.test.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { RuleReport } from '../../../../dev/local/kube-api/index.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_NAMESPACE, type KubeObject } from '../../../../core/index.ts';
+import type { RuleReport } from '../../../../dev/local/kube-api/index.ts';
 import { waitFor } from '../../../support/wait.ts';
-import { RECONCILER_USER, reconcilerRoles, startRbacWorld, type RbacWorld } from './world.ts';
+import { type RbacWorld, RECONCILER_USER, reconcilerRoles, startRbacWorld } from './world.ts';
 
 const NS = DEFAULT_NAMESPACE;
 const POOL = 'edge-a';

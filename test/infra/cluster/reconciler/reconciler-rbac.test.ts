@@ -8,10 +8,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { getCluster } from '../../../../adapters/state-table/index.ts';
+import { DEFAULT_NAMESPACE } from '../../../../core/index.ts';
+import type { Grant, PermissionInputs, PermissionUser, RequestAttributes } from '../../../../core/security/index.ts';
 import {
   allows,
   compactRules,
@@ -26,23 +29,20 @@ import {
   resourceOf,
   usesToGrants,
 } from '../../../../core/security/index.ts';
-import type { Grant, PermissionInputs, PermissionUser, RequestAttributes } from '../../../../core/security/index.ts';
-import { DEFAULT_NAMESPACE } from '../../../../core/index.ts';
-import { OWNED_KINDS, observeCluster } from '../../../../functions/audit/observe.ts';
+import type { RequestRecord } from '../../../../dev/local/kube-api/index.ts';
 import { auditDeps } from '../../../../functions/audit/handler.ts';
+import { OWNED_KINDS, observeCluster } from '../../../../functions/audit/observe.ts';
+import { moveOffLeavingNode } from '../../../../functions/cloud-events/move.ts';
 import { probeDeps } from '../../../../functions/probe/handler.ts';
 import { probeCluster } from '../../../../functions/probe/run.ts';
 import { rolloutClusterOps } from '../../../../functions/rollout/cluster-ops.ts';
-import { moveOffLeavingNode } from '../../../../functions/cloud-events/move.ts';
-import type { RequestRecord } from '../../../../dev/local/kube-api/index.ts';
 import {
   CLUSTER_ID,
   IP_ALLOCATOR,
-  startReconcileWorld,
   type ReconcileWorld,
+  startReconcileWorld,
 } from '../../../functions/reconcile/harness.ts';
 import { EVENT_NAMESPACE, kustomize, kustomizeOverlay, permissionInputs, REPO_ROOT } from '../../manifests.ts';
-import { getCluster } from '../../../../adapters/state-table/index.ts';
 
 const GROUP = { kind: 'Group' as const, name: RECONCILER_GROUP };
 const silent = () => new Logger({ serviceName: 'rbac-test', logLevel: 'SILENT' });

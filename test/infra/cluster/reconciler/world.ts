@@ -8,47 +8,47 @@
  * pool's agent, so they run as the admin: their rights are not the reconciler's to hold.
  */
 import { randomUUID } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HttpMethod, KubeConfig, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { HttpMethod, KubeConfig, type KubernetesObject, PatchStrategy } from '@kubernetes/client-node';
+import type { ClusterConnection } from '../../../../adapters/kubernetes/http/index.ts';
+import { CLUSTER_CA_CONFIGMAP, createClusterClient } from '../../../../adapters/kubernetes/index.ts';
+import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
+import { createStateTable, registerCluster, type StateTable } from '../../../../adapters/state-table/index.ts';
+import { cachingKeyFactory, type KubeObject } from '../../../../core/index.ts';
+import { RECONCILER_GROUP } from '../../../../core/security/index.ts';
+import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../../dev/local/dynamodb.ts';
+import { localObservability } from '../../../../dev/local/fleet/observability.ts';
+import { createIfMissing, edgeNode, infraManifests } from '../../../../dev/local/fleet/seed.ts';
 import {
+  type CertAndKey,
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
   kubeconfigYaml,
-  startLocalCluster,
-  type CertAndKey,
   type LocalCluster,
+  startLocalCluster,
 } from '../../../../dev/local/kube-api/index.ts';
-import { ensureTable, startLocalDynamo, type LocalDynamo } from '../../../../dev/local/dynamodb.ts';
+import { simulateAgent } from '../../../../dev/local/kubelet/agent-sim.ts';
 import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
 import { startRealHostCluster } from '../../../../dev/local/real-cluster/control-plane.ts';
-import { simulateAgent } from '../../../../dev/local/kubelet/agent-sim.ts';
-import { createIfMissing, edgeNode, infraManifests } from '../../../../dev/local/fleet/seed.ts';
-import { localObservability } from '../../../../dev/local/fleet/observability.ts';
-import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
-import { createClusterClient, CLUSTER_CA_CONFIGMAP } from '../../../../adapters/kubernetes/index.ts';
-import type { ClusterConnection } from '../../../../adapters/kubernetes/http/index.ts';
-import { createStateTable, registerCluster, type StateTable } from '../../../../adapters/state-table/index.ts';
+import { AUDIT_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../../events/index.ts';
+import { type AuditResult, createAuditHandler } from '../../../../functions/audit/handler.ts';
+import { type CloudEventResult, createCloudEventsHandler } from '../../../../functions/cloud-events/handler.ts';
+import { createProbeHandler, type ProbeResult } from '../../../../functions/probe/handler.ts';
 import {
   createReconcileHandler,
-  reconcileDeps,
   type ReconcileResult,
+  reconcileDeps,
 } from '../../../../functions/reconcile/handler.ts';
-import { createAuditHandler, type AuditResult } from '../../../../functions/audit/handler.ts';
-import { createProbeHandler, type ProbeResult } from '../../../../functions/probe/handler.ts';
 import { createRolloutHandler, type RolloutResult } from '../../../../functions/rollout/handler.ts';
-import { createCloudEventsHandler, type CloudEventResult } from '../../../../functions/cloud-events/handler.ts';
-import { AUDIT_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../../events/index.ts';
-import { cachingKeyFactory, type KubeObject } from '../../../../core/index.ts';
-import { RECONCILER_GROUP } from '../../../../core/security/index.ts';
 import { lambdaContext } from '../../../functions/reconcile/harness.ts';
-import { kustomize, kustomizeOverlay } from '../../manifests.ts';
 import { waitFor } from '../../../support/wait.ts';
+import { kustomize, kustomizeOverlay } from '../../manifests.ts';
 
 export const CLUSTER_ID = 'rbac-c1';
 /** The functions' identity in this test: a member of the reconciler group, with no other rights. */

@@ -2,7 +2,7 @@
  * capManagersManager: kube keeps at most 10 Update entries; the oldest are folded, per API version, into
  * one "ancient-changes" entry so managedFields cannot grow without bound.
  */
-import { managerId, type Managers } from './entries.ts';
+import { type Managers, managerId } from './entries.ts';
 
 export const maxUpdateManagers = 10;
 export const ancientChangesManager = 'ancient-changes';

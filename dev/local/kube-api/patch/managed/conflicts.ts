@@ -1,7 +1,7 @@
 /** Apply conflicts in kube-apiserver's words (fieldmanager's NewConflictError). */
 import { displayPath, type Path } from '../fieldpath/path-element.ts';
-import { ApplyConflictError, type ApplyConflict } from '../types.ts';
-import { managerId, type ManagerRecord } from './entries.ts';
+import { type ApplyConflict, ApplyConflictError } from '../types.ts';
+import { type ManagerRecord, managerId } from './entries.ts';
 
 export interface ManagerConflict extends ApplyConflict {
   operation: 'Apply' | 'Update';

@@ -4,8 +4,9 @@
  * subresource). Entries are written in kube's order: Apply before Update, then by time, manager,
  * apiVersion and subresource.
  */
-import { fieldSetToFieldsV1, fieldsV1ToFieldSet } from '../fieldpath/fields-v1.ts';
+
 import type { FieldSet } from '../fieldpath/field-set.ts';
+import { fieldSetToFieldsV1, fieldsV1ToFieldSet } from '../fieldpath/fields-v1.ts';
 import { goJsonMarshal, isObject } from '../json-value.ts';
 import type { ManagedFieldsEntry } from '../types.ts';
 

@@ -1,6 +1,7 @@
 /** Reading and writing the parts of an object the field manager cares about. */
-import { deepClone, isObject } from '../json-value.ts';
+
 import type { FieldSet } from '../fieldpath/field-set.ts';
+import { deepClone, isObject } from '../json-value.ts';
 import type { JsonObject, ManagedFieldsEntry } from '../types.ts';
 
 export function managedFieldsOf(obj: JsonObject | undefined): unknown {

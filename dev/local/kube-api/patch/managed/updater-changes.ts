@@ -1,7 +1,7 @@
 /** What a non-apply write changed, as kube's Updater.Update computes it for the writing manager. */
 import type { SchemaNode } from '../../schema/types.ts';
 import type { FieldSet } from '../fieldpath/field-set.ts';
-import { compare, excludeFields, type Comparison } from '../typed/compare.ts';
+import { type Comparison, compare, excludeFields } from '../typed/compare.ts';
 import type { JsonObject } from '../types.ts';
 import { zeroPresenceFor } from './zero-presence.ts';
 

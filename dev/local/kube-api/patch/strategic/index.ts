@@ -6,7 +6,7 @@
  */
 import type { SchemaNode } from '../../schema/types.ts';
 import { deepClone, isObject } from '../json-value.ts';
-import { PatchError, type JsonObject } from '../types.ts';
+import { type JsonObject, PatchError } from '../types.ts';
 import { mergeMap } from './merge-map.ts';
 
 export function applyStrategicMergePatch(

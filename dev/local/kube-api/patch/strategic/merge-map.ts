@@ -13,7 +13,7 @@ import {
 } from './directives.ts';
 import { badArgType, badPatchType, badPrimitiveList, badRetainKeys, badSetElementOrder } from './errors.ts';
 import { mergeSliceHandler } from './merge-slice.ts';
-import { partitionByPresence, normalizeElementOrder, sliceElementKind } from './order.ts';
+import { normalizeElementOrder, partitionByPresence, sliceElementKind } from './order.ts';
 import { lookupListField, lookupMapField } from './patch-meta.ts';
 import { validatePatchWithSetOrderList } from './set-element-order.ts';
 

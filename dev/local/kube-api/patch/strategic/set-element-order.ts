@@ -1,7 +1,7 @@
 /** validatePatchWithSetOrderList: the patch list must be a subsequence of its `$setElementOrder` list. */
 import { goSprint, isObject } from '../json-value.ts';
-import { badArgType, internal, noMergeKey } from './errors.ts';
 import { directiveMarker, setElementOrderPrefix } from './directives.ts';
+import { badArgType, internal, noMergeKey } from './errors.ts';
 
 export function validatePatchWithSetOrderList(patchList: unknown[], setOrderList: unknown[], mergeKey: string): void {
   if (setOrderList.length === 0 || patchList.length === 0) return;

@@ -8,7 +8,7 @@ import { FieldSet } from '../fieldpath/field-set.ts';
 import { encodePE, fieldPE, type Path, type PathElement } from '../fieldpath/path-element.ts';
 import { deepEqual, isObject } from '../json-value.ts';
 import { listItemPE } from './list-items.ts';
-import { mapChild, typeOf, type TypeInfo } from './type-of.ts';
+import { mapChild, type TypeInfo, typeOf } from './type-of.ts';
 
 export interface Comparison {
   added: FieldSet;

@@ -1,7 +1,7 @@
 /** Path elements of list items: `k:{...}` for lists keyed by fields, `v:...` for sets of scalars. */
 import type { SchemaNode } from '../../schema/types.ts';
-import { isObject } from '../json-value.ts';
 import { keyPE, type PathElement } from '../fieldpath/path-element.ts';
+import { isObject } from '../json-value.ts';
 import { effectiveSchema } from '../schema-view.ts';
 
 /** Key defaults kube's OpenAPI declares but schemas generated from Go types may lack. */

@@ -7,7 +7,7 @@
  */
 import { decodeObject, readBody } from '../body.ts';
 import { badRequest, unknownError } from '../errors.ts';
-import { isPlainObject, type ApiObject } from '../objects.ts';
+import { type ApiObject, isPlainObject } from '../objects.ts';
 import { sendJson } from '../respond.ts';
 import type { Scope } from './scope.ts';
 

@@ -1,7 +1,7 @@
 import { decodeObject, readBody } from '../body.ts';
 import { negotiate, sendJson } from '../respond.ts';
 import { renderObject } from './render.ts';
-import { writeOptions, type Scope } from './scope.ts';
+import { type Scope, writeOptions } from './scope.ts';
 
 export async function handleCreate(s: Scope): Promise<void> {
   const form = negotiate(s.req, s.query, true);

@@ -1,13 +1,13 @@
 /** DELETE and DELETE-collection with DeleteOptions from the body and/or the query. */
-import { readBody, parseText, bodyFormat } from '../body.ts';
+import { bodyFormat, parseText, readBody } from '../body.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import { isPlainObject, type ApiObject } from '../objects.ts';
+import { type ApiObject, isPlainObject } from '../objects.ts';
 import { negotiate, sendJson } from '../respond.ts';
 import type { DeleteOptions, Propagation } from '../store.ts';
+import { listPrefixFor, readPage } from './list.ts';
 import { renderList, renderObject } from './render.ts';
 import { isDryRun, type Scope } from './scope.ts';
 import { selectionFilter } from './selection.ts';
-import { listPrefixFor, readPage } from './list.ts';
 
 const POLICIES = ['Background', 'Foreground', 'Orphan'];
 

@@ -3,15 +3,16 @@
  * revision and the last key returned, like kube-apiserver's, so every page reads the same snapshot; a
  * compacted snapshot is 410 Expired.
  */
-import { CompactedError, type StoredObject } from '../../storage/types.ts';
-import { ApiError, badRequest } from '../errors.ts';
-import { present, type ApiObject } from '../objects.ts';
-import { negotiate, sendJson } from '../respond.ts';
-import type { ApiContext } from '../context.ts';
+
 import type { ResourceInfo } from '../../registry.ts';
+import { CompactedError, type StoredObject } from '../../storage/types.ts';
+import type { ApiContext } from '../context.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import { type ApiObject, present } from '../objects.ts';
+import { negotiate, sendJson } from '../respond.ts';
 import { renderList } from './render.ts';
-import { selectionFilter, type ObjectFilter } from './selection.ts';
 import type { Scope } from './scope.ts';
+import { type ObjectFilter, selectionFilter } from './selection.ts';
 
 interface ContinueToken {
   v: 'meta.k8s.io/v1';

@@ -2,16 +2,17 @@
  * PATCH, dispatched on Content-Type: JSON merge patch, JSON patch, strategic merge patch (built-in kinds
  * only, 415 for custom resources as kube does) and server-side apply (creates when missing).
  */
-import { readBody, decodePatchBody, mediaType } from '../body.ts';
-import { ApiError, badRequest } from '../errors.ts';
-import { groupVersion } from '../../registry.ts';
-import { isPlainObject, timestamp, type ApiObject } from '../objects.ts';
-import { patchModule } from '../peers.ts';
+
 import { ApplyConflictError, PatchError, PatchInternalError } from '../../patch/types.ts';
-import { resetFields } from '../store.ts';
+import { groupVersion } from '../../registry.ts';
+import { decodePatchBody, mediaType, readBody } from '../body.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import { type ApiObject, isPlainObject, timestamp } from '../objects.ts';
+import { patchModule } from '../peers.ts';
 import { negotiate, sendJson } from '../respond.ts';
+import { resetFields } from '../store.ts';
 import { renderObject } from './render.ts';
-import { writeOptions, type Scope } from './scope.ts';
+import { type Scope, writeOptions } from './scope.ts';
 
 const PATCH_TYPES = [
   'application/json-patch+json',

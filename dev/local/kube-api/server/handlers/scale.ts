@@ -3,14 +3,15 @@
  * declares one: GET reads replicas and selector through the resource's paths; PUT and PATCH change only
  * the replicas of the underlying object (what `kubectl scale` does).
  */
-import { readBody, decodePatchBody, mediaType, parseText, bodyFormat } from '../body.ts';
-import { ApiError, badRequest, cause, invalid } from '../errors.ts';
-import { isPlainObject, type ApiObject } from '../objects.ts';
-import { patchModule } from '../peers.ts';
-import { labelSelectorFromMeta, labelSelectorToString } from '../../selectors.ts';
+
 import type { ResourceInfo, ScalePaths } from '../../registry.ts';
+import { labelSelectorFromMeta, labelSelectorToString } from '../../selectors.ts';
+import { bodyFormat, decodePatchBody, mediaType, parseText, readBody } from '../body.ts';
+import { ApiError, badRequest, cause, invalid } from '../errors.ts';
+import { type ApiObject, isPlainObject } from '../objects.ts';
+import { patchModule } from '../peers.ts';
 import { sendJson } from '../respond.ts';
-import { writeOptions, type Scope } from './scope.ts';
+import { type Scope, writeOptions } from './scope.ts';
 
 function pathKeys(path: string): string[] {
   return path.replace(/^\./, '').split('.');

@@ -1,12 +1,12 @@
 /** What every resource handler gets, plus the query options shared by the write verbs. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApiContext } from '../context.ts';
 import type { ResourceInfo } from '../../registry.ts';
-import type { ResourceRequest } from '../routes.ts';
-import type { RequestRecord } from '../request-log.ts';
-import type { ObjectStore, WriteOptions } from '../store.ts';
+import type { ApiContext } from '../context.ts';
+import { badRequest, cause, invalid } from '../errors.ts';
 import type { FieldValidation } from '../peers.ts';
-import { badRequest, invalid, cause } from '../errors.ts';
+import type { RequestRecord } from '../request-log.ts';
+import type { ResourceRequest } from '../routes.ts';
+import type { ObjectStore, WriteOptions } from '../store.ts';
 
 export interface Scope {
   ctx: ApiContext;

@@ -1,9 +1,9 @@
 /** labelSelector / fieldSelector query parameters → one predicate; bad selectors are 400s. */
 import { qualifiedResource, type ResourceInfo } from '../../registry.ts';
+import type { FieldSelector, LabelSelector } from '../../selectors.ts';
 import { badRequest } from '../errors.ts';
 import type { ApiObject } from '../objects.ts';
 import { selectorsModule } from '../peers.ts';
-import type { FieldSelector, LabelSelector } from '../../selectors.ts';
 
 /**
  * The whole selector; `labels` is its label part alone, which storage may apply before decoding

@@ -1,9 +1,9 @@
+import type { ResourceInfo } from '../../registry.ts';
 import { decodeObject, readBody } from '../body.ts';
 import { badRequest, cause, invalid } from '../errors.ts';
-import type { ResourceInfo } from '../../registry.ts';
 import { negotiate, sendJson } from '../respond.ts';
 import { renderObject } from './render.ts';
-import { writeOptions, type Scope } from './scope.ts';
+import { type Scope, writeOptions } from './scope.ts';
 
 /** PUT of the object, its status, or a namespace's finalize subresource. */
 export async function handleUpdate(s: Scope): Promise<void> {

@@ -4,16 +4,17 @@
  * watch filter. BOOKMARKs when allowed; a compacted start revision ends with an ERROR event carrying a
  * 410 Expired Status, as client-go's reflector expects.
  */
-import { CompactedError, type StorageWatchEvent, type WatchEventMemo } from '../../storage/types.ts';
+
 import { groupVersion } from '../../registry.ts';
+import { CompactedError, type StorageWatchEvent, type WatchEventMemo } from '../../storage/types.ts';
 import { badRequest } from '../errors.ts';
-import { present, type ApiObject } from '../objects.ts';
-import { negotiate, type OutputForm } from '../respond.ts';
-import { partial, tableResource } from './render.ts';
+import { type ApiObject, present } from '../objects.ts';
 import { tableModule } from '../peers.ts';
-import { selectionFilter } from './selection.ts';
+import { negotiate, type OutputForm } from '../respond.ts';
 import { listPrefixFor } from './list.ts';
+import { partial, tableResource } from './render.ts';
 import type { Scope } from './scope.ts';
+import { selectionFilter } from './selection.ts';
 
 const DEFAULT_TIMEOUT_S = 1800;
 

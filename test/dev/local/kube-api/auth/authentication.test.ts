@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueClientCertificate, startLocalCluster } from '../../../../../dev/local/kube-api/index.ts';
-import { identity, startAuthCluster, testPki, unique, type AuthCluster } from './harness.ts';
+import { type AuthCluster, identity, startAuthCluster, testPki, unique } from './harness.ts';
 
 const UNAUTHORIZED = {
   kind: 'Status',

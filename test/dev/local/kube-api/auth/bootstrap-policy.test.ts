@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryStorage } from '../../../../../dev/local/kube-api/index.ts';
-import { RBAC, startAuthCluster, type AuthCluster } from './harness.ts';
+import { type AuthCluster, RBAC, startAuthCluster } from './harness.ts';
 
 describe('bootstrap RBAC policy', () => {
   let c: AuthCluster;

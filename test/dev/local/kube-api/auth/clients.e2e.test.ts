@@ -8,7 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueClientCertificate } from '../../../../../dev/local/kube-api/index.ts';
 import { KUBECTL } from '../../../../../dev/local/kube-bins/index.ts';
-import { clusterRoleBinding, identity, RBAC, startAuthCluster, user, type AuthCluster } from './harness.ts';
+import { type AuthCluster, clusterRoleBinding, identity, RBAC, startAuthCluster, user } from './harness.ts';
 
 const run = promisify(execFile);
 

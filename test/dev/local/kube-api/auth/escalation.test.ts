@@ -4,9 +4,10 @@
  * system:masters.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CertAndKey } from '../../../../../dev/local/kube-api/index.ts';
 import type { PolicyRule } from '../../../../../dev/local/kube-api/auth/types.ts';
+import type { CertAndKey } from '../../../../../dev/local/kube-api/index.ts';
 import {
+  type AuthCluster,
   clusterRoleBinding,
   forbiddenStatus,
   identity,
@@ -15,7 +16,6 @@ import {
   startAuthCluster,
   unique,
   user,
-  type AuthCluster,
 } from './harness.ts';
 
 const API = `/apis/${RBAC}/v1`;

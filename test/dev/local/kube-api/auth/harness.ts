@@ -4,14 +4,14 @@
  */
 import { request } from 'node:https';
 import {
+  type CertAndKey,
+  type CertificateAuthority,
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
-  startLocalCluster,
-  type CertAndKey,
-  type CertificateAuthority,
   type LocalCluster,
   type LocalClusterOptions,
+  startLocalCluster,
 } from '../../../../../dev/local/kube-api/index.ts';
 
 export interface Pki {

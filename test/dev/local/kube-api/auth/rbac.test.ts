@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type AuthCluster,
   clusterRoleBinding,
   forbiddenStatus,
   group,
@@ -10,7 +11,6 @@ import {
   startAuthCluster,
   unique,
   user,
-  type AuthCluster,
 } from './harness.ts';
 
 describe('RBAC authorization', () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { breakdownRule, covers, ruleCovers } from '../../../../../dev/local/kube-api/auth/rule-covers.ts';
+import { isOnlyMutatingGcFields } from '../../../../../dev/local/kube-api/auth/escalation.ts';
 import {
   compactRules,
   compactString,
   notHeldMessage,
 } from '../../../../../dev/local/kube-api/auth/escalation-message.ts';
-import { isOnlyMutatingGcFields } from '../../../../../dev/local/kube-api/auth/escalation.ts';
+import { breakdownRule, covers, ruleCovers } from '../../../../../dev/local/kube-api/auth/rule-covers.ts';
 import type { PolicyRule } from '../../../../../dev/local/kube-api/auth/types.ts';
 
 const r = (verbs: string[], apiGroups: string[], resources: string[], resourceNames?: string[]): PolicyRule => ({

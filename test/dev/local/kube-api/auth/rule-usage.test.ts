@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type AuthCluster,
   clusterRoleBinding,
   identity,
   pod,
@@ -7,7 +8,6 @@ import {
   startAuthCluster,
   unique,
   user,
-  type AuthCluster,
 } from './harness.ts';
 
 describe('rule usage and denials', () => {

@@ -1,9 +1,9 @@
 /** Rule matching and request attributes, checked against kube's evaluation helpers case by case. */
 import { describe, expect, it } from 'vitest';
-import { ruleAllows, subjectMatches } from '../../../../../dev/local/kube-api/auth/rbac-rules.ts';
 import { requestAttributes } from '../../../../../dev/local/kube-api/auth/attributes.ts';
-import { parseRoute } from '../../../../../dev/local/kube-api/server/routes.ts';
+import { ruleAllows, subjectMatches } from '../../../../../dev/local/kube-api/auth/rbac-rules.ts';
 import type { RequestAttributes } from '../../../../../dev/local/kube-api/auth/types.ts';
+import { parseRoute } from '../../../../../dev/local/kube-api/server/routes.ts';
 
 const res = (
   verb: string,

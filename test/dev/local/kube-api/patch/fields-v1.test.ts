@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { decodePE, encodePE, fieldPE } from '../../../../../dev/local/kube-api/patch/fieldpath/path-element.ts';
 import {
   fieldSetToFieldsV1,
   fieldsV1Paths,
   fieldsV1ToFieldSet,
 } from '../../../../../dev/local/kube-api/patch/index.ts';
-import { decodePE, encodePE, fieldPE } from '../../../../../dev/local/kube-api/patch/fieldpath/path-element.ts';
 
 describe('FieldsV1 encoding', () => {
   // Shape as kube-apiserver stores it for `kubectl create deployment` (k8s.io docs / real objects).

@@ -3,12 +3,12 @@ import {
   ApplyConflictError,
   applyConflictStatus,
   fieldsV1Paths,
+  type JsonObject,
+  type ManagedFieldsEntry,
   PatchError,
   PatchInternalError,
   serverSideApply,
   updateManagedFields,
-  type JsonObject,
-  type ManagedFieldsEntry,
 } from '../../../../../dev/local/kube-api/patch/index.ts';
 import { configMapSchema, deploymentSchema } from './schemas.ts';
 

@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   fieldsV1Paths,
-  serverSideApply,
-  updateManagedFields,
   type JsonObject,
   type ManagedFieldsEntry,
+  serverSideApply,
+  updateManagedFields,
 } from '../../../../../dev/local/kube-api/patch/index.ts';
 import type { SchemaNode } from '../../../../../dev/local/kube-api/schema/types.ts';
 

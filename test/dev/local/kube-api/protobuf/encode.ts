@@ -5,9 +5,9 @@
  * RawExtension, FieldsV1) in their message form and maps as repeated key/value entries.
  */
 import protobuf from 'protobufjs';
+import { META, PACKAGES } from '../../../../../dev/local/kube-api/protobuf/decode.ts';
 import { descriptors } from '../../../../../dev/local/kube-api/protobuf/descriptors.ts';
 import { INLINE_FIELDS } from '../../../../../dev/local/kube-api/protobuf/inline-fields.ts';
-import { META, PACKAGES } from '../../../../../dev/local/kube-api/protobuf/decode.ts';
 
 /** protobufjs names may not contain dots inside one namespace level: flatten full names. */
 const flat = (fullName: string) => fullName.replace(/\./g, '_');

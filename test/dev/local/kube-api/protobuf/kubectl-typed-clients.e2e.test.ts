@@ -4,7 +4,7 @@
  * local API, and what it stored (read back as JSON) must be the object kubectl meant to create.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startKubectlEnv, type KubectlEnv } from '../kubectl-harness.ts';
+import { type KubectlEnv, startKubectlEnv } from '../kubectl-harness.ts';
 
 type Obj = Record<string, any>;
 

@@ -1,6 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
 import { requireKubeBinary } from '../../../../../dev/local/kube-bins/index.ts';
 
 const committed = JSON.parse(

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { builtinSchema, isBuiltinSchema } from '../../../../../dev/local/kube-api/schema/index.ts';
-import { BUILTIN_SCHEMAS_FILE, renderBuiltinSchemas } from '../../../../../scripts/generate-builtin-schemas.ts';
 import type { SchemaNode } from '../../../../../dev/local/kube-api/schema/types.ts';
+import { BUILTIN_SCHEMAS_FILE, renderBuiltinSchemas } from '../../../../../scripts/generate-builtin-schemas.ts';
 
 function at(root: SchemaNode | undefined, path: string): SchemaNode {
   let node = root;

@@ -4,7 +4,7 @@
  * computes a strategic merge patch with the merge keys from the components.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startKubectlEnv, type KubectlEnv } from '../kubectl-harness.ts';
+import { type KubectlEnv, startKubectlEnv } from '../kubectl-harness.ts';
 
 const deployment = (image: string, extra = '') => `apiVersion: apps/v1
 kind: Deployment

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   crdVersionSchema,
+  type OpenApiResource,
   openApiV3Document,
   openApiV3Index,
-  type OpenApiResource,
 } from '../../../../../dev/local/kube-api/schema/index.ts';
 
 type Json = Record<string, any>;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends, expectApiError, startTestCluster, WIDGET_CRD, type TestCluster } from './harness.ts';
 import { waitFor } from '../../../../support/wait.ts';
+import { backends, expectApiError, startTestCluster, type TestCluster, WIDGET_CRD } from './harness.ts';
 
 describe.each(backends)('CRDs and the status subresource on $name storage', (backend) => {
   let t: TestCluster;

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { backends, expectApiError, startTestCluster, uniqueName, type TestCluster } from './harness.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../../support/wait.ts';
+import { backends, expectApiError, startTestCluster, type TestCluster, uniqueName } from './harness.ts';
 
 describe.each(backends)('CRUD semantics on $name storage', (backend) => {
   let t: TestCluster;

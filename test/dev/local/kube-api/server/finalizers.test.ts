@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends, startTestCluster, type TestCluster } from './harness.ts';
 import { waitFor } from '../../../../support/wait.ts';
+import { backends, startTestCluster, type TestCluster } from './harness.ts';
 
 describe.each(backends)('finalizers and owner-reference garbage collection on $name storage', (backend) => {
   let t: TestCluster;

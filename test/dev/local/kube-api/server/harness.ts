@@ -6,10 +6,10 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import {
-  startLocalCluster,
   type LocalCluster,
   type LocalClusterOptions,
   type Storage,
+  startLocalCluster,
 } from '../../../../../dev/local/kube-api/index.ts';
 import { createMemoryStorage } from '../../../../../dev/local/kube-api/storage/memory.ts';
 

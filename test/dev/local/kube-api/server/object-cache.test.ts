@@ -3,12 +3,13 @@
  * informer on the same collection sees: the same objects at the same resourceVersions, the same changes in
  * the same order, and a relist after its history was compacted away that misses no deletion.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { HttpMethod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informer } from '../../../../../adapters/kubernetes/informer.ts';
 import type { CacheChange } from '../../../../../dev/local/kube-api/index.ts';
 import { CompactedError } from '../../../../../dev/local/kube-api/storage/types.ts';
-import { startTestCluster, waitFor, type TestCluster } from '../../../../support/local-cluster.ts';
+import { startTestCluster, type TestCluster, waitFor } from '../../../../support/local-cluster.ts';
 
 type Obj = Record<string, any>;
 

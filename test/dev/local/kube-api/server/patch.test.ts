@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PatchStrategy } from '@kubernetes/client-node';
-import { backends, expectApiError, startTestCluster, WIDGET_CRD, type TestCluster } from './harness.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends, expectApiError, startTestCluster, type TestCluster, WIDGET_CRD } from './harness.ts';
 
 describe.each(backends)('patches and server-side apply on $name storage', (backend) => {
   let t: TestCluster;

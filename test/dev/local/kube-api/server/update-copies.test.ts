@@ -4,8 +4,8 @@
  * change, no-op detection, conflicts, and the stored object.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends, startTestCluster, WIDGET_CRD, type TestCluster } from './harness.ts';
 import { waitFor } from '../../../../support/wait.ts';
+import { backends, startTestCluster, type TestCluster, WIDGET_CRD } from './harness.ts';
 
 describe.each(backends)('update copies on $name storage', (backend) => {
   let t: TestCluster;

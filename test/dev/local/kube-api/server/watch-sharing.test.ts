@@ -5,9 +5,9 @@
  * memo, so its lines are what each watch would have sent on its own.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { memoryBackend, readWatchLines, startTestCluster, WIDGET_CRD, type TestCluster } from './harness.ts';
-import { WatchEventMemo, type StorageWatchEvent } from '../../../../../dev/local/kube-api/storage/types.ts';
+import { type StorageWatchEvent, WatchEventMemo } from '../../../../../dev/local/kube-api/storage/types.ts';
 import { waitFor } from '../../../../support/wait.ts';
+import { memoryBackend, readWatchLines, startTestCluster, type TestCluster, WIDGET_CRD } from './harness.ts';
 
 const PARTIAL = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 const TABLE = 'application/json;as=Table;g=meta.k8s.io;v=v1';

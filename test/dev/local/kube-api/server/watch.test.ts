@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backends, readWatchLines, startTestCluster, type TestCluster } from './harness.ts';
 import { waitFor } from '../../../../support/wait.ts';
+import { backends, readWatchLines, startTestCluster, type TestCluster } from './harness.ts';
 
 interface WatchLine {
   type: string;

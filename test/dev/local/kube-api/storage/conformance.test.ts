@@ -3,7 +3,7 @@
  * (except for `backend`). One etcd serves the whole file; every test works under its own key prefix.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startEtcd, type RunningEtcd } from '../../../../../dev/local/etcd/launch.ts';
+import { type RunningEtcd, startEtcd } from '../../../../../dev/local/etcd/launch.ts';
 import { createEtcdStorage } from '../../../../../dev/local/kube-api/storage/etcd.ts';
 import { createMemoryStorage } from '../../../../../dev/local/kube-api/storage/memory.ts';
 import {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
+import { listPrefix, objectKey } from '../../../../../dev/local/kube-api/storage/keys.ts';
 import { createMemoryStorage } from '../../../../../dev/local/kube-api/storage/memory.ts';
 import { CompactedError, type StorageWatchEvent } from '../../../../../dev/local/kube-api/storage/types.ts';
-import { listPrefix, objectKey } from '../../../../../dev/local/kube-api/storage/keys.ts';
 
 describe('memory storage specifics', () => {
   it('compacts implicitly when the history ring overflows', async () => {

@@ -4,29 +4,29 @@
  * state the test controls rather than a race with the agent.
  */
 import { HttpMethod } from '@kubernetes/client-node';
-import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parse } from 'yaml';
 import { RawObjectApi } from '../../../../../adapters/kubernetes/raw-object-api.ts';
 import { silentLogger } from '../../../../../agent/log.ts';
-import { poolName, nodeName } from '../../../../../dev/local/fleet/seed.ts';
 import { objectNames } from '../../../../../core/render/names.ts';
+import { nodeName, poolName } from '../../../../../dev/local/fleet/seed.ts';
+import type { CertAndKey } from '../../../../../dev/local/kube-api/index.ts';
 import { hostSecrets, type PoolSpiritPod } from '../../../../../dev/local/kubelet/process/pod-plan.ts';
 import {
-  startPoolSpirit,
   type RunningPoolSpirit,
+  startPoolSpirit,
 } from '../../../../../dev/local/kubelet/process/pool-spirit-process.ts';
-import type { CertAndKey } from '../../../../../dev/local/kube-api/index.ts';
 import {
   call,
   clusterAuthority,
   nodeCertificate,
+  type ProcessFleet,
   poolSpiritPod,
   startProcessFleet,
   strangerCertificate,
   waitFor,
-  type ProcessFleet,
 } from './world.ts';
-import { permitted, runAll, yurtHubCalls, type Target } from './yurthub-writes.ts';
+import { permitted, runAll, type Target, yurtHubCalls } from './yurthub-writes.ts';
 
 type Obj = Record<string, any>;
 const POOL = poolName(0);

@@ -7,7 +7,7 @@ import { HttpMethod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../../../adapters/kubernetes/raw-object-api.ts';
 import { poolName } from '../../../../../dev/local/fleet/seed.ts';
-import { poolSpiritPod, restartEvents, startProcessFleet, waitFor, type ProcessFleet } from './world.ts';
+import { type ProcessFleet, poolSpiritPod, restartEvents, startProcessFleet, waitFor } from './world.ts';
 
 type Obj = Record<string, any>;
 const POOL = poolName(0);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { alive, waitFor } from './world.ts';
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { HttpMethod } from '@kubernetes/client-node';
-import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { RawObjectApi } from '../../../../../adapters/kubernetes/raw-object-api.ts';
 import { BOOTSTRAP_HASH_ANNOTATION } from '../../../../../core/render/bootstrap.ts';
 import { objectNames } from '../../../../../core/render/names.ts';
@@ -10,12 +10,12 @@ import type { CertAndKey } from '../../../../../dev/local/kube-api/index.ts';
 import {
   alive,
   call,
+  type ProcessFleet,
   podKey,
   poolSpiritPod,
   restartEvents,
   startProcessFleet,
   waitFor,
-  type ProcessFleet,
 } from './world.ts';
 
 type Obj = Record<string, any>;

@@ -9,19 +9,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpMethod } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../../../../adapters/kubernetes/raw-object-api.ts';
-import { startLocalFleet, type LocalFleet } from '../../../../../dev/local/fleet/fleet.ts';
 import { clusterAuthority } from '../../../../../dev/local/fleet/cluster-ca.ts';
+import { type LocalFleet, startLocalFleet } from '../../../../../dev/local/fleet/fleet.ts';
 import { PRODUCT_NAMESPACE } from '../../../../../dev/local/fleet/seed.ts';
-import type { ProcessKubelet } from '../../../../../dev/local/kubelet/process-kubelet.ts';
 import {
-  createCertificateAuthority,
-  issueClientCertificate,
   type CertAndKey,
   type CertificateAuthority,
+  createCertificateAuthority,
+  issueClientCertificate,
 } from '../../../../../dev/local/kube-api/index.ts';
+import type { ProcessKubelet } from '../../../../../dev/local/kubelet/process-kubelet.ts';
 import { waitFor } from '../../../../support/wait.ts';
 
 export { waitFor };
+
 type Obj = Record<string, any>;
 
 export interface ProcessFleet {
