@@ -85,13 +85,16 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
 
     const operationLoop = async () => {
       const kinds = Object.entries(OPERATIONS).map(([k, o]) => [k, o.weight] as const);
+      // As the fault lanes do: every kind once, in a seeded order, then weighted draws, so a short soak on a
+      // slow machine still runs them all (a rare kind drawn by weight alone could miss a 60 s run).
+      const queue = w.rng.shuffle(kinds.map(([k]) => k));
       let lastTick = 0;
       while (Date.now() < deadline) {
         if (restarting) {
           await sleep(200);
           continue;
         }
-        const kind = w.rng.weighted(kinds);
+        const kind = queue.shift() ?? w.rng.weighted(kinds);
         opInFlight = withTimeout(runOperation(w, kind), OP_TIMEOUT_MS, kind).catch(() => w.operations.add(kind, false));
         await opInFlight;
         if (w.rollouts.size && Date.now() - lastTick > 3_000 && !restarting) {
@@ -157,7 +160,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
         const checked = inv.check();
         checkInFlight = checked.catch(() => undefined);
         const whole = await checked.catch((err) => {
-          w.checks['errors'] = (w.checks['errors'] ?? 0) + 1;
+          w.checks.errors = (w.checks.errors ?? 0) + 1;
           opts.progress(`soak: a check failed to run: ${(err as Error).message}`);
           return false;
         });
