@@ -119,7 +119,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       const message = err instanceof TaskCancelledError ? `timed out after ${stepTimeoutMs} ms` : errorText(err);
       stats.errors[name]++;
       stats.lastError = { step: name, message, time: now().toISOString() };
-      const run = (failingSince[name] ??= { count: 0 });
+      const run = failingSince[name] ?? { count: 0 };
+      failingSince[name] = run;
       run.count++;
       // The first failure of an outage is news; the retries while waiting for a component mostly are not.
       (run.count === 1 || run.count % 50 === 0 ? log.warn : log.debug)(`${name} failed`, {

@@ -6,8 +6,10 @@
  */
 import { fileURLToPath } from 'node:url';
 import { ETCD_PROXY_COMMAND } from '../core/yurt-coordinator/contract.ts';
+import type { RunningAgent } from './agent.ts';
 import { CredentialFiles, credentialFilesOf, nextCredentialChange } from './credential-files.ts';
 import { createLogger, errorText } from './log.ts';
+import type { AgentOptions } from './options.ts';
 import { UsageError } from './usage-error.ts';
 
 /** Runs until `stopRequested` settles (with the signal's name); resolves to the exit code. */
@@ -22,7 +24,7 @@ export async function main(
     return proxyMain(argv.slice(1), stopRequested);
   }
   const { parseAgentArgs } = await import('./options.ts');
-  let options;
+  let options: AgentOptions;
   try {
     options = parseAgentArgs(argv, env);
   } catch (err) {
@@ -36,7 +38,7 @@ export async function main(
     level: options.logLevel,
     base: { component: 'pool-spirit-agent', poolspirit: options.poolSpirit, pool: options.pool },
   });
-  let agent;
+  let agent: RunningAgent;
   // Loaded after the flags are checked: the API and etcd clients take seconds to load on a busy node.
   const start = async () => (await import('./agent.ts')).startAgent({ ...options, logger: log });
   // The baseline is what the agent is about to read: a change made while it starts is still a change.

@@ -19,13 +19,13 @@ export interface Command {
   details?: string;
   /** `variadic` (last one only): takes every remaining argument. */
   positionals?: { name: string; description: string; required?: boolean; variadic?: boolean }[];
-  run(args: { values: Record<string, unknown>; positionals: string[] }): Promise<number | void>;
+  run(args: { values: Record<string, unknown>; positionals: string[] }): Promise<number | undefined>;
 }
 
 export function helpText(cmd: Command): string {
   const lines = [`spiritctl ${cmd.path.join(' ')} — ${cmd.summary}`, ''];
   const pos = (cmd.positionals ?? []).map((p) => (p.required ? `<${p.name}>` : `[${p.name}]`)).join(' ');
-  lines.push(`Usage: spiritctl ${cmd.path.join(' ')}${pos ? ' ' + pos : ''} [flags]`, '');
+  lines.push(`Usage: spiritctl ${cmd.path.join(' ')}${pos ? ` ${pos}` : ''} [flags]`, '');
   if (cmd.positionals?.length) {
     lines.push('Arguments:');
     for (const p of cmd.positionals) lines.push(`  ${p.name.padEnd(24)} ${p.description}`);
@@ -40,7 +40,7 @@ export function helpText(cmd: Command): string {
     lines.push(`  ${flag.padEnd(32)} ${spec.description}${def}`);
   }
   if (cmd.details) lines.push('', cmd.details.trim());
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** Parses argv for one command; unknown flags and missing values become UsageErrors naming the flag. */

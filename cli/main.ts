@@ -3,10 +3,10 @@ import { commands } from './commands/index.ts';
 
 function groupHelp(prefix: string[]): string {
   const below = commands.filter((c) => prefix.every((w, i) => c.path[i] === w));
-  const lines = [`Usage: spiritctl ${prefix.length ? prefix.join(' ') + ' ' : ''}<command> [flags]`, '', 'Commands:'];
+  const lines = [`Usage: spiritctl ${prefix.length ? `${prefix.join(' ')} ` : ''}<command> [flags]`, '', 'Commands:'];
   for (const c of below) lines.push(`  ${c.path.join(' ').padEnd(28)} ${c.summary}`);
   lines.push('', 'Run `spiritctl <command> --help` for the flags of a command.');
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 export async function main(argv: string[]): Promise<number> {

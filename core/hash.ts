@@ -21,7 +21,10 @@ function sorted(value: unknown): unknown {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item = sorted(value[i]);
-      if (item !== value[i]) (out ??= value.slice())[i] = item;
+      if (item !== value[i]) {
+        out ??= value.slice();
+        out[i] = item;
+      }
     }
     return out ?? value;
   }

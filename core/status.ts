@@ -199,12 +199,17 @@ export function poolSpiritStatus(inputs: StatusInputs): PoolSpiritStatus {
 
   const render = inputs.render;
   const workload = inputs.workload ?? { exists: false, upToDate: false, ready: false };
-  const notAfter = render ? Date.parse(render.pki.notAfter) : NaN;
-  const certs = !inputs.secretsApplied
-    ? condition('CertificatesReady', 'False', 'Pending', 'certificates are not yet stored in the cluster')
-    : notAfter <= now.getTime()
-      ? condition('CertificatesReady', 'False', 'Expired', `a certificate expired at ${render!.pki.notAfter}`)
-      : condition('CertificatesReady', 'True', 'Issued', `valid until ${render!.pki.notAfter}`);
+  let certs: Condition;
+  if (!inputs.secretsApplied) {
+    certs = condition('CertificatesReady', 'False', 'Pending', 'certificates are not yet stored in the cluster');
+  } else {
+    if (!render) throw new Error('status: the PKI Secrets are applied but the render that made them is missing');
+    const { notAfter } = render.pki;
+    certs =
+      Date.parse(notAfter) <= now.getTime()
+        ? condition('CertificatesReady', 'False', 'Expired', `a certificate expired at ${notAfter}`)
+        : condition('CertificatesReady', 'True', 'Issued', `valid until ${notAfter}`);
+  }
   const wl = !workload.exists
     ? condition('WorkloadReady', 'False', 'NotCreated', 'the pool-spirit Deployment does not exist yet')
     : !workload.upToDate

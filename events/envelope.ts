@@ -95,8 +95,10 @@ const DEEP_PATH_SHOWN = 6;
 function tooDeepAt(value: unknown, maxDepth: number): string {
   const stack: [unknown, PropertyKey[]][] = [[value, []]];
   let visited = 0;
-  while (stack.length && visited++ < 1_000_000) {
-    const [v, path] = stack.pop()!;
+  while (visited++ < 1_000_000) {
+    const top = stack.pop();
+    if (top === undefined) break;
+    const [v, path] = top;
     if (typeof v !== 'object' || v === null) continue;
     if (path.length + 1 > maxDepth)
       return pathText(path.slice(0, DEEP_PATH_SHOWN)) + (path.length > DEEP_PATH_SHOWN ? '…' : '');

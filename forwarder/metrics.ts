@@ -53,5 +53,5 @@ export function prometheusText(clusterId: string, s: ForwarderStats): string {
     lines.push(`poolspirit_forwarder_gone_total{${label}${k}} ${inf.gone410}`);
     lines.push(`poolspirit_forwarder_watch_errors_total{${label}${k}} ${inf.watchErrors}`);
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

@@ -228,8 +228,9 @@ export class EventSender {
     const now = this.now();
     const due = [...this.pending.values()].filter((p) => p.notBefore <= now && !this.inFlight.has(p.key));
     const batches = toBatches(due, (p) => entrySize(p.entry));
-    while (batches.length && this.batchesInFlight < this.opts.maxBatchesInFlight) {
-      const batch = batches.shift()!;
+    while (this.batchesInFlight < this.opts.maxBatchesInFlight) {
+      const batch = batches.shift();
+      if (batch === undefined) break;
       for (const p of batch) {
         this.pending.delete(p.key);
         this.inFlight.set(p.key, p);
@@ -257,7 +258,7 @@ export class EventSender {
       this.counters.batches += 1;
     } catch (err) {
       this.counters.failedCalls += 1;
-      this.lastError = (err as Error).name + ': ' + (err as Error).message;
+      this.lastError = `${(err as Error).name}: ${(err as Error).message}`;
     }
     batch.forEach((p, i) => {
       this.inFlight.delete(p.key);
@@ -291,8 +292,11 @@ export class EventSender {
   }
 
   private afterProgress(): void {
-    while (this.waiters.length && this.pending.size + this.inFlight.size < this.opts.maxPendingKeys)
-      this.waiters.shift()!();
+    while (this.pending.size + this.inFlight.size < this.opts.maxPendingKeys) {
+      const waiter = this.waiters.shift();
+      if (waiter === undefined) break;
+      waiter();
+    }
     if (this.pending.size === 0 && this.inFlight.size === 0) for (const w of this.idleWaiters.splice(0)) w();
     else this.pump();
   }

@@ -69,7 +69,8 @@ function debComponent(name: string, version: string, arch: Arch): SbomComponent 
 }
 
 function installedDebVersion(pkg: string): string {
-  return execFileSync('dpkg-query', ['-W', '-f', '${Version}', pkg], { encoding: 'utf8' }).trim();
+  // dpkg-query's own --showformat field syntax, written literally.
+  return execFileSync('dpkg-query', ['-W', '-f', `\${Version}`, pkg], { encoding: 'utf8' }).trim();
 }
 
 const pause = (): ImageDef => {

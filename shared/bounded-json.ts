@@ -102,8 +102,8 @@ const MAX_NODES = 1_000_000;
 export function valueDepthExceeds(value: unknown, maxDepth: number = MAX_JSON_DEPTH): boolean {
   const stack: [unknown, number][] = [[value, 0]];
   let visited = 0;
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [v, depth] = top;
     if (typeof v !== 'object' || v === null) continue;
     if (depth + 1 > maxDepth || ++visited > MAX_NODES) return true;
     const children = Array.isArray(v) ? v : Object.values(v);

@@ -166,8 +166,9 @@ export class Informer<
         this.stats.lastError = (err as Error).message;
         // A collection that is no longer served at its path (its version removed) is found anew by a relist.
         if (this.resource.resolvePath && isNotFound(err)) needList = true;
-        this.backoff = this.backoff ? this.backoff.next(undefined) : this.backoffFactory.next();
-        await new Promise((r) => setTimeout(r, this.backoff!.duration));
+        const backoff = this.backoff ? this.backoff.next(undefined) : this.backoffFactory.next();
+        this.backoff = backoff;
+        await new Promise((r) => setTimeout(r, backoff.duration));
       }
     }
   }
@@ -235,7 +236,10 @@ export class Informer<
           }
           const rv = obj?.metadata?.resourceVersion;
           if (rv) this.stats.lastResourceVersion = rv;
-          if (type === 'BOOKMARK') return void (this.stats.bookmarks += 1);
+          if (type === 'BOOKMARK') {
+            this.stats.bookmarks += 1;
+            return;
+          }
           this.stats.events += 1;
           await this.apply(type as ChangeType, obj);
         });

@@ -162,7 +162,14 @@ export function leaderHistory(
   probes: { pool: string; record: ProbeRecord }[],
 ): Record<string, LeaderSample[]> {
   const out: Record<string, LeaderSample[]> = {};
-  const add = (pool: string, sample: LeaderSample) => (out[pool] ??= []).push(sample);
+  const add = (pool: string, sample: LeaderSample) => {
+    let samples = out[pool];
+    if (!samples) {
+      samples = [];
+      out[pool] = samples;
+    }
+    samples.push(sample);
+  };
   for (const r of records)
     for (const p of r.pools)
       if (p.leader) add(p.pool, { at: r.at, holder: p.leader.holder, transitions: p.leader.transitions });

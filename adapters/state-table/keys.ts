@@ -121,8 +121,8 @@ export const keys = {
     pk: ROLLOUT_INDEX_PK,
     sk: ROLLOUT_PREFIX + part(rolloutId, 'rolloutId'),
   }),
-  lease: (name: string): ItemKey => ({ pk: 'LEASE#' + part(name, 'lease name', OPAQUE_PART), sk: 'LEASE' }),
-  event: (eventId: string): ItemKey => ({ pk: 'EVENT#' + part(eventId, 'event id', OPAQUE_PART), sk: 'EVENT' }),
+  lease: (name: string): ItemKey => ({ pk: `LEASE#${part(name, 'lease name', OPAQUE_PART)}`, sk: 'LEASE' }),
+  event: (eventId: string): ItemKey => ({ pk: `EVENT#${part(eventId, 'event id', OPAQUE_PART)}`, sk: 'EVENT' }),
 };
 
 /** Sort-key prefix for listing one cluster's pools / probes (Query with begins_with). */

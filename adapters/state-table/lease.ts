@@ -32,7 +32,8 @@ export interface Lease {
 
 export type AcquireResult =
   | { acquired: true; lease: Lease; item: Item }
-  | { acquired: false; heldBy?: string; heldUntil?: number; item?: Item };
+  | { acquired: false; heldBy: string; heldUntil: number; item: Item }
+  | { acquired: false; heldBy?: undefined; heldUntil?: undefined; item?: Item };
 
 export class LeaseLostError extends Error {
   constructor(key: ItemKey, owner: string) {
@@ -114,8 +115,9 @@ export async function acquireLease(
     // Tell the caller who holds it (a read, not a write): dynalite does not return the item on failure.
     const item = await getItem(table, key);
     const heldUntil = typeof item?.[LEASE_UNTIL] === 'number' ? (item[LEASE_UNTIL] as number) : undefined;
-    const held = item?.[LEASE_OWNER] !== undefined && heldUntil !== undefined && heldUntil > nowMs;
-    return held ? { acquired: false, heldBy: String(item![LEASE_OWNER]), heldUntil, item } : { acquired: false, item };
+    const holder = item?.[LEASE_OWNER];
+    const held = item !== undefined && holder !== undefined && heldUntil !== undefined && heldUntil > nowMs;
+    return held ? { acquired: false, heldBy: String(holder), heldUntil, item } : { acquired: false, item };
   }
 }
 

@@ -176,8 +176,7 @@ export async function beginReconcile(
     const served = servedBy(res.item, servedAfter, now);
     if (served) return served;
     if (res.heldBy !== undefined) {
-      if (await markRequeue(table, key, now))
-        return { status: 'locked', heldBy: res.heldBy, heldUntil: res.heldUntil! };
+      if (await markRequeue(table, key, now)) return { status: 'locked', heldBy: res.heldBy, heldUntil: res.heldUntil };
     }
   }
   // Pathological churn: report as locked; the event's retry or the next audit converges it.

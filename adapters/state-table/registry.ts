@@ -130,7 +130,8 @@ export async function registerCluster(
   if (options.createOnly) parts.conditions.push('attribute_not_exists(pk)');
   try {
     const out = await updateItem(table, { Key: keys.cluster(reg.id), ...renderUpdate(parts), ReturnValues: 'ALL_NEW' });
-    return registrationFromItem(out.Attributes!);
+    if (!out.Attributes) throw new Error(`registering cluster ${reg.id}: the update returned no attributes`);
+    return registrationFromItem(out.Attributes);
   } catch (err) {
     if (isConditionFailed(err)) throw new ClusterExistsError(reg.id);
     throw err;

@@ -273,7 +273,9 @@ export async function saveClusterSnapshot(
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   });
-  return (await readClusterSnapshot(table, rolloutId, clusterId))!;
+  const snapshot = await readClusterSnapshot(table, rolloutId, clusterId);
+  if (!snapshot) throw new Error(`rollout ${rolloutId}: no snapshot of cluster ${clusterId} after writing it`);
+  return snapshot;
 }
 
 export async function readClusterSnapshot(

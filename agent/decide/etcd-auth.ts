@@ -49,9 +49,10 @@ export const READWRITE = 'Readwrite';
 export function prefixRange(prefix: string): KeyRange {
   const bytes = Buffer.from(prefix, 'utf8');
   for (let i = bytes.length - 1; i >= 0; i--) {
-    if (bytes[i]! < 0xff) {
+    const byte = bytes[i];
+    if (byte !== undefined && byte < 0xff) {
       const end = Buffer.from(bytes.subarray(0, i + 1));
-      end[i] = bytes[i]! + 1;
+      end[i] = byte + 1;
       return { key: bytes.toString('latin1'), rangeEnd: end.toString('latin1') };
     }
   }

@@ -5,6 +5,7 @@
 import { createLogger, errorText } from '../log.ts';
 import { UsageError } from '../usage-error.ts';
 import { type EtcdProxyOptions, parseEtcdProxyArgs } from './options.ts';
+import type { RunningEtcdProxy } from './proxy.ts';
 
 export async function proxyMain(argv: readonly string[], stopRequested: Promise<string>): Promise<number> {
   let options: EtcdProxyOptions;
@@ -18,7 +19,7 @@ export async function proxyMain(argv: readonly string[], stopRequested: Promise<
     throw err;
   }
   const log = createLogger({ level: options.logLevel, base: { component: 'pool-spirit-etcd-proxy' } });
-  let proxy;
+  let proxy: RunningEtcdProxy;
   try {
     const { startEtcdProxy } = await import('./proxy.ts');
     proxy = await startEtcdProxy({ ...options, logger: log });

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { FleetReport } from '../../core/audit/index.ts';
 import { describeOpenYurt } from '../../core/nodepool-versions.ts';
+import type { EventSender } from '../../functions/audit/send-events.ts';
 import type { Command } from '../command.ts';
 import { UsageError } from '../command.ts';
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';
@@ -44,7 +45,7 @@ export function reportText(report: FleetReport): string {
       );
     }
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 export const auditCommand: Command = {
@@ -97,7 +98,7 @@ ${STATE_TABLE_DETAILS}`,
     const { renderFleetReportHtml } = await import('../../core/audit/index.ts');
     let destroyBus = () => {};
     try {
-      let events;
+      let events: EventSender | undefined;
       if (busEndpoint || process.env.EVENT_BUS_NAME) {
         const { EventBridgeClient } = await import('@aws-sdk/client-eventbridge');
         const { eventBridgePutEvents } = await import('../../adapters/eventbridge/put-events.ts');
@@ -132,7 +133,7 @@ ${STATE_TABLE_DETAILS}`,
         await writeFile(String(values.html), renderFleetReportHtml(report));
         if (!values.json) process.stderr.write(`HTML report written to ${String(values.html)}\n`);
       }
-      process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : reportText(report));
+      process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : reportText(report));
       return 0;
     } finally {
       destroyBus();

@@ -69,8 +69,11 @@ function checkKubeconfigFile(path: string, context: string | undefined): void {
       if (!fstatSync(fd).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
       const buffer = Buffer.alloc(KUBECONFIG_MAX_BYTES + 1);
       let length = 0;
-      for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0; )
+      while (length < buffer.length) {
+        const n = readSync(fd, buffer, length, buffer.length - length, null);
+        if (n <= 0) break;
         length += n;
+      }
       if (length > KUBECONFIG_MAX_BYTES) throw new UsageError(`--kubeconfig ${path}: ${oversizedKubeconfig().message}`);
       text = buffer.subarray(0, length).toString('utf8');
     } finally {
@@ -228,7 +231,7 @@ ${STATE_TABLE_DETAILS}`,
       const reg = await registerCluster(table, { id: values.id, access, labels, openYurtRelease }, new Date(), {
         createOnly: !values.replace,
       });
-      if (values.json) process.stdout.write(JSON.stringify(reg, null, 2) + '\n');
+      if (values.json) process.stdout.write(`${JSON.stringify(reg, null, 2)}\n`);
       else
         process.stdout.write(
           `cluster ${reg.id} registered: ${describeAccess(reg.access)}; labels ${formatLabels(reg.labels)}\n`,
@@ -270,7 +273,7 @@ export const clustersList: Command = {
       close();
     }
     if (values.json) {
-      process.stdout.write(JSON.stringify({ clusters, count: clusters.length }, null, 2) + '\n');
+      process.stdout.write(`${JSON.stringify({ clusters, count: clusters.length }, null, 2)}\n`);
       return 0;
     }
     if (clusters.length === 0) {
@@ -285,7 +288,7 @@ export const clustersList: Command = {
         .map((c, i) => c.padEnd(widths[i]))
         .join('  ')
         .trimEnd();
-    process.stdout.write([line(header), ...rows.map(line)].join('\n') + `\n${clusters.length} cluster(s)\n`);
+    process.stdout.write(`${[line(header), ...rows.map(line)].join('\n')}\n${clusters.length} cluster(s)\n`);
     return 0;
   },
 };
@@ -363,7 +366,7 @@ ${STATE_TABLE_DETAILS}`,
       for (const k of remove) delete labels[k];
       const { access, openYurtRelease } = current;
       const reg = await registerCluster(table, { id: clusterId, access, labels, openYurtRelease }, new Date());
-      if (values.json) process.stdout.write(JSON.stringify(reg, null, 2) + '\n');
+      if (values.json) process.stdout.write(`${JSON.stringify(reg, null, 2)}\n`);
       else process.stdout.write(`cluster ${clusterId} labels: ${formatLabels(reg.labels)}\n`);
       return 0;
     });

@@ -50,7 +50,7 @@ given pools per cluster. See docs/scale.md.`,
     });
     if (values.json) {
       process.stdout.write(
-        JSON.stringify(
+        `${JSON.stringify(
           {
             fleet: { clusters, poolsPerCluster, pools: clusters * poolsPerCluster, accounts },
             durationFactor: factor,
@@ -59,7 +59,7 @@ given pools per cluster. See docs/scale.md.`,
           },
           null,
           2,
-        ) + '\n',
+        )}\n`,
       );
       return 0;
     }
@@ -84,7 +84,7 @@ given pools per cluster. See docs/scale.md.`,
         `   source: ${l.limit.source}`,
       );
     }
-    process.stdout.write(lines.join('\n') + '\n');
+    process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   },
 };

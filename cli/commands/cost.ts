@@ -9,7 +9,7 @@ import {
 } from '../../core/cost/controller.ts';
 import { MEASURED_PROFILE } from '../../core/cost/measured-profile.ts';
 import { DEFAULT_USAGE, type FleetUsage, monthlyCost } from '../../core/cost/model.ts';
-import { parsePrices, regionPrices } from '../../core/cost/prices.ts';
+import { type Prices, parsePrices, type RegionPrices, regionPrices } from '../../core/cost/prices.ts';
 import { isQuantity, quantityBytes, quantityValue } from '../../core/quantity.ts';
 import type { Command } from '../command.ts';
 import { intFlag, UsageError } from '../command.ts';
@@ -137,13 +137,13 @@ Examples:
     } catch (err) {
       throw new UsageError(`--prices: cannot read ${file}: ${(err as Error).message}`);
     }
-    let prices;
+    let prices: Prices;
     try {
       prices = parsePrices(doc);
     } catch (err) {
       throw new UsageError(`--prices ${file}: ${(err as Error).message}`);
     }
-    let region;
+    let region: RegionPrices;
     try {
       region = regionPrices(prices, String(values.region));
     } catch (err) {
@@ -171,7 +171,7 @@ Examples:
       comparison: { controllerRequests: controller, forwarderRequests: FORWARDER_REQUESTS, ...cmp },
     };
     if (values.json) {
-      process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       return 0;
     }
     const p = cost.parts;
@@ -198,7 +198,7 @@ Examples:
         ? `break-even: none — ${cmp.cheaperAtAnySize === 'serverless' ? 'serverless' : 'the controller'} is cheaper at any number of pools per cluster`
         : `break-even: serverless is cheaper below ${Math.floor(cmp.breakEvenPoolsPerCluster).toLocaleString('en-US')} pools per cluster (at ${fleet.clusters} clusters)`,
     ];
-    process.stdout.write(lines.join('\n') + '\n');
+    process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   },
 };

@@ -1,5 +1,6 @@
 import { DEFAULT_STATE_DIR, dlqFilePath, readDeadLetters } from '../../dev/local/bus/dlq-store.ts';
 import {
+  type CompiledPattern,
   compilePattern,
   InvalidPatternError,
   JsonNumber,
@@ -39,7 +40,7 @@ Example:
     if (typeof event !== 'object' || event === null || Array.isArray(event) || event instanceof JsonNumber) {
       throw new UsageError(`--event: ${String(values.event)} must hold a JSON object`);
     }
-    let compiled;
+    let compiled: CompiledPattern;
     try {
       compiled = compilePattern(pattern);
     } catch (err) {
@@ -76,7 +77,7 @@ the target, the attempt count and the last error, in <state-dir>/dlq.jsonl. Afte
     const { deadLetters, badLines } = readDeadLetters(file);
     if (badLines.length) process.stderr.write(`warning: ${file}: skipped unreadable line(s) ${badLines.join(', ')}\n`);
     if (values.json) {
-      process.stdout.write(JSON.stringify({ deadLetters, count: deadLetters.length }, null, 2) + '\n');
+      process.stdout.write(`${JSON.stringify({ deadLetters, count: deadLetters.length }, null, 2)}\n`);
       return 0;
     }
     if (deadLetters.length === 0) {
@@ -103,7 +104,7 @@ the target, the attempt count and the last error, in <state-dir>/dlq.jsonl. Afte
         .join('  ')
         .trimEnd();
     process.stdout.write(
-      [line(header), ...rows.map(line)].join('\n') + `\n${deadLetters.length} dead letter(s) in ${file}\n`,
+      `${[line(header), ...rows.map(line)].join('\n')}\n${deadLetters.length} dead letter(s) in ${file}\n`,
     );
     return 0;
   },

@@ -1,5 +1,6 @@
 /** `spiritctl local cluster`: serve one local Kubernetes API until SIGINT/SIGTERM. */
 import { resolve } from 'node:path';
+import type { LocalCluster } from '../../dev/local/kube-api/index.ts';
 import type { Storage } from '../../dev/local/kube-api/storage/types.ts';
 import { type Command, choiceFlag, intFlag, UsageError } from '../command.ts';
 
@@ -106,7 +107,7 @@ With --control-plane real the port is picked by the OS and the kubeconfig's iden
       cleanups.unshift(() => etcdStorage.close());
     }
     const { startLocalCluster } = await import('../../dev/local/kube-api/index.ts');
-    let cluster;
+    let cluster: LocalCluster;
     try {
       cluster = await startLocalCluster({ port, storage, name, kubeconfigPath: kubeconfig });
     } catch (err) {

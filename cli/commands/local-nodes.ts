@@ -1,6 +1,7 @@
 /** `spiritctl local nodes add`: Ready edge nodes for a NodePool of a running local stack's cluster. */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { RealNode } from '../../dev/local/kubelet/real/real-node.ts';
 import { type Command, choiceFlag, intFlag, UsageError } from '../command.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -124,7 +125,7 @@ async function runRealNodes(
   const { NoSuchPoolError } = await import('../../dev/local/fleet/add-nodes.ts');
   const stateDir = String(values['state-dir'] ?? (process.env.SPIRITCTL_STATE_DIR || '.local'));
   const say = (line: string) => process.stdout.write(`${line}\n`);
-  let nodes;
+  let nodes: RealNode[];
   try {
     nodes = await addRealPoolNodes({
       clusterId: cluster,

@@ -164,7 +164,7 @@ Then, in another terminal:
     const json = Boolean(values.json);
     const live = !json && process.stdout.isTTY;
     const say = (line: string) =>
-      process.stdout.write(json ? JSON.stringify({ type: 'log', message: line }) + '\n' : line + '\n');
+      process.stdout.write(json ? `${JSON.stringify({ type: 'log', message: line })}\n` : `${line}\n`);
 
     // Imported here so `spiritctl <other command>` does not pay for loading the whole local stack.
     const { startLocalFleet } = await import('../../dev/local/fleet/fleet.ts');
@@ -231,11 +231,14 @@ Then, in another terminal:
       const t = totals(p);
       if (live) {
         const lines = renderProgress(p);
-        process.stdout.write((drawn ? `\x1b[${drawn}A` : '') + lines.map((l) => `\x1b[2K${l}`).join('\n') + '\n');
+        process.stdout.write(`${drawn ? `\x1b[${drawn}A` : ''}${lines.map((l) => `\x1b[2K${l}`).join('\n')}\n`);
         drawn = lines.length;
       } else if (progressState(p) !== lastState) {
         lastState = progressState(p);
-        process.stdout.write((json ? progressJson(p) : renderProgress(p).at(-1)!) + '\n');
+        const line = json ? progressJson(p) : renderProgress(p).at(-1);
+        if (line === undefined)
+          throw new Error('renderProgress returned no lines (it always ends with the fleet line)');
+        process.stdout.write(`${line}\n`);
       }
       if (t.converged && !wasConverged)
         say(`converged: ${t.available}/${t.wanted} pools Available in ${(p.elapsedMs / 1000).toFixed(1)} s`);

@@ -119,8 +119,7 @@ export const probeCapacityCommand: Command = {
     },
     ...stateTableFlags,
   },
-  details:
-    `
+  details: `
 --local runs the rendered pool-spirit (default bundle) on the built etcd and kube-apiserver, TLS throughout,
 etcd's data in /dev/shm: once with the product's flags, once with upstream etcd flags and no kube-apiserver
 memory flags. Each reports kube-apiserver RSS and etcd memory over time and their peaks. etcd memory means
@@ -134,7 +133,7 @@ Exit code: 0 when every target is met, 3 when the probe ran but missed one, 1 on
 Examples:
   spiritctl probe capacity --local --nodes 20 --pods 40 --contenders 10 --patch-storm 5 --time-scale 10
   spiritctl probe capacity --local --json --peaks-out probe/capacity/measured-peaks.json > capacity.json
-  spiritctl probe capacity --kubeconfig pool.kubeconfig --etcd-metrics http://10.0.0.5:12381` + STATE_TABLE_DETAILS,
+  spiritctl probe capacity --kubeconfig pool.kubeconfig --etcd-metrics http://10.0.0.5:12381${STATE_TABLE_DETAILS}`,
 
   async run({ values }) {
     const local = values.local === true;
@@ -163,9 +162,13 @@ Examples:
     const { DEFAULT_CAPACITY_OPTIONS, runCapacityProbe, formatCapacityReport } = await import(
       '../../probe/capacity/index.ts'
     );
-    const target: ProbeTarget = local
-      ? { kind: 'local', start: (await import('../../dev/local/capacity/pool-spirit-target.ts')).startPoolSpiritTarget }
-      : { kind: 'kubeconfig', file: file!, context, etcdMetricsUrl };
+    const target: ProbeTarget =
+      file === undefined
+        ? {
+            kind: 'local',
+            start: (await import('../../dev/local/capacity/pool-spirit-target.ts')).startPoolSpiritTarget,
+          }
+        : { kind: 'kubeconfig', file, context, etcdMetricsUrl };
     const options = {
       ...DEFAULT_CAPACITY_OPTIONS,
       target,

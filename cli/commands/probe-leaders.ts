@@ -16,11 +16,10 @@ export const probeLeadersCommand: Command = {
     json: { type: 'boolean', description: 'print one JSON document' },
     ...stateTableFlags,
   },
-  details:
-    `
+  details: `
 Reads what the probe function stored; it does not contact any cluster. For the local stack pass its
 table, e.g. --dynamo-endpoint http://127.0.0.1:PORT --table pool-spirit-local-state.
-Exit code 0 when every pool is healthy, 3 when any is not.` + STATE_TABLE_DETAILS,
+Exit code 0 when every pool is healthy, 3 when any is not.${STATE_TABLE_DETAILS}`,
 
   async run({ values }) {
     const cluster = values.cluster === undefined ? undefined : String(values.cluster);

@@ -40,7 +40,7 @@ export function renderRollout(state: RolloutState): string {
       );
     }
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 export function renderRolloutList(entries: RolloutIndexEntry[]): string {
@@ -49,5 +49,5 @@ export function renderRolloutList(entries: RolloutIndexEntry[]): string {
   const lines = [`${'ID'.padEnd(width)}  ${'PHASE'.padEnd(11)}  CREATED                   CHANGE`];
   for (const e of entries)
     lines.push(`${e.id.padEnd(width)}  ${e.phase.padEnd(11)}  ${e.createdAt.padEnd(24)}  ${JSON.stringify(e.patch)}`);
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

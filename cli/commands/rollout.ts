@@ -3,6 +3,7 @@
  * own handler in process against the state table (and the clusters it names), so what the CLI does is
  * exactly what the deployed function does. Heavy modules load inside run().
  */
+import type { RolloutResult } from '../../functions/rollout/handler.ts';
 import type { Command, OptionSpec } from '../command.ts';
 import { UsageError } from '../command.ts';
 import { parseJsonFlag, readJsonFile } from '../json-input.ts';
@@ -241,7 +242,7 @@ ${STATE_TABLE_DETAILS}`,
         progressDeadline: String(values['progress-deadline'] ?? '30m'),
         autoRollback: values['auto-rollback'] === true,
       };
-      let result;
+      let result: RolloutResult;
       try {
         result = await ctx.invoke({ command: 'start', rollout, requestedBy: 'spiritctl' });
       } catch (err) {
@@ -272,7 +273,7 @@ const statusCommand: Command = {
       const { listRollouts } = await import('../../adapters/state-table/rollout-state.ts');
       const { renderRolloutList } = await import('./rollout-view.ts');
       const entries = await listRollouts(ctx.table);
-      process.stdout.write(values.json ? JSON.stringify(entries) + '\n' : renderRolloutList(entries));
+      process.stdout.write(values.json ? `${JSON.stringify(entries)}\n` : renderRolloutList(entries));
       return 0;
     } finally {
       ctx.close();

@@ -55,7 +55,7 @@ export async function openStateTable(
   if (!/^[A-Za-z0-9_.-]{3,255}$/.test(tableName))
     throw new UsageError(`--table must be a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -), got "${tableName}"`);
   const { createStateTable } = await import('../../adapters/state-table/index.ts');
-  let client;
+  let client: import('@aws-sdk/client-dynamodb').DynamoDBClient;
   if (endpoint !== undefined) {
     if (!/^https?:\/\/[^/\s]+/.test(endpoint))
       throw new UsageError(`--dynamo-endpoint must be an http(s) URL, got "${endpoint}"`);

@@ -104,7 +104,13 @@ export function lineChart(series: ChartSeries[], opts: LineChartOptions): string
     );
     legendX += 16 + Math.min(s.pool.length, 24) * 6.5 + 12;
   });
-  const summary = series.map((s) => `${s.pool}: ${opts.format(s.points.at(-1)!.value)}`).join('; ');
+  const summary = series
+    .map((s) => {
+      const last = s.points.at(-1);
+      if (!last) throw new Error(`chart "${opts.title}": the series of pool ${s.pool} has no points`);
+      return `${s.pool}: ${opts.format(last.value)}`;
+    })
+    .join('; ');
   return `<svg role="img" aria-label="${escapeHtml(`${opts.title}. Latest: ${summary}`)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${parts.join('')}</svg>`;
 }
 
@@ -131,5 +137,5 @@ function niceStep(raw: number): number {
 }
 
 function shortTime(t: number): string {
-  return new Date(t).toISOString().slice(5, 16).replace('T', ' ') + ' UTC';
+  return `${new Date(t).toISOString().slice(5, 16).replace('T', ' ')} UTC`;
 }

@@ -88,8 +88,10 @@ export function editorsOf(obj: KubeObject): string[] {
     subresource?: string;
   }>;
   return entries
-    .filter((e) => e.manager && !OWN_FIELD_MANAGERS.includes(e.manager) && !e.subresource)
+    .filter((e): e is typeof e & { manager: string } =>
+      Boolean(e.manager && !OWN_FIELD_MANAGERS.includes(e.manager) && !e.subresource),
+    )
     .sort((a, b) => String(b.time ?? '').localeCompare(String(a.time ?? '')))
-    .map((e) => e.manager!)
+    .map((e) => e.manager)
     .filter((m, i, all) => all.indexOf(m) === i);
 }

@@ -21,13 +21,15 @@ export function etcdFindings(cluster: string, pool: string, status: PoolSpiritSt
   } else if (etcd.healthy === false) {
     findings.push({ ...base, severity: 'critical', kind: 'etcd-alarm', reason: 'the agent reports etcd unhealthy' });
   }
-  if (etcdNearQuota(etcd) && !alarms.includes('NOSPACE')) {
-    const share = Math.round((etcd.dbSizeBytes! / etcd.quotaBackendBytes!) * 100);
+  // Without NOSPACE, etcdNearQuota holds only when both sizes are known (non-zero).
+  const { dbSizeBytes, quotaBackendBytes } = etcd;
+  if (etcdNearQuota(etcd) && !alarms.includes('NOSPACE') && dbSizeBytes && quotaBackendBytes) {
+    const share = Math.round((dbSizeBytes / quotaBackendBytes) * 100);
     findings.push({
       ...base,
       severity: 'warning',
       kind: 'etcd-near-quota',
-      reason: `etcd database is ${bytes(etcd.dbSizeBytes!)}, ${share}% of its ${bytes(etcd.quotaBackendBytes!)} quota: at the quota etcd stops taking writes`,
+      reason: `etcd database is ${bytes(dbSizeBytes)}, ${share}% of its ${bytes(quotaBackendBytes)} quota: at the quota etcd stops taking writes`,
     });
   }
   return findings;

@@ -27,12 +27,12 @@ export function leaderFindings(
   const base = { cluster, pool, fixable: false as const };
   const findings: Finding[] = [];
   const verdict = probe?.classification ? PROBE_VERDICTS[probe.classification] : undefined;
-  if (verdict) {
+  if (probe && verdict) {
     findings.push({
       ...base,
       severity: 'warning',
       kind: verdict,
-      reason: `leader probe at ${probe!.observedAt} classified the pool as ${probe!.classification}${probe!.reason ? `: ${probe!.reason}` : probe!.holder ? ` (holder ${probe!.holder})` : ''}`,
+      reason: `leader probe at ${probe.observedAt} classified the pool as ${probe.classification}${probe.reason ? `: ${probe.reason}` : probe.holder ? ` (holder ${probe.holder})` : ''}`,
     });
   }
   const leader = status?.leader;
@@ -79,9 +79,11 @@ function transitionsWithin(
 ): number | undefined {
   if (current === undefined) return undefined;
   const from = now.getTime() - windowMs;
-  const inWindow = history.filter((s) => Date.parse(s.at) >= from && typeof s.transitions === 'number');
+  const inWindow = history
+    .map((s) => (Date.parse(s.at) >= from ? s.transitions : undefined))
+    .filter((transitions) => typeof transitions === 'number');
   if (inWindow.length === 0) return undefined;
-  const oldest = Math.min(...inWindow.map((s) => s.transitions!));
+  const oldest = Math.min(...inWindow);
   // A counter that went down means the Lease was recreated: count from zero.
   return current >= oldest ? current - oldest : current;
 }

@@ -46,8 +46,9 @@ export function unsignedInteger(magnitude: Buffer): Buffer {
   let start = 0;
   while (start < magnitude.length - 1 && magnitude[start] === 0) start++;
   const bytes = magnitude.subarray(start);
+  const first = bytes[0];
   const content =
-    bytes.length === 0 ? Buffer.from([0]) : (bytes[0]! & 0x80) !== 0 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes;
+    first === undefined ? Buffer.from([0]) : (first & 0x80) !== 0 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes;
   return tlv(TAG.integer, content);
 }
 
@@ -64,20 +65,27 @@ export function namedBits(bits: number[]): Buffer {
   if (bits.length === 0) return tlv(TAG.bitString, Buffer.from([0]));
   const highest = Math.max(...bits);
   const octets = Buffer.alloc(Math.floor(highest / 8) + 1);
-  for (const bit of bits) octets[Math.floor(bit / 8)]! |= 0x80 >> (bit % 8);
+  for (const bit of bits) {
+    const index = Math.floor(bit / 8);
+    const octet = octets[index];
+    if (octet === undefined) throw new Error(`namedBits: bit ${bit} is out of range`);
+    octets[index] = octet | (0x80 >> (bit % 8));
+  }
   return tlv(TAG.bitString, Buffer.concat([Buffer.from([7 - (highest % 8)]), octets]));
 }
 
 export function oid(dotted: string): Buffer {
   const arcs = dotted.split('.').map(Number);
-  if (arcs.length < 2 || arcs.some((a) => !Number.isSafeInteger(a) || a < 0)) throw new Error(`OID: bad ${dotted}`);
+  const [first, second] = arcs;
+  if (first === undefined || second === undefined || arcs.some((a) => !Number.isSafeInteger(a) || a < 0))
+    throw new Error(`OID: bad ${dotted}`);
   const out: number[] = [];
   const encodeArc = (arc: number) => {
     const groups = [arc % 128];
     for (let n = Math.floor(arc / 128); n > 0; n = Math.floor(n / 128)) groups.unshift((n % 128) | 0x80);
     out.push(...groups);
   };
-  encodeArc(arcs[0]! * 40 + arcs[1]!);
+  encodeArc(first * 40 + second);
   for (const arc of arcs.slice(2)) encodeArc(arc);
   return tlv(TAG.oid, Buffer.from(out));
 }
@@ -111,14 +119,14 @@ export interface Element {
 /** Reads the element at `offset` (definite lengths only, as DER requires); throws on truncation. */
 export function readElement(buf: Buffer, offset: number): Element {
   if (offset + 2 > buf.length) throw new Error('DER: truncated');
-  const tag = buf[offset]!;
-  let length = buf[offset + 1]!;
+  const tag = buf.readUInt8(offset);
+  let length = buf.readUInt8(offset + 1);
   let contentStart = offset + 2;
   if (length & 0x80) {
     const count = length & 0x7f;
     if (count === 0 || count > 4 || contentStart + count > buf.length) throw new Error('DER: bad length');
     length = 0;
-    for (let i = 0; i < count; i++) length = length * 256 + buf[contentStart + i]!;
+    for (let i = 0; i < count; i++) length = length * 256 + buf.readUInt8(contentStart + i);
     contentStart += count;
   }
   const end = contentStart + length;

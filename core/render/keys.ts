@@ -49,13 +49,19 @@ export function cachingKeyFactory(inner: KeyFactory = webCryptoKeyFactory()): Ke
     generateKeyObjects(purpose: string) {
       factory.generated++;
       let pair = objects.get(purpose);
-      if (!pair) objects.set(purpose, (pair = inner.generateKeyObjects(purpose)));
+      if (!pair) {
+        pair = inner.generateKeyObjects(purpose);
+        objects.set(purpose, pair);
+      }
       return pair;
     },
     generateKeyPair(purpose: string) {
       factory.generated++;
       let pair = cache.get(purpose);
-      if (!pair) cache.set(purpose, (pair = inner.generateKeyPair(purpose)));
+      if (!pair) {
+        pair = inner.generateKeyPair(purpose);
+        cache.set(purpose, pair);
+      }
       return pair;
     },
   };

@@ -229,7 +229,9 @@ export function ipAddressBytes(ip: string): Buffer {
       ? headGroups
       : [...headGroups, ...new Array<string>(8 - headGroups.length - restGroups.length).fill('0'), ...restGroups];
   const bytes = Buffer.alloc(16);
-  groups.forEach((g, i) => bytes.writeUInt16BE(parseInt(g, 16), i * 2));
+  groups.forEach((g, i) => {
+    bytes.writeUInt16BE(parseInt(g, 16), i * 2);
+  });
   if (ipv4Tail.length === 4) Buffer.from(ipv4Tail).copy(bytes, 12);
   return bytes;
 }

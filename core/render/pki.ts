@@ -82,7 +82,8 @@ const MEMO_LIMIT = 2000;
 
 function remember(key: string, result: PkiResult, policy: PkiPolicy): void {
   const renewAt = Math.min(result.notAfter.getTime(), result.caNotAfter.getTime()) - policy.renewBeforeDays * DAY_MS;
-  if (reuseMemo.size >= MEMO_LIMIT) reuseMemo.delete(reuseMemo.keys().next().value!);
+  const oldest = reuseMemo.keys().next();
+  if (reuseMemo.size >= MEMO_LIMIT && !oldest.done) reuseMemo.delete(oldest.value);
   reuseMemo.set(key, { result, renewAt });
 }
 

@@ -74,7 +74,10 @@ export function decide(input: RolloutState, observations: ClusterObservation[], 
   // stale writers, and every step observes afresh anyway.
   const changed = comparable(state) !== comparable(input);
   if (changed) state.updatedAt = at;
-  else state.clusters.forEach((c, i) => (c.observedAt = input.clusters[i]?.observedAt ?? c.observedAt));
+  else
+    state.clusters.forEach((c, i) => {
+      c.observedAt = input.clusters[i]?.observedAt ?? c.observedAt;
+    });
   return { state, actions, changed };
 }
 
@@ -134,8 +137,10 @@ function stepUpdating(
   const at = now.toISOString();
   if (obs) {
     const invalid = obs.error ? undefined : obs.pools.find((p) => p.specAtTarget && p.invalid);
-    if (invalid)
-      return failCluster(state, cluster, `pool ${invalid.name} rejected the spec: ${invalid.invalid}`, at, actions);
+    if (invalid) {
+      failCluster(state, cluster, `pool ${invalid.name} rejected the spec: ${invalid.invalid}`, at, actions);
+      return;
+    }
     if (!obs.error && obs.pools.some((p) => !p.specAtTarget))
       actions.push({ kind: 'apply-version', clusterId: cluster.id });
     if (!obs.error && obs.pools.every(healthy)) {
@@ -144,7 +149,8 @@ function stepUpdating(
         cluster.soakStartedAt = obs.observedAt;
         cluster.reason = 'every pool healthy at the target; soaking';
       }
-      const soaked = Date.parse(obs.observedAt) - Date.parse(cluster.soakStartedAt!);
+      // A stored state without the soak's start (it is set on entering Soaking) parses to NaN: never soaked.
+      const soaked = Date.parse(obs.observedAt) - Date.parse(cluster.soakStartedAt ?? '');
       if (soaked >= state.spec.soakMs) {
         cluster.phase = 'Succeeded';
         cluster.finishedAt = at;
@@ -165,7 +171,8 @@ function stepUpdating(
     // Not observed yet since the wave started: (re)issue the change so a crash after the state write heals.
     actions.push({ kind: 'apply-version', clusterId: cluster.id });
   }
-  const deadline = Date.parse(cluster.startedAt!) + state.spec.progressDeadlineMs;
+  // A stored state without the wave's start (set when the wave starts) parses to NaN: no deadline.
+  const deadline = Date.parse(cluster.startedAt ?? '') + state.spec.progressDeadlineMs;
   if (cluster.phase === 'Updating' && now.getTime() >= deadline) {
     failCluster(
       state,

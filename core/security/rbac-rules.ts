@@ -64,14 +64,16 @@ export function rulesToGrants(rules: unknown, namespace: string, where = 'rules'
   const out: Grant[] = [];
   rules.forEach((rule: Partial<PolicyRule>, i) => {
     const at = `${where}[${i}]`;
-    for (const field of ['apiGroups', 'resources', 'verbs'] as const) {
-      if (!Array.isArray(rule?.[field]) || rule[field].length === 0)
-        throw new TypeError(`${at}.${field}: expected a non-empty list`);
-    }
+    const list = (field: 'apiGroups' | 'resources' | 'verbs'): string[] => {
+      const value = rule?.[field];
+      if (!Array.isArray(value) || value.length === 0) throw new TypeError(`${at}.${field}: expected a non-empty list`);
+      return value;
+    };
+    const [apiGroups, resources, verbs] = [list('apiGroups'), list('resources'), list('verbs')];
     const names = rule.resourceNames?.length ? rule.resourceNames : [''];
-    for (const apiGroup of rule.apiGroups!)
-      for (const resource of rule.resources!)
-        for (const verb of rule.verbs!) {
+    for (const apiGroup of apiGroups)
+      for (const resource of resources)
+        for (const verb of verbs) {
           for (const resourceName of names) out.push({ namespace, apiGroup, resource, verb, resourceName });
         }
   });

@@ -101,9 +101,9 @@ export function renderedKinds(
   >();
   for (const obj of rendered) {
     const r = resourceOf(obj.apiVersion, obj.kind);
-    if (r.namespaced && !obj.metadata.namespace)
+    const namespace = r.namespaced ? (obj.metadata.namespace ?? '') : '';
+    if (r.namespaced && !namespace)
       throw new TypeError(`${obj.kind} ${obj.metadata.name}: metadata.namespace: expected the product namespace`);
-    const namespace = r.namespaced ? obj.metadata.namespace! : '';
     seen.set(`${r.apiGroup}/${obj.kind}/${namespace}`, {
       apiVersion: obj.apiVersion,
       kind: obj.kind,
@@ -253,7 +253,7 @@ export function permissionTable(uses: ApiUse[]): string {
     `${a.scope}${a.group}${a.resource}`.localeCompare(`${b.scope}${b.group}${b.resource}`),
   )) {
     const verbs = sortVerbs([...r.verbs.keys()])
-      .map((v) => `${v}: ${[...r.verbs.get(v)!].join(', ')}`)
+      .map((v) => `${v}: ${[...(r.verbs.get(v) ?? [])].join(', ')}`)
       .join('; ');
     lines.push(`| ${r.scope} | ${r.group} | ${r.resource} | ${verbs} |`);
   }

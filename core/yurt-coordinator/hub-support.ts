@@ -26,6 +26,13 @@ export function parseRelease(release: string): [number, number, number] | undefi
   return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
 }
 
+/** A release this module names itself (a constant), parsed. */
+function knownRelease(release: string): [number, number, number] {
+  const parsed = parseRelease(release);
+  if (!parsed) throw new Error(`${release} is not a release of the form vX.Y.Z`);
+  return parsed;
+}
+
 function compareReleases(a: [number, number, number], b: [number, number, number]): number {
   return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 }
@@ -40,14 +47,14 @@ export function coordinatorSupport(input: {
   const where = `cluster ${input.clusterId}`;
   if (declared) {
     const release = input.declaredRelease;
-    if (compareReleases(declared, parseRelease(FIRST_RELEASE_WITHOUT_COORDINATOR)!) >= 0) {
+    if (compareReleases(declared, knownRelease(FIRST_RELEASE_WITHOUT_COORDINATOR)) >= 0) {
       return {
         supported: false,
         reason: 'HubsHaveNoCoordinator',
         message: `${where} is registered as OpenYurt ${release}: YurtHub has no yurt-coordinator client from ${FIRST_RELEASE_WITHOUT_COORDINATOR} on, so compat is refused and no coordinator objects are published for this pool (docs/openyurt.md)`,
       };
     }
-    if (compareReleases(declared, parseRelease(FIRST_COORDINATOR_RELEASE)!) < 0) {
+    if (compareReleases(declared, knownRelease(FIRST_COORDINATOR_RELEASE)) < 0) {
       return {
         supported: false,
         reason: 'HubsPredateYurtCoordinator',

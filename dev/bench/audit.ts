@@ -126,17 +126,18 @@ function injections(clusterIds: string[]): Injection[] {
       kind: 'no-leader',
       pool: 'pool-07',
       fixable: false,
-      inject: (k, c) => (
-        c.leaderRenewals?.forget('pool-07'), k(...statusPatch('pool-07', { leader: null })).then(() => undefined)
-      ),
+      inject: (k, c) => {
+        c.leaderRenewals?.forget('pool-07');
+        return k(...statusPatch('pool-07', { leader: null })).then(() => undefined);
+      },
     },
     {
       kind: 'stale-leader',
       pool: 'pool-08',
       fixable: false,
-      inject: (k, c) => (
-        c.leaderRenewals?.forget('pool-08'),
-        k(
+      inject: (k, c) => {
+        c.leaderRenewals?.forget('pool-08');
+        return k(
           ...statusPatch('pool-08', {
             leader: {
               holder: 'pool-08-node-0',
@@ -144,8 +145,8 @@ function injections(clusterIds: string[]): Injection[] {
               transitions: 0,
             },
           }),
-        ).then(() => undefined)
-      ),
+        ).then(() => undefined);
+      },
     },
   ];
   return all.map((inj, i) => ({ ...inj, cluster: clusterIds[i % clusterIds.length] }));

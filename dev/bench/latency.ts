@@ -328,7 +328,7 @@ async function rollout(clusters: number, pools: number, windowMs: number, concur
       }
       await fleet.waitConverged(10 * 60_000);
       await fleet.bus.drain();
-      unwatch.forEach((u) => u());
+      for (const u of unwatch) u();
       stop();
       const results: NonNullable<ReturnType<typeof breakdown>>[] = [];
       for (const [i, c] of fleet.clusters.entries()) {

@@ -28,7 +28,8 @@ export class TableUsageMeter {
 
   record(operation: string, units: number): void {
     const isRead = READS.has(operation);
-    const op = (this.usage.byOperation[operation] ??= { requests: 0, readRequestUnits: 0, writeRequestUnits: 0 });
+    this.usage.byOperation[operation] ??= { requests: 0, readRequestUnits: 0, writeRequestUnits: 0 };
+    const op = this.usage.byOperation[operation];
     op.requests += 1;
     this.usage.requests += 1;
     if (isRead) {

@@ -31,7 +31,10 @@ export class Rng {
   weighted<T>(pairs: readonly (readonly [T, number])[]): T {
     const total = pairs.reduce((s, [, w]) => s + w, 0);
     let r = this.next() * total;
-    for (const [item, w] of pairs) if ((r -= w) < 0) return item;
+    for (const [item, w] of pairs) {
+      r -= w;
+      if (r < 0) return item;
+    }
     return pairs[pairs.length - 1][0];
   }
   shuffle<T>(items: T[]): T[] {

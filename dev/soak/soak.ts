@@ -243,7 +243,10 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
 
 function resolveRepairs(w: SoakWorld): void {
   const now = Date.now();
-  for (const p of w.pendingRepairs) (w.repairs[p.kind] ??= []).push(now - p.endedAt);
+  for (const p of w.pendingRepairs) {
+    w.repairs[p.kind] ??= [];
+    w.repairs[p.kind].push(now - p.endedAt);
+  }
   w.pendingRepairs = [];
 }
 

@@ -46,7 +46,11 @@ export class TextTap {
         return true;
       }) as typeof stream.write;
     });
-    this.#restore = () => streams.forEach((s, i) => (s.write = originals[i] as typeof s.write));
+    this.#restore = () => {
+      streams.forEach((s, i) => {
+        s.write = originals[i] as typeof s.write;
+      });
+    };
   }
 
   stopCapture(): void {

@@ -55,7 +55,8 @@ export function errorText(err: unknown): string {
 export class Counter {
   readonly counts: Record<string, { done: number; failed: number; lastError?: string }> = {};
   add(kind: string, ok = true, error?: unknown): void {
-    const c = (this.counts[kind] ??= { done: 0, failed: 0 });
+    this.counts[kind] ??= { done: 0, failed: 0 };
+    const c = this.counts[kind];
     if (ok) c.done++;
     else c.failed++;
     if (error !== undefined) c.lastError = errorText(error);

@@ -104,19 +104,21 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
   // The record first: if sending fails and the bus retries, the retry overwrites this same item.
   await putClusterAudit(table, record, now);
   if (deps.events && requested.length) {
-    const entries = requested.map((pool) =>
-      toPutEventsEntry(
+    const entries = requested.map((pool) => {
+      const kinds = fixable.get(pool);
+      if (!kinds) throw new Error(`audit of ${request.clusterId}: no fixable finding for requested pool ${pool}`);
+      return toPutEventsEntry(
         reconcileRequestRouting,
         reconcileRequestDetailSchema,
         {
           clusterId: request.clusterId,
           nodePool: pool,
-          reason: `audit:${fixable.get(pool)!.join(',')}`.slice(0, 256),
+          reason: `audit:${kinds.join(',')}`.slice(0, 256),
           requestedBy: AUDIT_REQUESTER,
         },
         { eventBusName: deps.eventBusName },
-      ),
-    );
+      );
+    });
     await sendEntries(deps.events, entries);
   }
 

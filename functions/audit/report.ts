@@ -18,9 +18,15 @@ async function selectClusters(deps: AuditDeps, ids?: string[]) {
   const all = await deps.clusters();
   if (!ids?.length) return all;
   const byId = new Map(all.map((c) => [c.id, c]));
-  const unknown = ids.filter((id) => !byId.has(id));
+  const selected: typeof all = [];
+  const unknown: string[] = [];
+  for (const id of ids) {
+    const cluster = byId.get(id);
+    if (cluster) selected.push(cluster);
+    else unknown.push(id);
+  }
   if (unknown.length) throw new Error(`not registered: ${unknown.join(', ')} (see spiritctl clusters list)`);
-  return ids.map((id) => byId.get(id)!);
+  return selected;
 }
 
 /** Audits the selected clusters now, in this process, as one run (same code as the per-cluster events). */

@@ -102,8 +102,14 @@ function invocation(deps: RolloutDeps): Invocation {
     // Count through a wrapper so the meters hold whatever the ops implementation is.
     return {
       counters: ops.counters,
-      listPoolSpirits: () => (meter.clusterReads++, ops.listPoolSpirits()),
-      applySpecFields: (name, fields) => (meter.clusterWrites++, ops.applySpecFields(name, fields)),
+      listPoolSpirits: () => {
+        meter.clusterReads++;
+        return ops.listPoolSpirits();
+      },
+      applySpecFields: (name, fields) => {
+        meter.clusterWrites++;
+        return ops.applySpecFields(name, fields);
+      },
     };
   };
   return {

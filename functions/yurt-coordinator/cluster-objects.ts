@@ -96,8 +96,11 @@ async function onePass(
   const read = await Promise.all(TARGETS.map((ref) => readInstalled(client, ref)));
   const missing = read.flatMap((r) => (r.missing ? [r.missing] : []));
   if (missing.length > 0) return { kind: 'not-installed', missing };
-  const live = read.map((r) => r.object!);
-  const foreignWrites = foreignCertsWrites(live[0]!, FIELD_MANAGER);
+  const live = read.flatMap((r) => (r.object ? [r.object] : []));
+  const [certsSecret, firstSlice] = live;
+  if (!certsSecret || !firstSlice)
+    throw new Error('yurt-coordinator: the certs Secret and its EndpointSlices were not all read');
+  const foreignWrites = foreignCertsWrites(certsSecret, FIELD_MANAGER);
   if (foreignWrites.length > 0) {
     deps.logger.warn('another writer owns keys of the yurt-coordinator certs Secret; taking them back', {
       writers: describeForeignWrites(foreignWrites),
@@ -133,7 +136,7 @@ async function onePass(
 
   let desired: KubeObject[];
   try {
-    const addressType = live[1]!.addressType as string;
+    const addressType = firstSlice.addressType as string;
     if (addressType !== 'IPv4' && addressType !== 'IPv6') {
       throw new CoordinatorRenderError(`EndpointSlice addressType ${addressType} cannot hold pod IPs`);
     }
@@ -148,7 +151,8 @@ async function onePass(
 
   // 3. Only what differs, each on the version read in step 1.
   for (const [i, want] of desired.entries()) {
-    const current = live[i]!;
+    const current = live[i];
+    if (!current) throw new Error(`yurt-coordinator: ${describe(want)} was not read before its write`);
     if (fieldDiffs(want, current).length === 0) continue;
     const precondition = { ...want.metadata, resourceVersion: current.metadata.resourceVersion };
     try {

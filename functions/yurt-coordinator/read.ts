@@ -50,7 +50,7 @@ export function clientPairOf(files: Record<string, string>): CertPair | undefine
 export async function readInstalled(
   client: ClusterClient,
   ref: ObjectRef,
-): Promise<{ object?: KubeObject; missing?: string }> {
+): Promise<{ object: KubeObject; missing?: undefined } | { object?: undefined; missing: string }> {
   try {
     const object = await client.get(ref);
     return object ? { object } : { missing: `${ref.kind} ${ref.name} (404)` };

@@ -322,22 +322,22 @@ export async function runElection(api: KubeHttp, o: ElectionOptions): Promise<El
   const kills: KillRecord[] = [];
   for (let k = 0; first && k < o.kills; k++) {
     const leader = contenders.find((x) => x.leading && !x.crashed);
-    if (!leader) {
+    if (!leader?.current) {
       const next = await ledger.nextLeader(null, c.leaseDurationSeconds * 3000);
       if (!next) break;
       k--;
       continue;
     }
     // Kill at a random phase of its renew cycle, after at least one renewal as leader.
-    const since = leader.current!.start;
+    const since = leader.current.start;
     while (leader.leading && leader.lastRenewAt <= since) await delay(c.retryPeriodSeconds * 250);
     await delay(Math.random() * c.retryPeriodSeconds * 1000);
-    if (!leader.leading) {
+    const old = leader.current;
+    if (old === null) {
       k--;
       continue;
     }
     const kind = k % 2 === 0 ? 'crash' : 'hang';
-    const old = leader.current!;
     const next = ledger.nextLeader(leader.id, (c.leaseDurationSeconds + 4 * c.retryPeriodSeconds) * 3000);
     const killAt = Date.now();
     if (kind === 'crash') leader.crash();

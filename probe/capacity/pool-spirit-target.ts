@@ -74,8 +74,8 @@ export function setFlags(args: readonly string[], flags: Record<string, string>)
   const rest = new Map(Object.entries(flags));
   const out = args.map((arg) => {
     const name = flagName(arg);
-    if (name === undefined || !rest.has(name)) return arg;
-    const value = rest.get(name)!;
+    const value = name === undefined ? undefined : rest.get(name);
+    if (name === undefined || value === undefined) return arg;
     rest.delete(name);
     return `--${name}=${value}`;
   });

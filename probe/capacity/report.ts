@@ -150,7 +150,7 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
     for (const d of r.etcdSettings.launchPresetDiffers)
       out.push(`  --${d.flag}: rendered ${d.rendered}, launch preset ${d.launchPreset ?? '(unset)'}`);
   }
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }
 
 function settingsSummary(flags: Record<string, string>): string {

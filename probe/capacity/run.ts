@@ -293,7 +293,8 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
     }
   }
 
-  const main = storms.product ?? storms.target!;
+  const main = storms.product ?? storms.target;
+  if (!main) throw new Error('capacity probe: no patch storm ran (neither on the product nor on the target)');
   const finished = new Date();
   const {
     log: _log,
@@ -309,7 +310,7 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     durationSeconds: Math.round((finished.getTime() - started.getTime()) / 100) / 10,
-    target: { kind: o.target.kind, server: server!, etcdFiguresFrom: source! },
+    target: { kind: o.target.kind, server, etcdFiguresFrom: source },
     parameters: { ...parameters, leaderElection: { unscaled: YURTHUB_LEADER_ELECTION, asRun: election } },
     etcdSettings: {
       product: product.flags,
@@ -318,21 +319,21 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
       launchPresetDiffers: diffFromLaunchPreset(),
     },
     apiServerFlags,
-    load: load!,
+    load,
     patchStorm: storms,
     memory,
-    leaderElection: leaderElection!,
+    leaderElection,
     verdict: {
       memory: main.storm.verdict.verdict,
       upstreamMemory: storms.upstream?.storm.verdict.verdict ?? null,
-      firstLeaderWithinRetryPeriod: leaderElection!.targets.firstLeaderWithinRetryPeriod,
-      failoverWithinLeasePlusTwoRetries: leaderElection!.targets.failoverWithinLeasePlusTwoRetries,
-      zeroOverlaps: leaderElection!.targets.zeroOverlaps,
+      firstLeaderWithinRetryPeriod: leaderElection.targets.firstLeaderWithinRetryPeriod,
+      failoverWithinLeasePlusTwoRetries: leaderElection.targets.failoverWithinLeasePlusTwoRetries,
+      zeroOverlaps: leaderElection.targets.zeroOverlaps,
       pass:
         main.storm.verdict.verdict === 'bounded' &&
-        leaderElection!.targets.firstLeaderWithinRetryPeriod &&
-        leaderElection!.targets.failoverWithinLeasePlusTwoRetries &&
-        leaderElection!.targets.zeroOverlaps,
+        leaderElection.targets.firstLeaderWithinRetryPeriod &&
+        leaderElection.targets.failoverWithinLeasePlusTwoRetries &&
+        leaderElection.targets.zeroOverlaps,
     },
   };
 }

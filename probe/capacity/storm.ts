@@ -55,7 +55,8 @@ export interface StormResult {
 const PATCH_ANNOTATION = 'probe.poolspirit.io/last-patch';
 
 export async function patchStorm(api: KubeHttp, o: StormOptions): Promise<StormResult> {
-  if (o.paths.length === 0) throw new Error('patch storm: no objects to update');
+  const [firstPath] = o.paths;
+  if (firstPath === undefined) throw new Error('patch storm: no objects to update');
   const started = performance.now();
   const elapsed = () => (performance.now() - started) / 1000;
   const endAt = started + o.seconds * 1000;
@@ -86,7 +87,7 @@ export async function patchStorm(api: KubeHttp, o: StormOptions): Promise<StormR
 
   const worker = async () => {
     while (performance.now() < endAt) {
-      const path = o.paths[Math.floor(Math.random() * o.paths.length)] ?? o.paths[0]!; // checked non-empty above
+      const path = o.paths[Math.floor(Math.random() * o.paths.length)] ?? firstPath;
       const t0 = performance.now();
       try {
         await updateOnce(path);
@@ -111,9 +112,9 @@ export async function patchStorm(api: KubeHttp, o: StormOptions): Promise<StormR
   })();
 
   const maintenance: MaintenanceAction[] = [];
-  const agent = o.observer.maintain
+  const maintain = o.observer.maintain;
+  const agent = maintain
     ? (async () => {
-        const maintain = o.observer.maintain!;
         while (performance.now() + o.maintenanceIntervalMs < endAt) {
           await sleepUntil(performance.now() + o.maintenanceIntervalMs);
           maintenance.push(

@@ -187,6 +187,7 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
   }
   /** A stand-in for any dependency: property reads give more stand-ins, calling (or awaiting) one throws ReachedWork. */
   const poison = (what: string): unknown =>
+    // biome-ignore lint/complexity/useArrowFunction: a Proxy's target decides whether `new` on it works; the poison stays constructible as it was
     new Proxy(function () {}, {
       get: (_t, prop) =>
         prop === Symbol.toPrimitive
@@ -302,7 +303,8 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
     it(`${name}: ${HANDLER_CASES} malformed EventBridge events, each rejected naming its field, none crashing or hanging`, async () => {
       const rng = new Rng(SEED ^ (name.length * 7919));
       const problems: Problem[] = [];
-      const c = (counts[name] = { rejected: 0, reachedWork: 0, ok: 0, errors: {} as Record<string, number> });
+      const c = { rejected: 0, reachedWork: 0, ok: 0, errors: {} as Record<string, number> };
+      counts[name] = c;
       for (let i = 0; i < HANDLER_CASES; i++) {
         const m = mutate(rng, samples[i % samples.length]);
         const outcome = await settle(Promise.resolve().then(() => handler(m.value, context)));

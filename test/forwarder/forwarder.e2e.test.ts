@@ -43,7 +43,12 @@ describe('forwarder under faults', () => {
           return { code: 'ThrottlingException', message: 'Rate exceeded' };
         },
       },
-      port: (sdk) => ({ putEvents: async (entries) => (batches.push(entries), sdk.putEvents(entries)) }),
+      port: (sdk) => ({
+        putEvents: async (entries) => {
+          batches.push(entries);
+          return sdk.putEvents(entries);
+        },
+      }),
       forwarder: {
         sender: { coalesceWindowMs: 20, initialRetryDelayMs: 10, maxRetryDelayMs: 200 },
         watchTimeoutSeconds: 30,

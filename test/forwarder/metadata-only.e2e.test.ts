@@ -39,7 +39,10 @@ describe('owned Secrets are watched as metadata only', () => {
       {
         ...resource,
         listedByRelevance: false,
-        summarize: (o) => (seen.push(o), { resourceVersion: o.metadata?.resourceVersion }),
+        summarize: (o) => {
+          seen.push(o);
+          return { resourceVersion: o.metadata?.resourceVersion };
+        },
         isRelevant: () => true,
       },
       { onChange: async () => undefined },

@@ -65,7 +65,7 @@ export async function kustomizeOverlay(resources: string[], components: string[]
       ...resources.map((r) => `  - ${rel(r)}`),
       ...(components.length ? ['components:', ...components.map((c) => `  - ${rel(c)}`)] : []),
     ];
-    await writeFile(join(dir, 'kustomization.yaml'), lines.join('\n') + '\n');
+    await writeFile(join(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
     const { stdout } = await run(KUBECTL, ['kustomize', dir], { maxBuffer: 32 << 20 });
     return parseManifests(stdout);
   } finally {

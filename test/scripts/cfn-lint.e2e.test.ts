@@ -90,7 +90,7 @@ describe('cfn-lint', () => {
 
   it("takes docs/deploy.md's example alarm topic", () => {
     const pattern = new RegExp(
-      String((template.Parameters?.AlarmTopicArn as { AllowedPattern?: string }).AllowedPattern),
+      String((template.Parameters!.AlarmTopicArn as { AllowedPattern?: string }).AllowedPattern),
     );
     expect(pattern.test('arn:aws:sns:eu-west-1:123456789012:pool-spirit-oncall')).toBe(true);
     expect(pattern.test('')).toBe(true);

@@ -77,10 +77,17 @@ export interface Statement {
 export function statementsIn(value: unknown, where = ''): { where: string; statement: Statement }[] {
   const found: { where: string; statement: Statement }[] = [];
   const walk = (v: unknown, path: string) => {
-    if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${path}[${i}]`));
+    if (Array.isArray(v)) {
+      v.forEach((x, i) => {
+        walk(x, `${path}[${i}]`);
+      });
+      return;
+    }
     if (!isObject(v)) return;
     if (Array.isArray(v.Statement))
-      v.Statement.forEach((s: Statement, i: number) => found.push({ where: `${path}.Statement[${i}]`, statement: s }));
+      v.Statement.forEach((s: Statement, i: number) => {
+        found.push({ where: `${path}.Statement[${i}]`, statement: s });
+      });
     for (const [k, x] of Object.entries(v)) if (k !== 'Statement') walk(x, `${path}.${k}`);
   };
   walk(value, where);

@@ -90,6 +90,7 @@ describe('zod in the function bundles', () => {
           'const out = [];',
           "try { parseEvent(reconcileRequestDetailSchema, { clusterId: '', nodePool: 7, reason: 'cli', requestedBy: 'x' }); } catch (err) { out.push(err.message); }",
           "const spec = parsePoolSpiritSpec({ nodePool: 'Not_A_Name', etcd: { storage: { sizeLimit: '-1Gi' } } });",
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a probe script, whose own template literal this is
           'if (!spec.ok) out.push(...spec.issues.map((i) => `${i.field}: ${i.message}`));',
           'process.stdout.write(JSON.stringify(out));',
         ].join('\n'),

@@ -8,7 +8,7 @@ import {
   valueDepthExceeds,
 } from '../../shared/bounded-json.ts';
 
-const nestedText = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+const nestedText = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 function nestedValue(depth: number): unknown {
   let v: unknown = 1;
   for (let i = 0; i < depth; i++) v = { a: v };

@@ -30,7 +30,8 @@ export class Rng {
     this.#state = seed >>> 0;
   }
   next(): number {
-    let t = (this.#state = (this.#state + 0x6d2b79f5) >>> 0);
+    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
+    let t = this.#state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
@@ -58,7 +59,7 @@ export function nastyString(rng: Rng): string {
     () => '\u202e' + 'evil',
     () => 'ḁ̷̢̛̬͚͖̫̙̞̙͒͊̑̃ͅ',
     () => '../../etc/passwd',
-    () => '${jndi:ldap://x}',
+    () => `\${jndi:ldap://x}`,
     () => '<script>alert(1)</script>',
     () => "'; DROP TABLE x; --",
     () => '%s%s%n',
@@ -109,7 +110,10 @@ export function deepNest(depth: number): unknown {
 
 function pathsOf(value: unknown, prefix: Path = [], out: Path[] = []): Path[] {
   out.push(prefix);
-  if (Array.isArray(value)) value.forEach((v, i) => pathsOf(v, [...prefix, i], out));
+  if (Array.isArray(value))
+    value.forEach((v, i) => {
+      pathsOf(v, [...prefix, i], out);
+    });
   else if (value && typeof value === 'object')
     for (const [k, v] of Object.entries(value)) pathsOf(v, [...prefix, k], out);
   return out;

@@ -56,7 +56,10 @@ export function groupVersionPath(apiVersion: string): string {
 
 export function discovery(transport: KubeTransport): Discovery {
   let cache = caches.get(transport);
-  if (!cache) caches.set(transport, (cache = new Map()));
+  if (!cache) {
+    cache = new Map();
+    caches.set(transport, cache);
+  }
   const lists = cache;
 
   /** The cached list unless `stale` is it, in which case one fresh read shared by every caller. */
@@ -98,7 +101,10 @@ export function discovery(transport: KubeTransport): Discovery {
   }
 
   let groups = groupCaches.get(transport);
-  if (!groups) groupCaches.set(transport, (groups = new Map()));
+  if (!groups) {
+    groups = new Map();
+    groupCaches.set(transport, groups);
+  }
   const groupDocs = groups;
 
   function group(name: string, fresh = false): Promise<unknown> {

@@ -66,7 +66,7 @@ export function connectionFromKubeconfig(text: string, options: KubeconfigOption
     throw new KubeconfigError('current-context', 'expected the name of a context (none set and no context given)');
   }
   const context = named(doc, 'contexts', 'context', contextName);
-  const clusterName = str(context, 'cluster', `contexts[${contextName}].cluster`, true)!;
+  const clusterName = str(context, 'cluster', `contexts[${contextName}].cluster`, true);
   const cluster = named(doc, 'clusters', 'cluster', clusterName);
   const userName = str(context, 'user', `contexts[${contextName}].user`, false);
   const connection = clusterPart(cluster, `clusters[${clusterName}]`);
@@ -77,7 +77,7 @@ export function connectionFromKubeconfig(text: string, options: KubeconfigOption
 /** The inner mapping of the entry called `name` in the named list `list` (contexts, clusters, users). */
 function named(doc: Obj, list: string, inner: string, name: string): Obj {
   const entries = doc[list] ?? [];
-  if (!Array.isArray(entries)) throw new KubeconfigError(list, 'expected a list of {name, ' + inner + '} entries');
+  if (!Array.isArray(entries)) throw new KubeconfigError(list, `expected a list of {name, ${inner}} entries`);
   const entry = entries.find((e) => isObj(e) && e.name === name);
   if (!entry) {
     const have = entries.map((e) => (isObj(e) ? String(e.name) : '?')).join(', ') || 'none';
@@ -88,6 +88,8 @@ function named(doc: Obj, list: string, inner: string, name: string): Obj {
   return value;
 }
 
+function str(o: Obj, key: string, field: string, required: true): string;
+function str(o: Obj, key: string, field: string, required: false): string | undefined;
 function str(o: Obj, key: string, field: string, required: boolean): string | undefined {
   const v = o[key];
   if (v === undefined || v === null || v === '') {
@@ -108,7 +110,7 @@ function pemFromData(o: Obj, key: string, field: string, marker: string): string
 }
 
 function clusterPart(c: Obj, at: string): ClusterConnection {
-  const server = str(c, 'server', `${at}.server`, true)!;
+  const server = str(c, 'server', `${at}.server`, true);
   let url: URL | undefined;
   try {
     url = new URL(server);

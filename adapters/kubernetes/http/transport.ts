@@ -66,12 +66,12 @@ class AgentSlot {
   }
 
   acquire(cert: ClientCert | undefined): { agent: Agent; release(): void } {
-    const cur = this.current;
-    if (!cur || cur.cert?.certPem !== cert?.certPem || cur.cert?.keyPem !== cert?.keyPem) {
-      if (cur) this.retire(cur);
-      this.current = { agent: this.build(cert), cert, inFlight: 0 };
+    let slot = this.current;
+    if (!slot || slot.cert?.certPem !== cert?.certPem || slot.cert?.keyPem !== cert?.keyPem) {
+      if (slot) this.retire(slot);
+      slot = { agent: this.build(cert), cert, inFlight: 0 };
+      this.current = slot;
     }
-    const slot = this.current!;
     slot.inFlight++;
     let released = false;
     return {
@@ -178,7 +178,7 @@ export function createKubeTransport(connection: ClusterConnection, options: Kube
       const signal = req.signal;
       const onAbort = () => {
         r.destroy();
-        fail(signal!.reason);
+        fail(signal?.reason);
       };
       const finish = () => {
         lease.release();

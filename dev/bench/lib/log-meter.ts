@@ -44,7 +44,9 @@ export class LogMeter {
       };
     };
     const undo = [patch(process.stdout), patch(process.stderr)];
-    this.restore = () => undo.forEach((u) => u());
+    this.restore = () => {
+      for (const u of undo) u();
+    };
   }
 
   stop(): void {

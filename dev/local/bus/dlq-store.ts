@@ -74,7 +74,7 @@ export function appendDeadLetter(file: string, deadLetter: DeadLetter): DeadLett
   const stored = storableDeadLetter(deadLetter);
   mkdirSync(dirname(file), { recursive: true });
   // One write per line: a crash leaves at most one partial line, which readDeadLetters reports and skips.
-  appendFileSync(file, stored.line + '\n', { mode: 0o600 });
+  appendFileSync(file, `${stored.line}\n`, { mode: 0o600 });
   return stored.deadLetter;
 }
 

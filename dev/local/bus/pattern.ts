@@ -163,8 +163,10 @@ function consistent(chosen: Map<number, number>, value: EventValue): Map<number,
   let merged: Map<number, number> | null = null;
   for (const [array, index] of value.elements) {
     const had = chosen.get(array);
-    if (had === undefined) (merged ??= new Map(chosen)).set(array, index);
-    else if (had !== index) return null;
+    if (had === undefined) {
+      merged ??= new Map(chosen);
+      merged.set(array, index);
+    } else if (had !== index) return null;
   }
   return merged ?? chosen;
 }

@@ -218,8 +218,7 @@ export class VariableResolver {
 /** Outermost `${...}` spans of a string, with nested `${...}` inside them. */
 function variableSpans(text: string): { start: number; end: number }[] {
   const spans: { start: number; end: number }[] = [];
-  let i = 0;
-  while ((i = text.indexOf('${', i)) >= 0) {
+  for (let i = text.indexOf('${'); i >= 0; i = text.indexOf('${', i)) {
     let depth = 0;
     let j = i;
     for (; j < text.length; j++) {

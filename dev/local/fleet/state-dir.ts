@@ -80,7 +80,7 @@ export async function keptClusters(state: FleetStateDir): Promise<{ ids: string[
 /** Records that a kept cluster is fully seeded (see keptClusters). */
 export async function markSeeded(state: FleetStateDir, clusterId: string): Promise<void> {
   const dataDir = state.etcdDataDir(clusterId);
-  if (dataDir) await writeFile(join(dataDir, SEEDED_MARKER), new Date().toISOString() + '\n');
+  if (dataDir) await writeFile(join(dataDir, SEEDED_MARKER), `${new Date().toISOString()}\n`);
 }
 
 /**
@@ -123,9 +123,9 @@ export async function writeStackEnv(state: FleetStateDir, env: StackEnv): Promis
   };
   await writeFile(
     state.envFile,
-    Object.entries(vars)
+    `${Object.entries(vars)
       .map(([k, v]) => `export ${k}=${shellQuote(v)}`)
-      .join('\n') + '\n',
+      .join('\n')}\n`,
   );
   return vars;
 }

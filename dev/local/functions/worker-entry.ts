@@ -14,7 +14,10 @@ const containers = new Map<number, Handler>();
 
 parentPort!.on('message', (msg: InvokeMessage) => {
   let handler = containers.get(msg.container);
-  if (!handler) containers.set(msg.container, (handler = CONTAINER_FACTORIES[kind](settings)));
+  if (!handler) {
+    handler = CONTAINER_FACTORIES[kind](settings);
+    containers.set(msg.container, handler);
+  }
   const context: Context = {
     ...msg.context,
     getRemainingTimeInMillis: () => Math.max(0, msg.deadline - Date.now()),

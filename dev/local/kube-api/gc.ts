@@ -70,8 +70,7 @@ const ownerRefs = (o: ApiObject): OwnerReference[] =>
 const finalizers = (o: ApiObject): string[] => (Array.isArray(o.metadata?.finalizers) ? o.metadata.finalizers : []);
 const isDeleting = (o: ApiObject) => !!o.metadata?.deletionTimestamp;
 const hasFinalizer = (o: ApiObject, f: string) => finalizers(o).includes(f);
-const groupOf = (apiVersion: string | undefined) =>
-  apiVersion && apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+const groupOf = (apiVersion: string | undefined) => (apiVersion?.includes('/') ? apiVersion.split('/')[0] : '');
 
 function refOf(o: ApiObject): ObjectRef {
   const ref: ObjectRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata?.name, uid: o.metadata?.uid };
@@ -124,7 +123,10 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     for (const r of ownerRefs(o)) {
       let set = dependents.get(r.uid);
       if (add) {
-        if (!set) dependents.set(r.uid, (set = new Set()));
+        if (!set) {
+          set = new Set();
+          dependents.set(r.uid, set);
+        }
         set.add(uid);
       } else if (set) {
         set.delete(uid);

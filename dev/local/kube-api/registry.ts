@@ -181,7 +181,10 @@ export class ResourceRegistry {
     for (const info of this.byGvr.values()) {
       if (!info.group) continue;
       let set = versions.get(info.group);
-      if (!set) versions.set(info.group, (set = new Set()));
+      if (!set) {
+        set = new Set();
+        versions.set(info.group, set);
+      }
       set.add(info.version);
     }
     return [...versions.entries()]

@@ -60,7 +60,7 @@ export function keepableBody(body: Buffer, aboutSecrets: boolean): Buffer | unde
     // A watch stream: one JSON document per line.
     try {
       const lines = text.split('\n').filter((l) => l.trim() !== '');
-      return Buffer.from(lines.map((l) => JSON.stringify(redactObject(JSON.parse(l), aboutSecrets))).join('\n') + '\n');
+      return Buffer.from(`${lines.map((l) => JSON.stringify(redactObject(JSON.parse(l), aboutSecrets))).join('\n')}\n`);
     } catch {
       return aboutSecrets ? undefined : body;
     }

@@ -69,7 +69,7 @@ export function placePod(pod: Obj, nodes: Obj[], podsOnNode: (name: string) => n
   }
   if (fitting.length === 0) {
     const detail = [...reasons].map(([r, n]) => `${n} ${r}`).join(', ');
-    return { reason: `0/${nodes.length} nodes are available${detail ? ': ' + detail : ''}.` };
+    return { reason: `0/${nodes.length} nodes are available${detail ? `: ${detail}` : ''}.` };
   }
   fitting.sort(
     (a, b) =>

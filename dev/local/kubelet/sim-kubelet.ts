@@ -170,7 +170,10 @@ export class SimKubelet {
     if (ownerKey === undefined) return;
     this.ownerOfPod.set(podKey, ownerKey);
     let pods = this.podsByOwner.get(ownerKey);
-    if (!pods) this.podsByOwner.set(ownerKey, (pods = new Set()));
+    if (!pods) {
+      pods = new Set();
+      this.podsByOwner.set(ownerKey, pods);
+    }
     pods.add(podKey);
   }
 

@@ -79,8 +79,11 @@ export async function applyDesired({
   if (!caBundlePem) {
     throw new Error('cluster CA not found: expected ConfigMap kube-system/kube-root-ca.crt with key ca.crt');
   }
+  const { name, uid } = poolSpirit.metadata;
+  if (uid === undefined)
+    throw new Error(`PoolSpirit ${name} has no metadata.uid; its objects' owner references need it`);
   const renderTarget = {
-    poolSpirit: { metadata: { name: poolSpirit.metadata.name, uid: poolSpirit.metadata.uid! }, spec },
+    poolSpirit: { metadata: { name, uid }, spec },
     cluster: { caBundlePem, clusterDomain: CLUSTER_DOMAIN, namespace },
   };
   if (!service && !spec.paused) {

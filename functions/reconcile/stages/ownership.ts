@@ -24,7 +24,10 @@ export async function handCaToPoolSpirit(
   const ca = await client.get(ref);
   const owners = ca?.metadata.ownerReferences ?? [];
   if (!ca || !owners.some((o) => o.kind === 'NodePool' && o.uid === nodePool.metadata.uid)) return [];
-  const owner = poolSpiritRef({ metadata: { name: poolSpirit.metadata.name, uid: poolSpirit.metadata.uid! } });
+  const { name, uid } = poolSpirit.metadata;
+  if (uid === undefined)
+    throw new Error(`PoolSpirit ${name} has no metadata.uid; the CA Secret's owner reference needs it`);
+  const owner = poolSpiritRef({ metadata: { name, uid } });
   await client.patchJson(ref, [
     { op: 'test', path: '/metadata/uid', value: ca.metadata.uid },
     { op: 'replace', path: '/metadata/ownerReferences', value: [owner] },

@@ -271,11 +271,20 @@ describe('refused cluster access', () => {
     /** The real reconcile handler for one cluster; returns the error and everything it logged. */
     async function reconcileOnce(clusterId: string, secrets?: SecretSource): Promise<{ error: Error; logs: string }> {
       let logs = '';
-      const capture = (s: unknown) => ((logs += String(s)), true);
+      const capture = (s: unknown) => {
+        logs += String(s);
+        return true;
+      };
       const out = vi.spyOn(process.stdout, 'write').mockImplementation(capture);
       const err = vi.spyOn(process.stderr, 'write').mockImplementation(capture);
       const metrics = new Metrics({ namespace: 'RefusedAccessTest', serviceName: 'reconcile-test' });
-      Object.assign(metrics, { console: { log: (line: string) => void (logs += line) } });
+      Object.assign(metrics, {
+        console: {
+          log: (line: string) => {
+            logs += line;
+          },
+        },
+      });
       try {
         const handler = createReconcileHandler(
           reconcileDeps({

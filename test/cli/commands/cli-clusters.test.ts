@@ -24,8 +24,14 @@ describe('spiritctl clusters', () => {
   async function cli(cmd: Command, argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     let stdout = '';
     let stderr = '';
-    const out = vi.spyOn(process.stdout, 'write').mockImplementation((s) => ((stdout += String(s)), true));
-    const err = vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((stderr += String(s)), true));
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
+      stdout += String(s);
+      return true;
+    });
+    const err = vi.spyOn(process.stderr, 'write').mockImplementation((s) => {
+      stderr += String(s);
+      return true;
+    });
     try {
       const parsed = parseCommandArgs(cmd, [...argv, ...flags]);
       const code = await cmd.run({ values: parsed.values as Record<string, unknown>, positionals: parsed.positionals });

@@ -6,7 +6,10 @@ import { DEFAULT_USAGE, monthlyCost } from '../../../core/cost/model.ts';
 
 async function cost(argv: string[]): Promise<string> {
   const out: string[] = [];
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => (out.push(String(chunk)), true));
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    out.push(String(chunk));
+    return true;
+  });
   try {
     const parsed = parseCommandArgs(costCommand, argv);
     await costCommand.run({ values: parsed.values as Record<string, unknown>, positionals: parsed.positionals });

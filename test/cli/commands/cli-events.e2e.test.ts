@@ -110,7 +110,7 @@ describe('spiritctl events test-pattern bounds its input', () => {
   }
 
   it('refuses /dev/zero for --pattern and --event and a 20,000-deep pattern with exit 2 and the flag; a normal pattern still matches', async () => {
-    const deep = file('deep-pattern.json', '{"detail":'.repeat(20_000) + '{"a":[1]}' + '}'.repeat(20_000));
+    const deep = file('deep-pattern.json', `${'{"detail":'.repeat(20_000)}{"a":[1]}${'}'.repeat(20_000)}`);
     const yes = file('bounded-yes.json', JSON.stringify({ source: ['pool-spirit.forwarder'] }));
     const [zeroPattern, zeroEvent, deepPattern, ok] = await Promise.all([
       bin('events', 'test-pattern', '--pattern', '/dev/zero', '--event', event),
@@ -139,7 +139,7 @@ describe('spiritctl events test-pattern bounds its input', () => {
   }, 60_000);
 
   it('refuses a 20,000-deep event in process, naming --event', async () => {
-    const deepEvent = file('deep-event.json', '{"detail":'.repeat(20_000) + '1' + '}'.repeat(20_000));
+    const deepEvent = file('deep-event.json', `${'{"detail":'.repeat(20_000)}1${'}'.repeat(20_000)}`);
     const yes = file('bounded-yes2.json', JSON.stringify({ source: ['pool-spirit.forwarder'] }));
     await expect(
       testPatternCommand.run({ values: { pattern: yes, event: deepEvent }, positionals: [] }),
@@ -171,7 +171,9 @@ const sampleDeadLetter: DeadLetter = {
   },
 };
 
-async function captureStdout(fn: () => Promise<number | void>): Promise<{ code: number | void; stdout: string }> {
+async function captureStdout(
+  fn: () => Promise<number | undefined>,
+): Promise<{ code: number | undefined; stdout: string }> {
   const out: string[] = [];
   const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
     out.push(String(chunk));

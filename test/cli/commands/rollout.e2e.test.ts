@@ -56,7 +56,7 @@ describe('spiritctl rollout', () => {
     const settling = (async () => {
       while (watching) await fleet.settle();
     })();
-    let watched;
+    let watched: Awaited<ReturnType<typeof spiritctl>>;
     try {
       watched = await spiritctl('resume', 'cli-1', '--watch', '--interval', '200ms');
     } finally {

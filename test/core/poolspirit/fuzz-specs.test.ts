@@ -76,7 +76,7 @@ describe(`fuzzed PoolSpirit specs (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED
     for (let i = 0; i < CASES; i++) {
       const m = mutate(rng, VALID_SPEC);
       const where = `case ${i} (seed ${SEED}): ${pathText(['spec', ...m.path])} ${m.op}`;
-      let parsed;
+      let parsed: ReturnType<typeof parsePoolSpiritSpec>;
       try {
         parsed = parsePoolSpiritSpec(m.value);
       } catch (err) {

@@ -62,7 +62,10 @@ describe('owned objects on the real kube-apiserver', () => {
       {
         ...resource,
         listedByRelevance: false,
-        summarize: (o) => (seen.push(o), { resourceVersion: o.metadata?.resourceVersion }),
+        summarize: (o) => {
+          seen.push(o);
+          return { resourceVersion: o.metadata?.resourceVersion };
+        },
         isRelevant: () => true,
       },
       { onChange: async () => undefined },

@@ -56,7 +56,10 @@ describe('concurrency', () => {
   // A seeded generator keeps failures reproducible.
   function rng(seed: number) {
     let s = seed >>> 0;
-    return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+    return () => {
+      s = (s * 1664525 + 1013904223) >>> 0;
+      return s / 2 ** 32;
+    };
   }
 
   it('is never exceeded, over random health sequences and limits', () => {

@@ -265,7 +265,7 @@ const KUBECTL_CASES: KubectlCase[] = [
     name: 'bad input: unknown fields, invalid values and names, a missing namespace',
     async run(k) {
       await k.run(['apply', '-f', '-'], namespace('strict-10'));
-      await k.run(['apply', '-f', '-'], configMap('strict', 'strict-10', { a: 'b' }) + 'spec:\n  replicas: 2\n');
+      await k.run(['apply', '-f', '-'], `${configMap('strict', 'strict-10', { a: 'b' })}spec:\n  replicas: 2\n`);
       await k.run(['get', 'configmap', 'strict', '-n', 'strict-10']);
       await k.run(
         ['apply', '-f', '-'],
@@ -460,7 +460,7 @@ const corpus: Corpus = {
   cases: [...(await captureKubectl(seen)), await captureProduct(seen)],
 };
 await mkdir(new URL('./fixtures/', import.meta.url), { recursive: true });
-await writeFile(CORPUS_PATH, JSON.stringify(corpus, null, 1) + '\n');
+await writeFile(CORPUS_PATH, `${JSON.stringify(corpus, null, 1)}\n`);
 console.log(
   `${corpus.cases.length} cases, ${corpus.cases.reduce((n, c) => n + c.requests.length, 0)} requests → ${fileURLToPath(CORPUS_PATH)}`,
 );

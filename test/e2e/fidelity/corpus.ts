@@ -48,7 +48,10 @@ const IDENTITY_KEYS = new Set(['uid', 'resourceVersion', 'continue']);
 
 /** Every uid/resourceVersion/continue string in a JSON value, by path. */
 export function identities(value: unknown, path = '$', out: Record<string, string> = {}): Record<string, string> {
-  if (Array.isArray(value)) value.forEach((v, i) => identities(v, `${path}[${i}]`, out));
+  if (Array.isArray(value))
+    value.forEach((v, i) => {
+      identities(v, `${path}[${i}]`, out);
+    });
   else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       if (IDENTITY_KEYS.has(k) && typeof v === 'string' && v !== '' && v !== '0') out[`${path}.${k}`] = v;

@@ -48,8 +48,14 @@ export function diffValues(
   emit: (path: string, side: Difference['side'], local?: unknown, real?: unknown) => void,
 ): void {
   if (local === undefined && real === undefined) return;
-  if (local === undefined) return emit(path, 'real-only', undefined, real);
-  if (real === undefined) return emit(path, 'local-only', local, undefined);
+  if (local === undefined) {
+    emit(path, 'real-only', undefined, real);
+    return;
+  }
+  if (real === undefined) {
+    emit(path, 'local-only', local, undefined);
+    return;
+  }
   if (Array.isArray(local) && Array.isArray(real)) {
     const key = keyOf(local) ?? keyOf(real);
     if (key && (keyOf(local) === key || local.length === 0) && (keyOf(real) === key || real.length === 0)) {
@@ -65,8 +71,10 @@ export function diffValues(
   }
   if (isObject(local) && isObject(real)) {
     const kinds = [local.kind, real.kind];
-    if (kinds.some((k) => typeof k === 'string') && kinds[0] !== kinds[1])
-      return emit(`${path}.kind`, 'both', local.kind, real.kind);
+    if (kinds.some((k) => typeof k === 'string') && kinds[0] !== kinds[1]) {
+      emit(`${path}.kind`, 'both', local.kind, real.kind);
+      return;
+    }
     for (const k of new Set([...Object.keys(local), ...Object.keys(real)]))
       diffValues(local[k], real[k], `${path}.${k}`, emit);
     return;

@@ -177,7 +177,8 @@ describe('edge autonomy with real YurtHubs, yurt-manager v1.5.1 and the pool-spi
     for (const hub of [leader, follower]) {
       const l = await host.requestJson<LeaseJson>(HttpMethod.GET, leasePath(hub.node));
       lease[hub.node] = l;
-      const list = (renewals[hub.node] ??= []);
+      renewals[hub.node] ??= [];
+      const list = renewals[hub.node];
       const renewTime = l.spec?.renewTime ?? '';
       if (list.at(-1)?.renewTime !== renewTime) {
         list.push({
@@ -190,7 +191,8 @@ describe('edge autonomy with real YurtHubs, yurt-manager v1.5.1 and the pool-spi
       const n = await host.requestJson<NodeJson>(HttpMethod.GET, `/api/v1/nodes/${hub.node}`);
       node[hub.node] = n;
       const ready = readyOf(n);
-      const history = (readyHistory[hub.node] ??= []);
+      readyHistory[hub.node] ??= [];
+      const history = readyHistory[hub.node];
       if (ready && (history.at(-1)?.status !== ready.status || history.at(-1)?.reason !== ready.reason))
         history.push({ atMs: since(at), status: ready.status, ...(ready.reason ? { reason: ready.reason } : {}) });
       for (const [key, effect] of [

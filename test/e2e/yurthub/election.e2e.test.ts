@@ -229,12 +229,12 @@ describe('real YurtHubs elect through the pool-spirit (3 pools × 3 hubs)', () =
     const node = world.hubs.byPool(pool).find((h) => h.node !== holder)!.node;
     const host = await hostApi(world);
     const hostMark = async () =>
-      ((
+      (
         await host.requestJson<Obj>(
           HttpMethod.GET,
           `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node}`,
         )
-      ).metadata?.annotations ?? {})['openyurt.io/delegate-heartbeat'];
+      ).metadata?.annotations?.['openyurt.io/delegate-heartbeat'];
     const link = world.hubs.hostLinkOf(node);
     const cutAt = Date.now();
     link.cut();

@@ -116,7 +116,7 @@ describe('cloud events: a local fleet with an EC2-backed edge pool', () => {
         `spec: { providerID: "aws:///eu-west-1a/${id}" }`,
       );
     }
-    await writeFile(join(dir, 'spot.yaml'), manifest.join('\n') + '\n');
+    await writeFile(join(dir, 'spot.yaml'), `${manifest.join('\n')}\n`);
     await kubectl('apply', '-f', join(dir, 'spot.yaml'));
     const ready = JSON.stringify({
       status: {

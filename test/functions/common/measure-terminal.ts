@@ -50,9 +50,10 @@ const bus: any = await startLocalBus({
   // Only reconcile is measured; the others' schedules must not be mistaken for it.
   targets: {
     ...Object.fromEntries(['audit', 'probe', 'cloudEvents', 'rollout'].map((n) => [n, async () => undefined])),
-    reconcile: (e: any) => (
-      perEvent.set(e.id, (perEvent.get(e.id) ?? 0) + 1), handler(e, { awsRequestId: crypto.randomUUID() })
-    ),
+    reconcile: (e: any) => {
+      perEvent.set(e.id, (perEvent.get(e.id) ?? 0) + 1);
+      return handler(e, { awsRequestId: crypto.randomUUID() });
+    },
   },
 });
 let handler: any;

@@ -114,7 +114,9 @@ beforeAll(async () => {
     targets[name] = (event) => {
       const id = (event as { id?: string }).id ?? '';
       attempts.set(id, (attempts.get(id) ?? 0) + 1);
-      return (handlers[name] ??= build[name]())(event);
+      const handle = handlers[name] ?? build[name]();
+      handlers[name] = handle;
+      return handle(event);
     };
   }
   // The rules' own retry policies (20 retries for reconcile), with short backoff steps to keep the control fast.

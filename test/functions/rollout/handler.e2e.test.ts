@@ -178,7 +178,10 @@ describe('rollout handler', () => {
     fleet.wrapOps = (ops) => ({
       ...ops,
       listPoolSpirits: ops.listPoolSpirits,
-      applySpecFields: (n, f) => (writes++, ops.applySpecFields(n, f)),
+      applySpecFields: (n, f) => {
+        writes++;
+        return ops.applySpecFields(n, f);
+      },
     });
     for (let i = 0; i < 12; i++) {
       await fleet.settle();
@@ -269,7 +272,10 @@ describe('crash at any step', () => {
     fleet.wrapOps = (ops) => ({
       ...ops,
       listPoolSpirits: ops.listPoolSpirits,
-      applySpecFields: (name, fields) => (hit(), ops.applySpecFields(name, fields)),
+      applySpecFields: (name, fields) => {
+        hit();
+        return ops.applySpecFields(name, fields);
+      },
     });
     return { count: () => count, restore: () => ((doc as any).send = original) };
   }

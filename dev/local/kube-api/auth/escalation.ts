@@ -173,7 +173,9 @@ export function rulesFor(policy: RbacSnapshot, user: UserInfo, namespace: string
       out.errors.push(resolved.error.message);
       continue;
     }
-    resolved.rules.forEach((rule, ruleIndex) => out.rules.push({ rule, by: { ...resolved.ref, ruleIndex } }));
+    resolved.rules.forEach((rule, ruleIndex) => {
+      out.rules.push({ rule, by: { ...resolved.ref, ruleIndex } });
+    });
   }
   return out;
 }
@@ -252,7 +254,8 @@ const GC_FIELDS = ['ownerReferences', 'finalizers', 'selfLink', 'managedFields']
  */
 export function isOnlyMutatingGcFields(obj: ApiObject, old: ApiObject): boolean {
   const copy = structuredClone(obj);
-  const m = (copy.metadata ??= {});
+  copy.metadata ??= {};
+  const m = copy.metadata;
   for (const field of GC_FIELDS) {
     if (old.metadata?.[field] === undefined) delete m[field];
     else m[field] = old.metadata[field];

@@ -118,7 +118,7 @@ export class RbacPolicyCache {
     this.registry = registry;
     // The store has one commit hook per resource; nothing else hooks the RBAC resources.
     for (const resource of RBAC_RESOURCES) {
-      store.afterCommit.set(`${RBAC_GROUP}/${resource}`, async () => {
+      store.afterCommit.set(`${RBAC_GROUP}/${resource}`, async (): Promise<undefined> => {
         this.version++;
         for (const l of this.listeners) l(resource);
       });

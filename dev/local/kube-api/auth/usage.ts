@@ -102,8 +102,10 @@ export class AuthorizationRecorder {
   private entry(by: RuleRef): UsageEntry {
     const key = `${roleKey(by)}#${by.ruleIndex}`;
     let entry = this.used.get(key);
-    if (!entry)
-      this.used.set(key, (entry = { ref: { ...by }, allowed: 0, escalationChecks: 0, permissions: new Set() }));
+    if (!entry) {
+      entry = { ref: { ...by }, allowed: 0, escalationChecks: 0, permissions: new Set() };
+      this.used.set(key, entry);
+    }
     return entry;
   }
 

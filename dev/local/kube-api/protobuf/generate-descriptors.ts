@@ -142,6 +142,6 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (missing.length) throw new Error(`not found in ${source}: ${missing.join(', ')}`);
   const sorted = Object.fromEntries(Object.entries(descriptors).sort(([a], [b]) => (a < b ? -1 : 1)));
   const target = fileURLToPath(new URL('./descriptors.json', import.meta.url));
-  writeFileSync(target, JSON.stringify(sorted) + '\n');
+  writeFileSync(target, `${JSON.stringify(sorted)}\n`);
   console.log(`wrote ${Object.keys(sorted).length} messages from ${files.length} files to ${target}`);
 }

@@ -118,19 +118,23 @@ export function decodeMessage(bytes: Uint8Array, typeName: string): Record<strin
       if (!childDef) throw new ProtobufDecodeError(`${where}: no protobuf definition for ${child}`);
       if (childDef.map) {
         const [k, v] = mapEntry(sub, child!, childDef);
-        ((out[name] ??= {}) as Record<string, unknown>)[k] = v;
+        out[name] ??= {};
+        (out[name] as Record<string, unknown>)[k] = v;
         continue;
       }
       const value = messageValue(sub, child!);
-      if (repeated) ((out[name] ??= []) as unknown[]).push(value ?? null);
-      else if (value === undefined) delete out[name];
+      if (repeated) {
+        out[name] ??= [];
+        (out[name] as unknown[]).push(value ?? null);
+      } else if (value === undefined) delete out[name];
       else out[name] = value;
       continue;
     }
     if (repeated && wire === WIRE_LEN && WIRE_OF[type] === WIRE_VARINT) {
       // Packed repeated varints (proto3 style; gogo's proto2 output is unpacked, both are valid).
       const packed = new ProtoReader(r.bytes());
-      const list = (out[name] ??= []) as unknown[];
+      out[name] ??= [];
+      const list = out[name] as unknown[];
       while (!packed.done()) list.push(scalar(packed, type, where));
       continue;
     }
@@ -138,8 +142,10 @@ export function decodeMessage(bytes: Uint8Array, typeName: string): Record<strin
     if (wire !== WIRE_OF[type])
       throw new ProtobufDecodeError(`${where}: expected wire type ${WIRE_OF[type]} for ${type}, got ${wire}`);
     const value = scalar(r, type, where);
-    if (repeated) ((out[name] ??= []) as unknown[]).push(value);
-    else if (isZero(value) && !isPointer(typeName, name)) delete out[name];
+    if (repeated) {
+      out[name] ??= [];
+      (out[name] as unknown[]).push(value);
+    } else if (isZero(value) && !isPointer(typeName, name)) delete out[name];
     else out[name] = value;
   }
   for (const [, [name]] of Object.entries(def.fields)) {

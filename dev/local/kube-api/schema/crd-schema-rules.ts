@@ -72,9 +72,9 @@ function openApiRules(s: Json | undefined, path: string): StatusCause[] {
     out.push(...openApiRules(v as Json, key(child(path, 'properties'), k)));
   out.push(...openApiRules(s.not, child(path, 'not')));
   for (const junctor of ['allOf', 'oneOf', 'anyOf']) {
-    (Array.isArray(s[junctor]) ? s[junctor] : []).forEach((v: Json, i: number) =>
-      out.push(...openApiRules(v, index(child(path, junctor), i))),
-    );
+    (Array.isArray(s[junctor]) ? s[junctor] : []).forEach((v: Json, i: number) => {
+      out.push(...openApiRules(v, index(child(path, junctor), i)));
+    });
   }
   if (isObject(s.items)) out.push(...openApiRules(s.items, child(path, 'items')));
   return out;
@@ -262,15 +262,15 @@ function junctorRules(s: Json, level: Level, path: string): StatusCause[] {
   const skipAnyOf = isIntOrStringAnyOf(s.anyOf);
   const skipFirstAllOfAnyOf = Array.isArray(s.allOf) && isObject(s.allOf[0]) && isIntOrStringAnyOf(s.allOf[0].anyOf);
   if (!skipAnyOf)
-    (s.anyOf ?? []).forEach((v: Json, i: number) =>
-      out.push(...nestedRules(v, false, level, index(child(path, 'anyOf'), i))),
-    );
-  (s.allOf ?? []).forEach((v: Json, i: number) =>
-    out.push(...nestedRules(v, skipFirstAllOfAnyOf && i === 0, level, index(child(path, 'allOf'), i))),
-  );
-  (s.oneOf ?? []).forEach((v: Json, i: number) =>
-    out.push(...nestedRules(v, false, level, index(child(path, 'oneOf'), i))),
-  );
+    (s.anyOf ?? []).forEach((v: Json, i: number) => {
+      out.push(...nestedRules(v, false, level, index(child(path, 'anyOf'), i)));
+    });
+  (s.allOf ?? []).forEach((v: Json, i: number) => {
+    out.push(...nestedRules(v, skipFirstAllOfAnyOf && i === 0, level, index(child(path, 'allOf'), i)));
+  });
+  (s.oneOf ?? []).forEach((v: Json, i: number) => {
+    out.push(...nestedRules(v, false, level, index(child(path, 'oneOf'), i)));
+  });
   if (isObject(s.not)) out.push(...nestedRules(s.not, false, level, child(path, 'not')));
   return out;
 }

@@ -18,8 +18,10 @@ const PRINTER_COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 
 /** SetDefaults for a v1 CRD: singular and listKind from kind, conversion strategy None. Returns a copy. */
 export function withCrdDefaults<T extends object>(crd: T): T {
   const out = structuredClone(crd) as Json;
-  const spec = (out.spec ??= {});
-  const names = (spec.names ??= {});
+  out.spec ??= {};
+  const spec = out.spec;
+  spec.names ??= {};
+  const names = spec.names;
   if (!names.singular && names.kind) names.singular = String(names.kind).toLowerCase();
   if (!names.listKind && names.kind) names.listKind = `${names.kind}List`;
   spec.conversion ??= { strategy: 'None' };
@@ -133,7 +135,9 @@ function versionCauses(version: Json, path: string): StatusCause[] {
   else out.push(...validateOpenApiSchema(schema, `${path}.schema.openAPIV3Schema`));
   out.push(...subresourceCauses(version.subresources, `${path}.subresources`));
   (Array.isArray(version.additionalPrinterColumns) ? version.additionalPrinterColumns : []).forEach(
-    (col: Json, i: number) => out.push(...printerColumnCauses(col, `${path}.additionalPrinterColumns[${i}]`)),
+    (col: Json, i: number) => {
+      out.push(...printerColumnCauses(col, `${path}.additionalPrinterColumns[${i}]`));
+    },
   );
   return out;
 }
@@ -149,10 +153,14 @@ function nameCauses(names: Json, path: string): StatusCause[] {
   dns1035('singular', names.singular);
   dns1035('kind', names.kind, true, 'may have mixed case, but should otherwise match: ');
   dns1035('listKind', names.listKind, true, 'may have mixed case, but should otherwise match: ');
-  (names.shortNames ?? []).forEach((s: string, i: number) => dns1035(`shortNames[${i}]`, s));
+  (names.shortNames ?? []).forEach((s: string, i: number) => {
+    dns1035(`shortNames[${i}]`, s);
+  });
   if (names.kind && names.kind === names.listKind)
     out.push(invalid(`${path}.listKind`, names.listKind, 'kind and listKind may not be the same'));
-  (names.categories ?? []).forEach((c: string, i: number) => dns1035(`categories[${i}]`, c));
+  (names.categories ?? []).forEach((c: string, i: number) => {
+    dns1035(`categories[${i}]`, c);
+  });
   return out;
 }
 
@@ -207,7 +215,10 @@ const crdSchemaCache = new WeakMap<object, Map<string, SchemaNode | undefined>>(
  */
 export function crdVersionSchema(crd: object, version: string): SchemaNode | undefined {
   let perCrd = crdSchemaCache.get(crd);
-  if (!perCrd) crdSchemaCache.set(crd, (perCrd = new Map()));
+  if (!perCrd) {
+    perCrd = new Map();
+    crdSchemaCache.set(crd, perCrd);
+  }
   if (!perCrd.has(version)) perCrd.set(version, buildCrdVersionSchema(crd as Json, version));
   return perCrd.get(version);
 }

@@ -31,7 +31,7 @@ export class Controllers {
     store.afterCommit.set('apiextensions.k8s.io/customresourcedefinitions', (_info, obj, deleted) =>
       this.onCrd(obj!, deleted),
     );
-    store.afterCommit.set('/namespaces', async (_info, obj, deleted) => {
+    store.afterCommit.set('/namespaces', async (_info, obj, deleted): Promise<undefined> => {
       if (!deleted && obj?.metadata?.deletionTimestamp)
         this.spawn(`ns/${obj.metadata.name}`, () => this.cleanupNamespace(obj.metadata.name));
     });
@@ -71,7 +71,7 @@ export class Controllers {
     this.running.set(key, p);
   }
 
-  private async onCrd(crd: ApiObject, deleted: boolean): Promise<ApiObject | void> {
+  private async onCrd(crd: ApiObject, deleted: boolean): Promise<ApiObject | undefined> {
     const name = crd.metadata.name;
     if (deleted) {
       this.ctx.registry.removeCrd(name);

@@ -121,7 +121,8 @@ function ipOffset(ip: unknown): number | undefined {
 }
 
 function defaultService(obj: ApiObject, old: ApiObject | undefined, ips: ClusterIpAllocator | undefined): void {
-  const spec = (obj.spec ??= {});
+  obj.spec ??= {};
+  const spec = obj.spec;
   if (!isPlainObject(spec)) return;
   setDefault(spec, 'type', 'ClusterIP');
   setDefault(spec, 'sessionAffinity', 'None');
@@ -187,10 +188,12 @@ export function applyBuiltinDefaults(
       setDefault(spec, 'replicas', 1);
       setDefault(spec, 'revisionHistoryLimit', 10);
       setDefault(spec, 'progressDeadlineSeconds', 600);
-      const strategy = (spec.strategy = isPlainObject(spec.strategy) ? spec.strategy : {});
+      const strategy = isPlainObject(spec.strategy) ? spec.strategy : {};
+      spec.strategy = strategy;
       setDefault(strategy, 'type', 'RollingUpdate');
       if (strategy.type === 'RollingUpdate') {
-        const ru = (strategy.rollingUpdate = isPlainObject(strategy.rollingUpdate) ? strategy.rollingUpdate : {});
+        const ru = isPlainObject(strategy.rollingUpdate) ? strategy.rollingUpdate : {};
+        strategy.rollingUpdate = ru;
         setDefault(ru, 'maxUnavailable', '25%');
         setDefault(ru, 'maxSurge', '25%');
       }

@@ -113,7 +113,7 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
         throw conflict(
           { group: route.group ?? '', resource: route.resource },
           route.name ?? '',
-          'injected fault: ' + MODIFIED,
+          `injected fault: ${MODIFIED}`,
         );
       if (fault.failStatus === 429) throw tooManyRequests(1);
       if (fault.failStatus === 500) throw internalError(new Error('injected fault'));

@@ -101,7 +101,7 @@ export class ObjectStore {
   /** Hooks run after a committed (non-dry-run) write of a resource, e.g. CRD registration. */
   readonly afterCommit = new Map<
     string,
-    (info: ResourceInfo, obj: ApiObject | undefined, deleted: boolean) => Promise<ApiObject | void>
+    (info: ResourceInfo, obj: ApiObject | undefined, deleted: boolean) => Promise<ApiObject | undefined>
   >();
 
   private readonly activeNamespaces = new Set<string>();
@@ -175,7 +175,7 @@ export class ObjectStore {
     info: ResourceInfo,
     obj: ApiObject | undefined,
     deleted: boolean,
-  ): Promise<ApiObject | void> | undefined {
+  ): Promise<ApiObject | undefined> | undefined {
     if (this.isNamespace(info) && obj?.metadata?.name) this.activeNamespaces.delete(obj.metadata.name);
     const hook = this.afterCommit.get(`${info.group}/${info.resource}`);
     return hook?.(info, obj, deleted);
@@ -261,7 +261,9 @@ export class ObjectStore {
     if (isCoreResource(info, 'namespaces')) {
       obj.spec = { ...(obj.spec ?? {}), finalizers: [NAMESPACE_FINALIZER] };
       obj.status = { phase: 'Active' };
-      const labels = (meta(obj).labels ??= {});
+      const metadata = meta(obj);
+      metadata.labels ??= {};
+      const labels = metadata.labels;
       labels['kubernetes.io/metadata.name'] = meta(obj).name;
     }
   }

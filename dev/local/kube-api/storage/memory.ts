@@ -145,7 +145,10 @@ function freezeJsonValue(v: unknown, key: string, path: string): void {
     if (!Number.isFinite(v) || Object.is(v, -0)) refuse(String(v));
     return;
   }
-  if (typeof v !== 'object') return refuse(typeof v);
+  if (typeof v !== 'object') {
+    refuse(typeof v);
+    return;
+  }
   const proto = Object.getPrototypeOf(v);
   if (!Array.isArray(v) && proto !== Object.prototype && proto !== null) refuse('not a plain object');
   if (Object.isFrozen(v)) return;
@@ -224,23 +227,30 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
         type: 'put',
         key: ev.key,
         get value() {
-          value ??= ownTop((parsed.value ??= JSON.parse(ev.json!) as StoredValue));
+          if (value === undefined) {
+            parsed.value ??= JSON.parse(ev.json!) as StoredValue;
+            value = ownTop(parsed.value);
+          }
           return value;
         },
         modRevision: ev.revision,
         get prevValue() {
           if (ev.prevJson === undefined) return undefined;
-          prevValue ??= ownTop((parsed.prevValue ??= JSON.parse(ev.prevJson) as StoredValue));
+          if (prevValue === undefined) {
+            parsed.prevValue ??= JSON.parse(ev.prevJson) as StoredValue;
+            prevValue = ownTop(parsed.prevValue);
+          }
           return prevValue;
         },
         ...(ev.prevJson === undefined ? {} : { prevLabels: { labels: ev.prevLabels } }),
         created: ev.prevJson === undefined,
       };
     }
+    parsed.prevValue ??= JSON.parse(ev.prevJson!) as StoredValue;
     return {
       type: 'delete',
       key: ev.key,
-      prevValue: ownTop((parsed.prevValue ??= JSON.parse(ev.prevJson!) as StoredValue)),
+      prevValue: ownTop(parsed.prevValue),
       modRevision: ev.revision,
     };
   }

@@ -52,9 +52,15 @@ export class WatchEventMemo {
   /** The text `compute` makes for (owner, key): computed by the first watcher that asks, reused by the rest. */
   text(owner: object, key: string, compute: () => string): string {
     let texts = this.byOwner.get(owner);
-    if (!texts) this.byOwner.set(owner, (texts = new Map()));
+    if (!texts) {
+      texts = new Map();
+      this.byOwner.set(owner, texts);
+    }
     let text = texts.get(key);
-    if (text === undefined) texts.set(key, (text = compute()));
+    if (text === undefined) {
+      text = compute();
+      texts.set(key, text);
+    }
     return text;
   }
 }

@@ -43,7 +43,7 @@ export function nameRuleFor(resource: string): NameRule {
 export function validateObjectName(resource: string, name: string, prefix = false): string[] {
   if (name === '') return ['name or generateName is required'];
   // kube's maskTrailingDash: "web-" is checked as "wea" so a prefix may end in a dash.
-  const checked = prefix && name.endsWith('-') && name.length > 1 ? name.slice(0, -2) + 'a' : name;
+  const checked = prefix && name.endsWith('-') && name.length > 1 ? `${name.slice(0, -2)}a` : name;
   return nameRuleFor(resource)(checked);
 }
 

@@ -28,7 +28,10 @@ export async function startPoolNodes(opts: PoolNodesOptions): Promise<RealNode[]
           admin: opts.admin,
           images,
           ...(opts.log ? { log: opts.log } : {}),
-        }).then((node) => (started.push(node), node)),
+        }).then((node) => {
+          started.push(node);
+          return node;
+        }),
       );
       await Promise.all(batch);
     }

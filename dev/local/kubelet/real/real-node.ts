@@ -197,7 +197,10 @@ export async function startRealNode(opts: StartRealNodeOptions): Promise<RealNod
     await waitFor(
       'containerd',
       containerd,
-      async () => (await ctr(paths.containerdSocket, ['version'], 5_000), true),
+      async () => {
+        await ctr(paths.containerdSocket, ['version'], 5_000);
+        return true;
+      },
       deadline,
     );
     for (const image of images) await importImage(paths.containerdSocket, image);
@@ -244,7 +247,10 @@ export async function startRealNode(opts: StartRealNodeOptions): Promise<RealNod
           await waitFor(
             'containerd',
             next,
-            async () => (await ctr(paths.containerdSocket, ['version'], 5_000), true),
+            async () => {
+              await ctr(paths.containerdSocket, ['version'], 5_000);
+              return true;
+            },
             Date.now() + 30_000,
           );
       } finally {

@@ -9,7 +9,10 @@ describe('transport over plain http', () => {
   let server: TestServer;
   let replies: Array<(res: http.ServerResponse) => void>;
   const transports: KubeTransport[] = [];
-  const track = (t: KubeTransport) => (transports.push(t), t);
+  const track = (t: KubeTransport) => {
+    transports.push(t);
+    return t;
+  };
   let hung: http.ServerResponse[] = [];
 
   beforeAll(async () => {

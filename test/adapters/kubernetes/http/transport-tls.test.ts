@@ -11,7 +11,10 @@ describe('transport over TLS', () => {
   let pki: Pki;
   let server: TestServer;
   const transports: KubeTransport[] = [];
-  const track = (t: KubeTransport) => (transports.push(t), t);
+  const track = (t: KubeTransport) => {
+    transports.push(t);
+    return t;
+  };
 
   beforeAll(async () => {
     pki = await makePki();

@@ -15,7 +15,7 @@ import { compilePattern, InvalidPatternError, testEventPattern } from '../../../
 import { type LocalBus, startLocalBus } from '../../../../dev/local/bus/server.ts';
 import type { BusEvent, DeadLetter } from '../../../../dev/local/bus/types.ts';
 
-const nestedText = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+const nestedText = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 function nestedValue(depth: number): Record<string, unknown> {
   let v: unknown = 1;
   for (let i = 0; i < depth; i++) v = { a: v };
@@ -170,7 +170,7 @@ describe('the dead-letter store never crashes on what it stores', () => {
 
   it('reports a too-deep line written by someone else as unreadable instead of loading it', () => {
     const file = join(tempDir(), 'dlq.jsonl');
-    appendFileSync(file, JSON.stringify({ ...deadLetter({}), event: null }).replace('null', nestedText(10_000)) + '\n');
+    appendFileSync(file, `${JSON.stringify({ ...deadLetter({}), event: null }).replace('null', nestedText(10_000))}\n`);
     appendDeadLetter(file, deadLetter({ ok: true }));
     const { deadLetters, badLines } = readDeadLetters(file);
     expect(badLines).toEqual([1]);

@@ -338,7 +338,7 @@ class Generator {
           .replace(/\\\*/g, '\u0001')
           .replace(/\\\\/g, '\\')
           .replace(/\*/g, () => r.pick(['', 'x', 'a/b', '*']))
-          .replace(/\u0001/g, '*');
+          .replaceAll('\u0001', '*');
       case 'numeric': {
         const args = Array.isArray(arg) ? arg : [];
         const n = args.find((x) => x instanceof RawNumber);

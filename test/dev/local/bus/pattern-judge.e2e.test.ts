@@ -8,7 +8,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type JudgeAnswer, judgeWithEventRuler } from '../../../../dev/local/bus/judge/event-ruler.ts';
-import { compilePattern, matches, parseJsonKeepingNumbers } from '../../../../dev/local/bus/pattern.ts';
+import {
+  type CompiledPattern,
+  compilePattern,
+  matches,
+  parseJsonKeepingNumbers,
+} from '../../../../dev/local/bus/pattern.ts';
 import { fuzzSeed } from '../../../support/fuzz.ts';
 import { generatePatternCases } from './pattern-judge-cases.ts';
 import { cases as documentedCases, invalid as invalidVectors } from './pattern-vectors.ts';
@@ -49,7 +54,7 @@ const EXCEPTIONS = {
 } as const;
 
 function localAnswer(c: Case): LocalAnswer {
-  let compiled;
+  let compiled: CompiledPattern;
   try {
     compiled = compilePattern(c.pattern);
   } catch (err) {

@@ -141,8 +141,8 @@ describe('loadRules: fixture in osls syntax', () => {
     ],
     [
       'an unresolvable variable',
-      '${self:custom.sources.forwarder}',
-      '${self:custom.nothing.here}',
+      `\${self:custom.sources.forwarder}`,
+      `\${self:custom.nothing.here}`,
       /functions\.reconcile\.events\[0\]\.eventBridge\.pattern: cannot resolve \$\{self:custom\.nothing\.here\}/,
     ],
     [

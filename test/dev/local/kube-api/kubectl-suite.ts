@@ -10,7 +10,7 @@ const CRD_FIXTURE = new URL('./fixtures/widget-crd.yaml', import.meta.url);
 const NODEPOOL_CRD = new URL('../../../../infra/crds/nodepool.yaml', import.meta.url);
 
 const configMap = (name: string, ns: string, data: Record<string, string>, extra = '') =>
-  [
+  `${[
     'apiVersion: v1',
     'kind: ConfigMap',
     'metadata:',
@@ -22,7 +22,7 @@ const configMap = (name: string, ns: string, data: Record<string, string>, extra
     '',
   ]
     .filter((l) => l !== '')
-    .join('\n') + '\n';
+    .join('\n')}\n`;
 
 const pod = (name: string, ns: string, labels: Record<string, string>, nodeName?: string) => `apiVersion: v1
 kind: Pod
@@ -418,7 +418,7 @@ export function defineKubectlSuite(backend: Backend): void {
       check('an unknown field under the default strict validation', async () => {
         const ns = await namespace('strict');
         const r = await env.kubectl(['apply', '-f', '-'], {
-          stdin: configMap('strict', ns, { a: 'b' }) + 'spec:\n  replicas: 2\n',
+          stdin: `${configMap('strict', ns, { a: 'b' })}spec:\n  replicas: 2\n`,
         });
         expect(r.code).toBe(1);
         expect(r.stderr).toContain(

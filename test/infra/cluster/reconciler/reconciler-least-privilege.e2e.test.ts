@@ -133,7 +133,7 @@ describe('the functions with only the reconciler RBAC (local API enforcing RBAC)
     expect(result.rollouts[0].actions).toEqual([expect.objectContaining({ kind: 'apply-version', poolsWritten: 1 })]);
     expect(result.rollouts[0].actions[0].error).toBeUndefined();
     const spirit = await world.read('poolspirit.io/v1alpha1', 'PoolSpirit', POOL);
-    expect((spirit?.spec as { agent?: { version?: string } }).agent?.version).toBe('0.2.0');
+    expect((spirit!.spec as { agent?: { version?: string } }).agent?.version).toBe('0.2.0');
     await reconcileUntilAvailable(POOL);
   });
 
@@ -160,7 +160,7 @@ describe('the functions with only the reconciler RBAC (local API enforcing RBAC)
       matches: [{ node: pod!.node, cordoned: true, moves: [{ pool: POOL, pod: pod!.name, action: 'rescheduled' }] }],
     });
     const node = await world.read('v1', 'Node', pod!.node!);
-    expect((node?.spec as { unschedulable?: boolean }).unschedulable).toBe(true);
+    expect((node!.spec as { unschedulable?: boolean }).unschedulable).toBe(true);
   });
 
   it('deletes the PoolSpirit of a pool switched to Cloud, and does nothing for a deleted NodePool', async () => {

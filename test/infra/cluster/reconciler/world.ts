@@ -249,9 +249,10 @@ export async function startRbacWorld(
 
   const sentEvents: PutEventsRequestEntry[] = [];
   const events = {
-    putEvents: async (entries: PutEventsRequestEntry[]) => (
-      sentEvents.push(...entries), entries.map(() => ({ EventId: randomUUID() }))
-    ),
+    putEvents: async (entries: PutEventsRequestEntry[]) => {
+      sentEvents.push(...entries);
+      return entries.map(() => ({ EventId: randomUUID() }));
+    },
   };
   const observability = (service: string) => ({
     ...localObservability(service),
@@ -362,7 +363,10 @@ export async function startRbacWorld(
       if (identity === 'reconciler') return Promise.resolve(identityOf(reconcilerCert));
       const key = JSON.stringify(identity);
       let id = identities.get(key);
-      if (!id) identities.set(key, (id = issueClientCertificate(ca, identity).then(identityOf)));
+      if (!id) {
+        id = issueClientCertificate(ca, identity).then(identityOf);
+        identities.set(key, id);
+      }
       return id;
     },
     async stop() {

@@ -26,7 +26,8 @@ export class FieldSet {
   }
 
   private put(id: string, node: SetNode): void {
-    (this.map ??= new Map()).set(id, node);
+    this.map ??= new Map();
+    this.map.set(id, node);
   }
 
   static of(...paths: Path[]): FieldSet {

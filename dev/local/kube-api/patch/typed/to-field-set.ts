@@ -38,7 +38,7 @@ function walk(
     if (!Array.isArray(value)) return;
     const seen = new Set<string>();
     value.forEach((item, i) => {
-      let pe;
+      let pe: PathElement;
       try {
         pe = listItemPE(t.keys, item, t.item);
       } catch (err) {

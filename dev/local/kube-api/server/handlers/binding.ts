@@ -50,13 +50,15 @@ export async function handleBinding(s: Scope): Promise<void> {
     { uid: meta.uid, resourceVersion: meta.resourceVersion },
     REFUSED_AS,
     (pod) => {
-      const spec: ApiObject = (pod.spec ??= {});
+      pod.spec ??= {};
+      const spec: ApiObject = pod.spec;
       if (pod.metadata.deletionTimestamp) return `pod ${name} is being deleted, cannot be assigned to a host`;
       if (spec.nodeName) return `pod ${name} is already assigned to node ${JSON.stringify(spec.nodeName)}`;
       if (Array.isArray(spec.schedulingGates) && spec.schedulingGates.length)
         return `pod ${name} has non-empty .spec.schedulingGates`;
       spec.nodeName = target.name;
-      const status: ApiObject = (pod.status ??= {});
+      pod.status ??= {};
+      const status: ApiObject = pod.status;
       // ClearingNominatedNodeNameAfterBinding (beta, on by default since 1.35).
       delete status.nominatedNodeName;
       const merged = sorted({ ...strings(pod.metadata.annotations), ...annotations });
@@ -74,7 +76,8 @@ export async function handleBinding(s: Scope): Promise<void> {
 
 /** podutil.UpdatePodCondition with PodScheduled True: reason and message cleared, the transition time kept if it was True. */
 function markScheduled(status: ApiObject, now: string): void {
-  const conditions: ApiObject[] = Array.isArray(status.conditions) ? status.conditions : (status.conditions = []);
+  if (!Array.isArray(status.conditions)) status.conditions = [];
+  const conditions: ApiObject[] = status.conditions;
   const i = conditions.findIndex((c) => c?.type === 'PodScheduled');
   const old = i >= 0 ? conditions[i] : undefined;
   const condition = {

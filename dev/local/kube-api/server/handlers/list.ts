@@ -47,7 +47,7 @@ export function parseLimit(query: URLSearchParams): number {
   if (raw === null || raw === '') return 0;
   const n = Number(raw);
   if (!Number.isInteger(n)) throw badRequest(`limit: Invalid value: ${JSON.stringify(raw)}: must be an integer`);
-  return n > 0 ? n : 0;
+  return Math.max(n, 0);
 }
 
 export interface ListPage {

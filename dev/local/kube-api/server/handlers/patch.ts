@@ -125,7 +125,8 @@ export async function handlePatch(s: Scope): Promise<void> {
     const obj = apply(undefined);
     // kube authorizes an apply that creates as a create as well: patch rights alone do not create.
     await s.authorizeCreate?.();
-    const meta = (obj.metadata ??= {});
+    obj.metadata ??= {};
+    const meta = obj.metadata;
     meta.name = name;
     const created = await s.store.create(info, route.namespace, obj, applyOpts);
     sendJson(s.res, 201, renderObject(info, form, created), s.warnings);

@@ -72,7 +72,7 @@ export async function handleWatch(s: Scope): Promise<void> {
     }
     return form.form === 'partial' ? partial(obj) : obj;
   };
-  const line = (type: string, object: unknown) => JSON.stringify({ type, object }) + '\n';
+  const line = (type: string, object: unknown) => `${JSON.stringify({ type, object })}\n`;
   const write = (type: string, object: unknown) => {
     if (!closed) res.write(line(type, object));
   };

@@ -25,7 +25,7 @@ export interface Pki {
 let pki: Promise<Pki> | undefined;
 
 export function testPki(): Promise<Pki> {
-  return (pki ??= (async () => {
+  pki ??= (async () => {
     const [ca, stranger] = await Promise.all([
       createCertificateAuthority('test-cluster-ca'),
       createCertificateAuthority('stranger-ca'),
@@ -35,7 +35,8 @@ export function testPki(): Promise<Pki> {
       issueClientCertificate(ca, { user: 'test-admin', groups: ['system:masters'] }),
     ]);
     return { ca, stranger, serving, admin };
-  })());
+  })();
+  return pki;
 }
 
 /** Client certificates by identity, issued by the cluster CA once per worker. */
@@ -43,7 +44,10 @@ const identities = new Map<string, Promise<CertAndKey>>();
 export async function identity(user: string, groups: string[] = []): Promise<CertAndKey> {
   const key = JSON.stringify([user, groups]);
   let id = identities.get(key);
-  if (!id) identities.set(key, (id = testPki().then((p) => issueClientCertificate(p.ca, { user, groups }))));
+  if (!id) {
+    id = testPki().then((p) => issueClientCertificate(p.ca, { user, groups }));
+    identities.set(key, id);
+  }
   return id;
 }
 

@@ -329,7 +329,7 @@ describe('server-side apply: managers', () => {
   });
 
   it('kubectl upgrading from client-side apply may take fields its last-applied annotation describes', () => {
-    const lastApplied = JSON.stringify(deployment({ replicas: 1 })) + '\n';
+    const lastApplied = `${JSON.stringify(deployment({ replicas: 1 }))}\n`;
     const live = deployment(
       { replicas: 1 },
       { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied } },

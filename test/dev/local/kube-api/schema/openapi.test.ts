@@ -70,7 +70,10 @@ function patchSupports(doc: Json, gvk: { group: string; version: string; kind: s
 }
 
 function refs(node: unknown, out: string[] = []): string[] {
-  if (Array.isArray(node)) node.forEach((n) => refs(n, out));
+  if (Array.isArray(node))
+    node.forEach((n) => {
+      refs(n, out);
+    });
   else if (node && typeof node === 'object') {
     for (const [k, v] of Object.entries(node)) {
       if (k === '$ref' && typeof v === 'string') out.push(v);

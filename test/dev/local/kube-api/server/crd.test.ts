@@ -156,7 +156,7 @@ describe.each(backends)('CRDs and the status subresource on $name storage', (bac
     await t.objects.create(widget('w5'));
     const stored = await t.cluster.storage.get(`/registry/example.com/widgets/${ns}/w5`);
     expect(stored?.value).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w5' } });
-    expect((stored?.value as any).metadata.resourceVersion).toBeUndefined();
+    expect((stored!.value as any).metadata.resourceVersion).toBeUndefined();
   });
 });
 

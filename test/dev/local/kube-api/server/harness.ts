@@ -216,8 +216,7 @@ export function readWatchLines(
         const { value, done: finished } = await reader.read();
         if (finished) break;
         buf += decoder.decode(value, { stream: true });
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
           onLine(buf.slice(0, nl + 1));
           buf = buf.slice(nl + 1);
         }

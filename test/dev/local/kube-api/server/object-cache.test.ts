@@ -93,7 +93,10 @@ describe('LocalCluster.objectCaches', () => {
     storage.watch = (prefix, after, onEvent, onError) => {
       storage.watch = realWatch;
       const handle = realWatch(prefix, after, (e, memo) => deaf || onEvent(e, memo), onError);
-      die = (err) => (handle.stop(), onError(err));
+      die = (err) => {
+        handle.stop();
+        onError(err);
+      };
       return handle;
     };
     try {

@@ -12,7 +12,9 @@ function openWatch(t: TestCluster, path: string) {
   const events: WatchLine[] = [];
   let ended = false;
   const waiters: (() => void)[] = [];
-  const notify = () => waiters.splice(0).forEach((w) => w());
+  const notify = () => {
+    for (const w of waiters.splice(0)) w();
+  };
   const stream = readWatchLines(t.cluster.url + path, (line) => {
     events.push(JSON.parse(line));
     notify();

@@ -125,7 +125,7 @@ describe('memory storage specifics', () => {
     await new Promise((r) => setImmediate(r));
     const written = { metadata: { name: 'a', labels: { x: '1' } }, spec: { n: 1 } };
     const parse = vi.spyOn(JSON, 'parse');
-    let created;
+    let created: Awaited<ReturnType<typeof s.create>>;
     try {
       created = await s.create('/a', written);
       // Nothing to parse: the watchers were handed the object written.
