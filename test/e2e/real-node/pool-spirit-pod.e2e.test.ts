@@ -250,12 +250,14 @@ describe.skipIf(skipReason !== undefined)(
             ? wl
             : undefined;
         },
-        60_000,
+        // A reconcile to render the new tag, the kubelet's pull attempt and its back-off, the status written:
+        // each waits on a loaded two-core machine in the full suite.
+        90_000,
         'WorkloadReady quoting the image pull failure',
         500,
       );
       expect(condition.status).toBe('False');
       expect(`${condition.reason} ${condition.message}`).toContain('ghcr.io/pool-spirit/agent:0.0.0-absent');
-    });
+    }, 120_000);
   },
 );
