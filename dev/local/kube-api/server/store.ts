@@ -6,9 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { isCoreResource, type ResourceInfo } from '../registry.ts';
-import { ConflictError, KeyExistsError, NotFoundError, type StoredObject } from '../storage/types.ts';
-import type { ApiContext } from './context.ts';
+import { isCoreResource, type ResourceInfo, type ResourceRegistry } from '../registry.ts';
+import { ConflictError, KeyExistsError, NotFoundError, type Storage, type StoredObject } from '../storage/types.ts';
 import { applyBuiltinDefaults, ClusterIpAllocator } from './defaults.ts';
 import { alreadyExists, badRequest, cause, conflict, forbidden, invalid, notFound, staleConflict } from './errors.ts';
 import {
@@ -23,6 +22,18 @@ import {
 } from './objects.ts';
 import { type FieldValidation, patchModule, schemaModule } from './peers.ts';
 import { validateName, validateObject } from './validate.ts';
+
+/**
+ * What the store reads of its cluster's ApiContext (context.ts, which extends this): declared here so that
+ * the store does not import the context, whose auth gate imports the store.
+ */
+export interface StoreContext {
+  storage: Storage;
+  registry: ResourceRegistry;
+  /** Wakes background controllers (namespace cleanup, GC) after a write. */
+  afterWrite?: () => void;
+  now(): Date;
+}
 
 export interface WriteOptions {
   dryRun?: boolean;
@@ -97,7 +108,7 @@ export function objectKeyFor(info: ResourceInfo, namespace: string | undefined, 
 }
 
 export class ObjectStore {
-  private readonly ctx: ApiContext;
+  private readonly ctx: StoreContext;
   /** Hooks run after a committed (non-dry-run) write of a resource, e.g. CRD registration. */
   readonly afterCommit = new Map<
     string,
@@ -109,7 +120,7 @@ export class ObjectStore {
   /** Finalizers the server itself adds when an object of a resource is deleted (e.g. CRD cleanup). */
   readonly deleteFinalizers = new Map<string, string>();
 
-  constructor(ctx: ApiContext) {
+  constructor(ctx: StoreContext) {
     this.ctx = ctx;
   }
 

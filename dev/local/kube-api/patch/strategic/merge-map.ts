@@ -60,7 +60,11 @@ export function mergeMap(
       }
       case 'slice': {
         const { schema: sub, meta } = lookupListField(schema, key);
-        setKey(target, key, mergeSliceHandler(target[key], patchV, sub, meta.strategy, meta.mergeKey, isDeleteList));
+        setKey(
+          target,
+          key,
+          mergeSliceHandler(target[key], patchV, sub, meta.strategy, meta.mergeKey, isDeleteList, mergeMap),
+        );
         break;
       }
       default:
@@ -126,7 +130,7 @@ function mergeSetElementOrderLists(original: JsonObject, patch: JsonObject, sche
     if (foundOriginal && !foundPatch) merged = originalItems;
     else if (!foundOriginal && foundPatch) merged = removeDirectives(patchItems).value as unknown[];
     else if (foundOriginal && foundPatch) {
-      merged = mergeSliceHandler(originalItems, patchItems, sub, meta.strategy, meta.mergeKey, false);
+      merged = mergeSliceHandler(originalItems, patchItems, sub, meta.strategy, meta.mergeKey, false, mergeMap);
     } else continue;
 
     const [named, serverOnly] = partitionByPresence(merged, order, meta.mergeKey);

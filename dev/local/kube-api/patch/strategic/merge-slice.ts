@@ -4,8 +4,17 @@ import { isObject } from '../json-value.ts';
 import type { JsonObject } from '../types.ts';
 import { directiveMarker, discardNulls, removeDirectives } from './directives.ts';
 import { badArgType, badPatchType, internal, noMergeKey } from './errors.ts';
-import { mergeMap } from './merge-map.ts';
 import { findByKey, normalizeElementOrder, partitionByPresence, sliceElementKind } from './order.ts';
+
+/**
+ * mergeMap (merge-map.ts), which merges list items sharing a merge key; passed in by mergeMap itself, as the
+ * two recurse into each other and merge-map.ts imports this module.
+ */
+export type MergeMap = (
+  original: JsonObject | undefined,
+  patch: JsonObject,
+  schema: SchemaNode | undefined,
+) => JsonObject;
 
 export function mergeSliceHandler(
   original: unknown,
@@ -14,11 +23,13 @@ export function mergeSliceHandler(
   strategy: string,
   mergeKey: string,
   isDeleteList: boolean,
+  mergeMap: MergeMap,
 ): unknown[] {
   if (!Array.isArray(original)) throw badArgType('slice', original);
   if (!Array.isArray(patch)) throw badArgType('slice', patch);
   // Delete lists are handled the same way whatever the field's strategy is.
-  if (strategy === 'merge' || isDeleteList) return mergeSlice(original, patch, itemSchema, mergeKey, isDeleteList);
+  if (strategy === 'merge' || isDeleteList)
+    return mergeSlice(original, patch, itemSchema, mergeKey, isDeleteList, mergeMap);
   return patch;
 }
 
@@ -28,6 +39,7 @@ function mergeSlice(
   itemSchema: SchemaNode | undefined,
   mergeKey: string,
   isDeleteList: boolean,
+  mergeMap: MergeMap,
 ): unknown[] {
   if (original.length === 0 && patch.length === 0) return original;
   const kind = sliceElementKind(original, patch);
@@ -43,7 +55,7 @@ function mergeSlice(
   } else {
     if (!mergeKey) throw internal('cannot merge lists without merge key for struct');
     [live, items] = applySpecialElements(original, patch, mergeKey);
-    merged = mergeByKey(live, items, mergeKey, itemSchema);
+    merged = mergeByKey(live, items, mergeKey, itemSchema, mergeMap);
   }
   const [named, serverOnly] = partitionByPresence(merged, items, mergeKey);
   return normalizeElementOrder(named, serverOnly, items, live, mergeKey, kind);
@@ -78,7 +90,13 @@ function applySpecialElements(original: unknown[], patch: unknown[], mergeKey: s
 }
 
 /** mergeSliceWithoutSpecialElements: merge items sharing a merge key value, append the others. */
-function mergeByKey(original: unknown[], patch: unknown[], mergeKey: string, itemSchema: SchemaNode | undefined) {
+function mergeByKey(
+  original: unknown[],
+  patch: unknown[],
+  mergeKey: string,
+  itemSchema: SchemaNode | undefined,
+  mergeMap: MergeMap,
+) {
   const out = [...original];
   for (const v of patch) {
     const item = v as JsonObject;
