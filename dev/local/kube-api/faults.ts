@@ -82,7 +82,7 @@ function listMatches(list: string[] | undefined, value: string): boolean {
 
 function ruleMatches(rule: FaultRule, verb: string, resource: string): boolean {
   // A rule for `pods` covers `pods/status` too; a rule for `pods/status` only the subresource.
-  const base = resource.split('/')[0];
+  const [base = resource] = resource.split('/');
   return listMatches(rule.verbs, verb) && (listMatches(rule.resources, resource) || listMatches(rule.resources, base));
 }
 
@@ -180,7 +180,7 @@ export function parseFaultSpec(text: string): FaultConfig {
           rule.resources = value.split(',').map((v) => v.trim());
           break;
         case 'error': {
-          const [rate, status] = value.split(':');
+          const [rate = '', status] = value.split(':');
           rule.errorRate = parseRate(rate, where);
           if (status !== undefined) {
             if (status !== '409' && status !== '429' && status !== '500')

@@ -78,12 +78,14 @@ function parseBracket(inner: string, fail: (what: string) => never): Step {
   if (inner === '*') return { kind: 'wildcard' };
   if (/^-?\d+$/.test(inner)) return { kind: 'index', index: Number(inner) };
   const quoted = /^(['"])(.*)\1$/s.exec(inner);
-  if (quoted) return { kind: 'field', name: quoted[2] };
+  if (quoted) return { kind: 'field', name: quoted[2] ?? '' };
   const filter = /^\?\(\s*@((?:\.[A-Za-z0-9_-]+|\[['"][^'"]+['"]\])+)\s*(?:(==|!=)\s*(.+?))?\s*\)$/s.exec(inner);
   if (!filter) return fail(`unsupported bracket expression [${inner}]`);
-  const path = [...filter[1].matchAll(/\.([A-Za-z0-9_-]+)|\[['"]([^'"]+)['"]\]/g)].map((m) => m[1] ?? m[2]);
-  if (!filter[2]) return { kind: 'exists', path };
-  return { kind: 'filter', path, op: filter[2] as '==' | '!=', value: parseLiteral(filter[3], fail) };
+  // Group 1 always takes part in a match, group 3 whenever group 2 does; each path part is group 1 or 2.
+  const [, pathText = '', op, literal = ''] = filter;
+  const path = [...pathText.matchAll(/\.([A-Za-z0-9_-]+)|\[['"]([^'"]+)['"]\]/g)].map((m) => m[1] ?? m[2] ?? '');
+  if (!op) return { kind: 'exists', path };
+  return { kind: 'filter', path, op: op as '==' | '!=', value: parseLiteral(literal, fail) };
 }
 
 function parseLiteral(text: string, fail: (what: string) => never): unknown {

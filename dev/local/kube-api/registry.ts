@@ -191,7 +191,8 @@ export class ResourceRegistry {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([name, vs]) => {
         const sorted = [...vs].sort(compareVersions);
-        return { name, versions: sorted, preferredVersion: sorted[0] };
+        const [preferredVersion = ''] = sorted; // every group here has a version
+        return { name, versions: sorted, preferredVersion };
       });
   }
 

@@ -68,17 +68,17 @@ function lex(input: string): Array<{ tok: Tok; lit: string }> {
   const items: Array<{ tok: Tok; lit: string }> = [];
   let pos = 0;
   for (;;) {
-    while (pos < input.length && isWhitespace(input[pos])) pos++;
+    while (pos < input.length && isWhitespace(input.charAt(pos))) pos++;
     if (pos >= input.length) {
       items.push({ tok: 'eos', lit: '' });
       return items;
     }
-    if (isSpecial(input[pos])) {
+    if (isSpecial(input.charAt(pos))) {
       // Longest special-symbol run that still forms a token ("!=" before "!").
       let buffer = '';
       let last: { tok: Tok; lit: string } | undefined;
-      while (pos < input.length && isSpecial(input[pos])) {
-        buffer += input[pos];
+      while (pos < input.length && isSpecial(input.charAt(pos))) {
+        buffer += input.charAt(pos);
         const tok = literalTokens[buffer];
         if (tok) {
           last = { tok, lit: buffer };
@@ -93,7 +93,8 @@ function lex(input: string): Array<{ tok: Tok; lit: string }> {
       continue;
     }
     let buffer = '';
-    while (pos < input.length && !isSpecial(input[pos]) && !isWhitespace(input[pos])) buffer += input[pos++];
+    while (pos < input.length && !isSpecial(input.charAt(pos)) && !isWhitespace(input.charAt(pos)))
+      buffer += input.charAt(pos++);
     items.push({ tok: literalTokens[buffer] ?? 'identifier', lit: buffer });
   }
 }
@@ -108,7 +109,9 @@ class LabelParser {
 
   /** In value context `in` and `notin` are plain identifiers (`x in (in)`). */
   private lookahead(valueContext: boolean): [Tok, string] {
-    const { tok, lit } = this.items[this.position];
+    const item = this.items[this.position];
+    if (!item) throw new Error('label selector parser read past the end of its tokens');
+    const { tok, lit } = item;
     return [valueContext && (tok === 'in' || tok === 'notin') ? 'identifier' : tok, lit];
   }
 
@@ -277,9 +280,10 @@ function requirementMatches(r: LabelRequirement, labels: Record<string, string>)
       return !has;
     case 'gt':
     case 'lt': {
-      if (!has || !/^[+-]?\d+$/.test(value as string) || r.values.length !== 1) return false;
+      const [bound] = r.values;
+      if (!has || !/^[+-]?\d+$/.test(value as string) || r.values.length !== 1 || bound === undefined) return false;
       const lhs = BigInt(value as string);
-      const rhs = BigInt(r.values[0]);
+      const rhs = BigInt(bound);
       return r.operator === 'gt' ? lhs > rhs : lhs < rhs;
     }
   }
@@ -376,10 +380,10 @@ type FieldGetter = (obj: Record<string, any>) => string;
 
 const str = (v: unknown): string => (v == null ? '' : String(v));
 
-const metaFields: Record<string, FieldGetter> = {
+const metaFields = {
   'metadata.name': (o) => str(o.metadata?.name),
   'metadata.namespace': (o) => str(o.metadata?.namespace),
-};
+} satisfies Record<string, FieldGetter>;
 
 /**
  * Per built-in resource: the fields kube's field label conversion accepts. Resources listed with `null`
@@ -544,7 +548,7 @@ export function parseFieldSelector(text: string, resource: string, opts: FieldSe
     if (term === '') continue;
     const m = /^(.*?)(!=|==|=)(.*)$/s.exec(term);
     if (!m) throw new SelectorError(`invalid selector: '${text}'; can't understand '${term}'`);
-    const [, lhs, op, rhs] = m;
+    const [, lhs = '', op, rhs = ''] = m; // every group takes part in a match
     parsed.push({ field: lhs, operator: op === '!=' ? '!=' : '=', value: unescapeFieldValue(rhs) });
   }
   const aliases = fieldAliases[resourceName(resource)] ?? {};

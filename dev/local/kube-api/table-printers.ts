@@ -114,6 +114,7 @@ function podCells(pod: Obj, now: number): unknown[] {
   const initStatuses: Obj[] = status.initContainerStatuses ?? [];
   for (let i = 0; i < initStatuses.length; i++) {
     const cs = initStatuses[i];
+    if (cs === undefined) continue; // i < length (and the index loop also walks a non-array's length)
     restarts += cs.restartCount ?? 0;
     noteRestart(cs);
     const sidecar = initContainers.find((c) => c.name === cs.name)?.restartPolicy === 'Always';
@@ -143,6 +144,7 @@ function podCells(pod: Obj, now: number): unknown[] {
     const statuses: Obj[] = status.containerStatuses ?? [];
     for (let i = statuses.length - 1; i >= 0; i--) {
       const cs = statuses[i];
+      if (cs === undefined) continue; // i < length
       restarts += cs.restartCount ?? 0;
       noteRestart(cs);
       const st = cs.state ?? {};

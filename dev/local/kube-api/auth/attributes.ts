@@ -36,8 +36,8 @@ export function requestAttributes(
 function nameFromFieldSelector(selector: string | null): string | undefined {
   if (!selector) return undefined;
   for (const term of selector.split(',')) {
-    const m = /^\s*metadata\.name\s*==?\s*(.*?)\s*$/.exec(term);
-    if (m && !m[1].startsWith('=')) return m[1];
+    const name = /^\s*metadata\.name\s*==?\s*(.*?)\s*$/.exec(term)?.[1];
+    if (name !== undefined && !name.startsWith('=')) return name;
   }
   return undefined;
 }

@@ -58,7 +58,8 @@ export function compactRules(rules: AtomicRule[]): PolicyRule[] {
 /** utilerrors.NewAggregate(...).Error(): one message as is, several (distinct) in brackets. */
 function aggregate(messages: string[]): string {
   const distinct = [...new Set(messages)];
-  return distinct.length === 1 ? distinct[0] : `[${distinct.join(', ')}]`;
+  const [only] = distinct;
+  return distinct.length === 1 && only !== undefined ? only : `[${distinct.join(', ')}]`;
 }
 
 /** ConfirmNoEscalation's error: the missing rules compacted, described, deduplicated and sorted. */

@@ -214,7 +214,11 @@ function coverage(owner: OwnerRules, rules: PolicyRule[]): { missing: AtomicRule
   );
   const covered = result.parts
     .filter((p) => p.owner >= 0)
-    .map((p) => ({ by: owner.rules[p.owner].by, permission: atomicPermission(p.part) }));
+    .map((p) => {
+      const ownerRule = owner.rules[p.owner];
+      if (!ownerRule) throw new Error(`covers: owner rule ${p.owner} of ${owner.rules.length} does not exist`);
+      return { by: ownerRule.by, permission: atomicPermission(p.part) };
+    });
   return { missing: result.missing, covered };
 }
 

@@ -43,7 +43,8 @@ export async function impersonatedUser(
   const groups = headerValues(req, 'impersonate-group');
   const uids = headerValues(req, 'impersonate-uid');
   const extras = Object.keys(req.headers).filter((h) => h.startsWith('impersonate-extra-'));
-  if (users.length === 0) {
+  const [name, ...otherUsers] = users;
+  if (name === undefined) {
     if (groups.length || uids.length || extras.length) {
       throw badRequest(
         `requested [${[...groups.map((g) => `group ${g}`), ...uids.map((u) => `uid ${u}`)].join(' ')}] without impersonating a user`,
@@ -51,12 +52,11 @@ export async function impersonatedUser(
     }
     return actor;
   }
-  if (users.length > 1) throw badRequest('only one Impersonate-User header is allowed');
-  const name = users[0];
+  if (otherUsers.length > 0) throw badRequest('only one Impersonate-User header is allowed');
   const checks: RequestAttributes[] = [];
   let impliedGroups: string[] = [];
   if (name.startsWith(SA_PREFIX) && name.split(':').length === 4) {
-    const [, , ns, sa] = name.split(':');
+    const [, , ns = '', sa = ''] = name.split(':');
     checks.push(impersonate('serviceaccounts', sa, '', ns));
     if (!groups.length) impliedGroups = ['system:serviceaccounts', `system:serviceaccounts:${ns}`];
   } else {

@@ -28,8 +28,7 @@ const crypto = webcrypto;
 
 function serial(): string {
   const b = randomBytes(16);
-  b[0] &= 0x7f;
-  b[0] |= 0x01;
+  b.writeUInt8((b.readUInt8(0) & 0x7f) | 0x01, 0);
   return b.toString('hex');
 }
 

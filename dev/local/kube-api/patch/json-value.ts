@@ -77,7 +77,7 @@ const htmlEscapes: Record<string, string> = {
 /** JSON.stringify of a string with Go encoding/json's HTML-safe escaping. */
 export function goQuote(s: string): string {
   const json = JSON.stringify(s);
-  return /[<>&\u2028\u2029]/.test(json) ? json.replace(htmlUnsafe, (c) => htmlEscapes[c]) : json;
+  return /[<>&\u2028\u2029]/.test(json) ? json.replace(htmlUnsafe, (c) => htmlEscapes[c] ?? c) : json;
 }
 
 /** Go `json.Marshal` of a decoded value: map keys sorted, HTML characters escaped. */

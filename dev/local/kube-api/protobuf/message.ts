@@ -78,8 +78,11 @@ function messageValue(bytes: Uint8Array, typeName: string): unknown {
 
 /** map<K, V> entries are messages {key = 1, value = 2}; a missing key or value is the zero value. */
 function mapEntry(bytes: Uint8Array, entryType: string, def: MessageDef): [string, unknown] {
-  const [, keyType] = def.fields[1];
-  const [, valueType, , valueMessage] = def.fields[2];
+  const keyField = def.fields[1];
+  const valueField = def.fields[2];
+  if (!keyField || !valueField) throw new Error(`protobuf descriptors: map entry ${entryType} lacks field 1 or 2`);
+  const [, keyType] = keyField;
+  const [, valueType, , valueMessage] = valueField;
   let key: unknown = zeroOf(keyType);
   let value: unknown;
   const r = new ProtoReader(bytes);

@@ -29,7 +29,7 @@ export class ProtoReader {
     let shift = 0n;
     for (;;) {
       if (this.pos >= this.end) throw new ProtobufDecodeError('truncated varint');
-      const b = this.buf[this.pos++];
+      const b = this.buf[this.pos++] ?? 0; // pos < end; past the buffer, undefined & n was 0 too
       result |= BigInt(b & 0x7f) << shift;
       if ((b & 0x80) === 0) return result;
       shift += 7n;

@@ -26,6 +26,7 @@ function check(value: unknown, node: StoredNode, ctx: Context, typeName = goType
   if (value === null || value === undefined) return undefined; // null decodes to the zero value
   if (node.$def) {
     const def = builtinDefinitions().definitions[node.$def];
+    if (!def) throw new Error(`builtin-schemas.json: no definition ${node.$def}`);
     // Named scalars (Time, Quantity, IntOrString) decode like their underlying schema.
     if (def.type !== 'object') return check(value, def, ctx, typeName);
     if (jsonKind(value) !== 'object') return mismatch(value, typeName, ctx);

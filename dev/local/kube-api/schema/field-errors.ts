@@ -104,7 +104,7 @@ export function goNumber(n: number): string {
   if (!Number.isFinite(n)) return n > 0 ? '+Inf' : n < 0 ? '-Inf' : 'NaN';
   const exp = Math.floor(Math.log10(Math.abs(n)));
   if (exp < -4 || exp >= 21 || (exp >= 6 && !Number.isInteger(n))) {
-    const [mantissa, e] = n.toExponential().split('e');
+    const [mantissa, e = ''] = n.toExponential().split('e'); // toExponential always has an 'e'
     const sign = e.startsWith('-') ? '-' : '+';
     const digits = e.replace(/^[+-]/, '').padStart(2, '0');
     return `${mantissa}e${sign}${digits}`;

@@ -18,9 +18,11 @@ const MAC = /^([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$|^([0-9a-f]{2}[:-]){7}[0-9a-f]{2}$
 const DURATION = /^(-?\d+(\.\d+)?\s*(ns|us|µs|ms|s|m|h|d|w)\s*)+$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
+const checkDateTime = (v: string) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T')));
+
 const CHECKS: Record<string, (v: string) => boolean> = {
-  'date-time': (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))),
-  datetime: (v) => CHECKS['date-time'](v),
+  'date-time': (v) => checkDateTime(v),
+  datetime: (v) => checkDateTime(v),
   date: (v) => DATE.test(v) && !Number.isNaN(Date.parse(v)),
   uuid: (v) => UUID.test(v),
   uuid3: (v) => UUID3.test(v),
@@ -29,7 +31,7 @@ const CHECKS: Record<string, (v: string) => boolean> = {
   ipv4: (v) => net.isIPv4(v),
   ipv6: (v) => net.isIPv6(v),
   cidr: (v) => {
-    const [ip, bits, extra] = v.split('/');
+    const [ip = '', bits, extra] = v.split('/');
     if (extra !== undefined || bits === undefined || !/^\d+$/.test(bits)) return false;
     const max = net.isIPv4(ip) ? 32 : net.isIPv6(ip) ? 128 : -1;
     return max >= 0 && Number(bits) <= max;

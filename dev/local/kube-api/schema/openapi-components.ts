@@ -47,7 +47,9 @@ export class ComponentSet {
     const name = builtinDefinitionName(gvk.group, gvk.version, gvk.kind);
     if (!name) return undefined;
     this.addBuiltin(name);
-    tagGvk(this.schemas[name], gvk);
+    const schema = this.schemas[name];
+    if (!schema) throw new Error(`component ${name} missing after addBuiltin`);
+    tagGvk(schema, gvk);
     return name;
   }
 

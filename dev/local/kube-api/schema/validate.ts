@@ -126,8 +126,7 @@ function walkObject(obj: Record<string, unknown>, s: SchemaNode, loc: Location, 
   /** The copy, made at the first key whose value changes or goes: the keys before it as they were. */
   let out: Record<string, unknown> | undefined;
   const childMode = mode.goDecoded ? GO_DECODED_CHILD : CHILD;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i];
+  for (const [i, key] of keys.entries()) {
     const v = obj[key];
     const known = props[key] ?? (embedded ? implicitResourceField(key) : undefined);
     // A resource's metadata is decoded into the ObjectMeta Go struct even for custom resources.
@@ -145,8 +144,7 @@ function walkObject(obj: Record<string, unknown>, s: SchemaNode, loc: Location, 
     if (out !== undefined && kept !== DROP) out[key] = kept;
   }
   if (!mode.goDecoded) {
-    for (const key in props) {
-      const schema = props[key];
+    for (const [key, schema] of Object.entries(props)) {
       if (!(key in (out ?? obj)) && schema.default !== undefined) {
         out ??= copyOfFirst(obj, keys, keys.length);
         out[key] = walk(structuredClone(schema.default), schema, propertyLocation(loc, key), ctx, childMode);
@@ -178,7 +176,7 @@ const NO_PROPERTIES: Record<string, SchemaNode> = {};
 /** A new object holding the first `count` keys of `obj`, as they were. */
 function copyOfFirst(obj: Record<string, unknown>, keys: string[], count: number): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
-  for (let j = 0; j < count; j++) copy[keys[j]] = obj[keys[j]];
+  for (const key of keys.slice(0, count)) copy[key] = obj[key];
   return copy;
 }
 

@@ -21,7 +21,8 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
     }
     chunks.push(chunk as Buffer);
   }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  const [only] = chunks;
+  return chunks.length === 1 && only ? only : Buffer.concat(chunks);
 }
 
 /** summarizeData from kube's decode errors: the start of a JSON object, else a hex dump. */
@@ -29,11 +30,12 @@ function summarize(body: Buffer): string {
   if (body.length === 0) return '<empty>';
   const head = body.subarray(0, 30);
   const more = body.length > 30 ? ' ...' : '';
-  return body[0] === 0x7b ? head.toString('utf8') + more : head.toString('hex') + more;
+  return body.readUInt8(0) === 0x7b ? head.toString('utf8') + more : head.toString('hex') + more;
 }
 
 export function mediaType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+  const [type = ''] = (contentType ?? '').split(';');
+  return type.trim().toLowerCase();
 }
 
 export type BodyFormat = 'json' | 'yaml' | 'protobuf';

@@ -16,7 +16,7 @@ function setDefault(obj: ApiObject, key: string, value: unknown): void {
 
 function imagePullPolicy(image: unknown): string {
   if (typeof image !== 'string') return 'IfNotPresent';
-  const withoutDigest = image.split('@')[0];
+  const [withoutDigest = ''] = image.split('@');
   const lastSlash = withoutDigest.lastIndexOf('/');
   const tagAt = withoutDigest.indexOf(':', lastSlash + 1);
   if (image.includes('@')) return 'IfNotPresent';

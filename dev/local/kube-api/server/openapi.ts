@@ -50,8 +50,9 @@ export async function serveOpenApi(
   }
   const m = /^\/openapi\/v3\/(api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(path);
   if (!m) throw notFoundPath();
-  const group = m[2] ? '' : m[3];
-  const version = m[2] ?? m[4];
+  // /api/<version> sets group 2; /apis/<group>/<version> sets groups 3 and 4.
+  const group = m[2] ? '' : (m[3] ?? '');
+  const version = m[2] ?? m[4] ?? '';
   const resources = ctx.registry.inGroupVersion(group, version);
   if (!resources.length) throw notFoundPath();
   const doc = documentFor(ctx, cacheFor(ctx), groupVersion(group, version));

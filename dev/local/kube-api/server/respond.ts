@@ -15,7 +15,7 @@ interface MediaRange {
 function parseAccept(header: string | undefined): MediaRange[] {
   if (!header) return [{ type: '*/*', params: {} }];
   return header.split(',').map((part) => {
-    const [type, ...rest] = part.split(';').map((s) => s.trim());
+    const [type = '', ...rest] = part.split(';').map((s) => s.trim());
     const params: Record<string, string> = {};
     for (const p of rest) {
       const eq = p.indexOf('=');

@@ -28,17 +28,19 @@ export function parseRoute(method: string, pathname: string, query: URLSearchPar
   let group: string;
   let version: string;
   let rest: string[];
-  if (parts[0] === 'api') {
-    if (parts.length === 1) return { type: 'discovery', verb: 'get', path: 'api', group: '' };
+  // Each is undefined when the path is shorter (the parts are non-empty strings).
+  const [prefix, first, second] = parts;
+  if (prefix === 'api') {
+    if (first === undefined) return { type: 'discovery', verb: 'get', path: 'api', group: '' };
     group = '';
-    version = parts[1];
+    version = first;
     rest = parts.slice(2);
     if (rest.length === 0) return { type: 'discovery', verb: 'get', path: 'groupVersion', group, version };
-  } else if (parts[0] === 'apis') {
-    if (parts.length === 1) return { type: 'discovery', verb: 'get', path: 'apis', group: '' };
-    group = parts[1];
-    if (parts.length === 2) return { type: 'discovery', verb: 'get', path: 'group', group };
-    version = parts[2];
+  } else if (prefix === 'apis') {
+    if (first === undefined) return { type: 'discovery', verb: 'get', path: 'apis', group: '' };
+    group = first;
+    if (second === undefined) return { type: 'discovery', verb: 'get', path: 'group', group };
+    version = second;
     rest = parts.slice(3);
     if (rest.length === 0) return { type: 'discovery', verb: 'get', path: 'groupVersion', group, version };
   } else {
@@ -49,9 +51,10 @@ export function parseRoute(method: string, pathname: string, query: URLSearchPar
   let namespace: string | undefined;
   if (rest[0] === 'namespaces' && rest.length > 1) {
     namespace = rest[1];
-    if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2])) rest = rest.slice(2);
+    const afterNamespace = rest[2];
+    if (afterNamespace !== undefined && !NAMESPACE_SUBRESOURCES.has(afterNamespace)) rest = rest.slice(2);
   }
-  const resource = rest[0];
+  const resource = rest[0] ?? ''; // rest is not empty here
   let name = rest[1];
   const subresource = rest[2];
   if (resource === 'namespaces' && namespace !== undefined && rest[1] === namespace) {

@@ -348,9 +348,10 @@ async function probeCompactRevision(client: Etcd3, requested: number): Promise<n
 function prefixRange(prefix: string): { start: Buffer; end: Buffer } {
   const start = Buffer.from(prefix);
   for (let i = start.length - 1; i >= 0; i--) {
-    if (start[i] < 0xff) {
+    const byte = start.readUInt8(i);
+    if (byte < 0xff) {
       const end = Buffer.from(start.subarray(0, i + 1));
-      end[i]++;
+      end.writeUInt8(byte + 1, i);
       return { start: start.length > 0 ? start : ZERO_KEY, end };
     }
   }

@@ -82,7 +82,8 @@ class SortedKeys {
     let hi = this.keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.keys[mid] < key) lo = mid + 1;
+      const k = this.keys[mid]; // mid < keys.length
+      if (k !== undefined && k < key) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -101,7 +102,7 @@ class SortedKeys {
     if (after !== undefined && this.keys[i] === after) i++;
     for (; i < this.keys.length; i++) {
       const k = this.keys[i];
-      if (!k.startsWith(prefix)) return;
+      if (k === undefined || !k.startsWith(prefix)) return;
       yield k;
     }
   }
@@ -179,6 +180,7 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
 
   function dropOldest(): void {
     const ev = history[historyStart];
+    if (!ev) throw new Error('memory storage: no history event to drop');
     historyStart++;
     compactRevision = Math.max(compactRevision, ev.revision + 1);
     if (historyStart > 1024 && historyStart * 2 > history.length) {
@@ -285,7 +287,8 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
     let hi = history.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (history[mid].revision <= rev) lo = mid + 1;
+      const ev = history[mid]; // mid < history.length
+      if (ev !== undefined && ev.revision <= rev) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -294,8 +297,9 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
   /** Reads the prefix as it was at `rev` by undoing later events on a copy of the affected keys. */
   function listAtRevision(prefix: string, rev: number, options: ListOptions): ListResult {
     const view = new Map<string, PastEntry | undefined>();
-    for (let i = history.length - 1; i >= historyStart && history[i].revision > rev; i--) {
+    for (let i = history.length - 1; i >= historyStart; i--) {
       const ev = history[i];
+      if (ev === undefined || ev.revision <= rev) break;
       if (!ev.key.startsWith(prefix)) continue;
       // Past values' labels are not kept: a label hint lets them all through (the caller filters them).
       view.set(
@@ -426,7 +430,10 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
           onError(new CompactedError(afterRevision, compactRevision));
           return;
         }
-        for (let i = historyIndexAfter(afterRevision); i < history.length && !w.stopped; i++) deliver(w, history[i]);
+        for (let i = historyIndexAfter(afterRevision); i < history.length && !w.stopped; i++) {
+          const ev = history[i];
+          if (ev) deliver(w, ev);
+        }
         w.live = true;
         watchers.add(w);
       });
@@ -448,7 +455,11 @@ export function createMemoryStorage(opts: MemoryStorageOptions = {}): Storage {
       if (rev > revision) throw new Error(`cannot compact to revision ${rev}: current revision is ${revision}`);
       if (rev <= compactRevision) return;
       compactRevision = rev;
-      while (historyLength() > 0 && history[historyStart].revision < rev) dropOldest();
+      while (historyLength() > 0) {
+        const oldest = history[historyStart];
+        if (!oldest || oldest.revision >= rev) break;
+        dropOldest();
+      }
     },
 
     async close() {

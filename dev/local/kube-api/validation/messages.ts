@@ -79,12 +79,13 @@ export function isDns1035Label(value: string): string[] {
 export function isQualifiedName(value: string): string[] {
   const errs: string[] = [];
   const parts = value.split('/');
+  const [first = '', second = ''] = parts;
   let name: string;
   if (parts.length === 1) {
-    name = parts[0];
+    name = first;
   } else if (parts.length === 2) {
-    const prefix = parts[0];
-    name = parts[1];
+    const prefix = first;
+    name = second;
     if (prefix.length === 0) errs.push(`prefix part ${emptyError()}`);
     else errs.push(...isDns1123Subdomain(prefix).map((m) => `prefix part ${m}`));
   } else {

@@ -39,8 +39,8 @@ export class FieldSet {
   insert(path: Path): void {
     if (path.length === 0) return;
     let set: FieldSet = this;
-    for (let i = 0; i < path.length; i++) {
-      const node = set.node(path[i], true)!;
+    for (const [i, pe] of path.entries()) {
+      const node = set.node(pe, true)!;
       if (i === path.length - 1) node.member = true;
       set = node.children;
     }
@@ -58,9 +58,9 @@ export class FieldSet {
   }
 
   has(path: Path): boolean {
-    let set: FieldSet | undefined = this;
-    for (let i = 0; i < path.length && set; i++) {
-      const n: SetNode | undefined = set.nodes.get(encodePE(path[i]));
+    let set: FieldSet = this;
+    for (const [i, pe] of path.entries()) {
+      const n: SetNode | undefined = set.nodes.get(encodePE(pe));
       if (!n) return false;
       if (i === path.length - 1) return n.member;
       set = n.children;

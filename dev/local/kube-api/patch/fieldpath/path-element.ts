@@ -34,7 +34,8 @@ export function fieldPE(name: string): PathElement {
 /** A key path element; the key fields are sorted by name, as SMD keeps them. */
 export function keyPE(fields: Array<readonly [string, unknown]>): PathElement {
   // Most lists are keyed by one field (name, containerPort): nothing to sort.
-  if (fields.length === 1) return { key: [fields[0]] };
+  const [only] = fields;
+  if (fields.length === 1 && only) return { key: [only] };
   return { key: [...fields].sort((a, b) => compareStrings(a[0], b[0])) };
 }
 
@@ -159,10 +160,12 @@ export function comparePE(a: PathElement, b: PathElement): number {
   if ('key' in a) {
     const bk = (b as { key: ReadonlyArray<readonly [string, unknown]> }).key;
     for (let i = 0; ; i++) {
-      if (i >= a.key.length && i >= bk.length) return 0;
-      if (i >= a.key.length) return -1;
-      if (i >= bk.length) return 1;
-      const c = compareStrings(a.key[i][0], bk[i][0]) || compareValues(a.key[i][1], bk[i][1]);
+      const ak = a.key[i];
+      const bki = bk[i];
+      if (ak === undefined && bki === undefined) return 0;
+      if (ak === undefined) return -1;
+      if (bki === undefined) return 1;
+      const c = compareStrings(ak[0], bki[0]) || compareValues(ak[1], bki[1]);
       if (c !== 0) return c;
     }
   }

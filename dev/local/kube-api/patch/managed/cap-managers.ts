@@ -18,8 +18,8 @@ export function capUpdateManagers(managers: Managers): void {
 
   const firstOfVersion = new Map<string, string>();
   let length = updaters.length;
-  for (let i = 0; i < updaters.length && length > maxUpdateManagers; i++) {
-    const id = updaters[i];
+  for (const id of updaters) {
+    if (length <= maxUpdateManagers) break;
     const record = managers.get(id)!;
     const bucketId = managerId({ manager: ancientChangesManager, operation: 'Update', apiVersion: record.apiVersion });
     const first = firstOfVersion.get(record.apiVersion);

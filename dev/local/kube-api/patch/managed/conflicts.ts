@@ -30,8 +30,9 @@ export function applyConflictError(found: Array<{ record: ManagerRecord; paths: 
     })),
   );
   const err = new ApplyConflictError(conflicts);
-  if (conflicts.length === 1) {
-    err.message = `Apply failed with 1 conflict: ${conflicts[0].causeMessage}: ${conflicts[0].field}`;
+  const [only] = conflicts;
+  if (conflicts.length === 1 && only) {
+    err.message = `Apply failed with 1 conflict: ${only.causeMessage}: ${only.field}`;
   } else {
     const lines = sorted.flatMap(({ record, paths }) => [
       `conflicts with ${printManager(record)}:`,

@@ -37,8 +37,7 @@ export function restoreResetFields(result: JsonObject, live: JsonObject, reset: 
   for (const path of reset.paths()) {
     let src: unknown = live;
     let dst: unknown = result;
-    for (let i = 0; i < path.length; i++) {
-      const pe = path[i];
+    for (const [i, pe] of path.entries()) {
       if (!('field' in pe) || !isObject(dst)) break;
       const srcNext = isObject(src) ? src[pe.field] : undefined;
       if (i === path.length - 1) {

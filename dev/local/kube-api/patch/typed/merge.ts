@@ -84,40 +84,40 @@ function mergeListItems(
   let li = 0;
   let ri = 0;
   while (li < L.order.length || ri < R.order.length) {
-    if (li < L.order.length && ri < R.order.length) {
-      const id = L.order[li];
-      if (id === R.order[ri]) {
-        out.push(mergeItem(L.byId.get(id), R.byId.get(id)));
-        merged.add(id);
+    // Each is undefined once its side is used up (ids are strings).
+    const lid = L.order[li];
+    const rid = R.order[ri];
+    if (lid !== undefined && rid !== undefined) {
+      if (lid === rid) {
+        out.push(mergeItem(L.byId.get(lid), R.byId.get(lid)));
+        merged.add(lid);
         li++;
         ri++;
-        nextShared = shared.indexOf(id) + 1;
+        nextShared = shared.indexOf(lid) + 1;
         continue;
       }
       // A shared item, but not the one the configuration wants next: it comes later.
-      if (R.byId.has(id) && nextShared < shared.length && shared[nextShared] !== id) {
+      if (R.byId.has(lid) && nextShared < shared.length && shared[nextShared] !== lid) {
         li++;
         continue;
       }
     }
-    if (li < L.order.length) {
-      const id = L.order[li];
-      if (!R.byId.has(id)) {
-        out.push(L.byId.get(id));
+    if (lid !== undefined) {
+      if (!R.byId.has(lid)) {
+        out.push(L.byId.get(lid));
         li++;
         continue;
       }
-      if (merged.has(id)) {
+      if (merged.has(lid)) {
         li++;
         continue;
       }
     }
-    if (ri < R.order.length) {
-      const id = R.order[ri];
-      out.push(L.byId.has(id) ? mergeItem(L.byId.get(id), R.byId.get(id)) : withoutNulls(R.byId.get(id)));
-      merged.add(id);
+    if (rid !== undefined) {
+      out.push(L.byId.has(rid) ? mergeItem(L.byId.get(rid), R.byId.get(rid)) : withoutNulls(R.byId.get(rid)));
+      merged.add(rid);
       ri++;
-      if (shared[nextShared] === id) nextShared++;
+      if (shared[nextShared] === rid) nextShared++;
     }
   }
   return out;

@@ -66,7 +66,8 @@ export function rootSchema(schema: SchemaNode | undefined): SchemaNode {
   if (!root) {
     const s = effectiveSchema(schema) ?? {};
     // A CRD's metadata schema only constrains name/generateName; a full ObjectMeta declares labels.
-    const meta = effectiveSchema(s.properties?.metadata);
+    const declaredMeta = s.properties?.metadata;
+    const meta = effectiveSchema(declaredMeta);
     const hasMeta = meta?.properties?.labels !== undefined;
     root = {
       ...s,
@@ -74,7 +75,7 @@ export function rootSchema(schema: SchemaNode | undefined): SchemaNode {
         apiVersion: str,
         kind: str,
         ...s.properties,
-        metadata: hasMeta ? s.properties!.metadata : objectMetaSchema,
+        metadata: hasMeta && declaredMeta ? declaredMeta : objectMetaSchema,
       },
     };
     roots.set(schema, root);

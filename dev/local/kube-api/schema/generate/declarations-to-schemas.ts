@@ -219,8 +219,9 @@ class DefinitionBuilder {
     }
     if (ts.isTypeReferenceNode(typeNode)) {
       const refName = typeNode.typeName.getText();
-      if (refName === 'Array' && typeNode.typeArguments?.length === 1) {
-        return { type: 'array', items: this.convert(typeNode.typeArguments[0], owner, field) };
+      const itemType = typeNode.typeArguments?.length === 1 ? typeNode.typeArguments[0] : undefined;
+      if (refName === 'Array' && itemType) {
+        return { type: 'array', items: this.convert(itemType, owner, field) };
       }
       if (refName in SCALAR_DEFINITIONS) return this.scalar(refName);
       if (refName in FREE_FORM) return { ...FREE_FORM[refName] };
@@ -232,7 +233,9 @@ class DefinitionBuilder {
   }
 
   private scalar(alias: string): StoredNode {
-    const [name, node] = SCALAR_DEFINITIONS[alias];
+    const scalar = SCALAR_DEFINITIONS[alias];
+    if (!scalar) throw new Error(`no scalar definition for ${alias}`);
+    const [name, node] = scalar;
     this.definitions[name] ??= { ...node };
     return { $def: name };
   }
@@ -299,7 +302,7 @@ export function firstSentence(text: string): string | undefined {
   if (!flat) return undefined;
   // A sentence ends at . ! ? followed by a capitalised word, but not after an abbreviation like "e.g.".
   const m = /^(.*?(?<!\b(?:e\.g|i\.e|etc|vs))[.!?])(?=\s+[A-Z(`"'])/.exec(flat);
-  const sentence = m ? m[1] : flat;
+  const sentence = m?.[1] ?? flat;
   return sentence.length > 400 ? `${sentence.slice(0, 397)}...` : sentence;
 }
 

@@ -38,7 +38,9 @@ export async function handleBinding(s: Scope): Promise<void> {
   if (meta.name !== name) throw badRequest('name in URL does not match name in Binding object');
   const target = isPlainObject(binding.target) ? (binding.target as ApiObject) : {};
   const problems = bindingProblems(target);
-  if (problems.length) throw unknownError(problems.length === 1 ? problems[0] : `[${problems.join(', ')}]`);
+  const [onlyProblem] = problems;
+  if (problems.length)
+    throw unknownError(problems.length === 1 && onlyProblem !== undefined ? onlyProblem : `[${problems.join(', ')}]`);
   const annotations = strings((binding.metadata as ApiObject | undefined)?.annotations);
   const labels = strings((binding.metadata as ApiObject | undefined)?.labels);
   const now = s.store.now();

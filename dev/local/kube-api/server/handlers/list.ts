@@ -100,18 +100,19 @@ export async function readPage(
     for (;;) {
       const res = await ctx.storage.list(prefix, { limit: chunk, startAfterKey, atRevision: revision, labelHint });
       revision = res.revision;
-      for (let i = 0; i < res.items.length; i++) {
-        const obj = take(res.items[i]);
+      for (const [i, stored] of res.items.entries()) {
+        const obj = take(stored);
         if (!filter(obj)) continue;
         items.push(obj);
         if (items.length === limit) {
           const more = i < res.items.length - 1 || res.more;
-          const cont = more ? encodeContinue(revision, res.items[i].key.slice(prefix.length)) : undefined;
+          const cont = more ? encodeContinue(revision, stored.key.slice(prefix.length)) : undefined;
           return { items, revision, continueToken: cont };
         }
       }
-      if (!res.more || res.items.length === 0) return { items, revision };
-      startAfterKey = res.items[res.items.length - 1].key;
+      const last = res.items.at(-1);
+      if (!res.more || last === undefined) return { items, revision };
+      startAfterKey = last.key;
     }
   } catch (err) {
     if (err instanceof CompactedError) {

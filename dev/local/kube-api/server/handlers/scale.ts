@@ -23,12 +23,13 @@ function readPath(obj: ApiObject, path: string): unknown {
 
 function writePath(obj: ApiObject, path: string, value: unknown): void {
   const keys = pathKeys(path);
+  const leaf = keys.pop() ?? ''; // split returns at least one part
   let cur: ApiObject = obj;
-  for (const k of keys.slice(0, -1)) {
+  for (const k of keys) {
     if (!isPlainObject(cur[k])) cur[k] = {};
     cur = cur[k];
   }
-  cur[keys[keys.length - 1]] = value;
+  cur[leaf] = value;
 }
 
 function selectorString(info: ResourceInfo, obj: ApiObject, paths: ScalePaths): string | undefined {
