@@ -2,10 +2,20 @@
  * A CustomResourceDefinition → the resources it serves (one ResourceInfo per served version) and the
  * status kube's apiextensions controllers would give it (NamesAccepted, Established, acceptedNames).
  */
+import type {
+  CustomResourceDefinitionCondition,
+  CustomResourceDefinitionNames,
+  CustomResourceDefinitionSpec,
+  CustomResourceDefinitionStatus,
+} from 'kubernetes-types/apiextensions/v1.js';
+import type { ApiObject } from './api-object.ts';
 import { makeResourceInfo, type PrinterColumn, type ResourceInfo } from './registry.ts';
 import type { SchemaNode } from './schema/types.ts';
 
-type Crd = Record<string, any>;
+/** A stored CustomResourceDefinition (validated on write), read through kube's types. */
+type Crd = ApiObject;
+const specOf = (crd: Crd) => crd.spec as CustomResourceDefinitionSpec | undefined;
+const statusOf = (crd: Crd) => crd.status as CustomResourceDefinitionStatus | undefined;
 
 /** The order apiextensions-apiserver's discovery lists a custom resource's verbs in. */
 const CR_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
@@ -14,7 +24,7 @@ type CrdSchemaLookup = (crd: Crd, version: string) => SchemaNode | undefined;
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 
 export function acceptedNames(crd: Crd): Record<string, unknown> {
-  const names = crd.spec?.names ?? {};
+  const names: Partial<CustomResourceDefinitionNames> = specOf(crd)?.names ?? {};
   const out: Record<string, unknown> = {
     plural: names.plural,
     singular: names.singular || String(names.kind ?? '').toLowerCase(),
@@ -26,8 +36,8 @@ export function acceptedNames(crd: Crd): Record<string, unknown> {
   return out;
 }
 
-function storageVersion(crd: Crd): string {
-  const versions: Crd[] = crd.spec?.versions ?? [];
+function storageVersion(crd: Crd): string | undefined {
+  const versions = specOf(crd)?.versions ?? [];
   return (versions.find((v) => v.storage) ?? versions[0])?.name;
 }
 
@@ -35,12 +45,13 @@ function storageVersion(crd: Crd): string {
 const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
 export function crdResources(crd: Crd, schemaFor: CrdSchemaLookup): ResourceInfo[] {
-  const spec = crd.spec ?? {};
   const names = acceptedNames(crd);
   const stored = storageVersion(crd);
+  const spec = specOf(crd);
+  if (!spec) return []; // no versions to serve
   return (spec.versions ?? [])
-    .filter((v: Crd) => v.served)
-    .map((v: Crd) => {
+    .filter((v) => v.served)
+    .map((v) => {
       let cached: SchemaNode | undefined | null = null;
       return makeResourceInfo({
         group: spec.group,
@@ -58,7 +69,7 @@ export function crdResources(crd: Crd, schemaFor: CrdSchemaLookup): ResourceInfo
         custom: true,
         tracksGeneration: true,
         printerColumns: v.additionalPrinterColumns?.length ? v.additionalPrinterColumns : [AGE_COLUMN],
-        selectableFields: (v.selectableFields ?? []).map((f: Crd) => f.jsonPath),
+        selectableFields: (v.selectableFields ?? []).map((f) => f.jsonPath),
         crdName: crd.metadata?.name,
         schema: () => {
           if (cached === null) cached = schemaFor(crd, v.name);
@@ -72,7 +83,7 @@ function condition(
   type: string,
   reason: string,
   message: string,
-  prev: Crd[] | undefined,
+  prev: CustomResourceDefinitionCondition[] | undefined,
   now: string,
   status = 'True',
 ) {
@@ -83,8 +94,8 @@ function condition(
 
 /** The status the apiextensions controllers converge a served CRD to. */
 export function establishedStatus(crd: Crd, now: string): Record<string, unknown> {
-  const prev: Crd[] | undefined = crd.status?.conditions;
-  const stored = new Set<string>(crd.status?.storedVersions ?? []);
+  const prev = statusOf(crd)?.conditions;
+  const stored = new Set<string | undefined>(statusOf(crd)?.storedVersions ?? []);
   stored.add(storageVersion(crd));
   return {
     conditions: [
@@ -99,8 +110,8 @@ export function establishedStatus(crd: Crd, now: string): Record<string, unknown
 /** Status while a CRD's instances are being removed. */
 export function terminatingStatus(crd: Crd, now: string): Record<string, unknown> {
   const base = establishedStatus(crd, now);
-  const prev: Crd[] | undefined = crd.status?.conditions;
-  (base.conditions as Crd[]).push(
+  const prev = statusOf(crd)?.conditions;
+  (base.conditions as unknown[]).push(
     condition('Terminating', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress', prev, now),
   );
   return base;

@@ -23,7 +23,7 @@ export interface ObjectRef {
   uid: string;
 }
 
-import type { ApiObject } from './api-object.ts';
+import type { ApiObject, OwnerReference } from './api-object.ts';
 
 export type { ApiObject };
 
@@ -34,7 +34,7 @@ export interface GcApi {
   watchAll(onChange: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: ApiObject) => void): () => void;
   deleteObject(ref: ObjectRef, propagation: Propagation): Promise<void>;
   /** Replaces the named metadata lists with the given ones. */
-  patchMetadata(ref: ObjectRef, patch: { finalizers?: string[]; ownerReferences?: unknown[] }): Promise<void>;
+  patchMetadata(ref: ObjectRef, patch: { finalizers?: string[]; ownerReferences?: OwnerReference[] }): Promise<void>;
 }
 
 export interface GarbageCollector {
@@ -50,15 +50,6 @@ export interface GarbageCollectorOptions {
   retryDelayMs?: number;
 }
 
-interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 export const ORPHAN_FINALIZER = 'orphan';
 
@@ -72,8 +63,16 @@ const isDeleting = (o: ApiObject) => !!o.metadata?.deletionTimestamp;
 const hasFinalizer = (o: ApiObject, f: string) => finalizers(o).includes(f);
 const groupOf = (apiVersion: string | undefined) => (apiVersion?.includes('/') ? apiVersion.split('/')[0] : '');
 
+/** An object's uid: every object the API lists or watches has one (the store sets it on create). */
+const uidOf = (o: ApiObject): string => o.metadata.uid as string;
+
 function refOf(o: ApiObject): ObjectRef {
-  const ref: ObjectRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata?.name, uid: o.metadata?.uid };
+  const ref: ObjectRef = {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    name: o.metadata?.name,
+    uid: o.metadata?.uid as string,
+  };
   if (o.metadata?.namespace) ref.namespace = o.metadata.namespace;
   return ref;
 }
@@ -119,7 +118,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
   };
 
   const link = (o: ApiObject, add: boolean) => {
-    const uid = o.metadata.uid;
+    const uid = uidOf(o);
     for (const r of ownerRefs(o)) {
       let set = dependents.get(r.uid);
       if (add) {
@@ -232,11 +231,11 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     const refs = ownerRefs(obj);
     let states = refs.map((r) => ownerState(obj, r));
     if (states.includes('unknown')) {
-      const seen = await confirmAbsence(observedSeq.get(obj.metadata.uid) ?? seq);
+      const seen = await confirmAbsence(observedSeq.get(uidOf(obj)) ?? seq);
       for (const [i, r] of refs.entries())
         if (states[i] === 'unknown' && !seen.has(r.uid) && !objects.has(r.uid)) rememberAbsent(r.uid);
-      const current = objects.get(obj.metadata.uid);
-      if (!current || revision(current) !== revision(obj)) return void enqueue(obj.metadata.uid); // changed meanwhile
+      const current = objects.get(uidOf(obj));
+      if (!current || revision(current) !== revision(obj)) return void enqueue(uidOf(obj)); // changed meanwhile
 
       states = refs.map((r) => ownerState(obj, r));
       if (states.includes('unknown')) return; // appeared after all; its events will bring us back
@@ -250,7 +249,7 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
       await api.patchMetadata(refOf(obj), { ownerReferences: refs.filter((r) => !dropped.has(r.uid)) });
       return;
     }
-    const ownDependents = [...(dependents.get(obj.metadata.uid) ?? [])]
+    const ownDependents = [...(dependents.get(uidOf(obj)) ?? [])]
       .map((uid) => objects.get(uid))
       .filter((d): d is ApiObject => !!d);
     if (states.includes('waiting') && ownDependents.length > 0) {
@@ -280,23 +279,22 @@ export function startGarbageCollector(api: GcApi, options: GarbageCollectorOptio
     api.patchMetadata(refOf(obj), { finalizers: finalizers(obj).filter((x) => x !== f) });
 
   const processDeletingDependents = async (owner: ApiObject): Promise<void> => {
-    const blocking = [...(dependents.get(owner.metadata.uid) ?? [])]
+    const blocking = [...(dependents.get(uidOf(owner)) ?? [])]
       .map((uid) => objects.get(uid))
       .filter(
-        (d): d is ApiObject =>
-          !!d && ownerRefs(d).some((r) => r.uid === owner.metadata.uid && r.blockOwnerDeletion === true),
+        (d): d is ApiObject => !!d && ownerRefs(d).some((r) => r.uid === uidOf(owner) && r.blockOwnerDeletion === true),
       );
     if (blocking.length === 0) await removeFinalizer(owner, FOREGROUND_FINALIZER);
     // Otherwise the dependents' deletions (queued when the owner's state was observed) bring us back here.
   };
 
   const orphanDependents = async (owner: ApiObject): Promise<void> => {
-    for (const uid of [...(dependents.get(owner.metadata.uid) ?? [])]) {
+    for (const uid of [...(dependents.get(uidOf(owner)) ?? [])]) {
       const dep = objects.get(uid);
       if (!dep) continue;
       try {
         await api.patchMetadata(refOf(dep), {
-          ownerReferences: ownerRefs(dep).filter((r) => r.uid !== owner.metadata.uid),
+          ownerReferences: ownerRefs(dep).filter((r) => r.uid !== uidOf(owner)),
         });
       } catch (err) {
         if (!isNotFound(err)) throw err;

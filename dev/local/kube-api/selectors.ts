@@ -4,7 +4,9 @@
  * conversions). The server turns a SelectorError into a 400 BadRequest carrying its message.
  */
 
+import type { Event, Namespace, Node, Pod, ReplicationController, Secret, Service } from 'kubernetes-types/core/v1.js';
 import { isKubernetesApiGroup } from './api-groups.ts';
+import type { ApiObject, JsonObject } from './api-object.ts';
 import { invalidValue, isQualifiedName, isValidLabelValue } from './validation/messages.ts';
 
 export class SelectorError extends Error {
@@ -373,16 +375,16 @@ export interface FieldRequirement {
 export interface FieldSelector {
   requirements: FieldRequirement[];
   /** The value kube would compare for `field` on `obj` ('' when absent). */
-  fieldValue(obj: Record<string, any>, field: string): string;
+  fieldValue(obj: object, field: string): string;
 }
 
-type FieldGetter = (obj: Record<string, any>) => string;
+type FieldGetter = (obj: object) => string;
 
 const str = (v: unknown): string => (v == null ? '' : String(v));
 
 const metaFields = {
-  'metadata.name': (o) => str(o.metadata?.name),
-  'metadata.namespace': (o) => str(o.metadata?.namespace),
+  'metadata.name': (o) => str((o as ApiObject).metadata?.name),
+  'metadata.namespace': (o) => str((o as ApiObject).metadata?.namespace),
 } satisfies Record<string, FieldGetter>;
 
 /**
@@ -393,45 +395,48 @@ const metaFields = {
 const builtinFields: Record<string, Record<string, FieldGetter> | null> = {
   pods: {
     ...metaFields,
-    'spec.nodeName': (o) => str(o.spec?.nodeName),
-    'spec.restartPolicy': (o) => str(o.spec?.restartPolicy),
-    'spec.schedulerName': (o) => str(o.spec?.schedulerName),
-    'spec.serviceAccountName': (o) => str(o.spec?.serviceAccountName),
-    'spec.hostNetwork': (o) => String(o.spec?.hostNetwork === true),
-    'status.phase': (o) => str(o.status?.phase),
-    'status.podIP': (o) => str(o.status?.podIPs?.[0]?.ip ?? o.status?.podIP),
-    'status.podIPs': (o) => str(o.status?.podIPs?.[0]?.ip ?? o.status?.podIP),
-    'status.nominatedNodeName': (o) => str(o.status?.nominatedNodeName),
+    'spec.nodeName': (o) => str((o as Pod).spec?.nodeName),
+    'spec.restartPolicy': (o) => str((o as Pod).spec?.restartPolicy),
+    'spec.schedulerName': (o) => str((o as Pod).spec?.schedulerName),
+    'spec.serviceAccountName': (o) => str((o as Pod).spec?.serviceAccountName),
+    'spec.hostNetwork': (o) => String((o as Pod).spec?.hostNetwork === true),
+    'status.phase': (o) => str((o as Pod).status?.phase),
+    'status.podIP': (o) => str((o as Pod).status?.podIPs?.[0]?.ip ?? (o as Pod).status?.podIP),
+    'status.podIPs': (o) => str((o as Pod).status?.podIPs?.[0]?.ip ?? (o as Pod).status?.podIP),
+    'status.nominatedNodeName': (o) => str((o as Pod).status?.nominatedNodeName),
   },
   nodes: {
     'metadata.name': metaFields['metadata.name'],
-    'spec.unschedulable': (o) => String(o.spec?.unschedulable === true),
+    'spec.unschedulable': (o) => String((o as Node).spec?.unschedulable === true),
   },
   namespaces: {
     'metadata.name': metaFields['metadata.name'],
-    'status.phase': (o) => str(o.status?.phase),
+    'status.phase': (o) => str((o as Namespace).status?.phase),
   },
-  secrets: { ...metaFields, type: (o) => str(o.type) },
+  secrets: { ...metaFields, type: (o) => str((o as Secret).type) },
   services: {
     ...metaFields,
-    'spec.clusterIP': (o) => str(o.spec?.clusterIP),
-    'spec.type': (o) => str(o.spec?.type),
+    'spec.clusterIP': (o) => str((o as Service).spec?.clusterIP),
+    'spec.type': (o) => str((o as Service).spec?.type),
   },
   events: {
     ...metaFields,
-    'involvedObject.kind': (o) => str(o.involvedObject?.kind),
-    'involvedObject.namespace': (o) => str(o.involvedObject?.namespace),
-    'involvedObject.name': (o) => str(o.involvedObject?.name),
-    'involvedObject.uid': (o) => str(o.involvedObject?.uid),
-    'involvedObject.apiVersion': (o) => str(o.involvedObject?.apiVersion),
-    'involvedObject.resourceVersion': (o) => str(o.involvedObject?.resourceVersion),
-    'involvedObject.fieldPath': (o) => str(o.involvedObject?.fieldPath),
-    reason: (o) => str(o.reason),
-    reportingComponent: (o) => str(o.reportingComponent),
-    source: (o) => str(o.source?.component),
-    type: (o) => str(o.type),
+    'involvedObject.kind': (o) => str((o as Event).involvedObject?.kind),
+    'involvedObject.namespace': (o) => str((o as Event).involvedObject?.namespace),
+    'involvedObject.name': (o) => str((o as Event).involvedObject?.name),
+    'involvedObject.uid': (o) => str((o as Event).involvedObject?.uid),
+    'involvedObject.apiVersion': (o) => str((o as Event).involvedObject?.apiVersion),
+    'involvedObject.resourceVersion': (o) => str((o as Event).involvedObject?.resourceVersion),
+    'involvedObject.fieldPath': (o) => str((o as Event).involvedObject?.fieldPath),
+    reason: (o) => str((o as Event).reason),
+    reportingComponent: (o) => str((o as Event).reportingComponent),
+    source: (o) => str((o as Event).source?.component),
+    type: (o) => str((o as Event).type),
   },
-  replicationcontrollers: { ...metaFields, 'status.replicas': (o) => str(o.status?.replicas ?? 0) },
+  replicationcontrollers: {
+    ...metaFields,
+    'status.replicas': (o) => str((o as ReplicationController).status?.replicas ?? 0),
+  },
   configmaps: null,
   serviceaccounts: null,
   endpoints: null,
@@ -525,7 +530,7 @@ function fieldTable(
   for (const jsonPath of opts.selectableFields ?? []) {
     const path = jsonPath.replace(/^\./, '');
     fields[path] = (o) => {
-      const v = path.split('.').reduce<any>((acc, k) => (acc == null ? undefined : acc[k]), o);
+      const v = path.split('.').reduce<unknown>((acc, k) => (acc == null ? undefined : (acc as JsonObject)[k]), o);
       return v == null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
     };
   }
@@ -562,7 +567,7 @@ export function parseFieldSelector(text: string, resource: string, opts: FieldSe
 
 export function matchFields(sel: FieldSelector, obj: object): boolean {
   return sel.requirements.every((r) => {
-    const actual = sel.fieldValue(obj as Record<string, any>, r.field);
+    const actual = sel.fieldValue(obj, r.field);
     return r.operator === '=' ? actual === r.value : actual !== r.value;
   });
 }

@@ -4,9 +4,24 @@
  * hides priority > 0 unless `-o wide`). Objects here may not carry every defaulted field, so printers
  * apply kube's defaults where a missing value would otherwise print differently.
  */
+import type { Deployment } from 'kubernetes-types/apps/v1.js';
+import type { Lease } from 'kubernetes-types/coordination/v1.js';
+import type {
+  Container,
+  ContainerStatus,
+  Namespace,
+  Node,
+  NodeSystemInfo,
+  Pod,
+  PodSpec,
+  PodStatus,
+  Service,
+  ServiceAccount,
+  ServiceSpec,
+} from 'kubernetes-types/core/v1.js';
+import type { RoleBinding } from 'kubernetes-types/rbac/v1.js';
+import type { ApiObject } from './api-object.ts';
 import { labelSelectorFromMeta, labelSelectorToString, SelectorError } from './selectors.ts';
-
-type Obj = Record<string, any>;
 
 export interface ColumnDefinition {
   name: string;
@@ -25,8 +40,9 @@ export interface TableRowCondition {
 
 export interface BuiltinPrinter {
   columns: ColumnDefinition[];
-  cells(obj: Obj, now: number): unknown[];
-  conditions?(obj: Obj): TableRowCondition[] | undefined;
+  /** `obj` is a stored object of the printer's kind (its schema checked on write): each printer reads it as that kind. */
+  cells(obj: ApiObject, now: number): unknown[];
+  conditions?(obj: ApiObject): TableRowCondition[] | undefined;
 }
 
 export const NAME_DESCRIPTION =
@@ -93,11 +109,11 @@ function formatLabels(m: Record<string, string> | undefined): string {
   return keys.length ? keys.map((k) => `${k}=${m![k]}`).join(',') : '<none>';
 }
 
-function podCells(pod: Obj, now: number): unknown[] {
-  const spec = pod.spec ?? {};
-  const status = pod.status ?? {};
-  const containers: Obj[] = spec.containers ?? [];
-  const initContainers: Obj[] = spec.initContainers ?? [];
+function podCells(pod: Pod, now: number): unknown[] {
+  const spec: Partial<PodSpec> = pod.spec ?? {};
+  const status: PodStatus = pod.status ?? {};
+  const containers = spec.containers ?? [];
+  const initContainers = spec.initContainers ?? [];
   let restarts = 0;
   let readyContainers = 0;
   let lastRestart = 0;
@@ -105,13 +121,13 @@ function podCells(pod: Obj, now: number): unknown[] {
   for (const c of status.conditions ?? []) {
     if (c.type === 'PodScheduled' && c.reason === 'SchedulingGated') reason = 'SchedulingGated';
   }
-  const noteRestart = (cs: Obj) => {
+  const noteRestart = (cs: ContainerStatus) => {
     const finished = cs.lastState?.terminated?.finishedAt;
     if (finished) lastRestart = Math.max(lastRestart, Date.parse(finished) || 0);
   };
 
   let initializing = false;
-  const initStatuses: Obj[] = status.initContainerStatuses ?? [];
+  const initStatuses = status.initContainerStatuses ?? [];
   for (let i = 0; i < initStatuses.length; i++) {
     const cs = initStatuses[i];
     if (cs === undefined) continue; // i < length (and the index loop also walks a non-array's length)
@@ -138,10 +154,10 @@ function podCells(pod: Obj, now: number): unknown[] {
     initializing = true;
     break;
   }
-  const initializedTrue = (status.conditions ?? []).some((c: Obj) => c.type === 'Initialized' && c.status === 'True');
+  const initializedTrue = (status.conditions ?? []).some((c) => c.type === 'Initialized' && c.status === 'True');
   if (!initializing || initializedTrue) {
     let hasRunning = false;
-    const statuses: Obj[] = status.containerStatuses ?? [];
+    const statuses = status.containerStatuses ?? [];
     for (let i = statuses.length - 1; i >= 0; i--) {
       const cs = statuses[i];
       if (cs === undefined) continue; // i < length
@@ -158,7 +174,7 @@ function podCells(pod: Obj, now: number): unknown[] {
       }
     }
     if (reason === 'Completed' && hasRunning) {
-      reason = (status.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True')
+      reason = (status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
         ? 'Running'
         : 'NotReady';
     }
@@ -169,12 +185,10 @@ function podCells(pod: Obj, now: number): unknown[] {
 
   const restartsCell =
     restarts !== 0 && lastRestart > 0 ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
-  const gates: Obj[] = spec.readinessGates ?? [];
+  const gates = spec.readinessGates ?? [];
   let readinessGates = '<none>';
   if (gates.length) {
-    const trueConds = new Set(
-      (status.conditions ?? []).filter((c: Obj) => c.status === 'True').map((c: Obj) => c.type),
-    );
+    const trueConds = new Set((status.conditions ?? []).filter((c) => c.status === 'True').map((c) => c.type));
     readinessGates = `${gates.filter((g) => trueConds.has(g.conditionType)).length}/${gates.length}`;
   }
   return [
@@ -190,15 +204,15 @@ function podCells(pod: Obj, now: number): unknown[] {
   ];
 }
 
-function serviceExternalIp(svc: Obj): string {
-  const spec = svc.spec ?? {};
-  const externalIPs: string[] = spec.externalIPs ?? [];
+function serviceExternalIp(svc: Service): string {
+  const spec: ServiceSpec = svc.spec ?? {};
+  const externalIPs = spec.externalIPs ?? [];
   switch (spec.type ?? 'ClusterIP') {
     case 'ClusterIP':
     case 'NodePort':
       return externalIPs.length ? externalIPs.join(',') : '<none>';
     case 'LoadBalancer': {
-      const lb = (svc.status?.loadBalancer?.ingress ?? []).map((i: Obj) => i.ip || i.hostname).filter(Boolean);
+      const lb = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip || i.hostname).filter(Boolean);
       const all = [...lb, ...externalIPs];
       return all.length ? all.join(',') : '<pending>';
     }
@@ -209,7 +223,7 @@ function serviceExternalIp(svc: Obj): string {
   }
 }
 
-function containerCells(containers: Obj[] = []): [string, string] {
+function containerCells(containers: Container[] = []): [string, string] {
   return [containers.map((c) => c.name).join(','), containers.map((c) => c.image).join(',')];
 }
 
@@ -273,8 +287,8 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
         1,
       ),
     ],
-    cells: podCells,
-    conditions: (o) => completedConditions[o.status?.phase as string],
+    cells: (o, now) => podCells(o as Pod, now),
+    conditions: (o) => completedConditions[(o as Pod).status?.phase as string],
   },
   'apps/deployments': {
     columns: [
@@ -300,15 +314,18 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
         1,
       ),
     ],
-    cells: (o, now) => [
-      o.metadata?.name,
-      `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`,
-      o.status?.updatedReplicas ?? 0,
-      o.status?.availableReplicas ?? 0,
-      age(o.metadata?.creationTimestamp, now),
-      ...containerCells(o.spec?.template?.spec?.containers),
-      selectorString(o.spec?.selector),
-    ],
+    cells: (obj, now) => {
+      const o = obj as Deployment;
+      return [
+        o.metadata?.name,
+        `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`,
+        o.status?.updatedReplicas ?? 0,
+        o.status?.availableReplicas ?? 0,
+        age(o.metadata?.creationTimestamp, now),
+        ...containerCells(o.spec?.template?.spec?.containers),
+        selectorString(o.spec?.selector),
+      ];
+    },
   },
   '/nodes': {
     columns: [
@@ -338,8 +355,9 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
         1,
       ),
     ],
-    cells: (o, now) => {
-      const ready = (o.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
+    cells: (obj, now) => {
+      const o = obj as Node;
+      const ready = (o.status?.conditions ?? []).find((c) => c.type === 'Ready');
       const status = ready ? [ready.status === 'True' ? 'Ready' : 'NotReady'] : ['Unknown'];
       if (o.spec?.unschedulable) status.push('SchedulingDisabled');
       const roles = new Set<string>();
@@ -348,8 +366,8 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
           roles.add(k.slice('node-role.kubernetes.io/'.length));
         else if (k === 'kubernetes.io/role' && v !== '') roles.add(v);
       }
-      const addr = (type: string) => (o.status?.addresses ?? []).find((a: Obj) => a.type === type)?.address ?? '<none>';
-      const info = o.status?.nodeInfo ?? {};
+      const addr = (type: string) => (o.status?.addresses ?? []).find((a) => a.type === type)?.address ?? '<none>';
+      const info: Partial<NodeSystemInfo> = o.status?.nodeInfo ?? {};
       return [
         o.metadata?.name,
         status.join(','),
@@ -366,7 +384,11 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
   },
   '/namespaces': {
     columns: [nameCol(), col('Status', 'string', 'The status of the namespace'), ageCol()],
-    cells: (o, now) => [o.metadata?.name, o.status?.phase ?? '', age(o.metadata?.creationTimestamp, now)],
+    cells: (o, now) => [
+      o.metadata?.name,
+      (o as Namespace).status?.phase ?? '',
+      age(o.metadata?.creationTimestamp, now),
+    ],
   },
   '/services': {
     columns: [
@@ -382,11 +404,13 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
       ageCol(),
       col('Selector', 'string', 'Route service traffic to pods with label keys and values matching this selector.', 1),
     ],
-    cells: (o, now) => {
-      const spec = o.spec ?? {};
+    cells: (obj, now) => {
+      const o = obj as Service;
+      const spec: ServiceSpec = o.spec ?? {};
       const ports = (spec.ports ?? [])
-        .map((p: Obj) =>
-          p.nodePort > 0 ? `${p.port}:${p.nodePort}/${p.protocol ?? 'TCP'}` : `${p.port}/${p.protocol ?? 'TCP'}`,
+        .map((p) =>
+          // A missing nodePort is not > 0, as 0 is not.
+          (p.nodePort ?? 0) > 0 ? `${p.port}:${p.nodePort}/${p.protocol ?? 'TCP'}` : `${p.port}/${p.protocol ?? 'TCP'}`,
         )
         .join(',');
       return [
@@ -406,7 +430,11 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
       col('Holder', 'string', 'holderIdentity contains the identity of the holder of a current lease.'),
       ageCol(),
     ],
-    cells: (o, now) => [o.metadata?.name, o.spec?.holderIdentity ?? '', age(o.metadata?.creationTimestamp, now)],
+    cells: (o, now) => [
+      o.metadata?.name,
+      (o as Lease).spec?.holderIdentity ?? '',
+      age(o.metadata?.creationTimestamp, now),
+    ],
   },
   '/configmaps': {
     columns: [
@@ -439,7 +467,11 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
       ),
       ageCol(),
     ],
-    cells: (o, now) => [o.metadata?.name, (o.secrets ?? []).length, age(o.metadata?.creationTimestamp, now)],
+    cells: (o, now) => [
+      o.metadata?.name,
+      ((o as ServiceAccount).secrets ?? []).length,
+      age(o.metadata?.creationTimestamp, now),
+    ],
   },
   'rbac.authorization.k8s.io/roles': createdAtPrinter,
   'rbac.authorization.k8s.io/clusterroles': createdAtPrinter,
@@ -449,10 +481,10 @@ export const builtinPrinters: Record<string, BuiltinPrinter> = {
 };
 
 function bindingPrinter(): BuiltinPrinter {
-  const subjects = (o: Obj, kind: string) =>
+  const subjects = (o: Partial<RoleBinding>, kind: string) =>
     (o.subjects ?? [])
-      .filter((s: Obj) => s.kind === kind)
-      .map((s: Obj) => (kind === 'ServiceAccount' ? `${s.namespace ?? ''}/${s.name}` : s.name))
+      .filter((s) => s.kind === kind)
+      .map((s) => (kind === 'ServiceAccount' ? `${s.namespace ?? ''}/${s.name}` : s.name))
       .join(', ');
   return {
     columns: [
@@ -463,14 +495,17 @@ function bindingPrinter(): BuiltinPrinter {
       col('Groups', 'string', 'Groups in the roleBinding', 1),
       col('ServiceAccounts', 'string', 'ServiceAccounts in the roleBinding', 1),
     ],
-    cells: (o, now) => [
-      o.metadata?.name,
-      `${o.roleRef?.kind ?? ''}/${o.roleRef?.name ?? ''}`,
-      age(o.metadata?.creationTimestamp, now),
-      subjects(o, 'User'),
-      subjects(o, 'Group'),
-      subjects(o, 'ServiceAccount'),
-    ],
+    cells: (obj, now) => {
+      const o = obj as Partial<RoleBinding>; // or a ClusterRoleBinding: the same fields
+      return [
+        o.metadata?.name,
+        `${o.roleRef?.kind ?? ''}/${o.roleRef?.name ?? ''}`,
+        age(o.metadata?.creationTimestamp, now),
+        subjects(o, 'User'),
+        subjects(o, 'Group'),
+        subjects(o, 'ServiceAccount'),
+      ];
+    },
   };
 }
 

@@ -3,6 +3,7 @@
  * `kubectl get` prints. Custom resources use their CRD's additionalPrinterColumns exactly as
  * apiextensions-apiserver does; built-in kinds use kube's printers (table-printers.ts).
  */
+import type { ApiObject } from './api-object.ts';
 import { evaluateJsonPath, JsonPathError } from './jsonpath.ts';
 import {
   age,
@@ -43,8 +44,6 @@ export interface TableOptions {
   /** `?noHeaders=true`... kube's TableOptions.NoHeaders: omit columnDefinitions. */
   noHeaders?: boolean;
 }
-
-type Obj = Record<string, any>;
 
 export class TableError extends Error {
   readonly status: 400 | 500;
@@ -112,7 +111,7 @@ function typedCell(type: string, value: unknown, now: number): unknown {
   }
 }
 
-function customCells(obj: Obj, columns: CustomColumn[], now: number): unknown[] {
+function customCells(obj: ApiObject, columns: CustomColumn[], now: number): unknown[] {
   const cells: unknown[] = [obj.metadata?.name];
   for (const c of columns) {
     let results: unknown[];
@@ -137,7 +136,7 @@ function customCells(obj: Obj, columns: CustomColumn[], now: number): unknown[] 
   return cells;
 }
 
-function rowObject(obj: Obj, includeObject: TableOptions['includeObject']): unknown {
+function rowObject(obj: ApiObject, includeObject: TableOptions['includeObject']): unknown {
   switch (includeObject ?? 'Metadata') {
     case 'None':
       return null;
@@ -169,14 +168,14 @@ export function toTable(resource: TableResource, items: object[], opts: TableOpt
       { name: 'Name', type: 'string', format: 'name', description: NAME_DESCRIPTION, priority: 0 },
       ...columns.map((c) => c.def),
     ];
-    rows = (items as Obj[]).map((o) => ({
+    rows = (items as ApiObject[]).map((o) => ({
       cells: customCells(o, columns, now),
       object: rowObject(o, opts.includeObject),
     }));
   } else {
     const printer = printerFor(resource);
     columnDefinitions = printer.columns;
-    rows = (items as Obj[]).map((o) => {
+    rows = (items as ApiObject[]).map((o) => {
       const conditions = printer.conditions?.(o);
       return {
         cells: printer.cells(o, now),

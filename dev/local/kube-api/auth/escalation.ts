@@ -14,12 +14,13 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { type ApiError, badRequest, internalError, notFound } from '../server/errors.ts';
-import type { ApiObject } from '../server/objects.ts';
+import type { ApiObject, ObjectMeta } from '../server/objects.ts';
 import { forbiddenWrite, notHeldMessage } from './escalation-message.ts';
 import { RBAC_GROUP, type RbacSnapshot } from './rbac-policy.ts';
 import { subjectMatches } from './rbac-rules.ts';
 import { type AtomicRule, covers } from './rule-covers.ts';
 import {
+  type AggregationRule,
   type Decision,
   MASTERS_GROUP,
   type PolicyRule,
@@ -245,9 +246,8 @@ function splitOnce(resource: string): [string, string?] {
 }
 
 function hasAggregationRule(role: ApiObject): boolean {
-  return (
-    Array.isArray(role.aggregationRule?.clusterRoleSelectors) && role.aggregationRule.clusterRoleSelectors.length > 0
-  );
+  const selectors = (role.aggregationRule as AggregationRule | undefined)?.clusterRoleSelectors;
+  return Array.isArray(selectors) && selectors.length > 0;
 }
 
 const GC_FIELDS = ['ownerReferences', 'finalizers', 'selfLink', 'managedFields'];
@@ -258,7 +258,7 @@ const GC_FIELDS = ['ownerReferences', 'finalizers', 'selfLink', 'managedFields']
  */
 export function isOnlyMutatingGcFields(obj: ApiObject, old: ApiObject): boolean {
   const copy = structuredClone(obj);
-  copy.metadata ??= {};
+  copy.metadata ??= {} as ObjectMeta;
   const m = copy.metadata;
   for (const field of GC_FIELDS) {
     if (old.metadata?.[field] === undefined) delete m[field];

@@ -9,7 +9,7 @@ import type { ResourceInfo, ResourceRegistry } from '../registry.ts';
 import { labelSelectorFromMeta, matchLabels } from '../selectors.ts';
 import type { ApiObject } from '../server/objects.ts';
 import type { ObjectStore } from '../server/store.ts';
-import type { PolicyRule, RoleRef, Subject } from './types.ts';
+import type { AggregationRule, PolicyRule, RoleRef, Subject } from './types.ts';
 
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 export const RBAC_RESOURCES = ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'] as const;
@@ -40,15 +40,18 @@ export class RbacSnapshot {
     this.clusterRoleBindings = clusterRoleBindings.map((b) => toBinding('ClusterRoleBinding', b));
     this.roleBindings = new Map();
     for (const b of roleBindings) {
-      const list = this.roleBindings.get(b.metadata.namespace) ?? [];
+      // A RoleBinding is namespaced (and only looked up by a non-empty namespace).
+      const namespace = b.metadata.namespace ?? '';
+      const list = this.roleBindings.get(namespace) ?? [];
       list.push(toBinding('RoleBinding', b));
-      this.roleBindings.set(b.metadata.namespace, list);
+      this.roleBindings.set(namespace, list);
     }
   }
 
   /** A Role's rules, or undefined when it does not exist. */
   roleRules(namespace: string, name: string): PolicyRule[] | undefined {
-    return this.roles.get(`${namespace}/${name}`)?.rules ?? (this.roles.has(`${namespace}/${name}`) ? [] : undefined);
+    const rules = this.roles.get(`${namespace}/${name}`)?.rules as PolicyRule[] | undefined;
+    return rules ?? (this.roles.has(`${namespace}/${name}`) ? [] : undefined);
   }
 
   /**
@@ -71,9 +74,8 @@ export class RbacSnapshot {
 
   /** Names of the ClusterRoles an aggregating ClusterRole selects, sorted as the controller visits them. */
   aggregatedSources(role: ApiObject): string[] {
-    const selectors = (role.aggregationRule?.clusterRoleSelectors ?? []).map((s: unknown) =>
-      labelSelectorFromMeta(s as never),
-    );
+    const aggregationRule = role.aggregationRule as AggregationRule | undefined;
+    const selectors = (aggregationRule?.clusterRoleSelectors ?? []).map((s) => labelSelectorFromMeta(s as never));
     const names = new Set<string>();
     for (const selector of selectors) {
       if (!selector) continue;
@@ -99,8 +101,8 @@ function toBinding(kind: Binding['kind'], obj: ApiObject): Binding {
     kind,
     namespace: obj.metadata.namespace ?? '',
     name: obj.metadata.name,
-    subjects: obj.subjects ?? [],
-    roleRef: obj.roleRef,
+    subjects: (obj.subjects ?? []) as Subject[],
+    roleRef: obj.roleRef as RoleRef,
   };
 }
 

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyFormat, mediaType, PROTOBUF, parseText, readBody } from '../server/body.ts';
 import { ApiError, badRequest } from '../server/errors.ts';
-import { isPlainObject } from '../server/objects.ts';
+import { isPlainObject, type JsonObject } from '../server/objects.ts';
 import { sendJson } from '../server/respond.ts';
 import type { ResourceRequest } from '../server/routes.ts';
 import { decodeReviewSpec } from './review-protobuf.ts';
@@ -69,7 +69,7 @@ export async function serveReview(
   });
 }
 
-function decodeSpec(raw: Buffer, contentType: string | undefined): Record<string, any> {
+function decodeSpec(raw: Buffer, contentType: string | undefined): JsonObject {
   try {
     if (mediaType(contentType) === PROTOBUF) return decodeReviewSpec(raw);
     const body = parseText(raw, bodyFormat(contentType));
@@ -87,7 +87,7 @@ function decodeSpec(raw: Buffer, contentType: string | undefined): Record<string
   }
 }
 
-function reviewAttributes(spec: Record<string, any>): RequestAttributes {
+function reviewAttributes(spec: JsonObject): RequestAttributes {
   const r = spec.resourceAttributes;
   const n = spec.nonResourceAttributes;
   if (isPlainObject(r) === isPlainObject(n)) {
@@ -96,15 +96,16 @@ function reviewAttributes(spec: Record<string, any>): RequestAttributes {
     );
   }
   if (isPlainObject(n)) return { resourceRequest: false, verb: String(n.verb ?? ''), path: String(n.path ?? '') };
+  const attrs = r as JsonObject; // exactly one of the two is an object, and it is not n
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   return {
     resourceRequest: true,
-    verb: str(r.verb),
-    apiGroup: str(r.group),
-    apiVersion: str(r.version),
-    namespace: str(r.namespace),
-    resource: str(r.resource),
-    subresource: str(r.subresource),
-    name: str(r.name),
+    verb: str(attrs.verb),
+    apiGroup: str(attrs.group),
+    apiVersion: str(attrs.version),
+    namespace: str(attrs.namespace),
+    resource: str(attrs.resource),
+    subresource: str(attrs.subresource),
+    name: str(attrs.name),
   };
 }

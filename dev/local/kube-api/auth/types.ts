@@ -47,6 +47,11 @@ export interface RoleRef {
   name: string;
 }
 
+/** A ClusterRole's aggregationRule (its selectors are metav1.LabelSelectors). */
+export interface AggregationRule {
+  clusterRoleSelectors?: unknown[];
+}
+
 /** The rule that allowed a request: the role (kind, namespace for Roles, name) and the rule's index in it. */
 export interface RuleRef {
   kind: 'ClusterRole' | 'Role';

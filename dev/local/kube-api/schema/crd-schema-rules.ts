@@ -8,7 +8,8 @@
 import { forbidden, invalid, notSupported, required } from './field-errors.ts';
 import type { StatusCause } from './types.ts';
 
-type Json = Record<string, any>;
+/** A schema node as the client sent it: any field may hold anything until checked. */
+type Json = Record<string, unknown>;
 type Level = 'root' | 'item' | 'field';
 
 const child = (path: string, name: string) => `${path}.${name}`;
@@ -32,7 +33,7 @@ function causeText(c: StatusCause): string {
   return `${c.field}: ${c.message}`;
 }
 
-function openApiRules(s: Json | undefined, path: string): StatusCause[] {
+function openApiRules(s: unknown, path: string): StatusCause[] {
   if (!isObject(s)) return [];
   const out: StatusCause[] = [];
   if (s.id) out.push(forbidden(child(path, 'id'), 'id is not supported'));
@@ -69,10 +70,10 @@ function openApiRules(s: Json | undefined, path: string): StatusCause[] {
   if (isObject(s.additionalProperties))
     out.push(...openApiRules(s.additionalProperties, child(path, 'additionalProperties')));
   for (const [k, v] of Object.entries(s.properties ?? {}))
-    out.push(...openApiRules(v as Json, key(child(path, 'properties'), k)));
+    out.push(...openApiRules(v, key(child(path, 'properties'), k)));
   out.push(...openApiRules(s.not, child(path, 'not')));
   for (const junctor of ['allOf', 'oneOf', 'anyOf']) {
-    (Array.isArray(s[junctor]) ? s[junctor] : []).forEach((v: Json, i: number) => {
+    (Array.isArray(s[junctor]) ? s[junctor] : []).forEach((v: unknown, i: number) => {
       out.push(...openApiRules(v, index(child(path, junctor), i)));
     });
   }
@@ -84,7 +85,7 @@ function listAndMapRules(s: Json, path: string): StatusCause[] {
   const out: StatusCause[] = [];
   const listType = s['x-kubernetes-list-type'];
   const mapKeys: string[] = Array.isArray(s['x-kubernetes-list-map-keys']) ? s['x-kubernetes-list-map-keys'] : [];
-  if (listType !== undefined && !['atomic', 'set', 'map'].includes(listType)) {
+  if (listType !== undefined && !(['atomic', 'set', 'map'] as unknown[]).includes(listType)) {
     out.push(notSupported(child(path, 'x-kubernetes-list-type'), listType, ['atomic', 'set', 'map']));
   }
   if (listType !== undefined && s.type !== 'array') {
@@ -123,7 +124,8 @@ function listAndMapRules(s: Json, path: string): StatusCause[] {
     } else if (isObject(items)) {
       const seen = new Set<string>();
       for (const k of mapKeys) {
-        const prop = items.properties?.[k];
+        // As sent (a property that is not an object reads as JavaScript reads it).
+        const prop = (items.properties as Json | null | undefined)?.[k] as Json | undefined;
         if (!prop)
           out.push(
             invalid(child(path, 'x-kubernetes-list-map-keys'), mapKeys, 'entries must all be names of item properties'),
@@ -160,10 +162,10 @@ const TYPE_REQUIRED: Record<Level, string> = {
   field: 'must not be empty for specified object fields',
 };
 
-function structuralInvariants(s: Json | undefined, level: Level, path: string): StatusCause[] {
+function structuralInvariants(s: unknown, level: Level, path: string): StatusCause[] {
   if (!isObject(s)) return [];
   const out: StatusCause[] = [];
-  const type: string = s.type ?? '';
+  const type = s.type ?? '';
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
   const embedded = s['x-kubernetes-embedded-resource'] === true;
@@ -171,7 +173,7 @@ function structuralInvariants(s: Json | undefined, level: Level, path: string): 
   if (type === 'array' && s.items === undefined) out.push(required(child(path, 'items'), 'must be specified'));
   out.push(...structuralInvariants(s.items, 'item', child(path, 'items')));
   for (const [k, v] of Object.entries(s.properties ?? {}))
-    out.push(...structuralInvariants(v as Json, 'field', key(child(path, 'properties'), k)));
+    out.push(...structuralInvariants(v, 'field', key(child(path, 'properties'), k)));
   if (s.additionalProperties !== undefined && s.additionalProperties !== false) {
     if (level === 'root') out.push(forbidden(child(path, 'additionalProperties'), 'must not be used at the root'));
     if (isObject(s.additionalProperties))
@@ -211,17 +213,19 @@ function structuralInvariants(s: Json | undefined, level: Level, path: string): 
     out.push(invalid(child(path, 'type'), type, 'must be object at the root'));
 
   const checkMetadata = level === 'root' || embedded;
-  const props = s.properties ?? {};
+  // As sent: a value that is not an object reads as JavaScript reads it (the casts only name the shape).
+  const props = (s.properties ?? {}) as Record<string, Json | undefined>;
   const propsPath = child(path, 'properties');
-  if (checkMetadata && props.kind && props.kind.type !== 'string')
-    out.push(invalid(child(key(propsPath, 'kind'), 'type'), props.kind.type ?? '', 'must be string'));
-  if (checkMetadata && props.apiVersion && props.apiVersion.type !== 'string') {
-    out.push(invalid(child(key(propsPath, 'apiVersion'), 'type'), props.apiVersion.type ?? '', 'must be string'));
+  const { kind, apiVersion, metadata } = props;
+  if (checkMetadata && kind && kind.type !== 'string')
+    out.push(invalid(child(key(propsPath, 'kind'), 'type'), kind.type ?? '', 'must be string'));
+  if (checkMetadata && apiVersion && apiVersion.type !== 'string') {
+    out.push(invalid(child(key(propsPath, 'apiVersion'), 'type'), apiVersion.type ?? '', 'must be string'));
   }
-  if (checkMetadata && props.metadata && props.metadata.type !== 'object') {
-    out.push(invalid(child(key(propsPath, 'metadata'), 'type'), props.metadata.type ?? '', 'must be object'));
+  if (checkMetadata && metadata && metadata.type !== 'object') {
+    out.push(invalid(child(key(propsPath, 'metadata'), 'type'), metadata.type ?? '', 'must be object'));
   }
-  if (level === 'root' && props.metadata && !onlyRestrictsNames(props.metadata)) {
+  if (level === 'root' && metadata && !onlyRestrictsNames(metadata)) {
     out.push(
       forbidden(
         key(propsPath, 'metadata'),
@@ -261,28 +265,29 @@ function junctorRules(s: Json, level: Level, path: string): StatusCause[] {
   const out: StatusCause[] = [];
   const skipAnyOf = isIntOrStringAnyOf(s.anyOf);
   const skipFirstAllOfAnyOf = Array.isArray(s.allOf) && isObject(s.allOf[0]) && isIntOrStringAnyOf(s.allOf[0].anyOf);
+  // As before, a junctor that is not an array throws here (forEach): the casts only name what is assumed.
   if (!skipAnyOf)
-    (s.anyOf ?? []).forEach((v: Json, i: number) => {
+    ((s.anyOf ?? []) as unknown[]).forEach((v, i) => {
       out.push(...nestedRules(v, false, level, index(child(path, 'anyOf'), i)));
     });
-  (s.allOf ?? []).forEach((v: Json, i: number) => {
+  ((s.allOf ?? []) as unknown[]).forEach((v, i) => {
     out.push(...nestedRules(v, skipFirstAllOfAnyOf && i === 0, level, index(child(path, 'allOf'), i)));
   });
-  (s.oneOf ?? []).forEach((v: Json, i: number) => {
+  ((s.oneOf ?? []) as unknown[]).forEach((v, i) => {
     out.push(...nestedRules(v, false, level, index(child(path, 'oneOf'), i)));
   });
   if (isObject(s.not)) out.push(...nestedRules(s.not, false, level, child(path, 'not')));
   return out;
 }
 
-function nestedRules(v: Json, skipAnyOf: boolean, level: Level, path: string): StatusCause[] {
+function nestedRules(v: unknown, skipAnyOf: boolean, level: Level, path: string): StatusCause[] {
   if (!isObject(v)) return [];
   const out: StatusCause[] = [];
   const nested = { ...v, anyOf: skipAnyOf ? undefined : v.anyOf };
   out.push(...junctorRules(nested, level, path));
   if (isObject(v.items)) out.push(...nestedRules(v.items, false, level, child(path, 'items')));
   for (const [k, p] of Object.entries(v.properties ?? {}))
-    out.push(...nestedRules(p as Json, false, 'field', key(child(path, 'properties'), k)));
+    out.push(...nestedRules(p, false, 'field', key(child(path, 'properties'), k)));
   if (v.type) out.push(forbidden(child(path, 'type'), 'must be empty to be structural'));
   if (v.additionalProperties !== undefined)
     out.push(forbidden(child(path, 'additionalProperties'), 'must be undefined to be structural'));
@@ -300,7 +305,7 @@ function nestedRules(v: Json, skipAnyOf: boolean, level: Level, path: string): S
     out.push(forbidden(child(path, 'x-kubernetes-list-map-keys'), 'must be empty to be structural'));
   if (v['x-kubernetes-list-type'] !== undefined)
     out.push(forbidden(child(path, 'x-kubernetes-list-type'), 'must be undefined to be structural'));
-  if (v.properties && 'metadata' in v.properties)
+  if (v.properties && 'metadata' in (v.properties as object))
     out.push(forbidden(key(child(path, 'properties'), 'metadata'), 'must not be specified in a nested context'));
   if (typeof v.pattern === 'string') out.push(...patternRule(v.pattern, path));
   return out;

@@ -10,7 +10,18 @@ import { validateOpenApiSchema } from './crd-schema-rules.ts';
 import { forbidden, GoLiteral, invalid, notSupported, required } from './field-errors.ts';
 import type { SchemaNode, StatusCause } from './types.ts';
 
-type Json = Record<string, any>;
+/** A CRD as the client sent it: any field may hold anything until checked. */
+type Json = Record<string, unknown>;
+
+/** `v?.[k1]?.[k2]...` on a value as the client sent it: undefined where the path stops. */
+function at(v: unknown, ...keys: string[]): unknown {
+  let out = v;
+  for (const k of keys) out = out == null ? undefined : (out as Json)[k];
+  return out;
+}
+
+/** `list.includes(v)` for a value not known to be a string. */
+const oneOf = (list: readonly string[], v: unknown) => (list as readonly unknown[]).includes(v);
 
 const PRINTER_COLUMN_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];
 const PRINTER_COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 'int32', 'int64', 'password'];
@@ -18,10 +29,11 @@ const PRINTER_COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 
 /** SetDefaults for a v1 CRD: singular and listKind from kind, conversion strategy None. Returns a copy. */
 export function withCrdDefaults<T extends object>(crd: T): T {
   const out = structuredClone(crd) as Json;
+  // As before, a spec or names that is not an object throws on the assignments (the casts name what is assumed).
   out.spec ??= {};
-  const spec = out.spec;
+  const spec = out.spec as Json;
   spec.names ??= {};
-  const names = spec.names;
+  const names = spec.names as Json;
   if (!names.singular && names.kind) names.singular = String(names.kind).toLowerCase();
   if (!names.listKind && names.kind) names.listKind = `${names.kind}List`;
   spec.conversion ??= { strategy: 'None' };
@@ -35,44 +47,51 @@ export function withCrdDefaults<T extends object>(crd: T): T {
 export function validateCrd(crd: object, old?: object): StatusCause[] {
   const obj = withCrdDefaults(crd) as Json;
   const spec: Json = isObject(obj.spec) ? obj.spec : {};
-  const causes = [...metadataCauses(obj.metadata ?? {}, spec), ...specCauses(spec)];
-  if (old) causes.push(...immutableCauses(spec, (withCrdDefaults(old) as Json).spec ?? {}, isEstablished(old as Json)));
+  const causes = [...metadataCauses((obj.metadata ?? {}) as Json, spec), ...specCauses(spec)];
+  if (old) {
+    const oldSpec = ((withCrdDefaults(old) as Json).spec ?? {}) as Json;
+    causes.push(...immutableCauses(spec, oldSpec, isEstablished(old)));
+  }
   return causes;
 }
 
 function immutableCauses(spec: Json, oldSpec: Json, established: boolean): StatusCause[] {
   const checks: Array<[string, unknown, unknown]> = [];
   if (established) {
-    checks.push(['spec.scope', spec.scope, oldSpec.scope], ['spec.names.kind', spec.names?.kind, oldSpec.names?.kind]);
+    checks.push(
+      ['spec.scope', spec.scope, oldSpec.scope],
+      ['spec.names.kind', at(spec, 'names', 'kind'), at(oldSpec, 'names', 'kind')],
+    );
   }
   checks.push(
     ['spec.group', spec.group, oldSpec.group],
-    ['spec.names.plural', spec.names?.plural, oldSpec.names?.plural],
+    ['spec.names.plural', at(spec, 'names', 'plural'), at(oldSpec, 'names', 'plural')],
   );
   return checks
     .filter(([, now, before]) => now !== before)
     .map(([field, now]) => invalid(field, now ?? '', 'field is immutable'));
 }
 
-function isEstablished(crd: Json): boolean {
-  const conditions: Json[] = Array.isArray(crd.status?.conditions) ? crd.status.conditions : [];
-  return conditions.some((c) => c?.type === 'Established' && c?.status === 'True');
+function isEstablished(crd: object): boolean {
+  const listed = at(crd, 'status', 'conditions');
+  const conditions: unknown[] = Array.isArray(listed) ? listed : [];
+  return conditions.some((c) => at(c, 'type') === 'Established' && at(c, 'status') === 'True');
 }
 
 function metadataCauses(meta: Json, spec: Json): StatusCause[] {
-  const name: string = meta.name ?? '';
+  const name = (meta.name ?? '') as string; // as sent: a name that is not a string fails as before
   if (!name) {
     return meta.generateName ? [] : [required('metadata.name', 'name or generateName is required')];
   }
   const problems = isDns1123Subdomain(name);
-  if (name !== `${spec.names?.plural ?? ''}.${spec.group ?? ''}`)
+  if (name !== `${at(spec, 'names', 'plural') ?? ''}.${spec.group ?? ''}`)
     problems.push('must be spec.names.plural+"."+spec.group');
   return problems.map((p) => invalid('metadata.name', name, p));
 }
 
 function specCauses(spec: Json): StatusCause[] {
   const out: StatusCause[] = [];
-  const group: string = spec.group ?? '';
+  const group = (spec.group ?? '') as string; // as sent: a group that is not a string fails as before
   if (!group) out.push(required('spec.group'));
   else if (isDns1123Subdomain(group).length > 0)
     out.push(invalid('spec.group', group, isDns1123Subdomain(group).join(',')));
@@ -84,7 +103,7 @@ function specCauses(spec: Json): StatusCause[] {
     out.push(notSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
 
   const versions: Json[] = Array.isArray(spec.versions) ? spec.versions : [];
-  const seen = new Set<string>();
+  const seen = new Set<unknown>();
   let uniqueNames = true;
   let storageCount = 0;
   versions.forEach((version, i) => {
@@ -101,19 +120,19 @@ function specCauses(spec: Json): StatusCause[] {
   if (storageCount !== 1)
     out.push(invalid('spec.versions', versionsValue, 'must have exactly one version marked as storage version'));
 
-  const names: Json = spec.names ?? {};
+  const names = (spec.names ?? {}) as Json;
   for (const field of ['plural', 'singular', 'kind', 'listKind']) {
     if (!names[field]) out.push(required(`spec.names.${field}`));
   }
   out.push(...nameCauses(names, 'spec.names'));
 
-  const strategy = spec.conversion?.strategy;
+  const strategy = at(spec, 'conversion', 'strategy');
   if (!strategy) out.push(required('spec.conversion.strategy'));
   else if (strategy !== 'None' && strategy !== 'Webhook')
     out.push(notSupported('spec.conversion.strategy', strategy, ['None', 'Webhook']));
-  else if (strategy === 'Webhook' && !spec.conversion.webhook?.clientConfig) {
+  else if (strategy === 'Webhook' && !at(spec, 'conversion', 'webhook', 'clientConfig')) {
     out.push(required('spec.conversion.webhookClientConfig', 'required when strategy is set to Webhook'));
-  } else if (strategy === 'None' && spec.conversion.webhook) {
+  } else if (strategy === 'None' && at(spec, 'conversion', 'webhook')) {
     out.push(forbidden('spec.conversion.webhookClientConfig', 'should not be set when strategy is not set to Webhook'));
   }
   if (spec.preserveUnknownFields === true) {
@@ -130,7 +149,7 @@ function specCauses(spec: Json): StatusCause[] {
 
 function versionCauses(version: Json, path: string): StatusCause[] {
   const out: StatusCause[] = [];
-  const schema = version.schema?.openAPIV3Schema;
+  const schema = at(version, 'schema', 'openAPIV3Schema');
   if (!isObject(schema)) out.push(required(`${path}.schema.openAPIV3Schema`, 'schemas are required'));
   else out.push(...validateOpenApiSchema(schema, `${path}.schema.openAPIV3Schema`));
   out.push(...subresourceCauses(version.subresources, `${path}.subresources`));
@@ -153,12 +172,13 @@ function nameCauses(names: Json, path: string): StatusCause[] {
   dns1035('singular', names.singular);
   dns1035('kind', names.kind, true, 'may have mixed case, but should otherwise match: ');
   dns1035('listKind', names.listKind, true, 'may have mixed case, but should otherwise match: ');
-  (names.shortNames ?? []).forEach((s: string, i: number) => {
+  // As before, a list that is not an array throws here (forEach).
+  ((names.shortNames ?? []) as unknown[]).forEach((s, i) => {
     dns1035(`shortNames[${i}]`, s);
   });
   if (names.kind && names.kind === names.listKind)
     out.push(invalid(`${path}.listKind`, names.listKind, 'kind and listKind may not be the same'));
-  (names.categories ?? []).forEach((c: string, i: number) => {
+  ((names.categories ?? []) as unknown[]).forEach((c, i) => {
     dns1035(`categories[${i}]`, c);
   });
   return out;
@@ -169,18 +189,18 @@ function printerColumnCauses(col: Json, path: string): StatusCause[] {
   if (!col.name) out.push(required(`${path}.name`));
   const typeRule = `must be one of ${PRINTER_COLUMN_TYPES.join(',')}`;
   if (!col.type) out.push(required(`${path}.type`, typeRule));
-  else if (!PRINTER_COLUMN_TYPES.includes(col.type)) out.push(invalid(`${path}.type`, col.type, typeRule));
-  if (col.format && !PRINTER_COLUMN_FORMATS.includes(col.format)) {
+  else if (!oneOf(PRINTER_COLUMN_TYPES, col.type)) out.push(invalid(`${path}.type`, col.type, typeRule));
+  if (col.format && !oneOf(PRINTER_COLUMN_FORMATS, col.format)) {
     out.push(invalid(`${path}.format`, col.format, `must be one of ${PRINTER_COLUMN_FORMATS.join(',')}`));
   }
   // The internal type's field is JSONPath, so that is the path kube reports.
   if (!col.jsonPath) out.push(required(`${path}.JSONPath`));
-  else out.push(...simpleJsonPathCauses(col.jsonPath, `${path}.JSONPath`));
+  else out.push(...simpleJsonPathCauses(col.jsonPath as string, `${path}.JSONPath`)); // as sent, as before
   return out;
 }
 
-function subresourceCauses(sub: Json | undefined, path: string): StatusCause[] {
-  const scale = sub?.scale;
+function subresourceCauses(sub: unknown, path: string): StatusCause[] {
+  const scale = at(sub, 'scale');
   if (!isObject(scale)) return [];
   const out: StatusCause[] = [];
   const check = (field: string, value: unknown, under: '.spec.' | '.status.', optional = false) => {
@@ -224,11 +244,12 @@ export function crdVersionSchema(crd: object, version: string): SchemaNode | und
 }
 
 function buildCrdVersionSchema(crd: Json, version: string): SchemaNode | undefined {
-  const v = (crd.spec?.versions ?? []).find((x: Json) => x?.name === version);
+  // A stored CRD: validated on write, so its versions are objects and their schemas schemas.
+  const v = ((at(crd, 'spec', 'versions') ?? []) as unknown[]).find((x) => at(x, 'name') === version);
   if (!v) return undefined;
-  const declared: SchemaNode = structuredClone(
-    v.schema?.openAPIV3Schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-  );
+  const declared = structuredClone(
+    at(v, 'schema', 'openAPIV3Schema') ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+  ) as SchemaNode;
   const objectMeta = builtinSchema('meta.k8s.io', 'v1', 'ObjectMeta')!;
   const declaredMeta = declared.properties?.metadata?.properties ?? {};
   const metaProps = { ...objectMeta.properties };

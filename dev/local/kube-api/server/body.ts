@@ -156,7 +156,8 @@ export function decodeObject(body: Buffer, contentType: string | undefined, info
       `${info.kind} in version "${info.version}" cannot be handled as a ${info.kind}: json: cannot unmarshal ${typeof obj.metadata} into Go struct field ${info.kind}.metadata of type v1.ObjectMeta`,
     );
   }
-  return obj;
+  // Kind and apiVersion are set; a missing metadata is added by meta() where the object is written.
+  return obj as ApiObject;
 }
 
 /** Decodes a patch or options body (JSON or YAML text), with kube's BadRequest wording for bad input. */

@@ -5,6 +5,7 @@
  */
 
 import { isDeepStrictEqual } from 'node:util';
+import type { NamespaceSpec } from 'kubernetes-types/core/v1.js';
 import { CRD_CLEANUP_FINALIZER, crdResources, establishedStatus, terminatingStatus } from '../crd-resources.ts';
 import type { ResourceInfo } from '../registry.ts';
 import type { ApiContext } from './context.ts';
@@ -151,9 +152,10 @@ export class Controllers {
         'finalize',
         { fieldManager: SYSTEM_MANAGER, fieldValidation: 'Ignore' },
         (ns) => {
+          const spec = ns.spec as NamespaceSpec | undefined;
           ns.spec = {
-            ...(ns.spec ?? {}),
-            finalizers: (ns.spec?.finalizers ?? []).filter((f: string) => f !== 'kubernetes'),
+            ...(spec ?? {}),
+            finalizers: (spec?.finalizers ?? []).filter((f) => f !== 'kubernetes'),
           };
           return ns;
         },
@@ -165,7 +167,7 @@ export class Controllers {
 
   /** Deletes every object of a resource (in a namespace) and waits until finalizers let them all go. */
   private async deleteAllAndWait(info: ResourceInfo, namespace: string | undefined): Promise<void> {
-    const requested = new Set<string>();
+    const requested = new Set<string | undefined>(); // uids (every stored object has one)
     let delay = POLL_MS;
     for (;;) {
       if (this.stopped) return;

@@ -6,11 +6,11 @@
  */
 import { randomInt } from 'node:crypto';
 import type { ResourceInfo } from '../registry.ts';
-import { type ApiObject, isPlainObject } from './objects.ts';
+import { type ApiObject, isPlainObject, type JsonObject } from './objects.ts';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
-function setDefault(obj: ApiObject, key: string, value: unknown): void {
+function setDefault(obj: JsonObject, key: string, value: unknown): void {
   if (obj[key] === undefined || obj[key] === null) obj[key] = value;
 }
 
@@ -36,7 +36,7 @@ function defaultProbe(p: unknown): void {
   }
 }
 
-function defaultContainer(c: ApiObject): void {
+function defaultContainer(c: JsonObject): void {
   for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) defaultProbe(c[probe]);
   if (Array.isArray(c.env)) {
     for (const e of c.env)
@@ -69,13 +69,17 @@ export function defaultPodSpec(spec: unknown): void {
 }
 
 /** QoS class as kube computes it for a new pod's status. */
-function qosClass(spec: ApiObject): string {
-  const containers: ApiObject[] = [...(spec.initContainers ?? []), ...(spec.containers ?? [])].filter(isPlainObject);
+function qosClass(spec: JsonObject): string {
+  // Spread as before: a container list that is not iterable throws (the casts only name what is assumed).
+  const containers = [...((spec.initContainers ?? []) as unknown[]), ...((spec.containers ?? []) as unknown[])].filter(
+    isPlainObject,
+  );
   let anySet = false;
   let guaranteed = containers.length > 0;
   for (const c of containers) {
-    const req: ApiObject = c.resources?.requests ?? {};
-    const lim: ApiObject = c.resources?.limits ?? {};
+    const resources = c.resources as JsonObject | null | undefined;
+    const req = (resources?.requests ?? {}) as JsonObject;
+    const lim = (resources?.limits ?? {}) as JsonObject;
     if (Object.keys(req).length || Object.keys(lim).length) anySet = true;
     for (const r of ['cpu', 'memory']) {
       if (lim[r] === undefined) guaranteed = false;
@@ -127,7 +131,7 @@ function defaultService(obj: ApiObject, old: ApiObject | undefined, ips: Cluster
   setDefault(spec, 'type', 'ClusterIP');
   setDefault(spec, 'sessionAffinity', 'None');
   if (spec.type === 'ExternalName') return;
-  const oldSpec: ApiObject = old?.spec ?? {};
+  const oldSpec = (old?.spec ?? {}) as JsonObject;
   if (!spec.clusterIP && oldSpec.clusterIP) {
     spec.clusterIP = oldSpec.clusterIP;
     spec.clusterIPs = oldSpec.clusterIPs;
@@ -152,8 +156,8 @@ function defaultService(obj: ApiObject, old: ApiObject | undefined, ips: Cluster
       setDefault(p, 'protocol', 'TCP');
       setDefault(p, 'targetPort', p.port);
       if (needsNodePort && !p.nodePort) {
-        const prev = (oldSpec.ports ?? []).find(
-          (o: ApiObject) => o.port === p.port && (o.protocol ?? 'TCP') === p.protocol,
+        const prev = ((oldSpec.ports ?? []) as JsonObject[]).find(
+          (o) => o.port === p.port && (o.protocol ?? 'TCP') === p.protocol,
         );
         p.nodePort = prev?.nodePort ?? randomInt(30000, 32768);
       }
@@ -197,7 +201,7 @@ export function applyBuiltinDefaults(
         setDefault(ru, 'maxUnavailable', '25%');
         setDefault(ru, 'maxSurge', '25%');
       }
-      defaultPodSpec(spec.template?.spec);
+      defaultPodSpec((spec.template as JsonObject | null | undefined)?.spec);
       if (!old && obj.status === undefined) obj.status = {};
       break;
     }

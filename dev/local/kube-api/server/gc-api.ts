@@ -10,7 +10,7 @@ import type { ResourceInfo } from '../registry.ts';
 import { CompactedError, type StorageWatchEvent, type WatchHandle } from '../storage/types.ts';
 import type { ApiContext } from './context.ts';
 import { ApiError } from './errors.ts';
-import { type ApiObject, present } from './objects.ts';
+import { type ApiObject, type OwnerReference, present } from './objects.ts';
 import type { ObjectStore, Propagation } from './store.ts';
 
 export type { ObjectRef };
@@ -19,7 +19,7 @@ export interface GcApi {
   listAll(): Promise<ApiObject[]>;
   watchAll(onChange: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: ApiObject) => void): () => void;
   deleteObject(ref: ObjectRef, propagation: Propagation): Promise<void>;
-  patchMetadata(ref: ObjectRef, patch: { finalizers?: string[]; ownerReferences?: unknown[] }): Promise<void>;
+  patchMetadata(ref: ObjectRef, patch: { finalizers?: string[]; ownerReferences?: OwnerReference[] }): Promise<void>;
 }
 
 const GC_MANAGER = 'kube-controller-manager';

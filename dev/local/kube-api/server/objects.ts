@@ -1,12 +1,16 @@
 /** Small helpers on Kubernetes objects as plain JSON. */
 import { isDeepStrictEqual } from 'node:util';
 import { groupVersion, type ResourceInfo } from '../registry.ts';
-import type { ApiObject } from './peers.ts';
+import type { ApiObject, JsonObject, ObjectMeta, OwnerReference } from './peers.ts';
 
-export type { ApiObject };
+export type { ApiObject, JsonObject, ObjectMeta, OwnerReference };
 
-export function meta(obj: ApiObject): ApiObject {
-  if (!obj.metadata || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) obj.metadata = {};
+/**
+ * The object's metadata, made an empty object first where a request body has none (or not an object): the
+ * name the type promises is then missing until the create fills it or validation refuses the object.
+ */
+export function meta(obj: ApiObject): ObjectMeta {
+  if (!obj.metadata || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) obj.metadata = {} as ObjectMeta;
   return obj.metadata;
 }
 
@@ -49,8 +53,8 @@ export function sameContent(a: ApiObject, b: ApiObject, includeManagedFields = f
   return isDeepStrictEqual(strip(a), strip(b));
 }
 
-export function withoutKeys(obj: ApiObject, keys: string[]): ApiObject {
-  const out: ApiObject = {};
+export function withoutKeys(obj: JsonObject, keys: string[]): JsonObject {
+  const out: JsonObject = {};
   for (const [k, v] of Object.entries(obj)) if (!keys.includes(k)) out[k] = v;
   return out;
 }
@@ -74,6 +78,6 @@ export function randomSuffix(): string {
   return s;
 }
 
-export function isPlainObject(v: unknown): v is ApiObject {
+export function isPlainObject(v: unknown): v is JsonObject {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

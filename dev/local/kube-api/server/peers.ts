@@ -13,5 +13,5 @@ export * as tableModule from '../table.ts';
 export * as namesModule from '../validation/names.ts';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
-export type { ApiObject } from '../api-object.ts';
+export type { ApiObject, JsonObject, ObjectMeta, OwnerReference } from '../api-object.ts';
 export type { FaultDecision } from '../faults.ts';

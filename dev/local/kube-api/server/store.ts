@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import type { NamespaceSpec, NamespaceStatus, ServiceSpec } from 'kubernetes-types/core/v1.js';
 import { isCoreResource, type ResourceInfo, type ResourceRegistry } from '../registry.ts';
 import { ConflictError, KeyExistsError, NotFoundError, type Storage, type StoredObject } from '../storage/types.ts';
 import { applyBuiltinDefaults, ClusterIpAllocator } from './defaults.ts';
@@ -144,8 +145,10 @@ export class ObjectStore {
     if (!this.ipAllocator) {
       const allocator = new ClusterIpAllocator();
       const services = this.ctx.registry.get('', 'v1', 'services')!;
-      for (const svc of (await this.listAll(services)).items)
-        for (const ip of svc.spec?.clusterIPs ?? [svc.spec?.clusterIP]) allocator.reserve(ip);
+      for (const svc of (await this.listAll(services)).items) {
+        const spec = svc.spec as ServiceSpec | undefined;
+        for (const ip of spec?.clusterIPs ?? [spec?.clusterIP]) allocator.reserve(ip);
+      }
       this.ipAllocator ??= allocator;
     }
     return this.ipAllocator;
@@ -171,7 +174,7 @@ export class ObjectStore {
     if (this.activeNamespaces.has(namespace)) return;
     const ns = await this.get(this.namespaceInfo(), undefined, namespace);
     if (!ns) throw notFound({ group: '', resource: 'namespaces' }, namespace);
-    if (ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating') {
+    if (ns.metadata?.deletionTimestamp || (ns.status as NamespaceStatus | undefined)?.phase === 'Terminating') {
       throw forbidden(
         info,
         name,
@@ -341,7 +344,7 @@ export class ObjectStore {
       const removeNow =
         Boolean(current.metadata.deletionTimestamp) &&
         !toWrite.metadata.finalizers?.length &&
-        !(toWrite.spec?.finalizers?.length && this.isNamespace(info));
+        !(this.isNamespace(info) && (toWrite.spec as NamespaceSpec | undefined)?.finalizers?.length);
       if (opts.dryRun) return present(info, toWrite, stored.modRevision);
       try {
         const written = await this.storage.update(key, toWrite, stored.modRevision);
@@ -533,7 +536,8 @@ export class ObjectStore {
         if (system && !finalizers.includes(system)) finalizers.push(system);
       }
       const isNamespace = isCoreResource(info, 'namespaces');
-      const pendingSpecFinalizers = isNamespace && (current.spec?.finalizers ?? []).length > 0;
+      const pendingSpecFinalizers =
+        isNamespace && ((current.spec as NamespaceSpec | undefined)?.finalizers ?? []).length > 0;
       if (finalizers.length === 0 && !pendingSpecFinalizers) {
         if (opts.dryRun) return { obj: current, deleted: true };
         try {

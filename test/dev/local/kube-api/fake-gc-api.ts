@@ -4,6 +4,7 @@
  * deletionTimestamp; an object with a deletionTimestamp and no finalizers left is removed), and watch
  * events arrive asynchronously, as over HTTP.
  */
+import type { ObjectMeta, OwnerReference } from '../../../../dev/local/kube-api/api-object.ts';
 import type { ApiObject, GcApi, ObjectRef, Propagation } from '../../../../dev/local/kube-api/gc.ts';
 
 export class FakeGcApi implements GcApi {
@@ -18,7 +19,7 @@ export class FakeGcApi implements GcApi {
   create(obj: ApiObject, silent = false): ApiObject {
     const stored = structuredClone(obj);
     stored.metadata.resourceVersion = String(++this.rv);
-    this.objects.set(stored.metadata.uid, stored);
+    this.objects.set(stored.metadata.uid!, stored);
     if (!silent) this.emit('ADDED', stored);
     return stored;
   }
@@ -36,7 +37,7 @@ export class FakeGcApi implements GcApi {
     const o = this.get(name);
     if (!o) throw new Error(`no ${name}`);
     await this.deleteObject(
-      { apiVersion: o.apiVersion, kind: o.kind, name, uid: o.metadata.uid, namespace: o.metadata.namespace },
+      { apiVersion: o.apiVersion, kind: o.kind, name, uid: o.metadata.uid!, namespace: o.metadata.namespace },
       propagation,
     );
   }
@@ -63,7 +64,10 @@ export class FakeGcApi implements GcApi {
     this.modified(o);
   }
 
-  async patchMetadata(ref: ObjectRef, patch: { finalizers?: string[]; ownerReferences?: unknown[] }): Promise<void> {
+  async patchMetadata(
+    ref: ObjectRef,
+    patch: { finalizers?: string[]; ownerReferences?: OwnerReference[] },
+  ): Promise<void> {
     this.calls.push(`patch ${ref.name} ${JSON.stringify(patch)}`);
     const o = this.objects.get(ref.uid);
     if (!o) throw Object.assign(new Error('not found'), { statusCode: 404 });
@@ -74,7 +78,7 @@ export class FakeGcApi implements GcApi {
   }
 
   private remove(o: ApiObject) {
-    this.objects.delete(o.metadata.uid);
+    this.objects.delete(o.metadata.uid!);
     this.deleted.push(o.metadata.name);
     o.metadata.resourceVersion = String(++this.rv);
     this.emit('DELETED', o);
@@ -103,19 +107,19 @@ export function obj(
     finalizers?: string[];
   } = {},
 ): ApiObject {
-  const metadata: ApiObject = { name, uid: `uid-${name}-${++uidCounter}` };
+  const metadata: ObjectMeta = { name, uid: `uid-${name}-${++uidCounter}` };
   if (opts.namespace) metadata.namespace = opts.namespace;
   if (opts.finalizers) metadata.finalizers = opts.finalizers;
   if (opts.owners) {
     metadata.ownerReferences = opts.owners.map((o) => {
-      const owner = 'obj' in o ? o.obj : o;
-      const ref: ApiObject = {
+      const { obj: owner, block } = 'metadata' in o ? { obj: o, block: false } : o;
+      const ref: OwnerReference = {
         apiVersion: owner.apiVersion,
         kind: owner.kind,
         name: owner.metadata.name,
-        uid: owner.metadata.uid,
+        uid: owner.metadata.uid!,
       };
-      if ('obj' in o && o.block) ref.blockOwnerDeletion = true;
+      if (block) ref.blockOwnerDeletion = true;
       return ref;
     });
   }

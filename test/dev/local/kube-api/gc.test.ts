@@ -34,7 +34,7 @@ describe('garbage collector', () => {
     await gc!.idle();
     await api.userDelete('a');
     await vi.waitFor(() =>
-      expect(api.get('shared')?.metadata.ownerReferences.map((r: { name: string }) => r.name)).toEqual(['b']),
+      expect(api.get('shared')?.metadata.ownerReferences?.map((r: { name: string }) => r.name)).toEqual(['b']),
     );
     expect(api.names()).toEqual(['b', 'shared']);
   });
@@ -61,7 +61,7 @@ describe('garbage collector', () => {
     const a = obj('ConfigMap', 'a', { namespace: 'n' });
     const b = obj('ConfigMap', 'b', { namespace: 'n', owners: [{ obj: a, block: true }] });
     a.metadata.ownerReferences = [
-      { apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: b.metadata.uid, blockOwnerDeletion: true },
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'b', uid: b.metadata.uid!, blockOwnerDeletion: true },
     ];
     api.create(a);
     api.create(b);
@@ -94,7 +94,7 @@ describe('garbage collector', () => {
     await api.userDelete('web', 'Orphan');
     await vi.waitFor(() => expect(api.get('web')).toBeUndefined());
     expect(api.get('p1')?.metadata.ownerReferences).toEqual([]);
-    expect(api.get('p2')?.metadata.ownerReferences.map((r: { name: string }) => r.name)).toEqual(['other']);
+    expect(api.get('p2')?.metadata.ownerReferences?.map((r: { name: string }) => r.name)).toEqual(['other']);
     expect(api.names()).toEqual(['other', 'p1', 'p2']);
   });
 

@@ -7,7 +7,7 @@
  */
 import { decodeObject, readBody } from '../body.ts';
 import { badRequest, unknownError } from '../errors.ts';
-import { type ApiObject, isPlainObject } from '../objects.ts';
+import { isPlainObject, type JsonObject } from '../objects.ts';
 import { sendJson } from '../respond.ts';
 import type { Scope } from './scope.ts';
 
@@ -20,7 +20,7 @@ const strings = (v: unknown): Strings => (isPlainObject(v) ? (v as Strings) : {}
 const sorted = (m: Strings): Strings => Object.fromEntries(Object.entries(m).sort(([a], [b]) => (a < b ? -1 : 1)));
 
 /** ValidatePodBinding; kube returns these without an API status, so they reach the client as a 500. */
-function bindingProblems(target: ApiObject): string[] {
+function bindingProblems(target: JsonObject): string[] {
   const problems: string[] = [];
   const kind = typeof target.kind === 'string' ? target.kind : '';
   if (kind !== '' && kind !== 'Node')
@@ -36,13 +36,13 @@ export async function handleBinding(s: Scope): Promise<void> {
   if (meta.namespace !== undefined && meta.namespace !== '' && meta.namespace !== s.route.namespace)
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
   if (meta.name !== name) throw badRequest('name in URL does not match name in Binding object');
-  const target = isPlainObject(binding.target) ? (binding.target as ApiObject) : {};
+  const target = isPlainObject(binding.target) ? binding.target : {};
   const problems = bindingProblems(target);
   const [onlyProblem] = problems;
   if (problems.length)
     throw unknownError(problems.length === 1 && onlyProblem !== undefined ? onlyProblem : `[${problems.join(', ')}]`);
-  const annotations = strings((binding.metadata as ApiObject | undefined)?.annotations);
-  const labels = strings((binding.metadata as ApiObject | undefined)?.labels);
+  const annotations = strings(binding.metadata?.annotations);
+  const labels = strings(binding.metadata?.labels);
   const now = s.store.now();
 
   await s.store.guaranteedUpdate(
@@ -53,14 +53,14 @@ export async function handleBinding(s: Scope): Promise<void> {
     REFUSED_AS,
     (pod) => {
       pod.spec ??= {};
-      const spec: ApiObject = pod.spec;
+      const spec = pod.spec as JsonObject;
       if (pod.metadata.deletionTimestamp) return `pod ${name} is being deleted, cannot be assigned to a host`;
       if (spec.nodeName) return `pod ${name} is already assigned to node ${JSON.stringify(spec.nodeName)}`;
       if (Array.isArray(spec.schedulingGates) && spec.schedulingGates.length)
         return `pod ${name} has non-empty .spec.schedulingGates`;
       spec.nodeName = target.name;
       pod.status ??= {};
-      const status: ApiObject = pod.status;
+      const status = pod.status as JsonObject;
       // ClearingNominatedNodeNameAfterBinding (beta, on by default since 1.35).
       delete status.nominatedNodeName;
       const merged = sorted({ ...strings(pod.metadata.annotations), ...annotations });
@@ -77,9 +77,9 @@ export async function handleBinding(s: Scope): Promise<void> {
 }
 
 /** podutil.UpdatePodCondition with PodScheduled True: reason and message cleared, the transition time kept if it was True. */
-function markScheduled(status: ApiObject, now: string): void {
+function markScheduled(status: JsonObject, now: string): void {
   if (!Array.isArray(status.conditions)) status.conditions = [];
-  const conditions: ApiObject[] = status.conditions;
+  const conditions = status.conditions as Array<JsonObject | null | undefined>;
   const i = conditions.findIndex((c) => c?.type === 'PodScheduled');
   const old = i >= 0 ? conditions[i] : undefined;
   const condition = {

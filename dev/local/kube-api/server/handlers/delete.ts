@@ -1,7 +1,7 @@
 /** DELETE and DELETE-collection with DeleteOptions from the body and/or the query. */
 import { bodyFormat, parseText, readBody } from '../body.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import { type ApiObject, isPlainObject } from '../objects.ts';
+import { type ApiObject, isPlainObject, type JsonObject } from '../objects.ts';
 import { negotiate, sendJson } from '../respond.ts';
 import type { DeleteOptions, Propagation } from '../store.ts';
 import { listPrefixFor, readPage } from './list.ts';
@@ -13,7 +13,7 @@ const POLICIES = ['Background', 'Foreground', 'Orphan'];
 
 async function deleteOptions(s: Scope): Promise<DeleteOptions> {
   const raw = await readBody(s.req);
-  let body: ApiObject = {};
+  let body: JsonObject = {};
   if (raw.length) {
     let parsed: unknown;
     try {
@@ -27,7 +27,8 @@ async function deleteOptions(s: Scope): Promise<DeleteOptions> {
     body = parsed;
   }
   const q = s.query;
-  let policy: string | undefined = body.propagationPolicy ?? q.get('propagationPolicy') ?? undefined;
+  // As sent: a value that is not one of POLICIES (a string or not) is refused below.
+  let policy = (body.propagationPolicy as string | undefined) ?? q.get('propagationPolicy') ?? undefined;
   const orphan =
     body.orphanDependents ?? (q.has('orphanDependents') ? q.get('orphanDependents') === 'true' : undefined);
   if (policy !== undefined && orphan !== undefined) {
@@ -77,7 +78,9 @@ async function deleteOptions(s: Scope): Promise<DeleteOptions> {
   return {
     dryRun,
     propagationPolicy: policy as Propagation | undefined,
-    preconditions: isPlainObject(body.preconditions) ? body.preconditions : undefined,
+    preconditions: isPlainObject(body.preconditions)
+      ? (body.preconditions as DeleteOptions['preconditions'])
+      : undefined,
   };
 }
 
@@ -91,7 +94,7 @@ export async function handleDelete(s: Scope): Promise<void> {
   const opts = await deleteOptions(s);
   const { obj, deleted } = await s.store.delete(s.info, s.route.namespace, s.route.name!, opts);
   if (deleted && !returnsObject(s)) {
-    const details: ApiObject = { name: obj.metadata.name };
+    const details: JsonObject = { name: obj.metadata.name };
     if (s.info.group) details.group = s.info.group;
     details.kind = s.info.resource;
     details.uid = obj.metadata.uid;

@@ -7,7 +7,7 @@ import { ApplyConflictError, PatchError, PatchInternalError } from '../../patch/
 import { groupVersion } from '../../registry.ts';
 import { decodePatchBody, mediaType, readBody } from '../body.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import { type ApiObject, isPlainObject, timestamp } from '../objects.ts';
+import { type ApiObject, isPlainObject, type JsonObject, type ObjectMeta, timestamp } from '../objects.ts';
 import { patchModule } from '../peers.ts';
 import { negotiate, sendJson } from '../respond.ts';
 import { resetFields } from '../store.ts';
@@ -70,10 +70,11 @@ export async function handlePatch(s: Scope): Promise<void> {
       );
     }
     const updated = await s.store.update(info, route.namespace, name, route.subresource, opts, (current) => {
+      // The patched object, whatever the patch made of it: the store checks it as it checks a body.
       try {
-        if (type === 'application/merge-patch+json') return patchModule.applyMergePatch(current, patch);
-        if (type === 'application/json-patch+json') return patchModule.applyJsonPatch(current, patch);
-        return patchModule.applyStrategicMergePatch(current, patch, info.schema());
+        if (type === 'application/merge-patch+json') return patchModule.applyMergePatch(current, patch) as ApiObject;
+        if (type === 'application/json-patch+json') return patchModule.applyJsonPatch(current, patch) as ApiObject;
+        return patchModule.applyStrategicMergePatch(current, patch, info.schema()) as ApiObject;
       } catch (err) {
         return patchFailure(err);
       }
@@ -90,7 +91,7 @@ export async function handlePatch(s: Scope): Promise<void> {
       `apiVersion and kind in the applied configuration (${applied.apiVersion ?? ''}, ${applied.kind ?? ''}) must match the request (${gv}, ${info.kind})`,
     );
   }
-  const bodyName = applied.metadata?.name;
+  const bodyName = (applied.metadata as JsonObject | null | undefined)?.name;
   if (bodyName !== undefined && bodyName !== name) {
     throw badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`);
   }
@@ -125,7 +126,7 @@ export async function handlePatch(s: Scope): Promise<void> {
     const obj = apply(undefined);
     // kube authorizes an apply that creates as a create as well: patch rights alone do not create.
     await s.authorizeCreate?.();
-    obj.metadata ??= {};
+    obj.metadata ??= {} as ObjectMeta;
     const meta = obj.metadata;
     meta.name = name;
     const created = await s.store.create(info, route.namespace, obj, applyOpts);

@@ -1,6 +1,6 @@
 /** Shapes an object or list for the negotiated output form (plain JSON, Table, PartialObjectMetadata). */
 import { groupVersion, type ResourceInfo } from '../../registry.ts';
-import type { ApiObject } from '../objects.ts';
+import type { ApiObject, JsonObject } from '../objects.ts';
 import { tableModule } from '../peers.ts';
 import type { OutputForm } from '../respond.ts';
 
@@ -47,7 +47,7 @@ export function renderList(
       remainingItemCount,
     });
   }
-  const metadata: ApiObject = { resourceVersion };
+  const metadata: JsonObject = { resourceVersion };
   if (cont) metadata.continue = cont;
   if (remainingItemCount !== undefined) metadata.remainingItemCount = remainingItemCount;
   if (form.form === 'partial') {

@@ -8,7 +8,7 @@ import type { ResourceInfo, ScalePaths } from '../../registry.ts';
 import { labelSelectorFromMeta, labelSelectorToString } from '../../selectors.ts';
 import { bodyFormat, decodePatchBody, mediaType, parseText, readBody } from '../body.ts';
 import { ApiError, badRequest, cause, invalid } from '../errors.ts';
-import { type ApiObject, isPlainObject } from '../objects.ts';
+import { type ApiObject, isPlainObject, type JsonObject } from '../objects.ts';
 import { patchModule } from '../peers.ts';
 import { sendJson } from '../respond.ts';
 import { type Scope, writeOptions } from './scope.ts';
@@ -17,17 +17,23 @@ function pathKeys(path: string): string[] {
   return path.replace(/^\./, '').split('.');
 }
 
-function readPath(obj: ApiObject, path: string): unknown {
-  return pathKeys(path).reduce<any>((acc, k) => (acc == null ? undefined : acc[k]), obj);
+/** The value at a dotted path, `obj?.a?.b` (a primitive's own properties read as JavaScript reads them). */
+function readPath(obj: JsonObject, path: string): unknown {
+  return pathKeys(path).reduce<unknown>((acc, k) => (acc == null ? undefined : (acc as JsonObject)[k]), obj);
 }
 
-function writePath(obj: ApiObject, path: string, value: unknown): void {
+function writePath(obj: JsonObject, path: string, value: unknown): void {
   const keys = pathKeys(path);
   const leaf = keys.pop() ?? ''; // split returns at least one part
-  let cur: ApiObject = obj;
+  let cur = obj;
   for (const k of keys) {
-    if (!isPlainObject(cur[k])) cur[k] = {};
-    cur = cur[k];
+    const next = cur[k];
+    if (isPlainObject(next)) cur = next;
+    else {
+      const created: JsonObject = {};
+      cur[k] = created;
+      cur = created;
+    }
   }
   cur[leaf] = value;
 }
@@ -43,13 +49,13 @@ function selectorString(info: ResourceInfo, obj: ApiObject, paths: ScalePaths): 
   return undefined;
 }
 
-export function toScale(info: ResourceInfo, obj: ApiObject): ApiObject {
+export function toScale(info: ResourceInfo, obj: ApiObject): JsonObject {
   const paths = info.subresources.scale!;
   const m = obj.metadata;
-  const status: ApiObject = { replicas: Number(readPath(obj, paths.statusReplicasPath) ?? 0) };
+  const status: JsonObject = { replicas: Number(readPath(obj, paths.statusReplicasPath) ?? 0) };
   const selector = selectorString(info, obj, paths);
   if (selector) status.selector = selector;
-  const metadata: ApiObject = {
+  const metadata: JsonObject = {
     name: m.name,
     uid: m.uid,
     resourceVersion: m.resourceVersion,
@@ -66,8 +72,9 @@ export function toScale(info: ResourceInfo, obj: ApiObject): ApiObject {
 }
 
 function replicasOf(scale: unknown, name: string): number {
-  const replicas = (scale as ApiObject)?.spec?.replicas ?? 0;
-  if (!Number.isInteger(replicas) || replicas < 0) {
+  const spec = (scale as JsonObject | null | undefined)?.spec as JsonObject | null | undefined;
+  const replicas = spec?.replicas ?? 0;
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
     throw invalid({ group: 'autoscaling', kind: 'Scale' }, name, [
       cause(
         'FieldValueInvalid',
@@ -89,7 +96,7 @@ export async function handleScale(s: Scope): Promise<void> {
   const opts = writeOptions(s, route.verb === 'update' ? 'UpdateOptions' : 'PatchOptions');
   const raw = await readBody(s.req);
   const type = mediaType(s.req.headers['content-type']);
-  let change: (scale: ApiObject) => ApiObject;
+  let change: (scale: JsonObject) => JsonObject;
   if (route.verb === 'update') {
     const body = parseText(raw, bodyFormat(s.req.headers['content-type']));
     if (!isPlainObject(body)) throw badRequest('the object provided is unrecognized (must be of type Scale)');
@@ -97,13 +104,13 @@ export async function handleScale(s: Scope): Promise<void> {
   } else {
     const patch = decodePatchBody(raw, type === 'application/apply-patch+yaml' ? 'yaml' : 'json');
     change = (scale) => {
-      if (type === 'application/json-patch+json') return patchModule.applyJsonPatch(scale, patch as never) as ApiObject;
+      if (type === 'application/json-patch+json') return patchModule.applyJsonPatch(scale, patch as never);
       if (
         type === 'application/merge-patch+json' ||
         type === 'application/strategic-merge-patch+json' ||
         type === 'application/apply-patch+yaml'
       ) {
-        return patchModule.applyMergePatch(scale, patch as never) as ApiObject;
+        return patchModule.applyMergePatch(scale, patch as never);
       }
       throw new ApiError(
         415,
@@ -114,8 +121,9 @@ export async function handleScale(s: Scope): Promise<void> {
   }
   const updated = await s.store.update(info, route.namespace, name, undefined, opts, (current) => {
     const desired = change(toScale(info, current));
-    const rv = desired.metadata?.resourceVersion;
-    if (rv && rv !== current.metadata.resourceVersion) current.metadata.resourceVersion = rv; // store reports the conflict
+    const rv = (desired.metadata as JsonObject | null | undefined)?.resourceVersion;
+    // As sent (a number too): the store reports the conflict.
+    if (rv && rv !== current.metadata.resourceVersion) current.metadata.resourceVersion = rv as string;
     writePath(current, info.subresources.scale!.specReplicasPath, replicasOf(desired, name));
     return current;
   });

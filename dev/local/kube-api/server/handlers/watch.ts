@@ -8,7 +8,7 @@
 import { groupVersion } from '../../registry.ts';
 import { CompactedError, type StorageWatchEvent, type WatchEventMemo } from '../../storage/types.ts';
 import { badRequest } from '../errors.ts';
-import { type ApiObject, present } from '../objects.ts';
+import { type ApiObject, type JsonObject, present } from '../objects.ts';
 import { tableModule } from '../peers.ts';
 import { negotiate, type OutputForm } from '../respond.ts';
 import { listPrefixFor } from './list.ts';
@@ -92,7 +92,7 @@ export async function handleWatch(s: Scope): Promise<void> {
     res.write(memo.text(info, `${form.form} ${source} ${type}`, () => line(type, shape(obj))));
   };
   const bookmark = (rev: number, initialEventsEnd = false) => {
-    const metadata: ApiObject = { resourceVersion: String(rev) };
+    const metadata: JsonObject = { resourceVersion: String(rev) };
     if (initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
     write('BOOKMARK', { kind: info.kind, apiVersion: gv, metadata });
   };
