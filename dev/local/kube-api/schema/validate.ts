@@ -126,7 +126,9 @@ function walkObject(obj: Record<string, unknown>, s: SchemaNode, loc: Location, 
   /** The copy, made at the first key whose value changes or goes: the keys before it as they were. */
   let out: Record<string, unknown> | undefined;
   const childMode = mode.goDecoded ? GO_DECODED_CHILD : CHILD;
-  for (const [i, key] of keys.entries()) {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key === undefined) continue; // i < keys.length
     const v = obj[key];
     const known = props[key] ?? (embedded ? implicitResourceField(key) : undefined);
     // A resource's metadata is decoded into the ObjectMeta Go struct even for custom resources.
@@ -176,7 +178,10 @@ const NO_PROPERTIES: Record<string, SchemaNode> = {};
 /** A new object holding the first `count` keys of `obj`, as they were. */
 function copyOfFirst(obj: Record<string, unknown>, keys: string[], count: number): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
-  for (const key of keys.slice(0, count)) copy[key] = obj[key];
+  for (let j = 0; j < count; j++) {
+    const key = keys[j];
+    if (key !== undefined) copy[key] = obj[key]; // j < count <= keys.length
+  }
   return copy;
 }
 

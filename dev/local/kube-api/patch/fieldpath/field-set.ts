@@ -39,7 +39,9 @@ export class FieldSet {
   insert(path: Path): void {
     if (path.length === 0) return;
     let set: FieldSet = this;
-    for (const [i, pe] of path.entries()) {
+    for (let i = 0; i < path.length; i++) {
+      const pe = path[i];
+      if (pe === undefined) continue; // i < path.length
       const node = set.node(pe, true)!;
       if (i === path.length - 1) node.member = true;
       set = node.children;
@@ -59,7 +61,9 @@ export class FieldSet {
 
   has(path: Path): boolean {
     let set: FieldSet = this;
-    for (const [i, pe] of path.entries()) {
+    for (let i = 0; i < path.length; i++) {
+      const pe = path[i];
+      if (pe === undefined) return false; // i < path.length
       const n: SetNode | undefined = set.nodes.get(encodePE(pe));
       if (!n) return false;
       if (i === path.length - 1) return n.member;

@@ -37,8 +37,9 @@ export function restoreResetFields(result: JsonObject, live: JsonObject, reset: 
   for (const path of reset.paths()) {
     let src: unknown = live;
     let dst: unknown = result;
-    for (const [i, pe] of path.entries()) {
-      if (!('field' in pe) || !isObject(dst)) break;
+    for (let i = 0; i < path.length; i++) {
+      const pe = path[i];
+      if (pe === undefined || !('field' in pe) || !isObject(dst)) break;
       const srcNext = isObject(src) ? src[pe.field] : undefined;
       if (i === path.length - 1) {
         if (srcNext === undefined) delete dst[pe.field];

@@ -100,7 +100,9 @@ export async function readPage(
     for (;;) {
       const res = await ctx.storage.list(prefix, { limit: chunk, startAfterKey, atRevision: revision, labelHint });
       revision = res.revision;
-      for (const [i, stored] of res.items.entries()) {
+      for (let i = 0; i < res.items.length; i++) {
+        const stored = res.items[i];
+        if (stored === undefined) continue; // i < items.length
         const obj = take(stored);
         if (!filter(obj)) continue;
         items.push(obj);
