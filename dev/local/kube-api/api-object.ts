@@ -13,6 +13,8 @@
  * checks them, or (for stored built-in kinds, whose schema was checked on write) reads them through the
  * kind's type from kubernetes-types, the declarations the built-in schemas were generated from.
  */
+import type { ObjectMeta as KubeObjectMeta, OwnerReference } from '../../../core/kube.ts';
+
 export interface ApiObject {
   apiVersion: string;
   kind: string;
@@ -20,35 +22,20 @@ export interface ApiObject {
   [field: string]: unknown;
 }
 
-/** metav1.ObjectMeta: the fields the server reads or writes by name; any other field passes through. */
-export interface ObjectMeta {
-  name: string;
+/**
+ * metav1.ObjectMeta: the product's view of it (core/kube.ts) and the fields only the server reads or writes
+ * by name; any other field passes through.
+ */
+export interface ObjectMeta extends KubeObjectMeta {
   generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
   selfLink?: string;
-  creationTimestamp?: string;
   deletionTimestamp?: string;
   deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
   finalizers?: string[];
-  ownerReferences?: OwnerReference[];
   managedFields?: unknown[];
-  [field: string]: unknown;
 }
 
-/** metav1.OwnerReference. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+export type { OwnerReference };
 
 /** Any other JSON object the server reads or builds (a spec, a Status, a list): fields `unknown` until checked. */
 export type JsonObject = Record<string, unknown>;

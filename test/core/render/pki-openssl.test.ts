@@ -713,6 +713,19 @@ const extension = (oid: string, critical: boolean, value: Buffer) =>
 
 // ---------------------------------------------------------------------------------------------------------
 
+/** The pool CA of a freshly issued pool in `dir`, judged as issued at NOW with the default policy. */
+function judgePoolCa(dir: string) {
+  return judgeCertificate({
+    id: 'ca',
+    path: join(dir, certFile('ca')),
+    subject: caSubject('ca', POOL),
+    issuerSubject: caSubject('ca', POOL),
+    notBefore: wholeSeconds(NOW.getTime() - BACKDATE_MS),
+    notAfter: wholeSeconds(NOW.getTime() + DEFAULT_PKI_POLICY.caValidityDays * DAY_MS),
+    now: NOW,
+  });
+}
+
 describe('openssl judges every certificate and key a pool writes', () => {
   it('a freshly rendered pool: two CAs, five leaves, eight keys, the service-account pair', async () => {
     const input = { existingPki: undefined, keys: webCryptoKeyFactory(), serviceClusterIP: '10.96.0.10' };
@@ -962,15 +975,7 @@ describe('openssl judges the edge cases, issued by the project', () => {
       return { id, printed };
     });
     const dir = await workdir(files);
-    const ca = await judgeCertificate({
-      id: 'ca',
-      path: join(dir, certFile('ca')),
-      subject: caSubject('ca', POOL),
-      issuerSubject: caSubject('ca', POOL),
-      notBefore: wholeSeconds(NOW.getTime() - BACKDATE_MS),
-      notAfter: wholeSeconds(NOW.getTime() + DEFAULT_PKI_POLICY.caValidityDays * DAY_MS),
-      now: NOW,
-    });
+    const ca = await judgePoolCa(dir);
     const leaf = leaves[0] as LeafSpec;
     const verdicts = await Promise.all(
       cases.map(async ({ id, printed }) => {
@@ -1013,17 +1018,7 @@ describe('the judge fails a certificate or key that is wrong in one thing', () =
   beforeAll(async () => {
     files = (await issuePool({ leaves })).files;
     dir = await workdir(files);
-    caKeyId = (
-      await judgeCertificate({
-        id: 'ca',
-        path: join(dir, certFile('ca')),
-        subject: caSubject('ca', POOL),
-        issuerSubject: caSubject('ca', POOL),
-        notBefore: wholeSeconds(NOW.getTime() - BACKDATE_MS),
-        notAfter: wholeSeconds(NOW.getTime() + DEFAULT_PKI_POLICY.caValidityDays * DAY_MS),
-        now: NOW,
-      })
-    ).keyId;
+    caKeyId = (await judgePoolCa(dir)).keyId;
   });
 
   const KU = '2.5.29.15';
