@@ -178,8 +178,6 @@ export const CONDITION_TYPES = [
   'YurtCoordinatorObjectsReady',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
-export const PHASES = ['Pending', 'Provisioning', 'Running', 'Degraded', 'Paused', 'Invalid'] as const;
-export type Phase = (typeof PHASES)[number];
 
 // The status schema lives in status-schema.ts: only the CRD is generated from it, so the functions, which
 // validate specs but never statuses, do not build it on every cold start.

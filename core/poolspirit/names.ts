@@ -11,3 +11,6 @@ export const PLURAL = 'poolspirits';
 export const SINGULAR = 'poolspirit';
 export const SHORT_NAMES = ['ps'];
 export const DEFAULT_NAMESPACE = 'pool-spirit-system';
+/** The PoolSpirit's status phases: a name of the API, read by the status schema and the product alike. */
+export const PHASES = ['Pending', 'Provisioning', 'Running', 'Degraded', 'Paused', 'Invalid'] as const;
+export type Phase = (typeof PHASES)[number];

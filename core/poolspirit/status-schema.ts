@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { PHASES } from './api.ts';
+import { PHASES } from './names.ts';
 
 /** The PoolSpirit status (written by the reconciler and the agent), as its CRD schema is generated. */
 export const ConditionSchema = z.object({

@@ -14,8 +14,8 @@ import type {
   StartedCluster,
 } from './cluster-worker-protocol.ts';
 import { kubeErrorMessage } from './first-errors.ts';
-import type { FleetCluster } from './fleet.ts';
 import { type FleetContext, startFleetCluster } from './fleet-cluster.ts';
+import type { FleetCluster } from './fleet-types.ts';
 import { runApiCall } from './local-api-access.ts';
 import { fleetStateDir } from './state-dir.ts';
 

@@ -1,6 +1,6 @@
 /** Messages between the local fleet and its cluster worker threads (structured-clone safe). */
 import type { ClusterCa } from './cluster-ca.ts';
-import type { LocalFleetOptions } from './fleet.ts';
+import type { LocalFleetOptions } from './fleet-types.ts';
 import type { LocalApiCall } from './local-api-access.ts';
 
 /** The fleet's options a cluster thread needs: the data, not the callbacks, which stay on the main thread. */

@@ -8,7 +8,7 @@ import type {
   ClusterWorkerRequest,
   StartedCluster,
 } from './cluster-worker-protocol.ts';
-import type { FleetCluster } from './fleet.ts';
+import type { FleetCluster } from './fleet-types.ts';
 import { remoteApiAccess } from './local-api-access.ts';
 
 const ENTRY = new URL('./cluster-worker-entry.ts', import.meta.url);

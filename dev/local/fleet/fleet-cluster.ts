@@ -17,7 +17,7 @@ import { startRealFleetHost } from '../real-cluster/fleet-host.ts';
 import { type ClusterCa, clusterAuthority } from './cluster-ca.ts';
 import { ClusterProgressTracker } from './cluster-progress.ts';
 import { type ClusterStorage, startClusterStorage } from './cluster-storage.ts';
-import type { FleetCluster, FleetForwarder, LocalFleetOptions } from './fleet.ts';
+import type { FleetCluster, FleetForwarder, LocalFleetOptions } from './fleet-types.ts';
 import { inProcessApiAccess } from './local-api-access.ts';
 import { nodeName, PRODUCT_NAMESPACE, poolName, seedCluster } from './seed.ts';
 import { type FleetStateDir, markSeeded } from './state-dir.ts';
