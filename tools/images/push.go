@@ -3,11 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
-	"path/filepath"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
@@ -33,15 +31,7 @@ func push(args []string) error {
 		return err
 	}
 	auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
-	lp, err := layout.FromPath(filepath.Join(dir, "oci"))
-	if err != nil {
-		return err
-	}
-	root, err := lp.ImageIndex()
-	if err != nil {
-		return err
-	}
-	rm, err := root.IndexManifest()
+	root, rm, err := readIndex(dir, "oci")
 	if err != nil {
 		return err
 	}
@@ -60,24 +50,5 @@ func push(args []string) error {
 		}
 		fmt.Println(repo.Digest(d.Digest.String()).String())
 	}
-	if sig, err := layout.FromPath(filepath.Join(dir, "signature")); err == nil {
-		sigRoot, err := sig.ImageIndex()
-		if err != nil {
-			return err
-		}
-		sm, err := sigRoot.IndexManifest()
-		if err != nil {
-			return err
-		}
-		for _, d := range sm.Manifests {
-			img, err := sigRoot.Image(d.Digest)
-			if err != nil {
-				return err
-			}
-			if err := remote.Write(repo.Tag(d.Annotations[refNameAnnotation]), img, auth); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return pushSignature(dir, repo, auth)
 }

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 )
 
@@ -18,15 +16,7 @@ func rootfs(dir, platform string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	lp, err := layout.FromPath(filepath.Join(dir, "oci"))
-	if err != nil {
-		return err
-	}
-	root, err := lp.ImageIndex()
-	if err != nil {
-		return err
-	}
-	rm, err := root.IndexManifest()
+	root, rm, err := readIndex(dir, "oci")
 	if err != nil {
 		return err
 	}

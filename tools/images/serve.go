@@ -86,15 +86,7 @@ func localRepo(host, ref string) (name.Repository, string, error) {
 }
 
 func pushDir(host, dir string) (*ServedImage, error) {
-	lp, err := layout.FromPath(filepath.Join(dir, "oci"))
-	if err != nil {
-		return nil, err
-	}
-	root, err := lp.ImageIndex()
-	if err != nil {
-		return nil, err
-	}
-	manifest, err := root.IndexManifest()
+	root, manifest, err := readIndex(dir, "oci")
 	if err != nil {
 		return nil, err
 	}
@@ -124,24 +116,8 @@ func pushDir(host, dir string) (*ServedImage, error) {
 			return nil, err
 		}
 	}
-	if sig, err := layout.FromPath(filepath.Join(dir, "signature")); err == nil {
-		sigRoot, err := sig.ImageIndex()
-		if err != nil {
-			return nil, err
-		}
-		sm, err := sigRoot.IndexManifest()
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range sm.Manifests {
-			img, err := sigRoot.Image(d.Digest)
-			if err != nil {
-				return nil, err
-			}
-			if err := remote.Write(repo.Tag(d.Annotations[refNameAnnotation]), img); err != nil {
-				return nil, err
-			}
-		}
+	if err := pushSignature(dir, repo); err != nil {
+		return nil, err
 	}
 	return &ServedImage{Dir: dir, Ref: ref, Local: repo.Digest(desc.Digest.String()).String()}, nil
 }
