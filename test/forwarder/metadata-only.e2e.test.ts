@@ -1,18 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informer } from '../../adapters/kubernetes/informer.ts';
 import { watchedResources } from '../../forwarder/watched-resources.ts';
-import { startTestCluster, type TestCluster, waitFor } from '../support/local-cluster.ts';
+import { type TestClusterAccess, waitFor } from '../support/local-cluster.ts';
+import { startRealTestCluster } from '../support/real-cluster.ts';
 
 type Obj = Record<string, any>;
 const NS = 'pool-spirit-system';
 
-/** The forwarder's Secret watch, against the local API: what reaches the process is metadata, never data. */
+/** The forwarder's Secret watch, against the built kube-apiserver: what reaches the process is metadata, never data. */
 describe('owned Secrets are watched as metadata only', () => {
-  let t: TestCluster;
+  let t: TestClusterAccess;
   let informer: Informer<Obj> | undefined;
 
   beforeAll(async () => {
-    t = await startTestCluster({ crds: false });
+    t = await startRealTestCluster({ name: 'metadata-only', crds: false });
     await t.api.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   }, 30_000);
 

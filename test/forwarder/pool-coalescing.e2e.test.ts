@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { edgeNode, nodePool } from '../../dev/local/fleet/seed.ts';
 import { coalescingKey } from '../../forwarder/forwarder.ts';
 import { type ForwarderOnLocalBus, startForwarderOnLocalBus } from '../support/forwarder-on-local-bus.ts';
-import { startTestCluster, type TestCluster, waitFor } from '../support/local-cluster.ts';
+import { type TestClusterAccess, waitFor } from '../support/local-cluster.ts';
+import { startRealTestCluster } from '../support/real-cluster.ts';
 
 describe('coalescing key', () => {
   it('is the pool when the change names one, else the object', () => {
@@ -18,11 +19,11 @@ describe('coalescing key', () => {
  * within the coalescing window go to the bus as one notice: its last change.
  */
 describe('forwarder: one notice per pool per coalescing window', () => {
-  let t: TestCluster;
+  let t: TestClusterAccess;
   let stack: ForwarderOnLocalBus;
 
   beforeAll(async () => {
-    t = await startTestCluster();
+    t = await startRealTestCluster({ name: 'coalescing' });
     stack = await startForwarderOnLocalBus({
       kubeConfig: t.kc,
       clusterId: 'merging',

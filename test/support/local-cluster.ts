@@ -9,12 +9,35 @@ import { waitFor } from './wait.ts';
 
 export { waitFor };
 
-export interface TestCluster {
-  cluster: LocalCluster;
+/** What a test reaches a cluster with, whoever serves it (test/support/real-cluster.ts serves the real one). */
+export interface TestClusterAccess {
   kubeconfigPath: string;
   kc: KubeConfig;
   api: RawObjectApi;
   stop(): Promise<void>;
+}
+
+export interface TestCluster extends TestClusterAccess {
+  cluster: LocalCluster;
+}
+
+/** Creates the NodePool (OpenYurt's) and PoolSpirit CRDs, and waits until both are served. */
+export async function applyCrds(api: RawObjectApi): Promise<void> {
+  for (const crd of [
+    ...(await infraManifests('crds/nodepool.yaml')),
+    ...(await infraManifests('crds/poolspirit.yaml')),
+  ]) {
+    await createIfMissing(api, crd);
+  }
+  await waitFor(
+    async () => {
+      await api.list('apps.openyurt.io/v1beta1', 'NodePool');
+      await api.list('poolspirit.io/v1alpha1', 'PoolSpirit');
+      return true;
+    },
+    10_000,
+    'CRDs served',
+  );
 }
 
 /** A local cluster with a kubeconfig on disk and a client-node client, for end-to-end tests. */
@@ -26,23 +49,7 @@ export async function startTestCluster(opts: LocalClusterOptions & { crds?: bool
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const api = RawObjectApi.fromKubeConfig(kc);
-  if (opts.crds !== false) {
-    for (const crd of [
-      ...(await infraManifests('crds/nodepool.yaml')),
-      ...(await infraManifests('crds/poolspirit.yaml')),
-    ]) {
-      await createIfMissing(api, crd);
-    }
-    await waitFor(
-      async () => {
-        await api.list('apps.openyurt.io/v1beta1', 'NodePool');
-        await api.list('poolspirit.io/v1alpha1', 'PoolSpirit');
-        return true;
-      },
-      10_000,
-      'CRDs served',
-    );
-  }
+  if (opts.crds !== false) await applyCrds(api);
   return {
     cluster,
     kubeconfigPath,

@@ -39,6 +39,7 @@ import {
   SERVICE_CLUSTER_IP_RANGE,
   schedulerArgs,
 } from './args.ts';
+import { auditLogArgs } from './audit-log.ts';
 
 export type ControlPlaneComponent = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler';
 
@@ -53,6 +54,8 @@ export interface StartRealHostClusterOptions {
   readyDeadlineMs?: number;
   /** Appended to kube-apiserver's args (a repeated flag wins), e.g. `--watch-cache=false` to serve watches from etcd. */
   extraApiServerArgs?: string[];
+  /** Writes kube-apiserver's audit log (level Metadata, every request) to `auditLogPath`: see audit-log.ts. */
+  auditLog?: boolean;
 }
 
 export interface ClientIdentity {
@@ -72,6 +75,8 @@ export interface RealHostCluster {
   pids: Record<ControlPlaneComponent, number>;
   /** The cluster's etcd (plain HTTP on loopback): for tests that compact it or read what is stored. */
   etcdEndpoint: string;
+  /** With option `auditLog`: kube-apiserver's audit log (read it with AuditRequestLog). */
+  auditLogPath?: string;
   args: Record<Exclude<ControlPlaneComponent, 'etcd'>, readonly string[]>;
   /** Writes a kubeconfig whose client certificate names `identity`; returns the certificate too. */
   writeKubeconfig(path: string, identity: ClientIdentity): Promise<CertAndKey>;
@@ -169,8 +174,9 @@ export async function startRealHostCluster(opts: StartRealHostClusterOptions): P
     const kubeconfigPath = file('admin.kubeconfig');
     await writeFile(kubeconfigPath, admin.yaml, secret);
 
+    const audit = opts.auditLog ? await auditLogArgs(dir) : undefined;
     const args = {
-      'kube-apiserver': [...apiServerArgs(layout), ...(opts.extraApiServerArgs ?? [])],
+      'kube-apiserver': [...apiServerArgs(layout), ...(audit?.args ?? []), ...(opts.extraApiServerArgs ?? [])],
       'kube-controller-manager': controllerManagerArgs(layout),
       'kube-scheduler': schedulerArgs(layout),
     };
@@ -202,6 +208,7 @@ export async function startRealHostCluster(opts: StartRealHostClusterOptions): P
       kubeConfig,
       kubeconfigPath,
       etcdEndpoint: runningEtcd.endpoint,
+      ...(audit ? { auditLogPath: audit.path } : {}),
       pids: {
         etcd: runningEtcd.pid,
         'kube-apiserver': apiServer.pid,

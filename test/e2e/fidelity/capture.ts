@@ -389,8 +389,9 @@ async function captureKubectl(seen: Set<string>): Promise<CorpusCase[]> {
 
 /** The product's reconcile of a new edge NodePool, set-up requests included so a fresh backend can replay it. */
 async function captureProduct(seen: Set<string>): Promise<CorpusCase> {
-  const world = await startReconcileWorld();
-  const proxy = await startKubeProxy({ target: world.cluster.url, captureBodies: true });
+  // The local API's answers are what the corpus replays against the real one.
+  const world = await startReconcileWorld({ controlPlane: 'local' });
+  const proxy = await startKubeProxy({ target: world.url, captureBodies: true });
   try {
     await registerCluster(world.table, { id: CLUSTER_ID, access: { kind: 'url', url: proxy.url } }, new Date());
     const send = async (method: string, path: string, body: unknown, contentType = 'application/json') => {

@@ -69,7 +69,8 @@ function quietMetrics(serviceName: string): Metrics {
 }
 
 beforeAll(async () => {
-  world = await startReconcileWorld();
+  // The local API: the control test injects a failing cluster API, which only it can.
+  world = await startReconcileWorld({ controlPlane: 'local' });
   const rules = loadRules(join(import.meta.dirname, '..', '..', '..', 'serverless.yml'));
   eventBusName = rules.find((r) => r.target === 'reconcile' && r.pattern)?.eventBus ?? 'default';
   const sink = (name: string) => localDeadLetters(bus.deadLetterQueueUrl(name));
@@ -381,7 +382,9 @@ describe('input that can never succeed, through the local bus to the real handle
     const pool = 'pool-control';
     await world.createNodePool(pool, { type: 'Edge' });
     const lettersBefore = bus.deadLetters().length;
-    world.cluster.setFaults({ seed: 1, rules: [{ errorRate: 1, errorStatus: 500 }] });
+    const local = world.local;
+    if (!local) throw new Error('the control test needs the local API (injected faults)');
+    local.setFaults({ seed: 1, rules: [{ errorRate: 1, errorStatus: 500 }] });
     let id = '';
     try {
       id = reconcileRequest({ clusterId: CLUSTER_ID, nodePool: pool, reason: 'e2e', requestedBy: 'e2e' })();
@@ -391,7 +394,7 @@ describe('input that can never succeed, through the local bus to the real handle
       const item = (await tableItems()).find((i) => i.sk === keys.pool(CLUSTER_ID, pool).sk);
       expect(item?.[TTL_ATTRIBUTE], 'a pool that never converged expires').toEqual(expect.any(Number));
     } finally {
-      world.cluster.setFaults({ rules: [] });
+      local.setFaults({ rules: [] });
     }
     await bus.drain();
     expect(attempts.get(id)).toBeGreaterThanOrEqual(3);

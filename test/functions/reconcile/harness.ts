@@ -1,31 +1,38 @@
 /**
- * A reconcile world for end-to-end tests and the benchmark: one local Kubernetes API with the CRDs, the
- * product namespace and a cluster CA; dynalite with the state table and the cluster registered; the real
- * reconcile handler wired to both. No vitest import: dev/bench/reconcile.ts uses it too.
+ * A reconcile world for end-to-end tests and the benchmark: one cluster — the built control plane with the
+ * product installed (default) or the embedded local API — with the CRDs, the product namespace and the
+ * cluster CA; dynalite with the state table and the cluster registered; the real reconcile handler wired to
+ * both. No vitest import: dev/bench/reconcile.ts uses it too.
  */
 import { randomUUID, webcrypto } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { KubeConfig } from '@kubernetes/client-node';
+import { HttpMethod, KubeConfig } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
 import { parseAllDocuments } from 'yaml';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
-import { createClusterClient } from '../../../adapters/kubernetes/index.ts';
+import { CLUSTER_CA_CONFIGMAP, createClusterClient } from '../../../adapters/kubernetes/index.ts';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
-import type { StateTable } from '../../../adapters/state-table/index.ts';
+import type { ClusterAccess, StateTable } from '../../../adapters/state-table/index.ts';
 import { createStateTable, registerCluster } from '../../../adapters/state-table/index.ts';
 import type { KubeObject } from '../../../core/index.ts';
 import { cachingKeyFactory, DEFAULT_NAMESPACE } from '../../../core/index.ts';
 import type { LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
-import type { LocalCluster } from '../../../dev/local/kube-api/index.ts';
-import { startLocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { createIfMissing } from '../../../dev/local/fleet/seed.ts';
+import type { LocalCluster, RequestRecord } from '../../../dev/local/kube-api/index.ts';
+import { createCertificateAuthority, startLocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { AuditRequestLog } from '../../../dev/local/real-cluster/audit-log.ts';
+import { startRealHostCluster } from '../../../dev/local/real-cluster/control-plane.ts';
+import { installProduct, PRODUCT_IDENTITIES } from '../../../dev/local/real-cluster/install.ts';
 import type { ReconcileDeps, ReconcileResult } from '../../../functions/reconcile/handler.ts';
 import { createReconcileHandler, reconcileDeps } from '../../../functions/reconcile/handler.ts';
 import * as x509 from '../../../shared/x509.ts';
+import { waitFor } from '../../support/wait.ts';
 
 export const CLUSTER_ID = 'c1';
 export const TABLE_NAME = 'pool-spirit-state';
@@ -55,8 +62,32 @@ export interface CapturedMetric {
   value: number;
 }
 
+/** The reconciler's requests to the cluster, read after the fact (writes counted, "not even a read"). */
+export interface ReconcileRequestLog {
+  /** A position: every request the reconciler finished before the call is before it. */
+  mark(): Promise<number>;
+  since(mark: number): Promise<RequestRecord[]>;
+  /** Writes (create/update/patch/delete), dry runs excluded. */
+  writesSince(mark: number): Promise<RequestRecord[]>;
+}
+
+/**
+ * Who serves the world's cluster: `real` (default), the built etcd, kube-apiserver, kube-controller-manager and
+ * kube-scheduler with the product installed from infra/cluster, and the reconciler as the shipped identity
+ * (its client certificate in group pool-spirit:reconciler, bound by the shipped RBAC), its requests read from
+ * kube-apiserver's audit log; `local`, the embedded local API, for what only it gives (injected faults, its
+ * RBAC usage record, the capture of its answers).
+ */
+export type ControlPlane = 'real' | 'local';
+
 export interface ReconcileWorld {
-  cluster: LocalCluster;
+  controlPlane: ControlPlane;
+  /** The API server's URL. */
+  url: string;
+  /** The local API (control plane `local`): faults and its own request log. */
+  local: LocalCluster | undefined;
+  /** The reconciler's requests: the audit log (real) or the local API's request log (local). */
+  requestLog: ReconcileRequestLog;
   dynamo: LocalDynamo;
   table: StateTable;
   deps: ReconcileDeps;
@@ -88,6 +119,24 @@ export interface ReconcileWorld {
     name: string,
     options?: { type?: 'Edge' | 'Cloud'; labels?: Record<string, string>; annotations?: Record<string, string> },
   ): Promise<KubeObject>;
+  /**
+   * Waits until the controllers are done with the pool's Deployment, then reconciles until a pass writes
+   * nothing. On the real control plane their progress (the Deployment's status, its ReplicaSet, the pod's
+   * scheduling) is news for a pass or two after a change; a pool that never settles is a self-triggered
+   * loop, and fails here. (The local API has no controllers: its Deployment is done as written.)
+   */
+  settle(pool: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The cluster a world's reconciler reaches, and how. */
+interface WorldCluster {
+  url: string;
+  local: LocalCluster | undefined;
+  admin: RawObjectApi;
+  clusterCaPem: string;
+  access: ClusterAccess;
+  requestLog: ReconcileRequestLog;
   stop(): Promise<void>;
 }
 
@@ -95,29 +144,24 @@ async function applyManifest(admin: RawObjectApi, obj: KubernetesObject): Promis
   await admin.applyJson(obj, 'test-setup', true);
 }
 
-export async function startReconcileWorld(
-  options: { logLevel?: 'SILENT' | 'INFO' | 'DEBUG'; lockedWaitMs?: number } = {},
-): Promise<ReconcileWorld> {
-  const cluster = await startLocalCluster({ port: 0 });
-  const dynamo = await startLocalDynamo();
-  await ensureTable(dynamo.client, TABLE_NAME);
-  const tableWrites: number[] = [];
-  const table = createStateTable({
-    client: dynamo.client,
-    tableName: TABLE_NAME,
-    onWriteUnits: (u) => tableWrites.push(u),
-  });
-  await registerCluster(table, { id: CLUSTER_ID, access: { kind: 'url', url: cluster.url } }, new Date());
-
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser({ name: 'admin', server: cluster.url, skipTLSVerify: true }, { name: 'admin' });
-  const admin = RawObjectApi.fromKubeConfig(kc);
+async function crdManifests(): Promise<KubernetesObject[]> {
+  const out: KubernetesObject[] = [];
   for (const file of ['infra/crds/nodepool.yaml', 'infra/crds/poolspirit.yaml']) {
     for (const doc of parseAllDocuments(await readFile(repoRoot + file, 'utf8'))) {
       const obj = doc.toJSON() as KubernetesObject | null;
-      if (obj) await applyManifest(admin, obj);
+      if (obj) out.push(obj);
     }
   }
+  return out;
+}
+
+/** The embedded local API, anonymous admin access, the CRDs and the product namespace applied. */
+async function startLocalWorldCluster(): Promise<WorldCluster> {
+  const cluster = await startLocalCluster({ port: 0 });
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser({ name: 'admin', server: cluster.url, skipTLSVerify: true }, { name: 'admin' });
+  const admin = RawObjectApi.fromKubeConfig(kc);
+  for (const obj of await crdManifests()) await applyManifest(admin, obj);
   await applyManifest(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEFAULT_NAMESPACE } });
   const clusterCaPem = await generateClusterCaPem();
   await applyManifest(admin, {
@@ -126,6 +170,95 @@ export async function startReconcileWorld(
     metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' },
     data: { 'ca.crt': clusterCaPem },
   } as KubernetesObject);
+  const log = cluster.requestLog;
+  return {
+    url: cluster.url,
+    local: cluster,
+    admin,
+    clusterCaPem,
+    access: { kind: 'url', url: cluster.url },
+    requestLog: {
+      mark: async () => log.mark(),
+      since: async (mark) => log.since(mark),
+      writesSince: async (mark) => log.writesSince(mark),
+    },
+    stop: () => cluster.stop(),
+  };
+}
+
+/**
+ * The built control plane with the product installed as an operator would (OpenYurt's NodePool CRD, then
+ * infra/cluster), the reconciler reaching it as the shipped identity, and kube-apiserver's audit log as the
+ * record of what that identity requested.
+ */
+async function startRealWorldCluster(components: string[]): Promise<WorldCluster> {
+  const ca = await createCertificateAuthority('reconcile-e2e-cluster-ca');
+  const real = await startRealHostCluster({ name: 'reconcile-e2e', ca, auditLog: true });
+  try {
+    const admin = RawObjectApi.fromKubeConfig(real.kubeConfig);
+    for (const obj of await crdManifests()) await applyManifest(admin, obj);
+    await installProduct(real.kubeConfig, components);
+    await waitFor(
+      async () => {
+        await admin.list('apps.openyurt.io/v1beta2', 'NodePool');
+        await admin.list('poolspirit.io/v1alpha1', 'PoolSpirit');
+        return true;
+      },
+      10_000,
+      'CRDs served',
+    );
+    // kube-controller-manager publishes the cluster CA in every namespace; the reconcile reads kube-system's.
+    await createIfMissing(admin, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: CLUSTER_CA_CONFIGMAP.name, namespace: CLUSTER_CA_CONFIGMAP.namespace },
+      data: { 'ca.crt': ca.certPem },
+    } as KubernetesObject);
+    const kubeconfigPath = join(real.dir, 'reconciler.kubeconfig');
+    await real.writeKubeconfig(kubeconfigPath, PRODUCT_IDENTITIES.reconciler);
+    if (!real.auditLogPath) throw new Error('the control plane was started without its audit log');
+    const audit = new AuditRequestLog(
+      real.auditLogPath,
+      (marker) => admin.requestJson(HttpMethod.GET, '/version', { query: { fence: marker } }),
+      PRODUCT_IDENTITIES.reconciler.user,
+    );
+    return {
+      url: real.url,
+      local: undefined,
+      admin,
+      clusterCaPem: ca.certPem,
+      access: { kind: 'kubeconfig-file', path: kubeconfigPath },
+      requestLog: audit,
+      stop: () => real.stop(),
+    };
+  } catch (err) {
+    await real.stop();
+    throw err;
+  }
+}
+
+export async function startReconcileWorld(
+  options: {
+    controlPlane?: ControlPlane;
+    /** Control plane `real`: opt-in components of infra/cluster installed with the product (paths from the repository root). */
+    components?: string[];
+    logLevel?: 'SILENT' | 'INFO' | 'DEBUG';
+    lockedWaitMs?: number;
+  } = {},
+): Promise<ReconcileWorld> {
+  const controlPlane = options.controlPlane ?? 'real';
+  const cluster =
+    controlPlane === 'real' ? await startRealWorldCluster(options.components ?? []) : await startLocalWorldCluster();
+  const dynamo = await startLocalDynamo();
+  await ensureTable(dynamo.client, TABLE_NAME);
+  const tableWrites: number[] = [];
+  const table = createStateTable({
+    client: dynamo.client,
+    tableName: TABLE_NAME,
+    onWriteUnits: (u) => tableWrites.push(u),
+  });
+  await registerCluster(table, { id: CLUSTER_ID, access: cluster.access }, new Date());
+  const { admin, clusterCaPem } = cluster;
 
   const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
   // What the handler's dependencies read while the world is being built; the world is this same object.
@@ -147,10 +280,9 @@ export async function startReconcileWorld(
     keyFactory: cachingKeyFactory(),
     ...(options.lockedWaitMs !== undefined ? { lockedWaitMs: options.lockedWaitMs } : {}),
     clusterClient: (config) => {
-      const client = allocatingClusterIPs(
-        createClusterClient(config, { retry: { initialDelayMs: 5, maxDelayMs: 50 } }),
-        admin,
-      );
+      const made = createClusterClient(config, { retry: { initialDelayMs: 5, maxDelayMs: 50 } });
+      // kube-apiserver allocates Service IPs; the local API does not, so its world stands in for the allocator.
+      const client = cluster.local ? allocatingClusterIPs(made, admin) : made;
       return early.wrapClient ? early.wrapClient(client) : client;
     },
   });
@@ -167,7 +299,10 @@ export async function startReconcileWorld(
     resources: [],
   });
   const world: ReconcileWorld = Object.assign(early, {
-    cluster,
+    controlPlane,
+    url: cluster.url,
+    local: cluster.local,
+    requestLog: cluster.requestLog,
     dynamo,
     table,
     deps,
@@ -214,12 +349,52 @@ export async function startReconcileWorld(
       } as KubernetesObject);
       return JSON.parse(JSON.stringify(created)) as KubeObject;
     },
+    async settle(pool: string) {
+      if (controlPlane === 'real')
+        await waitFor(() => deploymentSettled(admin, pool), 20_000, `ps-${pool} settled`, 50);
+      let last: ReconcileResult | undefined;
+      await waitFor(
+        async () => (last = await world.invoke(pool)).result === 'unchanged',
+        20_000,
+        `a pass of ${pool} that writes nothing (the last: ${JSON.stringify(last)})`,
+        100,
+      );
+    },
     async stop() {
       await cluster.stop();
       await dynamo.stop();
     },
   });
   return world;
+}
+
+/** The pool's Deployment observed by its controller at its generation, with its pod created and scheduled or refused. */
+async function deploymentSettled(admin: RawObjectApi, pool: string): Promise<boolean> {
+  const d = await admin.readJson<KubeObject>({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: `ps-${pool}`, namespace: DEFAULT_NAMESPACE },
+  });
+  const status = d.status as { observedGeneration?: number; updatedReplicas?: number } | undefined;
+  const replicas = (d.spec as { replicas?: number } | undefined)?.replicas ?? 1;
+  if (status?.observedGeneration !== d.metadata.generation || status?.updatedReplicas !== replicas) return false;
+  const pods = await admin.requestJson<{ items: KubeObject[] }>(
+    HttpMethod.GET,
+    `/api/v1/namespaces/${DEFAULT_NAMESPACE}/pods`,
+    { query: { labelSelector: `poolspirit.io/pool=${pool}` } },
+  );
+  // The Deployment's own pods (its ReplicaSet's): a test may add pods of the pool's label by hand.
+  const live = pods.items.filter(
+    (p) => !p.metadata.deletionTimestamp && p.metadata.ownerReferences?.some((o) => o.kind === 'ReplicaSet'),
+  );
+  return (
+    live.length === replicas &&
+    live.every((p) =>
+      ((p.status as { conditions?: Array<{ type: string }> } | undefined)?.conditions ?? []).some(
+        (c) => c.type === 'PodScheduled',
+      ),
+    )
+  );
 }
 
 export function lambdaContext(awsRequestId: string, remainingMs = 60_000): Context {

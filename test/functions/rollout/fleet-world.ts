@@ -1,5 +1,5 @@
 /**
- * A rollout world on real local apiservers and dynalite, without the reconciler: `settle()` plays the
+ * A rollout world on the built control plane (one per cluster) and dynalite, without the reconciler: `settle()` plays the
  * reconciler and the agent deterministically (each PoolSpirit's status follows its spec at once, healthy
  * unless its agent version is marked bad). The clock is virtual, so soak and deadlines cost no waiting.
  */
@@ -15,14 +15,14 @@ import type { RolloutClusterOps } from '../../../functions/rollout/cluster-ops.t
 import { rolloutClusterOps } from '../../../functions/rollout/cluster-ops.ts';
 import type { RolloutDeps, RolloutResult } from '../../../functions/rollout/handler.ts';
 import { createRolloutHandler, rolloutDeps } from '../../../functions/rollout/handler.ts';
-import type { TestCluster } from '../../support/local-cluster.ts';
-import { startTestCluster } from '../../support/local-cluster.ts';
+import type { TestClusterAccess } from '../../support/local-cluster.ts';
+import { startRealTestCluster } from '../../support/real-cluster.ts';
 
 export const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
 
 export interface RolloutFleet {
-  clusters: Map<string, TestCluster>;
+  clusters: Map<string, TestClusterAccess>;
   dynamo: LocalDynamo;
   table: StateTable;
   deps: RolloutDeps;
@@ -47,10 +47,10 @@ export async function startRolloutFleet(
   const dynamo = await startLocalDynamo();
   await ensureTable(dynamo.client, 'rollout-test');
   const table = createStateTable({ client: dynamo.client, tableName: 'rollout-test' });
-  const clusters = new Map<string, TestCluster>();
+  const clusters = new Map<string, TestClusterAccess>();
   for (let i = 0; i < clusterCount; i++) {
     const id = `c${i + 1}`;
-    const t = await startTestCluster();
+    const t = await startRealTestCluster({ name: id });
     clusters.set(id, t);
     await registerCluster(
       table,

@@ -1,6 +1,6 @@
 /**
  * The reconcile converges the kube-system objects YurtHubs of compat pools read
- * (functions/yurt-coordinator/cluster-objects.ts), against the local API: a missing install is a condition, not a retry loop; the
+ * (functions/yurt-coordinator/cluster-objects.ts), on the built control plane with the shipped RBAC: a missing install is a condition, not a retry loop; the
  * certs Secret and the two EndpointSlices hold every compat pool, written only when they change; and two
  * pools reconciled at once cannot drop each other, because every write carries the resourceVersion read
  * before the pools were listed. A negative control runs the same interleaving without that precondition and
@@ -19,10 +19,11 @@ import {
   COMPAT_COMPONENT_PATH,
   COMPAT_LABEL,
   COMPAT_VALUE,
-  compatInstallObjects,
 } from '../../../core/yurt-coordinator/index.ts';
+import { productManifests } from '../../../dev/local/real-cluster/install.ts';
 import { auditDeps } from '../../../functions/audit/handler.ts';
 import { observeCluster } from '../../../functions/audit/observe.ts';
+import { restrictedPod } from '../../support/restricted-pod.ts';
 import { CLUSTER_ID, type ReconcileWorld, startReconcileWorld } from '../reconcile/harness.ts';
 
 const NS = DEFAULT_NAMESPACE;
@@ -66,16 +67,10 @@ const poolSpirit = (pool: string) => read('poolspirit.io/v1alpha1', 'PoolSpirit'
 /** What a kubelet and a CNI report for a running pool-spirit pod of `pool` on `<pool>-node-0`. */
 async function runPod(pool: string, ip: string): Promise<void> {
   const name = `ps-${pool}-x`;
-  await world.admin.createJson({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: NS,
-      labels: { 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': pool },
-    },
-    spec: { nodeName: `${pool}-node-0`, containers: [{ name: 'c', image: 'x' }] },
-  } as KubernetesObject);
+  const labels = { 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': pool };
+  await world.admin.createJson(
+    restrictedPod({ name, namespace: NS, labels, nodeName: `${pool}-node-0` }) as KubernetesObject,
+  );
   await world.admin.requestJson(HttpMethod.PATCH, `/api/v1/namespaces/${NS}/pods/${name}/status`, {
     body: { status: { phase: 'Running', podIP: ip, conditions: [{ type: 'Ready', status: 'True' }] } },
     contentType: 'application/merge-patch+json',
@@ -83,15 +78,12 @@ async function runPod(pool: string, ip: string): Promise<void> {
 }
 
 /**
- * The component's objects, applied as the operator. The local API requires EndpointSlice.endpoints where
- * kube-apiserver does not (it checks the OpenAPI `required` list, kube's Go validation does not), so the
- * slices get an empty list here; the real control plane takes the manifest as shipped
- * (test/infra/cluster/reconciler/reconciler-bounded.e2e.test.ts).
+ * The component as an operator installs it: infra/cluster with the component, built by kustomize and
+ * applied (its kube-system objects, and the Role and RoleBinding that let the reconciler write them).
  */
 async function installComponent(): Promise<void> {
-  for (const obj of compatInstallObjects()) {
-    const local = obj.kind === 'EndpointSlice' ? { ...obj, endpoints: [] } : obj;
-    await world.admin.applyJson(local as KubernetesObject, 'operator', true);
+  for (const obj of await productManifests([COMPAT_COMPONENT_PATH])) {
+    if (obj.kind !== 'Deployment') await world.admin.applyJson(obj, 'operator', true);
   }
 }
 
@@ -104,8 +96,9 @@ describe('without the yurt-coordinator-compat component', () => {
     const c = condition(await poolSpirit('edge-a'));
     expect(c).toMatchObject({ status: 'False', reason: 'NotInstalled' });
     expect(c?.message).toContain(COMPAT_COMPONENT_PATH);
-    expect(c?.message).toContain('Secret yurt-coordinator-yurthub-certs (404)');
-    expect(c?.message).toContain('Service yurt-coordinator-apiserver (404)');
+    // Without the component the reconciler holds no Role in kube-system: the API refuses the reads.
+    expect(c?.message).toContain('Secret yurt-coordinator-yurthub-certs (403)');
+    expect(c?.message).toContain('Service yurt-coordinator-apiserver (403)');
     // Not an error, so not a platform retry; and a second pass finds nothing to write.
     const again = await world.invoke('edge-a');
     expect(again).toMatchObject({ result: 'unchanged', clusterWrites: 0 });
@@ -157,6 +150,7 @@ describe('with the component installed', () => {
 
   it('writes nothing on a pass that finds them current', async () => {
     for (const pool of ['edge-a', 'edge-b']) {
+      await world.settle(pool);
       expect(await world.invoke(pool)).toMatchObject({ result: 'unchanged', clusterWrites: 0 });
     }
   });
@@ -246,7 +240,7 @@ describe('where the hubs have no coordinator client', () => {
     // Refused cluster-wide: the pools labelled compat before are out of the objects too.
     for (const pool of ['edge-c', 'edge-d'])
       for (const ca of await casOf(pool)) expect(await bundle()).not.toContain(ca);
-    expect(await world.invoke('edge-g')).toMatchObject({ result: 'unchanged', clusterWrites: 0 });
+    await world.settle('edge-g');
 
     await declare('v1.6.0');
     await world.invoke('edge-g');

@@ -42,6 +42,7 @@ import {
   type ReconcileWorld,
   startReconcileWorld,
 } from '../../../functions/reconcile/harness.ts';
+import { restrictedPod } from '../../../support/restricted-pod.ts';
 import { EVENT_NAMESPACE, kustomize, kustomizeOverlay, permissionInputs, REPO_ROOT } from '../../manifests.ts';
 
 const GROUP = { kind: 'Group' as const, name: RECONCILER_GROUP };
@@ -116,15 +117,15 @@ describe('reconciler RBAC is derived from the code', () => {
   });
 });
 
-describe('what each function really requests (local API request log)', () => {
+describe('what each function really requests (kube-apiserver audit log)', () => {
   let world: ReconcileWorld;
   const observed: Array<{ by: PermissionUser; req: RequestAttributes; record: RequestRecord }> = [];
 
   /** Runs `fn` as function `by`; every resource request it makes is recorded as that function's. */
   async function as<T>(by: PermissionUser, fn: () => Promise<T>): Promise<T> {
-    const mark = world.cluster.requestLog.mark();
+    const mark = await world.requestLog.mark();
     const out = await fn();
-    for (const record of world.cluster.requestLog.since(mark)) {
+    for (const record of await world.requestLog.since(mark)) {
       // Discovery is non-resource (allowed to every authenticated user by system:discovery); the harness's
       // stand-in for the Service IP allocator is kube-apiserver's job, not a function's.
       if (!record.resource || record.fieldManager === IP_ALLOCATOR) continue;
@@ -193,16 +194,14 @@ describe('what each function really requests (local API request log)', () => {
         query: { fieldManager: 'rbac-test', force: 'true' },
       });
     }
-    await admin({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
+    await admin(
+      restrictedPod({
         name: 'ps-edge-a-x',
         namespace: DEFAULT_NAMESPACE,
         labels: { 'app.kubernetes.io/managed-by': 'pool-spirit', 'poolspirit.io/pool': 'edge-a' },
-      },
-      spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'x' }] },
-    });
+        nodeName: 'node-1',
+      }),
+    );
     const moved = await as('cloud-events', async () =>
       moveOffLeavingNode(
         await client(),
