@@ -19,7 +19,7 @@ const MI = 2 ** 20;
 const repoRoot = join(import.meta.dirname, '..', '..', '..');
 
 /**
- * The audit against a small local fleet: drift injected with kubectl while the forwarders are stopped (the
+ * The audit against a small fleet on the built control plane (one per cluster): drift injected with kubectl while the forwarders are stopped (the
  * outage audits exist for), found by the audit with the right reason, the fixable ones repaired by the
  * reconciles it requests, through the bus and the real reconcile function.
  */
@@ -42,6 +42,7 @@ describe('fleet audit: 2 clusters × 3 pools', () => {
       stateDir: dir,
       readyDelayMs: 20,
       retryBaseDelayMs: 20,
+      controlPlane: 'real',
     });
     await fleet.waitConverged(60_000);
     deps = auditDeps({

@@ -69,11 +69,11 @@ describe('cloud events: parsing', () => {
 });
 
 /**
- * The whole path in a local fleet: an EC2 event injected into the bus is routed by serverless.yml's rules
+ * The whole path in a fleet on the built control plane: an EC2 event injected into the bus is routed by serverless.yml's rules
  * to the cloud-events function, which finds the node by providerID in whichever registered cluster has it
  * and moves the pool-spirit to the pool's other Ready node; the reconcile it requests keeps the status true.
  */
-describe('cloud events: a local fleet with an EC2-backed edge pool', () => {
+describe('cloud events: a fleet with an EC2-backed edge pool on the built control plane', () => {
   let fleet: LocalFleet;
   let dir: string;
   const kubectl = async (...args: string[]) =>
@@ -100,6 +100,7 @@ describe('cloud events: a local fleet with an EC2-backed edge pool', () => {
       stateDir: dir,
       readyDelayMs: 20,
       retryBaseDelayMs: 20,
+      controlPlane: 'real',
     });
     const manifest = [
       'apiVersion: apps.openyurt.io/v1beta1',

@@ -31,11 +31,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /**
- * The whole local stack (forwarder, bus, reconcile function, sim kubelet): what someone else does to a
+ * The whole stack on the built control plane (forwarder, bus, reconcile function, sim kubelet): what someone else does to a
  * pool's objects is undone within seconds, by the watch → notice → reconcile path alone (the audit
  * schedule is minutes away and not waited for).
  */
-describe('owned objects on the local stack: deleted or drifted, back in seconds', () => {
+describe('owned objects on the built control plane: deleted or drifted, back in seconds', () => {
   let fleet: LocalFleet;
   let dir: string;
   let api: RawObjectApi;
@@ -70,6 +70,7 @@ describe('owned objects on the local stack: deleted or drifted, back in seconds'
       stateDir: dir,
       readyDelayMs: 20,
       retryBaseDelayMs: 20,
+      controlPlane: 'real',
     });
     api = RawObjectApi.fromKubeConfig(fleet.clusters[0].kubeConfig);
     await settled();

@@ -34,6 +34,7 @@ describe('a pool with no Ready node', () => {
       stateDir: dir,
       readyDelayMs: 20,
       retryBaseDelayMs: 20,
+      controlPlane: 'real',
     });
     api = RawObjectApi.fromKubeConfig(fleet.clusters[0].kubeConfig);
   }, 60_000);
@@ -54,7 +55,8 @@ describe('a pool with no Ready node', () => {
     expect(c.status).toBe('False');
     expect(c.message).toMatch(
       new RegExp(
-        `^no node can run the pool-spirit pod: NodePool ${POOL} needs a Ready node that fits it \\(scheduler: 0/\\d+ nodes are available`,
+        // kube-scheduler's words: with no node in the cluster at all, or with nodes that do not fit.
+        `^no node can run the pool-spirit pod: NodePool ${POOL} needs a Ready node that fits it \\(scheduler: (no nodes available to schedule pods|0/\\d+ nodes are available)`,
       ),
     );
   }, 30_000);

@@ -1,5 +1,5 @@
 /**
- * The whole system on the local fleet (3 clusters × 2 pools, sim kubelet): the rollout function changes
+ * The whole system on a fleet of built control planes (3 clusters × 2 pools, sim kubelet): the rollout function changes
  * PoolSpirits, the forwarders see it, the reconcile re-renders, the sim kubelet rolls the pods, the agent
  * sim reports — and the rollout reads the resulting status. Ticks are driven here (the schedule rule's
  * one-minute tick would be too slow for a test), by invoking the fleet's rollout function.
@@ -16,7 +16,7 @@ import { waitFor } from '../../support/local-cluster.ts';
 
 const TERMINAL = ['Succeeded', 'Failed', 'Aborted', 'RolledBack'];
 
-describe('rollout on the local fleet: 3 clusters × 2 pools', () => {
+describe('rollout on a fleet of built control planes: 3 clusters × 2 pools', () => {
   let fleet: LocalFleet;
   let dir: string;
 
@@ -31,6 +31,7 @@ describe('rollout on the local fleet: 3 clusters × 2 pools', () => {
       retryBaseDelayMs: 20,
       // The third cluster's kubelet never gets a pool-spirit pod of agent 0.3.0 Ready.
       unhealthyVersions: { 'cluster-03': ['0.3.0'] },
+      controlPlane: 'real',
     });
     await fleet.waitConverged(60_000);
   }, 90_000);
