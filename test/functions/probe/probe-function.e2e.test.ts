@@ -1,5 +1,5 @@
 /**
- * The probe function end to end: a local cluster with PoolSpirits whose status.leader the agent would have
+ * The probe function end to end: the built control plane with PoolSpirits whose status.leader the agent would have
  * written, dynalite with the state table and the cluster registered, the real handler; then the CLI reads
  * what it stored.
  */
@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { HttpMethod } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StateTable } from '../../../adapters/state-table/index.ts';
@@ -22,7 +23,8 @@ import {
 import { getItem } from '../../../adapters/state-table/table.ts';
 import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { createProbeHandler, type ProbeResult } from '../../../functions/probe/handler.ts';
-import { startTestCluster, type TestCluster } from '../../support/local-cluster.ts';
+import type { TestClusterAccess } from '../../support/local-cluster.ts';
+import { startRealTestCluster } from '../../support/real-cluster.ts';
 
 const TABLE = 'probe-test-state';
 const CLI = fileURLToPath(new URL('../../../cli/main.ts', import.meta.url));
@@ -31,28 +33,20 @@ const context = {} as Context;
 
 let dynamo: LocalDynamo;
 let table: StateTable;
-let tc: TestCluster;
+let tc: TestClusterAccess;
 // Near real time: the CLI reads with its own clock and must not see the records as expired.
 let clockMs = Date.now() - 10 * 60_000;
 const clock = () => new Date(clockMs);
 const at = (secondsAgo: number) => new Date(clockMs - secondsAgo * 1000).toISOString();
 const metricsOut: string[] = [];
 
-async function api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(tc.cluster.url + path, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await res.json()) as Record<string, unknown>;
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const api = (method: HttpMethod, path: string, body?: unknown) =>
+  tc.api.requestJson<Record<string, unknown>>(method, path, body === undefined ? {} : { body });
 
 const PS = '/apis/poolspirit.io/v1alpha1/poolspirits';
 async function setLeader(name: string, leader: Record<string, unknown> | undefined) {
-  const live = await api('GET', `${PS}/${name}`);
-  await api('PUT', `${PS}/${name}/status`, { ...live, status: leader ? { leader } : {} });
+  const live = await api(HttpMethod.GET, `${PS}/${name}`);
+  await api(HttpMethod.PUT, `${PS}/${name}/status`, { ...live, status: leader ? { leader } : {} });
 }
 
 function handler() {
@@ -71,10 +65,10 @@ beforeAll(async () => {
   dynamo = await startLocalDynamo();
   await ensureTable(dynamo.client, TABLE);
   table = createStateTable({ client: dynamo.client, tableName: TABLE });
-  tc = await startTestCluster();
+  tc = await startRealTestCluster({ name: 'probe' });
   await registerCluster(table, { id: 'c1', access: { kind: 'kubeconfig-file', path: tc.kubeconfigPath } }, clock());
   for (const pool of ['hangzhou', 'shanghai', 'beijing']) {
-    await api('POST', PS, {
+    await api(HttpMethod.POST, PS, {
       apiVersion: 'poolspirit.io/v1alpha1',
       kind: 'PoolSpirit',
       metadata: { name: pool },
