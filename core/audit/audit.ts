@@ -2,6 +2,7 @@ import { type KubeObject, objectKey } from '../kube.ts';
 import { type FleetDefaults, poolSpiritIntent } from '../nodepool.ts';
 import type { PoolSpiritStatus } from '../poolspirit/api.ts';
 import { labelValue, POOL_LABEL } from '../render/labels.ts';
+import { coordinatorFindings } from './coordinator-findings.ts';
 import { driftFindings } from './drift.ts';
 import { certificateFindings, etcdFindings } from './health-findings.ts';
 import { leaderFindings } from './leader.ts';
@@ -65,6 +66,8 @@ export function auditCluster(obs: ClusterObservation, options: AuditOptions): Cl
     );
   }
   findings.push(...orphans(cluster, obs.nodePools, obs.poolSpirits, obs.owned, defaults));
+  const compatAudited = (obs.coordinator?.compatPools ?? []).filter((pool) => audited.includes(pool));
+  findings.push(...coordinatorFindings(cluster, compatAudited, obs.coordinator?.certsSecret));
   findings.sort(compareFindings);
 
   const pools = audited.map((pool) =>

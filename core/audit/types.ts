@@ -20,6 +20,7 @@ export const FINDING_KINDS = [
   'spec-drift',
   'render-failed',
   'misplaced',
+  'foreign-writer',
 ] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 
@@ -84,6 +85,11 @@ export interface ClusterObservation {
   nodes: KubeObject[];
   /** Rendered desired objects per pool name (only for pools whose PoolSpirit exists and parses). */
   desired: Record<string, DesiredObjects>;
+  /**
+   * Where yurt-coordinator compatibility is in effect: its pools, and kube-system's certs Secret as read
+   * (undefined when it could not be: the pools' NotInstalled condition says so).
+   */
+  coordinator?: { compatPools: string[]; certsSecret?: KubeObject };
   /** Leader samples per pool from earlier audits and probes, oldest first. */
   leaderHistory?: Record<string, LeaderSample[]>;
   /** Latest probe record per pool. */

@@ -23,8 +23,13 @@ import {
 import type { KubeObject } from '../../core/kube.ts';
 import { objectKey } from '../../core/kube.ts';
 import { API_VERSION as POOLSPIRIT_API_VERSION, KIND as POOLSPIRIT_KIND } from '../../core/poolspirit/names.ts';
-import { compatInEffect, type PoolCompatInput } from '../../core/yurt-coordinator/index.ts';
-import { hubCoordinatorSupport, observedCompatInput } from '../yurt-coordinator/read.ts';
+import {
+  CERTS_SECRET,
+  COORDINATOR_NAMESPACE,
+  compatInEffect,
+  type PoolCompatInput,
+} from '../../core/yurt-coordinator/index.ts';
+import { hubCoordinatorSupport, observedCompatInput, readInstalled } from '../yurt-coordinator/read.ts';
 import type { AuditDeps } from './deps.ts';
 
 /**
@@ -66,8 +71,20 @@ export async function observeCluster(
   // cluster's hubs have no coordinator client, as any pool (the reconcile refuses compat there).
   const hubs = await hubCoordinatorSupport(client, { id: clusterId, ...registration });
   const compatRefused = !hubs.supported;
-  const anyCompat = nodePools.some((p) => compatInEffect(p, compatRefused));
-  const compat = anyCompat ? await observedCompatInput(client, namespace) : undefined;
+  const compatPools = nodePools.filter((p) => compatInEffect(p, compatRefused)).map((p) => p.metadata.name);
+  const compat = compatPools.length > 0 ? await observedCompatInput(client, namespace) : undefined;
+  // Who else wrote the keys the product renders there (a missing install is the pools' own condition).
+  const certsSecret =
+    compatPools.length > 0
+      ? (
+          await readInstalled(client, {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            namespace: COORDINATOR_NAMESPACE,
+            name: CERTS_SECRET,
+          })
+        ).object
+      : undefined;
   for (const nodePool of nodePools) {
     const spirit = spirits.get(nodePool.metadata.name);
     if (!spirit || spirit.metadata.deletionTimestamp || !poolSpiritIntent(nodePool, deps.fleetDefaults).wanted)
@@ -78,7 +95,16 @@ export async function observeCluster(
     });
     if (rendered) desired[nodePool.metadata.name] = rendered;
   }
-  return { clusterId, nodePools, poolSpirits, owned, pods, nodes, desired };
+  return {
+    clusterId,
+    nodePools,
+    poolSpirits,
+    owned,
+    pods,
+    nodes,
+    desired,
+    ...(compatPools.length > 0 ? { coordinator: { compatPools, certsSecret } } : {}),
+  };
 }
 
 /**

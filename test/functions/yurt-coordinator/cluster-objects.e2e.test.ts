@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
 import { statusOf } from '../../../adapters/kubernetes/index.ts';
 import { getCluster, registerCluster } from '../../../adapters/state-table/index.ts';
+import { auditCluster } from '../../../core/audit/index.ts';
 import { DEFAULT_NAMESPACE, fieldDiffs, type KubeObject } from '../../../core/index.ts';
 import { PKI_FILES } from '../../../core/render/pki.ts';
 import {
@@ -63,6 +64,14 @@ function condition(obj: KubeObject | undefined) {
   return conditions.find((c) => c.type === 'YurtCoordinatorObjectsReady');
 }
 const poolSpirit = (pool: string) => read('poolspirit.io/v1alpha1', 'PoolSpirit', pool);
+
+/** What the audit function observes of the cluster, as the reconciler's identity. */
+async function observe() {
+  const registration = await getCluster(world.table, CLUSTER_ID);
+  if (!registration) throw new Error(`cluster ${CLUSTER_ID} is not registered`);
+  const client = world.deps.clusterClient(await world.deps.clusterAccess.connectionFor(registration), CLUSTER_ID);
+  return observeCluster(auditDeps({ table: world.table }), CLUSTER_ID, client);
+}
 
 /** What a kubelet and a CNI report for a running pool-spirit pod of `pool` on `<pool>-node-0`. */
 async function runPod(pool: string, ip: string): Promise<void> {
@@ -131,11 +140,7 @@ describe('with the component installed', () => {
   });
 
   it('the audit renders each compat pool as the reconcile did (its coordinator material), so it finds no drift', async () => {
-    const client = world.deps.clusterClient(
-      await world.deps.clusterAccess.connectionFor((await getCluster(world.table, CLUSTER_ID))!),
-      CLUSTER_ID,
-    );
-    const observed = await observeCluster(auditDeps({ table: world.table }), CLUSTER_ID, client);
+    const observed = await observe();
     for (const pool of ['edge-a', 'edge-b']) {
       const desired = observed.desired[pool];
       expect(desired && 'error' in desired ? desired.error : undefined, pool).toBeUndefined();
@@ -168,8 +173,18 @@ describe('with the component installed', () => {
       },
     );
     expect(await bundle()).toBe(foreignCa);
+    // The audit sees it meanwhile, on every compat pool, and a reconcile it requests is the repair.
+    const seen = auditCluster(await observe(), { now: new Date() }).findings.filter((f) => f.kind === 'foreign-writer');
+    expect(seen.map((f) => [f.pool, f.fixable])).toEqual([
+      ['edge-a', true],
+      ['edge-b', true],
+    ]);
+    expect(seen[0]?.reason).toMatch(/was written by yurt-manager \(Update, \S+\): ca\.crt: /);
     await world.invoke('edge-a');
     expect(await bundle()).toBe(ours);
+    expect(auditCluster(await observe(), { now: new Date() }).findings.map((f) => f.kind)).not.toContain(
+      'foreign-writer',
+    );
     const c = condition(await poolSpirit('edge-a'));
     expect(c).toMatchObject({ status: 'False', reason: 'ForeignWriter' });
     expect(c?.message).toMatch(
