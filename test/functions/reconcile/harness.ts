@@ -352,11 +352,15 @@ export async function startReconcileWorld(
     async settle(pool: string) {
       if (controlPlane === 'real')
         await waitFor(() => deploymentSettled(admin, pool), 20_000, `ps-${pool} settled`, 50);
-      let last: ReconcileResult | undefined;
+      // A pass that wrote throws, so the wait's failure names the last one (waitFor reports the last error).
       await waitFor(
-        async () => (last = await world.invoke(pool)).result === 'unchanged',
+        async () => {
+          const pass = await world.invoke(pool);
+          if (pass.result !== 'unchanged') throw new Error(`the last pass: ${JSON.stringify(pass)}`);
+          return true;
+        },
         20_000,
-        `a pass of ${pool} that writes nothing (the last: ${JSON.stringify(last)})`,
+        `a pass of ${pool} that writes nothing`,
         100,
       );
     },
