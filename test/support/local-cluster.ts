@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { CLUSTER_CA_CONFIGMAP } from '../../adapters/kubernetes/index.ts';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { createIfMissing, infraManifests } from '../../dev/local/fleet/seed.ts';
 import { type LocalCluster, type LocalClusterOptions, startLocalCluster } from '../../dev/local/kube-api/index.ts';
@@ -19,6 +20,19 @@ export interface TestClusterAccess {
 
 export interface TestCluster extends TestClusterAccess {
   cluster: LocalCluster;
+}
+
+/**
+ * The cluster's CA where the product reads it (ConfigMap kube-system/kube-root-ca.crt), as
+ * kube-controller-manager publishes it: YurtHub node certificates chain to it.
+ */
+export async function publishClusterCa(api: RawObjectApi, caPem: string): Promise<void> {
+  await createIfMissing(api, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: CLUSTER_CA_CONFIGMAP.name, namespace: CLUSTER_CA_CONFIGMAP.namespace },
+    data: { 'ca.crt': caPem },
+  } as KubernetesObject);
 }
 
 /** Creates the NodePool (OpenYurt's) and PoolSpirit CRDs, and waits until both are served. */

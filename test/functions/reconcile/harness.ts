@@ -5,17 +5,14 @@
  * both. No vitest import: dev/bench/reconcile.ts uses it too.
  */
 import { randomUUID, webcrypto } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { HttpMethod, KubeConfig } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
-import { parseAllDocuments } from 'yaml';
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
-import { CLUSTER_CA_CONFIGMAP, createClusterClient } from '../../../adapters/kubernetes/index.ts';
+import { createClusterClient } from '../../../adapters/kubernetes/index.ts';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import type { ClusterAccess, StateTable } from '../../../adapters/state-table/index.ts';
 import { createStateTable, registerCluster } from '../../../adapters/state-table/index.ts';
@@ -23,7 +20,6 @@ import type { KubeObject } from '../../../core/index.ts';
 import { cachingKeyFactory, DEFAULT_NAMESPACE } from '../../../core/index.ts';
 import type { LocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { ensureTable, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
-import { createIfMissing } from '../../../dev/local/fleet/seed.ts';
 import type { LocalCluster, RequestRecord } from '../../../dev/local/kube-api/index.ts';
 import { createCertificateAuthority, startLocalCluster } from '../../../dev/local/kube-api/index.ts';
 import { AuditRequestLog } from '../../../dev/local/real-cluster/audit-log.ts';
@@ -32,11 +28,11 @@ import { installProduct, PRODUCT_IDENTITIES } from '../../../dev/local/real-clus
 import type { ReconcileDeps, ReconcileResult } from '../../../functions/reconcile/handler.ts';
 import { createReconcileHandler, reconcileDeps } from '../../../functions/reconcile/handler.ts';
 import * as x509 from '../../../shared/x509.ts';
+import { applyCrds, publishClusterCa } from '../../support/local-cluster.ts';
 import { waitFor } from '../../support/wait.ts';
 
 export const CLUSTER_ID = 'c1';
 export const TABLE_NAME = 'pool-spirit-state';
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** A throwaway cluster CA made at test time (its key is never written anywhere). */
 export async function generateClusterCaPem(): Promise<string> {
@@ -144,32 +140,16 @@ async function applyManifest(admin: RawObjectApi, obj: KubernetesObject): Promis
   await admin.applyJson(obj, 'test-setup', true);
 }
 
-async function crdManifests(): Promise<KubernetesObject[]> {
-  const out: KubernetesObject[] = [];
-  for (const file of ['infra/crds/nodepool.yaml', 'infra/crds/poolspirit.yaml']) {
-    for (const doc of parseAllDocuments(await readFile(repoRoot + file, 'utf8'))) {
-      const obj = doc.toJSON() as KubernetesObject | null;
-      if (obj) out.push(obj);
-    }
-  }
-  return out;
-}
-
 /** The embedded local API, anonymous admin access, the CRDs and the product namespace applied. */
 async function startLocalWorldCluster(): Promise<WorldCluster> {
   const cluster = await startLocalCluster({ port: 0 });
   const kc = new KubeConfig();
   kc.loadFromClusterAndUser({ name: 'admin', server: cluster.url, skipTLSVerify: true }, { name: 'admin' });
   const admin = RawObjectApi.fromKubeConfig(kc);
-  for (const obj of await crdManifests()) await applyManifest(admin, obj);
+  await applyCrds(admin);
   await applyManifest(admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEFAULT_NAMESPACE } });
   const clusterCaPem = await generateClusterCaPem();
-  await applyManifest(admin, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'kube-root-ca.crt', namespace: 'kube-system' },
-    data: { 'ca.crt': clusterCaPem },
-  } as KubernetesObject);
+  await publishClusterCa(admin, clusterCaPem);
   const log = cluster.requestLog;
   return {
     url: cluster.url,
@@ -196,24 +176,9 @@ async function startRealWorldCluster(components: string[]): Promise<WorldCluster
   const real = await startRealHostCluster({ name: 'reconcile-e2e', ca, auditLog: true });
   try {
     const admin = RawObjectApi.fromKubeConfig(real.kubeConfig);
-    for (const obj of await crdManifests()) await applyManifest(admin, obj);
+    await applyCrds(admin);
     await installProduct(real.kubeConfig, components);
-    await waitFor(
-      async () => {
-        await admin.list('apps.openyurt.io/v1beta2', 'NodePool');
-        await admin.list('poolspirit.io/v1alpha1', 'PoolSpirit');
-        return true;
-      },
-      10_000,
-      'CRDs served',
-    );
-    // kube-controller-manager publishes the cluster CA in every namespace; the reconcile reads kube-system's.
-    await createIfMissing(admin, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: CLUSTER_CA_CONFIGMAP.name, namespace: CLUSTER_CA_CONFIGMAP.namespace },
-      data: { 'ca.crt': ca.certPem },
-    } as KubernetesObject);
+    await publishClusterCa(admin, ca.certPem);
     const kubeconfigPath = join(real.dir, 'reconciler.kubeconfig');
     await real.writeKubeconfig(kubeconfigPath, PRODUCT_IDENTITIES.reconciler);
     if (!real.auditLogPath) throw new Error('the control plane was started without its audit log');
