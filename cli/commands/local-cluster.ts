@@ -142,7 +142,7 @@ function untilSignalled(): Promise<void> {
 
 /** The real control plane, signed by a fresh CA, until signalled; its admin kubeconfig written to `kubeconfig`. */
 async function serveRealCluster(name: string, kubeconfig: string): Promise<number> {
-  const { createCertificateAuthority } = await import('../../dev/local/kube-api/index.ts');
+  const { createCertificateAuthority } = await import('../../dev/local/pki.ts');
   const { startRealHostCluster } = await import('../../dev/local/real-cluster/control-plane.ts');
   const { copyFile, mkdir } = await import('node:fs/promises');
   const { dirname } = await import('node:path');

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { renderPoolSpirit } from '../../core/index.ts';
 import type { KubeObject } from '../../core/kube.ts';
-import { createCertificateAuthority, issueClientCertificate, kubeconfigYaml } from '../../dev/local/kube-api/index.ts';
+import { kubeconfigYaml } from '../../dev/local/kube-api/index.ts';
 import { KUBECTL } from '../../dev/local/kube-bins/index.ts';
 import { pointedAt } from '../../dev/local/kubelet/process/pool-spirit-process.ts';
 import {
@@ -20,6 +20,7 @@ import {
   type RealControlPlane,
   startRealControlPlane,
 } from '../../dev/local/kubelet/process/real-control-plane.ts';
+import { createCertificateAuthority, issueClientCertificate } from '../../dev/local/pki.ts';
 import { type RealHostCluster, startRealHostCluster } from '../../dev/local/real-cluster/control-plane.ts';
 import { renderInput } from '../core/fixtures.ts';
 

@@ -6,7 +6,7 @@
  */
 
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
-import { createCertificateAuthority } from '../../dev/local/kube-api/index.ts';
+import { createCertificateAuthority } from '../../dev/local/pki.ts';
 import {
   type RealHostCluster,
   type StartRealHostClusterOptions,

@@ -2,7 +2,7 @@ import { webcrypto } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as x509 from '../../../shared/x509.ts';
-import type { CertificateAuthority } from '../kube-api/index.ts';
+import type { CertificateAuthority } from '../pki.ts';
 
 export interface ClusterCa {
   certPem: string;

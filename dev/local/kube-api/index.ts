@@ -22,13 +22,6 @@ import type { Storage } from './storage/types.ts';
 
 export type { AuthorizationMode, ClusterAuthorization } from './auth/gate.ts';
 export type { Decision, Denial, RequestAttributes, RuleReport, RuleUsage, UserInfo } from './auth/index.ts';
-export {
-  type CertAndKey,
-  type CertificateAuthority,
-  createCertificateAuthority,
-  issueClientCertificate,
-  issueServingCertificate,
-} from './auth/test-pki.ts';
 export type { FaultConfig } from './faults.ts';
 export type { ResourceInfo } from './registry.ts';
 export type { CacheChange, ObjectCache, ObjectCacheFactory } from './server/object-cache.ts';

@@ -9,7 +9,7 @@
  * this process exits or is signalled (dev/local/processes/exit-cleanup.ts).
  */
 import type { AgentOptions } from '../../../agent/options.ts';
-import type { CertificateAuthority } from '../kube-api/index.ts';
+import type { CertificateAuthority } from '../pki.ts';
 import type { RunningPoolSpirit } from './process/pool-spirit-process.ts';
 import { PoolSpiritRuntime } from './process/runtime.ts';
 import { SimKubelet, type SimKubeletOptions } from './sim-kubelet.ts';

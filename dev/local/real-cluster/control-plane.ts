@@ -15,14 +15,9 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import * as x509 from '../../../shared/x509.ts';
 import { type RunningEtcd, startEtcd } from '../etcd/launch.ts';
-import {
-  type CertAndKey,
-  type CertificateAuthority,
-  issueClientCertificate,
-  issueServingCertificate,
-  kubeconfigYaml,
-} from '../kube-api/index.ts';
+import { kubeconfigYaml } from '../kube-api/index.ts';
 import { requireKubeBinary } from '../kube-bins/index.ts';
+import { type CertAndKey, type CertificateAuthority, issueClientCertificate, issueServingCertificate } from '../pki.ts';
 import { cleanupOnExit } from '../processes/exit-cleanup.ts';
 import { freePorts } from '../processes/free-ports.ts';
 import {

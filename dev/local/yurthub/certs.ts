@@ -6,7 +6,7 @@
  */
 import { randomBytes, webcrypto } from 'node:crypto';
 import * as x509 from '../../../shared/x509.ts';
-import type { CertAndKey, CertificateAuthority } from '../kube-api/index.ts';
+import type { CertAndKey, CertificateAuthority } from '../pki.ts';
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGNING = { name: 'ECDSA', hash: 'SHA-256' } as const;

@@ -9,9 +9,9 @@
 import { join } from 'node:path';
 import type { FleetCluster } from '../fleet/fleet.ts';
 import { nodeName } from '../fleet/seed.ts';
-import type { CertificateAuthority } from '../kube-api/index.ts';
 import type { RunningPoolSpirit } from '../kubelet/process/pool-spirit-process.ts';
 import { ProcessKubelet } from '../kubelet/process-kubelet.ts';
+import type { CertificateAuthority } from '../pki.ts';
 import { installForYurtHubs } from './host-install.ts';
 import { type RunningYurtHub, startYurtHub } from './hub.ts';
 import { hostPort, type Link, startLink } from './link.ts';

@@ -26,7 +26,7 @@ import {
   nodeLeaseProxyData,
 } from '../../../core/yurt-coordinator/index.ts';
 import { COORDINATOR_PKI_SECRET } from '../../../functions/yurt-coordinator/read.ts';
-import type { CertAndKey, CertificateAuthority } from '../kube-api/index.ts';
+import type { CertAndKey, CertificateAuthority } from '../pki.ts';
 import { issueFromTemplate } from './certs.ts';
 
 const rbac = 'rbac.authorization.k8s.io/v1';

@@ -6,8 +6,8 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CertAndKey, CertificateAuthority } from '../kube-api/index.ts';
 import { requireKubeBinary } from '../kube-bins/index.ts';
+import type { CertAndKey, CertificateAuthority } from '../pki.ts';
 import { freePorts } from '../processes/free-ports.ts';
 import { type SupervisedProcess, spawnSupervised } from '../processes/supervise.ts';
 import { hubClientCertificate, hubServingCertificate } from './certs.ts';

@@ -30,8 +30,8 @@ import {
 } from '../../../adapters/state-table/index.ts';
 import { TerminalError } from '../../../core/outcome.ts';
 import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
-import { createCertificateAuthority } from '../../../dev/local/kube-api/auth/test-pki.ts';
 import { kubeconfigYaml, type LocalCluster, startLocalCluster } from '../../../dev/local/kube-api/index.ts';
+import { createCertificateAuthority } from '../../../dev/local/pki.ts';
 import { createReconcileHandler, reconcileDeps } from '../../../functions/reconcile/handler.ts';
 import { lambdaContext } from '../../functions/reconcile/harness.ts';
 

@@ -12,7 +12,6 @@ import { ApiException, HttpMethod, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import { openYurtCrds } from '../../../dev/local/fleet/seed.ts';
-import { createCertificateAuthority, issueClientCertificate } from '../../../dev/local/kube-api/index.ts';
 import {
   DEFAULT_CONTROLLERS,
   MUTATING_WEBHOOK_CONFIGURATION,
@@ -20,6 +19,7 @@ import {
   startYurtManager,
   VALIDATING_WEBHOOK_CONFIGURATION,
 } from '../../../dev/local/openyurt/yurt-manager.ts';
+import { createCertificateAuthority, issueClientCertificate } from '../../../dev/local/pki.ts';
 import { type RealHostCluster, startRealHostCluster } from '../../../dev/local/real-cluster/control-plane.ts';
 import * as x509 from '../../../shared/x509.ts';
 import { describeFindings, kubeconfigSecrets, SecretScanner, secretObjectSecrets } from '../../support/secret-scan.ts';

@@ -14,7 +14,7 @@ import {
   COORDINATOR_CLIENT_USER,
 } from '../../../core/yurt-coordinator/index.ts';
 import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
-import type { CertAndKey } from '../../../dev/local/kube-api/index.ts';
+import type { CertAndKey } from '../../../dev/local/pki.ts';
 import { readCertsSecret } from '../../../dev/local/yurthub/host-install.ts';
 import { RECONCILE_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../events/index.ts';
 import { waitFor } from '../../support/wait.ts';

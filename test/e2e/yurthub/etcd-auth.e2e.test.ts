@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectNames } from '../../../core/render/names.ts';
 import { COORDINATOR_ETCD_PREFIXES } from '../../../core/yurt-coordinator/index.ts';
 import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
-import type { CertAndKey } from '../../../dev/local/kube-api/index.ts';
 import { requireKubeBinary } from '../../../dev/local/kube-bins/index.ts';
+import type { CertAndKey } from '../../../dev/local/pki.ts';
 import { hostPort, type Link, startLink } from '../../../dev/local/yurthub/link.ts';
 import { waitFor } from '../../support/wait.ts';
 import {

@@ -26,7 +26,7 @@ import {
 import { clusterAuthority } from '../../../dev/local/fleet/cluster-ca.ts';
 import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { PRODUCT_NAMESPACE, poolName } from '../../../dev/local/fleet/seed.ts';
-import type { CertAndKey, CertificateAuthority } from '../../../dev/local/kube-api/index.ts';
+import type { CertAndKey, CertificateAuthority } from '../../../dev/local/pki.ts';
 import { type FleetHubs, startFleetHubs } from '../../../dev/local/yurthub/fleet-hubs.ts';
 import { readCertsSecret, readCoordinatorClient } from '../../../dev/local/yurthub/host-install.ts';
 import { call as callPoolSpirit, type HttpsResult } from '../../dev/local/kubelet/process/world.ts';

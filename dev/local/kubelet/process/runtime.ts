@@ -11,7 +11,7 @@
 import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
 import type { AgentOptions } from '../../../../agent/options.ts';
-import type { CertificateAuthority } from '../../kube-api/index.ts';
+import type { CertificateAuthority } from '../../pki.ts';
 import type { PodRuntime } from '../sim-kubelet.ts';
 import { hostSecrets, isPoolSpiritPod, PodPlanError, type PoolSpiritPod } from './pod-plan.ts';
 import { type PodFailure, type PodPhaseInRuntime, podStatus } from './pod-status.ts';

@@ -7,7 +7,7 @@
  */
 import { request } from 'node:https';
 import { type Lease, nextLeaseAction, YURTHUB_LEADER_ELECTION, YURTHUB_LEASE } from '../../../../core/leader/index.ts';
-import { type CertAndKey, type CertificateAuthority, issueClientCertificate } from '../../kube-api/index.ts';
+import { type CertAndKey, type CertificateAuthority, issueClientCertificate } from '../../pki.ts';
 
 export interface LeaderStandInOptions {
   apiServerUrl: string;

@@ -13,7 +13,8 @@ import { nodePoolCollectionPath } from '../../../../forwarder/watched-resources.
 import { NoSuchPoolError } from '../../fleet/add-nodes.ts';
 import { clusterAuthority, loadOrCreateClusterCa } from '../../fleet/cluster-ca.ts';
 import { nodeName } from '../../fleet/seed.ts';
-import { issueClientCertificate, kubeconfigYaml } from '../../kube-api/index.ts';
+import { kubeconfigYaml } from '../../kube-api/index.ts';
+import { issueClientCertificate } from '../../pki.ts';
 import { startPoolNodes } from './pool-nodes.ts';
 import type { RealNode } from './real-node.ts';
 

@@ -9,7 +9,7 @@ import {
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
-} from '../../../../dev/local/kube-api/index.ts';
+} from '../../../../dev/local/pki.ts';
 
 export interface Seen {
   method: string;

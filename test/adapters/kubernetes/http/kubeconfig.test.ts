@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { connectionFromKubeconfig, KubeconfigError } from '../../../../adapters/kubernetes/http/kubeconfig.ts';
-import { createCertificateAuthority, issueClientCertificate } from '../../../../dev/local/kube-api/auth/test-pki.ts';
+import { createCertificateAuthority, issueClientCertificate } from '../../../../dev/local/pki.ts';
 
 // Real PEM material, made for this run: nothing secret-shaped is committed.
 const authority = await createCertificateAuthority('kubeconfig-test-ca', 1);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeTransport, KubeApiError, type KubeTransport } from '../../../../adapters/kubernetes/http/index.ts';
 import { connectionFromKubeconfig } from '../../../../adapters/kubernetes/http/kubeconfig.ts';
-import { issueClientCertificate, type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
+import { type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
+import { issueClientCertificate } from '../../../../dev/local/pki.ts';
 import { makePki, type Pki, startServer, type TestServer } from './fixtures.ts';
 
 describe('transport over TLS', () => {

@@ -9,8 +9,8 @@ import { HttpMethod, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informer } from '../../../../adapters/kubernetes/informer.ts';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
-import { createCertificateAuthority } from '../../../../dev/local/kube-api/index.ts';
 import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
+import { createCertificateAuthority } from '../../../../dev/local/pki.ts';
 import { type RealHostCluster, startRealHostCluster } from '../../../../dev/local/real-cluster/control-plane.ts';
 import { waitFor } from '../../../support/wait.ts';
 

@@ -24,17 +24,15 @@ import { RECONCILER_GROUP } from '../../../../core/security/index.ts';
 import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../../dev/local/dynamodb.ts';
 import { localObservability } from '../../../../dev/local/fleet/observability.ts';
 import { createIfMissing, edgeNode, infraManifests } from '../../../../dev/local/fleet/seed.ts';
+import { kubeconfigYaml, type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
+import { simulateAgent } from '../../../../dev/local/kubelet/agent-sim.ts';
+import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
 import {
   type CertAndKey,
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
-  kubeconfigYaml,
-  type LocalCluster,
-  startLocalCluster,
-} from '../../../../dev/local/kube-api/index.ts';
-import { simulateAgent } from '../../../../dev/local/kubelet/agent-sim.ts';
-import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
+} from '../../../../dev/local/pki.ts';
 import { startRealHostCluster } from '../../../../dev/local/real-cluster/control-plane.ts';
 import { AUDIT_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../../events/index.ts';
 import { type AuditResult, createAuditHandler } from '../../../../functions/audit/handler.ts';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueClientCertificate, startLocalCluster } from '../../../../../dev/local/kube-api/index.ts';
+import { startLocalCluster } from '../../../../../dev/local/kube-api/index.ts';
+import { issueClientCertificate } from '../../../../../dev/local/pki.ts';
 import { type AuthCluster, identity, startAuthCluster, testPki, unique } from './harness.ts';
 
 const UNAUTHORIZED = {

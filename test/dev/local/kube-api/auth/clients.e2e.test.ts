@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueClientCertificate } from '../../../../../dev/local/kube-api/index.ts';
 import { KUBECTL } from '../../../../../dev/local/kube-bins/index.ts';
+import { issueClientCertificate } from '../../../../../dev/local/pki.ts';
 import { type AuthCluster, clusterRoleBinding, identity, RBAC, startAuthCluster, user } from './harness.ts';
 
 const run = promisify(execFile);

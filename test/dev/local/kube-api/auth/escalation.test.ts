@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyRule } from '../../../../../dev/local/kube-api/auth/types.ts';
-import type { CertAndKey } from '../../../../../dev/local/kube-api/index.ts';
+import type { CertAndKey } from '../../../../../dev/local/pki.ts';
 import {
   type AuthCluster,
   clusterRoleBinding,

@@ -4,15 +4,17 @@
  */
 import { request } from 'node:https';
 import {
+  type LocalCluster,
+  type LocalClusterOptions,
+  startLocalCluster,
+} from '../../../../../dev/local/kube-api/index.ts';
+import {
   type CertAndKey,
   type CertificateAuthority,
   createCertificateAuthority,
   issueClientCertificate,
   issueServingCertificate,
-  type LocalCluster,
-  type LocalClusterOptions,
-  startLocalCluster,
-} from '../../../../../dev/local/kube-api/index.ts';
+} from '../../../../../dev/local/pki.ts';
 
 export interface Pki {
   ca: CertificateAuthority;

@@ -10,12 +10,12 @@ import { RawObjectApi } from '../../../../../adapters/kubernetes/raw-object-api.
 import { silentLogger } from '../../../../../agent/log.ts';
 import { objectNames } from '../../../../../core/render/names.ts';
 import { nodeName, poolName } from '../../../../../dev/local/fleet/seed.ts';
-import type { CertAndKey } from '../../../../../dev/local/kube-api/index.ts';
 import { hostSecrets, type PoolSpiritPod } from '../../../../../dev/local/kubelet/process/pod-plan.ts';
 import {
   type RunningPoolSpirit,
   startPoolSpirit,
 } from '../../../../../dev/local/kubelet/process/pool-spirit-process.ts';
+import type { CertAndKey } from '../../../../../dev/local/pki.ts';
 import {
   call,
   clusterAuthority,

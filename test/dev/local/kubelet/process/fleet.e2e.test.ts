@@ -6,7 +6,7 @@ import { RawObjectApi } from '../../../../../adapters/kubernetes/raw-object-api.
 import { BOOTSTRAP_HASH_ANNOTATION } from '../../../../../core/render/bootstrap.ts';
 import { objectNames } from '../../../../../core/render/names.ts';
 import { PRODUCT_NAMESPACE, poolName } from '../../../../../dev/local/fleet/seed.ts';
-import type { CertAndKey } from '../../../../../dev/local/kube-api/index.ts';
+import type { CertAndKey } from '../../../../../dev/local/pki.ts';
 import {
   alive,
   call,

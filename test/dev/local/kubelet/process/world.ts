@@ -12,13 +12,13 @@ import { RawObjectApi } from '../../../../../adapters/kubernetes/raw-object-api.
 import { clusterAuthority } from '../../../../../dev/local/fleet/cluster-ca.ts';
 import { type LocalFleet, startLocalFleet } from '../../../../../dev/local/fleet/fleet.ts';
 import { PRODUCT_NAMESPACE } from '../../../../../dev/local/fleet/seed.ts';
+import type { ProcessKubelet } from '../../../../../dev/local/kubelet/process-kubelet.ts';
 import {
   type CertAndKey,
   type CertificateAuthority,
   createCertificateAuthority,
   issueClientCertificate,
-} from '../../../../../dev/local/kube-api/index.ts';
-import type { ProcessKubelet } from '../../../../../dev/local/kubelet/process-kubelet.ts';
+} from '../../../../../dev/local/pki.ts';
 import { waitFor } from '../../../../support/wait.ts';
 
 export { waitFor };

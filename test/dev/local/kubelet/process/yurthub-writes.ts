@@ -5,7 +5,7 @@
  * copying pool-scoped Endpoints and EndpointSlices. Each returns the HTTP status the API answered (an update is the
  * client-go get-then-put, so both must be allowed).
  */
-import type { CertAndKey } from '../../../../../dev/local/kube-api/index.ts';
+import type { CertAndKey } from '../../../../../dev/local/pki.ts';
 import { call } from './world.ts';
 
 export interface Target {

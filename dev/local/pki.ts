@@ -1,10 +1,10 @@
 /**
- * A throwaway PKI for running the local API with TLS in tests and local tools: a CA, a serving
- * certificate for loopback, and client certificates whose subject is the identity (CN = user,
- * O = groups). ECDSA P-256, like the product's PKI (core/render/pki*.ts).
+ * A throwaway PKI for the local control planes, nodes and tests: a CA, a serving certificate for
+ * loopback, and client certificates whose subject is the identity (CN = user, O = groups), as
+ * kube-apiserver's x509 authenticator reads them. ECDSA P-256, like the product's PKI (core/render/pki*.ts).
  */
 import { randomBytes, webcrypto } from 'node:crypto';
-import * as x509 from '../../../../shared/x509.ts';
+import * as x509 from '../../shared/x509.ts';
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 const SIGNING = { name: 'ECDSA', hash: 'SHA-256' } as const;
