@@ -50,7 +50,7 @@ interface AuditEvent {
   annotations?: Record<string, string>;
   userAgent?: string;
   objectRef?: { resource?: string; namespace?: string; name?: string; apiGroup?: string; subresource?: string };
-  responseStatus?: { code?: number };
+  responseStatus?: { code?: number; message?: string };
   requestReceivedTimestamp?: string;
 }
 
@@ -61,6 +61,8 @@ export interface AuditRecord extends RequestRecord {
   /** The authorizer's word: `authorization.k8s.io/decision` (allow, forbid) and `…/reason` (which binding allowed it). */
   decision?: string;
   reason?: string;
+  /** The Status message of a failed request (a 403's `... is forbidden: User ... cannot ...`). */
+  message?: string;
 }
 
 /** Sends the fence request: any request whose URI carries `marker`. */
@@ -174,5 +176,6 @@ function toRecord(e: AuditEvent): AuditRecord {
     groups: e.user?.groups ?? [],
     decision: e.annotations?.['authorization.k8s.io/decision'],
     reason: e.annotations?.['authorization.k8s.io/reason'],
+    message: e.responseStatus?.message,
   };
 }
