@@ -24,7 +24,7 @@ describe('reconcile on the real control plane', () => {
   const deployment = () => world.read('apps/v1', 'Deployment', NAMES.base, NS);
 
   beforeAll(async () => {
-    world = await startRbacWorld('real');
+    world = await startRbacWorld();
     await world.addEc2Node(`${POOL}-node-0`, POOL, 'i-0f1e2d3c4b5a60001');
   }, 180_000);
   afterAll(async () => {

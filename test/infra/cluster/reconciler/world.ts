@@ -1,11 +1,11 @@
 /**
- * A cluster where the functions run with the reconciler's RBAC and nothing else: the local API with TLS and
- * RBAC enforced, or (backend 'real') the local real host control plane — the built kube-apiserver with
- * Node,RBAC and NodeRestriction, kube-controller-manager (garbage collector, Deployments) and
- * kube-scheduler — with infra/cluster installed by an admin (system:masters) the way an operator would, and the
- * five functions reaching it through the registry with a kubeconfig whose client certificate is a member of
- * group `pool-spirit:reconciler` only. The sim kubelet and the agent stand-in play kube's controllers and the
- * pool's agent, so they run as the admin: their rights are not the reconciler's to hold.
+ * A cluster where the functions run with the reconciler's RBAC and nothing else: the local real host control
+ * plane — the built kube-apiserver with Node,RBAC and NodeRestriction, kube-controller-manager (garbage
+ * collector, Deployments) and kube-scheduler — with infra/cluster installed by an admin (system:masters) the
+ * way an operator would, and the five functions reaching it through the registry with a kubeconfig whose
+ * client certificate is a member of group `pool-spirit:reconciler` only. The sim kubelet and the agent
+ * stand-in play the nodes and the pool's agent, so they run as the admin: their rights are not the
+ * reconciler's to hold. kube-apiserver's audit log says what it decided about the reconciler (rbac-judge.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -24,15 +24,11 @@ import { RECONCILER_GROUP } from '../../../../core/security/index.ts';
 import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../../dev/local/dynamodb.ts';
 import { localObservability } from '../../../../dev/local/fleet/observability.ts';
 import { createIfMissing, edgeNode, infraManifests } from '../../../../dev/local/fleet/seed.ts';
-import { kubeconfigYaml, type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
+import { kubeconfigYaml } from '../../../../dev/local/kube-api/index.ts';
 import { simulateAgent } from '../../../../dev/local/kubelet/agent-sim.ts';
 import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
-import {
-  type CertAndKey,
-  createCertificateAuthority,
-  issueClientCertificate,
-  issueServingCertificate,
-} from '../../../../dev/local/pki.ts';
+import { type CertAndKey, createCertificateAuthority, issueClientCertificate } from '../../../../dev/local/pki.ts';
+import { AuditRequestLog } from '../../../../dev/local/real-cluster/audit-log.ts';
 import { startRealHostCluster } from '../../../../dev/local/real-cluster/control-plane.ts';
 import { AUDIT_REQUEST_DETAIL_TYPE, RECONCILER_SOURCE } from '../../../../events/index.ts';
 import { type AuditResult, createAuditHandler } from '../../../../functions/audit/handler.ts';
@@ -47,18 +43,16 @@ import { createRolloutHandler, type RolloutResult } from '../../../../functions/
 import { lambdaContext } from '../../../functions/reconcile/harness.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { kustomize, kustomizeOverlay } from '../../manifests.ts';
+import { RbacJudge } from './rbac-judge.ts';
 
 export const CLUSTER_ID = 'rbac-c1';
 /** The functions' identity in this test: a member of the reconciler group, with no other rights. */
 export const RECONCILER_USER = 'pool-spirit-reconciler-test';
 const TABLE_NAME = 'rbac-test-state';
 
-export type Backend = 'local' | 'real';
-
 export interface RbacWorld {
-  backend: Backend;
-  /** The local API (backend 'local'); its request log and RBAC usage are what the real one lacks. */
-  cluster: LocalCluster | undefined;
+  /** kube-apiserver's decisions about the reconciler's requests: denials, rule usage, RBAC writes. */
+  authz: RbacJudge;
   /** The test's own client, as system:masters. */
   admin: RawObjectApi;
   table: StateTable;
@@ -79,6 +73,18 @@ export interface RbacWorld {
   addEc2Node(name: string, pool: string, instanceId: string): Promise<void>;
   /** Server-side apply as the admin (an operator's or a controller's change). */
   applyAsAdmin(obj: Record<string, unknown>): Promise<KubeObject>;
+  /**
+   * What kube-apiserver's authorizer answers now for the reconciler (a SubjectAccessReview sent by the
+   * admin, so it is not among the reconciler's requests). A changed role takes effect once the
+   * apiserver's RBAC informer has seen it, a moment after the write: a test waits on this for it.
+   */
+  reconcilerMay(attributes: {
+    verb: string;
+    group: string;
+    resource: string;
+    name?: string;
+    namespace?: string;
+  }): Promise<boolean>;
   /**
    * A client speaking as `identity`: 'reconciler' is the functions' certificate (the test user in group
    * pool-spirit:reconciler only); otherwise a client certificate for that user and those groups, issued by
@@ -123,30 +129,18 @@ export function reconcilerRoles(
  * `components`: opt-in components of infra/cluster installed with it, as an operator's overlay (paths from
  * the repository root).
  */
-export async function startRbacWorld(
-  backend: Backend = 'local',
-  opts: { components?: string[] } = {},
-): Promise<RbacWorld> {
+export async function startRbacWorld(opts: { components?: string[] } = {}): Promise<RbacWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-rbac-'));
   const ca = await createCertificateAuthority('rbac-test-cluster-ca');
-  const [serving, adminCert, reconcilerCert] = await Promise.all([
-    issueServingCertificate(ca),
+  const [adminCert, reconcilerCert] = await Promise.all([
     issueClientCertificate(ca, { user: 'rbac-test-admin', groups: ['system:masters'] }),
     issueClientCertificate(ca, { user: RECONCILER_USER, groups: [RECONCILER_GROUP] }),
   ]);
-  const real = backend === 'real' ? await startRealHostCluster({ name: 'rbac-real', ca }) : undefined;
-  const local = real
-    ? undefined
-    : await startLocalCluster({
-        tls: { ...serving, clientCaPems: [ca.certPem], caPem: ca.certPem },
-        authorization: 'RBAC',
-      });
+  const real = await startRealHostCluster({ name: 'rbac-real', ca, auditLog: true });
   const cluster = {
-    url: (real?.url ?? local?.url)!,
+    url: real.url,
     writeKubeconfig: (path: string, cert: CertAndKey) =>
-      writeFile(path, kubeconfigYaml('rbac-test', (real?.url ?? local?.url)!, { caPem: ca.certPem, identity: cert }), {
-        mode: 0o600,
-      }),
+      writeFile(path, kubeconfigYaml('rbac-test', real.url, { caPem: ca.certPem, identity: cert }), { mode: 0o600 }),
   };
   const identityOf = (cert: CertAndKey): Identity => {
     const kubeConfig = new KubeConfig();
@@ -201,13 +195,7 @@ export async function startRbacWorld(
   const built = opts.components?.length
     ? await kustomizeOverlay(['infra/cluster'], opts.components)
     : (await kustomize('infra/cluster')).objects;
-  const installed = built
-    .filter((o) => o.kind !== 'Deployment')
-    // The local API requires EndpointSlice.endpoints (it checks the OpenAPI `required` list, which kube's Go
-    // validation does not): an empty list there; the real control plane takes the manifest as shipped.
-    .map((o) =>
-      backend === 'local' && o.kind === 'EndpointSlice' && !('endpoints' in o) ? { ...o, endpoints: [] } : o,
-    );
+  const installed = built.filter((o) => o.kind !== 'Deployment');
   for (const obj of installed) await admin.applyJson(obj as KubernetesObject, 'rbac-test-install', true);
   await waitFor(
     async () => {
@@ -238,7 +226,7 @@ export async function startRbacWorld(
   const kubeletErrors: string[] = [];
   const kubelet = new SimKubelet({
     kubeConfig: adminKc,
-    controlPlane: real ? 'real' : 'sim',
+    controlPlane: 'real',
     readyDelayMs: 20,
     onPodReady: async (pod) => void (await simulateAgent(adminKc, pod, { simulateLeader: true })),
     onError: (err) => kubeletErrors.push((err as { body?: { message?: string } }).body?.message ?? err.message),
@@ -292,9 +280,15 @@ export async function startRbacWorld(
     resources: [],
   });
 
+  if (!real.auditLogPath) throw new Error('the control plane was started without its audit log');
+  const log = new AuditRequestLog(
+    real.auditLogPath,
+    (marker) => admin.requestJson(HttpMethod.GET, '/version', { query: { fence: marker } }),
+    RECONCILER_USER,
+  );
+
   return {
-    backend,
-    cluster: local,
+    authz: new RbacJudge(log, admin, reconcilerRoles(installed)),
     admin,
     table,
     installed,
@@ -357,6 +351,20 @@ export async function startRbacWorld(
         JSON.stringify(await admin.applyJson(obj as KubernetesObject, 'rbac-test-operator', true)),
       ) as KubeObject;
     },
+    async reconcilerMay(attributes) {
+      const review = await admin.requestJson<{ status?: { allowed?: boolean } }>(
+        HttpMethod.POST,
+        '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        {
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SubjectAccessReview',
+            spec: { user: RECONCILER_USER, groups: [RECONCILER_GROUP], resourceAttributes: attributes },
+          },
+        },
+      );
+      return review.status?.allowed === true;
+    },
     as(identity) {
       if (identity === 'reconciler') return Promise.resolve(identityOf(reconcilerCert));
       const key = JSON.stringify(identity);
@@ -369,8 +377,7 @@ export async function startRbacWorld(
     },
     async stop() {
       await kubelet.stop();
-      await local?.stop();
-      await real?.stop();
+      await real.stop();
       await dynamo.stop();
       await rm(dir, { recursive: true, force: true });
     },
