@@ -1,11 +1,5 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKubeTransport, KubeApiError, type KubeTransport } from '../../../../adapters/kubernetes/http/index.ts';
-import { connectionFromKubeconfig } from '../../../../adapters/kubernetes/http/kubeconfig.ts';
-import { type LocalCluster, startLocalCluster } from '../../../../dev/local/kube-api/index.ts';
-import { issueClientCertificate } from '../../../../dev/local/pki.ts';
+import { createKubeTransport, type KubeTransport } from '../../../../adapters/kubernetes/http/index.ts';
 import { makePki, type Pki, startServer, type TestServer } from './fixtures.ts';
 
 describe('transport over TLS', () => {
@@ -79,72 +73,5 @@ describe('transport over TLS', () => {
     for (let i = 0; i < 5; i++) await t.request({ method: 'GET', path: `/x/${i}` });
     expect(server.connections - before).toBe(1);
     expect(t.sent).toMatchObject({ total: 5, GET: 5 });
-  });
-});
-
-describe('transport against the local API with x509 auth', () => {
-  let pki: Pki;
-  let cluster: LocalCluster;
-  let dir: string;
-  const transports: KubeTransport[] = [];
-
-  beforeAll(async () => {
-    pki = await makePki();
-    dir = await mkdtemp(join(tmpdir(), 'kube-http-tls-'));
-    cluster = await startLocalCluster({
-      tls: { ...pki.serving, clientCaPems: [pki.ca.certPem], caPem: pki.ca.certPem },
-      authorization: 'RBAC',
-    });
-  });
-  afterAll(async () => {
-    for (const t of transports) t.close();
-    await cluster?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  async function transportFor(identity?: { certPem: string; keyPem: string }): Promise<KubeTransport> {
-    const path = join(dir, `kc-${transports.length}`);
-    await cluster.writeKubeconfig(path, identity);
-    const t = createKubeTransport(connectionFromKubeconfig(await readFile(path, 'utf8')));
-    transports.push(t);
-    return t;
-  }
-
-  it('authenticates by client certificate from a kubeconfig', async () => {
-    const t = await transportFor(pki.client);
-    const list = await t.request<{ items: Array<{ metadata: { name: string } }> }>({
-      method: 'GET',
-      path: '/api/v1/namespaces',
-    });
-    expect(list.items.map((n) => n.metadata.name)).toContain('kube-system');
-  });
-
-  it('maps 401 and 403 to KubeApiError with code, reason and Status body', async () => {
-    const anonymous = await transportFor();
-    const unauthorized = await anonymous
-      .request({ method: 'GET', path: '/api/v1/namespaces' })
-      .catch((e: unknown) => e);
-    expect(unauthorized).toBeInstanceOf(KubeApiError);
-    expect(unauthorized).toMatchObject({
-      code: 401,
-      reason: 'Unauthorized',
-      method: 'GET',
-      path: '/api/v1/namespaces',
-      body: { kind: 'Status' },
-    });
-
-    const nobody = await transportFor(await issueClientCertificate(pki.ca, { user: 'nobody' }));
-    const forbidden = (await nobody
-      .request({
-        method: 'GET',
-        path: '/api/v1/namespaces/default/configmaps',
-        query: { labelSelector: 'secret=value' },
-      })
-      .catch((e: unknown) => e)) as KubeApiError;
-    expect(forbidden).toMatchObject({ code: 403, reason: 'Forbidden', path: '/api/v1/namespaces/default/configmaps' });
-    expect(forbidden.message).toBe(
-      'GET /api/v1/namespaces/default/configmaps: 403 Forbidden: configmaps is forbidden: User "nobody" cannot list resource "configmaps" in API group "" in the namespace "default"',
-    );
-    expect(forbidden.message).not.toContain('secret=value');
   });
 });
