@@ -1,11 +1,10 @@
 /**
- * Library entry of the local Kubernetes API: start one cluster (HTTP on loopback, or HTTPS with
- * client-certificate authentication and RBAC — see auth/README.md; memory or given storage), many per
- * process if wanted, each with its own registry, request log and kubeconfig.
+ * Library entry of the local Kubernetes API: start one cluster (plain HTTP on loopback, no authentication
+ * or authorization: the real kube-apiserver, dev/local/real-cluster, is where RBAC is tested; memory or given
+ * storage), many per process if wanted, each with its own registry, request log and kubeconfig.
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { AuthGate, type AuthorizationMode, type ClusterAuthorization } from './auth/gate.ts';
 import { builtinResources } from './builtin-resources.ts';
 import { ResourceRegistry } from './registry.ts';
 import type { ApiContext } from './server/context.ts';
@@ -20,8 +19,6 @@ import { ObjectStore } from './server/store.ts';
 import { createMemoryStorage } from './storage/memory.ts';
 import type { Storage } from './storage/types.ts';
 
-export type { AuthorizationMode, ClusterAuthorization } from './auth/gate.ts';
-export type { Decision, Denial, RequestAttributes, RuleReport, RuleUsage, UserInfo } from './auth/index.ts';
 export type { FaultConfig } from './faults.ts';
 export type { ResourceInfo } from './registry.ts';
 export type { CacheChange, ObjectCache, ObjectCacheFactory } from './server/object-cache.ts';
@@ -47,26 +44,6 @@ export interface LocalClusterOptions {
   bookmarkIntervalMs?: number;
   /** Run the owner-reference garbage collector. Default true. */
   garbageCollector?: boolean;
-  /**
-   * Serve HTTPS and authenticate clients by certificate (user = subject CN, groups = subject O values plus
-   * system:authenticated), as kube-apiserver with --client-ca-file. Requests without a valid client
-   * certificate get 401, except `anonymousPaths`. Without `tls`, plain HTTP and no authentication.
-   */
-  tls?: LocalClusterTls;
-  /** With `tls` only: `RBAC` evaluates the cluster's own Roles and bindings (bootstrap policy seeded on start); default `AlwaysAllow`. Group system:masters is always allowed. */
-  authorization?: AuthorizationMode;
-  /** With `tls` only: exact paths anonymous requests may reach (as system:anonymous, still authorized). Default /healthz, /livez, /readyz; [] refuses all. */
-  anonymousPaths?: string[];
-}
-
-export interface LocalClusterTls {
-  /** Serving certificate (PEM; may carry intermediates after the leaf) for the listen address, e.g. IP SAN 127.0.0.1. */
-  certPem: string;
-  keyPem: string;
-  /** CAs whose client certificates are accepted (e.g. the pool CA and the cluster CA). */
-  clientCaPems: string[];
-  /** CA of the serving certificate, written into kubeconfigs as certificate-authority-data. Default certPem (right only for a self-signed one). */
-  caPem?: string;
 }
 
 /** A client identity for a kubeconfig: a client certificate and its key (PEM). */
@@ -80,13 +57,8 @@ export interface LocalCluster {
   name: string;
   storage: Storage;
   requestLog: RequestLog;
-  /**
-   * Writes a kubeconfig (one cluster, context and user; mode 0600) pointing at this cluster. With TLS it
-   * carries the serving CA, and the client certificate and key when `identity` is given.
-   */
-  writeKubeconfig(path: string, identity?: ClientIdentity): Promise<void>;
-  /** Authorization decisions, RBAC rule usage and denials; present when serving TLS. */
-  authz?: ClusterAuthorization;
+  /** Writes a kubeconfig (one cluster, context and user; mode 0600) pointing at this cluster. */
+  writeKubeconfig(path: string): Promise<void>;
   /** Replaces the fault injection rules (an empty rule list turns faults off). */
   setFaults(cfg: FaultConfig): void;
   /**
@@ -134,7 +106,6 @@ export function kubeconfigYaml(name: string, url: string, tls?: { caPem: string;
 
 export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise<LocalCluster> {
   const name = opts.name ?? 'local';
-  checkAuthOptions(opts);
   const ownsStorage = !opts.storage;
   const storage = opts.storage ?? createMemoryStorage();
   const registry = new ResourceRegistry();
@@ -154,23 +125,14 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   const controllers = new Controllers(ctx, store);
   await controllers.start();
   await ensureDefaultNamespaces(store, ctx);
-  if (opts.tls) {
-    ctx.auth = new AuthGate(store, registry, {
-      authorization: opts.authorization ?? 'AlwaysAllow',
-      anonymousPaths: opts.anonymousPaths,
-    });
-    await ctx.auth.start();
-  }
   const gc = opts.garbageCollector === false ? undefined : gcModule.startGarbageCollector(createGcApi(ctx, store));
 
-  const server = createApiServer(ctx, store, opts.tls);
-  const { url, sockets } = await listen(server, { host: opts.host, port: opts.port, https: Boolean(opts.tls) });
+  const server = createApiServer(ctx, store);
+  const { url, sockets } = await listen(server, { host: opts.host, port: opts.port, https: false });
 
-  const writeKubeconfig = async (path: string, identity?: ClientIdentity) => {
-    if (identity && !opts.tls) throw new Error('writeKubeconfig: a client identity needs a cluster started with `tls`');
+  const writeKubeconfig = async (path: string) => {
     await mkdir(dirname(path), { recursive: true });
-    const tls = opts.tls ? { caPem: opts.tls.caPem ?? opts.tls.certPem, identity } : undefined;
-    await writeFile(path, kubeconfigYaml(name, url, tls), { mode: 0o600 });
+    await writeFile(path, kubeconfigYaml(name, url), { mode: 0o600 });
     await chmod(path, 0o600);
   };
   if (opts.kubeconfigPath) await writeKubeconfig(opts.kubeconfigPath);
@@ -185,7 +147,6 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
       for (const s of sockets) s.destroy();
       await closed;
       await controllers.stop();
-      await ctx.auth?.stop();
       if (ownsStorage) await storage.close();
     })());
 
@@ -200,37 +161,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     setFaults,
     objectCaches,
     stop,
-    ...(ctx.auth ? { authz: ctx.auth } : {}),
   };
-}
-
-function checkAuthOptions(opts: LocalClusterOptions): void {
-  if (opts.tls) {
-    for (const field of ['certPem', 'keyPem'] as const) {
-      if (typeof opts.tls[field] !== 'string' || !opts.tls[field].includes('-----BEGIN'))
-        throw new Error(`tls.${field}: expected a PEM string`);
-    }
-    if (
-      !Array.isArray(opts.tls.clientCaPems) ||
-      opts.tls.clientCaPems.length === 0 ||
-      !opts.tls.clientCaPems.every((p) => typeof p === 'string' && p.includes('-----BEGIN CERTIFICATE'))
-    ) {
-      throw new Error('tls.clientCaPems: expected a non-empty list of PEM CA certificates');
-    }
-    if (
-      opts.anonymousPaths !== undefined &&
-      (!Array.isArray(opts.anonymousPaths) ||
-        !opts.anonymousPaths.every((p) => typeof p === 'string' && p.startsWith('/')))
-    ) {
-      throw new Error('anonymousPaths: expected a list of absolute URL paths such as "/livez"');
-    }
-    return;
-  }
-  if (opts.authorization === 'RBAC')
-    throw new Error("authorization: 'RBAC' needs `tls`: without client certificates no request has a user");
-  if (opts.authorization !== undefined && opts.authorization !== 'AlwaysAllow')
-    throw new Error(`authorization: expected 'RBAC' or 'AlwaysAllow', got ${JSON.stringify(opts.authorization)}`);
-  if (opts.anonymousPaths) throw new Error('anonymousPaths: only meaningful with `tls`');
 }
 
 /** kube-apiserver creates these on start; clients assume `default` exists. */

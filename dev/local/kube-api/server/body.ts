@@ -39,7 +39,7 @@ export function mediaType(contentType: string | undefined): string {
 }
 
 export type BodyFormat = 'json' | 'yaml' | 'protobuf';
-export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
 /** Body format from Content-Type: JSON (default) or YAML; others get 415. */
 export function bodyFormat(contentType: string | undefined): BodyFormat {

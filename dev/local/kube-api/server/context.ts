@@ -1,4 +1,3 @@
-import type { AuthGate } from '../auth/gate.ts';
 import type { FaultInjector } from '../faults.ts';
 import type { RequestLog } from './request-log.ts';
 import type { StoreContext } from './store.ts';
@@ -15,6 +14,4 @@ export interface ApiContext extends StoreContext {
   bookmarkIntervalMs: number;
   /** Open watch responses, ended on stop(). */
   openWatches: Set<() => void>;
-  /** Authentication and authorization; absent in plain-HTTP mode, where every request is allowed. */
-  auth?: AuthGate;
 }

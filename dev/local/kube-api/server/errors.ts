@@ -7,7 +7,7 @@
 import { qualifiedResource } from '../registry.ts';
 import type { StatusCause } from '../schema/types.ts';
 
-export interface StatusDetails {
+interface StatusDetails {
   name?: string;
   group?: string;
   kind?: string;

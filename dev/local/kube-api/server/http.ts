@@ -4,7 +4,6 @@
  * request in the RequestLog.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createTlsServer } from 'node:https';
 import { isCoreResource } from '../registry.ts';
 import { TableError } from '../table.ts';
 import type { ApiContext } from './context.ts';
@@ -33,7 +32,7 @@ import { serveOpenApi } from './openapi.ts';
 import type { RequestRecord } from './request-log.ts';
 import { sendError, sendJson, sendText } from './respond.ts';
 import { parseRoute, type ResourceRequest } from './routes.ts';
-import type { ObjectStore, WriteOptions } from './store.ts';
+import type { ObjectStore } from './store.ts';
 
 const HANDLERS: Record<string, Handler> = {
   get: handleGet,
@@ -49,25 +48,10 @@ const HANDLERS: Record<string, Handler> = {
 /** Verbs allowed on subresources; everything else there is 405/404. */
 const STATUS_VERBS = new Set(['get', 'update', 'patch']);
 
-/** Serving certificate and the CAs whose client certificates are accepted (PEM). */
-export interface ServerTls {
-  certPem: string;
-  keyPem: string;
-  clientCaPems: string[];
-}
-
-export function createApiServer(ctx: ApiContext, store: ObjectStore, tls?: ServerTls): Server {
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+export function createApiServer(ctx: ApiContext, store: ObjectStore): Server {
+  const server = createServer((req, res) => {
     void handle(ctx, store, req, res);
-  };
-  // The certificate is requested but not required at the handshake: without one the client gets kube's
-  // 401 Status (or anonymous access to the allowed paths), not a TLS alert. ctx.auth checks the result.
-  const server: Server = tls
-    ? createTlsServer(
-        { cert: tls.certPem, key: tls.keyPem, ca: tls.clientCaPems, requestCert: true, rejectUnauthorized: false },
-        onRequest,
-      )
-    : createServer(onRequest);
+  });
   server.keepAliveTimeout = 65_000;
   // Watches are long-lived; node's default request timeout would cut them.
   server.requestTimeout = 0;
@@ -100,8 +84,6 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
   ctx.requestLog.add(record);
   const warnings: string[] = [];
   try {
-    const user = ctx.auth ? await ctx.auth.admit(req, route, url) : undefined;
-    if (user && (await ctx.auth!.serve(req, res, route, user))) return;
     let dropWatchAfterMs: number | undefined;
     if (route.type === 'resource') {
       const fault = ctx.faults.decide(
@@ -134,23 +116,7 @@ async function handle(ctx: ApiContext, store: ObjectStore, req: IncomingMessage,
       if (body === undefined) throw notFoundPath();
       sendJson(res, 200, body);
     } else {
-      // A server-side apply that creates is authorized as a create as well (see AuthGate.admitAlso).
-      const authorizeCreate = user ? () => ctx.auth!.admitAlso(user, req, route, url, 'create') : undefined;
-      // Writes of Roles and bindings are checked for RBAC escalation on the object being stored.
-      const admitWrite = user ? ctx.auth!.rbacWriteAdmission(user, req, route, url) : undefined;
-      await serveResource(
-        ctx,
-        store,
-        req,
-        res,
-        url,
-        route,
-        record,
-        warnings,
-        dropWatchAfterMs,
-        authorizeCreate,
-        admitWrite,
-      );
+      await serveResource(ctx, store, req, res, url, route, record, warnings, dropWatchAfterMs);
     }
   } catch (err) {
     const apiErr = toApiError(err);
@@ -172,8 +138,6 @@ async function serveResource(
   record: RequestRecord,
   warnings: string[],
   dropWatchAfterMs: number | undefined,
-  authorizeCreate: (() => Promise<void>) | undefined,
-  admitWrite: WriteOptions['admit'],
 ): Promise<void> {
   const info = ctx.registry.get(route.group, route.version, route.resource);
   if (!info) throw notFoundPath();
@@ -188,8 +152,6 @@ async function serveResource(
     record,
     warnings,
     dropWatchAfterMs,
-    authorizeCreate,
-    admitWrite,
   };
   // Scope checks: a namespaced resource needs a namespace for single objects and creates; a
   // cluster-scoped one never has one.

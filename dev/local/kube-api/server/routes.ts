@@ -14,7 +14,7 @@ export interface ResourceRequest {
   subresource?: string;
 }
 
-export type RouteInfo =
+type RouteInfo =
   | ResourceRequest
   | { type: 'discovery'; verb: 'get'; path: 'api' | 'apis' | 'group' | 'groupVersion'; group: string; version?: string }
   | { type: 'nonResource'; verb: string; path: string };

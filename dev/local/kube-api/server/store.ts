@@ -24,10 +24,7 @@ import {
 import { type FieldValidation, patchModule, schemaModule } from './peers.ts';
 import { validateName, validateObject } from './validate.ts';
 
-/**
- * What the store reads of its cluster's ApiContext (context.ts, which extends this): declared here so that
- * the store does not import the context, whose auth gate imports the store.
- */
+/** What the store reads of its cluster's ApiContext (context.ts, which extends this). */
 export interface StoreContext {
   storage: Storage;
   registry: ResourceRegistry;
@@ -46,11 +43,6 @@ export interface WriteOptions {
   managedFieldsDone?: boolean;
   /** The API verb, for error wording (strict decoding errors differ between bodies and patches). */
   verb?: 'create' | 'update' | 'patch';
-  /**
-   * Checks the object to store before anything else (create: no `old`), and throws to refuse it: where
-   * kube's RBAC storage runs its escalation check (in Create, and on the updated object in Update).
-   */
-  admit?: (obj: ApiObject, old: ApiObject | undefined) => Promise<void>;
 }
 
 export type Propagation = 'Background' | 'Foreground' | 'Orphan';
@@ -204,7 +196,6 @@ export class ObjectStore {
     opts: WriteOptions,
   ): Promise<ApiObject> {
     const obj = input;
-    await opts.admit?.(obj, undefined);
     const m = meta(obj);
     if (info.namespaced) {
       if (m.namespace !== undefined && m.namespace !== '' && m.namespace !== namespace) {
@@ -310,7 +301,6 @@ export class ObjectStore {
           : attempt === 0
             ? mutate.replacement
             : mutate.again();
-      await opts.admit?.(desired, current);
       const m = meta(desired);
       if (
         m.resourceVersion !== undefined &&

@@ -20,10 +20,6 @@ export interface Scope {
   warnings: string[];
   /** Fault injection: cut this watch after so many milliseconds. */
   dropWatchAfterMs?: number;
-  /** With authorization on: authorizes this request as a `create` too (an apply that creates); throws the 403. */
-  authorizeCreate?: () => Promise<void>;
-  /** With RBAC authorization, for Roles and bindings: the escalation check on the object to store (see WriteOptions.admit). */
-  admitWrite?: WriteOptions['admit'];
 }
 
 export type Handler = (scope: Scope) => Promise<void>;
@@ -77,6 +73,5 @@ export function writeOptions(
     fieldValidation: fieldValidation(q),
     warnings: scope.warnings,
     verb,
-    admit: scope.admitWrite,
   };
 }
