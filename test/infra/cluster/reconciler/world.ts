@@ -16,14 +16,14 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { HttpMethod, KubeConfig, type KubernetesObject, PatchStrategy } from '@kubernetes/client-node';
 import type { ClusterConnection } from '../../../../adapters/kubernetes/http/index.ts';
-import { CLUSTER_CA_CONFIGMAP, createClusterClient } from '../../../../adapters/kubernetes/index.ts';
+import { createClusterClient } from '../../../../adapters/kubernetes/index.ts';
 import { RawObjectApi } from '../../../../adapters/kubernetes/raw-object-api.ts';
 import { createStateTable, registerCluster, type StateTable } from '../../../../adapters/state-table/index.ts';
 import { cachingKeyFactory, type KubeObject } from '../../../../core/index.ts';
 import { RECONCILER_GROUP } from '../../../../core/security/index.ts';
 import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../../dev/local/dynamodb.ts';
 import { localObservability } from '../../../../dev/local/fleet/observability.ts';
-import { createIfMissing, edgeNode, infraManifests } from '../../../../dev/local/fleet/seed.ts';
+import { edgeNode } from '../../../../dev/local/fleet/seed.ts';
 import { kubeconfigYaml } from '../../../../dev/local/kube-api/index.ts';
 import { simulateAgent } from '../../../../dev/local/kubelet/agent-sim.ts';
 import { SimKubelet } from '../../../../dev/local/kubelet/sim-kubelet.ts';
@@ -41,7 +41,7 @@ import {
 } from '../../../../functions/reconcile/handler.ts';
 import { createRolloutHandler, type RolloutResult } from '../../../../functions/rollout/handler.ts';
 import { lambdaContext } from '../../../functions/reconcile/harness.ts';
-import { waitFor } from '../../../support/wait.ts';
+import { applyCrds, publishClusterCa } from '../../../support/local-cluster.ts';
 import { kustomize, kustomizeOverlay } from '../../manifests.ts';
 import { RbacJudge } from './rbac-judge.ts';
 
@@ -191,28 +191,13 @@ export async function startRbacWorld(opts: { components?: string[] } = {}): Prom
   const admin = RawObjectApi.fromKubeConfig(adminKc);
 
   // What an operator installs: the NodePool CRD (OpenYurt's), then infra/cluster without its workloads.
-  for (const crd of await infraManifests('crds/nodepool.yaml')) await createIfMissing(admin, crd);
+  await applyCrds(admin);
   const built = opts.components?.length
     ? await kustomizeOverlay(['infra/cluster'], opts.components)
     : (await kustomize('infra/cluster')).objects;
   const installed = built.filter((o) => o.kind !== 'Deployment');
   for (const obj of installed) await admin.applyJson(obj as KubernetesObject, 'rbac-test-install', true);
-  await waitFor(
-    async () => {
-      await admin.list('apps.openyurt.io/v1beta1', 'NodePool');
-      await admin.list('poolspirit.io/v1alpha1', 'PoolSpirit');
-      return true;
-    },
-    10_000,
-    'CRDs served',
-  );
-  // This cluster's CA, published as kube-controller-manager does: YurtHub node certificates chain to it.
-  await createIfMissing(admin, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: CLUSTER_CA_CONFIGMAP.name, namespace: CLUSTER_CA_CONFIGMAP.namespace },
-    data: { 'ca.crt': ca.certPem },
-  } as KubernetesObject);
+  await publishClusterCa(admin, ca.certPem);
 
   const dynamo: LocalDynamo = await startLocalDynamo();
   await ensureTable(dynamo.client, TABLE_NAME);
