@@ -1,10 +1,8 @@
 import type { KubeObject } from '../kube.ts';
-import {
-  CERTS_SECRET,
-  COORDINATOR_NAMESPACE,
-  describeForeignWrites,
-  foreignCertsWrites,
-} from '../yurt-coordinator/index.ts';
+// The two modules, not the yurt-coordinator index: the audit's index is imported by functions (cloud events)
+// that must not bundle the coordinator's rendering and its PKI issuer.
+import { CERTS_SECRET, COORDINATOR_NAMESPACE } from '../yurt-coordinator/contract.ts';
+import { describeForeignWrites, foreignCertsWrites } from '../yurt-coordinator/foreign-writers.ts';
 import { OWN_FIELD_MANAGERS } from './drift.ts';
 import type { Finding } from './types.ts';
 
