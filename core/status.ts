@@ -74,7 +74,12 @@ export function podProblem(pods: readonly PodLike[], nodePool: string): PodProbl
       (terminated || /BackOff|Error|Invalid/.test(waiting.reason))
     ) {
       const said = lastMeaningfulLine(terminated?.message ?? waiting.message ?? '');
-      const code = terminated?.exitCode !== undefined ? ` (exit code ${terminated.exitCode})` : '';
+      // How it ended, when the kubelet says more than "Error": OOMKilled is the one a person must see.
+      const how = [
+        terminated?.reason && terminated.reason !== 'Error' ? terminated.reason : undefined,
+        terminated?.exitCode !== undefined ? `exit code ${terminated.exitCode}` : undefined,
+      ].filter((part) => part !== undefined);
+      const code = how.length > 0 ? ` (${how.join(', ')})` : '';
       return {
         reason: waiting.reason,
         message: bounded(`container ${c.name} is in ${waiting.reason}${code}${said ? `: ${said}` : ''}`),

@@ -61,6 +61,28 @@ describe('podProblem: why a pool-spirit pod is not ready, in words', () => {
     });
   });
 
+  it("names an OOM kill: the kubelet's reason beside the exit code", () => {
+    const oom: PodLike = {
+      metadata: { name: 'o' },
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'PodScheduled', status: 'True' }],
+        containerStatuses: [
+          {
+            name: 'agent',
+            ready: false,
+            state: { waiting: { reason: 'CrashLoopBackOff' } },
+            lastState: { terminated: { exitCode: 137, reason: 'OOMKilled' } },
+          },
+        ],
+      },
+    };
+    expect(podProblem([oom], 'p')).toEqual({
+      reason: 'CrashLoopBackOff',
+      message: 'container agent is in CrashLoopBackOff (OOMKilled, exit code 137)',
+    });
+  });
+
   it('skips ready and deleting pods; says nothing it does not know', () => {
     const deleting: PodLike = {
       metadata: { name: 'd', deletionTimestamp: '2026-01-01T00:00:00Z' },

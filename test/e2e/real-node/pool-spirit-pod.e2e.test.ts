@@ -259,5 +259,33 @@ describe.skipIf(skipReason !== undefined)(
       expect(condition.status).toBe('False');
       expect(`${condition.reason} ${condition.message}`).toContain('ghcr.io/pool-spirit/agent:0.0.0-absent');
     }, 120_000);
+
+    it('names an OOM kill in the PoolSpirit status: the agent under a limit its process cannot start in', async () => {
+      const admin = fleet.clusters[0]!.kubeconfigPath;
+      const all = await RawObjectApi.fromKubeConfig(fleet.clusters[0]!.kubeConfig).requestJson<{ items: Obj[] }>(
+        HttpMethod.GET,
+        '/apis/poolspirit.io/v1alpha1/poolspirits',
+      );
+      const ps = all.items.find((x) => x.spec.nodePool === node.pool)!;
+      const target = [`poolspirits.poolspirit.io/${ps.metadata.name}`];
+      // The image back to one the node has, and a memory limit far below what Node.js needs to start: the
+      // kernel kills it in its cgroup, and the kubelet says OOMKilled.
+      const patch = {
+        spec: { agent: { version: null, resources: { requests: { memory: '8Mi' }, limits: { memory: '16Mi' } } } },
+      };
+      await run(KUBECTL, ['--kubeconfig', admin, 'patch', ...target, '--type', 'merge', '-p', JSON.stringify(patch)]);
+      const condition = await waitFor(
+        async () => {
+          const { stdout } = await run(KUBECTL, ['--kubeconfig', admin, 'get', ...target, '-o', 'json']);
+          const wl = (JSON.parse(stdout) as Obj).status.conditions.find((x: Obj) => x.type === 'WorkloadReady');
+          return /OOMKilled/.test(wl?.message ?? '') ? wl : undefined;
+        },
+        90_000,
+        'WorkloadReady naming the OOM kill',
+        500,
+      );
+      expect(condition.status).toBe('False');
+      expect(condition.message).toMatch(/^container agent is in \w+ \(OOMKilled, exit code 137\)/);
+    }, 120_000);
   },
 );
