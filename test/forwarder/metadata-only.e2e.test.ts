@@ -13,7 +13,7 @@ describe('owned Secrets are watched as metadata only', () => {
   let informer: Informer<Obj> | undefined;
 
   beforeAll(async () => {
-    t = await startRealTestCluster({ name: 'metadata-only', crds: false });
+    t = await startRealTestCluster({ name: 'metadata-only', crds: false, controllers: false });
     await t.api.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   }, 30_000);
 

@@ -23,7 +23,7 @@ describe('forwarder: one notice per pool per coalescing window', () => {
   let stack: ForwarderOnLocalBus;
 
   beforeAll(async () => {
-    t = await startRealTestCluster({ name: 'coalescing' });
+    t = await startRealTestCluster({ name: 'coalescing', controllers: false });
     stack = await startForwarderOnLocalBus({
       kubeConfig: t.kc,
       clusterId: 'merging',

@@ -19,7 +19,10 @@ export interface RealTestCluster extends TestClusterAccess {
 }
 
 export async function startRealTestCluster(
-  opts: { name?: string; crds?: boolean } & Pick<StartRealHostClusterOptions, 'extraApiServerArgs' | 'auditLog'> = {},
+  opts: { name?: string; crds?: boolean } & Pick<
+    StartRealHostClusterOptions,
+    'extraApiServerArgs' | 'auditLog' | 'controllers'
+  > = {},
 ): Promise<RealTestCluster> {
   const name = opts.name ?? 'e2e';
   const ca = await createCertificateAuthority(`${name}-cluster-ca`);

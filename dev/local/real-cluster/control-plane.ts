@@ -51,6 +51,11 @@ export interface StartRealHostClusterOptions {
   extraApiServerArgs?: string[];
   /** Writes kube-apiserver's audit log (level Metadata, every request) to `auditLogPath`: see audit-log.ts. */
   auditLog?: boolean;
+  /**
+   * Starts kube-controller-manager and kube-scheduler (default true). A test of API semantics alone (no
+   * Deployment to roll, no pod to place, no garbage to collect) leaves them out and starts in less CPU.
+   */
+  controllers?: boolean;
 }
 
 export interface ClientIdentity {
@@ -67,7 +72,9 @@ export interface RealHostCluster {
   /** Admin (system:masters) access. */
   kubeConfig: KubeConfig;
   kubeconfigPath: string;
-  pids: Record<ControlPlaneComponent, number>;
+  /** The controllers' pids are absent when started with `controllers: false`. */
+  pids: Record<'etcd' | 'kube-apiserver', number> &
+    Partial<Record<'kube-controller-manager' | 'kube-scheduler', number>>;
   /** The cluster's etcd (plain HTTP on loopback): for tests that compact it or read what is stored. */
   etcdEndpoint: string;
   /** With option `auditLog`: kube-apiserver's audit log (read it with AuditRequestLog). */
@@ -187,11 +194,15 @@ export async function startRealHostCluster(opts: StartRealHostClusterOptions): P
     const apiServer = start('kube-apiserver');
     await waitUntilReady(apiServer, () => httpStatus(`${url}/readyz`, tls), deadline, failed('kube-apiserver'));
     log(`kube-apiserver: ready at ${url}`);
-    const controllerManager = start('kube-controller-manager');
-    const scheduler = start('kube-scheduler');
-    // Neither serves a port; the proof they run is that they lasted through their start.
-    await waitAlive(controllerManager, 1_500, failed('kube-controller-manager'));
-    await waitAlive(scheduler, 0, failed('kube-scheduler'));
+    let controllerPids: Partial<Record<'kube-controller-manager' | 'kube-scheduler', number>> = {};
+    if (opts.controllers !== false) {
+      const controllerManager = start('kube-controller-manager');
+      const scheduler = start('kube-scheduler');
+      // Neither serves a port; the proof they run is that they lasted through their start.
+      await waitAlive(controllerManager, 1_500, failed('kube-controller-manager'));
+      await waitAlive(scheduler, 0, failed('kube-scheduler'));
+      controllerPids = { 'kube-controller-manager': controllerManager.pid, 'kube-scheduler': scheduler.pid };
+    }
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(admin.yaml);
     const runningEtcd = etcd;
@@ -207,8 +218,7 @@ export async function startRealHostCluster(opts: StartRealHostClusterOptions): P
       pids: {
         etcd: runningEtcd.pid,
         'kube-apiserver': apiServer.pid,
-        'kube-controller-manager': controllerManager.pid,
-        'kube-scheduler': scheduler.pid,
+        ...controllerPids,
       },
       args,
       async writeKubeconfig(path, identity) {

@@ -65,7 +65,7 @@ beforeAll(async () => {
   dynamo = await startLocalDynamo();
   await ensureTable(dynamo.client, TABLE);
   table = createStateTable({ client: dynamo.client, tableName: TABLE });
-  tc = await startRealTestCluster({ name: 'probe' });
+  tc = await startRealTestCluster({ name: 'probe', controllers: false });
   await registerCluster(table, { id: 'c1', access: { kind: 'kubeconfig-file', path: tc.kubeconfigPath } }, clock());
   for (const pool of ['hangzhou', 'shanghai', 'beijing']) {
     await api(HttpMethod.POST, PS, {

@@ -27,7 +27,7 @@ describe('a lease left by a dead reconcile', () => {
   let dead: Promise<unknown> | undefined;
   beforeAll(async () => {
     // A short wait for the lease: each delivery below finds it held until it lapses.
-    world = await startReconcileWorld({ lockedWaitMs: 300 });
+    world = await startReconcileWorld({ lockedWaitMs: 300, controllers: false });
     await world.createNodePool('edge-dead', { type: 'Edge' });
     // Frozen until the file ends: then it is let go, so it settles while the table is still there.
     const never = new Promise<never>((_, reject) => (release = reject));

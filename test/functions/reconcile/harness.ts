@@ -172,9 +172,9 @@ async function startLocalWorldCluster(): Promise<WorldCluster> {
  * infra/cluster), the reconciler reaching it as the shipped identity, and kube-apiserver's audit log as the
  * record of what that identity requested.
  */
-async function startRealWorldCluster(components: string[]): Promise<WorldCluster> {
+async function startRealWorldCluster(components: string[], controllers: boolean): Promise<WorldCluster> {
   const ca = await createCertificateAuthority('reconcile-e2e-cluster-ca');
-  const real = await startRealHostCluster({ name: 'reconcile-e2e', ca, auditLog: true });
+  const real = await startRealHostCluster({ name: 'reconcile-e2e', ca, auditLog: true, controllers });
   try {
     const admin = RawObjectApi.fromKubeConfig(real.kubeConfig);
     await applyCrds(admin);
@@ -208,13 +208,20 @@ export async function startReconcileWorld(
     controlPlane?: ControlPlane;
     /** Control plane `real`: opt-in components of infra/cluster installed with the product (paths from the repository root). */
     components?: string[];
+    /**
+     * Control plane `real`: start kube-controller-manager and kube-scheduler (default true). A test of the
+     * reconcile's own bookkeeping (its lease) needs no Deployment rolled and starts in less CPU without them.
+     */
+    controllers?: boolean;
     logLevel?: 'SILENT' | 'INFO' | 'DEBUG';
     lockedWaitMs?: number;
   } = {},
 ): Promise<ReconcileWorld> {
   const controlPlane = options.controlPlane ?? 'real';
   const cluster =
-    controlPlane === 'real' ? await startRealWorldCluster(options.components ?? []) : await startLocalWorldCluster();
+    controlPlane === 'real'
+      ? await startRealWorldCluster(options.components ?? [], options.controllers ?? true)
+      : await startLocalWorldCluster();
   const dynamo = await startLocalDynamo();
   await ensureTable(dynamo.client, TABLE_NAME);
   const tableWrites: number[] = [];
@@ -316,7 +323,7 @@ export async function startReconcileWorld(
       return JSON.parse(JSON.stringify(created)) as KubeObject;
     },
     async settle(pool: string) {
-      if (controlPlane === 'real')
+      if (controlPlane === 'real' && options.controllers !== false)
         await waitFor(() => deploymentSettled(admin, pool), 20_000, `ps-${pool} settled`, 50);
       // A pass that wrote throws, so the wait's failure names the last one (waitFor reports the last error).
       await waitFor(

@@ -24,7 +24,7 @@ describe('the lease of a reconcile that timed out', () => {
   let invokedAt = 0;
   let endedAt = 0;
   beforeAll(async () => {
-    world = await startReconcileWorld({ lockedWaitMs: 300 });
+    world = await startReconcileWorld({ lockedWaitMs: 300, controllers: false });
     await world.createNodePool(POOL, { type: 'Edge' });
     // An apply the apiserver never answers, and that ignores the abort: the worst a hung call can do.
     const never = new Promise<never>((_, reject) => (release = reject));

@@ -48,9 +48,17 @@ export async function startRolloutFleet(
   await ensureTable(dynamo.client, 'rollout-test');
   const table = createStateTable({ client: dynamo.client, tableName: 'rollout-test' });
   const clusters = new Map<string, TestClusterAccess>();
-  for (let i = 0; i < clusterCount; i++) {
-    const id = `c${i + 1}`;
-    const t = await startRealTestCluster({ name: id });
+  // The rollout reads and writes PoolSpirits only: kube-apiserver alone, each cluster started at once.
+  const ids = Array.from({ length: clusterCount }, (_, i) => `c${i + 1}`);
+  const started = await Promise.allSettled(ids.map((id) => startRealTestCluster({ name: id, controllers: false })));
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.stop() : undefined)));
+    await dynamo.stop();
+    throw failed.reason;
+  }
+  for (const [i, id] of ids.entries()) {
+    const t = (started[i] as PromiseFulfilledResult<TestClusterAccess>).value;
     clusters.set(id, t);
     await registerCluster(
       table,

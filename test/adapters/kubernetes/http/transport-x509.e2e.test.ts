@@ -29,6 +29,7 @@ describe('transport against kube-apiserver with x509 auth', () => {
     real = await startRealHostCluster({
       name: 'kube-http-x509',
       ca: await createCertificateAuthority('kube-http-x509'),
+      controllers: false,
     });
   }, 120_000);
   afterAll(async () => {

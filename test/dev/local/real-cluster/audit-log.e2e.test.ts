@@ -27,6 +27,7 @@ describe('the audit log as the request record', () => {
       name: 'audit-log',
       ca: await createCertificateAuthority('audit-log-ca'),
       auditLog: true,
+      controllers: false,
     });
     admin = RawObjectApi.fromKubeConfig(cluster.kubeConfig);
     const kc = new KubeConfig();

@@ -47,8 +47,8 @@ describe('local real host cluster', () => {
     const apiserver = cmdline(cluster.pids['kube-apiserver']);
     expect(apiserver).toContain('--authorization-mode=Node,RBAC');
     expect(apiserver).toContain('--enable-admission-plugins=NodeRestriction');
-    expect(cmdline(cluster.pids['kube-controller-manager'])).toContain('--use-service-account-credentials=true');
-    expect(cmdline(cluster.pids['kube-scheduler'])[0]).toMatch(/kube-scheduler$/);
+    expect(cmdline(cluster.pids['kube-controller-manager']!)).toContain('--use-service-account-credentials=true');
+    expect(cmdline(cluster.pids['kube-scheduler']!)[0]).toMatch(/kube-scheduler$/);
   });
 
   it('keeps a simulated node Ready: its first status and a renewed Lease in kube-node-lease', async () => {
