@@ -245,10 +245,9 @@ describe.skipIf(skipReason !== undefined)(
         async () => {
           const { stdout } = await run(KUBECTL, ['--kubeconfig', admin, 'get', ...target, '-o', 'json']);
           const wl = (JSON.parse(stdout) as Obj).status.conditions.find((x: Obj) => x.type === 'WorkloadReady');
-          return /ErrImagePull|ImagePullBackOff/.test(wl?.message ?? '') ||
-            /ErrImagePull|ImagePullBackOff/.test(wl?.reason ?? '')
-            ? wl
-            : undefined;
+          if (/ErrImagePull|ImagePullBackOff/.test(`${wl?.reason} ${wl?.message}`)) return wl;
+          // Thrown, so a timeout names what the status said last (waitFor reports the last error).
+          throw new Error(`WorkloadReady: ${JSON.stringify(wl)}`);
         },
         // A reconcile to render the new tag, the kubelet's pull attempt and its back-off, the status written:
         // each waits on a loaded two-core machine in the full suite.
@@ -278,7 +277,8 @@ describe.skipIf(skipReason !== undefined)(
         async () => {
           const { stdout } = await run(KUBECTL, ['--kubeconfig', admin, 'get', ...target, '-o', 'json']);
           const wl = (JSON.parse(stdout) as Obj).status.conditions.find((x: Obj) => x.type === 'WorkloadReady');
-          return /OOMKilled/.test(wl?.message ?? '') ? wl : undefined;
+          if (/OOMKilled/.test(wl?.message ?? '')) return wl;
+          throw new Error(`WorkloadReady: ${JSON.stringify(wl)}`);
         },
         90_000,
         'WorkloadReady naming the OOM kill',
