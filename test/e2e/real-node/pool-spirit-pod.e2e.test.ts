@@ -223,69 +223,55 @@ describe.skipIf(skipReason !== undefined)(
       }
     });
 
-    it('quotes an image the node cannot get in the PoolSpirit status (no registry is reachable)', async () => {
+    /**
+     * Merge-patches the node's pool's PoolSpirit with kubectl, as an operator would, then waits until its
+     * WorkloadReady condition matches `said`. A poll that does not match throws, so a timeout names what the
+     * status said last (waitFor reports the last error). The wait covers a reconcile, a Recreate rollout, the
+     * kubelet's attempt and its back-off, and the status written, on a loaded two-core machine.
+     */
+    async function patchUntilWorkloadSays(patch: object, said: RegExp, what: string): Promise<Obj> {
       const admin = fleet.clusters[0]!.kubeconfigPath;
       const all = await RawObjectApi.fromKubeConfig(fleet.clusters[0]!.kubeConfig).requestJson<{ items: Obj[] }>(
         HttpMethod.GET,
         '/apis/poolspirit.io/v1alpha1/poolspirits',
       );
       const ps = all.items.find((x) => x.spec.nodePool === node.pool)!;
-      const target = [
-        `poolspirits.poolspirit.io/${ps.metadata.name}`,
-        ...(ps.metadata.namespace ? ['-n', ps.metadata.namespace] : []),
-      ];
-      await run(KUBECTL, [
-        '--kubeconfig',
-        admin,
-        'patch',
-        ...target,
-        '--type',
-        'merge',
-        '-p',
-        '{"spec":{"agent":{"version":"0.0.0-absent"}}}',
-      ]);
-      const condition = await waitFor(
+      const target = `poolspirits.poolspirit.io/${ps.metadata.name}`;
+      await run(KUBECTL, ['--kubeconfig', admin, 'patch', target, '--type', 'merge', '-p', JSON.stringify(patch)]);
+      return waitFor(
         async () => {
-          const { stdout } = await run(KUBECTL, ['--kubeconfig', admin, 'get', ...target, '-o', 'json']);
+          const { stdout } = await run(KUBECTL, ['--kubeconfig', admin, 'get', target, '-o', 'json']);
           const wl = (JSON.parse(stdout) as Obj).status.conditions.find((x: Obj) => x.type === 'WorkloadReady');
-          if (/ErrImagePull|ImagePullBackOff/.test(`${wl?.reason} ${wl?.message}`)) return wl;
-          // Thrown, so a timeout names what the status said last (waitFor reports the last error).
+          if (said.test(`${wl?.reason} ${wl?.message}`)) return wl as Obj;
           throw new Error(`WorkloadReady: ${JSON.stringify(wl)}`);
         },
-        // A reconcile to render the new tag, the kubelet's pull attempt and its back-off, the status written:
-        // each waits on a loaded two-core machine in the full suite.
         90_000,
-        'WorkloadReady quoting the image pull failure',
+        what,
         500,
+      );
+    }
+
+    it('quotes an image the node cannot get in the PoolSpirit status (no registry is reachable)', async () => {
+      const condition = await patchUntilWorkloadSays(
+        { spec: { agent: { version: '0.0.0-absent' } } },
+        /ErrImagePull|ImagePullBackOff/,
+        'WorkloadReady quoting the image pull failure',
       );
       expect(condition.status).toBe('False');
       expect(`${condition.reason} ${condition.message}`).toContain('ghcr.io/pool-spirit/agent:0.0.0-absent');
     }, 120_000);
 
     it('names an OOM kill in the PoolSpirit status: the agent under a limit its process cannot start in', async () => {
-      const admin = fleet.clusters[0]!.kubeconfigPath;
-      const all = await RawObjectApi.fromKubeConfig(fleet.clusters[0]!.kubeConfig).requestJson<{ items: Obj[] }>(
-        HttpMethod.GET,
-        '/apis/poolspirit.io/v1alpha1/poolspirits',
-      );
-      const ps = all.items.find((x) => x.spec.nodePool === node.pool)!;
-      const target = [`poolspirits.poolspirit.io/${ps.metadata.name}`];
       // The image back to one the node has, and a memory limit far below what Node.js needs to start: the
       // kernel kills it in its cgroup, and the kubelet says OOMKilled.
-      const patch = {
-        spec: { agent: { version: null, resources: { requests: { memory: '8Mi' }, limits: { memory: '16Mi' } } } },
-      };
-      await run(KUBECTL, ['--kubeconfig', admin, 'patch', ...target, '--type', 'merge', '-p', JSON.stringify(patch)]);
-      const condition = await waitFor(
-        async () => {
-          const { stdout } = await run(KUBECTL, ['--kubeconfig', admin, 'get', ...target, '-o', 'json']);
-          const wl = (JSON.parse(stdout) as Obj).status.conditions.find((x: Obj) => x.type === 'WorkloadReady');
-          if (/OOMKilled/.test(wl?.message ?? '')) return wl;
-          throw new Error(`WorkloadReady: ${JSON.stringify(wl)}`);
+      const condition = await patchUntilWorkloadSays(
+        {
+          spec: {
+            agent: { version: null, resources: { requests: { memory: '8Mi' }, limits: { memory: '16Mi' } } },
+          },
         },
-        90_000,
+        /OOMKilled/,
         'WorkloadReady naming the OOM kill',
-        500,
       );
       expect(condition.status).toBe('False');
       expect(condition.message).toMatch(/^container agent is in \w+ \(OOMKilled, exit code 137\)/);
