@@ -121,11 +121,14 @@ export function compareGrants(actual: Grant[], expected: Grant[]): { missing: Gr
 
 /** Whether the grants allow a request, as the RBAC authorizer decides it. */
 export function allows(grants: Grant[], req: RequestAttributes): boolean {
+  const slash = req.resource.indexOf('/');
+  // RBAC's `*/<subresource>` names that subresource of every resource.
+  const anyOfSubresource = slash < 0 ? undefined : `*${req.resource.slice(slash)}`;
   return grants.some(
     (g) =>
       (g.namespace === '' || g.namespace === req.namespace) &&
       (g.apiGroup === '*' || g.apiGroup === req.apiGroup) &&
-      (g.resource === '*' || g.resource === req.resource) &&
+      (g.resource === '*' || g.resource === req.resource || g.resource === anyOfSubresource) &&
       (g.verb === '*' || g.verb === req.verb) &&
       (g.resourceName === '' || g.resourceName === req.name),
   );

@@ -7,14 +7,10 @@
  * matching the request against the role's rules in order, as k8s.io/kubernetes/pkg/apis/rbac/v1's
  * evaluation helpers match them (ruleAllows).
  */
+import { allows, type PolicyRule as CorePolicyRule, rulesToGrants } from '../../../../core/security/rbac-rules.ts';
 
-export interface PolicyRule {
-  verbs: string[];
-  apiGroups?: string[];
-  resources?: string[];
-  resourceNames?: string[];
-  nonResourceURLs?: string[];
-}
+/** A role's rule as the cluster holds it: the product's PolicyRule, and the URLs a non-resource rule names. */
+export type PolicyRule = Partial<CorePolicyRule> & Pick<CorePolicyRule, 'verbs'> & { nonResourceURLs?: string[] };
 
 export interface RoleRef {
   kind: 'ClusterRole' | 'Role';
@@ -64,19 +60,17 @@ export interface RuleReport {
 
 const ALL = '*';
 
-/** rbac's RuleAllows for a resource request: `*` for verbs, groups and resources; `resource/sub` and `*\/sub`; resourceNames. */
+/**
+ * rbac's RuleAllows for a resource request, by the product's own matcher (core/security/rbac-rules.ts): `*`
+ * for verbs, groups and resources, `resource/sub` and `*\/sub`, resourceNames. A non-resource rule allows
+ * no resource request.
+ */
 export function ruleAllows(rule: PolicyRule, a: ResourceAttributes): boolean {
-  const combined = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
-  const names = rule.resourceNames ?? [];
-  return (
-    rule.verbs.some((v) => v === ALL || v === a.verb) &&
-    (rule.apiGroups ?? []).some((g) => g === ALL || g === a.group) &&
-    (rule.resources ?? []).some(
-      (r) => r === ALL || r === combined || (a.subresource !== '' && r === `*/${a.subresource}`),
-    ) &&
-    // A rule limited to names never matches a request that names no object (a list, a POST).
-    (names.length === 0 || names.includes(a.name))
-  );
+  if (!rule.apiGroups?.length || !rule.resources?.length) return false;
+  const grants = rulesToGrants([rule], '', 'rule');
+  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  // A rule limited to names never matches a request that names no object (a list, a POST).
+  return allows(grants, { namespace: '', apiGroup: a.group, resource, verb: a.verb, name: a.name || undefined });
 }
 
 const REASON = /^RBAC: allowed by (ClusterRoleBinding|RoleBinding) "([^"]*)" of (ClusterRole|Role) "([^"]*)" to /;
