@@ -1,8 +1,22 @@
 import type { Reporter, TestModule } from 'vitest/node';
 
-/** Prints the closing `N passed, N failed` line that CI reads (vitest's own summary is not recognised). */
+/** How many of the slowest files the summary names: where the suite's time budget goes. */
+const SLOWEST_SHOWN = 10;
+
+/**
+ * Prints the slowest test files, then the closing `N passed, N failed` line that CI reads (vitest's own
+ * summary is not recognised).
+ */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>): void {
+    const slowest = testModules
+      .map((mod) => ({ file: mod.relativeModuleId, seconds: mod.diagnostic().duration / 1000 }))
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, SLOWEST_SHOWN);
+    if (slowest.length > 1) {
+      process.stdout.write('\nslowest test files (tests and hooks, s):\n');
+      for (const { file, seconds } of slowest) process.stdout.write(`${seconds.toFixed(1).padStart(7)}  ${file}\n`);
+    }
     let passed = 0;
     let failed = 0;
     let skipped = 0;
