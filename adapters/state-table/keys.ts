@@ -84,6 +84,7 @@ export const ROLLOUT_INDEX_PK = 'ROLLOUTS';
 export const PROBE_LATEST_PREFIX = 'PROBE-LATEST#';
 export const CAPACITY_PREFIX = 'CAPACITY#';
 export const RUN_PREFIX = 'RUN#';
+export const PROGRESS_PREFIX = 'PROGRESS#';
 
 export const keys = {
   cluster: (clusterId: string): ItemKey => ({ pk: REGISTRY_PK, sk: CLUSTER_PREFIX + part(clusterId, 'clusterId') }),
@@ -117,6 +118,10 @@ export const keys = {
     pk: ROLLOUT_PREFIX + part(rolloutId, 'rolloutId'),
     sk: CLUSTER_PREFIX + part(clusterId, 'clusterId'),
   }),
+  rolloutProgress: (rolloutId: string, clusterId: string): ItemKey => ({
+    pk: ROLLOUT_PREFIX + part(rolloutId, 'rolloutId'),
+    sk: PROGRESS_PREFIX + part(clusterId, 'clusterId'),
+  }),
   rolloutIndex: (rolloutId: string): ItemKey => ({
     pk: ROLLOUT_INDEX_PK,
     sk: ROLLOUT_PREFIX + part(rolloutId, 'rolloutId'),
@@ -134,6 +139,8 @@ export const prefixes = {
   audits: AUDIT_PREFIX,
   /** Under ROLLOUT_INDEX_PK: every rollout of the fleet. */
   rollouts: ROLLOUT_PREFIX,
+  /** Under a rollout's partition: every cluster's progress item (not its snapshot items, `CLUSTER#`). */
+  rolloutProgress: PROGRESS_PREFIX,
   /** Every probe observation of a cluster, all pools (the audit's leader history). */
   allProbes: PROBE_PREFIX,
 };

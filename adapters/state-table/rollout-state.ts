@@ -1,23 +1,53 @@
 /**
- * Rollout state in the table: the whole state machine is ONE item per rollout whose `version` attribute
- * guards every transition (a conditional write on the version read). Two invocations that decide from the
- * same version cannot both write: the loser re-reads and decides again from the winner's state
- * (`transitionRollout`). No transactions (dynalite has none): the snapshot and index items are written on
- * their own, each idempotently, and the state item never depends on them being current.
+ * Rollout state in the table. A rollout is a state item and one progress item per cluster:
+ *  - `ROLLOUT#<id>/STATE`: phase, reason, wave, spec, the clusters' count per phase, and the `version`
+ *    attribute that guards every transition (a conditional write on the version read). Its size does not
+ *    depend on the fleet. Two invocations that decide from the same version cannot both write: the loser
+ *    re-reads and decides again from the winner's state (`transitionRollout`).
+ *  - `ROLLOUT#<id>/PROGRESS#<c>`: the cluster's `ClusterProgress` (rollout-progress.ts). A transition writes
+ *    the clusters it changed as candidates named by a fresh token, then the state item (the commit: it
+ *    names the token), then finalises the candidates. A reader re-assembles the whole `RolloutState` from
+ *    the state item and one Query, so the state machine still decides from the whole picture.
+ * Why no write is ever half-applied (no transactions: dynalite has none): candidates count only once the
+ * state item names their token for that version, so a loser's candidates, or those of a transition that
+ * crashed before its state write, never count; a crash after the state write leaves committed candidates
+ * that readers count by the token and the next transition finalises before it moves the state on.
  *
- * Items (keys.ts): `ROLLOUT#<id>/STATE` the state; `ROLLOUT#<id>/CLUSTER#<c>` the pre-rollout values of
- * the patched spec fields per pool, written once before the cluster's first change (first writer wins, so
- * a re-applied change after a crash never snapshots the new spec as the "previous" one);
- * `ROLLOUTS/ROLLOUT#<id>` the index entry that lets the schedule tick find active rollouts with one Query.
+ * Other items (keys.ts): `ROLLOUT#<id>/CLUSTER#<c>` the pre-rollout values of the patched spec fields per
+ * pool, written once before the cluster's first change (first writer wins, so a re-applied change after a
+ * crash never snapshots the new spec as the "previous" one); `ROLLOUTS/ROLLOUT#<id>` the index entry that
+ * lets the schedule tick find active rollouts with one Query. Both are written on their own, each
+ * idempotently, and the state item never depends on them being current.
+ *
+ * A rollout stored by an older release as ONE item (every cluster inside its state JSON) is still read;
+ * its next transition writes every cluster's progress item and the state item in the new layout.
  */
-import type { RolloutState } from '../../core/rollout/types.ts';
+
+import { clusterPhaseCounts } from '../../core/rollout/decide.ts';
+import type { ClusterProgress, RolloutState } from '../../core/rollout/types.ts';
 import { TERMINAL_PHASES } from '../../core/rollout/types.ts';
 import { keys, prefixes, ROLLOUT_INDEX_PK } from './keys.ts';
+import {
+  comparableProgress,
+  finalizeCandidates,
+  newCommitToken,
+  progressJson,
+  queryProgress,
+  resolveProgress,
+  type StoredProgress,
+  writeCandidates,
+} from './rollout-progress.ts';
 import type { StateTable } from './table.ts';
 import { getItem, isConditionFailed, putItem, queryAll, updateItem } from './table.ts';
 
-/** The state JSON is kept well under DynamoDB's 400 KB item limit (see compactForStorage). */
+/** The state item holds no cluster, only the spec and counts; this guards against an oversized spec patch. */
 export const MAX_STATE_BYTES = 350_000;
+
+/** The state item's `layout` in this format (absent on the old single-item format). */
+const LAYOUT = 'progress-items';
+
+/** Reads that find the rollout moving on under them before giving up (a transition would lose anyway). */
+const READ_ATTEMPTS = 5;
 
 export class RolloutConflictError extends Error {
   readonly rolloutId: string;
@@ -55,84 +85,158 @@ export interface RolloutIndexEntry {
   patch: Record<string, unknown>;
 }
 
-/**
- * Pool details of finished clusters are what grows with the fleet; past the size budget they are dropped
- * (the cluster's phase and reason stay), oldest-finished first.
- */
-function compactForStorage(state: RolloutState): string {
-  let json = JSON.stringify(state);
-  if (Buffer.byteLength(json) <= MAX_STATE_BYTES) return json;
-  const copy = structuredClone(state);
-  for (const c of copy.clusters) {
-    if (c.phase === 'Succeeded' || c.phase === 'RolledBack' || c.phase === 'Pending') c.pools = {};
-    json = JSON.stringify(copy);
-    if (Buffer.byteLength(json) <= MAX_STATE_BYTES) return json;
-  }
-  for (const c of copy.clusters) for (const p of Object.values(c.pools)) delete p.reason;
-  json = JSON.stringify(copy);
-  if (Buffer.byteLength(json) > MAX_STATE_BYTES)
-    throw new Error(`rollout ${state.id}: state is ${Buffer.byteLength(json)} bytes even without pool details`);
-  return json;
+/** A rollout as read: the assembled state and what the next write needs to know about its items. */
+export interface StoredRollout {
+  state: RolloutState;
+  /** The stored version's commit token; undefined for a rollout in the old single-item format. */
+  commit?: string;
+  /** Per cluster id: its stored progress item (empty for the old format: nothing is stored per cluster). */
+  progress: ReadonlyMap<string, StoredProgress>;
 }
 
-function stateItem(state: RolloutState) {
+function stateItem(state: RolloutState, commit: string) {
+  const { clusters, ...rest } = state;
+  const json = JSON.stringify(rest);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_STATE_BYTES)
+    throw new Error(
+      `rollout ${state.id}: the state item would be ${bytes} bytes (over ${MAX_STATE_BYTES}): spec.patch too large?`,
+    );
   return {
     ...keys.rollout(state.id),
     id: state.id,
     phase: state.phase,
     version: state.version,
     updatedAt: state.updatedAt,
-    state: compactForStorage(state),
+    layout: LAYOUT,
+    commit,
+    clusterCount: clusters.length,
+    clusterPhases: clusterPhaseCounts(clusters),
+    state: json,
   };
 }
 
-function fromItem(item: Record<string, unknown>): RolloutState {
+function fromLegacyItem(item: Record<string, unknown>): RolloutState {
   const state = JSON.parse(String(item.state)) as RolloutState;
   // The attribute is the authority: the JSON was written together with it.
   state.version = Number(item.version);
   return state;
 }
 
+type Candidates = Parameters<typeof writeCandidates>[4];
+
 /** Stores a new rollout (version 1). Refuses an id that exists. */
 export async function createRollout(table: StateTable, initial: RolloutState): Promise<RolloutState> {
   const state = { ...initial, version: 1 };
+  // Cheap early refusal; the conditional write below is what guarantees it.
+  if (await getItem(table, keys.rollout(state.id))) throw new RolloutExistsError(state.id);
+  const commit = newCommitToken();
+  const candidates: Candidates = state.clusters.map((c, order) => ({
+    clusterId: c.id,
+    order,
+    json: progressJson(c),
+    garbage: [],
+  }));
+  await writeCandidates(table, state.id, 1, commit, candidates);
   try {
-    await putItem(table, { Item: stateItem(state), ConditionExpression: 'attribute_not_exists(pk)' });
+    await putItem(table, { Item: stateItem(state, commit), ConditionExpression: 'attribute_not_exists(pk)' });
   } catch (err) {
+    // The candidates written never count: the stored state item names another token.
     if (isConditionFailed(err)) throw new RolloutExistsError(state.id);
     throw err;
   }
+  await finalizeQuietly(table, state.id, 1, commit, candidates);
   await updateRolloutIndex(table, state);
   return state;
 }
 
+/**
+ * The state item first, then the progress items (strongly consistent): every candidate committed by the
+ * version read was written before that version's state item, so the Query sees it.
+ */
+export async function readStoredRollout(table: StateTable, id: string): Promise<StoredRollout | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    const item = await getItem(table, keys.rollout(id));
+    if (!item) return undefined;
+    if (item.layout !== LAYOUT) return { state: fromLegacyItem(item), progress: new Map() };
+    const version = Number(item.version);
+    const commit = String(item.commit);
+    const resolved = resolveProgress(await queryProgress(table, id), id, version, commit);
+    if (resolved.kind === 'ok') {
+      const rest = JSON.parse(String(item.state)) as Omit<RolloutState, 'clusters'>;
+      const state: RolloutState = { ...rest, version, clusters: resolved.clusters };
+      const expected = Number(item.clusterCount);
+      if (state.clusters.length !== expected)
+        throw new Error(
+          `rollout ${id}: version ${version} counts ${expected} clusters but ${state.clusters.length} progress items belong to it`,
+        );
+      return { state, commit, progress: resolved.stored };
+    }
+    if (attempt >= READ_ATTEMPTS) throw new RolloutConflictError(id, version);
+  }
+}
+
 export async function readRollout(table: StateTable, id: string): Promise<RolloutState | undefined> {
-  const item = await getItem(table, keys.rollout(id));
-  return item ? fromItem(item) : undefined;
+  return (await readStoredRollout(table, id))?.state;
 }
 
 /**
- * Writes `next` if the stored version is still `expectedVersion`; the stored state gets expectedVersion+1.
+ * Writes `next` if the stored version is still the one `from` was read at; the stored state gets that
+ * version + 1. Only the clusters whose progress changed (ignoring the observation time alone) are written.
  * Throws RolloutConflictError when another invocation got there first.
  */
-export async function writeRollout(
-  table: StateTable,
-  next: RolloutState,
-  expectedVersion: number,
-): Promise<RolloutState> {
+export async function writeRollout(table: StateTable, next: RolloutState, from: StoredRollout): Promise<RolloutState> {
+  const { id, version: expectedVersion } = from.state;
+  const before = from.state.clusters;
+  if (next.id !== id || next.clusters.length !== before.length || next.clusters.some((c, i) => c.id !== before[i]?.id))
+    throw new Error(`rollout ${id}: a transition keeps the rollout's id and its clusters, in order`);
+  // What a crash after the previous commit left pending must be final before the state moves on.
+  const leftovers = [...from.progress].flatMap(([clusterId, p]) =>
+    p.unfinalized ? [{ clusterId, order: p.unfinalized.order, json: p.json }] : [],
+  );
+  if (from.commit && leftovers.length) await finalizeCandidates(table, id, expectedVersion, from.commit, leftovers);
+
   const state = { ...next, version: expectedVersion + 1 };
+  const commit = newCommitToken();
+  const candidates: Candidates = next.clusters.flatMap((c: ClusterProgress, order) => {
+    const json = progressJson(c);
+    const stored = from.progress.get(c.id);
+    if (stored && comparableProgress(stored.json) === comparableProgress(json)) return [];
+    return [{ clusterId: c.id, order, json, garbage: stored?.garbage ?? [] }];
+  });
+  await writeCandidates(table, id, state.version, commit, candidates);
   try {
     await putItem(table, {
-      Item: stateItem(state),
+      Item: stateItem(state, commit),
       ConditionExpression: '#version = :expected',
       ExpressionAttributeNames: { '#version': 'version' },
       ExpressionAttributeValues: { ':expected': expectedVersion },
     });
   } catch (err) {
-    if (isConditionFailed(err)) throw new RolloutConflictError(state.id, expectedVersion);
+    if (isConditionFailed(err)) throw new RolloutConflictError(id, expectedVersion);
     throw err;
   }
+  await finalizeQuietly(table, id, state.version, commit, candidates);
   return state;
+}
+
+/**
+ * After a commit the candidates already count (the state item names them); finalising only spares later
+ * readers the token check, and the next transition does it if this one stops here. So its failure (the
+ * invocation's deadline, a throttle) does not fail a transition that is stored.
+ */
+async function finalizeQuietly(
+  table: StateTable,
+  id: string,
+  version: number,
+  commit: string,
+  candidates: Candidates,
+): Promise<void> {
+  try {
+    await finalizeCandidates(table, id, version, commit, candidates);
+  } catch {
+    // Healed by the next transition (see above).
+  }
 }
 
 export interface Transition<T> {
@@ -154,12 +258,13 @@ export async function transitionRollout<T>(
 ): Promise<{ state: RolloutState; result: T; written: boolean; attempts: number }> {
   const maxAttempts = options.maxAttempts ?? 5;
   for (let attempt = 1; ; attempt++) {
-    const current = await readRollout(table, id);
-    if (!current) throw new RolloutNotFoundError(id);
+    const read = await readStoredRollout(table, id);
+    if (!read) throw new RolloutNotFoundError(id);
+    const current = read.state;
     const out = await step(current);
     if (!out.changed) return { state: current, result: out.result, written: false, attempts: attempt };
     try {
-      const stored = await writeRollout(table, out.state, current.version);
+      const stored = await writeRollout(table, out.state, read);
       if (stored.phase !== current.phase || stored.reason !== current.reason) await updateRolloutIndex(table, stored);
       return { state: stored, result: out.result, written: true, attempts: attempt };
     } catch (err) {

@@ -17,6 +17,7 @@
 import { formatDuration, resolveLimit } from './limits.ts';
 import type {
   ClusterObservation,
+  ClusterPhase,
   ClusterProgress,
   Decision,
   PoolObservation,
@@ -24,12 +25,23 @@ import type {
   RolloutAction,
   RolloutState,
 } from './types.ts';
+import { CLUSTER_PHASES } from './types.ts';
 
 const CHANGED = new Set(['Updating', 'Soaking', 'Succeeded', 'Failed']);
 const IN_FLIGHT = new Set(['Updating', 'Soaking', 'RollingBack']);
 
 export const isChanged = (c: ClusterProgress) => CHANGED.has(c.phase);
 export const isInFlight = (c: ClusterProgress) => IN_FLIGHT.has(c.phase);
+
+/** How many clusters are in each phase, in CLUSTER_PHASES order (phases with none are left out). */
+export function clusterPhaseCounts(clusters: readonly ClusterProgress[]): Partial<Record<ClusterPhase, number>> {
+  const counts: Partial<Record<ClusterPhase, number>> = {};
+  for (const p of CLUSTER_PHASES) {
+    const n = clusters.filter((c) => c.phase === p).length;
+    if (n) counts[p] = n;
+  }
+  return counts;
+}
 
 /** Clusters a step needs observations of (the handler reads only these). */
 export function clustersToObserve(state: RolloutState): string[] {

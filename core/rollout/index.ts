@@ -2,7 +2,15 @@
 
 export { applyCommand, RolloutCommandError } from './commands.ts';
 export { newRolloutState, parseRolloutSpec, ROLLOUT_DEFAULTS, type RolloutSpecInput } from './create.ts';
-export { clustersToObserve, concurrencyLimit, decide, failureBudget, isChanged, isInFlight } from './decide.ts';
+export {
+  clusterPhaseCounts,
+  clustersToObserve,
+  concurrencyLimit,
+  decide,
+  failureBudget,
+  isChanged,
+  isInFlight,
+} from './decide.ts';
 export { formatDuration, formatLimit, parseDuration, parseLimit, RolloutSpecError, resolveLimit } from './limits.ts';
 export { type LivePoolSpirit, observePoolSpirit } from './observe.ts';
 export {

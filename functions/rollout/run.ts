@@ -30,7 +30,7 @@ import type {
 } from '../../core/rollout/index.ts';
 import {
   applyCommand,
-  CLUSTER_PHASES,
+  clusterPhaseCounts,
   clustersToObserve,
   decide,
   newRolloutState,
@@ -226,11 +226,7 @@ async function stepWithState(
     return { state: d.state, changed: changed || d.changed, result: d.actions };
   });
   const actions = await perform(inv, out.state, out.result);
-  const clusters: Partial<Record<ClusterPhase, number>> = {};
-  for (const p of CLUSTER_PHASES) {
-    const n = out.state.clusters.filter((c) => c.phase === p).length;
-    if (n) clusters[p] = n;
-  }
+  const clusters = clusterPhaseCounts(out.state.clusters);
   if (out.result.length)
     deps.logger.info('rollout step', {
       rolloutId,
