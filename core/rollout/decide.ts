@@ -247,7 +247,7 @@ function stopOnFailures(state: RolloutState, at: string, actions: RolloutAction[
   if (!canary && failed.length <= budget) return;
   const why = canary
     ? `canary ${canary.id} failed: ${canary.reason}`
-    : `${failed.length} clusters failed, more than the ${budget} allowed (${failed.map((c) => c.id).join(', ')})`;
+    : `${failed.length} clusters failed, more than the ${budget} allowed (${namedIds(failed)})`;
   if (state.spec.autoRollback) {
     state.phase = 'RollingBack';
     state.reason = `${why}; rolling back`;
@@ -256,6 +256,15 @@ function stopOnFailures(state: RolloutState, at: string, actions: RolloutAction[
     state.phase = 'Failed';
     state.reason = why;
   }
+}
+
+/** Ids named in a reason; the rest are counted, so the state's reason does not grow with the fleet. */
+export const REASON_MAX_IDS = 10;
+
+export function namedIds(clusters: readonly ClusterProgress[]): string {
+  const named = clusters.slice(0, REASON_MAX_IDS).map((c) => c.id);
+  const more = clusters.length - named.length;
+  return more > 0 ? `${named.join(', ')} and ${more} more` : named.join(', ');
 }
 
 function startNextWave(state: RolloutState, at: string, actions: RolloutAction[]): void {
@@ -271,7 +280,7 @@ function startNextWave(state: RolloutState, at: string, actions: RolloutAction[]
   const pool = pending[0]?.canary ? pending.filter((c) => c.canary) : pending;
   const wave = pool.slice(0, concurrencyLimit(state));
   state.wave += 1;
-  state.reason = `wave ${state.wave}${wave[0]?.canary ? ' (canary)' : ''}: ${wave.map((c) => c.id).join(', ')}`;
+  state.reason = `wave ${state.wave}${wave[0]?.canary ? ' (canary)' : ''}: ${namedIds(wave)}`;
   for (const c of wave) {
     c.phase = 'Updating';
     c.wave = state.wave;

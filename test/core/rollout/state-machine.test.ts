@@ -112,6 +112,16 @@ describe('concurrency', () => {
     });
     expect(waves).toEqual([['c01', 'c02'], ['c03', 'c04'], ['c05']]);
   });
+
+  it("names a wave's first clusters in its reason and counts the rest (the reason is stored with the state)", () => {
+    const small = new World(rollout(5, { maxConcurrency: '100%' }));
+    small.step();
+    expect(small.state.reason).toBe('wave 1: c01, c02, c03, c04, c05');
+    const big = new World(rollout(40, { maxConcurrency: '100%' }));
+    big.step();
+    expect(big.state.reason).toBe('wave 1: c01, c02, c03, c04, c05, c06, c07, c08, c09, c10 and 30 more');
+    expect(big.state.clusters.filter((c) => c.wave === 1)).toHaveLength(40);
+  });
 });
 
 describe('failure budget', () => {
