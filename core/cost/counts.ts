@@ -100,8 +100,11 @@ export interface UsageProfile {
   sizes?: {
     /** Clusters of the measured fleet (the probe's per-pool time is read against its cluster concurrency). */
     measuredClusters: number;
-    /** The rollout state item, per cluster, with the pool details compaction drops. */
-    rolloutStateBytesPerCluster: number;
+    /**
+     * One cluster's rollout progress item (ROLLOUT#id / PROGRESS#c) once the cluster finished: no pool is
+     * listed (only unhealthy pools are), its entry finalised.
+     */
+    rolloutProgressItemBytes: number;
     /** PutEvents entries per call the forwarders achieved. */
     putEventsEntriesPerCall: number;
   };

@@ -31,6 +31,12 @@
  * `npm run bench -- cost --clusters 4 --pools 10 --steady-seconds 30` counted 5.875 read units a new pool
  * instead of 4.75, and 13.1 a pool in a rollout instead of 9.6; every other count was within the check's
  * tolerance, and the durations are left as the quieter run above measured them.
+ *
+ * `sizes.rolloutProgressItemBytes` replaced `rolloutStateBytesPerCluster` with decision 0050 (a rollout's
+ * per-cluster progress in items of its own, the state item of constant size): the item of a finished
+ * 20-pool cluster, as test/adapters/state-table/rollout-state.suite.ts measures it (the JSON of the stored
+ * item; the test fails when the figure here drifts by a tenth). The bench reports the same figure for the
+ * rollout it drives (`rolloutItems`).
  */
 import type { UsageProfile } from './counts.ts';
 
@@ -169,7 +175,7 @@ export const MEASURED_PROFILE: UsageProfile = {
   },
   sizes: {
     measuredClusters: 4,
-    rolloutStateBytesPerCluster: 418.5,
+    rolloutProgressItemBytes: 500,
     putEventsEntriesPerCall: 1.28,
   },
 };

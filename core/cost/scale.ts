@@ -19,8 +19,6 @@ export interface ScaleSettings {
   rolloutWaveFraction: number;
   /** A fleet-wide change: every pool's notices arrive within this many seconds. */
   burstSeconds: number;
-  /** Compaction budget of the rollout state item (adapters/state-table/rollout-state.ts). */
-  rolloutStateMaxBytes: number;
   /** Characters one account's statement adds to the central bus's resource policy (cross-account PutEvents). */
   busPolicyCharactersPerAccount: number;
 }
@@ -29,7 +27,6 @@ export const DEFAULT_SCALE_SETTINGS: ScaleSettings = {
   probeClusterConcurrency: 4,
   rolloutWaveFraction: 0.25,
   burstSeconds: 60,
-  rolloutStateMaxBytes: 350_000,
   busPolicyCharactersPerAccount: 250,
 };
 
@@ -67,7 +64,7 @@ const per = (ms: number | undefined, n: number | undefined) => (ms ?? 0) / Math.
 export function scaleLimits(input: ScaleInput): Limit[] {
   const s = { ...DEFAULT_SCALE_SETTINGS, ...input.settings };
   const { clusters: C, poolsPerCluster: M, profile: p, functions: fn } = input;
-  const sizes = p.sizes ?? { measuredClusters: 1, rolloutStateBytesPerCluster: 0, putEventsEntriesPerCall: 1 };
+  const sizes = p.sizes ?? { measuredClusters: 1, rolloutProgressItemBytes: 0, putEventsEntriesPerCall: 1 };
   const limits: Limit[] = [];
   const add = (
     l: Omit<Limit, 'utilisation' | 'reachedAtPools' | 'reachedAtClusters'>,
@@ -102,23 +99,28 @@ export function scaleLimits(input: ScaleInput): Limit[] {
     (fn.probe.timeoutSeconds * 1000 * s.probeClusterConcurrency) / (M * probeMsPerPool),
   );
 
-  // 2. The rollout state item: every cluster's entry, in one DynamoDB item.
-  const stateBytes = C * sizes.rolloutStateBytesPerCluster;
+  // 2. A rollout's transition that changes every cluster (its start, a fleet-wide rollback) writes every
+  // cluster's progress item on the rollout's one partition; the state item does not grow with the fleet.
+  const progressWriteUnits = Math.max(1, Math.ceil(sizes.rolloutProgressItemBytes / 1024));
+  // Each change is written twice: the candidate, then (after the state item commits) its finalisation.
+  const unitsPerChangedCluster = 2 * progressWriteUnits;
+  const partitionWrites = QUOTAS.dynamoPartitionWriteUnitsPerSecond.value;
+  const tickReadUnits = Math.ceil((C * sizes.rolloutProgressItemBytes) / 4096);
   add(
     {
-      id: 'rollout-state-item',
-      what: "a rollout's state fits its DynamoDB item",
+      id: 'rollout-fleet-transition',
+      what: "a rollout transition that changes every cluster (its start, a fleet-wide rollback) is written within the rollout function's timeout",
       limit: {
-        value: s.rolloutStateMaxBytes,
-        unit: 'bytes',
-        source: `adapters/state-table/rollout-state.ts MAX_STATE_BYTES, under DynamoDB's item size (${QUOTAS.dynamoItemBytes.source})`,
+        value: fn.rollout.timeoutSeconds,
+        unit: 's per transition',
+        source: `serverless.yml functions.rollout.timeout; one partition takes ${partitionWrites} write units/s (${QUOTAS.dynamoPartitionWriteUnitsPerSecond.source})`,
       },
-      atFleet: stateBytes,
-      how: `${sizes.rolloutStateBytesPerCluster} bytes per cluster even with pool details dropped (measured); past it a rollout cannot be stored. Each state write also costs ${Math.ceil(stateBytes / 1024)} write units.`,
+      atFleet: (C * unitsPerChangedCluster) / partitionWrites,
+      how: `one progress item per cluster (${sizes.rolloutProgressItemBytes} bytes for a finished cluster, measured; more while its unhealthy pools are listed), ${unitsPerChangedCluster} write units per changed cluster (written as a candidate, then finalised) on the rollout's partition at ${partitionWrites}/s; a tick writes only the clusters that changed, and the state item stays under 1 KB whatever the fleet. Every tick reads all the items with one Query: ${tickReadUnits} read units`,
       change:
-        'keep per-cluster progress in the per-cluster items (ROLLOUT#id / CLUSTER#c, already written) and only counts and the wave in the state item',
+        "spread a rollout's progress items over several partitions (ROLLOUT#id#n by a hash of the cluster id), or let a fleet-wide transition write its clusters over several invocations",
     },
-    s.rolloutStateMaxBytes / Math.max(1e-9, sizes.rolloutStateBytesPerCluster),
+    (fn.rollout.timeoutSeconds * partitionWrites) / unitsPerChangedCluster,
   );
 
   // 3. Reconcile throughput: reserved concurrency ÷ duration; a wave's backlog must drain within maximumEventAge.

@@ -11,9 +11,9 @@
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import { parseArgs } from 'node:util';
-import { keys } from '../../adapters/state-table/keys.ts';
+import { keys, prefixes } from '../../adapters/state-table/keys.ts';
 import { readRollout } from '../../adapters/state-table/rollout-state.ts';
-import { getItem } from '../../adapters/state-table/table.ts';
+import { getItem, queryAll } from '../../adapters/state-table/table.ts';
 import { intFlag } from '../../cli/command.ts';
 import {
   addCounts,
@@ -268,7 +268,7 @@ export async function run(args: string[]): Promise<unknown> {
         metricSeries: { fixed: series.length - perClusterSeries * clusters, perCluster: perClusterSeries },
         sizes: {
           measuredClusters: clusters,
-          rolloutStateBytesPerCluster: rolloutItem?.bytesPerClusterWithoutPools ?? 0,
+          rolloutProgressItemBytes: rolloutItem?.progressItemBytes ?? 0,
           putEventsEntriesPerCall: round(fleet.bus.usage().entries / Math.max(1, fleet.bus.usage().putEventsCalls), 2),
         },
       };
@@ -296,7 +296,7 @@ export async function run(args: string[]): Promise<unknown> {
               ? round((created.billedMs.reconcile ?? 0) / reconcilesCreating / floorMs, 1)
               : null,
           rolloutTicksDriven: rollout.ticks,
-          rolloutStateItem: rolloutItem,
+          rolloutItems: rolloutItem,
           forwarderPerNewPool,
           putEventsEntriesPerCall: round(fleet.bus.usage().entries / Math.max(1, fleet.bus.usage().putEventsCalls), 2),
           rolloutPhase: rollout.phase,
@@ -333,18 +333,19 @@ async function emptyInvocationFloor(): Promise<number> {
 }
 
 /** The rollout's state item: its size, and its size per cluster with the pool details left out (what compaction keeps). */
+/** The finished rollout's items as stored (bytes of each item's JSON): the state item and a progress item. */
 async function rolloutItemSize(fleet: LocalFleet, id: string) {
-  const item = await getItem(fleet.table, keys.rollout(id));
-  const state = await readRollout(fleet.table, id);
-  if (!item || !state) return null;
-  const bare = { ...state, clusters: state.clusters.map((c) => ({ ...c, pools: {} })) };
+  const state = await getItem(fleet.table, keys.rollout(id));
+  const progress = await queryAll(fleet.table, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+    ExpressionAttributeValues: { ':pk': keys.rollout(id).pk, ':p': prefixes.rolloutProgress },
+  });
+  if (!state || progress.length === 0) return null;
+  const bytes = (item: unknown) => Buffer.byteLength(JSON.stringify(item));
   return {
-    bytes: Buffer.byteLength(JSON.stringify(item)),
-    bytesPerPool: round(
-      Buffer.byteLength(JSON.stringify(item)) / state.clusters.reduce((n, c) => n + Object.keys(c.pools).length, 0),
-      1,
-    ),
-    bytesPerClusterWithoutPools: round(Buffer.byteLength(JSON.stringify(bare)) / state.clusters.length, 1),
+    stateItemBytes: bytes(state),
+    clusters: progress.length,
+    progressItemBytes: round(progress.reduce((n, i) => n + bytes(i), 0) / progress.length, 1),
   };
 }
 

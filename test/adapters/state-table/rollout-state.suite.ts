@@ -17,10 +17,11 @@ import {
   transitionRollout,
   writeRollout,
 } from '../../../adapters/state-table/index.ts';
+import { MEASURED_PROFILE } from '../../../core/cost/measured-profile.ts';
 import type { ClusterProgress, RolloutState } from '../../../core/rollout/index.ts';
-import { applyCommand } from '../../../core/rollout/index.ts';
+import { applyCommand, decide } from '../../../core/rollout/index.ts';
 import { ensureTable } from '../../../dev/local/dynamodb.ts';
-import { at, rollout } from '../../core/rollout/world.ts';
+import { at, observation, rollout } from '../../core/rollout/world.ts';
 import type { BackendRef } from './backends.ts';
 
 const fresh = (id: string, clusters = 3): RolloutState => {
@@ -183,6 +184,28 @@ export function rolloutStateSuite(backend: BackendRef): void {
       expect(await readRollout(table, 'big')).toEqual(written);
       expect((await getItem(table, keys.rollout('big')))!.clusterPhases).toEqual({ Pending: big - 1, Updating: 1 });
     }, 120_000);
+
+    it("a finished cluster's progress item is the size the cost model assumes; the state item stays under 1 KB", async () => {
+      // A 20-pool cluster through its wave to Succeeded, as the state machine writes it.
+      await createRollout(table, fresh('measured', 12));
+      let read = (await readStoredRollout(table, 'measured'))!;
+      for (const ms of [1_000, 2_000, 3_000]) {
+        const observed = read.state.clusters.filter((c) => c.phase === 'Updating' || c.phase === 'Soaking');
+        const d = decide(
+          read.state,
+          observed.map((c) => observation(c.id, ms, 'healthy', true, 20)),
+          at(ms),
+        );
+        await writeRollout(table, d.state, read);
+        read = (await readStoredRollout(table, 'measured'))!;
+      }
+      expect(read.state.clusters[0]).toMatchObject({ phase: 'Succeeded', poolCount: 20, healthyPools: 20 });
+      const [item] = await progressItems(table, 'measured');
+      const bytes = Buffer.byteLength(JSON.stringify(item));
+      const modelled = MEASURED_PROFILE.sizes?.rolloutProgressItemBytes ?? 0;
+      expect(Math.abs(bytes - modelled) / modelled, `${bytes} bytes measured`).toBeLessThan(0.1);
+      expect(Buffer.byteLength(JSON.stringify(await getItem(table, keys.rollout('measured'))))).toBeLessThan(1_024);
+    });
 
     it('a newer observation time alone writes no cluster', async () => {
       await createRollout(table, fresh('observed'));

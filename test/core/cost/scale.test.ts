@@ -13,7 +13,7 @@ const profile: UsageProfile = {
   probe: { perRun: zeroCounts(), perPool: c({ billedMs: { probe: 100 } }) },
   rolloutPerPool: c({ invocations: { reconcile: 9 }, billedMs: { reconcile: 18_000 }, writeUnits: 27 }),
   metricSeries: { fixed: 0, perCluster: 0 },
-  sizes: { measuredClusters: 1, rolloutStateBytesPerCluster: 400, putEventsEntriesPerCall: 1 },
+  sizes: { measuredClusters: 1, rolloutProgressItemBytes: 400, putEventsEntriesPerCall: 1 },
 };
 const fn = (reservedConcurrency: number, timeoutSeconds: number, maximumEventAgeSeconds: number) => ({
   reservedConcurrency,
@@ -39,15 +39,14 @@ describe('scale limits', () => {
     expect(byId['probe-run-timeout'].atFleet).toBeCloseTo(250, 6);
     // Reconcile backlog: 3,600 s × 20 ÷ (25% × 20 pools × 9 reconciles × 2 s) = 800 clusters.
     expect(byId['reconcile-backlog'].reachedAtClusters).toBeCloseTo(800, 6);
-    // Rollout state: 350,000 bytes ÷ 400 bytes per cluster = 875 clusters.
-    expect(byId['rollout-state-item'].reachedAtClusters).toBeCloseTo(875, 6);
+    // A fleet-wide rollout transition: 400-byte items, 2 write units per cluster; 300 s × 1,000 units/s ÷ 2.
+    expect(byId['rollout-fleet-transition'].reachedAtClusters).toBeCloseTo(150_000, 6);
+    // 500 clusters × 2 units ÷ 1,000 units/s.
+    expect(byId['rollout-fleet-transition'].atFleet).toBeCloseTo(1, 6);
+    expect(byId['rollout-fleet-transition'].how).toMatch(/49 read units/);
     // Audit: 600 s × 10 at a time ÷ (20 pools × 0.1 s) = 3,000 clusters.
     expect(byId['audit-fan-out'].reachedAtClusters).toBeCloseTo(3000, 6);
-    expect(limits.slice(0, 3).map((l) => l.id)).toEqual([
-      'probe-run-timeout',
-      'reconcile-backlog',
-      'rollout-state-item',
-    ]);
+    expect(limits.slice(0, 3).map((l) => l.id)).toEqual(['probe-run-timeout', 'reconcile-backlog', 'audit-fan-out']);
     // Not growing with the fleet: last, with no fleet size.
     expect(byId['lambda-concurrency'].reachedAtPools).toBeNull();
     expect(byId['lambda-concurrency'].atFleet).toBe(46);
