@@ -15,6 +15,7 @@
  * | audit record (per cluster)| `CLUSTER#<cluster>`      | `AUDIT#<iso time of the run>`    | 30 days (audit-records)  |
  * | audit run (fleet report)  | `AUDIT#<run id>`         | `RUN` / `CLUSTER#<cluster>`      | 30 days (audit-records)  |
  * | rollout state             | `ROLLOUT#<rollout id>`   | `STATE`                          | never                    |
+ * | rollout progress (cluster)| `ROLLOUT#<rollout id>`   | `PROGRESS#<cluster>`             | never                    |
  * | rollout snapshot (cluster)| `ROLLOUT#<rollout id>`   | `CLUSTER#<cluster>`              | never                    |
  * | rollout index             | `ROLLOUTS`               | `ROLLOUT#<rollout id>`           | never                    |
  * | standalone lease          | `LEASE#<name>`           | `LEASE`                          | 1 day after last expiry  |
@@ -31,10 +32,14 @@ Query per cluster (`begins_with(sk, 'PROBE-LATEST#')`) rather than a read of day
 without a holder). Capacity probe results get their own partition per target (a cluster id, `local`, a
 kubeconfig context), newest read with a reverse Query.
 
-A rollout's whole state machine is its one `STATE` item (conditional writes on its version attribute). The
-per-cluster snapshot items hold the pre-rollout spec fields a rollback restores — written once, before the
-first change, and kept out of the state item so a 20 × 50 fleet stays far below 400 KB. The index
-partition lists the fleet's rollouts with one Query (the schedule tick finds the active ones there).
+A rollout's `STATE` item holds its phase, wave, reason, spec and the clusters' count per phase, and takes
+the conditional write on its version attribute that guards every transition; each cluster's progress is its
+own `PROGRESS#<cluster>` item, written only when it changed and counted only once the state item names the
+commit that wrote it (rollout-progress.ts), so neither item grows with the fleet. A tick reads the state
+item, then the progress items with one Query (`begins_with(sk, 'PROGRESS#')`, which leaves the snapshots
+out). The per-cluster snapshot items hold the pre-rollout spec fields a rollback restores, written once,
+before the first change. The index partition lists the fleet's rollouts with one Query (the schedule tick
+finds the active ones there).
 
 No GSI is needed: every access path is a GetItem or a Query on a known partition.
  */

@@ -1,7 +1,8 @@
 /**
- * The rollout model: what a rollout asks for (RolloutSpec), where it stands (RolloutState, stored as one
- * item), and what a tick saw in the clusters (ClusterObservation). Plain JSON throughout: the state is
- * stored as is and the observations come from whatever adapter read the clusters.
+ * The rollout model: what a rollout asks for (RolloutSpec), where it stands (RolloutState: the store keeps
+ * its clusters' progress in an item per cluster and re-assembles it), and what a tick saw in the clusters
+ * (ClusterObservation). Plain JSON throughout: the state is stored as is (split, not transformed) and the
+ * observations come from whatever adapter read the clusters.
  */
 
 /** A count of clusters, absolute or as a share of the rollout's clusters. */
@@ -85,8 +86,8 @@ export interface ClusterProgress {
   poolCount?: number;
   healthyPools?: number;
   /**
-   * The pools that are not healthy at the target, with why. Healthy pools are only counted: the state is
-   * one item, and a 20 × 50 fleet's steady pools would otherwise be most of its size (and write units).
+   * The pools that are not healthy at the target, with why. Healthy pools are only counted: they would
+   * otherwise be most of the cluster's stored progress (and of the write units of every change to it).
    */
   pools: Record<string, PoolProgress>;
 }
