@@ -10,8 +10,9 @@
  * |                           |                          |                                  | or after the last failure|
  * |                           |                          |                                  | if it never converged    |
  * | probe observation         | `CLUSTER#<cluster>`      | `PROBE#<pool>#<iso time>`        | retention window         |
-| latest probe of a pool    | `CLUSTER#<cluster>`      | `PROBE-LATEST#<pool>`            | retention window         |
-| capacity probe result     | `CAPACITY#<target>`      | `RUN#<iso time>`                 | retention window         |
+ * | latest probe of a pool    | `CLUSTER#<cluster>`      | `PROBE-LATEST#<pool>`            | retention window         |
+ * | last probe of a cluster   | `CLUSTER#<cluster>`      | `PROBE-RUN`                      | retention window         |
+ * | capacity probe result     | `CAPACITY#<target>`      | `RUN#<iso time>`                 | retention window         |
  * | audit record (per cluster)| `CLUSTER#<cluster>`      | `AUDIT#<iso time of the run>`    | 30 days (audit-records)  |
  * | audit run (fleet report)  | `AUDIT#<run id>`         | `RUN` / `CLUSTER#<cluster>`      | 30 days (audit-records)  |
  * | rollout state             | `ROLLOUT#<rollout id>`   | `STATE`                          | never                    |
@@ -27,21 +28,22 @@
  * The registry shares one partition for the same reason (one Query lists the fleet).
  *
  * The latest probe of each pool is kept beside the observation history so "the fleet's leaders now" is one
-Query per cluster (`begins_with(sk, 'PROBE-LATEST#')`) rather than a read of days of history; the history
-(`PROBE#<pool>#…`, newest last) is what classification reads (transitions in the last hour, how long
-without a holder). Capacity probe results get their own partition per target (a cluster id, `local`, a
-kubeconfig context), newest read with a reverse Query.
-
-A rollout's `STATE` item holds its phase, wave, reason, spec and the clusters' count per phase, and takes
-the conditional write on its version attribute that guards every transition; each cluster's progress is its
-own `PROGRESS#<cluster>` item, written only when it changed and counted only once the state item names the
-commit that wrote it (rollout-progress.ts), so neither item grows with the fleet. A tick reads the state
-item, then the progress items with one Query (`begins_with(sk, 'PROGRESS#')`, which leaves the snapshots
-out). The per-cluster snapshot items hold the pre-rollout spec fields a rollback restores, written once,
-before the first change. The index partition lists the fleet's rollouts with one Query (the schedule tick
-finds the active ones there).
-
-No GSI is needed: every access path is a GetItem or a Query on a known partition.
+ * Query per cluster (`begins_with(sk, 'PROBE-LATEST#')`) rather than a read of days of history. Each latest
+ * record carries the window of changes classification reads (transitions in the last hour, how long without
+ * a holder); the history (`PROBE#<pool>#…`, newest last) is what the audit charts. Capacity probe results get
+ * their own partition per target (a cluster id, `local`, a kubeconfig context), newest read with a reverse
+ * Query.
+ *
+ * A rollout's `STATE` item holds its phase, wave, reason, spec and the clusters' count per phase, and takes
+ * the conditional write on its version attribute that guards every transition; each cluster's progress is its
+ * own `PROGRESS#<cluster>` item, written only when it changed and counted only once the state item names the
+ * commit that wrote it (rollout-progress.ts), so neither item grows with the fleet. A tick reads the state
+ * item, then the progress items with one Query (`begins_with(sk, 'PROGRESS#')`, which leaves the snapshots
+ * out). The per-cluster snapshot items hold the pre-rollout spec fields a rollback restores, written once,
+ * before the first change. The index partition lists the fleet's rollouts with one Query (the schedule tick
+ * finds the active ones there).
+ *
+ * No GSI is needed: every access path is a GetItem or a Query on a known partition.
  */
 import type { AttributeDefinition, KeySchemaElement } from '@aws-sdk/client-dynamodb';
 
@@ -105,6 +107,7 @@ export const keys = {
     pk: CLUSTER_PREFIX + part(clusterId, 'clusterId'),
     sk: PROBE_LATEST_PREFIX + part(pool, 'nodePool'),
   }),
+  probeRun: (clusterId: string): ItemKey => ({ pk: CLUSTER_PREFIX + part(clusterId, 'clusterId'), sk: 'PROBE-RUN' }),
   capacityProbe: (target: string, at: Date): ItemKey => ({
     pk: CAPACITY_PREFIX + part(target, 'capacity probe target'),
     sk: RUN_PREFIX + at.toISOString(),

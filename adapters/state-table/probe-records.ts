@@ -3,23 +3,28 @@
  * of the capacity probe. Observations expire (`expiresAt`) after a retention window; readers skip expired
  * items themselves because DynamoDB deletes late (and dynalite never does).
  *
- * Each probe of a pool costs 2 write units: the observation (history, read back for classification) and
- * the pool's latest record (so the CLI reads a cluster's current picture with one Query).
+ * A probe writes a pool only when its observation says something new (core/leader/probe-record.ts): then
+ * 2 write units, the observation (history, for the audit's charts) and the pool's latest record, which
+ * carries the window of changes classification reads, so a probe reads a cluster's pools with one Query.
+ * Every probe of a cluster writes one run record: when it last looked, and what it found.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { LeaderClassification, LeaderObservation } from '../../core/leader/index.ts';
+import type {
+  LeaderClassification,
+  LeaderObservation,
+  LeaderState,
+  RecordedLeaderProbe,
+} from '../../core/leader/index.ts';
 import { isExpired, keys, prefixes, TTL_ATTRIBUTE, ttlAfter } from './keys.ts';
 import type { Item, StateTable } from './table.ts';
-import { putItem, queryAll } from './table.ts';
+import { getItem, putItem, queryAll } from './table.ts';
 
 export const DEFAULT_PROBE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const DEFAULT_CAPACITY_RETENTION_MS = 90 * 24 * 3600 * 1000;
 
-export interface LeaderProbeRecord {
+export interface LeaderProbeRecord extends RecordedLeaderProbe {
   clusterId: string;
   nodePool: string;
-  observation: LeaderObservation;
-  classification: LeaderClassification;
 }
 
 /** Stores one observation (history) and makes it the pool's latest probe. */
@@ -29,36 +34,56 @@ export async function recordLeaderProbe(
   now: Date,
   retentionMs = DEFAULT_PROBE_RETENTION_MS,
 ): Promise<void> {
-  const { clusterId, nodePool, observation, classification } = record;
+  const { clusterId, nodePool, observation, classification, recent } = record;
   const at = new Date(observation.observedAt);
   if (Number.isNaN(at.getTime()))
     throw new TypeError(`observation.observedAt: expected an ISO time, got ${JSON.stringify(observation.observedAt)}`);
   const common = { clusterId, nodePool, ...compact(observation), [TTL_ATTRIBUTE]: ttlAfter(now, retentionMs) };
   await putItem(table, { Item: { ...keys.probe(clusterId, nodePool, at), ...common, state: classification.state } });
   await putItem(table, {
-    Item: { ...keys.probeLatest(clusterId, nodePool), ...common, classification: compact(classification) },
+    Item: {
+      ...keys.probeLatest(clusterId, nodePool),
+      ...common,
+      classification: compact(classification),
+      recent: recent.map((o) => compact(o)),
+    },
   });
 }
 
-/** A pool's observations taken at or after `since`, oldest first, expired ones left out. */
-export async function leaderObservationsSince(
+/** One probe of one cluster: when it looked, how many pools it saw in each state, how many it wrote. */
+export interface ProbeRunRecord {
+  clusterId: string;
+  probedAt: string;
+  counts: Record<LeaderState, number>;
+  written: number;
+}
+
+/** Replaces the cluster's run record (one write a probe, whatever the pools). */
+export async function recordProbeRun(
+  table: StateTable,
+  run: ProbeRunRecord,
+  now: Date,
+  retentionMs = DEFAULT_PROBE_RETENTION_MS,
+): Promise<void> {
+  await putItem(table, {
+    Item: { ...keys.probeRun(run.clusterId), ...run, [TTL_ATTRIBUTE]: ttlAfter(now, retentionMs) },
+  });
+}
+
+/** The cluster's last probe, unless none ran within the retention window. */
+export async function latestProbeRun(
   table: StateTable,
   clusterId: string,
-  nodePool: string,
-  since: Date,
   now: Date,
-): Promise<LeaderObservation[]> {
-  const prefix = prefixes.probes(nodePool);
-  const items = await queryAll(table, {
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: {
-      ':pk': clusterPartition(clusterId),
-      ':from': prefix + since.toISOString(),
-      // ISO times are digits, '-', ':', '.', 'T', 'Z'; '~' sorts after all of them.
-      ':to': `${prefix}~`,
-    },
-  });
-  return items.filter((i) => !isExpired(i, now)).map(toObservation);
+): Promise<ProbeRunRecord | undefined> {
+  const item = await getItem(table, keys.probeRun(clusterId));
+  if (!item || isExpired(item, now)) return undefined;
+  return {
+    clusterId: String(item.clusterId),
+    probedAt: String(item.probedAt),
+    counts: item.counts as Record<LeaderState, number>,
+    written: Number(item.written),
+  };
 }
 
 /** Every pool's latest probe in one cluster (one Query), expired ones left out, by pool name. */
@@ -73,12 +98,17 @@ export async function latestLeaderProbes(
   });
   return items
     .filter((i) => !isExpired(i, now))
-    .map((i) => ({
-      clusterId: String(i.clusterId),
-      nodePool: String(i.nodePool),
-      observation: toObservation(i),
-      classification: i.classification as LeaderClassification,
-    }))
+    .map((i) => {
+      const observation = toObservation(i);
+      return {
+        clusterId: String(i.clusterId),
+        nodePool: String(i.nodePool),
+        observation,
+        classification: i.classification as LeaderClassification,
+        // A record written before records carried their window: its own observation is all it knows.
+        recent: Array.isArray(i.recent) ? i.recent.map((o: Item) => toObservation(o)) : [observation],
+      };
+    })
     .sort((a, b) => a.nodePool.localeCompare(b.nodePool));
 }
 

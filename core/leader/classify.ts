@@ -51,7 +51,8 @@ export interface LeaderClassification {
   transitionsLastHour: number;
 }
 
-const HOUR_MS = 3_600_000;
+/** The window flapping is judged over: transitions in the last hour. */
+export const LEADER_WINDOW_MS = 3_600_000;
 
 /** Classifies at `now`; `observations` may be in any order and include the one just taken. */
 export function classifyLeader(
@@ -65,7 +66,10 @@ export function classifyLeader(
     .map((o) => ({ ...o, at: Date.parse(o.observedAt) }))
     .filter((o) => Number.isFinite(o.at) && o.at <= nowMs)
     .sort((a, b) => a.at - b.at);
-  const transitionsLastHour = countTransitions(sorted.filter((o) => o.at >= nowMs - HOUR_MS));
+  // The newest observation before the window is what the window's first change changed from: without it, a
+  // history that keeps only changes would miss the first transition of every hour.
+  const firstInside = sorted.findIndex((o) => o.at >= nowMs - LEADER_WINDOW_MS);
+  const transitionsLastHour = firstInside === -1 ? 0 : countTransitions(sorted.slice(Math.max(0, firstInside - 1)));
   const latest = sorted.at(-1);
   if (!latest) {
     return {

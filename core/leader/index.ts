@@ -2,3 +2,4 @@
 
 export * from './classify.ts';
 export * from './election.ts';
+export * from './probe-record.ts';

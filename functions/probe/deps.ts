@@ -5,7 +5,7 @@
 
 import { DEFAULT_PROBE_RETENTION_MS } from '../../adapters/state-table/index.ts';
 import type { LeaderThresholds } from '../../core/leader/index.ts';
-import { DEFAULT_LEADER_THRESHOLDS } from '../../core/leader/index.ts';
+import { DEFAULT_LEADER_THRESHOLDS, DEFAULT_PROBE_HEARTBEAT_MS } from '../../core/leader/index.ts';
 import { cloudTableFromEnvironment, type FleetFunctionDeps, fleetFunctionDeps } from '../common/fleet-deps.ts';
 
 export const SERVICE_NAME = 'pool-spirit-probe';
@@ -22,6 +22,8 @@ export interface ProbeDeps extends FleetFunctionDeps {
   thresholds: LeaderThresholds;
   /** How long observations are kept (TTL). */
   retentionMs: number;
+  /** The longest a pool goes without a write while nothing changes (core/leader/probe-record.ts). */
+  heartbeatMs: number;
   /** Clusters probed at once by a scheduled run. */
   clusterConcurrency: number;
 }
@@ -30,14 +32,22 @@ export type ProbeDepsInput = Partial<ProbeDeps> & Pick<ProbeDeps, 'table'>;
 
 export function probeDeps(input: ProbeDepsInput): ProbeDeps {
   const clock = input.clock ?? (() => new Date());
-  return {
+  const deps: ProbeDeps = {
     ...fleetFunctionDeps(input.table, SERVICE_NAME, clock),
     thresholds: PROBE_LEADER_THRESHOLDS,
     retentionMs: DEFAULT_PROBE_RETENTION_MS,
+    heartbeatMs: DEFAULT_PROBE_HEARTBEAT_MS,
     clusterConcurrency: 4,
     ...input,
     clock,
   };
+  // A pool that never changes is written only by its heartbeat: a heartbeat rarer than the retention
+  // would let a live pool's records expire between two writes.
+  if (!(deps.heartbeatMs < deps.retentionMs))
+    throw new RangeError(
+      `heartbeatMs: must be shorter than retentionMs (${deps.retentionMs} ms), got ${deps.heartbeatMs} ms`,
+    );
+  return deps;
 }
 
 /** Cloud wiring: the state table and cluster access from the environment (functions/common/fleet-deps.ts). */

@@ -1,20 +1,23 @@
 /**
  * One probe of one cluster: read every PoolSpirit's `status.leader` (what the agent reported from the
- * pool-spirit's kube-system/yurthub Lease), classify each pool against its recent history, and record the
- * observation. The function never reaches into a pool-spirit: it only reads the cluster's apiserver.
+ * pool-spirit's kube-system/yurthub Lease), classify each pool against the window of changes its latest
+ * record carries, and write the pool only when the observation says something new (core/leader/
+ * probe-record.ts). The function never reaches into a pool-spirit: it only reads the cluster's apiserver.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { leaderObservationsSince, recordLeaderProbe, sanitizeErrorMessage } from '../../adapters/state-table/index.ts';
+import {
+  latestLeaderProbes,
+  recordLeaderProbe,
+  recordProbeRun,
+  sanitizeErrorMessage,
+} from '../../adapters/state-table/index.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import type { LeaderClassification, LeaderObservation, LeaderState } from '../../core/leader/index.ts';
-import { classifyLeader, LEADER_STATES } from '../../core/leader/index.ts';
+import { classifyLeader, LEADER_STATES, probeWriteReason, recentObservations } from '../../core/leader/index.ts';
 import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
 import { mapLimited } from '../../shared/map-limited.ts';
 import type { ProbeDeps } from './deps.ts';
 import type { ProbeTarget } from './trigger.ts';
-
-/** How much history classification reads: flapping counts transitions in the last hour. */
-const HISTORY_MS = 3_600_000;
 
 export interface PoolProbeResult extends LeaderClassification {
   nodePool: string;
@@ -44,8 +47,7 @@ export async function runProbe(deps: ProbeDeps, target: ProbeTarget): Promise<Pr
     }),
   );
 
-  const counts = Object.fromEntries(LEADER_STATES.map((s) => [s, 0])) as Record<LeaderState, number>;
-  for (const c of clusters) for (const p of c.pools) counts[p.state]++;
+  const counts = countStates(clusters.flatMap((c) => c.pools));
   for (const s of LEADER_STATES) deps.metrics.addMetric(`LeaderPools_${s}`, MetricUnit.Count, counts[s]);
   // A single-cluster request that could not be done is retried by the bus; a scheduled run is not (the
   // next tick probes again, and one unreachable cluster must not hide the others' results).
@@ -60,21 +62,30 @@ export async function probeCluster(deps: ProbeDeps, clusterId: string): Promise<
   if (!registration) throw new Error(`cluster ${clusterId} is not registered`);
   const connection = await deps.clusterAccess.connectionFor(registration);
   const client = deps.clusterClient(connection, clusterId);
-  const spirits = await client.listByLabel(API_VERSION, KIND, undefined, {});
+  // One read of the cluster's pools and one of their records, whatever the number of pools.
+  const [spirits, recorded] = await Promise.all([
+    client.listByLabel(API_VERSION, KIND, undefined, {}),
+    latestLeaderProbes(deps.table, clusterId, deps.clock()),
+  ]);
+  const recordOf = new Map(recorded.map((r) => [r.nodePool, r]));
   const pools: PoolProbeResult[] = [];
+  let written = 0;
   for (const spirit of spirits) {
     const now = deps.clock();
     const nodePool = poolOf(spirit);
     const observation = observe(spirit, now);
-    const history = await leaderObservationsSince(
-      deps.table,
-      clusterId,
-      nodePool,
-      new Date(now.getTime() - HISTORY_MS),
-      now,
-    );
-    const classification = classifyLeader([...history, observation], now, deps.thresholds);
-    await recordLeaderProbe(deps.table, { clusterId, nodePool, observation, classification }, now, deps.retentionMs);
+    const previous = recordOf.get(nodePool);
+    const classification = classifyLeader([...(previous?.recent ?? []), observation], now, deps.thresholds);
+    if (probeWriteReason(previous, observation, classification, now, deps.heartbeatMs)) {
+      const recent = recentObservations(previous?.recent ?? [], observation, now);
+      await recordLeaderProbe(
+        deps.table,
+        { clusterId, nodePool, observation, classification, recent },
+        now,
+        deps.retentionMs,
+      );
+      written++;
+    }
     pools.push({ nodePool, poolSpirit: spirit.metadata.name, ...classification });
     if (classification.state !== 'healthy') {
       deps.logger.warn('leader election unhealthy', {
@@ -85,8 +96,17 @@ export async function probeCluster(deps: ProbeDeps, clusterId: string): Promise<
       });
     }
   }
-  deps.logger.info('cluster probed', { clusterId, pools: pools.length });
+  const now = deps.clock();
+  const counts = countStates(pools);
+  await recordProbeRun(deps.table, { clusterId, probedAt: now.toISOString(), counts, written }, now, deps.retentionMs);
+  deps.logger.info('cluster probed', { clusterId, pools: pools.length, written });
   return { clusterId, pools };
+}
+
+function countStates(pools: readonly LeaderClassification[]): Record<LeaderState, number> {
+  const counts = Object.fromEntries(LEADER_STATES.map((s) => [s, 0])) as Record<LeaderState, number>;
+  for (const p of pools) counts[p.state]++;
+  return counts;
 }
 
 function poolOf(spirit: KubeObject): string {

@@ -1,15 +1,18 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  clusterProbes,
   createStateTable,
   keys,
   latestCapacityProbe,
   latestLeaderProbes,
-  leaderObservationsSince,
+  latestProbeRun,
   recordCapacityProbe,
   recordLeaderProbe,
+  recordProbeRun,
   type StateTable,
 } from '../../../adapters/state-table/index.ts';
-import { classifyLeader } from '../../../core/leader/index.ts';
+import { putItem } from '../../../adapters/state-table/table.ts';
+import { classifyLeader, type LeaderObservation } from '../../../core/leader/index.ts';
 import { ensureTable } from '../../../dev/local/dynamodb.ts';
 import type { BackendRef } from './backends.ts';
 
@@ -24,15 +27,16 @@ export function probeRecordsSuite(backend: BackendRef): void {
     table = createStateTable({ client: backend().client, tableName: 'records' });
   });
 
-  async function observe(pool: string, s: number, holder?: string) {
+  async function observe(pool: string, s: number, holder?: string, recent: readonly LeaderObservation[] = []) {
     const observation = {
       observedAt: at(s).toISOString(),
       holder,
       renewTime: holder ? at(s - 1).toISOString() : undefined,
     };
+    const classification = classifyLeader([...recent, observation], at(s));
     await recordLeaderProbe(
       table,
-      { clusterId: 'c1', nodePool: pool, observation, classification: classifyLeader([observation], at(s)) },
+      { clusterId: 'c1', nodePool: pool, observation, classification, recent: [...recent, observation] },
       at(s),
     );
   }
@@ -41,15 +45,55 @@ export function probeRecordsSuite(backend: BackendRef): void {
     it('keeps each pool’s observations apart, even when one pool name prefixes another', async () => {
       await observe('edge', 0, 'n1');
       await observe('edge-b', 1, 'n9');
-      await observe('edge', 60, 'n2');
-      const edge = await leaderObservationsSince(table, 'c1', 'edge', at(-10), at(61));
-      expect(edge.map((o) => o.holder)).toEqual(['n1', 'n2']);
-      expect(await leaderObservationsSince(table, 'c1', 'edge', at(30), at(61))).toHaveLength(1);
+      const [first] = await latestLeaderProbes(table, 'c1', at(1));
+      await observe('edge', 60, 'n2', first?.recent);
+      const history = await clusterProbes(table, 'c1', at(-10), at(61));
+      expect(history.map((p) => [p.pool, p.record.holder])).toEqual([
+        ['edge', 'n1'],
+        ['edge-b', 'n9'],
+        ['edge', 'n2'],
+      ]);
+      expect(await clusterProbes(table, 'c1', at(30), at(61))).toHaveLength(1);
       const latest = await latestLeaderProbes(table, 'c1', at(61));
       expect(latest.map((r) => [r.nodePool, r.observation.holder, r.classification.state])).toEqual([
         ['edge', 'n2', 'healthy'],
         ['edge-b', 'n9', 'healthy'],
       ]);
+      // The window of changes round-trips: what the next probe classifies from.
+      expect(latest[0]?.recent.map((o) => [o.observedAt, o.holder])).toEqual([
+        [at(0).toISOString(), 'n1'],
+        [at(60).toISOString(), 'n2'],
+      ]);
+    });
+
+    it('reads a latest record written before records carried their window as its own observation', async () => {
+      await putItem(table, {
+        Item: {
+          ...keys.probeLatest('c-old', 'p'),
+          clusterId: 'c-old',
+          nodePool: 'p',
+          observedAt: at(0).toISOString(),
+          holder: 'n1',
+          classification: { state: 'healthy', reason: 'r', transitionsLastHour: 0 },
+        },
+      });
+      const [old] = await latestLeaderProbes(table, 'c-old', at(1));
+      expect(old?.recent).toEqual([{ observedAt: at(0).toISOString(), holder: 'n1' }]);
+    });
+
+    it('keeps one run record per cluster, the last probe’s, and leaves it out once expired', async () => {
+      const counts = { healthy: 2, 'no-leader': 1, stale: 0, flapping: 0 };
+      await recordProbeRun(table, { clusterId: 'c1', probedAt: at(0).toISOString(), counts, written: 3 }, at(0));
+      await recordProbeRun(table, { clusterId: 'c1', probedAt: at(300).toISOString(), counts, written: 0 }, at(300));
+      expect(await latestProbeRun(table, 'c1', at(301))).toEqual({
+        clusterId: 'c1',
+        probedAt: at(300).toISOString(),
+        counts,
+        written: 0,
+      });
+      expect(await latestProbeRun(table, 'c1', new Date(at(300).getTime() + 8 * 24 * 3_600_000))).toBeUndefined();
+      // The run record is not a pool's: the cluster's latest probes do not list it.
+      expect((await latestLeaderProbes(table, 'c1', at(301))).map((r) => r.nodePool)).toEqual(['edge', 'edge-b']);
     });
 
     it('stores capacity results per target, newest first, and refuses a bad target name', async () => {

@@ -13,10 +13,11 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StateTable } from '../../../adapters/state-table/index.ts';
 import {
+  clusterProbes,
   createStateTable,
   keys,
   latestLeaderProbes,
-  leaderObservationsSince,
+  latestProbeRun,
   registerCluster,
   TTL_ATTRIBUTE,
 } from '../../../adapters/state-table/index.ts';
@@ -124,8 +125,8 @@ describe('probe function', () => {
     expect(byPool.shanghai).toMatchObject({ state: 'healthy' });
     expect(byPool.beijing).toMatchObject({ state: 'no-leader', noLeaderSeconds: 300 });
 
-    const history = await leaderObservationsSince(table, 'c1', 'hangzhou', new Date(clockMs - 3600_000), clock());
-    expect(history.map((o) => o.holder)).toEqual(['edge-1', 'edge-2']);
+    const history = await clusterProbes(table, 'c1', new Date(clockMs - 3600_000), clock());
+    expect(history.filter((p) => p.pool === 'hangzhou').map((p) => p.record.holder)).toEqual(['edge-1', 'edge-2']);
     const latest = await latestLeaderProbes(table, 'c1', clock());
     expect(latest.map((r) => [r.nodePool, r.classification.state])).toEqual([
       ['beijing', 'no-leader'],
@@ -160,5 +161,35 @@ describe('probe function', () => {
       code: 2,
       stderr: expect.stringMatching(/there is no table "pool-spirit-local-state" at .*--table NAME/),
     });
+  });
+
+  it('a probe that sees nothing new writes only its run record; a day later the heartbeat writes every pool', async () => {
+    const historyNow = async () =>
+      (await clusterProbes(table, 'c1', new Date(clockMs - 30 * 24 * 3600_000), clock())).length;
+    const before = await historyNow();
+    clockMs += 60_000;
+    // The leaders renewed (a new renewTime every probe): nothing classification depends on changed.
+    await setLeader('hangzhou', { holder: 'edge-2', renewTime: at(1), transitions: 9 });
+    await setLeader('shanghai', { holder: 'edge-7', renewTime: at(2), transitions: 0 });
+    const quiet = (await handler()({ clusterId: 'c1' }, context)) as ProbeResult;
+    expect(Object.fromEntries(quiet.clusters[0].pools.map((p) => [p.nodePool, p.state]))).toEqual({
+      hangzhou: 'flapping',
+      shanghai: 'healthy',
+      beijing: 'no-leader',
+    });
+    expect(await historyNow()).toBe(before);
+    expect(await latestProbeRun(table, 'c1', clock())).toMatchObject({ probedAt: clock().toISOString(), written: 0 });
+
+    clockMs += 24 * 3600_000;
+    await setLeader('hangzhou', { holder: 'edge-2', renewTime: at(1), transitions: 9 });
+    await setLeader('shanghai', { holder: 'edge-7', renewTime: at(2), transitions: 0 });
+    await handler()({ clusterId: 'c1' }, context);
+    expect(await latestProbeRun(table, 'c1', clock())).toMatchObject({ written: 3 });
+    expect(await historyNow()).toBe(before + 3);
+    const latest = await latestLeaderProbes(table, 'c1', clock());
+    const hangzhou = latest.find((r) => r.nodePool === 'hangzhou');
+    // The hour's changes have aged out: healthy again, and the record keeps only the last change before it.
+    expect(hangzhou?.classification.state).toBe('healthy');
+    expect(hangzhou?.recent.map((o) => o.holder)).toEqual(['edge-2', 'edge-2']);
   });
 });
