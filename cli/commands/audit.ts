@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { FleetReport } from '../../core/audit/index.ts';
 import { describeOpenYurt } from '../../core/nodepool-versions.ts';
-import type { EventSender } from '../../functions/audit/send-events.ts';
+import type { EventSender } from '../../functions/common/send-events.ts';
 import type { Command } from '../command.ts';
 import { UsageError } from '../command.ts';
 import { openStateTable, STATE_TABLE_DETAILS, stateTableFlags } from './state-table-flags.ts';

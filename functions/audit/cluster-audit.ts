@@ -21,9 +21,9 @@ import { auditCluster, DEFAULT_AUDIT_THRESHOLDS, unreachableAudit } from '../../
 import type { OpenYurtObservation } from '../../core/nodepool-versions.ts';
 import type { AuditRequest } from '../../events/index.ts';
 import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../../events/index.ts';
+import { sendEntries } from '../common/send-events.ts';
 import type { AuditDeps } from './deps.ts';
 import { observeCluster } from './observe.ts';
-import { sendEntries } from './send-events.ts';
 
 export const AUDIT_REQUESTER = 'audit';
 

@@ -15,7 +15,7 @@ import {
   type FleetFunctionDeps,
   fleetFunctionDeps,
 } from '../common/fleet-deps.ts';
-import type { EventSender } from './send-events.ts';
+import type { EventSender } from '../common/send-events.ts';
 
 export const AUDIT_SERVICE_NAME = 'pool-spirit-audit';
 export const METRICS_NAMESPACE = 'PoolSpirit';

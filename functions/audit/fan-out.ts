@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { putAuditRun } from '../../adapters/state-table/index.ts';
 import type { AuditRequest } from '../../events/index.ts';
 import { auditRequestDetailSchema, auditRequestRouting, toPutEventsEntry } from '../../events/index.ts';
+import { sendEntries } from '../common/send-events.ts';
 import type { AuditDeps } from './deps.ts';
-import { sendEntries } from './send-events.ts';
 
 export interface FanOutResult {
   runId: string;

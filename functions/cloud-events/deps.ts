@@ -1,13 +1,13 @@
 /** Everything the cloud-events function talks to (same wiring style as reconcile/deps.ts and audit/deps.ts). */
 
 import { DEFAULT_EVENT_BUS } from '../../events/index.ts';
-import type { EventSender } from '../audit/send-events.ts';
 import {
   cloudEventsFromEnvironment,
   cloudTableFromEnvironment,
   type FleetFunctionDeps,
   fleetFunctionDeps,
 } from '../common/fleet-deps.ts';
+import type { EventSender } from '../common/send-events.ts';
 
 export const CLOUD_EVENTS_SERVICE_NAME = 'pool-spirit-cloud-events';
 

@@ -62,7 +62,7 @@ export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermiss
     // audit record (audit-records.ts). UpdateItem: the OpenYurt versions found, on an existing registration
     // (registry.ts recordOpenYurt); it grants no item PutItem could not already replace.
     dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
-    // One Cluster Audit Request per registered cluster from the scheduled fan-out (audit/send-events.ts
+    // One Cluster Audit Request per registered cluster from the scheduled fan-out (common/send-events.ts
     // through eventbridge/put-events.ts).
     events: ['PutEvents'],
     secretsmanager: ['GetSecretValue'],
@@ -72,7 +72,7 @@ export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermiss
     // writes nothing to the table.
     dynamodb: ['GetItem', 'Query'],
     // A Reconcile Request for each pool whose pool-spirit it moved (functions/cloud-events/handler.ts through
-    // audit/send-events.ts and eventbridge/put-events.ts).
+    // common/send-events.ts and eventbridge/put-events.ts).
     events: ['PutEvents'],
     secretsmanager: ['GetSecretValue'],
   },

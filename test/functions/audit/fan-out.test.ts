@@ -11,7 +11,7 @@ import {
 } from '../../../adapters/state-table/index.ts';
 import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
 import { createAuditHandler } from '../../../functions/audit/handler.ts';
-import { sendEntries } from '../../../functions/audit/send-events.ts';
+import { sendEntries } from '../../../functions/common/send-events.ts';
 
 const context = {} as Context;
 

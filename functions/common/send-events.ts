@@ -2,7 +2,8 @@
  * Sends PutEvents entries in calls of at most 10 (the PutEvents limit) and re-sends the entries a call
  * reports as failed (throttling, internal errors), a few times with backoff. What still fails makes the
  * whole send throw: the bus then retries the invocation, and since receivers are level-triggered a
- * repeated request costs a no-op reconcile, nothing more.
+ * repeated request repeats work that changes nothing (a no-op reconcile, one more probe observation).
+ * Shared by every function that sends follow-up events (audit, cloud-events, probe).
  */
 import type { PutEventsRequestEntry, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
 import type { PutEventsEntry } from '../../events/index.ts';
