@@ -4,9 +4,9 @@
  */
 
 import { EventValidationError, eventEnvelopeSchema, parseEvent } from '../../events/envelope.ts';
+import { leaderProbeRequestDetailSchema, leaderProbeRequestEventSchema } from '../../events/leader-probe-request.ts';
 import {
   LEADER_PROBE_REQUEST_DETAIL_TYPE,
-  RECONCILER_SOURCE,
   SCHEDULED_EVENT_DETAIL_TYPE,
   SCHEDULED_EVENT_SOURCE,
 } from '../../events/source.ts';
@@ -15,21 +15,11 @@ import * as z from '../../shared/zod.ts';
 /** `detail-type` of a request to probe one cluster's leader elections now. */
 export { LEADER_PROBE_REQUEST_DETAIL_TYPE };
 
-const clusterId = z
-  .string()
-  .check(z.regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'expected a registered cluster id (a DNS label)'));
-
-export const leaderProbeRequestDetailSchema = z.object({ clusterId });
-
 const scheduledEventSchema = z.extend(eventEnvelopeSchema(z.record(z.string(), z.unknown())), {
   source: z.literal(SCHEDULED_EVENT_SOURCE),
   'detail-type': z.literal(SCHEDULED_EVENT_DETAIL_TYPE),
 });
-const probeRequestEventSchema = z.extend(eventEnvelopeSchema(leaderProbeRequestDetailSchema), {
-  source: z.literal(RECONCILER_SOURCE),
-  'detail-type': z.literal(LEADER_PROBE_REQUEST_DETAIL_TYPE),
-});
-const directSchema = z.strictObject({ clusterId });
+const directSchema = z.strictObject({ clusterId: leaderProbeRequestDetailSchema.shape.clusterId });
 
 /** `all`: every registered cluster; otherwise the one named. */
 export type ProbeTarget = { scope: 'all' } | { scope: 'cluster'; clusterId: string };
@@ -45,7 +35,7 @@ export function parseProbeTrigger(raw: unknown): ProbeTarget {
     return { scope: 'all' };
   }
   if (detailType === LEADER_PROBE_REQUEST_DETAIL_TYPE) {
-    return { scope: 'cluster', clusterId: parseEvent(probeRequestEventSchema, value).detail.clusterId };
+    return { scope: 'cluster', clusterId: parseEvent(leaderProbeRequestEventSchema, value).detail.clusterId };
   }
   // An EventBridge event without its detail-type is not a direct invoke: say what is missing, not which
   // envelope fields a direct invoke does not take.

@@ -4,7 +4,12 @@ import {
   changeNoticeEventSchema,
   changeNoticeRouting,
   EventValidationError,
+  LEADER_PROBE_REQUEST_DETAIL_TYPE,
+  leaderProbeRequestDetailSchema,
+  leaderProbeRequestEventSchema,
+  leaderProbeRequestRouting,
   parseEvent,
+  RECONCILER_SOURCE,
   reconcileRequestDetailSchema,
   reconcileRequestRouting,
   toPutEventsEntry,
@@ -82,5 +87,46 @@ describe('event contracts', () => {
     expect(() =>
       toPutEventsEntry(reconcileRequestRouting, reconcileRequestDetailSchema, { clusterId: 'c' } as never),
     ).toThrow(/nodePool/);
+  });
+
+  it('takes a leader probe request with only its cluster, or with the run and requester the fan-out adds', () => {
+    expect(leaderProbeRequestRouting).toEqual({
+      source: RECONCILER_SOURCE,
+      detailType: LEADER_PROBE_REQUEST_DETAIL_TYPE,
+    });
+    expect(parseEvent(leaderProbeRequestDetailSchema, { clusterId: 'edge-1' })).toEqual({ clusterId: 'edge-1' });
+    const full = { clusterId: 'edge-1', runId: 'tick-9', requestedBy: 'schedule' };
+    expect(parseEvent(leaderProbeRequestDetailSchema, { ...full, extra: true })).toEqual(full);
+    const entry = toPutEventsEntry(leaderProbeRequestRouting, leaderProbeRequestDetailSchema, full, {
+      eventBusName: 'fleet',
+    });
+    expect(entry).toEqual({
+      Source: 'pool-spirit.reconciler',
+      DetailType: 'Leader Probe Request',
+      Detail: '{"clusterId":"edge-1","runId":"tick-9","requestedBy":"schedule"}',
+      EventBusName: 'fleet',
+    });
+  });
+
+  it('names the field of a bad leader probe request, in the detail and in the whole event', () => {
+    expect(issuesOf(() => parseEvent(leaderProbeRequestDetailSchema, { clusterId: 'Edge_1' }))).toMatch(
+      /clusterId: expected a registered cluster id/,
+    );
+    expect(issuesOf(() => parseEvent(leaderProbeRequestDetailSchema, { clusterId: 'e', runId: '' }))).toMatch(
+      /runId: /,
+    );
+    const event = {
+      version: '0',
+      id: 'i',
+      'detail-type': LEADER_PROBE_REQUEST_DETAIL_TYPE,
+      source: RECONCILER_SOURCE,
+      account: '0',
+      time: '2026-03-04T10:00:00Z',
+      region: 'r',
+      resources: [],
+      detail: { requestedBy: 'schedule' },
+    };
+    expect(issuesOf(() => parseEvent(leaderProbeRequestEventSchema, event))).toMatch(/detail\.clusterId: /);
+    expect(issuesOf(() => parseEvent(leaderProbeRequestEventSchema, { ...event, source: 'x' }))).toMatch(/source: /);
   });
 });

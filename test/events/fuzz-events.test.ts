@@ -64,6 +64,7 @@ const auditRequest = {
   requestedAt: '2026-03-01T08:00:00Z',
   requestedBy: 'schedule',
 };
+const leaderProbeRequest = { clusterId: 'cluster-01', runId: 'tick-1', requestedBy: 'schedule' };
 const stateChange = { 'instance-id': 'i-0123456789abcdef0', state: 'terminated', clusterId: 'cluster-01' };
 const spot = { 'instance-id': 'i-0123456789abcdef0', 'instance-action': 'terminate' };
 const rolloutStart = {
@@ -94,6 +95,13 @@ const SAMPLES: Record<string, unknown> = {
   ),
   auditRequestDetailSchema: auditRequest,
   auditRequestEventSchema: envelope(events.RECONCILER_SOURCE, events.AUDIT_REQUEST_DETAIL_TYPE, auditRequest),
+  leaderProbeRunIdSchema: 'tick-1',
+  leaderProbeRequestDetailSchema: leaderProbeRequest,
+  leaderProbeRequestEventSchema: envelope(
+    events.RECONCILER_SOURCE,
+    events.LEADER_PROBE_REQUEST_DETAIL_TYPE,
+    leaderProbeRequest,
+  ),
   ec2StateChangeDetailSchema: stateChange,
   ec2StateChangeEventSchema: envelope(events.EC2_SOURCE, events.EC2_STATE_CHANGE_DETAIL_TYPE, stateChange),
   ec2SpotInterruptionDetailSchema: spot,
@@ -261,6 +269,7 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
       handler: probeFunction.createProbeHandler(stubDeps as never),
       samples: [
         scheduled,
+        SAMPLES.leaderProbeRequestEventSchema,
         envelope(events.RECONCILER_SOURCE, events.LEADER_PROBE_REQUEST_DETAIL_TYPE, { clusterId: 'cluster-01' }),
         { clusterId: 'cluster-01' },
       ],

@@ -31,6 +31,8 @@ import {
   EC2_STATE_CHANGE_DETAIL_TYPE,
   ec2SpotInterruptionDetailSchema,
   ec2StateChangeDetailSchema,
+  leaderProbeRequestDetailSchema,
+  leaderProbeRequestRouting,
   type PutEventsEntry,
   reconcileRequestDetailSchema,
   reconcileRequestRouting,
@@ -38,8 +40,6 @@ import {
   rolloutCommandRouting,
   toPutEventsEntry,
 } from '../../events/index.ts';
-import { RECONCILER_SOURCE } from '../../events/source.ts';
-import { LEADER_PROBE_REQUEST_DETAIL_TYPE, leaderProbeRequestDetailSchema } from '../../functions/probe/trigger.ts';
 import { readServerlessBuild } from '../../scripts/bundle-functions.ts';
 import { MOTO_ACCOUNT_ID, MOTO_CREDENTIALS, type MotoServer, startMotoServer } from '../support/moto-server.ts';
 import { type Packaged, packaged } from '../support/packaged.ts';
@@ -288,7 +288,7 @@ const ROUTES: { label: string; entry: PutEventsEntry; to: string | undefined }[]
   {
     label: 'leader probe request',
     entry: toPutEventsEntry(
-      { source: RECONCILER_SOURCE, detailType: LEADER_PROBE_REQUEST_DETAIL_TYPE },
+      leaderProbeRequestRouting,
       leaderProbeRequestDetailSchema,
       { clusterId: 'edge-6' },
       { eventBusName: BUS },
