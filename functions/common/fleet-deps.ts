@@ -73,10 +73,10 @@ export function cloudTableFromEnvironment(env: NodeJS.ProcessEnv): {
   };
 }
 
-/** The cloud wiring of follow-up events: EVENT_BUS_NAME names the bus reconcile/audit requests go to. */
+/** The cloud wiring of follow-up events: EVENT_BUS_NAME names the bus reconcile/audit/probe requests go to. */
 export function cloudEventsFromEnvironment(env: NodeJS.ProcessEnv) {
   const eventBusName = env.EVENT_BUS_NAME;
   if (!eventBusName)
-    throw new Error('EVENT_BUS_NAME is not set: expected the name of the event bus reconcile requests go to');
+    throw new Error('EVENT_BUS_NAME is not set: expected the name of the event bus follow-up requests go to');
   return { events: eventBridgePutEvents(new EventBridgeClient({})), eventBusName };
 }

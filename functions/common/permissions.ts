@@ -17,6 +17,8 @@
  *    check does not see it; the grant is there for every function either way.
  */
 
+import { leaderProbeRequestRouting } from '../../events/leader-probe-request.ts';
+
 export type FunctionName = 'reconcile' | 'audit' | 'cloudEvents' | 'rollout' | 'probe';
 
 export type DynamoDbAction =
@@ -37,6 +39,11 @@ export interface FunctionPermissions {
   dynamodb: readonly DynamoDbAction[];
   /** On the stack's event bus. */
   events: readonly EventsAction[];
+  /**
+   * When set, the only event its PutEvents may put: the policy's `events:source` and `events:detail-type`
+   * conditions, which EventBridge checks entry by entry. Unset: any event on the stack's bus.
+   */
+  eventsPut?: { readonly source: string; readonly detailType: string };
   /**
    * On secrets named `pool-spirit/<stage>/*` in the stack's region; granted only when the stage's
    * `clusterAccess` parameter is `secret` (with `eks` no registered cluster is reached through a secret).
@@ -87,7 +94,11 @@ export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermiss
     // GetItem and Query: the registry (registry.ts) and earlier observations (probe-records.ts); PutItem:
     // each new observation (probe-records.ts).
     dynamodb: ['GetItem', 'PutItem', 'Query'],
-    events: [],
+    // One Leader Probe Request per registered cluster from the scheduled fan-out (probe/fan-out.ts through
+    // common/send-events.ts and eventbridge/put-events.ts), so each cluster is probed in its own invocation.
+    // Only that event: a stolen role can ask for probes, not reconciles or audits (docs/security.md).
+    events: ['PutEvents'],
+    eventsPut: leaderProbeRequestRouting,
     secretsmanager: ['GetSecretValue'],
   },
 };
@@ -103,4 +114,12 @@ export function iamActions(permissions: FunctionPermissions): {
     events: permissions.events.map((a) => `events:${a}`),
     secretsmanager: permissions.secretsmanager.map((a) => `secretsmanager:${a}`),
   };
+}
+
+/** The policy condition that holds PutEvents to `eventsPut`, as the role's statement in serverless.yml carries it. */
+export function iamEventsCondition(
+  permissions: FunctionPermissions,
+): { StringEquals: { 'events:source': string; 'events:detail-type': string } } | undefined {
+  const put = permissions.eventsPut;
+  return put && { StringEquals: { 'events:source': put.source, 'events:detail-type': put.detailType } };
 }

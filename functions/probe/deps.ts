@@ -6,7 +6,14 @@
 import { DEFAULT_PROBE_RETENTION_MS } from '../../adapters/state-table/index.ts';
 import type { LeaderThresholds } from '../../core/leader/index.ts';
 import { DEFAULT_LEADER_THRESHOLDS, DEFAULT_PROBE_HEARTBEAT_MS } from '../../core/leader/index.ts';
-import { cloudTableFromEnvironment, type FleetFunctionDeps, fleetFunctionDeps } from '../common/fleet-deps.ts';
+import { DEFAULT_EVENT_BUS } from '../../events/index.ts';
+import {
+  cloudEventsFromEnvironment,
+  cloudTableFromEnvironment,
+  type FleetFunctionDeps,
+  fleetFunctionDeps,
+} from '../common/fleet-deps.ts';
+import type { EventSender } from '../common/send-events.ts';
 
 export const SERVICE_NAME = 'pool-spirit-probe';
 export const METRICS_NAMESPACE = 'PoolSpirit';
@@ -19,12 +26,18 @@ export const METRICS_NAMESPACE = 'PoolSpirit';
 export const PROBE_LEADER_THRESHOLDS: LeaderThresholds = { ...DEFAULT_LEADER_THRESHOLDS, staleGraceSeconds: 45 };
 
 export interface ProbeDeps extends FleetFunctionDeps {
+  /**
+   * Where the scheduled fan-out sends one Leader Probe Request per cluster (PutEvents). Undefined: a tick
+   * cannot be fanned out (it fails, naming this); a request for one cluster is probed all the same.
+   */
+  events?: EventSender;
+  eventBusName: string;
   thresholds: LeaderThresholds;
   /** How long observations are kept (TTL). */
   retentionMs: number;
   /** The longest a pool goes without a write while nothing changes (core/leader/probe-record.ts). */
   heartbeatMs: number;
-  /** Clusters probed at once by a scheduled run. */
+  /** Clusters probed at once by a run of several (probe/run.ts `scope: 'all'`). */
   clusterConcurrency: number;
 }
 
@@ -34,6 +47,7 @@ export function probeDeps(input: ProbeDepsInput): ProbeDeps {
   const clock = input.clock ?? (() => new Date());
   const deps: ProbeDeps = {
     ...fleetFunctionDeps(input.table, SERVICE_NAME, clock),
+    eventBusName: DEFAULT_EVENT_BUS,
     thresholds: PROBE_LEADER_THRESHOLDS,
     retentionMs: DEFAULT_PROBE_RETENTION_MS,
     heartbeatMs: DEFAULT_PROBE_HEARTBEAT_MS,
@@ -50,7 +64,7 @@ export function probeDeps(input: ProbeDepsInput): ProbeDeps {
   return deps;
 }
 
-/** Cloud wiring: the state table and cluster access from the environment (functions/common/fleet-deps.ts). */
+/** Cloud wiring: STATE_TABLE_NAME, cluster access and EVENT_BUS_NAME (functions/common/fleet-deps.ts). */
 export function probeDepsFromEnvironment(env: NodeJS.ProcessEnv = process.env): ProbeDeps {
-  return probeDeps(cloudTableFromEnvironment(env));
+  return probeDeps({ ...cloudTableFromEnvironment(env), ...cloudEventsFromEnvironment(env) });
 }

@@ -1,10 +1,15 @@
 /**
- * What the `probe` function accepts: the schedule's tick (probe every registered cluster), a probe request
- * naming one cluster (from the CLI or another function), or — for a direct invoke — `{ "clusterId": … }`.
+ * What the `probe` function accepts: the schedule's tick (fan out one probe request per registered cluster), a
+ * probe request naming one cluster (the fan-out's, or an operator's), or — for a direct invoke —
+ * `{ "clusterId": … }`.
  */
 
 import { EventValidationError, eventEnvelopeSchema, parseEvent } from '../../events/envelope.ts';
-import { leaderProbeRequestDetailSchema, leaderProbeRequestEventSchema } from '../../events/leader-probe-request.ts';
+import {
+  leaderProbeRequestDetailSchema,
+  leaderProbeRequestEventSchema,
+  leaderProbeRunIdSchema,
+} from '../../events/leader-probe-request.ts';
 import {
   LEADER_PROBE_REQUEST_DETAIL_TYPE,
   SCHEDULED_EVENT_DETAIL_TYPE,
@@ -12,30 +17,43 @@ import {
 } from '../../events/source.ts';
 import * as z from '../../shared/zod.ts';
 
-/** `detail-type` of a request to probe one cluster's leader elections now. */
-export { LEADER_PROBE_REQUEST_DETAIL_TYPE };
-
 const scheduledEventSchema = z.extend(eventEnvelopeSchema(z.record(z.string(), z.unknown())), {
   source: z.literal(SCHEDULED_EVENT_SOURCE),
   'detail-type': z.literal(SCHEDULED_EVENT_DETAIL_TYPE),
+  // The tick's id names the run its probe requests carry.
+  id: leaderProbeRunIdSchema,
 });
 const directSchema = z.strictObject({ clusterId: leaderProbeRequestDetailSchema.shape.clusterId });
 
-/** `all`: every registered cluster; otherwise the one named. */
+/** `all`: every registered cluster; otherwise the one named. What probe/run.ts runs. */
 export type ProbeTarget = { scope: 'all' } | { scope: 'cluster'; clusterId: string };
+
+/**
+ * A parsed trigger: the tick (`all`, its id the run's) or one cluster, with where its id was read from (so an
+ * unregistered one is named by that field) and the run and requester a probe request may carry.
+ */
+export type ProbeTrigger =
+  | { scope: 'all'; runId: string }
+  | {
+      scope: 'cluster';
+      clusterId: string;
+      field: 'detail.clusterId' | 'clusterId';
+      runId?: string;
+      requestedBy?: string;
+    };
 
 /** Only the detail-type, if any; every other field passes through for the schema picked by it. */
 const routing = z.looseObject({ 'detail-type': z.optional(z.string()) });
 
-export function parseProbeTrigger(raw: unknown): ProbeTarget {
+export function parseProbeTrigger(raw: unknown): ProbeTrigger {
   const value = typeof raw === 'string' ? parseEvent(z.unknown(), raw) : raw;
   const { 'detail-type': detailType } = parseEvent(routing, value ?? {});
   if (detailType === SCHEDULED_EVENT_DETAIL_TYPE) {
-    parseEvent(scheduledEventSchema, value);
-    return { scope: 'all' };
+    return { scope: 'all', runId: parseEvent(scheduledEventSchema, value).id };
   }
   if (detailType === LEADER_PROBE_REQUEST_DETAIL_TYPE) {
-    return { scope: 'cluster', clusterId: parseEvent(leaderProbeRequestEventSchema, value).detail.clusterId };
+    const { detail } = parseEvent(leaderProbeRequestEventSchema, value);
+    return { scope: 'cluster', field: 'detail.clusterId', ...detail };
   }
   // An EventBridge event without its detail-type is not a direct invoke: say what is missing, not which
   // envelope fields a direct invoke does not take.
@@ -47,7 +65,7 @@ export function parseProbeTrigger(raw: unknown): ProbeTarget {
       },
     ]);
   }
-  return { scope: 'cluster', clusterId: parseEvent(directSchema, value).clusterId };
+  return { scope: 'cluster', field: 'clusterId', clusterId: parseEvent(directSchema, value).clusterId };
 }
 
 const ENVELOPE_FIELDS = ['version', 'id', 'detail-type', 'source', 'account', 'time', 'region', 'resources', 'detail'];

@@ -94,17 +94,26 @@ export function statementsIn(value: unknown, where = ''): { where: string; state
   return found;
 }
 
-/** `action on resource` for each pair an Allow statement of a role's (condition-applied) policies grants. */
+/**
+ * `action on resource` for each pair an Allow statement of a role's (condition-applied) policies grants,
+ * followed by ` when <condition>` (grantText) when the statement has a Condition: a condition narrows a grant,
+ * so one the table does not name, or one missing, is a different grant.
+ */
 export function grantsOf(role: Resource): string[] {
   const grants: string[] = [];
   for (const policy of role.Properties.Policies ?? []) {
     for (const s of policy.PolicyDocument.Statement as Statement[]) {
       if (s.Effect !== 'Allow') continue;
       for (const action of [s.Action ?? []].flat())
-        for (const resource of [s.Resource].flat()) grants.push(`${action} on ${JSON.stringify(resource)}`);
+        for (const resource of [s.Resource].flat()) grants.push(grantText(action, resource, s.Condition));
     }
   }
   return grants.sort();
+}
+
+/** One grant as grantsOf writes it. */
+export function grantText(action: string, resource: unknown, condition?: unknown): string {
+  return `${action} on ${JSON.stringify(resource)}${condition === undefined ? '' : ` when ${JSON.stringify(condition)}`}`;
 }
 
 /** ArnLike / StringLike glob (`*` any run, `?` one character) as a RegExp. */

@@ -5,7 +5,12 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE_SIZE_CAP_BYTES, compareLoadTimes, LOAD_RATIO_TARGET } from '../../dev/bench/bundles.ts';
-import { FUNCTION_PERMISSIONS, type FunctionName, iamActions } from '../../functions/common/permissions.ts';
+import {
+  FUNCTION_PERMISSIONS,
+  type FunctionName,
+  iamActions,
+  iamEventsCondition,
+} from '../../functions/common/permissions.ts';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../functions/reconcile/deps.ts';
 import { buildBundle, ROOT, readServerlessBuild, sdkBaselineSource, sdkUsage } from '../../scripts/bundle-functions.ts';
 import { packaged } from '../support/packaged.ts';
@@ -14,6 +19,7 @@ import {
   evaluateConditions,
   globRegExp,
   grantsOf,
+  grantText,
   logicalName,
   type Resource,
   statementsIn,
@@ -216,13 +222,13 @@ describe('permissions', () => {
 
   const expectedGrants = (name: FunctionName, secretAccess: boolean) => {
     const actions = iamActions(FUNCTION_PERMISSIONS[name]);
-    const on = (resource: unknown) => (action: string) => `${action} on ${JSON.stringify(resource)}`;
+    const on = (resource: unknown, condition?: unknown) => (action: string) => grantText(action, resource, condition);
     return [
       // Not calls of its code: writing its own logs, and Lambda sending its failed events to its own DLQ.
       ...['logs:CreateLogStream', 'logs:PutLogEvents'].map(on(getAtt(`${logicalName(name)}LogGroup`, 'Arn'))),
       on(getAtt(`${logicalName(name)}DeadLetterQueue`, 'Arn'))('sqs:SendMessage'),
       ...actions.dynamodb.map(on(getAtt('StateTable', 'Arn'))),
-      ...actions.events.map(on(getAtt('EventBus', 'Arn'))),
+      ...actions.events.map(on(getAtt('EventBus', 'Arn'), iamEventsCondition(FUNCTION_PERMISSIONS[name]))),
       ...(secretAccess
         ? actions.secretsmanager.map(
             on({

@@ -43,13 +43,13 @@ export interface LocalFleet {
   reconcile: LocalFunction;
   /** The rollout function: the schedule rule's tick (every minute) and spiritctl's commands. */
   rollout: LocalFunction;
-  /** The leader-election probe function (schedule and probe requests). */
+  /** The leader-election probe function (schedule fan-out, per-cluster requests), routed by serverless.yml's rules. */
   probe: LocalFunction;
   /** The audit function (schedule fan-out and per-cluster audits), routed by serverless.yml's rules. */
   audit: LocalFunction;
   /** The cloud-events function (EC2 state changes, Spot warnings); inject them with bus.injectEvent. */
   cloudEvents: LocalFunction;
-  /** The bus the functions send follow-up events (reconcile and audit requests) to. */
+  /** The bus the functions send follow-up events (reconcile, audit and probe requests) to. */
   eventBusName: string;
   clusterCa: ClusterCa;
   state: FleetStateDir;
@@ -213,9 +213,15 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     );
     const probe = LocalFunction.perContainer(
       container('probe', () =>
-        createProbeHandler({ table, deadLetters: deadLetters('probe'), ...localObservability('pool-spirit-probe') }),
+        createProbeHandler({
+          table,
+          events,
+          eventBusName,
+          deadLetters: deadLetters('probe'),
+          ...localObservability('pool-spirit-probe'),
+        }),
       ),
-      { name: 'probe', timeoutMs: 120_000, concurrency: 4 },
+      { name: 'probe', timeoutMs: 120_000, concurrency: 10 },
     );
     const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, ...LOCAL_AWS });
     startedParts.push(async () => eventBridge.destroy());

@@ -1,9 +1,10 @@
 /**
  * The probe function end to end: the built control plane with PoolSpirits whose status.leader the agent would have
- * written, dynalite with the state table and the cluster registered, the real handler; then the CLI reads
- * what it stored.
+ * written, dynalite with the state table and the cluster registered, the real handler (the schedule's fan-out
+ * through the local bus with serverless.yml's probe rule); then the CLI reads what it stored.
  */
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -22,8 +23,11 @@ import {
   TTL_ATTRIBUTE,
 } from '../../../adapters/state-table/index.ts';
 import { getItem } from '../../../adapters/state-table/table.ts';
+import { startLocalBus } from '../../../dev/local/bus/index.ts';
+import { loadRules } from '../../../dev/local/bus/rules-from-serverless.ts';
 import { ensureTable, type LocalDynamo, startLocalDynamo } from '../../../dev/local/dynamodb.ts';
-import { createProbeHandler, type ProbeResult } from '../../../functions/probe/handler.ts';
+import type { EventSender } from '../../../functions/common/send-events.ts';
+import { createProbeHandler, type ProbeInvocationResult } from '../../../functions/probe/handler.ts';
 import type { TestClusterAccess } from '../../support/local-cluster.ts';
 import { startRealTestCluster } from '../../support/real-cluster.ts';
 
@@ -50,7 +54,7 @@ async function setLeader(name: string, leader: Record<string, unknown> | undefin
   await api(HttpMethod.PUT, `${PS}/${name}/status`, { ...live, status: leader ? { leader } : {} });
 }
 
-function handler() {
+function handler(bus?: { events: EventSender; eventBusName: string }) {
   const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
   const metrics = new Metrics({ namespace: 'PoolSpiritTest', serviceName: 'probe-test', logger: silent });
   Object.assign(metrics, { console: { log: (line: string) => metricsOut.push(line) } });
@@ -59,7 +63,13 @@ function handler() {
     clock,
     logger: new Logger({ serviceName: 'probe-test', logLevel: 'SILENT' }),
     metrics,
+    ...bus,
   });
+}
+
+function probed(result: ProbeInvocationResult) {
+  if (result.kind !== 'cluster') throw new Error(`expected a cluster probe, got a ${result.kind}`);
+  return result;
 }
 
 beforeAll(async () => {
@@ -88,7 +98,7 @@ describe('probe function', () => {
     await setLeader('hangzhou', { holder: 'edge-1', renewTime: at(3), transitions: 1 });
     await setLeader('shanghai', { holder: 'edge-7', renewTime: at(300), transitions: 0 });
     // beijing: the agent has reported nothing yet.
-    const result = (await handler()({ clusterId: 'c1' }, context)) as ProbeResult;
+    const result = probed(await handler()({ clusterId: 'c1' }, context));
     const byPool = Object.fromEntries(result.clusters[0].pools.map((p) => [p.nodePool, p]));
     expect(byPool.hangzhou).toMatchObject({ state: 'healthy', holder: 'edge-1', renewAgeSeconds: 3 });
     expect(byPool.shanghai).toMatchObject({ state: 'stale', holder: 'edge-7', renewAgeSeconds: 300 });
@@ -100,27 +110,70 @@ describe('probe function', () => {
     expect(item?.[TTL_ATTRIBUTE]).toBe(Math.ceil((clockMs + 7 * 24 * 3600 * 1000) / 1000));
   });
 
-  it('a scheduled run probes every registered cluster; history turns a missing leader into no-leader and churn into flapping', async () => {
+  it('a scheduled run fans out one request per registered cluster, each probed on its own; history turns a missing leader into no-leader and churn into flapping', async () => {
     await registerCluster(table, { id: 'c2', access: { kind: 'url', url: 'http://127.0.0.1:1' } }, clock());
     clockMs += 5 * 60_000;
     await setLeader('hangzhou', { holder: 'edge-2', renewTime: at(1), transitions: 9 });
     await setLeader('shanghai', { holder: 'edge-7', renewTime: at(2), transitions: 0 });
-    const scheduled = {
-      version: '0',
-      id: 'tick-1',
-      'detail-type': 'Scheduled Event',
-      source: 'aws.events',
-      account: '000000000000',
-      time: clock().toISOString(),
-      region: 'local',
-      resources: ['arn:aws:events:local:000000000000:rule/probe-tick'],
-      detail: {},
-    };
-    const result = (await handler()(scheduled, context)) as ProbeResult;
-    const c1 = result.clusters.find((c) => c.clusterId === 'c1')!;
-    const c2 = result.clusters.find((c) => c.clusterId === 'c2')!;
-    expect(c2).toMatchObject({ pools: [], error: expect.any(String) }); // unreachable, and it does not hide c1
-    const byPool = Object.fromEntries(c1.pools.map((p) => [p.nodePool, p]));
+    // The probe's own pattern rules from serverless.yml (not its schedule: the test fires the tick itself).
+    const rules = loadRules(join(import.meta.dirname, '..', '..', '..', 'serverless.yml')).filter(
+      (r) => r.target === 'probe' && r.pattern !== undefined,
+    );
+    const eventBusName = rules[0]!.eventBus!;
+    const results: ProbeInvocationResult[] = [];
+    const failures: string[] = [];
+    let probe: ReturnType<typeof handler> | undefined;
+    const bus = await startLocalBus({
+      rules,
+      targets: {
+        probe: async (event) => {
+          try {
+            results.push(await probe!(event, context));
+          } catch (err) {
+            failures.push((err as Error).message);
+            throw err; // the bus retries it, then dead-letters it
+          }
+        },
+      },
+      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    });
+    try {
+      probe = handler({
+        events: { putEvents: async (entries) => bus.putEvents(entries).Entries },
+        eventBusName,
+      });
+      const scheduled = {
+        version: '0',
+        id: 'tick-1',
+        'detail-type': 'Scheduled Event',
+        source: 'aws.events',
+        account: '000000000000',
+        time: clock().toISOString(),
+        region: 'local',
+        resources: ['arn:aws:events:local:000000000000:rule/probe-tick'],
+        detail: {},
+      };
+      expect(await probe(scheduled, context)).toEqual({
+        kind: 'fan-out',
+        runId: 'tick-1',
+        clusters: ['c1', 'c2'],
+        putEventsCalls: 1,
+      });
+      await bus.drain();
+      // c2 is unreachable: its request alone fails, is retried by the bus and dead-lettered; c1 is recorded.
+      const [deadLetter, ...moreDeadLetters] = bus.deadLetters();
+      expect(moreDeadLetters).toEqual([]);
+      expect(deadLetter).toMatchObject({ target: 'probe', reason: 'retries-exhausted', attempts: 11 });
+      expect(deadLetter!.event.detail).toEqual({ clusterId: 'c2', runId: 'tick-1', requestedBy: 'schedule' });
+      expect(failures).toHaveLength(11);
+      expect(failures.every((m) => m.startsWith('probe of cluster c2 failed: '))).toBe(true);
+    } finally {
+      await bus.stop();
+    }
+    expect(results.map((r) => r.kind)).toEqual(['cluster']);
+    const { clusters } = probed(results[0]!);
+    expect(clusters.map((c) => c.clusterId)).toEqual(['c1']);
+    const byPool = Object.fromEntries(clusters[0]!.pools.map((p) => [p.nodePool, p]));
     expect(byPool.hangzhou).toMatchObject({ state: 'flapping', transitionsLastHour: 8 });
     expect(byPool.shanghai).toMatchObject({ state: 'healthy' });
     expect(byPool.beijing).toMatchObject({ state: 'no-leader', noLeaderSeconds: 300 });

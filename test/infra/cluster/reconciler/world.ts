@@ -304,7 +304,11 @@ export async function startRbacWorld(opts: { components?: string[] } = {}): Prom
         },
         context(),
       ),
-    probe: () => probeHandler({ clusterId: CLUSTER_ID }, context()),
+    async probe() {
+      const result = await probeHandler({ clusterId: CLUSTER_ID }, context());
+      if (result.kind !== 'cluster') throw new Error(`a probe of ${CLUSTER_ID} answered with a ${result.kind}`);
+      return result;
+    },
     rollout: (command) => rolloutHandler(command, context()),
     cloudEvent: (event) => cloudEventsHandler(event, context()) as Promise<CloudEventResult>,
     async read(apiVersion, kind, name, namespace) {
