@@ -22,7 +22,7 @@ export function adjustedProfile(p: UsageProfile, a: ProfileAdjustments): UsagePr
     poolDay: d(p.poolDay),
     idleRolloutTick: d(p.idleRolloutTick),
     audit: { perRun: d(p.audit.perRun), perCluster: d(p.audit.perCluster), perPool: d(p.audit.perPool) },
-    probe: { perRun: d(p.probe.perRun), perPool: d(p.probe.perPool) },
+    probe: { perRun: d(p.probe.perRun), perCluster: d(p.probe.perCluster), perPool: d(p.probe.perPool) },
     rolloutPerPool: d(p.rolloutPerPool),
     metricSeries: { ...p.metricSeries, perCluster: a.metricSeriesPerCluster ?? p.metricSeries.perCluster },
   };

@@ -91,15 +91,13 @@ export interface UsageProfile {
   /** One scheduled rollout tick with no rollout running (rate(1 minute)). */
   idleRolloutTick: Counts;
   audit: { perRun: Counts; perCluster: Counts; perPool: Counts };
-  probe: { perRun: Counts; perPool: Counts };
+  probe: { perRun: Counts; perCluster: Counts; perPool: Counts };
   /** One rollout, per pool it updates (ticks, reconciles, status writes). */
   rolloutPerPool: Counts;
   /** CloudWatch custom metric series the functions emit: fixed ones and ones per cluster (a clusterId dimension). */
   metricSeries: { fixed: number; perCluster: number };
   /** Figures the scale model needs besides the counts (core/cost/scale.ts). */
   sizes?: {
-    /** Clusters of the measured fleet (the probe's per-pool time is read against its cluster concurrency). */
-    measuredClusters: number;
     /**
      * One cluster's rollout progress item (ROLLOUT#id / PROGRESS#c) once the cluster finished: no pool is
      * listed (only unhealthy pools are), its entry finalised.

@@ -75,7 +75,11 @@ export function monthlyCounts(
     scaleCounts(profile.audit.perCluster, fleet.clusters),
     scaleCounts(profile.audit.perPool, pools),
   );
-  const perProbe = addCounts(profile.probe.perRun, scaleCounts(profile.probe.perPool, pools));
+  const perProbe = addCounts(
+    profile.probe.perRun,
+    scaleCounts(profile.probe.perCluster, fleet.clusters),
+    scaleCounts(profile.probe.perPool, pools),
+  );
   return {
     steadyState: scaleCounts(profile.poolDay, pools * DAYS_PER_MONTH),
     audits: scaleCounts(perAudit, audits),

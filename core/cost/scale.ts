@@ -3,7 +3,9 @@
  * (measured-profile.ts), the functions' settings (serverless.yml) and AWS's quotas (quotas.ts), and the fleet
  * size at which it is reached. Pure arithmetic; `spiritctl cost limits` prints it (docs/scale.md).
  */
+import { MAX_ENTRIES_PER_CALL } from '../../events/put-events-limits.ts';
 import type { FunctionName, UsageProfile } from './counts.ts';
+import { DEFAULT_USAGE } from './model.ts';
 import { QUOTAS } from './quotas.ts';
 
 export interface FunctionLimits {
@@ -13,8 +15,8 @@ export interface FunctionLimits {
 }
 
 export interface ScaleSettings {
-  /** Clusters the scheduled probe probes at once (functions/probe/deps.ts). */
-  probeClusterConcurrency: number;
+  /** The leader probe's schedule: a fleet pass must fit between two ticks (serverless.yml, as the cost model's). */
+  probeEverySeconds: number;
   /** Share of the fleet a rollout wave updates at once (the rollouts' maxConcurrency, e.g. 25%). */
   rolloutWaveFraction: number;
   /** A fleet-wide change: every pool's notices arrive within this many seconds. */
@@ -24,7 +26,7 @@ export interface ScaleSettings {
 }
 
 export const DEFAULT_SCALE_SETTINGS: ScaleSettings = {
-  probeClusterConcurrency: 4,
+  probeEverySeconds: DEFAULT_USAGE.probeEveryMinutes * 60,
   rolloutWaveFraction: 0.25,
   burstSeconds: 60,
   busPolicyCharactersPerAccount: 250,
@@ -64,7 +66,7 @@ const per = (ms: number | undefined, n: number | undefined) => (ms ?? 0) / Math.
 export function scaleLimits(input: ScaleInput): Limit[] {
   const s = { ...DEFAULT_SCALE_SETTINGS, ...input.settings };
   const { clusters: C, poolsPerCluster: M, profile: p, functions: fn } = input;
-  const sizes = p.sizes ?? { measuredClusters: 1, rolloutProgressItemBytes: 0, putEventsEntriesPerCall: 1 };
+  const sizes = p.sizes ?? { rolloutProgressItemBytes: 0, putEventsEntriesPerCall: 1 };
   const limits: Limit[] = [];
   const add = (
     l: Omit<Limit, 'utilisation' | 'reachedAtPools' | 'reachedAtClusters'>,
@@ -77,29 +79,50 @@ export function scaleLimits(input: ScaleInput): Limit[] {
       reachedAtPools: clustersAtLimit === null ? null : Math.max(0, clustersAtLimit * M),
     });
 
-  // 1. The scheduled probe: one invocation walks every cluster, probeClusterConcurrency at a time, pools one by one.
-  const probeMsPerPool =
-    ((p.probe.perPool.billedMs.probe ?? 0) * sizes.measuredClusters) /
-    Math.ceil(sizes.measuredClusters / s.probeClusterConcurrency);
-  const probeRunS = (Math.ceil(C / s.probeClusterConcurrency) * M * probeMsPerPool) / 1000;
+  // 1. The scheduled probe is fanned out: one invocation per cluster probes its pools one after another, so
+  // each cluster's probe has the whole timeout, whatever the fleet's size; the fan-out invocation itself
+  // sends one PutEvents entry per cluster, MAX_ENTRIES_PER_CALL to a call.
+  const probeMsPerPool = p.probe.perPool.billedMs.probe ?? 0;
+  const clusterProbeS = (M * probeMsPerPool) / 1000;
   add(
     {
       id: 'probe-run-timeout',
-      what: 'the scheduled leader probe finishes within its timeout',
+      what: "one cluster's leader probe finishes within its timeout",
       limit: {
         value: fn.probe.timeoutSeconds,
-        unit: 's per probe run',
+        unit: 's per cluster probe',
         source: 'serverless.yml functions.probe.timeout (Lambda allows up to 900 s)',
       },
-      atFleet: probeRunS,
-      how: `one invocation probes every cluster, ${s.probeClusterConcurrency} at a time, ${Math.round(probeMsPerPool)} ms per pool (measured)`,
-      change:
-        'fan the scheduled probe out as one Leader Probe Request per cluster (as the audit does); the bound becomes per cluster (pools per cluster × ms per pool ≤ timeout)',
+      atFleet: clusterProbeS,
+      how: `one invocation per cluster, its pools one after another, ${Math.round(probeMsPerPool)} ms per pool (measured): at most ${Math.floor((fn.probe.timeoutSeconds * 1000) / Math.max(1e-9, probeMsPerPool))} pools per cluster; the schedule's fan-out invocation sends ${Math.ceil(C / MAX_ENTRIES_PER_CALL)} PutEvents calls of up to ${MAX_ENTRIES_PER_CALL} requests (one per cluster) a run`,
+      change: "probe a cluster's pools a few at a time within its invocation (they are independent reads and writes)",
     },
-    (fn.probe.timeoutSeconds * 1000 * s.probeClusterConcurrency) / (M * probeMsPerPool),
+    null,
   );
 
-  // 2. A rollout's transition that changes every cluster (its start, a fleet-wide rollback) writes every
+  // 2. The probe's fleet pass: the requests go through reservedConcurrency slots. A pass longer than the
+  // schedule falls behind (each tick adds more than a pass drains) until Lambda drops requests that waited
+  // past maximumEventAge.
+  const probeSlots = fn.probe.reservedConcurrency ?? QUOTAS.lambdaConcurrentExecutions.value;
+  const probePassBound = Math.min(s.probeEverySeconds, fn.probe.maximumEventAgeSeconds);
+  add(
+    {
+      id: 'probe-fan-out',
+      what: "every cluster's probe request runs before the next scheduled probe",
+      limit: {
+        value: probePassBound,
+        unit: 's for a fleet probe',
+        source: `the probe's schedule (serverless.yml rate(${s.probeEverySeconds / 60} minutes)), within functions.probe.maximumEventAge (${fn.probe.maximumEventAgeSeconds} s)`,
+      },
+      atFleet: Math.ceil(C / probeSlots) * clusterProbeS,
+      how: `${probeSlots} clusters probed at a time (reserved concurrency), ${M} pools × ${Math.round(probeMsPerPool)} ms each (measured); the other requests wait in Lambda's queue for a slot`,
+      change:
+        "raise the probe's reserved concurrency (each probe reads its own cluster's apiserver and writes its own cluster's partition), or probe less often",
+    },
+    (probePassBound * 1000 * probeSlots) / (M * Math.max(1e-9, probeMsPerPool)),
+  );
+
+  // 3. A rollout's transition that changes every cluster (its start, a fleet-wide rollback) writes every
   // cluster's progress item on the rollout's one partition; the state item does not grow with the fleet.
   const progressWriteUnits = Math.max(1, Math.ceil(sizes.rolloutProgressItemBytes / 1024));
   // Each change is written twice: the candidate, then (after the state item commits) its finalisation.
@@ -123,7 +146,7 @@ export function scaleLimits(input: ScaleInput): Limit[] {
     (fn.rollout.timeoutSeconds * partitionWrites) / unitsPerChangedCluster,
   );
 
-  // 3. Reconcile throughput: reserved concurrency ÷ duration; a wave's backlog must drain within maximumEventAge.
+  // 4. Reconcile throughput: reserved concurrency ÷ duration; a wave's backlog must drain within maximumEventAge.
   const reconcileS = per(p.rolloutPerPool.billedMs.reconcile, p.rolloutPerPool.invocations.reconcile) / 1000;
   const reconcilesPerPool = p.rolloutPerPool.invocations.reconcile ?? 0;
   const concurrency = fn.reconcile.reservedConcurrency ?? QUOTAS.lambdaConcurrentExecutions.value;
@@ -146,7 +169,7 @@ export function scaleLimits(input: ScaleInput): Limit[] {
     (fn.reconcile.maximumEventAgeSeconds * concurrency) / (s.rolloutWaveFraction * M * reconcilesPerPool * reconcileS),
   );
 
-  // 4. The audit: one request per cluster through reservedConcurrency slots; each must start within its event age.
+  // 5. The audit: one request per cluster through reservedConcurrency slots; each must start within its event age.
   const auditMsPerPool = p.audit.perPool.billedMs.audit ?? 0;
   const auditSlots = fn.audit.reservedConcurrency ?? QUOTAS.lambdaConcurrentExecutions.value;
   const auditRunS = (Math.ceil(C / auditSlots) * M * auditMsPerPool) / 1000;
@@ -167,7 +190,7 @@ export function scaleLimits(input: ScaleInput): Limit[] {
     (fn.audit.maximumEventAgeSeconds * 1000 * auditSlots) / (M * Math.max(1e-9, auditMsPerPool)),
   );
 
-  // 5. PutEvents: a fleet-wide change (every pool at once: a region's nodes flapping, a change to every pool)
+  // 6. PutEvents: a fleet-wide change (every pool at once: a region's nodes flapping, a change to every pool)
   // sends each pool's notices within burstSeconds; the forwarder sends due keys as they come due, so calls
   // follow the notice rate (divided by the entries a call carries), not the coalescing window.
   const noticesPerPool = p.rolloutPerPool.billedEvents;
@@ -189,7 +212,7 @@ export function scaleLimits(input: ScaleInput): Limit[] {
     (QUOTAS.putEventsPerSecond.value * s.burstSeconds) / (M * callsPerPool),
   );
 
-  // 6. EventBridge invocations: every accepted change notice matches the reconcile rule once.
+  // 7. EventBridge invocations: every accepted change notice matches the reconcile rule once.
   add(
     {
       id: 'eventbridge-invocations',
@@ -206,7 +229,7 @@ export function scaleLimits(input: ScaleInput): Limit[] {
     (QUOTAS.eventBridgeInvocationsPerSecond.value * s.burstSeconds) / (M * Math.max(1e-9, noticesPerPool)),
   );
 
-  // 7. DynamoDB: the hottest partition is one cluster's (its pools, probes and audits share CLUSTER#<id>).
+  // 8. DynamoDB: the hottest partition is one cluster's (its pools, probes and audits share CLUSTER#<id>).
   const reconcileWriteUnits = per(p.rolloutPerPool.writeUnits, p.rolloutPerPool.invocations.reconcile);
   const fleetWriteRate = (concurrency / Math.max(1e-9, reconcileS)) * reconcileWriteUnits;
   add(
@@ -225,7 +248,7 @@ export function scaleLimits(input: ScaleInput): Limit[] {
     null,
   );
 
-  // 8. Lambda concurrency: the reserved concurrencies are fixed, so fleet size does not move them.
+  // 9. Lambda concurrency: the reserved concurrencies are fixed, so fleet size does not move them.
   const reserved = Object.values(fn).reduce((n, f) => n + (f.reservedConcurrency ?? 0), 0);
   add(
     {
@@ -243,7 +266,7 @@ export function scaleLimits(input: ScaleInput): Limit[] {
     null,
   );
 
-  // 9. Cross-account PutEvents: the central bus's resource policy grows per account granted.
+  // 10. Cross-account PutEvents: the central bus's resource policy grows per account granted.
   const accounts = input.accounts ?? 1;
   add(
     {

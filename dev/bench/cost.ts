@@ -193,17 +193,34 @@ export async function run(args: string[]): Promise<unknown> {
       );
       const poolDay = scaleCounts(rest, 86_400 / steadySeconds / pools0);
 
-      log('one scheduled leader probe…');
+      log('one scheduled leader probe (fan-out, then one probe per cluster)…');
       a = await now();
       await fleet.probe.invoke(scheduledEvent());
+      const afterProbeFanOut = await now();
       await fleet.bus.drain();
       b = await now();
       const probeRun = withoutRollout(
         nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))),
       );
+      const probeFanOutMs = afterProbeFanOut.fns.probe.billedMs - a.fns.probe.billedMs;
       const probe = {
-        perRun: { ...zeroCounts(), invocations: { probe: probeRun.invocations.probe ?? 0 } },
-        perPool: scaleCounts({ ...probeRun, invocations: {} }, 1 / pools0),
+        perRun: { ...zeroCounts(), invocations: { probe: 1 }, billedMs: { probe: probeFanOutMs } },
+        perCluster: {
+          ...zeroCounts(),
+          invocations: { probe: ((probeRun.invocations.probe ?? 0) - 1) / clusters },
+          billedEvents: probeRun.billedEvents / clusters,
+          ruleMatches: probeRun.ruleMatches / clusters,
+        },
+        perPool: scaleCounts(
+          {
+            ...probeRun,
+            invocations: {},
+            billedMs: { probe: (probeRun.billedMs.probe ?? 0) - probeFanOutMs },
+            billedEvents: 0,
+            ruleMatches: 0,
+          },
+          1 / pools0,
+        ),
       };
 
       log('one scheduled audit (fan-out, then one audit per cluster)…');
@@ -263,11 +280,14 @@ export async function run(args: string[]): Promise<unknown> {
           perCluster: roundCounts(audit.perCluster),
           perPool: roundCounts(audit.perPool),
         },
-        probe: { perRun: roundCounts(probe.perRun), perPool: roundCounts(probe.perPool) },
+        probe: {
+          perRun: roundCounts(probe.perRun),
+          perCluster: roundCounts(probe.perCluster),
+          perPool: roundCounts(probe.perPool),
+        },
         rolloutPerPool: roundCounts(rolloutPerPool),
         metricSeries: { fixed: series.length - perClusterSeries * clusters, perCluster: perClusterSeries },
         sizes: {
-          measuredClusters: clusters,
           rolloutProgressItemBytes: rolloutItem?.progressItemBytes ?? 0,
           putEventsEntriesPerCall: round(fleet.bus.usage().entries / Math.max(1, fleet.bus.usage().putEventsCalls), 2),
         },
@@ -416,6 +436,7 @@ export function checkInputs(
   counts('audit.perCluster', measured.audit.perCluster, committed.audit.perCluster);
   counts('audit.perPool', measured.audit.perPool, committed.audit.perPool);
   counts('probe.perRun', measured.probe.perRun, committed.probe.perRun);
+  counts('probe.perCluster', measured.probe.perCluster, committed.probe.perCluster);
   counts('probe.perPool', measured.probe.perPool, committed.probe.perPool);
   counts('rolloutPerPool', measured.rolloutPerPool, committed.rolloutPerPool);
   for (const f of FUNCTIONS) compare(`memoryMb.${f}`, measured.memoryMb[f], committed.memoryMb[f], 1);

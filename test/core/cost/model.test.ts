@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareWithController } from '../../../core/cost/controller.ts';
 import { type Counts, type UsageProfile, zeroCounts } from '../../../core/cost/counts.ts';
-import { type FleetUsage, monthlyCost } from '../../../core/cost/model.ts';
+import { type FleetUsage, monthlyCost, monthlyCounts } from '../../../core/cost/model.ts';
 import { parsePrices, type RegionPrices } from '../../../core/cost/prices.ts';
 
 const c = (parts: Partial<Counts>): Counts => ({ ...zeroCounts(), ...parts });
@@ -18,7 +18,7 @@ const profile: UsageProfile = {
     perCluster: c({ invocations: { audit: 1 }, billedEvents: 1, ruleMatches: 1 }),
     perPool: c({ billedMs: { audit: 10 }, readUnits: 0.5 }),
   },
-  probe: { perRun: zeroCounts(), perPool: zeroCounts() },
+  probe: { perRun: zeroCounts(), perCluster: zeroCounts(), perPool: zeroCounts() },
   rolloutPerPool: c({ invocations: { reconcile: 2 }, billedMs: { reconcile: 1000 }, billedEvents: 2, writeUnits: 4 }),
   metricSeries: { fixed: 2, perCluster: 1 },
 };
@@ -65,6 +65,21 @@ describe('monthly cost model', () => {
     expect(m.perPool).toBeCloseTo(1.29336675 / 20, 8);
     const activities = Object.values(m.byActivity).reduce((a, b) => a + b, 0);
     expect(activities).toBeCloseTo(m.total, 10);
+  });
+
+  it("counts the scheduled probe's fan-out: one run, one invocation and request per cluster, each pool's time", () => {
+    const probe = {
+      perRun: c({ invocations: { probe: 1 }, billedMs: { probe: 5 } }),
+      perCluster: c({ invocations: { probe: 1 }, billedEvents: 1, ruleMatches: 1 }),
+      perPool: c({ billedMs: { probe: 20 }, writeUnits: 2 }),
+    };
+    const { probes } = monthlyCounts(fleet, { ...profile, probe });
+    // 43,830 minutes ÷ 5 = 8,766 runs, each 1 fan-out + 2 cluster invocations, 2 requests, 20 pools.
+    expect(probes.invocations).toEqual({ probe: 8766 * 3 });
+    expect(probes.billedEvents).toBeCloseTo(8766 * 2, 6);
+    expect(probes.ruleMatches).toBeCloseTo(8766 * 2, 6);
+    expect(probes.billedMs.probe).toBeCloseTo(8766 * (5 + 20 * 20), 6);
+    expect(probes.writeUnits).toBeCloseTo(8766 * 40, 6);
   });
 
   it('prices the controller pod as node capacity and finds where the two cost the same', () => {

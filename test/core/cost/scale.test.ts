@@ -10,10 +10,10 @@ const profile: UsageProfile = {
   poolDay: zeroCounts(),
   idleRolloutTick: zeroCounts(),
   audit: { perRun: zeroCounts(), perCluster: zeroCounts(), perPool: c({ billedMs: { audit: 100 } }) },
-  probe: { perRun: zeroCounts(), perPool: c({ billedMs: { probe: 100 } }) },
+  probe: { perRun: zeroCounts(), perCluster: zeroCounts(), perPool: c({ billedMs: { probe: 100 } }) },
   rolloutPerPool: c({ invocations: { reconcile: 9 }, billedMs: { reconcile: 18_000 }, writeUnits: 27 }),
   metricSeries: { fixed: 0, perCluster: 0 },
-  sizes: { measuredClusters: 1, rolloutProgressItemBytes: 400, putEventsEntriesPerCall: 1 },
+  sizes: { rolloutProgressItemBytes: 400, putEventsEntriesPerCall: 1 },
 };
 const fn = (reservedConcurrency: number, timeoutSeconds: number, maximumEventAgeSeconds: number) => ({
   reservedConcurrency,
@@ -32,11 +32,17 @@ describe('scale limits', () => {
   it('finds the fleet size at which each limit is reached, first reached first', () => {
     const limits = scaleLimits({ clusters: 500, poolsPerCluster: 20, profile, functions });
     const byId = Object.fromEntries(limits.map((l) => [l.id, l]));
-    // Probe: 120 s × 4 clusters at a time ÷ (20 pools × 100 ms) = 240 clusters.
-    expect(byId['probe-run-timeout'].reachedAtClusters).toBeCloseTo(240, 6);
-    expect(byId['probe-run-timeout'].reachedAtPools).toBeCloseTo(4800, 6);
-    // 500 clusters: ceil(500 / 4) = 125 rounds × 20 pools × 0.1 s = 250 s of a 120 s timeout.
-    expect(byId['probe-run-timeout'].atFleet).toBeCloseTo(250, 6);
+    // Probe, fanned out: one cluster's 20 pools × 0.1 s = 2 s of its 120 s timeout, however many clusters.
+    expect(byId['probe-run-timeout'].atFleet).toBeCloseTo(2, 6);
+    expect(byId['probe-run-timeout'].reachedAtClusters).toBeNull();
+    expect(byId['probe-run-timeout'].how).toMatch(/at most 1200 pools per cluster/);
+    expect(byId['probe-run-timeout'].how).toMatch(/50 PutEvents calls of up to 10 requests/);
+    // Its fleet pass: ceil(500 / 4 slots) = 125 rounds × 2 s = 250 s of the 300 s between ticks
+    // (the schedule, under the 900 s maximumEventAge); reached at 300 s × 4 ÷ 2 s = 600 clusters.
+    expect(byId['probe-fan-out'].limit.value).toBe(300);
+    expect(byId['probe-fan-out'].atFleet).toBeCloseTo(250, 6);
+    expect(byId['probe-fan-out'].reachedAtClusters).toBeCloseTo(600, 6);
+    expect(byId['probe-fan-out'].reachedAtPools).toBeCloseTo(12_000, 6);
     // Reconcile backlog: 3,600 s × 20 ÷ (25% × 20 pools × 9 reconciles × 2 s) = 800 clusters.
     expect(byId['reconcile-backlog'].reachedAtClusters).toBeCloseTo(800, 6);
     // A fleet-wide rollout transition: 400-byte items, 2 write units per cluster; 300 s × 1,000 units/s ÷ 2.
@@ -46,9 +52,23 @@ describe('scale limits', () => {
     expect(byId['rollout-fleet-transition'].how).toMatch(/49 read units/);
     // Audit: 600 s × 10 at a time ÷ (20 pools × 0.1 s) = 3,000 clusters.
     expect(byId['audit-fan-out'].reachedAtClusters).toBeCloseTo(3000, 6);
-    expect(limits.slice(0, 3).map((l) => l.id)).toEqual(['probe-run-timeout', 'reconcile-backlog', 'audit-fan-out']);
+    expect(limits.slice(0, 3).map((l) => l.id)).toEqual(['probe-fan-out', 'reconcile-backlog', 'audit-fan-out']);
     // Not growing with the fleet: last, with no fleet size.
     expect(byId['lambda-concurrency'].reachedAtPools).toBeNull();
     expect(byId['lambda-concurrency'].atFleet).toBe(46);
+  });
+
+  it("bounds the probe's fleet pass by the sooner of the schedule and the event age", () => {
+    const limit = (maximumEventAgeSeconds: number, probeEverySeconds?: number) =>
+      scaleLimits({
+        clusters: 500,
+        poolsPerCluster: 20,
+        profile,
+        functions: { ...functions, probe: fn(4, 120, maximumEventAgeSeconds) },
+        ...(probeEverySeconds ? { settings: { probeEverySeconds } } : {}),
+      }).find((l) => l.id === 'probe-fan-out')!;
+    expect(limit(120).limit.value).toBe(120);
+    expect(limit(120).reachedAtClusters).toBeCloseTo(240, 6);
+    expect(limit(3600, 900).limit.value).toBe(900);
   });
 });
