@@ -37,8 +37,6 @@ export interface ProbeDeps extends FleetFunctionDeps {
   retentionMs: number;
   /** The longest a pool goes without a write while nothing changes (core/leader/probe-record.ts). */
   heartbeatMs: number;
-  /** Clusters probed at once by a run of several (probe/run.ts `scope: 'all'`). */
-  clusterConcurrency: number;
 }
 
 export type ProbeDepsInput = Partial<ProbeDeps> & Pick<ProbeDeps, 'table'>;
@@ -51,7 +49,6 @@ export function probeDeps(input: ProbeDepsInput): ProbeDeps {
     thresholds: PROBE_LEADER_THRESHOLDS,
     retentionMs: DEFAULT_PROBE_RETENTION_MS,
     heartbeatMs: DEFAULT_PROBE_HEARTBEAT_MS,
-    clusterConcurrency: 4,
     ...input,
     clock,
   };

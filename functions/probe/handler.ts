@@ -48,7 +48,7 @@ export function createProbeHandler(
     d.logger.appendKeys({ clusterId, ...(runId ? { runId } : {}), ...(requestedBy ? { requestedBy } : {}) });
     // An unregistered cluster stays so for this request: terminal, not a failed probe to retry.
     if (!(await d.cluster(clusterId))) throw unknownCluster(clusterId, trigger.field);
-    return { kind: 'cluster', ...(await runProbe(d, { scope: 'cluster', clusterId })) };
+    return { kind: 'cluster', ...(await runProbe(d, clusterId)) };
   });
 }
 

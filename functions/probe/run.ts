@@ -15,9 +15,7 @@ import type { KubeObject } from '../../core/kube.ts';
 import type { LeaderClassification, LeaderObservation, LeaderState } from '../../core/leader/index.ts';
 import { classifyLeader, LEADER_STATES, probeWriteReason, recentObservations } from '../../core/leader/index.ts';
 import { API_VERSION, KIND } from '../../core/poolspirit/names.ts';
-import { mapLimited } from '../../shared/map-limited.ts';
 import type { ProbeDeps } from './deps.ts';
-import type { ProbeTarget } from './trigger.ts';
 
 export interface PoolProbeResult extends LeaderClassification {
   nodePool: string;
@@ -27,34 +25,28 @@ export interface PoolProbeResult extends LeaderClassification {
 export interface ClusterProbeResult {
   clusterId: string;
   pools: PoolProbeResult[];
-  /** Set when the cluster could not be probed (unregistered, unreachable); sanitised. */
-  error?: string;
 }
 
 export interface ProbeResult {
   clusters: ClusterProbeResult[];
-  /** Pools per state across all clusters probed. */
+  /** Pools per state across the clusters probed. */
   counts: Record<LeaderState, number>;
 }
 
-export async function runProbe(deps: ProbeDeps, target: ProbeTarget): Promise<ProbeResult> {
-  const ids = target.scope === 'cluster' ? [target.clusterId] : (await deps.clusters()).map((c) => c.id);
-  const clusters: ClusterProbeResult[] = await mapLimited(ids, deps.clusterConcurrency, (id) =>
-    probeCluster(deps, id).catch((err) => {
-      deps.logger.error('cluster probe failed', { clusterId: id, error: sanitizeErrorMessage(err, 500) });
-      deps.metrics.addMetric('ProbeErrors', MetricUnit.Count, 1);
-      return { clusterId: id, pools: [], error: sanitizeErrorMessage(err, 500) };
-    }),
-  );
-
-  const counts = countStates(clusters.flatMap((c) => c.pools));
+/**
+ * Probes one cluster (the schedule fans out one request per cluster: functions/probe/fan-out.ts). A probe that
+ * could not be done throws, so the bus retries it.
+ */
+export async function runProbe(deps: ProbeDeps, clusterId: string): Promise<ProbeResult> {
+  const cluster = await probeCluster(deps, clusterId).catch((err: unknown) => {
+    const error = sanitizeErrorMessage(err, 500);
+    deps.logger.error('cluster probe failed', { clusterId, error });
+    deps.metrics.addMetric('ProbeErrors', MetricUnit.Count, 1);
+    throw new Error(`probe of cluster ${clusterId} failed: ${error}`);
+  });
+  const counts = countStates(cluster.pools);
   for (const s of LEADER_STATES) deps.metrics.addMetric(`LeaderPools_${s}`, MetricUnit.Count, counts[s]);
-  // A single-cluster request that could not be done is retried by the bus; a scheduled run is not (the
-  // next tick probes again, and one unreachable cluster must not hide the others' results).
-  const [only] = clusters;
-  if (target.scope === 'cluster' && only?.error)
-    throw new Error(`probe of cluster ${target.clusterId} failed: ${only.error}`);
-  return { clusters, counts };
+  return { clusters: [cluster], counts };
 }
 
 export async function probeCluster(deps: ProbeDeps, clusterId: string): Promise<ClusterProbeResult> {

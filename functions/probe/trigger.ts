@@ -25,9 +25,6 @@ const scheduledEventSchema = z.extend(eventEnvelopeSchema(z.record(z.string(), z
 });
 const directSchema = z.strictObject({ clusterId: leaderProbeRequestDetailSchema.shape.clusterId });
 
-/** `all`: every registered cluster; otherwise the one named. What probe/run.ts runs. */
-export type ProbeTarget = { scope: 'all' } | { scope: 'cluster'; clusterId: string };
-
 /**
  * A parsed trigger: the tick (`all`, its id the run's) or one cluster, with where its id was read from (so an
  * unregistered one is named by that field) and the run and requester a probe request may carry.

@@ -232,6 +232,7 @@ describe(`fuzzed events (seed ${SEED}; replay with PS_FUZZ_SEED=${SEED})`, () =>
         maxPasses: 3,
         historyWindowMs: 86_400_000,
         retentionMs: 86_400_000,
+        heartbeatMs: 3_600_000,
         // No dead-letter sink: input that can never succeed is thrown to the caller, which this test judges.
         deadLetters: undefined,
       } as Record<string, unknown>,

@@ -224,7 +224,7 @@ describe('probe function', () => {
     // The leaders renewed (a new renewTime every probe): nothing classification depends on changed.
     await setLeader('hangzhou', { holder: 'edge-2', renewTime: at(1), transitions: 9 });
     await setLeader('shanghai', { holder: 'edge-7', renewTime: at(2), transitions: 0 });
-    const quiet = (await handler()({ clusterId: 'c1' }, context)) as ProbeResult;
+    const quiet = probed(await handler()({ clusterId: 'c1' }, context));
     expect(Object.fromEntries(quiet.clusters[0].pools.map((p) => [p.nodePool, p.state]))).toEqual({
       hangzhou: 'flapping',
       shanghai: 'healthy',
