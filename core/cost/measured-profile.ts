@@ -38,13 +38,14 @@
  * item; the test fails when the figure here drifts by a tenth). The bench reports the same figure for the
  * rollout it drives (`rolloutItems`).
  *
- * The probe, after its schedule was fanned out (one Leader Probe Request per cluster, each probed in its own
- * invocation), re-derived from the same run rather than measured again: that run's one invocation probed its 4
- * clusters at once, so the billed time it gave a pool (4.85 ms) was a quarter of the time a pool takes in a
- * probe of its own cluster; each cluster's invocation is billed for its own pools now, 19.4 ms a pool (what the
- * scale model already read the figure as). A cluster costs one invocation, one PutEvents entry and one rule
- * match (as the audit's fan-out measured). The fan-out invocation's own duration is not measured yet (its
- * billedMs is left out): `npm run bench -- cost` measures it as it does the audit's and reports the gap.
+ * The probe, measured again after decision 0049 (the schedule fans out one probe per cluster; a pool is
+ * written only when what the probe sees changes, or daily): `npm run bench -- cost --clusters 4 --pools 10
+ * --steady-seconds 30` on a quiet machine (load average 0.22/1.94/3.75 before, 0.19/1.69/3.58 after), a probe
+ * at rest after the first. A cluster costs one invocation, one PutEvents entry, one Query of its pools'
+ * records (3.1 read units at 10 pools) and one write (its run record); a pool 6.5 ms and the heartbeat's
+ * share of a daily write, 0.007 write units (2 × 5 minutes ÷ 24 hours), instead of 19.4 ms, 0.113 read and 2
+ * write units. The fan-out invocation took 5 ms. The same run measured the audit's table units a pool at
+ * 0.363 read and 0.325 write (0.313 and 0.225 before); every other input was within the check's tolerance.
  */
 import type { UsageProfile } from './counts.ts';
 
@@ -129,8 +130,8 @@ export const MEASURED_PROFILE: UsageProfile = {
       },
       billedEvents: 0,
       ruleMatches: 0,
-      readUnits: 0.313,
-      writeUnits: 0.225,
+      readUnits: 0.363,
+      writeUnits: 0.325,
       sqsMessages: 0,
       logBytes: 147.75,
     },
@@ -140,7 +141,9 @@ export const MEASURED_PROFILE: UsageProfile = {
       invocations: {
         probe: 1,
       },
-      billedMs: {},
+      billedMs: {
+        probe: 5,
+      },
       billedEvents: 0,
       ruleMatches: 0,
       readUnits: 0,
@@ -155,22 +158,22 @@ export const MEASURED_PROFILE: UsageProfile = {
       billedMs: {},
       billedEvents: 1,
       ruleMatches: 1,
-      readUnits: 0,
-      writeUnits: 0,
+      readUnits: 3.125,
+      writeUnits: 1,
       sqsMessages: 0,
       logBytes: 0,
     },
     perPool: {
       invocations: {},
       billedMs: {
-        probe: 19.4,
+        probe: 6.45,
       },
       billedEvents: 0,
       ruleMatches: 0,
-      readUnits: 0.113,
-      writeUnits: 2,
+      readUnits: 0,
+      writeUnits: 0.007,
       sqsMessages: 0,
-      logBytes: 54.225,
+      logBytes: 144.25,
     },
   },
   rolloutPerPool: {

@@ -24,6 +24,8 @@ import {
   zeroCounts,
 } from '../../core/cost/counts.ts';
 import { MEASURED_PROFILE } from '../../core/cost/measured-profile.ts';
+import { DEFAULT_USAGE } from '../../core/cost/model.ts';
+import { DEFAULT_PROBE_HEARTBEAT_MS } from '../../core/leader/index.ts';
 import { TERMINAL_PHASES } from '../../core/rollout/types.ts';
 import type { LocalFleet } from '../local/fleet/fleet.ts';
 import { functionMemoryMb } from '../local/functions/serverless-settings.ts';
@@ -34,6 +36,8 @@ import { median, round } from './lib/stats.ts';
 import { between, type Reading, read, scheduledBetween } from './lib/usage-sampler.ts';
 
 const log = (line: string) => process.stderr.write(`[cost] ${line}\n`);
+/** The probe's schedule, as the model prices it. */
+const PROBE_EVERY_MS = DEFAULT_USAGE.probeEveryMinutes * 60_000;
 
 function scheduledEvent() {
   return {
@@ -193,7 +197,12 @@ export async function run(args: string[]): Promise<unknown> {
       );
       const poolDay = scaleCounts(rest, 86_400 / steadySeconds / pools0);
 
-      log('one scheduled leader probe (fan-out, then one probe per cluster)…');
+      // A probe writes a pool when what it sees changes: the first probe records every pool, later ones at rest
+      // only each cluster's run record. What a fleet pays every 5 minutes is the probe at rest.
+      log('the first leader probe (records every pool once)…');
+      await fleet.probe.invoke(scheduledEvent());
+      await fleet.bus.drain();
+      log('one scheduled leader probe at rest (fan-out, then one probe per cluster)…');
       a = await now();
       await fleet.probe.invoke(scheduledEvent());
       const afterProbeFanOut = await now();
@@ -205,22 +214,32 @@ export async function run(args: string[]): Promise<unknown> {
       const probeFanOutMs = afterProbeFanOut.fns.probe.billedMs - a.fns.probe.billedMs;
       const probe = {
         perRun: { ...zeroCounts(), invocations: { probe: 1 }, billedMs: { probe: probeFanOutMs } },
+        // At rest a cluster's table units are its own: one Query of its pools' records, one run record.
         perCluster: {
           ...zeroCounts(),
           invocations: { probe: ((probeRun.invocations.probe ?? 0) - 1) / clusters },
           billedEvents: probeRun.billedEvents / clusters,
           ruleMatches: probeRun.ruleMatches / clusters,
+          readUnits: probeRun.readUnits / clusters,
+          writeUnits: probeRun.writeUnits / clusters,
         },
-        perPool: scaleCounts(
-          {
-            ...probeRun,
-            invocations: {},
-            billedMs: { probe: (probeRun.billedMs.probe ?? 0) - probeFanOutMs },
-            billedEvents: 0,
-            ruleMatches: 0,
-          },
-          1 / pools0,
-        ),
+        perPool: {
+          ...scaleCounts(
+            {
+              ...probeRun,
+              invocations: {},
+              billedMs: { probe: (probeRun.billedMs.probe ?? 0) - probeFanOutMs },
+              billedEvents: 0,
+              ruleMatches: 0,
+              readUnits: 0,
+              writeUnits: 0,
+            },
+            1 / pools0,
+          ),
+          // A pool unchanged all day is still written once a day (its heartbeat: 2 write units), a share of
+          // every probe that no run this short sees.
+          writeUnits: (2 * PROBE_EVERY_MS) / DEFAULT_PROBE_HEARTBEAT_MS,
+        },
       };
 
       log('one scheduled audit (fan-out, then one audit per cluster)…');
