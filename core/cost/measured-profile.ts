@@ -42,7 +42,8 @@
  * written only when what the probe sees changes, or daily): `npm run bench -- cost --clusters 4 --pools 10
  * --steady-seconds 30` on a quiet machine (load average 0.22/1.94/3.75 before, 0.19/1.69/3.58 after), a probe
  * at rest after the first. A cluster costs one invocation, one PutEvents entry, one Query of its pools'
- * records (3.1 read units at 10 pools) and one write (its run record); a pool 6.5 ms and the heartbeat's
+ * records (3.1 read units at 10 pools), one write (its run record) and its invocation's log lines (1.4 KB: they
+ * do not grow with its pools while they are healthy); a pool 6.5 ms and the heartbeat's
  * share of a daily write, 0.007 write units (2 × 5 minutes ÷ 24 hours), instead of 19.4 ms, 0.113 read and 2
  * write units. The fan-out invocation took 5 ms. The same run measured the audit's table units a pool at
  * 0.363 read and 0.325 write (0.313 and 0.225 before); every other input was within the check's tolerance.
@@ -161,7 +162,7 @@ export const MEASURED_PROFILE: UsageProfile = {
       readUnits: 3.125,
       writeUnits: 1,
       sqsMessages: 0,
-      logBytes: 0,
+      logBytes: 1442.5,
     },
     perPool: {
       invocations: {},
@@ -173,7 +174,7 @@ export const MEASURED_PROFILE: UsageProfile = {
       readUnits: 0,
       writeUnits: 0.007,
       sqsMessages: 0,
-      logBytes: 144.25,
+      logBytes: 0,
     },
   },
   rolloutPerPool: {

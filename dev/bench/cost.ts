@@ -214,7 +214,8 @@ export async function run(args: string[]): Promise<unknown> {
       const probeFanOutMs = afterProbeFanOut.fns.probe.billedMs - a.fns.probe.billedMs;
       const probe = {
         perRun: { ...zeroCounts(), invocations: { probe: 1 }, billedMs: { probe: probeFanOutMs } },
-        // At rest a cluster's table units are its own: one Query of its pools' records, one run record.
+        // At rest a cluster's table units and log lines are its own: one Query of its pools' records, one run
+        // record, its invocation's log lines (a pool adds a line only when it is unhealthy).
         perCluster: {
           ...zeroCounts(),
           invocations: { probe: ((probeRun.invocations.probe ?? 0) - 1) / clusters },
@@ -222,6 +223,7 @@ export async function run(args: string[]): Promise<unknown> {
           ruleMatches: probeRun.ruleMatches / clusters,
           readUnits: probeRun.readUnits / clusters,
           writeUnits: probeRun.writeUnits / clusters,
+          logBytes: probeRun.logBytes / clusters,
         },
         perPool: {
           ...scaleCounts(
@@ -233,6 +235,7 @@ export async function run(args: string[]): Promise<unknown> {
               ruleMatches: 0,
               readUnits: 0,
               writeUnits: 0,
+              logBytes: 0,
             },
             1 / pools0,
           ),
