@@ -10,8 +10,10 @@ const E2E = 'test/**/*.e2e.test.ts';
 export default defineConfig({
   test: {
     pool: 'forks',
-    // Two cores: more workers only add contention between etcd, kubectl and the API under test.
-    maxWorkers: 2,
+    // Two cores, three files at a time: most end-to-end files spend their time waiting on real timers (Lease
+    // durations, the node monitor's grace period, pod starts), not on the CPU; a fourth would turn that idle
+    // time into contention between etcd, kube-apiserver and the code under test.
+    maxWorkers: 3,
     // Test files in one worker share loaded modules: re-importing the AWS SDK, client-node and the local
     // stack for every file cost more than half of the suite's time. Tests own their servers and state.
     isolate: false,
