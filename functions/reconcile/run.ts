@@ -347,7 +347,12 @@ async function awaitLease(run: Run, event: TriggeringEvent | undefined): Promise
     const heldUntil = item?.[LEASE_UNTIL];
     const held =
       item?.[LEASE_OWNER] !== undefined && typeof heldUntil === 'number' && heldUntil > deps.clock().getTime();
-    if (!held) return begin(run, event);
+    if (!held) {
+      // A released lease can be taken again at once by its holder, for the pass this invocation asked of it:
+      // that is still a live holder, worth the rest of the wait.
+      const begun = await begin(run, event);
+      if (begun.status !== 'locked' || performance.now() >= deadline) return begun;
+    }
   }
 }
 
