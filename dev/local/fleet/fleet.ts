@@ -177,50 +177,29 @@ export async function startLocalFleet(opts: LocalFleetOptions): Promise<LocalFle
     const events = {
       putEvents: (entries: Parameters<LocalBus['putEvents']>[0]) => Promise.resolve(bus.putEvents(entries).Entries),
     };
+    // What every fleet function is built with: the table, the bus for follow-up events, its own dead-letter
+    // queue and its service's logger and metrics.
+    const wiring = (fn: string, service: string) => ({
+      table,
+      events,
+      eventBusName,
+      deadLetters: deadLetters(fn),
+      ...localObservability(service),
+    });
     const audit = LocalFunction.perContainer(
-      container('audit', () =>
-        createAuditHandler({
-          table,
-          events,
-          eventBusName,
-          deadLetters: deadLetters('audit'),
-          ...localObservability('pool-spirit-audit'),
-        }),
-      ),
+      container('audit', () => createAuditHandler(wiring('audit', 'pool-spirit-audit'))),
       { name: 'audit', timeoutMs: 300_000, concurrency: 10 },
     );
     const cloudEvents = LocalFunction.perContainer(
-      container('cloudEvents', () =>
-        createCloudEventsHandler({
-          table,
-          events,
-          eventBusName,
-          deadLetters: deadLetters('cloudEvents'),
-          ...localObservability('pool-spirit-cloud-events'),
-        }),
-      ),
+      container('cloudEvents', () => createCloudEventsHandler(wiring('cloudEvents', 'pool-spirit-cloud-events'))),
       { name: 'cloudEvents', timeoutMs: 60_000, concurrency: 10 },
     );
     const rollout = LocalFunction.perContainer(
-      container('rollout', () =>
-        createRolloutHandler({
-          table,
-          deadLetters: deadLetters('rollout'),
-          ...localObservability('pool-spirit-rollout'),
-        }),
-      ),
+      container('rollout', () => createRolloutHandler(wiring('rollout', 'pool-spirit-rollout'))),
       { name: 'rollout', timeoutMs: 300_000, concurrency: 2 },
     );
     const probe = LocalFunction.perContainer(
-      container('probe', () =>
-        createProbeHandler({
-          table,
-          events,
-          eventBusName,
-          deadLetters: deadLetters('probe'),
-          ...localObservability('pool-spirit-probe'),
-        }),
-      ),
+      container('probe', () => createProbeHandler(wiring('probe', 'pool-spirit-probe'))),
       { name: 'probe', timeoutMs: 120_000, concurrency: 10 },
     );
     const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, ...LOCAL_AWS });
