@@ -17,7 +17,15 @@
  *    check does not see it; the grant is there for every function either way.
  */
 
+import { auditRequestRouting } from '../../events/audit-request.ts';
 import { leaderProbeRequestRouting } from '../../events/leader-probe-request.ts';
+import { reconcileRequestRouting } from '../../events/reconcile-request.ts';
+
+/** Where an event is routed: its source and detail-type. */
+interface EventRouting {
+  readonly source: string;
+  readonly detailType: string;
+}
 
 export type FunctionName = 'reconcile' | 'audit' | 'cloudEvents' | 'rollout' | 'probe';
 
@@ -40,10 +48,11 @@ export interface FunctionPermissions {
   /** On the stack's event bus. */
   events: readonly EventsAction[];
   /**
-   * When set, the only event its PutEvents may put: the policy's `events:source` and `events:detail-type`
-   * conditions, which EventBridge checks entry by entry. Unset: any event on the stack's bus.
+   * The only events its PutEvents may put (each is one of these routings): the policy's `events:source` and
+   * `events:detail-type` conditions, which EventBridge checks entry by entry. Every function that sends
+   * events has one: a stolen role can only ask for the work its function asks for.
    */
-  eventsPut?: { readonly source: string; readonly detailType: string };
+  eventsPut?: readonly EventRouting[];
   /**
    * On secrets named `pool-spirit/<stage>/*` in the stack's region; granted only when the stage's
    * `clusterAccess` parameter is `secret` (with `eks` no registered cluster is reached through a secret).
@@ -69,9 +78,10 @@ export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermiss
     // audit record (audit-records.ts). UpdateItem: the OpenYurt versions found, on an existing registration
     // (registry.ts recordOpenYurt); it grants no item PutItem could not already replace.
     dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
-    // One Cluster Audit Request per registered cluster from the scheduled fan-out (common/send-events.ts
-    // through eventbridge/put-events.ts).
+    // One Cluster Audit Request per registered cluster from the scheduled fan-out, and a Reconcile Request
+    // for each pool with a fixable finding (common/send-events.ts through eventbridge/put-events.ts).
     events: ['PutEvents'],
+    eventsPut: [auditRequestRouting, reconcileRequestRouting],
     secretsmanager: ['GetSecretValue'],
   },
   cloudEvents: {
@@ -81,6 +91,7 @@ export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermiss
     // A Reconcile Request for each pool whose pool-spirit it moved (functions/cloud-events/handler.ts through
     // common/send-events.ts and eventbridge/put-events.ts).
     events: ['PutEvents'],
+    eventsPut: [reconcileRequestRouting],
     secretsmanager: ['GetSecretValue'],
   },
   rollout: {
@@ -98,7 +109,7 @@ export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermiss
     // common/send-events.ts and eventbridge/put-events.ts), so each cluster is probed in its own invocation.
     // Only that event: a stolen role can ask for probes, not reconciles or audits (docs/security.md).
     events: ['PutEvents'],
-    eventsPut: leaderProbeRequestRouting,
+    eventsPut: [leaderProbeRequestRouting],
     secretsmanager: ['GetSecretValue'],
   },
 };
@@ -116,10 +127,24 @@ export function iamActions(permissions: FunctionPermissions): {
   };
 }
 
-/** The policy condition that holds PutEvents to `eventsPut`, as the role's statement in serverless.yml carries it. */
+/**
+ * The policy condition that holds PutEvents to `eventsPut`, as the role's statement in serverless.yml carries
+ * it: one value when there is one (as IAM prints it), else the list, any of which matches. Every event the
+ * functions send has the one source, so the allowed pairs are exactly the routings.
+ */
 export function iamEventsCondition(
   permissions: FunctionPermissions,
-): { StringEquals: { 'events:source': string; 'events:detail-type': string } } | undefined {
+): { StringEquals: { 'events:source': string | string[]; 'events:detail-type': string | string[] } } | undefined {
   const put = permissions.eventsPut;
-  return put && { StringEquals: { 'events:source': put.source, 'events:detail-type': put.detailType } };
+  if (!put?.length) return undefined;
+  const one = (values: string[]) => {
+    const unique = [...new Set(values)];
+    return unique.length === 1 ? (unique[0] as string) : unique;
+  };
+  return {
+    StringEquals: {
+      'events:source': one(put.map((r) => r.source)),
+      'events:detail-type': one(put.map((r) => r.detailType)),
+    },
+  };
 }

@@ -1,5 +1,13 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FUNCTION_PERMISSIONS, type FunctionName, iamActions } from '../../../functions/common/permissions.ts';
+import { compilePattern, matches } from '../../../dev/local/bus/pattern.ts';
+import { loadRules } from '../../../dev/local/bus/rules-from-serverless.ts';
+import {
+  FUNCTION_PERMISSIONS,
+  type FunctionName,
+  iamActions,
+  iamEventsCondition,
+} from '../../../functions/common/permissions.ts';
 import { readServerlessBuild, sdkUsage } from '../../../scripts/bundle-functions.ts';
 import { requiredActions } from './sdk-actions.ts';
 
@@ -52,5 +60,39 @@ describe('the code analysis sees what a change would add', () => {
         expect.stringContaining('@aws-lambda-powertools/idempotency'),
       ]),
     );
+  });
+});
+
+describe('what a stolen role can put on the bus', () => {
+  const rules = loadRules(join(import.meta.dirname, '..', '..', '..', 'serverless.yml')).filter(
+    (r) => r.pattern !== undefined,
+  );
+  const names = Object.keys(FUNCTION_PERMISSIONS) as FunctionName[];
+
+  it('every role that may PutEvents is held to named events, each one a rule routes to a function', () => {
+    const senders = names.filter((n) => FUNCTION_PERMISSIONS[n].events.includes('PutEvents'));
+    expect(senders.sort()).toEqual(['audit', 'cloudEvents', 'probe']);
+    for (const name of senders) {
+      const put = FUNCTION_PERMISSIONS[name].eventsPut ?? [];
+      expect(put.length, name).toBeGreaterThan(0);
+      for (const routing of put) {
+        const event = { source: routing.source, 'detail-type': routing.detailType, detail: {} };
+        const targets = rules.filter((r) => matches(compilePattern(r.pattern), event)).map((r) => r.target);
+        expect(targets.length, `${name} may put ${routing.detailType}: no rule routes it`).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('prints one value as IAM does, and several as a list any of which matches', () => {
+    expect(iamEventsCondition(FUNCTION_PERMISSIONS.probe)).toEqual({
+      StringEquals: { 'events:source': 'pool-spirit.reconciler', 'events:detail-type': 'Leader Probe Request' },
+    });
+    expect(iamEventsCondition(FUNCTION_PERMISSIONS.audit)).toEqual({
+      StringEquals: {
+        'events:source': 'pool-spirit.reconciler',
+        'events:detail-type': ['Cluster Audit Request', 'Reconcile Request'],
+      },
+    });
+    expect(iamEventsCondition(FUNCTION_PERMISSIONS.reconcile)).toBeUndefined();
   });
 });
