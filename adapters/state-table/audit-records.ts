@@ -62,6 +62,7 @@ function toRecord(item: Record<string, unknown>): AuditRecord {
     pools: (item.pools as AuditRecord['pools']) ?? [],
     requested: (item.requested as string[]) ?? [],
     error: item.error as string | undefined,
+    ...(item.openYurt ? { openYurt: item.openYurt as AuditRecord['openYurt'] } : {}),
   };
 }
 
