@@ -3,6 +3,12 @@
  * the history behind the report's charts are each one Query; one item per run naming the clusters it fanned
  * out to. Both expire after AUDIT_RETENTION_MS through the table's TTL. Probe observations are read here
  * too (loosely: the probe function owns their shape) as leader history.
+ *
+ * A run that found what an earlier run found stores a note instead of its record (core/audit/audit-record.ts):
+ * its run id, time, duration and digest, and `unchangedSince`, the time of the full record it found again.
+ * Readers get every run as a whole record all the same: a note is expanded into the record it names (read
+ * with the same Query when it is in range, else fetched by key). Records stored before notes existed read
+ * as they always did.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditRecord, LeaderSample, ProbeRecord, ProbeSample } from '../../core/audit/index.ts';
@@ -16,15 +22,39 @@ import {
   TTL_ATTRIBUTE,
   ttlAfter,
 } from './keys.ts';
-import type { StateTable } from './table.ts';
-import { putItem, queryAll } from './table.ts';
+import type { Item, StateTable } from './table.ts';
+import { getItems, putItem, queryAll } from './table.ts';
 
 export const AUDIT_RETENTION_MS = 30 * 24 * 3600 * 1000;
 /** Keeps an item well under DynamoDB's 400 KB: a cluster with more findings keeps the most severe ones. */
 export const MAX_STORED_FINDINGS = 400;
+/** BatchGetItem's limit. */
+const MAX_BATCH_GET_KEYS = 100;
 
-/** Writes (or, for a repeated delivery of the same run, overwrites) a cluster's audit record. */
+/**
+ * Writes (or, for a repeated delivery of the same run, overwrites) a cluster's audit record: in full, or, when
+ * `record.unchangedSince` is set, as a note naming the full record of that time.
+ */
 export async function putClusterAudit(table: StateTable, record: AuditRecord, now: Date): Promise<void> {
+  if (record.unchangedSince) {
+    const since = new Date(record.unchangedSince);
+    if (Number.isNaN(since.getTime()))
+      throw new TypeError(`unchangedSince: expected an ISO time, got ${JSON.stringify(record.unchangedSince)}`);
+    await putItem(table, {
+      Item: {
+        ...keys.clusterAudit(record.cluster, new Date(record.at)),
+        cluster: record.cluster,
+        runId: record.runId,
+        at: record.at,
+        ...(record.durationMs !== undefined ? { durationMs: record.durationMs } : {}),
+        ...(record.digest ? { digest: record.digest } : {}),
+        unchangedSince: record.unchangedSince,
+        // Never outlives the record it names (that one expires AUDIT_RETENTION_MS after it was written).
+        [TTL_ATTRIBUTE]: ttlAfter(since, AUDIT_RETENTION_MS),
+      },
+    });
+    return;
+  }
   const findings = record.findings.slice(0, MAX_STORED_FINDINGS);
   await putItem(table, {
     Item: {
@@ -52,7 +82,8 @@ export async function putAuditRun(table: StateTable, run: AuditRun, now: Date): 
   });
 }
 
-function toRecord(item: Record<string, unknown>): AuditRecord {
+function toRecord(item: Item): AuditRecord {
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return {
     cluster: String(item.cluster),
     runId: String(item.runId),
@@ -61,9 +92,69 @@ function toRecord(item: Record<string, unknown>): AuditRecord {
     findings: (item.findings as AuditRecord['findings']) ?? [],
     pools: (item.pools as AuditRecord['pools']) ?? [],
     requested: (item.requested as string[]) ?? [],
-    error: item.error as string | undefined,
+    error: str(item.error),
     ...(item.openYurt ? { openYurt: item.openYurt as AuditRecord['openYurt'] } : {}),
+    ...(str(item.digest) ? { digest: str(item.digest) } : {}),
+    ...(str(item.unchangedSince) ? { unchangedSince: str(item.unchangedSince) } : {}),
   };
+}
+
+const isNote = (item: Item): boolean => typeof item.unchangedSince === 'string';
+
+/** A note read as the run it stands for: the named record's content, the note's run. */
+function expandNote(note: Item, full: Item): AuditRecord {
+  const record = toRecord(full);
+  return {
+    ...record,
+    runId: String(note.runId),
+    at: String(note.at),
+    durationMs: note.durationMs as number | undefined,
+    ...(typeof note.digest === 'string' ? { digest: note.digest } : {}),
+    unchangedSince: String(note.unchangedSince),
+  };
+}
+
+/**
+ * The full records the notes among `items` name, by their run time: those among `items`, and the others
+ * read by key (eventually consistent: a named record was written at least one run before its note).
+ * Expired ones are left out.
+ */
+async function namedRecords(
+  table: StateTable,
+  clusterId: string,
+  items: readonly Item[],
+  now: Date,
+): Promise<Map<string, Item>> {
+  const byAt = new Map<string, Item>();
+  for (const item of items) if (!isNote(item) && !isExpired(item, now)) byAt.set(String(item.at), item);
+  const missing = [...new Set(items.filter(isNote).map((i) => String(i.unchangedSince))).values()].filter(
+    (at) => !byAt.has(at) && !Number.isNaN(Date.parse(at)),
+  );
+  for (let i = 0; i < missing.length; i += MAX_BATCH_GET_KEYS) {
+    const batch = missing.slice(i, i + MAX_BATCH_GET_KEYS);
+    const found = await getItems(
+      table,
+      batch.map((at) => keys.clusterAudit(clusterId, new Date(at))),
+      false,
+    );
+    for (const item of found) if (item && !isNote(item) && !isExpired(item, now)) byAt.set(String(item.at), item);
+  }
+  return byAt;
+}
+
+/** Items as records, oldest first; a note whose record is gone is left out. */
+async function recordsOf(table: StateTable, clusterId: string, items: readonly Item[], now: Date) {
+  const live = items.filter((i) => !isExpired(i, now));
+  const named = await namedRecords(table, clusterId, live, now);
+  const out: AuditRecord[] = [];
+  for (const item of live) {
+    if (!isNote(item)) out.push(toRecord(item));
+    else {
+      const full = named.get(String(item.unchangedSince));
+      if (full) out.push(expandNote(item, full));
+    }
+  }
+  return out;
 }
 
 /** The most recent unexpired audit record of a cluster. */
@@ -84,8 +175,11 @@ export async function latestClusterAudit(
         ExclusiveStartKey: start,
       }),
     );
-    const item = (out.Items ?? []).find((i) => !isExpired(i, now));
-    if (item) return toRecord(item);
+    for (const item of out.Items ?? []) {
+      if (isExpired(item, now)) continue;
+      const [record] = await recordsOf(table, clusterId, [item], now);
+      if (record) return record;
+    }
     start = out.LastEvaluatedKey;
   } while (start);
   return undefined;
@@ -107,18 +201,21 @@ export async function clusterAuditHistory(
       ':to': `${AUDIT_PREFIX}~`,
     },
     // The history needs no findings (the bulk of an item); every name is aliased (several are reserved words).
-    ProjectionExpression: '#cluster, #runId, #at, #pools, #requested, #error, #ttl',
+    ProjectionExpression: '#cluster, #runId, #at, #durationMs, #pools, #requested, #error, #digest, #since, #ttl',
     ExpressionAttributeNames: {
       '#cluster': 'cluster',
       '#runId': 'runId',
       '#at': 'at',
+      '#durationMs': 'durationMs',
       '#pools': 'pools',
       '#requested': 'requested',
       '#error': 'error',
+      '#digest': 'digest',
+      '#since': 'unchangedSince',
       '#ttl': TTL_ATTRIBUTE,
     },
   });
-  return items.filter((i) => !isExpired(i, now)).map(toRecord);
+  return recordsOf(table, clusterId, items, now);
 }
 
 /**

@@ -14,6 +14,7 @@
  * | last probe of a cluster   | `CLUSTER#<cluster>`      | `PROBE-RUN`                      | retention window         |
  * | capacity probe result     | `CAPACITY#<target>`      | `RUN#<iso time>`                 | retention window         |
  * | audit record (per cluster)| `CLUSTER#<cluster>`      | `AUDIT#<iso time of the run>`    | 30 days (audit-records)  |
+ * |  or a note naming one     |                          |                                  | of the record it names   |
  * | audit run (fleet report)  | `AUDIT#<run id>`         | `RUN` / `CLUSTER#<cluster>`      | 30 days (audit-records)  |
  * | rollout state             | `ROLLOUT#<rollout id>`   | `STATE`                          | never                    |
  * | rollout progress (cluster)| `ROLLOUT#<rollout id>`   | `PROGRESS#<cluster>`             | never                    |

@@ -17,6 +17,13 @@ export interface AuditRecord {
   error?: string;
   /** What the cluster serves of OpenYurt's NodePool (unset when it could not be read). */
   openYurt?: OpenYurtObservation;
+  /** What the record says, hashed (audit-record.ts): the next run compares its own with it. */
+  digest?: string;
+  /**
+   * Set when this run found again what the full record of the run at that time says: the run stored only a
+   * note, and its findings and pools are that record's (its leader renewals and etcd sizes as of then).
+   */
+  unchangedSince?: string;
 }
 
 /** A leader probe observation, as history for the leader chart. */

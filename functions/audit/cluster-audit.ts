@@ -17,7 +17,14 @@ import {
   sanitizeErrorMessage,
 } from '../../adapters/state-table/index.ts';
 import type { AuditRecord, ClusterAudit } from '../../core/audit/index.ts';
-import { auditCluster, DEFAULT_AUDIT_THRESHOLDS, unreachableAudit } from '../../core/audit/index.ts';
+import {
+  auditCluster,
+  auditDigest,
+  auditWriteReason,
+  DEFAULT_AUDIT_THRESHOLDS,
+  unchangedSince,
+  unreachableAudit,
+} from '../../core/audit/index.ts';
 import type { OpenYurtObservation } from '../../core/nodepool-versions.ts';
 import type { AuditRequest } from '../../events/index.ts';
 import { reconcileRequestDetailSchema, reconcileRequestRouting, toPutEventsEntry } from '../../events/index.ts';
@@ -90,16 +97,26 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
   for (const f of audit.findings)
     if (f.fixable && f.pool) fixable.set(f.pool, [...new Set([...(fixable.get(f.pool) ?? []), f.kind])]);
   const requested = deps.events ? [...fixable.keys()].sort() : [];
-  const record: AuditRecord = {
+  const found: AuditRecord = {
     cluster: request.clusterId,
     runId: request.runId,
     at: request.requestedAt,
-    durationMs: Math.round(performance.now() - started),
     findings: audit.findings,
     pools: audit.pools,
     requested,
     ...(error ? { error } : {}),
     ...(openYurt ? { openYurt } : {}),
+  };
+  // What an earlier run stored decides whether this one stores its record or a note naming that one. A
+  // repeated delivery of this run decides as the first did: it compares with the run before it.
+  const digest = auditDigest(found);
+  const previous = history.findLast((r) => r.at < request.requestedAt);
+  const writeReason = auditWriteReason(previous, digest, now, deps.auditHeartbeatMs);
+  const record: AuditRecord = {
+    ...found,
+    durationMs: Math.round(performance.now() - started),
+    digest,
+    ...(previous && !writeReason ? { unchangedSince: unchangedSince(previous) } : {}),
   };
   // The record first: if sending fails and the bus retries, the retry overwrites this same item.
   await putClusterAudit(table, record, now);
@@ -137,6 +154,7 @@ export async function auditOneCluster(deps: AuditDeps, request: AuditRequest): P
     findings: audit.findings.length,
     pools: audit.pools.length,
     reconcileRequests: requested.length,
+    written: writeReason ?? 'unchanged',
     durationMs: record.durationMs,
   });
   return { record, clusterReads, tableWriteUnits: metered.writeUnits(), reconcileRequests: requested.length };

@@ -1,6 +1,7 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ensureTable } from '../../../dev/local/dynamodb.ts';
+import { auditRecordsSuite } from './audit-records.suite.ts';
 import { useMoto } from './backends.ts';
 import { probeRecordsSuite } from './probe-records.suite.ts';
 import { rolloutStateSuite } from './rollout-state.suite.ts';
@@ -15,6 +16,7 @@ const moto = useMoto();
 describe('state table on moto', () => stateTableSuite(moto));
 describe('rollout state on moto', () => rolloutStateSuite(moto));
 describe('probe records on moto', () => probeRecordsSuite(moto));
+describe('audit records on moto', () => auditRecordsSuite(moto));
 
 describe("moto's known gaps (backends.ts), still there", () => {
   it('consumed-write-units: every UpdateItem reports 0.5 units, whatever the size of the item', async () => {

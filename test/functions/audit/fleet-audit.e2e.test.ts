@@ -75,9 +75,15 @@ describe('fleet audit: 2 clusters × 3 pools', () => {
         observedAt: expect.any(String),
       });
     }
-    // Unchanged since: only the record is written.
+    // Unchanged since: only a note naming the first run's record is written, in one write unit, and readers
+    // still get the whole record.
     const again = await auditNow(deps, { requestedBy: 'test' });
-    expect(again.results.map((r) => r.tableWriteUnits)).toEqual(results.map((r) => r.tableWriteUnits - 1));
+    expect(again.results.map((r) => [r.tableWriteUnits, r.record.unchangedSince])).toEqual(
+      results.map((r) => [1, r.record.at]),
+    );
+    const latest = await latestClusterAudit(fleet.table, 'cluster-01', new Date());
+    expect(latest).toMatchObject({ runId: again.runId, unchangedSince: results[0].record.at, findings: [] });
+    expect(latest?.pools).toHaveLength(3);
   }, 60_000);
 
   it('finds every injected drift with its reason, and the reconciles it requests fix the fixable ones', async () => {
