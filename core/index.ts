@@ -24,7 +24,13 @@ export {
   bootstrapManifests,
 } from './render/bootstrap.ts';
 export { type ComponentChange, componentChanges, workloadVersions } from './render/changes.ts';
-export { type RenderInput, type RenderResult, renderPoolSpirit, renderPoolSpiritService } from './render/index.ts';
+export {
+  type RenderInput,
+  type RenderResult,
+  renderPoolSpirit,
+  renderPoolSpiritObjects,
+  renderPoolSpiritService,
+} from './render/index.ts';
 export { cachingKeyFactory, type KeyFactory, webCryptoKeyFactory } from './render/keys.ts';
 export {
   labelValue,

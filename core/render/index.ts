@@ -76,6 +76,16 @@ export interface RenderResult {
  * causes a write. Throws SpecRenderError (with field issues) when an override does not apply.
  */
 export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult> {
+  const rendered = await renderPoolSpiritObjects(input);
+  return { ...rendered, desiredHash: stableHash(rendered.objects) };
+}
+
+/**
+ * renderPoolSpirit without the hash of all desired objects: for a caller that only compares them with what
+ * is live (the audit renders every pool of a cluster on every run, and hashing a pool's objects, its Secrets'
+ * PEM text included, was a large share of that render's time).
+ */
+export async function renderPoolSpiritObjects(input: RenderInput): Promise<Omit<RenderResult, 'desiredHash'>> {
   const { poolSpirit, nodePool, cluster } = input;
   const spec = poolSpirit.spec;
   const name = poolSpirit.metadata.name;
@@ -160,7 +170,6 @@ export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult
       notAfter: pki.notAfter.toISOString(),
       caNotAfter: pki.caNotAfter.toISOString(),
     },
-    desiredHash: stableHash(objects),
     bootstrapHash: bootstrap.hash,
     names,
     endpoint: endpointFor(names, cluster.namespace, cluster.clusterDomain),

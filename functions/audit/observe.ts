@@ -18,7 +18,7 @@ import {
   objectNames,
   parsePoolSpiritSpec,
   poolSpiritIntent,
-  renderPoolSpirit,
+  renderPoolSpiritObjects,
 } from '../../core/index.ts';
 import type { KubeObject } from '../../core/kube.ts';
 import { objectKey } from '../../core/kube.ts';
@@ -137,7 +137,7 @@ async function renderDesired(
   const clusterIP = (service?.spec as { clusterIP?: string } | undefined)?.clusterIP;
   const secrets = [names.caSecret, names.pkiSecret, names.agentSecret].map((n) => live('v1', 'Secret', n));
   try {
-    const rendered = await renderPoolSpirit({
+    const rendered = await renderPoolSpiritObjects({
       poolSpirit: { metadata: { name: spirit.metadata.name, uid: spirit.metadata.uid }, spec: parsed.spec },
       nodePool,
       yurtCoordinator,

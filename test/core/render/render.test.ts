@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import { type KubeObject, objectKey, renderPoolSpirit, SpecRenderError, stableHash } from '../../../core/index.ts';
+import {
+  type KubeObject,
+  objectKey,
+  renderPoolSpirit,
+  renderPoolSpiritObjects,
+  SpecRenderError,
+  stableHash,
+} from '../../../core/index.ts';
 import { nodePool, renderInput } from '../fixtures.ts';
 import { type Any, container, find, flags, pkiOf, podSpec } from '../helpers.ts';
 
@@ -252,6 +259,16 @@ describe('renderPoolSpirit: stability', () => {
     expect(second.pki).toMatchObject({ reused: true, reasons: [] });
     expect(JSON.stringify(second.objects)).toBe(JSON.stringify(first.objects));
     expect(second.desiredHash).toBe(first.desiredHash);
+  });
+
+  it('renders the same objects without their hash for a caller that only compares them (the audit)', async () => {
+    const first = await renderPoolSpirit(await renderInput({ existingPki: undefined }));
+    const input = await renderInput({ existingPki: pkiOf(first) });
+    const full = await renderPoolSpirit(input);
+    const objectsOnly = await renderPoolSpiritObjects(input);
+    expect(JSON.stringify(objectsOnly.objects)).toBe(JSON.stringify(full.objects));
+    expect(full.desiredHash).toBe(stableHash(full.objects));
+    expect(objectsOnly).not.toHaveProperty('desiredHash');
   });
 
   it('one spec field change changes only the objects it affects', async () => {
