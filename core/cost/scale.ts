@@ -61,6 +61,8 @@ export interface ScaleInput {
 }
 
 const per = (ms: number | undefined, n: number | undefined) => (ms ?? 0) / Math.max(1e-9, n ?? 0);
+/** A figure below a few ms loses its meaning rounded to a whole ms. */
+const round1 = (ms: number) => Math.round(ms * 10) / 10;
 
 /** Every limit for this fleet, first reached first. */
 export function scaleLimits(input: ScaleInput): Limit[] {
@@ -83,7 +85,9 @@ export function scaleLimits(input: ScaleInput): Limit[] {
   // each cluster's probe has the whole timeout, whatever the fleet's size; the fan-out invocation itself
   // sends one PutEvents entry per cluster, MAX_ENTRIES_PER_CALL to a call.
   const probeMsPerPool = p.probe.perPool.billedMs.probe ?? 0;
-  const clusterProbeS = (M * probeMsPerPool) / 1000;
+  // What every cluster's probe pays whatever its pools (its reads of the cluster and of the table, its run record).
+  const probeMsPerCluster = p.probe.perCluster.billedMs.probe ?? 0;
+  const clusterProbeS = (probeMsPerCluster + M * probeMsPerPool) / 1000;
   add(
     {
       id: 'probe-run-timeout',
@@ -94,7 +98,7 @@ export function scaleLimits(input: ScaleInput): Limit[] {
         source: 'serverless.yml functions.probe.timeout (Lambda allows up to 900 s)',
       },
       atFleet: clusterProbeS,
-      how: `one invocation per cluster, its pools one after another, ${Math.round(probeMsPerPool)} ms per pool (measured): at most ${Math.floor((fn.probe.timeoutSeconds * 1000) / Math.max(1e-9, probeMsPerPool))} pools per cluster; the schedule's fan-out invocation sends ${Math.ceil(C / MAX_ENTRIES_PER_CALL)} PutEvents calls of up to ${MAX_ENTRIES_PER_CALL} requests (one per cluster) a run`,
+      how: `one invocation per cluster, its pools one after another, ${Math.round(probeMsPerCluster)} ms a cluster and ${round1(probeMsPerPool)} ms per pool (measured): at most ${Math.floor(Math.max(0, fn.probe.timeoutSeconds * 1000 - probeMsPerCluster) / Math.max(1e-9, probeMsPerPool))} pools per cluster; the schedule's fan-out invocation sends ${Math.ceil(C / MAX_ENTRIES_PER_CALL)} PutEvents calls of up to ${MAX_ENTRIES_PER_CALL} requests (one per cluster) a run`,
       change: "probe a cluster's pools a few at a time within its invocation (they are independent reads and writes)",
     },
     null,
@@ -115,11 +119,11 @@ export function scaleLimits(input: ScaleInput): Limit[] {
         source: `the probe's schedule (serverless.yml rate(${s.probeEverySeconds / 60} minutes)), within functions.probe.maximumEventAge (${fn.probe.maximumEventAgeSeconds} s)`,
       },
       atFleet: Math.ceil(C / probeSlots) * clusterProbeS,
-      how: `${probeSlots} clusters probed at a time (reserved concurrency), ${M} pools × ${Math.round(probeMsPerPool)} ms each (measured); the other requests wait in Lambda's queue for a slot`,
+      how: `${probeSlots} clusters probed at a time (reserved concurrency), ${Math.round(probeMsPerCluster)} ms a cluster + ${M} pools × ${round1(probeMsPerPool)} ms each (measured); the other requests wait in Lambda's queue for a slot`,
       change:
         "raise the probe's reserved concurrency (each probe reads its own cluster's apiserver and writes its own cluster's partition), or probe less often",
     },
-    (probePassBound * 1000 * probeSlots) / (M * Math.max(1e-9, probeMsPerPool)),
+    (probePassBound * probeSlots) / Math.max(1e-9, clusterProbeS),
   );
 
   // 3. A rollout's transition that changes every cluster (its start, a fleet-wide rollback) writes every
@@ -171,8 +175,10 @@ export function scaleLimits(input: ScaleInput): Limit[] {
 
   // 5. The audit: one request per cluster through reservedConcurrency slots; each must start within its event age.
   const auditMsPerPool = p.audit.perPool.billedMs.audit ?? 0;
+  const auditMsPerCluster = p.audit.perCluster.billedMs.audit ?? 0;
+  const clusterAuditS = (auditMsPerCluster + M * auditMsPerPool) / 1000;
   const auditSlots = fn.audit.reservedConcurrency ?? QUOTAS.lambdaConcurrentExecutions.value;
-  const auditRunS = (Math.ceil(C / auditSlots) * M * auditMsPerPool) / 1000;
+  const auditRunS = Math.ceil(C / auditSlots) * clusterAuditS;
   add(
     {
       id: 'audit-fan-out',
@@ -183,11 +189,11 @@ export function scaleLimits(input: ScaleInput): Limit[] {
         source: 'serverless.yml functions.audit.maximumEventAge (= the 10-minute schedule)',
       },
       atFleet: auditRunS,
-      how: `${auditSlots} audits at a time, ${Math.round(auditMsPerPool)} ms per pool (measured); one cluster's audit must also fit its own ${fn.audit.timeoutSeconds} s timeout: at most ${Math.floor((fn.audit.timeoutSeconds * 1000) / Math.max(1e-9, auditMsPerPool))} pools per cluster`,
+      how: `${auditSlots} audits at a time, ${Math.round(auditMsPerCluster)} ms a cluster and ${round1(auditMsPerPool)} ms per pool (measured); one cluster's audit must also fit its own ${fn.audit.timeoutSeconds} s timeout: at most ${Math.floor(Math.max(0, fn.audit.timeoutSeconds * 1000 - auditMsPerCluster) / Math.max(1e-9, auditMsPerPool))} pools per cluster`,
       change:
         "raise the audit's reserved concurrency, or audit less often than every 10 minutes (the schedule and the event age move together)",
     },
-    (fn.audit.maximumEventAgeSeconds * 1000 * auditSlots) / (M * Math.max(1e-9, auditMsPerPool)),
+    (fn.audit.maximumEventAgeSeconds * auditSlots) / Math.max(1e-9, clusterAuditS),
   );
 
   // 6. PutEvents: a fleet-wide change (every pool at once: a region's nodes flapping, a change to every pool)

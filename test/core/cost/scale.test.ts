@@ -58,6 +58,27 @@ describe('scale limits', () => {
     expect(byId['lambda-concurrency'].atFleet).toBe(46);
   });
 
+  it("counts what a cluster's audit and probe cost whatever its pools, besides what each pool adds", () => {
+    const withClusterPart: UsageProfile = {
+      ...profile,
+      audit: { ...profile.audit, perCluster: c({ billedMs: { audit: 1000 } }) },
+      probe: { ...profile.probe, perCluster: c({ billedMs: { probe: 2000 } }) },
+    };
+    const byId = Object.fromEntries(
+      scaleLimits({ clusters: 500, poolsPerCluster: 20, profile: withClusterPart, functions }).map((l) => [l.id, l]),
+    );
+    // A cluster's probe: 2 s + 20 pools × 0.1 s = 4 s; at most (120 s - 2 s) ÷ 0.1 s pools in its timeout.
+    expect(byId['probe-run-timeout'].atFleet).toBeCloseTo(4, 6);
+    expect(byId['probe-run-timeout'].how).toMatch(/at most 1180 pools per cluster/);
+    // Its fleet pass: 125 rounds × 4 s; reached at 300 s × 4 ÷ 4 s = 300 clusters.
+    expect(byId['probe-fan-out'].atFleet).toBeCloseTo(500, 6);
+    expect(byId['probe-fan-out'].reachedAtClusters).toBeCloseTo(300, 6);
+    // A cluster's audit: 1 s + 20 × 0.1 s = 3 s; ceil(500 ÷ 10) × 3 s; reached at 600 s × 10 ÷ 3 s.
+    expect(byId['audit-fan-out'].atFleet).toBeCloseTo(150, 6);
+    expect(byId['audit-fan-out'].reachedAtClusters).toBeCloseTo(2000, 6);
+    expect(byId['audit-fan-out'].how).toMatch(/1000 ms a cluster and 100 ms per pool.*at most 2990 pools per cluster/);
+  });
+
   it("bounds the probe's fleet pass by the sooner of the schedule and the event age", () => {
     const limit = (maximumEventAgeSeconds: number, probeEverySeconds?: number) =>
       scaleLimits({
