@@ -63,6 +63,11 @@ export interface ScaleInput {
 const per = (ms: number | undefined, n: number | undefined) => (ms ?? 0) / Math.max(1e-9, n ?? 0);
 /** A figure below a few ms loses its meaning rounded to a whole ms. */
 const round1 = (ms: number) => Math.round(ms * 10) / 10;
+/** How many pools a cluster's run fits in its timeout, or that its pools add no time the bench resolves. */
+function poolsInTimeout(timeoutSeconds: number, msPerCluster: number, msPerPool: number): string {
+  if (!(msPerPool > 0)) return 'its pools add no time the bench resolves';
+  return `at most ${Math.floor(Math.max(0, timeoutSeconds * 1000 - msPerCluster) / msPerPool)} pools per cluster`;
+}
 
 /** Every limit for this fleet, first reached first. */
 export function scaleLimits(input: ScaleInput): Limit[] {
@@ -98,7 +103,7 @@ export function scaleLimits(input: ScaleInput): Limit[] {
         source: 'serverless.yml functions.probe.timeout (Lambda allows up to 900 s)',
       },
       atFleet: clusterProbeS,
-      how: `one invocation per cluster, its pools one after another, ${Math.round(probeMsPerCluster)} ms a cluster and ${round1(probeMsPerPool)} ms per pool (measured): at most ${Math.floor(Math.max(0, fn.probe.timeoutSeconds * 1000 - probeMsPerCluster) / Math.max(1e-9, probeMsPerPool))} pools per cluster; the schedule's fan-out invocation sends ${Math.ceil(C / MAX_ENTRIES_PER_CALL)} PutEvents calls of up to ${MAX_ENTRIES_PER_CALL} requests (one per cluster) a run`,
+      how: `one invocation per cluster, its pools one after another, ${Math.round(probeMsPerCluster)} ms a cluster and ${round1(probeMsPerPool)} ms per pool (measured): ${poolsInTimeout(fn.probe.timeoutSeconds, probeMsPerCluster, probeMsPerPool)}; the schedule's fan-out invocation sends ${Math.ceil(C / MAX_ENTRIES_PER_CALL)} PutEvents calls of up to ${MAX_ENTRIES_PER_CALL} requests (one per cluster) a run`,
       change: "probe a cluster's pools a few at a time within its invocation (they are independent reads and writes)",
     },
     null,
@@ -189,7 +194,7 @@ export function scaleLimits(input: ScaleInput): Limit[] {
         source: 'serverless.yml functions.audit.maximumEventAge (= the 10-minute schedule)',
       },
       atFleet: auditRunS,
-      how: `${auditSlots} audits at a time, ${Math.round(auditMsPerCluster)} ms a cluster and ${round1(auditMsPerPool)} ms per pool (measured); one cluster's audit must also fit its own ${fn.audit.timeoutSeconds} s timeout: at most ${Math.floor(Math.max(0, fn.audit.timeoutSeconds * 1000 - auditMsPerCluster) / Math.max(1e-9, auditMsPerPool))} pools per cluster`,
+      how: `${auditSlots} audits at a time, ${Math.round(auditMsPerCluster)} ms a cluster and ${round1(auditMsPerPool)} ms per pool (measured); one cluster's audit must also fit its own ${fn.audit.timeoutSeconds} s timeout: ${poolsInTimeout(fn.audit.timeoutSeconds, auditMsPerCluster, auditMsPerPool)}`,
       change:
         "raise the audit's reserved concurrency, or audit less often than every 10 minutes (the schedule and the event age move together)",
     },

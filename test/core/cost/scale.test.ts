@@ -77,6 +77,15 @@ describe('scale limits', () => {
     expect(byId['audit-fan-out'].atFleet).toBeCloseTo(150, 6);
     expect(byId['audit-fan-out'].reachedAtClusters).toBeCloseTo(2000, 6);
     expect(byId['audit-fan-out'].how).toMatch(/1000 ms a cluster and 100 ms per pool.*at most 2990 pools per cluster/);
+    // A per-pool time below what the bench resolves bounds no cluster's pools.
+    const noPoolTime = scaleLimits({
+      clusters: 500,
+      poolsPerCluster: 20,
+      profile: { ...withClusterPart, probe: { ...withClusterPart.probe, perPool: zeroCounts() } },
+      functions,
+    }).find((l) => l.id === 'probe-run-timeout')!;
+    expect(noPoolTime.atFleet).toBeCloseTo(2, 6);
+    expect(noPoolTime.how).toMatch(/its pools add no time the bench resolves/);
   });
 
   it("bounds the probe's fleet pass by the sooner of the schedule and the event age", () => {
