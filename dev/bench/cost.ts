@@ -6,7 +6,13 @@
  * It then checks the model's committed inputs (core/cost/measured-profile.ts) against what it measured.
  * The floor, measured in the same run: an empty invocation through the same local Lambda runtime (what
  * a billed millisecond figure cannot go below here).
- * `npm run bench -- cost [--clusters 4] [--pools 10] [--steady-seconds 30]`
+ *
+ * The audit and the probe run once per cluster per schedule tick, and what such an invocation costs has a part
+ * every cluster pays and a part that grows with its pools. One fleet size cannot tell them apart, so both are
+ * measured at rest with `--pools` per cluster and again after `--more-pools` (default twice `--pools`) were
+ * added to every cluster: the difference is the pools' part. Their invocations run one at a time: Lambda gives each its own CPU,
+ * while here they would share the main thread and each be billed the others' work.
+ * `npm run bench -- cost [--clusters 4] [--pools 10] [--more-pools 20] [--steady-seconds 30] [--rounds 7]`
  */
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
@@ -15,6 +21,7 @@ import { keys, prefixes } from '../../adapters/state-table/keys.ts';
 import { readRollout } from '../../adapters/state-table/rollout-state.ts';
 import { getItem, queryAll } from '../../adapters/state-table/table.ts';
 import { intFlag } from '../../cli/command.ts';
+import { DEFAULT_AUDIT_HEARTBEAT_MS } from '../../core/audit/index.ts';
 import {
   addCounts,
   type Counts,
@@ -36,8 +43,9 @@ import { median, round } from './lib/stats.ts';
 import { between, type Reading, read, scheduledBetween } from './lib/usage-sampler.ts';
 
 const log = (line: string) => process.stderr.write(`[cost] ${line}\n`);
-/** The probe's schedule, as the model prices it. */
+/** The probe's and the audit's schedules, as the model prices them. */
 const PROBE_EVERY_MS = DEFAULT_USAGE.probeEveryMinutes * 60_000;
+const AUDIT_EVERY_MS = DEFAULT_USAGE.auditEveryMinutes * 60_000;
 
 function scheduledEvent() {
   return {
@@ -104,6 +112,25 @@ const strip = ({
   logBytes,
 });
 
+/** Each figure's median over several runs of the same work. */
+function medianCounts(runs: Counts[]): Counts {
+  const m = (f: (c: Counts) => number) => median(runs.map(f));
+  const perFunction = (k: 'invocations' | 'billedMs') =>
+    Object.fromEntries(
+      FUNCTIONS.filter((fn) => runs.some((r) => r[k][fn] !== undefined)).map((fn) => [fn, m((c) => c[k][fn] ?? 0)]),
+    );
+  return {
+    invocations: perFunction('invocations'),
+    billedMs: perFunction('billedMs'),
+    billedEvents: m((c) => c.billedEvents),
+    ruleMatches: m((c) => c.ruleMatches),
+    readUnits: m((c) => c.readUnits),
+    writeUnits: m((c) => c.writeUnits),
+    sqsMessages: m((c) => c.sqsMessages),
+    logBytes: m((c) => c.logBytes),
+  };
+}
+
 function roundCounts(c: Counts, digits = 3): Counts {
   const r = (v: number) => round(v, digits);
   const rec = (x: Counts['invocations']) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, r(v ?? 0)]));
@@ -126,11 +153,15 @@ export async function run(args: string[]): Promise<unknown> {
       clusters: { type: 'string', default: '4' },
       pools: { type: 'string', default: '10' },
       'steady-seconds': { type: 'string', default: '30' },
+      'more-pools': { type: 'string' },
+      rounds: { type: 'string', default: '7' },
     },
   });
   const clusters = intFlag('clusters', values.clusters, 1, 50);
   const pools = intFlag('pools', values.pools, 1, 200);
   const steadySeconds = intFlag('steady-seconds', values['steady-seconds'], 5, 3600);
+  const morePools = intFlag('more-pools', values['more-pools'] ?? String(2 * pools), 1, 400);
+  const rounds = intFlag('rounds', values.rounds, 1, 50);
   const loadBefore = os.loadavg();
 
   // What the functions log in the cloud: Powertools at INFO with EMF metrics on (the local default is
@@ -155,6 +186,11 @@ export async function run(args: string[]): Promise<unknown> {
       const idleRolloutTick = scaleCounts(strip(between(a, await now())), 1 / idleTicks);
       const scheduledOverhead = (from: Reading, to: Reading) =>
         scaleCounts(idleRolloutTick, scheduledBetween(from, to).rollout ?? 0);
+
+      // A cluster's first audit also records on its registration what the cluster serves of OpenYurt, once:
+      // a cost of no later run, so it happens before anything is measured.
+      await fleet.audit.invoke(scheduledEvent());
+      await fleet.bus.drain();
 
       log(`creating ${pools0} pools (one edge node each)…`);
       const senders = async () =>
@@ -197,85 +233,103 @@ export async function run(args: string[]): Promise<unknown> {
       );
       const poolDay = scaleCounts(rest, 86_400 / steadySeconds / pools0);
 
-      // A probe writes a pool when what it sees changes: the first probe records every pool, later ones at rest
-      // only each cluster's run record. What a fleet pays every 5 minutes is the probe at rest.
-      log('the first leader probe (records every pool once)…');
-      await fleet.probe.invoke(scheduledEvent());
-      await fleet.bus.drain();
-      log('one scheduled leader probe at rest (fan-out, then one probe per cluster)…');
-      a = await now();
-      await fleet.probe.invoke(scheduledEvent());
-      const afterProbeFanOut = await now();
-      await fleet.bus.drain();
-      b = await now();
-      const probeRun = withoutRollout(
-        nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))),
-      );
-      const probeFanOutMs = afterProbeFanOut.fns.probe.billedMs - a.fns.probe.billedMs;
-      const probe = {
-        perRun: { ...zeroCounts(), invocations: { probe: 1 }, billedMs: { probe: probeFanOutMs } },
-        // At rest a cluster's table units and log lines are its own: one Query of its pools' records, one run
-        // record, its invocation's log lines (a pool adds a line only when it is unhealthy).
-        perCluster: {
-          ...zeroCounts(),
-          invocations: { probe: ((probeRun.invocations.probe ?? 0) - 1) / clusters },
-          billedEvents: probeRun.billedEvents / clusters,
-          ruleMatches: probeRun.ruleMatches / clusters,
-          readUnits: probeRun.readUnits / clusters,
-          writeUnits: probeRun.writeUnits / clusters,
-          logBytes: probeRun.logBytes / clusters,
-        },
-        perPool: {
-          ...scaleCounts(
-            {
-              ...probeRun,
-              invocations: {},
-              billedMs: { probe: (probeRun.billedMs.probe ?? 0) - probeFanOutMs },
-              billedEvents: 0,
-              ruleMatches: 0,
-              readUnits: 0,
-              writeUnits: 0,
-              logBytes: 0,
+      /**
+       * One scheduled run of `fn` at rest (the fan-out, then one invocation per cluster), `rounds` times, one
+       * invocation at a time: each figure is its median over the rounds; the fan-out's invocation apart.
+       */
+      const scheduledRuns = async (fn: 'audit' | 'probe') => {
+        const f = fleet[fn];
+        const concurrency = f.options.concurrency;
+        f.options.concurrency = 1;
+        try {
+          const runs: Counts[] = [];
+          const fanOutMs: number[] = [];
+          const others: number[] = [];
+          for (let i = 0; i < rounds; i++) {
+            const from = await now();
+            await f.invoke(scheduledEvent());
+            const afterFanOut = await now();
+            await fleet.bus.drain();
+            const to = await now();
+            const ms = afterFanOut.fns[fn].billedMs - from.fns[fn].billedMs;
+            const run = withoutRollout(
+              nonNegative(addCounts(strip(between(from, to)), scaleCounts(scheduledOverhead(from, to), -1))),
+            );
+            fanOutMs.push(ms);
+            others.push(sum(Object.entries(run.invocations).map(([k, n]) => (k === fn ? 0 : (n ?? 0)))));
+            runs.push({
+              ...run,
+              invocations: { [fn]: (run.invocations[fn] ?? 0) - 1 },
+              billedMs: { [fn]: (run.billedMs[fn] ?? 0) - ms },
+            });
+          }
+          return {
+            run: medianCounts(runs),
+            fanOutMs: median(fanOutMs),
+            rounds: {
+              billedMs: runs.map((r) => round(r.billedMs[fn] ?? 0, 1)),
+              writeUnits: runs.map((r) => round(r.writeUnits, 2)),
+              readUnits: runs.map((r) => round(r.readUnits, 2)),
+              otherInvocations: others,
             },
-            1 / pools0,
-          ),
-          // A pool unchanged all day is still written once a day (its heartbeat: 2 write units), a share of
-          // every probe that no run this short sees.
-          writeUnits: (2 * PROBE_EVERY_MS) / DEFAULT_PROBE_HEARTBEAT_MS,
-        },
+          };
+        } finally {
+          f.options.concurrency = concurrency;
+        }
       };
-
-      log('one scheduled audit (fan-out, then one audit per cluster)…');
-      a = await now();
-      await fleet.audit.invoke(scheduledEvent());
-      const afterFanOut = await now();
-      await fleet.bus.drain();
-      b = await now();
-      const auditRun = withoutRollout(
-        nonNegative(addCounts(strip(between(a, b)), scaleCounts(scheduledOverhead(a, b), -1))),
-      );
-      const fanOutMs = afterFanOut.fns.audit.billedMs - a.fns.audit.billedMs;
-      const auditInvocations = auditRun.invocations.audit ?? 0;
-      const audit = {
-        perRun: { ...zeroCounts(), invocations: { audit: 1 }, billedMs: { audit: fanOutMs } },
-        perCluster: {
+      /** The probe and the audit at rest with `poolsPerCluster`, and the audit that first sees them. */
+      const perClusterRuns = async (poolsPerCluster: number) => {
+        await settle(fleet);
+        log(`the first leader probe with ${poolsPerCluster} pools a cluster (records every new pool)…`);
+        await fleet.probe.invoke(scheduledEvent());
+        await fleet.bus.drain();
+        log(`${rounds} scheduled leader probes at rest (fan-out, then one probe per cluster, one at a time)…`);
+        const probe = await scheduledRuns('probe');
+        log(`the first audit with ${poolsPerCluster} pools a cluster (writes every record in full)…`);
+        const full = fleet.audit.options.concurrency;
+        fleet.audit.options.concurrency = 1;
+        const from = await now();
+        await fleet.audit.invoke(scheduledEvent());
+        await fleet.bus.drain();
+        const auditFull = { run: withoutRollout(nonNegative(strip(between(from, await now())))), fanOutMs: 0 };
+        fleet.audit.options.concurrency = full;
+        log(`${rounds} scheduled audits at rest (fan-out, then one audit per cluster, one at a time)…`);
+        const audit = await scheduledRuns('audit');
+        return { probe, audit, auditFull };
+      };
+      /**
+       * What one scheduled run costs once, per cluster and per pool, from runs at `pools` and at `pools +
+       * morePools` a cluster: the pools' part is the difference (invocations and events are the clusters' own).
+       */
+      const splitRuns = (fn: 'audit' | 'probe', one: { run: Counts; fanOutMs: number }, two: { run: Counts }) => {
+        const added = clusters * morePools;
+        const grown = (k: 'readUnits' | 'writeUnits' | 'logBytes') => Math.max(0, two.run[k] - one.run[k]) / added;
+        const grownMs = Math.max(0, (two.run.billedMs[fn] ?? 0) - (one.run.billedMs[fn] ?? 0)) / added;
+        const perPool: Counts = {
           ...zeroCounts(),
-          invocations: { audit: (auditInvocations - 1) / clusters },
-          billedEvents: auditRun.billedEvents / clusters,
-          ruleMatches: auditRun.ruleMatches / clusters,
-        },
-        perPool: scaleCounts(
-          {
-            ...auditRun,
-            invocations: {},
-            billedMs: { audit: (auditRun.billedMs.audit ?? 0) - fanOutMs },
-            billedEvents: 0,
-            ruleMatches: 0,
-          },
-          1 / pools0,
-        ),
+          billedMs: { [fn]: grownMs },
+          readUnits: grown('readUnits'),
+          writeUnits: grown('writeUnits'),
+          logBytes: grown('logBytes'),
+        };
+        const own = (total: number, perPoolPart: number) => Math.max(0, total - perPoolPart * pools0) / clusters;
+        const perCluster: Counts = {
+          ...zeroCounts(),
+          invocations: { [fn]: (one.run.invocations[fn] ?? 0) / clusters },
+          billedMs: { [fn]: own(one.run.billedMs[fn] ?? 0, grownMs) },
+          billedEvents: one.run.billedEvents / clusters,
+          ruleMatches: one.run.ruleMatches / clusters,
+          readUnits: own(one.run.readUnits, perPool.readUnits),
+          writeUnits: own(one.run.writeUnits, perPool.writeUnits),
+          logBytes: own(one.run.logBytes, perPool.logBytes),
+        };
+        const perRun: Counts = { ...zeroCounts(), invocations: { [fn]: 1 }, billedMs: { [fn]: one.fanOutMs } };
+        return { perRun, perCluster, perPool };
       };
-
+      // The audit and the probe at rest, with `pools` pools a cluster (the same again after the rollout, with
+      // `morePools` more). The first audit and the first probe of a fleet write every record; the runs measured
+      // are the ones after, what a fleet pays every 10 and every 5 minutes.
+      const atPools = await perClusterRuns(pools);
       log('one fleet rollout (canary 1, waves of 25%)…');
       a = await now();
       const rollout = await driveRollout(fleet);
@@ -288,6 +342,24 @@ export async function run(args: string[]): Promise<unknown> {
         nonNegative(addCounts(strip(between(a, b)), scaleCounts(idleRolloutTick, -ticksInRollout))),
         1 / pools0,
       );
+
+      log(`adding ${morePools} more pools a cluster, to tell the clusters' part from the pools'…`);
+      await createEdgePools(fleet, morePools, pools);
+      await fleet.waitConverged(10 * 60_000);
+      await fleet.bus.drain();
+      const atMorePools = await perClusterRuns(pools + morePools);
+      const probe = splitRuns('probe', atPools.probe, atMorePools.probe);
+      // A pool unchanged all day is still written once a day (its heartbeat: 2 write units), a share of every
+      // probe that no run this short sees.
+      probe.perPool.writeUnits += (2 * PROBE_EVERY_MS) / DEFAULT_PROBE_HEARTBEAT_MS;
+      const audit = splitRuns('audit', atPools.audit, atMorePools.audit);
+      // An unchanged cluster's full record is written again once a day (its heartbeat): the write units a full
+      // write takes beyond a note, measured on the run that found the new pools, a share of every audit.
+      const heartbeat = splitRuns('audit', atPools.auditFull, atMorePools.auditFull);
+      const heartbeatShare = AUDIT_EVERY_MS / DEFAULT_AUDIT_HEARTBEAT_MS;
+      audit.perPool.writeUnits += Math.max(0, heartbeat.perPool.writeUnits - audit.perPool.writeUnits) * heartbeatShare;
+      audit.perCluster.writeUnits +=
+        Math.max(0, heartbeat.perCluster.writeUnits - audit.perCluster.writeUnits) * heartbeatShare;
 
       const series = [...logs.series];
       const perClusterSeries = series.filter((s) => s.includes('clusterId=')).length / clusters;
@@ -321,6 +393,8 @@ export async function run(args: string[]): Promise<unknown> {
           clusters,
           poolsPerCluster: pools,
           pools: pools0,
+          /** The audit and the probe were measured again with this many pools a cluster. */
+          poolsPerClusterAfterRollout: pools + morePools,
           convergeSeconds: round(convergeSeconds, 1),
           steadySeconds,
         },
@@ -343,6 +417,10 @@ export async function run(args: string[]): Promise<unknown> {
           putEventsEntriesPerCall: round(fleet.bus.usage().entries / Math.max(1, fleet.bus.usage().putEventsCalls), 2),
           rolloutPhase: rollout.phase,
         },
+        perClusterRuns: {
+          audit: { [pools]: atPools.audit.rounds, [pools + morePools]: atMorePools.audit.rounds },
+          probe: { [pools]: atPools.probe.rounds, [pools + morePools]: atMorePools.probe.rounds },
+        },
         entriesByType: fleet.bus.usage().entriesByType,
         logLines: logs.lines,
         metricSeries: series,
@@ -359,6 +437,19 @@ export async function run(args: string[]): Promise<unknown> {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
+  }
+}
+
+/**
+ * Waits until no reconcile has run for a few seconds (at most a minute): notices of pools that just converged
+ * still arrive after the fleet is Available, and their table writes would be counted as the next run's.
+ */
+async function settle(fleet: LocalFleet): Promise<void> {
+  for (let i = 0; i < 12; i++) {
+    const before = fleet.reconcile.stats.invocations;
+    await new Promise((r) => setTimeout(r, 5_000));
+    await fleet.bus.drain();
+    if (fleet.reconcile.stats.invocations === before) return;
   }
 }
 
