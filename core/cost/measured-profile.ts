@@ -47,11 +47,26 @@
  * share of a daily write, 0.007 write units (2 × 5 minutes ÷ 24 hours), instead of 19.4 ms, 0.113 read and 2
  * write units. The fan-out invocation took 5 ms. The same run measured the audit's table units a pool at
  * 0.363 read and 0.325 write (0.313 and 0.225 before); every other input was within the check's tolerance.
+ *
+ * The audit and the probe, measured again after decision 0051 (the audit stores its record only when what it
+ * found changed, or daily, and renders without hashing) with the bench's new way of measuring them: at rest
+ * with 10 pools a cluster and again with 30, so that what a cluster pays whatever its pools and what each
+ * pool adds come apart, each invocation alone (they shared the main thread and were each billed the others'
+ * work), the median of 7 runs; load average 4.39/6.32/5.86 before, 6.54/6.48/5.96 after. A cluster's audit
+ * costs 35.5 ms, its notes, its reads of the hour's audits and its pools' probe records, and its log lines; a
+ * pool 1.35 ms, 0.125 read units and the daily full record's share of a write, instead of 21 ms, 0.36 read
+ * and 0.33 write units, 148 bytes of log, all of which had been charged per pool. A cluster's probe costs
+ * 15.25 ms; a pool adds less time than the bench resolves (the medians at 10 and 30 pools a cluster differ by
+ * less than their noise: recorded as 0) and 0.05 read units (its record in the cluster's Query). The other
+ * inputs are left as measured before: this run's counted the rollout's write units 46% above them and 14
+ * metric series instead of 16, and the code before decision 0051 counted the same in the same session, so
+ * neither comes from it.
  */
 import type { UsageProfile } from './counts.ts';
 
 export const MEASURED_PROFILE: UsageProfile = {
-  measuredBy: 'npm run bench -- cost --clusters 4 --pools 10 --steady-seconds 30 (2026-12-02, after decision 0028)',
+  measuredBy:
+    'npm run bench -- cost --clusters 4 --pools 10 --steady-seconds 30 (2026-12-02, after decision 0028; the audit and the probe 2026-12-07, after decision 0051)',
   memoryMb: {
     reconcile: 512,
     audit: 1024,
@@ -116,25 +131,27 @@ export const MEASURED_PROFILE: UsageProfile = {
       invocations: {
         audit: 1,
       },
-      billedMs: {},
+      billedMs: {
+        audit: 35.5,
+      },
       billedEvents: 1,
       ruleMatches: 1,
-      readUnits: 0,
-      writeUnits: 0,
+      readUnits: 2.875,
+      writeUnits: 1.25,
       sqsMessages: 0,
-      logBytes: 0,
+      logBytes: 1495.5,
     },
     perPool: {
       invocations: {},
       billedMs: {
-        audit: 21.05,
+        audit: 1.35,
       },
       billedEvents: 0,
       ruleMatches: 0,
-      readUnits: 0.363,
-      writeUnits: 0.325,
+      readUnits: 0.125,
+      writeUnits: 0.001,
       sqsMessages: 0,
-      logBytes: 147.75,
+      logBytes: 0,
     },
   },
   probe: {
@@ -143,7 +160,7 @@ export const MEASURED_PROFILE: UsageProfile = {
         probe: 1,
       },
       billedMs: {
-        probe: 5,
+        probe: 3,
       },
       billedEvents: 0,
       ruleMatches: 0,
@@ -156,22 +173,24 @@ export const MEASURED_PROFILE: UsageProfile = {
       invocations: {
         probe: 1,
       },
-      billedMs: {},
+      billedMs: {
+        probe: 15.25,
+      },
       billedEvents: 1,
       ruleMatches: 1,
-      readUnits: 3.125,
+      readUnits: 2.625,
       writeUnits: 1,
       sqsMessages: 0,
-      logBytes: 1442.5,
+      logBytes: 1442.25,
     },
     perPool: {
       invocations: {},
       billedMs: {
-        probe: 6.45,
+        probe: 0,
       },
       billedEvents: 0,
       ruleMatches: 0,
-      readUnits: 0,
+      readUnits: 0.05,
       writeUnits: 0.007,
       sqsMessages: 0,
       logBytes: 0,
