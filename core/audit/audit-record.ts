@@ -22,7 +22,7 @@ export const DEFAULT_AUDIT_HEARTBEAT_MS = 24 * 3_600_000;
 
 /** etcd sizes count as changed once they reach another 1/ETCD_SIZE_STEPS of the pool's quota. */
 export const ETCD_SIZE_STEPS = 64;
-/** The step when a pool reports no quota (etcd's own default quota is 2 GiB; a pool's is 512 MiB). */
+/** The step when a pool reports no quota: a 64th of a pool's default quota (core/poolspirit/defaults.ts). */
 export const ETCD_SIZE_STEP_WITHOUT_QUOTA = 8 * 2 ** 20;
 
 /** The newest stored audit of a cluster before this run: a full record, or a note that one was found again. */
