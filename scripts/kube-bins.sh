@@ -33,6 +33,8 @@ targets=(
   "yurthub|tools/yurthub|github.com/openyurtio/openyurt/cmd/yurthub|openyurt-v1.5.1"
   # OpenYurt v1.5.1's yurt-manager from the same module: its webhooks and controllers beside the product (dev/local/openyurt).
   "yurt-manager|tools/yurthub|github.com/openyurtio/openyurt/cmd/yurt-manager|openyurt-v1.5.1"
+  # OpenYurt v1.7.0's yurt-manager (NodePool v1beta2 stored, its conversion webhook): the local stack's `--openyurt v1.7.0`.
+  "yurt-manager-v1.7.0|tools/openyurt-v1.7|github.com/openyurtio/openyurt/cmd/yurt-manager|openyurt-v1.7.0"
 )
 
 ldflags_for() {
@@ -45,6 +47,12 @@ ldflags_for() {
   if [ "$release" = openyurt-v1.5.1 ]; then
     local p=github.com/openyurtio/openyurt/pkg/projectinfo
     echo "-X $p.gitVersion=v1.5.1 -X $p.buildDate=2025-01-04T13:16:21Z"
+    return 0
+  fi
+  # v1.7.0's commit and date are the module proxy's (`go mod download -json`: Origin.Hash, Time).
+  if [ "$release" = openyurt-v1.7.0 ]; then
+    local p=github.com/openyurtio/openyurt/pkg/projectinfo
+    echo "-X $p.gitVersion=v1.7.0 -X $p.gitCommit=35ef4cd692e387d0d56c9084e3da161bad2a3092 -X $p.buildDate=2026-05-06T06:27:20Z"
     return 0
   fi
   local minor=${release#v1.}; minor=${minor%%.*}

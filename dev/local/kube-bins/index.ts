@@ -23,7 +23,8 @@ export type KubeBinary =
   | 'etcd'
   | 'etcdctl'
   | 'yurthub'
-  | 'yurt-manager';
+  | 'yurt-manager'
+  | 'yurt-manager-v1.7.0';
 
 /**
  * Which local build realises each component release a bundle names (core/poolspirit/defaults.ts): the
