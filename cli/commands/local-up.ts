@@ -39,7 +39,7 @@ export const localUp: Command = {
       type: 'string',
       valueName: 'v1.5.1|v1.7.0',
       description:
-        "install OpenYurt's own CRDs of this release (from its Go module; npm run kube-bins) instead of the project's NodePool CRD, and with v1.5.1 run its yurt-manager beside each cluster (needs root); needs --control-plane real",
+        "install OpenYurt's own CRDs of this release (from its Go module; npm run kube-bins) instead of the project's NodePool CRD, and run that release's yurt-manager beside each cluster (needs root); needs --control-plane real",
     },
     kubelet: {
       type: 'string',

@@ -53,14 +53,17 @@ export async function startFleetCluster(
   if (opts.controlPlane === 'real') resumed = false;
   const { kubeconfigPath, kubeConfig } = host;
   // A resumed cluster keeps what it had: pools deleted with kubectl before the crash stay deleted.
-  // A real OpenYurt v1.5.1 cluster runs yurt-manager: its webhooks judge the pools seeded below.
+  // A real OpenYurt cluster runs its release's yurt-manager: its webhooks judge the pools seeded below, and it
+  // serves the conversion of OpenYurt's CRDs.
   let yurtManager: RunningYurtManager | undefined;
+  const openYurt = opts.openYurt;
   const afterCrds =
-    opts.openYurt === 'v1.5.1' && host.real
+    openYurt && host.real
       ? async () => {
           const real = host.real!;
           const started = await startYurtManager({
             cluster: real,
+            release: openYurt,
             log: (line) => log(`${id} ${line}`),
             ...(opts.yurtManagerControllers ? { controllers: opts.yurtManagerControllers } : {}),
           });

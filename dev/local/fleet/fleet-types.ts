@@ -97,7 +97,7 @@ export interface FleetCluster {
   storage?: ClusterStorage;
   /** The real host control plane (control plane `real`). */
   real?: RealHostCluster;
-  /** OpenYurt's yurt-manager beside it (`openYurt: 'v1.5.1'`). */
+  /** OpenYurt's yurt-manager of the `openYurt` release beside it (control plane `real`). */
   yurtManager?: RunningYurtManager;
   /** The local API's request log, fault injection and storage, wherever it runs (control plane `local`). */
   api?: LocalApiAccess;

@@ -19,12 +19,13 @@ export interface FleetShape {
   edgePoolLabels?: Record<string, string>;
   /**
    * OpenYurt's own CRDs of this release instead of the project's NodePool CRD (infra/crds/nodepool.yaml), as a
-   * real OpenYurt cluster has them: their conversion webhook included, which nothing serves here.
+   * real OpenYurt cluster has them, their conversion webhook included: on the real control plane the release's
+   * yurt-manager serves it (dev/local/fleet/fleet-cluster.ts); elsewhere nothing does.
    */
   openYurt?: OpenYurtRelease;
   /**
-   * yurt-manager's `--controllers` where it runs (`openYurt: 'v1.5.1'` on the real control plane); default its
-   * harness's (dev/local/openyurt): nodepool, yurtcoordinatorcert, delegatelease, podbinding, csrapprover.
+   * yurt-manager's `--controllers` where it runs (`openYurt` on the real control plane); default its harness's
+   * for the release (DEFAULT_CONTROLLERS in dev/local/openyurt/yurt-manager.ts).
    */
   yurtManagerControllers?: string[];
 }

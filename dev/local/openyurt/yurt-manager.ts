@@ -1,6 +1,6 @@
 /**
- * OpenYurt's own yurt-manager (v1.5.1, built from the pinned module by `npm run kube-bins`) beside a real
- * local host cluster (dev/local/real-cluster), as its chart deploys it, minus the Deployment: here it is a
+ * OpenYurt's own yurt-manager (v1.5.1 or v1.7.0, each built from its pinned module by `npm run kube-bins`) beside
+ * a real local host cluster (dev/local/real-cluster), as its chart deploys it, minus the Deployment: here it is a
  * child process.
  *
  * What is installed, from the chart of the same module (rendered by chart.ts; nothing copied into the repo):
@@ -13,13 +13,14 @@
  * EndpointSlices cannot carry loopback addresses, so the chart's `service:` references cannot be routed.
  * yurt-manager's own URL mode is used instead: `WEBHOOK_HOST=127.0.0.1` and `WEBHOOK_PORT` (= `--webhook-port`)
  * make it write `url: https://127.0.0.1:<port><path>` into both webhook configurations and issue its serving
- * certificate for IP 127.0.0.1. v1.5.1 fills the CRDs' conversion caBundle but never rewrites their `service:`
- * (v1.7.0 does), so the one change made to OpenYurt's CRDs is that every conversion clientConfig naming
- * yurt-manager-webhook-service becomes `url: https://127.0.0.1:<port><same path>` (NodePool, YurtAppSet and
- * Gateway in v1.5.1); pointConversionWebhooks does it, on CRDs already installed or when it installs them.
+ * certificate for IP 127.0.0.1. v1.5.1 fills the CRDs' conversion caBundle but never rewrites their `service:`, and
+ * v1.7.0 rewrites it to a URL without the port (`https://<WEBHOOK_HOST><path>`), so the one change made to
+ * OpenYurt's CRDs is that every conversion clientConfig naming yurt-manager-webhook-service becomes
+ * `url: https://127.0.0.1:<port><same path>` (NodePool, YurtAppSet and Gateway in both releases); both then only
+ * fill its caBundle. pointConversionWebhooks does it, on CRDs already installed or when it installs them.
  *
- * Addresses: loopback only. yurt-manager v1.5.1 binds its webhook server to 0.0.0.0 (hard-coded), so it runs
- * in a network namespace of its own whose only interface is its loopback (loopback-netns.ts), joined to this
+ * Addresses: loopback only. yurt-manager binds its webhook server to 0.0.0.0 (hard-coded in both releases), so it
+ * runs in a network namespace of its own whose only interface is its loopback (loopback-netns.ts), joined to this
  * machine's 127.0.0.1 for the webhook, health-probe and metrics ports (in) and the apiserver's port (out).
  *
  * Identity: a client certificate for `system:serviceaccount:kube-system:yurt-manager` (the chart's
@@ -33,7 +34,7 @@ import { join } from 'node:path';
 import { ApiException, HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
 import { openYurtCrds } from '../fleet/seed.ts';
-import { requireKubeBinary } from '../kube-bins/index.ts';
+import { type KubeBinary, type OpenYurtRelease, requireKubeBinary } from '../kube-bins/index.ts';
 import { cleanupOnExit } from '../processes/exit-cleanup.ts';
 import { freePorts } from '../processes/free-ports.ts';
 import {
@@ -52,20 +53,24 @@ export const YURT_MANAGER_IDENTITY: ClientIdentity = {
   user: `system:serviceaccount:${YURT_MANAGER_NAMESPACE}:yurt-manager`,
   groups: ['system:serviceaccounts', `system:serviceaccounts:${YURT_MANAGER_NAMESPACE}`],
 };
-/** The controllers issue 35 asks for (aliases; `--controllers` has no default in v1.5.1: none would run). */
-export const DEFAULT_CONTROLLERS = [
-  'nodepool',
-  'yurtcoordinatorcert',
-  'delegatelease',
-  'podbinding',
-  'csrapprover',
-] as const;
+/**
+ * The controllers run by default, per release (aliases; `--controllers` has no default in either release: without
+ * it none would run; the chart's `-nodelifecycle,*` would start every other one).
+ *  - v1.5.1: the ones issue 35 asks for.
+ *  - v1.7.0 registers no yurtcoordinatorcert and no delegatelease (it refuses them as unknown controllers): it has
+ *    no yurt-coordinator. Its per-pool hub leader election (hubleader, hubleaderconfig, hubleaderrbac) acts on
+ *    every NodePool instead, so it runs beside the product too.
+ */
+export const DEFAULT_CONTROLLERS = {
+  'v1.5.1': ['nodepool', 'yurtcoordinatorcert', 'delegatelease', 'podbinding', 'csrapprover'],
+  'v1.7.0': ['nodepool', 'podbinding', 'csrapprover', 'hubleader', 'hubleaderconfig', 'hubleaderrbac'],
+} as const satisfies Record<OpenYurtRelease, readonly string[]>;
 export const MUTATING_WEBHOOK_CONFIGURATION = 'yurt-manager-mutating-webhook-configuration';
 export const VALIDATING_WEBHOOK_CONFIGURATION = 'yurt-manager-validating-webhook-configuration';
 const WEBHOOK_SERVICE = 'yurt-manager-webhook-service';
 /** Who installs the chart's objects (what `helm` would be). */
 const INSTALL_MANAGER = 'openyurt-local-install';
-/** yurt-manager v1.5.1 logs every controller's bearer token at --v=5 (client.go CheckAuthorization). */
+/** yurt-manager logs every controller's bearer token at --v=5 (client.go CheckAuthorization, v1.5.1 and v1.7.0). */
 const MAX_VERBOSITY = 4;
 /** Owned by yurt-manager after its first start: created when missing, never re-applied. */
 const CREATED_ONCE = new Set(['Secret', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
@@ -82,20 +87,29 @@ const KIND_ORDER = [
 ];
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
-export type YurtManagerRelease = 'v1.5.1';
+/** Every release whose CRDs the local stack installs runs its own yurt-manager, as a real cluster does. */
+export type YurtManagerRelease = OpenYurtRelease;
+
+/** The local build of each release (scripts/kube-bins.sh). */
+const BINARIES = {
+  'v1.5.1': 'yurt-manager',
+  'v1.7.0': 'yurt-manager-v1.7.0',
+} as const satisfies Record<YurtManagerRelease, KubeBinary>;
 
 export interface StartYurtManagerOptions {
   /** A running real host cluster (its admin installs; yurt-manager gets its own identity's kubeconfig). */
   cluster: Pick<RealHostCluster, 'url' | 'kubeConfig' | 'writeKubeconfig'>;
+  /** Default v1.5.1. */
   release?: YurtManagerRelease;
-  /** `--controllers`, aliases or canonical names; `-name` disables. Default DEFAULT_CONTROLLERS. */
+  /** `--controllers`, aliases or canonical names; `-name` disables. Default DEFAULT_CONTROLLERS[release]. */
   controllers?: readonly string[];
   /** `--disable-independent-webhooks` (`node`, `pod`, `*`); default none, as the chart. */
   disableIndependentWebhooks?: readonly string[];
   /**
    * Where the webhook serving certificate is kept. `secret` (default): Secret kube-system/yurt-manager-webhook-certs,
    * as the chart deploys it (the certificate, and so the caBundle, survive restarts). `fs`: only the cert dir,
-   * which v1.5.1 needs pre-seeded with the six files (its fs writer never creates missing ones; fixed in v1.7.0).
+   * which v1.5.1 needs pre-seeded with the six files (its fs writer never creates missing ones; fixed in v1.7.0,
+   * which is not seeded).
    */
   certWriter?: 'secret' | 'fs';
   /** klog `--v`; at most 4 (5 logs bearer tokens). Default: the chart's `log.level` (4). */
@@ -157,8 +171,13 @@ export class YurtManagerStartError extends Error {
 
 export async function startYurtManager(opts: StartYurtManagerOptions): Promise<RunningYurtManager> {
   const release = opts.release ?? 'v1.5.1';
+  if (!Object.hasOwn(BINARIES, release)) {
+    throw new TypeError(
+      `startYurtManager: release ${JSON.stringify(release)} has no yurt-manager build; built: ${Object.keys(BINARIES).join(', ')}`,
+    );
+  }
   const say = opts.log ?? (() => undefined);
-  const binary = requireKubeBinary('yurt-manager');
+  const binary = requireKubeBinary(BINARIES[release]);
   const verbosity = opts.verbosity ?? MAX_VERBOSITY;
   if (verbosity > MAX_VERBOSITY) {
     throw new TypeError(
@@ -194,7 +213,7 @@ export async function startYurtManager(opts: StartYurtManagerOptions): Promise<R
     const certDir = join(dir, 'webhook-certs');
     await mkdir(certDir, { recursive: true, mode: 0o700 });
     const certWriter = opts.certWriter ?? 'secret';
-    if (certWriter === 'fs') await seedCertDir(certDir);
+    if (certWriter === 'fs' && release === 'v1.5.1') await seedCertDir(certDir);
     const apiPort = Number(new URL(opts.cluster.url).port);
     netns = await startLoopbackNamespace({
       dir: join(dir, 'ns'),
@@ -205,7 +224,7 @@ export async function startYurtManager(opts: StartYurtManagerOptions): Promise<R
 
     const values = await chartValues(release);
     const env: Record<string, string> = {
-      // v1.5.1 calls ctrl.GetConfigOrDie() before it reads --kubeconfig.
+      // v1.5.1 calls ctrl.GetConfigOrDie() before it reads --kubeconfig; the variable serves v1.7.0 as well.
       KUBECONFIG: kubeconfigPath,
       HOME: dir,
       WEBHOOK_HOST: '127.0.0.1',
@@ -221,7 +240,7 @@ export async function startYurtManager(opts: StartYurtManagerOptions): Promise<R
       `--v=${verbosity}`,
       `--working-namespace=${YURT_MANAGER_NAMESPACE}`,
       ...(values.leaderElectResourceName ? [`--leader-elect-resource-name=${values.leaderElectResourceName}`] : []),
-      `--controllers=${(opts.controllers ?? DEFAULT_CONTROLLERS).join(',')}`,
+      `--controllers=${(opts.controllers ?? DEFAULT_CONTROLLERS[release]).join(',')}`,
       ...(opts.disableIndependentWebhooks?.length
         ? [`--disable-independent-webhooks=${opts.disableIndependentWebhooks.join(',')}`]
         : []),

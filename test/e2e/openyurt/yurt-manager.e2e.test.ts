@@ -151,7 +151,7 @@ describe('OpenYurt yurt-manager v1.5.1 beside the real control plane', () => {
     expect(interfaces).toEqual(['lo']);
     const cmdline = readFileSync(`/proc/${ym.pid}/cmdline`, 'utf8').split('\0');
     expect(cmdline[0]).toMatch(/yurt-manager$/);
-    expect(cmdline).toContain(`--controllers=${DEFAULT_CONTROLLERS.join(',')}`);
+    expect(cmdline).toContain(`--controllers=${DEFAULT_CONTROLLERS['v1.5.1'].join(',')}`);
     expect(cmdline).toContain('--leader-elect-resource-name=cloud-yurt-manager');
     const environ = readFileSync(`/proc/${ym.pid}/environ`, 'utf8').split('\0').filter(Boolean);
     expect(environ).toContain('WEBHOOK_HOST=127.0.0.1');

@@ -97,27 +97,38 @@ describe('yurt-manager chart renderer', () => {
     expect(renderError('apiVersion: v1\nkind: [').message).toContain('does not parse');
   });
 
-  it("renders OpenYurt v1.5.1's own chart: RBAC, ServiceAccounts, webhook configurations, Secret and Service; no Deployment", async () => {
-    const objects = await renderYurtManagerChart('v1.5.1', { values: { ports: { webhook: 12345 } } });
-    const count = (kind: string) => objects.filter((o) => o.kind === kind).length;
-    expect(count('Deployment')).toBe(0);
-    expect(count('ServiceAccount')).toBe(21);
-    expect(count('ClusterRole')).toBe(22);
-    expect(count('ClusterRoleBinding')).toBe(22);
-    expect(count('MutatingWebhookConfiguration')).toBe(1);
-    expect(count('ValidatingWebhookConfiguration')).toBe(1);
-    for (const o of objects) {
-      if (o.kind === 'ServiceAccount' || o.kind === 'Secret' || o.kind === 'Service' || o.kind === 'Role') {
-        expect(o.metadata?.namespace).toBe('kube-system');
+  // One ServiceAccount, ClusterRole and binding per controller, and the base ones. v1.7.0 drops yurtcoordinatorcert,
+  // delegatelease, yurtappdaemon and yurtappoverrider, adds hubleader, hubleaderconfig, hubleaderrbac, imagepreheat
+  // and yurtnodeconversion, and one ClusterRole more (yurt-hub-multiplexer).
+  it.each([
+    { release: 'v1.5.1', serviceAccounts: 21, clusterRoles: 22 },
+    { release: 'v1.7.0', serviceAccounts: 22, clusterRoles: 24 },
+  ] as const)(
+    "renders OpenYurt $release's own chart: RBAC, ServiceAccounts, webhook configurations, Secret and Service; no Deployment",
+    async ({ release, serviceAccounts, clusterRoles }) => {
+      const objects = await renderYurtManagerChart(release, { values: { ports: { webhook: 12345 } } });
+      const count = (kind: string) => objects.filter((o) => o.kind === kind).length;
+      expect(count('Deployment')).toBe(0);
+      expect(count('ServiceAccount')).toBe(serviceAccounts);
+      expect(count('ClusterRole')).toBe(clusterRoles);
+      expect(count('ClusterRoleBinding')).toBe(clusterRoles);
+      expect(count('MutatingWebhookConfiguration')).toBe(1);
+      expect(count('ValidatingWebhookConfiguration')).toBe(1);
+      for (const o of objects) {
+        if (o.kind === 'ServiceAccount' || o.kind === 'Secret' || o.kind === 'Service' || o.kind === 'Role') {
+          expect(o.metadata?.namespace).toBe('kube-system');
+        }
       }
-    }
-    const service = objects.find((o) => o.kind === 'Service') as { spec?: { ports?: Array<{ targetPort?: number }> } };
-    expect(service.spec?.ports?.[0]?.targetPort).toBe(12345);
-    const strings: string[] = [];
-    JSON.stringify(objects, (_, v: unknown) => {
-      if (typeof v === 'string') strings.push(v);
-      return v;
-    });
-    expect(strings.filter((s) => /\{\{|\}\}/.test(s))).toEqual([]);
-  });
+      const service = objects.find((o) => o.kind === 'Service') as {
+        spec?: { ports?: Array<{ targetPort?: number }> };
+      };
+      expect(service.spec?.ports?.[0]?.targetPort).toBe(12345);
+      const strings: string[] = [];
+      JSON.stringify(objects, (_, v: unknown) => {
+        if (typeof v === 'string') strings.push(v);
+        return v;
+      });
+      expect(strings.filter((s) => /\{\{|\}\}/.test(s))).toEqual([]);
+    },
+  );
 });
