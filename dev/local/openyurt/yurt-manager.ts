@@ -86,6 +86,8 @@ const KIND_ORDER = [
   'ValidatingWebhookConfiguration',
 ];
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+/** An error line of zap's development encoder, which v1.7.0 gives controller-runtime (v1.5.1 gives it klog). */
+const ZAP_ERROR_LINE = /^\d{4}-\d\d-\d\dT\S+\tERROR\t/;
 
 /** Every release whose CRDs the local stack installs runs its own yurt-manager, as a real cluster does. */
 export type YurtManagerRelease = OpenYurtRelease;
@@ -152,7 +154,10 @@ export interface RunningYurtManager {
   readonly exited: Promise<ProcessExit>;
   /** The log written by the current process (since its spawn). */
   currentLog(): Promise<string>;
-  /** klog error lines (`E…`) of every process started so far (restarts append to one log). */
+  /**
+   * Error lines of every process started so far (restarts append to one log): klog's (`E…`), and, in v1.7.0, where
+   * controller-runtime logs through zap instead of klog, zap's (`<time>\tERROR\t…`, without its stack trace).
+   */
   errorLines(): Promise<string[]>;
   lastLines(count?: number): string;
   /** Resolves when the current process holds the leader Lease (its controllers start then); returns ms since spawn. */
@@ -302,7 +307,8 @@ export async function startYurtManager(opts: StartYurtManagerOptions): Promise<R
         return Promise.race([proc!.exited, ns.exited]);
       },
       currentLog,
-      errorLines: async () => (await readFile(logFile, 'utf8')).split('\n').filter((l) => /^E\d{4} /.test(l)),
+      errorLines: async () =>
+        (await readFile(logFile, 'utf8')).split('\n').filter((l) => /^E\d{4} /.test(l) || ZAP_ERROR_LINE.test(l)),
       lastLines: (count) => proc!.lastLines(count),
       async waitLeading(timeoutMs = 30_000) {
         const current = proc!;
