@@ -101,11 +101,11 @@ describe('yurt-manager chart renderer', () => {
   // delegatelease, yurtappdaemon and yurtappoverrider, adds hubleader, hubleaderconfig, hubleaderrbac, imagepreheat
   // and yurtnodeconversion, and one ClusterRole more (yurt-hub-multiplexer).
   it.each([
-    { release: 'v1.5.1', serviceAccounts: 21, clusterRoles: 22 },
-    { release: 'v1.7.0', serviceAccounts: 22, clusterRoles: 24 },
+    ['v1.5.1', 21, 22],
+    ['v1.7.0', 22, 24],
   ] as const)(
-    "renders OpenYurt $release's own chart: RBAC, ServiceAccounts, webhook configurations, Secret and Service; no Deployment",
-    async ({ release, serviceAccounts, clusterRoles }) => {
+    "renders OpenYurt %s's own chart: RBAC, ServiceAccounts, webhook configurations, Secret and Service; no Deployment",
+    async (release, serviceAccounts, clusterRoles) => {
       const objects = await renderYurtManagerChart(release, { values: { ports: { webhook: 12345 } } });
       const count = (kind: string) => objects.filter((o) => o.kind === kind).length;
       expect(count('Deployment')).toBe(0);
