@@ -29,6 +29,20 @@ export function parseEtcdFlags(raw: unknown, local: boolean): Record<string, str
   return out;
 }
 
+/** `--container-env kube-apiserver:GOMEMLIMIT=600MiB` (repeatable) → `{ 'kube-apiserver': { GOMEMLIMIT: '600MiB' } }`. */
+export function parseContainerEnv(raw: unknown): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const item of raw === undefined ? [] : (raw as string[])) {
+    const m = /^([a-z][a-z0-9-]*):([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(item);
+    if (!m)
+      throw new UsageError(
+        `--container-env must be CONTAINER:NAME=VALUE such as kube-apiserver:GOMEMLIMIT=600MiB, got "${item}"`,
+      );
+    out[m[1]] = { ...out[m[1]], [m[2]]: m[3] };
+  }
+  return out;
+}
+
 export const probeCapacityCommand: Command = {
   path: ['probe', 'capacity'],
   summary: 'measure etcd memory, write latency and YurtHub leader election of a pool-spirit under load',
@@ -37,6 +51,37 @@ export const probeCapacityCommand: Command = {
       type: 'boolean',
       description:
         'run the rendered pool-spirit on the built etcd (data in /dev/shm) + kube-apiserver, once with product and once with upstream flags',
+    },
+    kubelet: {
+      type: 'string',
+      description:
+        'with --local: `process` (default) runs the binaries; `real` runs the pod the reconciler renders on a real node (kubelet, containerd, runc; root) and reads its cgroups',
+      valueName: 'process|real',
+    },
+    'apiserver-flag': {
+      type: 'string',
+      multiple: true,
+      description:
+        'with --local: a kube-apiserver flag laid over the rendered ones, e.g. watch-cache=false (repeatable)',
+      valueName: 'NAME=VALUE',
+    },
+    'container-env': {
+      type: 'string',
+      multiple: true,
+      description:
+        'with --local --kubelet real: an environment variable for a container, e.g. kube-apiserver:GOGC=50 (repeatable)',
+      valueName: 'CONTAINER:NAME=VALUE',
+    },
+    'idle-seconds': {
+      type: 'string',
+      description: 'with --kubelet real: seconds to leave the pod alone before the load, for its idle CPU',
+      default: '30',
+      valueName: 'SECONDS',
+    },
+    plot: {
+      type: 'string',
+      description: 'also draw the patch storm over time (memory against limits, db size, write p99) as SVG to FILE',
+      valueName: 'FILE',
     },
     verbose: {
       type: 'boolean',
@@ -120,6 +165,11 @@ export const probeCapacityCommand: Command = {
     ...stateTableFlags,
   },
   details: `
+--local --kubelet real runs the pod the reconciler renders on a real node (the local stack's real control plane,
+kubelet, containerd and runc; root) and reads the pod's cgroups: its idle CPU, its working set (tmpfs included)
+against the limits the kernel enforces, and OOM kills. Levers go through the PoolSpirit's spec (extraArgs,
+overrides), as a user would set them. It runs the product side only.
+
 --local runs the rendered pool-spirit (default bundle) on the built etcd and kube-apiserver, TLS throughout,
 etcd's data in /dev/shm: once with the product's flags, once with upstream etcd flags and no kube-apiserver
 memory flags. Each reports kube-apiserver RSS and etcd memory over time and their peaks. etcd memory means
@@ -133,6 +183,8 @@ Exit code: 0 when every target is met, 3 when the probe ran but missed one, 1 on
 Examples:
   spiritctl probe capacity --local --nodes 20 --pods 40 --contenders 10 --patch-storm 5 --time-scale 10
   spiritctl probe capacity --local --json --peaks-out probe/capacity/measured-peaks.json > capacity.json
+  sudo spiritctl probe capacity --local --kubelet real --patch-storm 600 --plot storm.svg --json > node.json
+  sudo spiritctl probe capacity --local --kubelet real --container-env kube-apiserver:GOMEMLIMIT=500MiB
   spiritctl probe capacity --kubeconfig pool.kubeconfig --etcd-metrics http://10.0.0.5:12381${STATE_TABLE_DETAILS}`,
 
   async run({ values }) {
@@ -156,6 +208,15 @@ Examples:
       throw new UsageError(`--target must be a lowercase DNS name, got "${targetName}"`);
 
     const productEtcdOverrides = parseEtcdFlags(values['etcd-flag'], local);
+    const kubelet = values.kubelet === undefined ? 'process' : String(values.kubelet);
+    if (kubelet !== 'process' && kubelet !== 'real')
+      throw new UsageError(`--kubelet must be process or real, got "${kubelet}"`);
+    if (values.kubelet !== undefined && !local) throw new UsageError('--kubelet goes with --local');
+    const productApiServerFlags = parseEtcdFlags(values['apiserver-flag'], local);
+    const productContainerEnv = parseContainerEnv(values['container-env']);
+    if (Object.keys(productContainerEnv).length && kubelet !== 'real')
+      throw new UsageError('--container-env needs --local --kubelet real (it goes through the PoolSpirit spec)');
+    const plotOut = values.plot === undefined ? undefined : resolve(String(values.plot));
     const peaksOut = values['peaks-out'] === undefined ? undefined : resolve(String(values['peaks-out']));
     if (peaksOut && !local)
       throw new UsageError('--peaks-out needs --local (only a local run measures the containers)');
@@ -166,7 +227,10 @@ Examples:
       file === undefined
         ? {
             kind: 'local',
-            start: (await import('../../dev/local/capacity/pool-spirit-target.ts')).startPoolSpiritTarget,
+            start:
+              kubelet === 'real'
+                ? (await import('../../dev/local/capacity/real-node-target.ts')).startRealNodePoolSpiritTarget
+                : (await import('../../dev/local/capacity/pool-spirit-target.ts')).startPoolSpiritTarget,
           }
         : { kind: 'kubeconfig', file, context, etcdMetricsUrl };
     const options = {
@@ -183,6 +247,10 @@ Examples:
       timeScale: numberFlag('time-scale', values['time-scale'], 0.01, 1000),
       tolerance: numberFlag('tolerance-percent', values['tolerance-percent'], 0, 1000) / 100,
       productEtcdOverrides,
+      productApiServerFlags,
+      productContainerEnv,
+      compareUpstream: kubelet !== 'real',
+      idleSeconds: numberFlag('idle-seconds', values['idle-seconds'], 0, 3600),
       verbose: values.verbose === true,
       log: (line: string) => process.stderr.write(`probe: ${line}\n`),
     };
@@ -199,6 +267,16 @@ Examples:
         const { peaksRecord } = await import('../../probe/capacity/peaks.ts');
         await writeFile(peaksOut, `${JSON.stringify(peaksRecord(report), null, 2)}\n`);
         process.stderr.write(`probe: memory peaks written to ${peaksOut}\n`);
+      }
+      if (plotOut) {
+        const { stormSvg } = await import('../../probe/capacity/plot.ts');
+        const side = report.patchStorm.product ?? report.patchStorm.target;
+        if (side) {
+          const where = report.target.runsOn?.kind === 'real-node' ? 'pod on a real node' : report.target.kind;
+          const title = `Patch storm, ${where}: ${side.storm.updatesPerSecond} updates/s, ${report.parameters.nodes} Nodes + ${report.parameters.pods} Pods`;
+          await writeFile(plotOut, stormSvg(title, side.storm.samples));
+          process.stderr.write(`probe: storm plot written to ${plotOut}\n`);
+        }
       }
       process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatCapacityReport(report));
       return report.verdict.pass ? 0 : 3;

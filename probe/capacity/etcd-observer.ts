@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import type { EtcdAccess } from '../../agent/adapters/etcd.ts';
 import { etcdNeedsDefrag } from '../../core/etcd-health.ts';
 import { dirBytes, processRssBytes } from '../../shared/process-metrics.ts';
+import { type PodCgroupSnapshot, type PodCgroupSource, podCgroupSnapshot } from './cgroup.ts';
 
 export interface EtcdSnapshot {
   /** etcd process resident memory (VmRSS). */
@@ -28,6 +29,8 @@ export interface EtcdSnapshot {
   revision: number | null;
   /** The apiserver process's RSS, when it runs here. */
   apiRssBytes: number | null;
+  /** The whole pod as its cgroups account it, when it runs on this node under a kubelet (null otherwise). */
+  pod: PodCgroupSnapshot | null;
 }
 
 export interface MaintenanceAction {
@@ -58,15 +61,19 @@ const EMPTY: EtcdSnapshot = {
   alarms: null,
   revision: null,
   apiRssBytes: null,
+  pod: null,
 };
 
 /**
  * An etcd running on this host, reached over its TLS client port the way the agent reaches it (the
- * agent's own EtcdAccess, with the rendered client certificate).
+ * agent's own EtcdAccess, with the rendered client certificate). With `pod` (a pod on this node), the
+ * processes are looked up at each snapshot, so a restarted container is still seen, and the pod's cgroups
+ * are read too.
  */
 export function localEtcdObserver(
   etcd: { pid: number; dataDir: string; access: EtcdAccess },
   apiPid?: number,
+  pod?: PodCgroupSource,
 ): EtcdObserver {
   const status = async () => {
     const r = await etcd.access.read();
@@ -80,11 +87,17 @@ export function localEtcdObserver(
   return {
     source: 'local-process',
     async snapshot() {
-      const [mem, tmpfs, s, apiRss] = await Promise.all([
-        processMemory(etcd.pid).catch(() => null),
+      const pids = pod
+        ? await pod.containerPids().catch((): Record<string, number> => ({}))
+        : { etcd: etcd.pid, 'kube-apiserver': apiPid };
+      const etcdPid = pids.etcd;
+      const apiServerPid = pids['kube-apiserver'];
+      const [mem, tmpfs, s, apiRss, cgroups] = await Promise.all([
+        etcdPid ? processMemory(etcdPid).catch(() => null) : null,
         dirBytes(etcd.dataDir).catch(() => null),
         withTimeout(status(), 5000).catch(() => null),
-        apiPid ? processRssBytes(apiPid).catch(() => null) : null,
+        apiServerPid ? processRssBytes(apiServerPid).catch(() => null) : null,
+        pod ? podCgroupSnapshot(pod).catch(() => null) : null,
       ]);
       return {
         rssBytes: mem?.rss ?? null,
@@ -96,6 +109,7 @@ export function localEtcdObserver(
         alarms: s?.alarms ?? null,
         revision: s?.revision ?? null,
         apiRssBytes: apiRss,
+        pod: cgroups,
       };
     },
     async maintain(atSeconds) {

@@ -1,4 +1,5 @@
 /** The highest memory figures a side reached: what its containers' memory limits must hold. */
+import type { PodCgroupSnapshot } from './cgroup.ts';
 import type { EtcdSnapshot } from './etcd-observer.ts';
 import { APISERVER_MEMORY_FLAGS } from './pool-spirit-target.ts';
 
@@ -10,8 +11,25 @@ export interface MemoryPeaks {
   etcdTmpfsBytes: number | null;
   /** RSS − RssShmem + tmpfs: what the etcd container is charged (the db's pages once). */
   etcdMemoryBytes: number | null;
+  /** The pod as its cgroups account it (a pod on a node the probe runs on), else null. */
+  pod: PodPeaks | null;
   /** Snapshots and samples the peaks are taken over. */
   samples: number;
+}
+
+/** Highest cgroup figures of a pod: what the kernel enforces limits against. */
+export interface PodPeaks {
+  /** The pod's working set in the first snapshot, before the probe wrote anything. */
+  idleWorkingSetBytes: number | null;
+  workingSetBytes: number;
+  usageBytes: number;
+  /** The highest usage the kernel itself recorded (between samples too), where it keeps one. */
+  kernelPeakUsageBytes: number | null;
+  limitBytes: number | null;
+  /** OOM kills in the pod's cgroups by the last snapshot. */
+  oomKills: number;
+  /** Per container: the highest working set (tmpfs included) and the limit its cgroup enforces. */
+  containers: Record<string, { workingSetBytes: number; limitBytes: number | null }>;
 }
 
 /** `snapshots` in the order taken, the idle one first. */
@@ -27,7 +45,36 @@ export function memoryPeaks(snapshots: ReadonlyArray<EtcdSnapshot | null>): Memo
     etcdRssBytes: max((s) => s.rssBytes),
     etcdTmpfsBytes: max((s) => s.tmpfsBytes),
     etcdMemoryBytes: max((s) => s.memoryBytes),
+    pod: podPeaks(seen),
     samples: seen.length,
+  };
+}
+
+function podPeaks(seen: readonly EtcdSnapshot[]): PodPeaks | null {
+  const pods = seen.map((s) => s.pod).filter((p): p is PodCgroupSnapshot => p !== null);
+  const [first] = pods;
+  if (!first) return null;
+  const most = (values: Array<number | null>) => {
+    const known = values.filter((v): v is number => v !== null);
+    return known.length ? Math.max(...known) : null;
+  };
+  const containers: PodPeaks['containers'] = {};
+  for (const p of pods)
+    for (const [name, c] of Object.entries(p.containers)) {
+      const was = containers[name];
+      containers[name] = {
+        workingSetBytes: Math.max(was?.workingSetBytes ?? 0, c.workingSetBytes),
+        limitBytes: c.limitBytes ?? was?.limitBytes ?? null,
+      };
+    }
+  return {
+    idleWorkingSetBytes: seen[0]?.pod?.workingSetBytes ?? null,
+    workingSetBytes: Math.max(...pods.map((p) => p.workingSetBytes)),
+    usageBytes: Math.max(...pods.map((p) => p.usageBytes)),
+    kernelPeakUsageBytes: most(pods.map((p) => p.peakUsageBytes)),
+    limitBytes: pods.at(-1)?.limitBytes ?? null,
+    oomKills: Math.max(...pods.map((p) => p.oomKills)),
+    containers,
   };
 }
 

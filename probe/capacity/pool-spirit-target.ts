@@ -9,6 +9,7 @@
  * (system:masters) and to etcd with the agent's client certificate, the way the agent does.
  */
 import type { EtcdAccess } from '../../agent/adapters/etcd.ts';
+import type { PodCgroupSource } from './cgroup.ts';
 import type { EtcdSettings } from './etcd-settings.ts';
 import type { KubeHttp, KubeHttpOptions } from './kube-http.ts';
 /**
@@ -24,6 +25,8 @@ export interface PoolSpiritTargetOptions {
   apiServer: ApiServerProfile;
   /** kube-apiserver flags (without `--`) laid over the profile's: to measure a candidate before rendering it. */
   apiServerFlags?: Record<string, string>;
+  /** Environment variables added to containers, by container name (e.g. GOMEMLIMIT for kube-apiserver). */
+  containerEnv?: Record<string, Record<string, string>>;
   log?: (line: string) => void;
   http?: KubeHttpOptions;
 }
@@ -34,6 +37,10 @@ export interface PoolSpiritTarget {
   apiServerPid: number;
   /** The args each container ran with, as rendered (before path and port translation). */
   args: { etcd: string[]; apiServer: string[] };
+  /** A pod under a kubelet on this machine: its cgroups, which the probe reads beside each process. */
+  pod?: PodCgroupSource;
+  /** Where the pool-spirit runs: as processes (no kubelet, no cgroup limits), or as a pod on a real node. */
+  runsOn?: { kind: 'processes' } | { kind: 'real-node'; node: string; pod: string };
   stop(): Promise<void>;
 }
 

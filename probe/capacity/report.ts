@@ -71,6 +71,7 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
     }
     out.push(`  product kube-apiserver memory flags: ${r.apiServerFlags.product.join(' ') || 'none'}`, '');
   }
+  podSection(r, out);
 
   const sides = (
     [
@@ -84,7 +85,9 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
     const first = firstSide[1].storm;
     out.push(
       `Patch storm (${p.patchStormSeconds} s of random read-modify-write updates, ${first.concurrency} at once; ` +
-        'memory = etcd RSS + tmpfs, the mapped db counted once)',
+        (r.memory.product?.pod
+          ? "memory = the pod's cgroup working set)"
+          : 'memory = etcd RSS + tmpfs, the mapped db counted once)'),
     );
     const col = (text: string) => text.slice(0, 42).padEnd(44);
     out.push(`  ${''.padEnd(16)} ${sides.map(([n]) => col(n)).join('')}`);
@@ -153,6 +156,34 @@ export function formatCapacityReport(r: CapacityProbeReport): string {
   return `${out.join('\n')}\n`;
 }
 
+/** The pod as its cgroups account it (a pod on a real node): idle CPU and memory, peaks against limits, OOM kills. */
+function podSection(r: CapacityProbeReport, out: string[]): void {
+  const peaks = r.memory.product?.pod;
+  const where = r.target.runsOn;
+  if (!peaks || where?.kind !== 'real-node') return;
+  out.push(
+    `Pod ${where.pod} on real node ${where.node}, cgroup figures MiB (working set = usage − inactive file cache; tmpfs included)`,
+  );
+  const idle = r.pod?.idle;
+  if (idle) {
+    const parts = Object.entries(idle.containers).map(([n, b]) => `${n} ${mib(b)}`);
+    out.push(
+      `  idle ${idle.seconds} s   CPU ${idle.cpuMillicores ?? '–'}m, working set ${mib(idle.workingSetBytes)} (${parts.join(', ')})`,
+    );
+  }
+  const limit = (b: number | null) => (b === null ? 'no limit' : mib(b));
+  out.push(
+    `  peak       pod ${mib(peaks.workingSetBytes)} of ${limit(peaks.limitBytes)}; ` +
+      Object.entries(peaks.containers)
+        .map(([n, c]) => `${n} ${mib(c.workingSetBytes)} of ${limit(c.limitBytes)}`)
+        .join('; '),
+  );
+  out.push(
+    `  usage peak ${mib(peaks.usageBytes)} sampled, ${mib(peaks.kernelPeakUsageBytes)} by the kernel's own count; OOM kills ${peaks.oomKills}`,
+    '',
+  );
+}
+
 function settingsSummary(flags: Record<string, string>): string {
   if (!Object.keys(flags).length) return "the target's own";
   const quota = Number(flags['quota-backend-bytes'] ?? 0);
@@ -186,6 +217,6 @@ function nearest(samples: StormSample[], t: number): StormSample | undefined {
 
 function sampleText(s: StormSample | undefined): string {
   if (!s) return '–';
-  const mem = s.memoryBytes ?? s.rssBytes;
+  const mem = s.pod?.workingSetBytes ?? s.memoryBytes ?? s.rssBytes;
   return `${mib(mem)} (${mib(s.dbSizeBytes)})${s.alarms?.length ? ` ${s.alarms.join(',')}` : ''}`;
 }

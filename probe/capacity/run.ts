@@ -10,6 +10,7 @@
  * → write again → leader election → patch storm (last: a storm can leave etcd refusing writes).
  */
 
+import { performance } from 'node:perf_hooks';
 import type { LeaderElectionConfig } from '../../core/leader/index.ts';
 import {
   scaleLeaderElection,
@@ -34,7 +35,7 @@ import {
 } from './load.ts';
 import { PROBE_NAMESPACE } from './objects.ts';
 import { type MemoryPeaks, memoryFlagsOf, memoryPeaks } from './peaks.ts';
-import type { StartPoolSpiritTarget } from './pool-spirit-target.ts';
+import type { PoolSpiritTarget, StartPoolSpiritTarget } from './pool-spirit-target.ts';
 import { patchStorm, type StormResult } from './storm.ts';
 
 /** `local` carries the starter of the rendered pool-spirit (dev/local/capacity/pool-spirit-target.ts in the CLI). */
@@ -65,6 +66,14 @@ export interface CapacityProbeOptions {
    * measure a candidate default before changing it (reported as `etcdSettings.productOverrides`).
    */
   productEtcdOverrides?: Record<string, string>;
+  /** kube-apiserver flags laid over the product's rendered ones (local only): a lever measured before it is rendered. */
+  productApiServerFlags?: Record<string, string>;
+  /** Environment variables added to the product side's containers, by container name (local only), e.g. GOMEMLIMIT. */
+  productContainerEnv?: Record<string, Record<string, string>>;
+  /** Local: also run the upstream side (default true). A pod on a real node runs the product side only. */
+  compareUpstream?: boolean;
+  /** Seconds the pool-spirit is left alone before the load, to measure its idle CPU (a pod on a node only). */
+  idleSeconds?: number;
   /** The Lease contenders elect over; a remote target gets its own so a real pool's election is not disturbed. */
   lease?: { namespace: string; name: string };
   /** Also log the pool-spirit's process lifecycle and arg translations (local only). */
@@ -85,6 +94,7 @@ export const DEFAULT_CAPACITY_OPTIONS: Omit<CapacityProbeOptions, 'target'> = {
   sampleIntervalMs: 1000,
   maintenanceIntervalMs: 5000,
   tolerance: 0.1,
+  idleSeconds: 30,
 };
 
 /** Lease a remote probe elects over: never YurtHub's own, which a live pool is using. */
@@ -110,7 +120,13 @@ export interface CapacityProbeReport {
   startedAt: string;
   finishedAt: string;
   durationSeconds: number;
-  target: { kind: ProbeTarget['kind']; server: string; etcdFiguresFrom: EtcdObserver['source'] };
+  target: {
+    kind: ProbeTarget['kind'];
+    server: string;
+    etcdFiguresFrom: EtcdObserver['source'];
+    /** Local: processes, or a pod on a real node (then `pod` holds its cgroup figures). */
+    runsOn?: NonNullable<PoolSpiritTarget['runsOn']>;
+  };
   parameters: Omit<CapacityProbeOptions, 'target' | 'log' | 'lease' | 'verbose'> & {
     leaderElection: { unscaled: LeaderElectionConfig; asRun: LeaderElectionConfig };
   };
@@ -125,6 +141,8 @@ export interface CapacityProbeReport {
   /** The kube-apiserver memory flags each local side ran with (`--name=value`, as rendered). */
   apiServerFlags: { product: string[]; upstream: string[] };
   load: { write: WriteFigures; delete: PhaseFigures; etcd: EtcdFigures };
+  /** A pod on a real node: its idle CPU and memory as its cgroups account them, before any load. */
+  pod: { idle: IdleFigures } | null;
   /** Local only: the highest figure of every snapshot and storm sample, per side (what a memory limit must hold). */
   memory: { product: MemoryPeaks | null; upstream: MemoryPeaks | null };
   patchStorm: { product: StormSide | null; upstream: StormSide | null; target: StormSide | null };
@@ -168,6 +186,11 @@ export function validateOptions(o: CapacityProbeOptions): CapacityProbeOptions {
     if (typeof value !== 'string' || value === '')
       throw new TypeError(`productEtcdOverrides.${flag}: expected a non-empty string value`);
   }
+  if (o.idleSeconds !== undefined && !(o.idleSeconds >= 0 && o.idleSeconds <= 3600))
+    throw new TypeError(`idleSeconds: expected 0 to 3600 seconds, got ${o.idleSeconds}`);
+  const levers = { ...o.productApiServerFlags, ...o.productContainerEnv };
+  if (Object.keys(levers).length && o.target.kind !== 'local')
+    throw new TypeError('productApiServerFlags, productContainerEnv: only a local target starts the pool-spirit');
   if (o.productEtcdOverrides && Object.keys(o.productEtcdOverrides).length && o.target.kind !== 'local') {
     throw new TypeError('productEtcdOverrides: only a local target starts etcd; a remote one runs with its own flags');
   }
@@ -205,27 +228,36 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
   });
   const maxSockets = Math.max(o.concurrency, o.stormConcurrency, Math.min(o.contenders, 512));
 
-  let server: string;
-  let source: EtcdObserver['source'];
-  let load: CapacityProbeReport['load'];
-  let leaderElection: ElectionResult;
+  let server = '';
+  let source: EtcdObserver['source'] = 'unavailable';
+  let load: CapacityProbeReport['load'] | undefined;
+  let leaderElection: ElectionResult | undefined;
+  let runsOn: CapacityProbeReport['target']['runsOn'];
+  let pod: CapacityProbeReport['pod'] = null;
   const storms: CapacityProbeReport['patchStorm'] = { product: null, upstream: null, target: null };
   const memory: CapacityProbeReport['memory'] = { product: null, upstream: null };
   const apiServerFlags: CapacityProbeReport['apiServerFlags'] = { product: [], upstream: [] };
 
   if (o.target.kind === 'local') {
-    log('local: rendered pool-spirit (product etcd and kube-apiserver flags) on the built etcd + kube-apiserver');
+    log("local: starting the rendered pool-spirit with the product's etcd and kube-apiserver flags");
     const stack = await o.target.start({
       etcd: product,
       apiServer: 'product',
+      ...(o.productApiServerFlags ? { apiServerFlags: o.productApiServerFlags } : {}),
+      ...(o.productContainerEnv ? { containerEnv: o.productContainerEnv } : {}),
       log: o.verbose ? log : undefined,
       http: { maxSockets },
     });
     try {
-      const observer = localEtcdObserver(stack.etcd, stack.apiServerPid);
+      const observer = localEtcdObserver(stack.etcd, stack.apiServerPid, stack.pod);
       server = stack.api.server;
       source = observer.source;
+      runsOn = stack.runsOn ?? { kind: 'processes' };
       apiServerFlags.product = memoryFlagsOf(stack.args.apiServer);
+      if (stack.pod && (o.idleSeconds ?? 0) > 0) {
+        log(`idle for ${o.idleSeconds} s: the pod's CPU and memory before any load`);
+        pod = { idle: await measureIdle(observer, o.idleSeconds ?? 0) };
+      }
       ({ load } = await loadPhases(stack.api, observer, shape, log));
       log('rewriting the objects for the election and the storm');
       const write = await writeObjects(stack.api, shape);
@@ -238,6 +270,8 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
     } finally {
       await stack.stop();
     }
+  }
+  if (o.target.kind === 'local' && (o.compareUpstream ?? true)) {
     log('local: the same pool-spirit with upstream etcd flags and no kube-apiserver memory flags');
     const up = await o.target.start({
       etcd: upstream,
@@ -259,7 +293,8 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
     } finally {
       await up.stop();
     }
-  } else {
+  }
+  if (o.target.kind === 'kubeconfig') {
     const api = await kubeHttpForKubeconfig(o.target.file, { context: o.target.context, maxSockets });
     try {
       const observer = o.target.etcdMetricsUrl
@@ -294,13 +329,16 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
   }
 
   const main = storms.product ?? storms.target;
-  if (!main) throw new Error('capacity probe: no patch storm ran (neither on the product nor on the target)');
+  if (!main || !leaderElection || !load)
+    throw new Error('capacity probe: no patch storm ran (neither on the product nor on the target)');
   const finished = new Date();
   const {
     log: _log,
     target: _target,
     lease: _lease,
     productEtcdOverrides: _overrides,
+    productApiServerFlags: _apiServerFlags,
+    productContainerEnv: _env,
     verbose: _verbose,
     ...parameters
   } = o;
@@ -310,7 +348,7 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     durationSeconds: Math.round((finished.getTime() - started.getTime()) / 100) / 10,
-    target: { kind: o.target.kind, server, etcdFiguresFrom: source },
+    target: { kind: o.target.kind, server, etcdFiguresFrom: source, ...(runsOn ? { runsOn } : {}) },
     parameters: { ...parameters, leaderElection: { unscaled: YURTHUB_LEADER_ELECTION, asRun: election } },
     etcdSettings: {
       product: product.flags,
@@ -320,6 +358,7 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
     },
     apiServerFlags,
     load,
+    pod,
     patchStorm: storms,
     memory,
     leaderElection,
@@ -335,6 +374,38 @@ export async function runCapacityProbe(options: CapacityProbeOptions): Promise<C
         leaderElection.targets.failoverWithinLeasePlusTwoRetries &&
         leaderElection.targets.zeroOverlaps,
     },
+  };
+}
+
+export interface IdleFigures {
+  seconds: number;
+  /** CPU the whole pod used while idle, in millicores (1000 = one core). */
+  cpuMillicores: number | null;
+  /** The pod's working set at the end of the idle time (tmpfs included). */
+  workingSetBytes: number | null;
+  usageBytes: number | null;
+  /** Per container, the working set at the end of the idle time. */
+  containers: Record<string, number>;
+}
+
+/** Leaves the pool-spirit alone for `seconds` and reads what its cgroups charged meanwhile. */
+async function measureIdle(observer: EtcdObserver, seconds: number): Promise<IdleFigures> {
+  const first = await observer.snapshot();
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const last = await observer.snapshot();
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu0 = first.pod?.cpuSeconds;
+  const cpu1 = last.pod?.cpuSeconds;
+  return {
+    seconds: Math.round(elapsed * 10) / 10,
+    cpuMillicores:
+      cpu0 !== undefined && cpu0 !== null && cpu1 !== undefined && cpu1 !== null
+        ? Math.round(((cpu1 - cpu0) / elapsed) * 10_000) / 10
+        : null,
+    workingSetBytes: last.pod?.workingSetBytes ?? null,
+    usageBytes: last.pod?.usageBytes ?? null,
+    containers: Object.fromEntries(Object.entries(last.pod?.containers ?? {}).map(([n, c]) => [n, c.workingSetBytes])),
   };
 }
 

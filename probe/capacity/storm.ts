@@ -34,6 +34,8 @@ export interface StormSample extends EtcdSnapshot {
   t: number;
   /** Updates completed so far. */
   updates: number;
+  /** p99 latency (ms) of the updates completed since the previous sample; null when none completed. */
+  windowP99Ms: number | null;
 }
 
 export interface StormResult {
@@ -47,8 +49,11 @@ export interface StormResult {
   latencyMs: LatencySummary;
   samples: StormSample[];
   maintenance: MaintenanceAction[];
-  /** On RSS + tmpfs when both are visible, else on RSS alone (`memoryBasis` says which). */
-  memoryBasis: 'rss+tmpfs' | 'rss' | 'none';
+  /**
+   * What the verdict judged: the etcd container's cgroup working set (tmpfs included) on a node the probe
+   * runs on, else RSS + tmpfs when both are visible, else RSS alone.
+   */
+  memoryBasis: 'cgroup' | 'rss+tmpfs' | 'rss' | 'none';
   verdict: MemoryVerdict;
 }
 
@@ -102,12 +107,16 @@ export async function patchStorm(api: KubeHttp, o: StormOptions): Promise<StormR
   };
 
   const samples: StormSample[] = [];
+  let seen = 0;
   const sampler = (async () => {
     for (let k = 0; ; k++) {
       const at = started + k * o.sampleIntervalMs;
       if (at > endAt + 1) break;
       await sleepUntil(at);
-      samples.push({ t: round(elapsed()), updates, ...(await o.observer.snapshot()) });
+      const window = latencies.slice(seen);
+      seen = latencies.length;
+      const windowP99Ms = window.length ? summarize(window).p99 : null;
+      samples.push({ t: round(elapsed()), updates, windowP99Ms, ...(await o.observer.snapshot()) });
     }
   })();
 
@@ -134,18 +143,21 @@ export async function patchStorm(api: KubeHttp, o: StormOptions): Promise<StormR
   await Promise.all([...Array.from({ length: o.concurrency }, worker), sampler, agent]);
   const seconds = elapsed();
 
-  const basis = samples.some((s) => s.memoryBytes !== null)
-    ? 'rss+tmpfs'
-    : samples.some((s) => s.rssBytes !== null)
-      ? 'rss'
-      : 'none';
+  const etcdCgroup = (s: StormSample) => s.pod?.containers.etcd ?? null;
+  const basis: StormResult['memoryBasis'] = samples.some((s) => etcdCgroup(s) !== null)
+    ? 'cgroup'
+    : samples.some((s) => s.memoryBytes !== null)
+      ? 'rss+tmpfs'
+      : samples.some((s) => s.rssBytes !== null)
+        ? 'rss'
+        : 'none';
+  const bytesOf = (s: StormSample): number | null =>
+    basis === 'cgroup' ? (etcdCgroup(s)?.workingSetBytes ?? null) : basis === 'rss+tmpfs' ? s.memoryBytes : s.rssBytes;
+  // Where the kernel enforces a limit, judge against the limit it enforces, not the one rendered.
+  const enforced = basis === 'cgroup' ? samples.map((s) => etcdCgroup(s)?.limitBytes).find((l) => l) : undefined;
   const verdict = memoryVerdict({
-    samples: samples.map((s) => ({
-      t: s.t,
-      updates: s.updates,
-      bytes: basis === 'rss+tmpfs' ? s.memoryBytes : s.rssBytes,
-    })),
-    limitBytes: o.limitBytes,
+    samples: samples.map((s) => ({ t: s.t, updates: s.updates, bytes: bytesOf(s) })),
+    limitBytes: enforced ?? o.limitBytes,
     tolerance: o.tolerance,
     warmupUpdates: o.warmupUpdates,
   });

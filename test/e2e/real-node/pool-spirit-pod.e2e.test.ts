@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { HttpMethod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawObjectApi } from '../../../adapters/kubernetes/raw-object-api.ts';
+import { attachToPoolSpiritPod } from '../../../dev/local/capacity/real-node-target.ts';
 import { type LocalFleet, startLocalFleet } from '../../../dev/local/fleet/fleet.ts';
 import { PRODUCT_NAMESPACE } from '../../../dev/local/fleet/seed.ts';
 import { KUBECTL } from '../../../dev/local/kube-bins/index.ts';
@@ -22,6 +23,7 @@ import type { NodeContainer } from '../../../dev/local/kubelet/real/ctr.ts';
 import { defaultNodeImages, requireLocalImage } from '../../../dev/local/kubelet/real/node-images.ts';
 import { realNodeSkipReason } from '../../../dev/local/kubelet/real/prerequisites.ts';
 import type { RealNode } from '../../../dev/local/kubelet/real/real-node.ts';
+import { DEFAULT_CAPACITY_OPTIONS, runCapacityProbe } from '../../../probe/capacity/index.ts';
 import { waitFor } from '../../support/wait.ts';
 
 type Obj = Record<string, any>;
@@ -185,6 +187,44 @@ describe.skipIf(skipReason !== undefined)(
       const ps = all.items.find((x) => x.spec.nodePool === node.pool)!;
       expect(ps.status.conditions.find((x: Obj) => x.type === 'Bootstrapped').status).toBe('True');
     });
+
+    it('is measured by the capacity probe in its cgroups: tmpfs charged to etcd, limits as the kernel enforces them', async () => {
+      const report = await runCapacityProbe({
+        ...DEFAULT_CAPACITY_OPTIONS,
+        target: {
+          kind: 'local',
+          // The pod this file's fleet runs; stopping the target only closes the probe's relays into it.
+          start: (o) => attachToPoolSpiritPod({ admin: fleet.clusters[0]!.kubeConfig, node, http: o.http }),
+        },
+        nodes: 20,
+        pods: 40,
+        objectBytes: 4096,
+        contenders: 5,
+        kills: 0,
+        patchStormSeconds: 4,
+        timeScale: 10,
+        idleSeconds: 3,
+        compareUpstream: false,
+      });
+      expect(report.target.runsOn).toEqual({ kind: 'real-node', node: node.name, pod: pod.metadata.name });
+      const peaks = report.memory.product!.pod!;
+      // The kernel's limits are the rendered ones: the pod's is their sum (every container has one).
+      expect(peaks.containers.etcd!.limitBytes).toBe(2 * 2 ** 30);
+      expect(peaks.containers['kube-apiserver']!.limitBytes).toBe(2 ** 30);
+      expect(peaks.containers.agent!.limitBytes).toBe(128 * 2 ** 20);
+      expect(peaks.limitBytes).toBe(2 ** 30 + 2 * 2 ** 30 + 128 * 2 ** 20);
+      expect(peaks.oomKills).toBe(0);
+      // etcd's data dir is tmpfs charged to the etcd container: its working set holds at least what tmpfs holds.
+      const written = report.load.etcd.afterWrite;
+      expect(written.tmpfsBytes).toBeGreaterThan(64 * 2 ** 20);
+      expect(written.pod!.containers.etcd!.workingSetBytes).toBeGreaterThanOrEqual(written.tmpfsBytes!);
+      expect(written.pod!.shmemBytes).toBeGreaterThanOrEqual(written.tmpfsBytes! * 0.9);
+      expect(peaks.workingSetBytes).toBeGreaterThan(peaks.containers.etcd!.workingSetBytes);
+      expect(report.pod!.idle.cpuMillicores).toBeGreaterThan(0);
+      expect(report.patchStorm.product!.storm).toMatchObject({ memoryBasis: 'cgroup', errors: 0 });
+      expect(report.patchStorm.product!.storm.samples.some((s) => s.windowP99Ms !== null)).toBe(true);
+      expect(report.leaderElection.overlaps).toBe(0);
+    }, 120_000);
 
     it('keeps the pod through a killed containerd and a killed kubelet, each restarted', async () => {
       const host = RawObjectApi.fromKubeConfig(fleet.clusters[0]!.kubeConfig);

@@ -55,6 +55,7 @@ describe('memory peaks', () => {
     alarms: [],
     revision: 1,
     apiRssBytes,
+    pod: null,
   });
   it('takes the highest of every figure, skipping what was not seen, and the first apiserver figure as idle', () => {
     expect(memoryPeaks([snap(10, 5), null, snap(30, null), snap(20, 7)])).toEqual({
@@ -63,6 +64,7 @@ describe('memory peaks', () => {
       etcdRssBytes: 7,
       etcdTmpfsBytes: 1,
       etcdMemoryBytes: 7,
+      pod: null,
       samples: 3,
     });
     expect(memoryPeaks([])).toMatchObject({ apiServerRssBytes: null, samples: 0 });
