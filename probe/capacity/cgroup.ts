@@ -33,8 +33,12 @@ export interface CgroupMemory {
 export interface PodCgroupSnapshot extends CgroupMemory {
   /** CPU time the pod's processes used since it started, seconds. */
   cpuSeconds: number | null;
-  /** Each running container's own cgroup, by container name. */
-  containers: Record<string, CgroupMemory>;
+  /** Each running container's own cgroup, by container name, with the CPU seconds it used since it started. */
+  containers: Record<string, ContainerCgroup>;
+}
+
+export interface ContainerCgroup extends CgroupMemory {
+  cpuSeconds: number | null;
 }
 
 /** Where a pod's cgroups are, and how to find its containers' (their processes change on a restart). */
@@ -162,15 +166,19 @@ export async function readCgroupCpuSeconds(root: string, version: CgroupVersion,
  */
 export async function podCgroupSnapshot(source: PodCgroupSource): Promise<PodCgroupSnapshot> {
   const pids = await source.containerPids();
-  const containers: Record<string, CgroupMemory> = {};
+  const containers: Record<string, ContainerCgroup> = {};
   let cpuPath: string | undefined;
   for (const [name, pid] of Object.entries(pids)) {
     const own = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => undefined);
     if (own === undefined) continue; // restarted between the listing and this read
     const memoryPath = cgroupPathOf(own, source.version, 'memory');
-    if (memoryPath) containers[name] = await readCgroupMemory(source.root, source.version, memoryPath);
     const cpu = cgroupPathOf(own, source.version, 'cpuacct');
     if (cpu) cpuPath ??= parentOf(cpu);
+    if (memoryPath)
+      containers[name] = {
+        ...(await readCgroupMemory(source.root, source.version, memoryPath)),
+        cpuSeconds: cpu ? await readCgroupCpuSeconds(source.root, source.version, cpu).catch(() => null) : null,
+      };
   }
   const pod = await readCgroupMemory(source.root, source.version, source.podPath);
   const cpuSeconds = await readCgroupCpuSeconds(source.root, source.version, cpuPath ?? source.podPath).catch(

@@ -166,7 +166,9 @@ function podSection(r: CapacityProbeReport, out: string[]): void {
   );
   const idle = r.pod?.idle;
   if (idle) {
-    const parts = Object.entries(idle.containers).map(([n, b]) => `${n} ${mib(b)}`);
+    const parts = Object.entries(idle.containers).map(
+      ([n, c]) => `${n} ${mib(c.workingSetBytes)} MiB ${c.cpuMillicores ?? '–'}m`,
+    );
     out.push(
       `  idle ${idle.seconds} s   CPU ${idle.cpuMillicores ?? '–'}m, working set ${mib(idle.workingSetBytes)} (${parts.join(', ')})`,
     );

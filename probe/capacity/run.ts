@@ -384,8 +384,8 @@ export interface IdleFigures {
   /** The pod's working set at the end of the idle time (tmpfs included). */
   workingSetBytes: number | null;
   usageBytes: number | null;
-  /** Per container, the working set at the end of the idle time. */
-  containers: Record<string, number>;
+  /** Per container: its working set at the end of the idle time, and its CPU over it (millicores). */
+  containers: Record<string, { workingSetBytes: number; cpuMillicores: number | null }>;
 }
 
 /** Leaves the pool-spirit alone for `seconds` and reads what its cgroups charged meanwhile. */
@@ -395,17 +395,23 @@ async function measureIdle(observer: EtcdObserver, seconds: number): Promise<Idl
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const last = await observer.snapshot();
   const elapsed = (performance.now() - t0) / 1000;
-  const cpu0 = first.pod?.cpuSeconds;
-  const cpu1 = last.pod?.cpuSeconds;
+  const millicores = (cpu0: number | null | undefined, cpu1: number | null | undefined) =>
+    typeof cpu0 === 'number' && typeof cpu1 === 'number' ? Math.round(((cpu1 - cpu0) / elapsed) * 10_000) / 10 : null;
   return {
     seconds: Math.round(elapsed * 10) / 10,
-    cpuMillicores:
-      cpu0 !== undefined && cpu0 !== null && cpu1 !== undefined && cpu1 !== null
-        ? Math.round(((cpu1 - cpu0) / elapsed) * 10_000) / 10
-        : null,
+    cpuMillicores: millicores(first.pod?.cpuSeconds, last.pod?.cpuSeconds),
     workingSetBytes: last.pod?.workingSetBytes ?? null,
     usageBytes: last.pod?.usageBytes ?? null,
-    containers: Object.fromEntries(Object.entries(last.pod?.containers ?? {}).map(([n, c]) => [n, c.workingSetBytes])),
+    containers: Object.fromEntries(
+      Object.entries(last.pod?.containers ?? {}).map(([n, c]) => [
+        n,
+        // A container restarted meanwhile has a new cgroup: its CPU over the idle time is not known.
+        {
+          workingSetBytes: c.workingSetBytes,
+          cpuMillicores: millicores(first.pod?.containers[n]?.cpuSeconds, c.cpuSeconds),
+        },
+      ]),
+    ),
   };
 }
 

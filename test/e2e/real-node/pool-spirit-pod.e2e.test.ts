@@ -220,7 +220,12 @@ describe.skipIf(skipReason !== undefined)(
       expect(written.pod!.containers.etcd!.workingSetBytes).toBeGreaterThanOrEqual(written.tmpfsBytes!);
       expect(written.pod!.shmemBytes).toBeGreaterThanOrEqual(written.tmpfsBytes! * 0.9);
       expect(peaks.workingSetBytes).toBeGreaterThan(peaks.containers.etcd!.workingSetBytes);
-      expect(report.pod!.idle.cpuMillicores).toBeGreaterThan(0);
+      const idle = report.pod!.idle;
+      expect(idle.cpuMillicores).toBeGreaterThan(0);
+      // The pod's CPU is its containers' (and the sandbox's, which sleeps): the parts cannot exceed the whole.
+      const parts = Object.values(idle.containers).map((c) => c.cpuMillicores!);
+      expect(parts).toHaveLength(3);
+      expect(parts.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(idle.cpuMillicores! * 1.05 + 1);
       expect(report.patchStorm.product!.storm).toMatchObject({ memoryBasis: 'cgroup', errors: 0 });
       expect(report.patchStorm.product!.storm.samples.some((s) => s.windowP99Ms !== null)).toBe(true);
       expect(report.leaderElection.overlaps).toBe(0);

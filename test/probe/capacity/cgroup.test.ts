@@ -117,7 +117,7 @@ const snapshot = (podWs: number | null, etcdWs = 1, oom = 0): EtcdSnapshot => ({
   pod:
     podWs === null
       ? null
-      : { ...cg(podWs, oom), cpuSeconds: 1, containers: { etcd: { ...cg(etcdWs), limitBytes: 2000 } } },
+      : { ...cg(podWs, oom), cpuSeconds: 1, containers: { etcd: { ...cg(etcdWs), limitBytes: 2000, cpuSeconds: 1 } } },
 });
 
 describe('pod peaks', () => {
