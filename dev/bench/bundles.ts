@@ -15,7 +15,7 @@
  * vCPU in Lambda, so V8's background compile and GC threads get no core of their own there, as here.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,6 +30,7 @@ import {
   sdkBaselineSource,
   sdkUsage,
 } from '../../scripts/bundle-functions.ts';
+import { sourcesAtRevision } from './lib/revision.ts';
 import { median, round } from './lib/stats.ts';
 
 const exec = promisify(execFile);
@@ -203,16 +204,7 @@ export async function compareLoadTimes(
  * baselines), from a `git archive` of it beside this tree's node_modules.
  */
 async function buildAtRevision(ref: string, outdir: string, names: string[], progress: (line: string) => void) {
-  if (!/^[\w./~^-]+$/.test(ref)) throw new UsageError(`--against: expected a git revision, got "${ref}"`);
-  try {
-    await exec('git', ['-C', ROOT, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
-  } catch {
-    throw new UsageError(`--against: no commit "${ref}" in ${ROOT}`);
-  }
-  const src = join(outdir, 'src');
-  await mkdir(src, { recursive: true });
-  await exec('sh', ['-c', 'git -C "$0" archive "$1" | tar -x -C "$2"', ROOT, ref, src]);
-  await symlink(join(ROOT, 'node_modules'), join(src, 'node_modules'));
+  const src = await sourcesAtRevision(ref, outdir);
   const mod = (await import(
     pathToFileURL(join(src, 'scripts', 'bundle-functions.ts')).href
   )) as typeof import('../../scripts/bundle-functions.ts');
