@@ -21,14 +21,17 @@
  * 100 µs sampling) and reports self time by function and module, mapped through the bundle's source maps; a
  * profiled run's CPU figures include the profiler's own cost. `--control-plane local` puts the embedded local
  * API (plain HTTP, in this process) in place of the built control plane: a quicker look, not the judge.
+ * `--one-core CPU` runs every container on that CPU alone and the rest (the bench, the servers) on the others:
+ * a server woken on the container's CPU would otherwise take it mid-pass (a Lambda function of 512 MB has a
+ * fraction of one vCPU, and its servers are elsewhere).
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFile, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { HttpMethod, KubeConfig } from '@kubernetes/client-node';
 import { RawObjectApi } from '../../adapters/kubernetes/raw-object-api.ts';
 import { type ClusterAccess, createStateTable, registerCluster } from '../../adapters/state-table/index.ts';
@@ -47,6 +50,7 @@ import type { ContainerAnswer, ContainerRequest, InvokeAnswer } from './lib/pass
 import { sourcesAtRevision } from './lib/revision.ts';
 import { median, percentile, round } from './lib/stats.ts';
 
+const exec = promisify(execFile);
 const FUNCTION = 'reconcile';
 const TABLE = 'pool-spirit-reconciler-dev-state';
 const CLUSTER_ID = 'c1';
@@ -96,6 +100,10 @@ class Container {
     });
   }
 
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
+
   started(): Promise<void> {
     return this.ready;
   }
@@ -131,6 +139,18 @@ class Container {
   }
 }
 
+/** Pins every thread of a process to the CPUs listed (threads it starts later inherit it). */
+async function pin(pid: number, cpus: string): Promise<void> {
+  await exec('taskset', ['--all-tasks', '--pid', '--cpu-list', cpus, String(pid)]);
+}
+
+function otherCpus(cpu: number): string {
+  const others = Array.from({ length: availableParallelism() }, (_, i) => i).filter((i) => i !== cpu);
+  if (others.length === 0)
+    throw new UsageError('--one-core: this machine has one CPU; nothing would be left for the servers');
+  return others.join(',');
+}
+
 /** A build of the function under test: this tree's, or a revision's (`--against`). */
 interface Build {
   name: string;
@@ -141,6 +161,7 @@ interface Build {
   fresh: Container;
   samples: Record<Phase, number[]> & {
     wallMs: Record<Phase, number[]>;
+    mainThreadMs: Record<Phase, number[]>;
     anchor: number[];
   };
   pools: string[];
@@ -345,13 +366,14 @@ export async function run(args: string[] = []): Promise<object> {
       profile: { type: 'string' },
       keep: { type: 'string' },
       'control-plane': { type: 'string', default: 'real' },
+      'one-core': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });
   if (values.help) {
     process.stderr.write(
-      'usage: npm run bench -- warm-pass [--pools N (create passes, 20)] [--noops N (100)] [--warmup N (10)] [--against GIT-REV] [--profile DIR] [--keep DIR] [--control-plane real|local]\n',
+      'usage: npm run bench -- warm-pass [--pools N (create passes, 20)] [--noops N (100)] [--warmup N (10)] [--against GIT-REV] [--profile DIR] [--keep DIR] [--control-plane real|local] [--one-core CPU]\n',
     );
     return {};
   }
@@ -367,6 +389,14 @@ export async function run(args: string[] = []): Promise<object> {
   if (controlPlane !== 'real' && controlPlane !== 'local')
     throw new UsageError(`--control-plane: expected real or local, got ${controlPlane}`);
   const log = (line: string) => process.stderr.write(`warm-pass: ${line}\n`);
+  const oneCore = values['one-core'] === undefined ? undefined : Number(values['one-core']);
+  if (oneCore !== undefined && !(Number.isInteger(oneCore) && oneCore >= 0 && oneCore < availableParallelism()))
+    throw new UsageError(
+      `--one-core: expected a CPU number from 0 to ${availableParallelism() - 1}, got ${values['one-core']}`,
+    );
+  // The bench and everything it starts (the control plane, dynalite) stay off the containers' CPU: a server
+  // woken on that CPU would take it from the container mid-pass.
+  if (oneCore !== undefined) await pin(process.pid, otherCpus(oneCore));
 
   const outdir = values.keep ?? (await mkdtemp(join(tmpdir(), 'ps-warm-pass-')));
   const profileDir = values.profile;
@@ -397,11 +427,14 @@ export async function run(args: string[] = []): Promise<object> {
           noopFirstSight: [],
           anchor: [],
           wallMs: { create: [], noop: [], noopFirstSight: [] },
+          mainThreadMs: { create: [], noop: [], noopFirstSight: [] },
         },
         pools: [],
       });
     }
     await Promise.all(builds.flatMap((b) => [b.seen.started(), b.fresh.started()]));
+    if (oneCore !== undefined)
+      await Promise.all(builds.flatMap((b) => [b.seen, b.fresh]).map((c) => pin(c.pid, String(oneCore))));
 
     // Warm-up: JIT, the connections, discovery and the cluster CA read; every environment passes pools of its
     // own, new and converged, so the code every measured phase runs is compiled.
@@ -444,6 +477,7 @@ export async function run(args: string[] = []): Promise<object> {
           expectResult(a, pool, 'create', (r) => r === 'applied');
           b.samples.create.push(cpuMs(a));
           b.samples.wallMs.create.push(a.wallMs);
+          b.samples.mainThreadMs.create.push(a.mainThreadUs / 1000);
           b.pools.push(pool);
         }
         await anchor();
@@ -472,6 +506,7 @@ export async function run(args: string[] = []): Promise<object> {
             throw new Error(`pool ${pool}: a no-op pass wrote ${a.result?.clusterWrites}`);
           b.samples.noop.push(cpuMs(a));
           b.samples.wallMs.noop.push(a.wallMs);
+          b.samples.mainThreadMs.noop.push(a.mainThreadUs / 1000);
         }
         if (i % 5 === 4) await anchor();
       }
@@ -486,6 +521,7 @@ export async function run(args: string[] = []): Promise<object> {
           expectResult(a, pool, 'first-sight no-op', (r) => r === 'unchanged');
           b.samples.noopFirstSight.push(cpuMs(a));
           b.samples.wallMs.noopFirstSight.push(a.wallMs);
+          b.samples.mainThreadMs.noopFirstSight.push(a.mainThreadUs / 1000);
         }
       }
       await anchor();
@@ -496,6 +532,8 @@ export async function run(args: string[] = []): Promise<object> {
       return {
         bundle: b.bundle,
         cpuMs: Object.fromEntries(PHASES.map((p) => [p, summary(b.samples[p])])),
+        /** The main thread's part of cpuMs; the rest ran on V8's and libuv's own threads. */
+        mainThreadCpuMs: Object.fromEntries(PHASES.map((p) => [p, summary(b.samples.mainThreadMs[p])])),
         wallMs: Object.fromEntries(PHASES.map((p) => [p, summary(b.samples.wallMs[p])])),
         anchorCpuMs: summary(b.samples.anchor),
         /** Each phase's median CPU in anchors: comparable across runs on hosts of different speed. */
@@ -526,6 +564,8 @@ export async function run(args: string[] = []): Promise<object> {
             : 'the embedded local API, anonymous over HTTP',
         table: 'dynalite (in the bench process)',
         profiled: profileDir !== undefined,
+        /** The CPU every container ran on alone (`--one-core`), the rest of the bench on the others. */
+        oneCore: oneCore ?? null,
         loadAverage: loadavg().map((x) => round(x)),
       },
       builds: Object.fromEntries(builds.map((b) => [b.name, report(b)])),

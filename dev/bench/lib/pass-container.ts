@@ -21,6 +21,8 @@ export interface InvokeAnswer {
   /** CPU time of this process during the handler call, in microseconds. */
   userUs: number;
   systemUs: number;
+  /** The main thread's share of it (the rest: V8's compiler and collector threads, libuv's pool). */
+  mainThreadUs: number;
   wallMs: number;
   /** What the handler returned (its ReconcileResult), or why it threw. */
   result?: { result?: string; clusterWrites?: number; passes?: number; applied?: string[] };
@@ -83,6 +85,7 @@ async function main(bundle: string): Promise<void> {
       case 'invoke': {
         const context = lambdaContext(req.requestId);
         const cpu0 = process.cpuUsage();
+        const main0 = process.threadCpuUsage();
         const t0 = performance.now();
         let result: InvokeAnswer['result'];
         let error: string | undefined;
@@ -92,8 +95,18 @@ async function main(bundle: string): Promise<void> {
           error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
         }
         const wallMs = performance.now() - t0;
+        const main = process.threadCpuUsage(main0);
         const cpu = process.cpuUsage(cpu0);
-        return { id: req.id, kind: 'invoke', userUs: cpu.user, systemUs: cpu.system, wallMs, result, error };
+        return {
+          id: req.id,
+          kind: 'invoke',
+          userUs: cpu.user,
+          systemUs: cpu.system,
+          mainThreadUs: main.user + main.system,
+          wallMs,
+          result,
+          error,
+        };
       }
       case 'anchor': {
         const cpu0 = process.cpuUsage();
