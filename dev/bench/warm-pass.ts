@@ -42,7 +42,7 @@ import { startLocalCluster } from '../../dev/local/kube-api/index.ts';
 import { createCertificateAuthority } from '../../dev/local/pki.ts';
 import { startRealHostCluster } from '../../dev/local/real-cluster/control-plane.ts';
 import { installProduct, PRODUCT_IDENTITIES } from '../../dev/local/real-cluster/install.ts';
-import { ROOT } from '../../scripts/bundle-functions.ts';
+import { buildBundle, ROOT, readServerlessBuild } from '../../scripts/bundle-functions.ts';
 import { applyCrds, publishClusterCa } from '../../test/support/local-cluster.ts';
 import { NODE_22 } from './bundles.ts';
 import { readCpuProfile, type SelfTime, selfTime } from './lib/cpuprofile.ts';
@@ -403,14 +403,18 @@ export async function run(args: string[] = []): Promise<object> {
   if (profileDir) await mkdir(profileDir, { recursive: true });
   const builds: Build[] = [];
   let world: Awaited<ReturnType<typeof startWorld>> | undefined;
+  let floor: Container | undefined;
   try {
     log(`bundling ${FUNCTION} as npm run package does, in ${outdir}`);
     const sources = [{ name: 'current', root: ROOT }];
     if (values.against)
       sources.push({ name: values.against, root: await sourcesAtRevision(values.against, join(outdir, 'against')) });
-    const bundles = await Promise.all(
-      sources.map(async (s, i) => ({ ...s, ...(await buildFunction(s.root, join(outdir, `build-${i}`))) })),
-    );
+    const [bundles, floorBundle] = await Promise.all([
+      Promise.all(
+        sources.map(async (s, i) => ({ ...s, ...(await buildFunction(s.root, join(outdir, `build-${i}`))) })),
+      ),
+      buildBundle(readServerlessBuild(), 'dev/bench/lib/io-floor.ts', join(outdir, 'io-floor')),
+    ]);
     log('starting the control plane (kube-apiserver, etcd) and dynalite');
     world = await startWorld(controlPlane, log);
     const { admin, dynamo } = world;
@@ -432,9 +436,16 @@ export async function run(args: string[] = []): Promise<object> {
         pools: [],
       });
     }
-    await Promise.all(builds.flatMap((b) => [b.seen.started(), b.fresh.started()]));
-    if (oneCore !== undefined)
-      await Promise.all(builds.flatMap((b) => [b.seen, b.fresh]).map((c) => pin(c.pid, String(oneCore))));
+    const ioFloor = new Container(
+      'io-floor',
+      floorBundle.file,
+      functionEnvironment(dynamo, bundles[0].nodeOptions, dirname(floorBundle.file)),
+    );
+    floor = ioFloor;
+    const floorSamples: number[] = [];
+    const containers = [...builds.flatMap((b) => [b.seen, b.fresh]), ioFloor];
+    await Promise.all(containers.map((c) => c.started()));
+    if (oneCore !== undefined) await Promise.all(containers.map((c) => pin(c.pid, String(oneCore))));
 
     // Warm-up: JIT, the connections, discovery and the cluster CA read; every environment passes pools of its
     // own, new and converged, so the code every measured phase runs is compiled.
@@ -451,6 +462,10 @@ export async function run(args: string[] = []): Promise<object> {
         }
       }
     }
+
+    for (let bi = 0; bi < builds.length; bi++)
+      for (let i = 0; i < warmup; i++)
+        for (let k = 0; k < 3; k++) await ioFloor.invoke(reconcileRequest(`warm-${bi}-${i}`));
 
     const phase = async (name: Phase, body: () => Promise<void>) => {
       const profiled = (b: Build) => (name === 'noopFirstSight' ? b.fresh : b.seen);
@@ -508,6 +523,9 @@ export async function run(args: string[] = []): Promise<object> {
           b.samples.wallMs.noop.push(a.wallMs);
           b.samples.mainThreadMs.noop.push(a.mainThreadUs / 1000);
         }
+        const floorPass = await ioFloor.invoke(reconcileRequest(builds[0].pools[i % builds[0].pools.length]));
+        if (floorPass.error) throw new Error(`I/O floor: ${floorPass.error}`);
+        floorSamples.push(cpuMs(floorPass));
         if (i % 5 === 4) await anchor();
       }
     });
@@ -538,6 +556,8 @@ export async function run(args: string[] = []): Promise<object> {
         anchorCpuMs: summary(b.samples.anchor),
         /** Each phase's median CPU in anchors: comparable across runs on hosts of different speed. */
         inAnchors: Object.fromEntries(PHASES.map((p) => [p, round(median(b.samples[p]) / anchorMs, 2)])),
+        /** The no-op pass's median over the I/O floor's: how much of it is round trips the pass makes. */
+        noopOverIoFloor: round(median(b.samples.noop) / median(floorSamples), 2),
       };
     };
     const [current, ...rest] = builds;
@@ -568,6 +588,11 @@ export async function run(args: string[] = []): Promise<object> {
         oneCore: oneCore ?? null,
         loadAverage: loadavg().map((x) => round(x)),
       },
+      /**
+       * The requests of today's no-op pass (3 table calls, 9 cluster reads) through the product's own clients and
+       * nothing else (lib/io-floor.ts), on converged pools, interleaved with the no-op passes.
+       */
+      ioFloorCpuMs: summary(floorSamples),
       builds: Object.fromEntries(builds.map((b) => [b.name, report(b)])),
       ...(against
         ? {
@@ -585,6 +610,7 @@ export async function run(args: string[] = []): Promise<object> {
       b.seen.stop();
       b.fresh.stop();
     }
+    floor?.stop();
     await world?.stop();
     if (!values.keep) await rm(outdir, { recursive: true, force: true });
   }
