@@ -20,7 +20,7 @@
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { statusOf } from '../../adapters/kubernetes/retry.ts';
 import type { ClusterRegistration, ReconcileOutcome } from '../../adapters/state-table/index.ts';
-import { DEFAULT_NAMESPACE, parsePoolSpiritSpec } from '../../core/index.ts';
+import { DEFAULT_NAMESPACE, objectNames, parsePoolSpiritSpec } from '../../core/index.ts';
 import { wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/compat.ts';
 import { coordinatorCompatInput } from '../yurt-coordinator/compat-input.ts';
 import {
@@ -34,6 +34,7 @@ import type { ReconcileDeps } from './deps.ts';
 import { applyDesired } from './stages/apply-desired.ts';
 import { ensurePoolSpirit } from './stages/ensure-pool-spirit.ts';
 import { observe } from './stages/observe.ts';
+import { ownedRefs, readOwned } from './stages/owned-reads.ts';
 import { writePoolSpiritStatus } from './stages/write-status.ts';
 import type { ReconcileTarget } from './trigger.ts';
 
@@ -59,17 +60,24 @@ export interface ConvergeResult {
 /** What a stage sequence decided, before the write count is known. */
 type PassResult = Omit<ConvergeResult, 'clusterWrites'>;
 
+/** What the pool's stored state says about it before the pass. */
+export interface PassHint {
+  /** An earlier pass rendered its objects: this pass reads them all at once (stages/owned-reads.ts). */
+  rendered: boolean;
+}
+
 /** `registration` is the cluster's registry entry, read by the invocation before it took the lease. */
 export async function converge(
   deps: ReconcileDeps,
   target: ReconcileTarget,
   registration: ClusterRegistration,
+  hint: PassHint = { rendered: false },
 ): Promise<ConvergeResult> {
   const connection = await deps.clusterAccess.connectionFor(registration);
   const client = deps.clusterClient(connection, target.clusterId);
   const writesBefore = client.counters.writes;
   try {
-    const pass = await convergePool(deps, client, target.nodePool, registration);
+    const pass = await convergePool(deps, client, target.nodePool, registration, hint);
     const clusterWrites = client.counters.writes - writesBefore;
     // "applied" whenever anything was written (a status-only change included), "unchanged" only for zero.
     const outcome = pass.outcome === 'unchanged' && clusterWrites > 0 ? 'applied' : pass.outcome;
@@ -89,8 +97,12 @@ async function convergePool(
   client: ClusterClient,
   poolName: string,
   registration: ClusterRegistration,
+  hint: PassHint,
 ): Promise<PassResult> {
   const namespace = deps.namespace ?? DEFAULT_NAMESPACE;
+  // A pool rendered before is read whole in the round that reads its NodePool (the PoolSpirit, whose objects
+  // these are, is named after the pool). A new pool's are read by the stages, as they find what they need.
+  const owned = hint.rendered ? readOwned(client, ownedRefs(namespace, objectNames(poolName))) : undefined;
   const observed = await observe(deps, client, poolName);
   // Whether this cluster's hubs can use a coordinator at all: from the discovery the read above cached.
   const hubs = await hubCoordinatorSupport(client, registration);
@@ -133,6 +145,7 @@ async function convergePool(
     spec,
     yurtCoordinator: compat?.input,
     compatRefused,
+    owned,
   });
   const applied = [...ensured.applied, ...(compat?.applied ?? [])];
   if (desired.kind === 'invalid') {

@@ -13,6 +13,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type {
   BeginResult,
   ClusterRegistration,
+  PoolReconcileState,
   ReconcileOutcome,
   StateTable,
   TriggeringEvent,
@@ -128,7 +129,7 @@ export async function reconcile(
     if (lease.status === 'yielded') break;
     if (lease.status !== 'acquired') return finish(run, lease.status);
     run.summary.passes = pass;
-    const ran = await runPass(run, registration);
+    const ran = await runPass(run, registration, lease.previous);
     const recorded = await recordPass(run, lease, ran, pass);
     if (recorded === 'superseded') return finish(run, 'superseded');
     const outcome = reportPass(run, ran, pass);
@@ -228,12 +229,12 @@ function heldLeaseRequeue(run: Run, heldUntil: number): RequeueError {
 }
 
 /** Converges the pool once, catching what it throws: the outcome is recorded either way. */
-async function runPass(run: Run, registration: ClusterRegistration): Promise<PassRun> {
+async function runPass(run: Run, registration: ClusterRegistration, previous: PoolReconcileState): Promise<PassRun> {
   const { deps, target, summary } = run;
   const started = performance.now();
   let ran: PassRun;
   try {
-    const converged = await converge(deps, target, registration);
+    const converged = await converge(deps, target, registration, { rendered: wasRendered(previous) });
     ran = { converged, durationMs: performance.now() - started };
     summary.clusterWrites += converged.clusterWrites;
     summary.applied.push(...converged.applied);
@@ -243,6 +244,11 @@ async function runPass(run: Run, registration: ClusterRegistration): Promise<Pas
   }
   deps.metrics.addMetric('ReconcileDuration', MetricUnit.Milliseconds, ran.durationMs);
   return ran;
+}
+
+/** The stored state shows an earlier pass rendered the pool's objects, and nothing since took them away. */
+function wasRendered(previous: PoolReconcileState): boolean {
+  return previous.desiredHash !== undefined && previous.outcome !== 'gone' && previous.outcome !== 'not-edge';
 }
 
 /**

@@ -9,7 +9,7 @@
  * the pool CA in place for the one re-created. A paused spec is rendered (for its status) but not applied.
  */
 
-import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
+import type { ClusterClient, ObjectRef } from '../../../adapters/kubernetes/index.ts';
 import type { FieldIssue, NodePool, ObjectNames, RenderResult, ResolvedPoolSpiritSpec } from '../../../core/index.ts';
 import {
   existingPkiFromSecrets,
@@ -24,6 +24,7 @@ import { objectKey } from '../../../core/kube.ts';
 import { foreignEntriesPatch } from '../../../core/plan.ts';
 import type { PoolCompatInput } from '../../../core/yurt-coordinator/index.ts';
 import type { ReconcileDeps } from '../deps.ts';
+import { type OwnedReads, readVia } from './owned-reads.ts';
 import { describe, ownedByOtherNodePool } from './ownership.ts';
 
 export const CLUSTER_DOMAIN = 'cluster.local';
@@ -49,6 +50,8 @@ export interface DesiredInput {
   yurtCoordinator?: PoolCompatInput;
   /** The cluster's hubs cannot use a coordinator: a compat label is ignored (core/yurt-coordinator/hub-support.ts). */
   compatRefused?: boolean;
+  /** Owned objects already being read (owned-reads.ts): used instead of reading them again. */
+  owned?: OwnedReads;
 }
 
 export async function applyDesired({
@@ -60,17 +63,19 @@ export async function applyDesired({
   spec,
   yurtCoordinator,
   compatRefused,
+  owned,
 }: DesiredInput): Promise<Applied> {
   const names = objectNames(poolSpirit.metadata.name);
   const applied: string[] = [];
+  const read = readVia(client, owned);
 
   // Everything the render needs from the cluster, read in parallel.
   let [service, caSecret, pkiSecret, agentSecret, liveWorkload, caBundlePem] = await Promise.all([
-    client.get({ apiVersion: 'v1', kind: 'Service', namespace, name: names.base }),
-    client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.caSecret }),
-    client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.pkiSecret }),
-    client.get({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.agentSecret }),
-    client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace, name: names.base }),
+    read({ apiVersion: 'v1', kind: 'Service', namespace, name: names.base }),
+    read({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.caSecret }),
+    read({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.pkiSecret }),
+    read({ apiVersion: 'v1', kind: 'Secret', namespace, name: names.agentSecret }),
+    read({ apiVersion: 'apps/v1', kind: 'Deployment', namespace, name: names.base }),
     client.readClusterCA(),
   ]);
   // A CA Secret still owned by an earlier NodePool of this name is that pool's, waiting for collection: a
@@ -114,7 +119,7 @@ export async function applyDesired({
 
   const live = new Map<string, KubeObject>();
   for (const obj of [service, caSecret, pkiSecret, agentSecret, liveWorkload]) if (obj) live.set(objectKey(obj), obj);
-  await readTheRest(client, rendered.objects, live, names);
+  await readTheRest(read, rendered.objects, live, names);
   if (spec.paused) return { kind: 'rendered', rendered, live, applied };
 
   applied.push(...(await removeForeignEntries(client, rendered.objects, live)));
@@ -142,7 +147,7 @@ export async function applyDesired({
 
 /** Reads, in parallel, every rendered object not read before the render. */
 async function readTheRest(
-  client: ClusterClient,
+  read: (ref: ObjectRef) => Promise<KubeObject | undefined>,
   desired: readonly KubeObject[],
   live: Map<string, KubeObject>,
   names: ObjectNames,
@@ -151,7 +156,7 @@ async function readTheRest(
     desired
       .filter((obj) => !live.has(objectKey(obj)) && !isPreRead(obj, names))
       .map(async (obj) => {
-        const current = await client.get({
+        const current = await read({
           apiVersion: obj.apiVersion,
           kind: obj.kind,
           namespace: obj.metadata.namespace,

@@ -22,10 +22,14 @@ export type Observed =
     };
 
 export async function observe(deps: ReconcileDeps, client: ClusterClient, poolName: string): Promise<Observed> {
+  // Both at once: one round trip instead of two (a pass pays CPU for each it waits on); the PoolSpirit read
+  // is wasted only for a pool that is gone.
+  const poolSpiritRead = client.getPoolSpirit(poolName);
+  poolSpiritRead.catch(() => undefined);
   const nodePool = (await client.getNodePool(poolName)) as NodePool | undefined;
   if (!nodePool) return { kind: 'gone' };
   const intent = poolSpiritIntent(nodePool, deps.fleetDefaults);
   if (!intent.wanted && intent.reason === 'NodePoolDeleting') return { kind: 'gone' };
-  const poolSpirit = await client.getPoolSpirit(poolName);
+  const poolSpirit = await poolSpiritRead;
   return intent.wanted ? { kind: 'wanted', nodePool, intent, poolSpirit } : { kind: 'unwanted', nodePool, poolSpirit };
 }
