@@ -1,6 +1,38 @@
 import { isQuantity, sameQuantity } from './quantity.ts';
 
 /**
+ * Whether `live` has every field `desired` sets: fieldDiffs finds nothing. A converged pool asks this of the
+ * same rendered objects (frozen and shared by the render memo, core/render/index.ts) and the same live
+ * objects (a resourceVersion names one content of an object) on every pass, so the answer is remembered per
+ * frozen desired value and live `version` (contentVersion). Without either it is worked out each time.
+ */
+export function covers(desired: unknown, live: unknown, version: string | undefined): boolean {
+  const memo = version !== undefined && isFrozenObject(desired);
+  const byVersion = memo ? coverage.get(desired) : undefined;
+  const known = byVersion?.get(version as string);
+  if (known !== undefined) return known;
+  const answer = fieldDiffs(desired, live).length === 0;
+  if (memo) {
+    let versions = byVersion;
+    if (!versions) {
+      versions = new Map();
+      coverage.set(desired, versions);
+    }
+    // A desired object is compared with few versions of its live object in its life; keep the latest few.
+    if (versions.size >= COVERAGE_VERSIONS) versions.delete(versions.keys().next().value as string);
+    versions.set(version as string, answer);
+  }
+  return answer;
+}
+
+const coverage = new WeakMap<object, Map<string, boolean>>();
+const COVERAGE_VERSIONS = 8;
+
+function isFrozenObject(value: unknown): value is object {
+  return value !== null && typeof value === 'object' && Object.isFrozen(value);
+}
+
+/**
  * Whether a live object already has every field a desired object sets: the question server-side apply
  * would answer with "no change". The desired object is a partial view, so fields only the server or other
  * managers set (uid, resourceVersion, status, defaults such as imagePullPolicy) are ignored.

@@ -2,7 +2,7 @@
 
 export { type StructuralSchema, zodToStructural } from './crd/structural.ts';
 export { manifestYaml } from './crd/yaml.ts';
-export { fieldDiffs } from './diff.ts';
+export { covers, fieldDiffs } from './diff.ts';
 export { certificatesExpireWithin, ETCD_MAINTENANCE, etcdNearQuota, etcdNeedsDefrag } from './etcd-health.ts';
 export * from './hash.ts';
 export * from './kube.ts';

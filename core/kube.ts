@@ -31,6 +31,16 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
+/**
+ * One content of one object, as the apiserver names it (uid and resourceVersion); undefined for an object
+ * that was not read from an apiserver.
+ */
+export function contentVersion(obj: Pick<KubeObject, 'metadata'> | undefined): string | undefined {
+  const uid = obj?.metadata.uid;
+  const version = obj?.metadata.resourceVersion;
+  return uid && version ? `${uid}@${version}` : undefined;
+}
+
 /** Identity of an object independent of its content: what a live-object map is keyed by. */
 export function objectKey(
   obj: Pick<KubeObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } },

@@ -1,7 +1,7 @@
-import { fieldDiffs } from './diff.ts';
-import { type KubeObject, objectKey } from './kube.ts';
+import { covers } from './diff.ts';
+import { contentVersion, type KubeObject, objectKey } from './kube.ts';
 
-export { fieldDiffs } from './diff.ts';
+export { covers, fieldDiffs } from './diff.ts';
 export { stableHash } from './hash.ts';
 export { type ForeignEntry, foreignEntries, foreignEntriesPatch, type JsonPatchOp } from './render/foreign-entries.ts';
 export { meaningfulTransitions, observeWorkload, poolSpiritStatus } from './status.ts';
@@ -17,7 +17,7 @@ export function objectsToApply(
 ): KubeObject[] {
   return desired.filter((obj) => {
     const current = live.get(objectKey(obj));
-    return current === undefined || fieldDiffs(obj, current).length > 0;
+    return current === undefined || !covers(obj, current, contentVersion(current));
   });
 }
 

@@ -1,5 +1,5 @@
-import { fieldDiffs } from './diff.ts';
-import type { KubeObject } from './kube.ts';
+import { covers } from './diff.ts';
+import { contentVersion, type KubeObject } from './kube.ts';
 import type { ComponentVersions, Condition, ConditionType, Phase, PoolSpiritStatus } from './poolspirit/api.ts';
 import type { FieldIssue } from './poolspirit/resolved.ts';
 import { workloadVersions } from './render/changes.ts';
@@ -128,7 +128,7 @@ export function observeWorkload(
     (s.observedGeneration ?? 0) >= (d.metadata.generation ?? 0) &&
     (s.updatedReplicas ?? 0) >= want &&
     (s.replicas ?? 0) <= want;
-  const upToDate = rolledOut && (!desired || fieldDiffs(desired.spec, live.spec).length === 0);
+  const upToDate = rolledOut && (!desired || covers(desired.spec, live.spec, contentVersion(live)));
   const ready = (s.readyReplicas ?? 0) >= want && (s.availableReplicas ?? 0) >= want;
   return {
     exists: true,

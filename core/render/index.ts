@@ -1,4 +1,5 @@
-import { stableHash } from '../hash.ts';
+import { createHash } from 'node:crypto';
+import { canonicalJson, stableHash } from '../hash.ts';
 import { controllerRef, type KubeObject, type OwnerReference } from '../kube.ts';
 import type { NodePool } from '../nodepool.ts';
 import type { ComponentVersions } from '../poolspirit/api.ts';
@@ -19,8 +20,8 @@ import type { KeyFactory } from './keys.ts';
 import { managedLabels } from './labels.ts';
 import { type ObjectNames, objectNames } from './names.ts';
 import { applyOverrides, SpecRenderError } from './overrides.ts';
-import { ensurePki } from './pki.ts';
-import { DEFAULT_PKI_POLICY, leafSpecs, type PkiPolicy } from './pki-spec.ts';
+import { ensurePki, pkiInputKey } from './pki.ts';
+import { DAY_MS, DEFAULT_PKI_POLICY, type LeafSpec, leafSpecs, type PkiPolicy } from './pki-spec.ts';
 import { renderRbac } from './rbac.ts';
 import { renderSecrets } from './secrets.ts';
 import { endpointFor, renderService } from './service.ts';
@@ -74,23 +75,52 @@ export interface RenderResult {
  * Renders everything a pool-spirit consists of. Pure apart from the injected key factory: the same inputs
  * (with the PKI of a previous render as existingPki) give byte-identical objects, so a steady pool never
  * causes a write. Throws SpecRenderError (with field issues) when an override does not apply.
+ *
+ * A steady pool asks the same question on every pass, so a render that issued nothing is remembered (per
+ * process, bounded) under a hash of everything it read (renderKey), until the first renewal point of its
+ * PKI, the one input that changes with time alone. The objects of a remembered render are frozen: every pass
+ * that gets them shares them.
  */
 export async function renderPoolSpirit(input: RenderInput): Promise<RenderResult> {
-  const rendered = await renderPoolSpiritObjects(input);
-  return { ...rendered, desiredHash: stableHash(rendered.objects) };
+  const plan = planRender(input);
+  const key = renderKey(input, plan, input.existingPki ?? {});
+  const hit = recall(key, input.now);
+  if (hit) return { ...hit, changes: componentChanges(input.liveWorkload, hit.versions) };
+  const fresh = await renderFresh(input, plan);
+  const result: RenderResult = { ...fresh.rendered, desiredHash: stableHash(fresh.rendered.objects) };
+  const files = fresh.files;
+  const renewAt =
+    Math.min(Date.parse(result.pki.notAfter), Date.parse(result.pki.caNotAfter)) - plan.policy.renewBeforeDays * DAY_MS;
+  if (result.pki.reused) remember(key, result, renewAt);
+  // What was just issued is what the next pass reads back from the Secrets: its render is this one, reused.
+  else
+    remember(renderKey(input, plan, files), { ...result, pki: { ...result.pki, reused: true, reasons: [] } }, renewAt);
+  return result;
 }
 
 /**
- * renderPoolSpirit without the hash of all desired objects: for a caller that only compares them with what
- * is live (the audit renders every pool of a cluster on every run, and hashing a pool's objects, its Secrets'
- * PEM text included, was a large share of that render's time).
+ * renderPoolSpirit without the hash of all desired objects, and without the memo: for a caller that only
+ * compares them with what is live (the audit renders every pool of a cluster on every run, and hashing a pool's
+ * objects, its Secrets' PEM text included, was a large share of that render's time).
  */
 export async function renderPoolSpiritObjects(input: RenderInput): Promise<Omit<RenderResult, 'desiredHash'>> {
+  return (await renderFresh(input, planRender(input))).rendered;
+}
+
+/** What a render derives from its input before anything is issued or written. */
+interface RenderPlan {
+  names: ObjectNames;
+  labels: Record<string, string>;
+  clusterIP: string | undefined;
+  compat: PoolCompatInput | undefined;
+  leaves: LeafSpec[];
+  policy: PkiPolicy;
+}
+
+function planRender(input: RenderInput): RenderPlan {
   const { poolSpirit, nodePool, cluster } = input;
   const spec = poolSpirit.spec;
-  const name = poolSpirit.metadata.name;
-  const names = objectNames(name);
-  const labels = managedLabels(spec.nodePool);
+  const names = objectNames(poolSpirit.metadata.name);
   const clusterIP = input.serviceClusterIP && input.serviceClusterIP !== 'None' ? input.serviceClusterIP : undefined;
   const wantsCompat = compatInEffect(nodePool, input.compatRefused);
   const compat = wantsCompat ? input.yurtCoordinator : undefined;
@@ -102,20 +132,99 @@ export async function renderPoolSpiritObjects(input: RenderInput): Promise<Omit<
       },
     ]);
   }
+  const leaves = leafSpecs(
+    names,
+    cluster.namespace,
+    cluster.clusterDomain,
+    clusterIP,
+    compat ? compatSans(compat, cluster.clusterDomain) : {},
+  ).concat(compat ? compatLeaves(compat, cluster.clusterDomain) : []);
+  return {
+    names,
+    labels: managedLabels(spec.nodePool),
+    clusterIP,
+    compat,
+    leaves,
+    policy: { ...DEFAULT_PKI_POLICY, ...input.pkiPolicy },
+  };
+}
+
+/**
+ * A hash of everything a render reads but the time and the key factory (which only matter when something
+ * is issued, and such a render is not remembered as it is): the PoolSpirit's name, uid and spec, the
+ * NodePool's identity, labels, annotations and spec (not its status, which changes as nodes come and go and
+ * which the render does not read), the cluster, the Service IP, the compat input, and the PKI files the
+ * check reads (pkiInputKey).
+ */
+function renderKey(input: RenderInput, plan: RenderPlan, files: Record<string, string>): string {
+  const { metadata, apiVersion, kind, spec } = input.nodePool;
+  const nodePool = {
+    apiVersion,
+    kind,
+    metadata: { name: metadata.name, uid: metadata.uid, labels: metadata.labels, annotations: metadata.annotations },
+    spec,
+  };
+  return createHash('sha256')
+    .update(pkiInputKey({ pool: input.poolSpirit.spec.nodePool, leaves: plan.leaves, policy: plan.policy }, files))
+    .update(
+      canonicalJson([
+        input.poolSpirit,
+        nodePool,
+        input.cluster,
+        plan.clusterIP ?? null,
+        input.compatRefused === true,
+        plan.compat ?? null,
+      ]),
+    )
+    .digest('hex');
+}
+
+const remembered = new Map<string, { result: RenderResult; renewAt: number }>();
+/** Renders kept at most: a warm container's recent pools (each ~50 KB of objects and PEM text). */
+const RENDER_MEMO_LIMIT = 256;
+
+function recall(key: string, now: Date): RenderResult | undefined {
+  const found = remembered.get(key);
+  if (!found) return undefined;
+  remembered.delete(key);
+  if (now.getTime() >= found.renewAt) return undefined;
+  // Most recently used last: the first is the one to drop.
+  remembered.set(key, found);
+  return found.result;
+}
+
+function remember(key: string, result: RenderResult, renewAt: number): void {
+  deepFreeze(result.objects);
+  remembered.delete(key);
+  if (remembered.size >= RENDER_MEMO_LIMIT) {
+    const oldest = remembered.keys().next();
+    if (!oldest.done) remembered.delete(oldest.value);
+  }
+  remembered.set(key, { result: { ...result, changes: [] }, renewAt });
+}
+
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreeze(child);
+}
+
+async function renderFresh(
+  input: RenderInput,
+  plan: RenderPlan,
+): Promise<{ rendered: Omit<RenderResult, 'desiredHash'>; files: Record<string, string> }> {
+  const { poolSpirit, nodePool, cluster } = input;
+  const spec = poolSpirit.spec;
+  const name = poolSpirit.metadata.name;
+  const { names, labels, compat, leaves, policy } = plan;
 
   const pki = await ensurePki({
     pool: spec.nodePool,
-    leaves: leafSpecs(
-      names,
-      cluster.namespace,
-      cluster.clusterDomain,
-      clusterIP,
-      compat ? compatSans(compat, cluster.clusterDomain) : {},
-    ).concat(compat ? compatLeaves(compat, cluster.clusterDomain) : []),
+    leaves,
     existing: input.existingPki ?? {},
     now: input.now,
     keys: input.keys,
-    policy: { ...DEFAULT_PKI_POLICY, ...input.pkiPolicy },
+    policy,
   });
   // A compat pool's apiserver also trusts the coordinator client CA (the YurtHubs' shared identity).
   const clientCas = compat ? `${cluster.caBundlePem.trim()}\n${compat.clientCaPem.trim()}\n` : cluster.caBundlePem;
@@ -162,7 +271,7 @@ export async function renderPoolSpiritObjects(input: RenderInput): Promise<Omit<
     etcd: spec.etcd.version,
     agent: spec.agent.version,
   };
-  return {
+  const result: Omit<RenderResult, 'desiredHash'> = {
     objects,
     pki: {
       reused: pki.reused,
@@ -176,6 +285,7 @@ export async function renderPoolSpiritObjects(input: RenderInput): Promise<Omit<
     versions,
     changes: componentChanges(input.liveWorkload, versions),
   };
+  return { rendered: result, files: pki.files };
 }
 
 /** The PoolSpirit as the controlling owner of what is rendered for it. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  covers,
   fieldDiffs,
   type KubeObject,
   meaningfulTransitions,
@@ -241,5 +242,31 @@ describe('observeWorkload', () => {
     expect(observeWorkload(undefined)).toEqual({ exists: false, upToDate: false, ready: false });
     const rolling = { ...live, metadata: { ...live.metadata, generation: 2 } };
     expect(observeWorkload(rolling, desired)).toMatchObject({ upToDate: false, currentVersions: undefined });
+  });
+});
+
+describe('covers', () => {
+  const desired = { spec: { replicas: 1, template: { spec: { containers: [{ name: 'a', image: 'x:1' }] } } } };
+  const live = () => ({ ...structuredClone(desired), spec: { ...structuredClone(desired.spec), paused: false } });
+
+  it('answers as fieldDiffs does', () => {
+    expect(covers(desired, live(), undefined)).toBe(true);
+    const other = live();
+    other.spec.template.spec.containers[0].image = 'x:2';
+    expect(covers(desired, other, undefined)).toBe(false);
+  });
+
+  it('remembers the answer for a frozen desired value and a live version, and only then', () => {
+    const frozen = Object.freeze(structuredClone(desired));
+    const changed = live();
+    changed.spec.template.spec.containers[0].image = 'x:2';
+    // The same version always names the same content in an apiserver: a second answer for it is the first.
+    expect(covers(frozen, live(), 'uid@1')).toBe(true);
+    expect(covers(frozen, changed, 'uid@1')).toBe(true);
+    expect(covers(frozen, changed, 'uid@2')).toBe(false);
+    // A value that may still change is compared every time.
+    const open = structuredClone(desired);
+    expect(covers(open, live(), 'uid@1')).toBe(true);
+    expect(covers(open, changed, 'uid@1')).toBe(false);
   });
 });

@@ -6,9 +6,9 @@
 import type { ClusterClient } from '../../../adapters/kubernetes/index.ts';
 import { sanitizeErrorMessage } from '../../../adapters/state-table/index.ts';
 import type { FieldIssue, PoolSpiritStatus, RenderResult } from '../../../core/index.ts';
-import { fieldDiffs, meaningfulTransitions, observeWorkload, poolSpiritStatus } from '../../../core/index.ts';
+import { covers, fieldDiffs, meaningfulTransitions, observeWorkload, poolSpiritStatus } from '../../../core/index.ts';
 import type { KubeObject } from '../../../core/kube.ts';
-import { objectKey } from '../../../core/kube.ts';
+import { contentVersion, objectKey } from '../../../core/kube.ts';
 import type { StatusInputs as PoolSpiritStatusInputs } from '../../../core/status.ts';
 import { type PodLike, type PodProblem, podProblem } from '../../../core/status.ts';
 import type { ReconcileDeps } from '../deps.ts';
@@ -51,7 +51,7 @@ export async function writePoolSpiritStatus(
     .filter((o) => o.kind === 'Secret')
     .every((o) => {
       const current = live.get(objectKey(o));
-      return current !== undefined && fieldDiffs(o, current).length === 0;
+      return current !== undefined && covers(o, current, contentVersion(current));
     });
   const status = poolSpiritStatus({
     generation,

@@ -8,7 +8,7 @@ import {
   SpecRenderError,
   stableHash,
 } from '../../../core/index.ts';
-import { nodePool, renderInput } from '../fixtures.ts';
+import { DAY, nodePool, renderInput } from '../fixtures.ts';
 import { type Any, container, find, flags, pkiOf, podSpec } from '../helpers.ts';
 
 describe('renderPoolSpirit: objects', () => {
@@ -310,6 +310,42 @@ describe('renderPoolSpirit: stability', () => {
       { component: 'etcd', from: '3.6.16-0', to: '3.6.17-0', kind: 'reseed' },
     ]);
     expect(first.changes).toEqual([]);
+  });
+
+  it('remembers a render that issued nothing: a repeat gets the same frozen objects', async () => {
+    const input = await renderInput({ raw: { apiServer: { extraArgs: { v: '3' } } } });
+    const first = await renderPoolSpirit(input);
+    const again = await renderPoolSpirit({ ...input, poolSpirit: structuredClone(input.poolSpirit) });
+    expect(first.pki.reused).toBe(true);
+    expect(again.objects).toBe(first.objects);
+    expect(again.desiredHash).toBe(first.desiredHash);
+    for (const o of again.objects) expect(Object.isFrozen(o) && Object.isFrozen(o.metadata)).toBe(true);
+  });
+
+  it('reads the NodePool’s identity, labels and spec, not its status', async () => {
+    const input = await renderInput({ raw: { apiServer: { extraArgs: { v: '5' } } } });
+    const first = await renderPoolSpirit(input);
+    const withStatus = await renderPoolSpirit({
+      ...input,
+      nodePool: { ...input.nodePool, status: { readyNodeNum: 3, nodes: ['a', 'b', 'c'] } },
+    });
+    expect(withStatus.objects).toBe(first.objects);
+    const tainted = await renderPoolSpirit({
+      ...input,
+      nodePool: nodePool('hangzhou', { spec: { taints: [{ key: 'k', value: 'v', effect: 'NoSchedule' }] } }),
+    });
+    expect(tainted.objects).not.toBe(first.objects);
+    expect(JSON.stringify(find(tainted, 'Deployment'))).toContain('"key":"k"');
+  });
+
+  it('checks the PKI again once its renewal point is reached, remembered or not', async () => {
+    const input = await renderInput({ raw: { apiServer: { extraArgs: { v: '6' } } } });
+    const now = await renderPoolSpirit(input);
+    expect(now.pki.reused).toBe(true);
+    const expiring = new Date(Date.parse(now.pki.notAfter) - 10 * DAY);
+    const later = await renderPoolSpirit({ ...input, now: expiring });
+    expect(later.pki.reused).toBe(false);
+    expect(later.pki.reasons.some((r) => r.includes('within 30 days'))).toBe(true);
   });
 
   it('names long or dotted pools within Kubernetes limits', async () => {
