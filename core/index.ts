@@ -43,7 +43,7 @@ export {
 export * from './render/layout.ts';
 export { type ObjectNames, objectNames } from './render/names.ts';
 export { SpecRenderError } from './render/overrides.ts';
-export { PKI_FILES } from './render/pki.ts';
+export { PKI_FILES, type PkiProof } from './render/pki.ts';
 export { AGENT_GROUP, AGENT_USER, DEFAULT_PKI_POLICY, type PkiPolicy } from './render/pki-spec.ts';
 export { existingPkiFromSecrets, PKI_SECRET_KEYS } from './render/secrets.ts';
 export { ANNOTATIONS, LOST_NODE_TOLERATION_SECONDS } from './render/workload.ts';

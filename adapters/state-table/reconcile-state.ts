@@ -27,6 +27,7 @@
  * conditional write refuses it, and nothing is written.
  */
 
+import type { PkiProof } from '../../core/render/pki.ts';
 import { emptyParts, mergeParts, renderUpdate, setAttributes } from './expression.ts';
 import type { ItemKey } from './keys.ts';
 import { CLUSTER_PREFIX, keys, POOL_PREFIX, prefixes, TTL_ATTRIBUTE, ttlAfter } from './keys.ts';
@@ -62,6 +63,8 @@ export interface PoolReconcileState {
   updatedAt?: string;
   /** Ids of the last few events whose reconcile completed (dedupe window). */
   recentEvents: string[];
+  /** What the last pass that rendered the pool said of its PKI (core/render/pki.ts, PkiProof). */
+  pkiProof?: PkiProof;
 }
 
 export interface OutcomeRecord {
@@ -77,6 +80,8 @@ export interface OutcomeRecord {
    * `error` and `requeued`) serves every event accepted before it (docs/decisions/0026).
    */
   passStartedAt?: number;
+  /** Kept for the pool's next pass (PoolReconcileState.pkiProof); the stored one stays when absent. */
+  pkiProof?: PkiProof;
 }
 
 export const RECENT_EVENTS_KEPT = 4;
@@ -125,7 +130,19 @@ function toState(item: Item | undefined, clusterId: string, nodePool: string): P
     durationMs: num(item?.durationMs),
     updatedAt: str(item?.updatedAt),
     recentEvents: Array.isArray(item?.recentEvents) ? (item.recentEvents as string[]) : [],
+    pkiProof: pkiProofOf(item?.[PKI_PROOF]),
   };
+}
+
+/** Where a pool's item keeps its PkiProof: one string, `key notAfter caNotAfter` (about 110 bytes). */
+export const PKI_PROOF = 'pkiProof';
+
+function pkiProofOf(value: unknown): PkiProof | undefined {
+  if (typeof value !== 'string') return undefined;
+  const [key, notAfter, caNotAfter, ...rest] = value.split(' ');
+  if (rest.length > 0 || key === undefined || !/^[0-9a-f]{64}$/.test(key) || !notAfter || !caNotAfter) return undefined;
+  if (Number.isNaN(Date.parse(notAfter)) || Number.isNaN(Date.parse(caNotAfter))) return undefined;
+  return { key, notAfter, caNotAfter };
 }
 
 export async function beginReconcile(
@@ -274,6 +291,9 @@ export async function recordOutcome(
     updatedAt: now.toISOString(),
     recentEvents,
     requeue: null,
+    [PKI_PROOF]: record.pkiProof
+      ? `${record.pkiProof.key} ${record.pkiProof.notAfter} ${record.pkiProof.caNotAfter}`
+      : undefined,
     [TTL_ATTRIBUTE]: expiryOf(record.outcome, previous, now),
     ...(record.passStartedAt !== undefined && record.outcome !== 'error' && record.outcome !== 'requeued'
       ? { [SERVED_FROM]: record.passStartedAt }

@@ -20,7 +20,7 @@ import type { KeyFactory } from './keys.ts';
 import { managedLabels } from './labels.ts';
 import { type ObjectNames, objectNames } from './names.ts';
 import { applyOverrides, SpecRenderError } from './overrides.ts';
-import { ensurePki, pkiInputKey } from './pki.ts';
+import { ensurePki, type PkiProof, pkiInputKey, pkiProofOf } from './pki.ts';
 import { DAY_MS, DEFAULT_PKI_POLICY, type LeafSpec, leafSpecs, type PkiPolicy } from './pki-spec.ts';
 import { renderRbac } from './rbac.ts';
 import { renderSecrets } from './secrets.ts';
@@ -48,6 +48,11 @@ export interface RenderInput {
   keys: KeyFactory;
   pkiPolicy?: Partial<PkiPolicy>;
   /**
+   * What an earlier render said of its PKI (RenderResult.pki.proof), kept by the caller where only the product
+   * writes: when it names exactly the files of existingPki, they are reused without being checked again.
+   */
+  pkiProof?: PkiProof;
+  /**
    * The cluster's yurt-coordinator compat material. Used only when the NodePool opts in (label
    * poolspirit.io/yurt-coordinator=compat); such a pool without it is a render error naming the field.
    */
@@ -59,7 +64,7 @@ export interface RenderInput {
 export interface RenderResult {
   /** Every desired object, in apply order, each labelled and owned by the PoolSpirit (the CA Secret: by the NodePool). */
   objects: KubeObject[];
-  pki: { reused: boolean; reasons: string[]; notAfter: string; caNotAfter: string };
+  pki: { reused: boolean; reasons: string[]; notAfter: string; caNotAfter: string; proof: PkiProof };
   /** Hash of all desired objects: equal hashes mean nothing to do. */
   desiredHash: string;
   /** Hash of the bootstrap content; the agent reports it back once applied. */
@@ -225,6 +230,7 @@ async function renderFresh(
     now: input.now,
     keys: input.keys,
     policy,
+    proof: input.pkiProof,
   });
   // A compat pool's apiserver also trusts the coordinator client CA (the YurtHubs' shared identity).
   const clientCas = compat ? `${cluster.caBundlePem.trim()}\n${compat.clientCaPem.trim()}\n` : cluster.caBundlePem;
@@ -278,6 +284,7 @@ async function renderFresh(
       reasons: pki.reasons,
       notAfter: pki.notAfter.toISOString(),
       caNotAfter: pki.caNotAfter.toISOString(),
+      proof: pkiProofOf({ pool: spec.nodePool, leaves, policy }, pki),
     },
     bootstrapHash: bootstrap.hash,
     names,

@@ -25,6 +25,20 @@ export const PKI_FILES = {
 export const certFile = (id: LeafId | CaId) => `${id}.crt`;
 export const keyFile = (id: LeafId | CaId) => `${id}.key`;
 
+/**
+ * That the PKI files hashed into `key` (pkiInputKey) passed the reuse check, or were just issued, and are
+ * good until the first renewal point after `notAfter` and `caNotAfter`. A render hands one out for what it
+ * rendered; a caller that keeps it where only the product writes (the reconcile's state table) can hand it
+ * back to a later render, in any process, which then reuses exactly those bytes without parsing and
+ * verifying them again.
+ */
+export interface PkiProof {
+  key: string;
+  /** Earliest expiry among the leaf certificates, and among the CAs (ISO 8601). */
+  notAfter: string;
+  caNotAfter: string;
+}
+
 export interface PkiResult {
   /** Every artefact by file name (PEM text). Private keys included: they go into Secret data only. */
   files: Record<string, string>;
@@ -44,6 +58,8 @@ export interface PkiInput {
   now: Date;
   keys: KeyFactory;
   policy: PkiPolicy;
+  /** A proof an earlier check left (PkiProof): it stands for the check when its key is that of `existing`. */
+  proof?: PkiProof;
 }
 
 /**
@@ -55,12 +71,48 @@ export async function ensurePki(input: PkiInput): Promise<PkiResult> {
   const memoKey = memoKeyOf(input, input.existing);
   const memo = reuseMemo.get(memoKey);
   if (memo && input.now.getTime() < memo.renewAt) return memo.result;
+  const proven = input.proof?.key === memoKey ? provenResult(input, input.proof) : undefined;
+  if (proven) {
+    remember(memoKey, proven, input.policy);
+    return proven;
+  }
   const result = await checkOrIssue(input);
   if (result.reused) remember(memoKey, result, input.policy);
   // What was just issued passes the reuse check by construction; the next reconcile reads it back from the
   // Secrets, so answer that question now instead of re-verifying fifteen artefacts then.
   else remember(memoKeyOf(input, result.files), { ...result, reused: true, reasons: [] }, input.policy);
   return result;
+}
+
+/** The reused result a proof of these very files stands for, unless its renewal point has been reached. */
+function provenResult(input: PkiInput, proof: PkiProof): PkiResult | undefined {
+  const notAfter = new Date(proof.notAfter);
+  const caNotAfter = new Date(proof.caNotAfter);
+  const renewAt = Math.min(notAfter.getTime(), caNotAfter.getTime()) - input.policy.renewBeforeDays * DAY_MS;
+  if (!(input.now.getTime() < renewAt)) return undefined;
+  const files: Record<string, string> = {};
+  for (const name of readFiles(input.leaves)) {
+    const text = input.existing[name];
+    // The key covers every file the check reads, so a match means they are all there; this is belt and braces.
+    if (text === undefined) return undefined;
+    files[name] = text;
+  }
+  return { files, reused: true, reasons: [], notAfter, caNotAfter };
+}
+
+/** The proof of a result: what a later render may be handed instead of checking the same files again. */
+export function pkiProofOf(input: Pick<PkiInput, 'pool' | 'leaves' | 'policy'>, result: PkiResult): PkiProof {
+  return {
+    key: pkiInputKey(input, result.files),
+    notAfter: result.notAfter.toISOString(),
+    caNotAfter: result.caNotAfter.toISOString(),
+  };
+}
+
+/** Every file the check reads, by name. */
+function readFiles(leaves: readonly LeafSpec[]): string[] {
+  const ids = ['ca', 'etcd-ca', ...leaves.map((l) => l.id)] as const;
+  return [...ids.flatMap((id) => [certFile(id), keyFile(id)]), PKI_FILES.saPrivate, PKI_FILES.saPublic];
 }
 
 /**
@@ -81,10 +133,7 @@ export function pkiInputKey(
   files: Record<string, string>,
 ): string {
   const hash = createHash('sha256').update(canonicalJson([input.pool, input.leaves, input.policy]));
-  for (const id of ['ca', 'etcd-ca', ...input.leaves.map((l) => l.id)] as const)
-    for (const name of [certFile(id), keyFile(id)]) fileIntoHash(hash, name, files[name]);
-  fileIntoHash(hash, PKI_FILES.saPrivate, files[PKI_FILES.saPrivate]);
-  fileIntoHash(hash, PKI_FILES.saPublic, files[PKI_FILES.saPublic]);
+  for (const name of readFiles(input.leaves)) fileIntoHash(hash, name, files[name]);
   return hash.digest('hex');
 }
 

@@ -20,7 +20,7 @@
 import type { ClusterClient } from '../../adapters/kubernetes/index.ts';
 import { statusOf } from '../../adapters/kubernetes/retry.ts';
 import type { ClusterRegistration, ReconcileOutcome } from '../../adapters/state-table/index.ts';
-import { DEFAULT_NAMESPACE, objectNames, parsePoolSpiritSpec } from '../../core/index.ts';
+import { DEFAULT_NAMESPACE, objectNames, type PkiProof, parsePoolSpiritSpec } from '../../core/index.ts';
 import { wantsYurtCoordinatorCompat } from '../../core/yurt-coordinator/compat.ts';
 import { coordinatorCompatInput } from '../yurt-coordinator/compat-input.ts';
 import {
@@ -51,6 +51,8 @@ export interface ConvergeResult {
   requeueReason?: string;
   observedGeneration?: number;
   desiredHash?: string;
+  /** What the render said of the pool's PKI: kept in the pool's state for its next pass. */
+  pkiProof?: PkiProof;
   /** Writes made to the cluster in this pass. */
   clusterWrites: number;
   /** `Kind namespace/name` of every object written, in order. */
@@ -64,6 +66,11 @@ type PassResult = Omit<ConvergeResult, 'clusterWrites'>;
 export interface PassHint {
   /** An earlier pass rendered its objects: this pass reads them all at once (stages/owned-reads.ts). */
   rendered: boolean;
+  /**
+   * What the last render said of the pool's PKI (from the pool's state): the render reuses the very files it
+   * names without checking them again, in whichever environment this pass runs.
+   */
+  pkiProof?: PkiProof;
 }
 
 /** `registration` is the cluster's registry entry, read by the invocation before it took the lease. */
@@ -146,6 +153,7 @@ async function convergePool(
     yurtCoordinator: compat?.input,
     compatRefused,
     owned,
+    pkiProof: hint.pkiProof,
   });
   const applied = [...ensured.applied, ...(compat?.applied ?? [])];
   if (desired.kind === 'invalid') {
@@ -172,6 +180,7 @@ async function convergePool(
     outcome: spec.paused ? 'paused' : 'unchanged',
     observedGeneration,
     desiredHash: desired.rendered.desiredHash,
+    pkiProof: desired.rendered.pki.proof,
     applied,
   };
 }

@@ -234,7 +234,10 @@ async function runPass(run: Run, registration: ClusterRegistration, previous: Po
   const started = performance.now();
   let ran: PassRun;
   try {
-    const converged = await converge(deps, target, registration, { rendered: wasRendered(previous) });
+    const converged = await converge(deps, target, registration, {
+      rendered: wasRendered(previous),
+      pkiProof: previous.pkiProof,
+    });
     ran = { converged, durationMs: performance.now() - started };
     summary.clusterWrites += converged.clusterWrites;
     summary.applied.push(...converged.applied);
@@ -276,6 +279,7 @@ async function recordPass(
         durationMs: ran.durationMs,
         eventId: pass === 1 ? target.eventId : undefined,
         passStartedAt: lease.passStartedAt,
+        pkiProof: ran.converged?.pkiProof,
       },
       deps.clock(),
     );

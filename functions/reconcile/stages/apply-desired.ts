@@ -10,7 +10,14 @@
  */
 
 import type { ClusterClient, ObjectRef } from '../../../adapters/kubernetes/index.ts';
-import type { FieldIssue, NodePool, ObjectNames, RenderResult, ResolvedPoolSpiritSpec } from '../../../core/index.ts';
+import type {
+  FieldIssue,
+  NodePool,
+  ObjectNames,
+  PkiProof,
+  RenderResult,
+  ResolvedPoolSpiritSpec,
+} from '../../../core/index.ts';
 import {
   existingPkiFromSecrets,
   objectNames,
@@ -52,6 +59,8 @@ export interface DesiredInput {
   compatRefused?: boolean;
   /** Owned objects already being read (owned-reads.ts): used instead of reading them again. */
   owned?: OwnedReads;
+  /** What the pool's last render said of its PKI (RenderInput.pkiProof). */
+  pkiProof?: PkiProof;
 }
 
 export async function applyDesired({
@@ -64,6 +73,7 @@ export async function applyDesired({
   yurtCoordinator,
   compatRefused,
   owned,
+  pkiProof,
 }: DesiredInput): Promise<Applied> {
   const names = objectNames(poolSpirit.metadata.name);
   const applied: string[] = [];
@@ -107,6 +117,7 @@ export async function applyDesired({
       liveWorkload,
       now: deps.clock(),
       keys: deps.keyFactory,
+      pkiProof,
     });
 
   let rendered: RenderResult;

@@ -104,6 +104,27 @@ export function stateTableSuite(backend: BackendRef): void {
 
   describe('reconcile state', () => {
     const target = { clusterId: 'c1', nodePool: 'edge-a' };
+    const PROOF = {
+      key: 'a1'.repeat(32),
+      notAfter: '2027-01-15T12:00:00.000Z',
+      caNotAfter: '2036-01-13T12:00:00.000Z',
+    };
+
+    it('keeps the last render’s PKI proof for the pool’s next pass, whichever outcomes come between', async () => {
+      const pool = { clusterId: 'c1', nodePool: 'edge-proof' };
+      const pass = async (record: Omit<Parameters<typeof recordOutcome>[3], 'durationMs'>, t: number) => {
+        const begun = await beginReconcile(table, pool, `inv-${t}`, 30_000, at(t));
+        if (begun.status !== 'acquired') throw new Error(begun.status);
+        await recordOutcome(table, begun.lease, begun.previous, { durationMs: 1, ...record }, at(t + 1));
+        return begun.previous;
+      };
+      expect((await pass({ outcome: 'applied', pkiProof: PROOF }, 10)).pkiProof).toBeUndefined();
+      expect((await pass({ outcome: 'error', error: new Error('x') }, 20)).pkiProof).toEqual(PROOF);
+      expect((await pass({ outcome: 'unchanged' }, 30)).pkiProof).toEqual(PROOF);
+      const renewed = { ...PROOF, key: 'b2'.repeat(32) };
+      await pass({ outcome: 'applied', pkiProof: renewed }, 40);
+      expect((await readPoolState(table, pool.clusterId, pool.nodePool))?.pkiProof).toEqual(renewed);
+    });
 
     it.skipIf(writeUnitsGap)(
       'costs exactly 2 write units for a reconcile: acquire+dedupe, outcome+release',
@@ -121,6 +142,7 @@ export function stateTableSuite(backend: BackendRef): void {
             desiredHash: 'h'.repeat(64),
             durationMs: 12.4,
             eventId: 'ev-1',
+            pkiProof: PROOF,
           },
           at(100),
         );

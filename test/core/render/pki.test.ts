@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PKI_POLICY, type KeyFactory, renderPoolSpirit, webCryptoKeyFactory } from '../../../core/index.ts';
 import { canonicalIp, sameSubject, subjectAltNames } from '../../../core/render/cert-names.ts';
 import { pemDecode, pemEncode } from '../../../core/render/pem.ts';
-import { ensurePki, type PkiResult } from '../../../core/render/pki.ts';
+import { ensurePki, type PkiProof, type PkiResult, pkiInputKey, pkiProofOf } from '../../../core/render/pki.ts';
 import { caSubject, type LeafSpec, type PkiPolicy } from '../../../core/render/pki-spec.ts';
 import type { CryptoKeyPair } from '../../../core/render/webcrypto.ts';
 import { functionBundles } from '../../support/function-bundles.ts';
@@ -189,7 +189,14 @@ const withLeaf = (id: string, change: Partial<LeafSpec>) => SPECS.map((l) => (l.
 
 function pki(
   existing: Record<string, string>,
-  opts: { leaves?: LeafSpec[]; now?: Date; keys?: KeyFactory; pool?: string; policy?: PkiPolicy } = {},
+  opts: {
+    leaves?: LeafSpec[];
+    now?: Date;
+    keys?: KeyFactory;
+    pool?: string;
+    policy?: PkiPolicy;
+    proof?: PkiProof;
+  } = {},
 ): Promise<PkiResult> {
   return ensurePki({
     pool: opts.pool ?? POOL,
@@ -198,6 +205,7 @@ function pki(
     now: opts.now ?? NOW,
     keys: opts.keys ?? keys,
     policy: opts.policy ?? DEFAULT_PKI_POLICY,
+    proof: opts.proof,
   });
 }
 
@@ -237,6 +245,41 @@ describe('reuse check (node:crypto)', () => {
     expect(await pki({ ...good, 'client-ca.crt': 'bundle 2', kubeconfig: 'x' }, { policy })).toBe(checked);
     // What it does read still counts.
     expect(await pki({ ...good, 'agent.crt': other['agent.crt'] }, { policy })).not.toBe(checked);
+  });
+
+  it('takes a proof that names exactly these files for the check (its dates are what it answers)', async () => {
+    const policy = { ...DEFAULT_PKI_POLICY, leafValidityDays: 368 };
+    const proof: PkiProof = {
+      key: pkiInputKey({ pool: POOL, leaves: SPECS, policy }, good),
+      notAfter: new Date(NOW.getTime() + 200 * DAY).toISOString(),
+      caNotAfter: new Date(NOW.getTime() + 3000 * DAY).toISOString(),
+    };
+    const r = await pki({ ...good, kubeconfig: 'not read by the check' }, { policy, proof });
+    expect(r).toMatchObject({ reused: true, reasons: [] });
+    expect(r.notAfter.toISOString()).toBe(proof.notAfter);
+    for (const [file, pem] of Object.entries(r.files)) expect(pem, file).toBe(good[file]);
+    // What a render hands out for it is the same proof.
+    expect(pkiProofOf({ pool: POOL, leaves: SPECS, policy }, r)).toEqual(proof);
+  });
+
+  it('checks for itself when a proof names other files or has reached its renewal point', async () => {
+    const policy = { ...DEFAULT_PKI_POLICY, leafValidityDays: 369 };
+    const at = (days: number) => new Date(NOW.getTime() + days * DAY).toISOString();
+    const ofOther = {
+      key: pkiInputKey({ pool: POOL, leaves: SPECS, policy }, other),
+      notAfter: at(200),
+      caNotAfter: at(3000),
+    };
+    const checked = await pki(good, { policy, proof: ofOther });
+    expect(checked.notAfter).toEqual(new Date(NOW.getTime() + 365 * DAY));
+    const policy2 = { ...DEFAULT_PKI_POLICY, leafValidityDays: 370 };
+    const lapsing = {
+      key: pkiInputKey({ pool: POOL, leaves: SPECS, policy: policy2 }, good),
+      notAfter: at(20),
+      caNotAfter: at(3000),
+    };
+    const rechecked = await pki(good, { policy: policy2, proof: lapsing });
+    expect(rechecked.notAfter).toEqual(new Date(NOW.getTime() + 365 * DAY));
   });
 
   it('names what is missing, unreadable or keyed wrongly', async () => {
