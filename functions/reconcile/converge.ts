@@ -64,8 +64,11 @@ type PassResult = Omit<ConvergeResult, 'clusterWrites'>;
 
 /** What the pool's stored state says about it before the pass. */
 export interface PassHint {
-  /** An earlier pass rendered its objects: this pass reads them all at once (stages/owned-reads.ts). */
-  rendered: boolean;
+  /**
+   * Read the owned objects with the NodePool, all at once (stages/owned-reads.ts): unless the pool's last
+   * pass found it gone or not an edge pool, this pass is going to read them.
+   */
+  readOwnedAtOnce: boolean;
   /**
    * What the last render said of the pool's PKI (from the pool's state): the render reuses the very files it
    * names without checking them again, in whichever environment this pass runs.
@@ -78,7 +81,7 @@ export async function converge(
   deps: ReconcileDeps,
   target: ReconcileTarget,
   registration: ClusterRegistration,
-  hint: PassHint = { rendered: false },
+  hint: PassHint = { readOwnedAtOnce: false },
 ): Promise<ConvergeResult> {
   const connection = await deps.clusterAccess.connectionFor(registration);
   const client = deps.clusterClient(connection, target.clusterId);
@@ -107,9 +110,8 @@ async function convergePool(
   hint: PassHint,
 ): Promise<PassResult> {
   const namespace = deps.namespace ?? DEFAULT_NAMESPACE;
-  // A pool rendered before is read whole in the round that reads its NodePool (the PoolSpirit, whose objects
-  // these are, is named after the pool). A new pool's are read by the stages, as they find what they need.
-  const owned = hint.rendered ? readOwned(client, ownedRefs(namespace, objectNames(poolName))) : undefined;
+  // Read in the round that reads the NodePool (the PoolSpirit, whose objects these are, is named after the pool).
+  const owned = hint.readOwnedAtOnce ? readOwned(client, ownedRefs(namespace, objectNames(poolName))) : undefined;
   const observed = await observe(deps, client, poolName);
   // Whether this cluster's hubs can use a coordinator at all: from the discovery the read above cached.
   const hubs = await hubCoordinatorSupport(client, registration);

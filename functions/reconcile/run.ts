@@ -235,7 +235,7 @@ async function runPass(run: Run, registration: ClusterRegistration, previous: Po
   let ran: PassRun;
   try {
     const converged = await converge(deps, target, registration, {
-      rendered: wasRendered(previous),
+      readOwnedAtOnce: mayHaveObjects(previous),
       pkiProof: previous.pkiProof,
     });
     ran = { converged, durationMs: performance.now() - started };
@@ -249,9 +249,12 @@ async function runPass(run: Run, registration: ClusterRegistration, previous: Po
   return ran;
 }
 
-/** The stored state shows an earlier pass rendered the pool's objects, and nothing since took them away. */
-function wasRendered(previous: PoolReconcileState): boolean {
-  return previous.desiredHash !== undefined && previous.outcome !== 'gone' && previous.outcome !== 'not-edge';
+/**
+ * Whether the pool's stored state leaves it possible that the pass reads its owned objects: not when its last
+ * pass found the NodePool gone or not an edge pool (most likely so again). A new pool's pass reads them too.
+ */
+function mayHaveObjects(previous: PoolReconcileState): boolean {
+  return previous.outcome !== 'gone' && previous.outcome !== 'not-edge';
 }
 
 /**
