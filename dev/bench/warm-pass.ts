@@ -154,6 +154,8 @@ function otherCpus(cpu: number): string {
 /** A build of the function under test: this tree's, or a revision's (`--against`). */
 interface Build {
   name: string;
+  /** The sources it was built from: what its profile's paths are shown relative to. */
+  root: string;
   bundle: string;
   /** Creates pools and passes them again: the environment that has seen them. */
   seen: Container;
@@ -422,6 +424,7 @@ export async function run(args: string[] = []): Promise<object> {
       const env = functionEnvironment(dynamo, b.nodeOptions, dirname(b.bundle));
       builds.push({
         name: b.name,
+        root: b.root,
         bundle: b.bundle,
         seen: new Container(`${b.name}/seen`, b.bundle, env),
         fresh: new Container(`${b.name}/fresh`, b.bundle, env),
@@ -568,7 +571,7 @@ export async function run(args: string[] = []): Promise<object> {
       profiles = {};
       for (const [bi, b] of builds.entries())
         profiles[b.name] = Object.fromEntries(
-          PHASES.map((p) => [p, selfTime(readCpuProfile(join(profileDir, `${bi}-${p}.cpuprofile`)), ROOT)]),
+          PHASES.map((p) => [p, selfTime(readCpuProfile(join(profileDir, `${bi}-${p}.cpuprofile`)), b.root)]),
         ) as Record<Phase, SelfTime>;
     }
     return {

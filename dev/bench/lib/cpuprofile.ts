@@ -34,6 +34,40 @@ export interface SelfTime {
   functions: { name: string; ms: number; share: number }[];
   /** The same by module: a package, a first-party file, or V8's own (`(garbage collector)`, `(program)`). */
   modules: { name: string; ms: number; share: number }[];
+  /** The modules in a few areas (areaOf): where a pass's CPU goes at a glance. */
+  areas: Record<Area, { ms: number; share: number }>;
+}
+
+export const AREAS = [
+  'product code',
+  'AWS SDK',
+  'Node sockets, TLS, HTTP',
+  'Node crypto',
+  'Node other (events, promises, timers)',
+  'V8 (collector, compiler)',
+  'other packages',
+] as const;
+export type Area = (typeof AREAS)[number];
+
+/** Node's native functions (no script) by what they serve, as they appear in profiles. */
+const SOCKET_NATIVES =
+  /^(writev|writeLatin1String|writeUtf8String|writeBuffer|writeAsciiString|readStart|readStop|shutdown|close|connect)$/;
+const CRYPTO_NATIVES =
+  /^(verify|sign|parseX509|checkIssued|checkPrivateKey|checkCA|keyDetail|exportJwk|init|update|digest|Hash|Hmac|run|signOneShot|generateKeyPair.*)$/;
+
+/** The area of a module as moduleOf names it. */
+export function areaOf(module: string): Area {
+  if (module === '(garbage collector)' || module === '(program)') return 'V8 (collector, compiler)';
+  if (/^@(smithy|aws-sdk|aws-crypto)\//.test(module)) return 'AWS SDK';
+  const native = module.startsWith('(native) ') ? module.slice('(native) '.length) : '';
+  if (/^node:(_http|https?$|net$|tls$|_tls|internal\/(streams|stream_base|tls|net|http))/.test(module))
+    return 'Node sockets, TLS, HTTP';
+  if (SOCKET_NATIVES.test(native)) return 'Node sockets, TLS, HTTP';
+  if (/^node:(crypto|internal\/crypto)/.test(module) || CRYPTO_NATIVES.test(native)) return 'Node crypto';
+  if (module.startsWith('node:') || native) return 'Node other (events, promises, timers)';
+  // A first-party file has an extension; a package (what moduleOf makes of node_modules paths) has none.
+  if (!/\.[cm]?[jt]s$/.test(module)) return 'other packages';
+  return 'product code';
 }
 
 /** Where a frame of the bundle came from: its original file and line, and its name if the map has one. */
@@ -78,8 +112,13 @@ class FrameMapper {
   }
 }
 
-/** A package (`@smithy/signature-v4`), a first-party file, or what V8 calls the frame. */
+/**
+ * A package (`@smithy/signature-v4`), a first-party file, `(native) name` for V8's and Node's built-in functions,
+ * or what V8 calls the frame (`(garbage collector)`).
+ */
 function moduleOf(frame: CallFrame, origin: Origin | undefined): string {
+  if (!origin && !frame.url && frame.functionName && !frame.functionName.startsWith('('))
+    return `(native) ${frame.functionName}`;
   if (!origin) return frame.url || frame.functionName || '(unknown)';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(origin.source)?.[1];
   return pkg ?? origin.source;
@@ -127,7 +166,12 @@ export function selfTime(profile: CpuProfile, root: string, top = 15): SelfTime 
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([name, us]) => ({ name, ms: round(us / 1000, 1), share: round(us / total, 3) }));
-  return { totalMs: round(total / 1000, 1), functions: rank(fnMs), modules: rank(modMs) };
+  const areaMs = new Map<Area, number>(AREAS.map((a) => [a, 0]));
+  for (const [module, us] of modMs) areaMs.set(areaOf(module), (areaMs.get(areaOf(module)) ?? 0) + us);
+  const areas = Object.fromEntries(
+    [...areaMs].map(([a, us]) => [a, { ms: round(us / 1000, 1), share: round(us / total, 3) }]),
+  ) as SelfTime['areas'];
+  return { totalMs: round(total / 1000, 1), functions: rank(fnMs), modules: rank(modMs), areas };
 }
 
 /** Reads a .cpuprofile file. */
