@@ -8,6 +8,13 @@ export function median(values: readonly number[]): number {
   return s.length % 2 ? upper : ((s[mid - 1] ?? upper) + upper) / 2;
 }
 
+/** The largest value, or `floor` when there is none larger; a loop, not a spread, so any count works. */
+export function max(values: readonly number[], floor = -Infinity): number {
+  let m = floor;
+  for (const v of values) if (v > m) m = v;
+  return m;
+}
+
 /** Nearest-rank percentile (p in 0..100). */
 export function percentile(values: readonly number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);

@@ -3,7 +3,7 @@
  * and delete them all again, timing every request.
  */
 import { performance } from 'node:perf_hooks';
-import { median, percentile } from '../../shared/stats.ts';
+import { max, median, percentile } from '../../shared/stats.ts';
 import type { KubeHttp } from './kube-http.ts';
 import { unexpected } from './kube-http.ts';
 import { nodeName, nodeObject, PROBE_LABEL, PROBE_NAMESPACE, podName, podObject, size } from './objects.ts';
@@ -39,7 +39,7 @@ export interface WriteFigures extends PhaseFigures {
 
 export function summarize(latencies: number[]): LatencySummary {
   const r = (n: number) => Math.round(n * 10) / 10;
-  return { p50: r(median(latencies)), p99: r(percentile(latencies, 99)), max: r(Math.max(0, ...latencies)) };
+  return { p50: r(median(latencies)), p99: r(percentile(latencies, 99)), max: r(max(latencies, 0)) };
 }
 
 /** Runs `task(i)` for i in [0, total) on `concurrency` workers; returns each task's latency in ms. */

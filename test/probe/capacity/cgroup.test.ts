@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cgroupPathOf, memoryFromV1, memoryFromV2, parseFlatKeyed } from '../../../probe/capacity/cgroup.ts';
 import type { EtcdSnapshot } from '../../../probe/capacity/etcd-observer.ts';
+import { summarize } from '../../../probe/capacity/load.ts';
 import { type MemoryPeaks, memoryPeaks } from '../../../probe/capacity/peaks.ts';
 import { stormSeries, stormSvg } from '../../../probe/capacity/plot.ts';
 import type { StormSample } from '../../../probe/capacity/storm.ts';
@@ -176,5 +177,15 @@ describe('storm plot', () => {
     const samples = [sample(0, null), sample(1, null)];
     expect(stormSeries(samples).series.map((s) => s.name)).toEqual(['etcd db size', 'write p99 (ms, right axis)']);
     expect(stormSeries(samples).limits).toEqual([]);
+  });
+});
+
+describe('latency summary', () => {
+  it('summarises more latencies than a spread can pass (a long storm at a high rate), the largest exact', () => {
+    const latencies = Array.from({ length: 400_000 }, (_, i) => (i % 1000) + 1);
+    latencies[123_456] = 9_999;
+    // 400 runs of 1..1000, one 457 raised to 9,999: the median and p99 move up by one rank.
+    expect(summarize(latencies)).toEqual({ p50: 501, p99: 991, max: 9999 });
+    expect(summarize([])).toMatchObject({ max: 0 });
   });
 });
