@@ -41,12 +41,13 @@ export interface ResourceRequirements {
 }
 
 /**
- * Measured on the real pool-spirit (kube-apiserver v1.36.3 + etcd 3.6.16, the rendered flags) by
- * `spiritctl probe capacity --local` at 500 Nodes, 1,000 Pods of 8 KB, 500 contenders and a 120 s patch
- * storm: kube-apiserver peaked at 592 MiB RSS (224 idle), etcd at 477 MiB charged (RSS + tmpfs, the db
- * once). A request covers the peak, a limit the peak × 1.5 (probe/capacity/measured-peaks.json, checked by
- * test/core/poolspirit/resource-limits.test.ts). No CPU limits: throttling an apiserver that YurtHubs elect through
- * only makes leases miss their renew deadline.
+ * Measured on the real pool-spirit (kube-apiserver v1.36.3 + etcd 3.6.16, the rendered flags) at 500 Nodes,
+ * 1,000 Pods of 8 KB and 500 contenders: as processes (`spiritctl probe capacity --local`, RSS and tmpfs
+ * counted by hand, probe/capacity/measured-peaks.json) and as the pod on a real node, in its cgroups, through
+ * 600 s patch storms (`--local --kubelet real`, probe/capacity/measured-node-peaks.json; docs/probes.md). A
+ * request covers the highest peak, a limit the peak × 1.5; test/core/poolspirit/resource-limits.test.ts checks
+ * both sets. The agent (Node.js) holds more than its first request guessed: its working set is above 32Mi idle.
+ * No CPU limits: throttling an apiserver that YurtHubs elect through only makes leases miss their renew deadline.
  *
  * etcd's memory limit must hold its RSS *and* the in-memory data volume, because tmpfs pages are charged to
  * the container that writes them: sizeLimit (1Gi) + RSS + a defrag spike (200-400 MB measured) → 2Gi, well
@@ -55,7 +56,7 @@ export interface ResourceRequirements {
 export const DEFAULT_RESOURCES: Record<ComponentName, ResourceRequirements> = {
   apiServer: { requests: { cpu: '100m', memory: '640Mi' }, limits: { memory: '1Gi' } },
   etcd: { requests: { cpu: '100m', memory: '512Mi' }, limits: { memory: '2Gi' } },
-  agent: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
+  agent: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '128Mi' } },
 };
 
 /** etcd preallocates a 64 MB WAL segment plus a 64 MB spare before any data (measured: 122 MB of tmpfs). */

@@ -7,8 +7,8 @@ import type { StormSample } from './storm.ts';
 
 const MiB = 2 ** 20;
 const W = 960;
-const H = 420;
-const PAD = { left: 64, right: 72, top: 36, bottom: 64 };
+const H = 460;
+const PAD = { left: 64, right: 72, top: 36, bottom: 88 };
 const COLOURS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#8c564b', '#ff7f0e', '#17becf'];
 
 interface Series {

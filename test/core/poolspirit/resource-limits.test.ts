@@ -1,7 +1,10 @@
 /**
  * The rendered containers' memory against what the capacity probe measured on the real pool-spirit at the
- * default shape (probe/capacity/measured-peaks.json, written by `spiritctl probe capacity --local
- * --peaks-out`): a request covers the peak, a limit covers the peak times the stated margin.
+ * default shape: a request covers the peak, a limit covers the peak times the stated margin. Two measurements:
+ * the processes (probe/capacity/measured-peaks.json, `spiritctl probe capacity --local --peaks-out`: RSS and
+ * tmpfs counted by hand) and the pod on a real node, where the kernel enforces the limits
+ * (probe/capacity/measured-node-peaks.json: one `--local --kubelet real --peaks-out` record per run, the cgroup
+ * working set of each container, tmpfs included).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +16,9 @@ import { renderedPod } from '../../support/real-apiserver.ts';
 const peaks = JSON.parse(
   readFileSync(new URL('../../../probe/capacity/measured-peaks.json', import.meta.url), 'utf8'),
 ) as PeaksRecord;
+const nodePeaks = JSON.parse(
+  readFileSync(new URL('../../../probe/capacity/measured-node-peaks.json', import.meta.url), 'utf8'),
+) as { kind: 'CapacityNodePeaks'; runs: PeaksRecord[] };
 
 async function renderedMemory(container: string) {
   const { pod } = await renderedPod();
@@ -57,4 +63,30 @@ describe('rendered memory requests and limits hold the measured peaks', () => {
     expect(request).toBeGreaterThanOrEqual(peak);
     expect(limit).toBeGreaterThanOrEqual(peak * MEMORY_LIMIT_MARGIN);
   });
+});
+
+describe("rendered memory requests and limits hold the pod's cgroup peaks on a real node", () => {
+  it('three kinds of container, each measured in every run, at least at the default shape and storm', () => {
+    const d = DEFAULT_CAPACITY_OPTIONS;
+    expect(nodePeaks.kind).toBe('CapacityNodePeaks');
+    expect(nodePeaks.runs.length).toBeGreaterThanOrEqual(1);
+    for (const run of nodePeaks.runs) {
+      expect(run.shape).toMatchObject({ nodes: d.nodes, pods: d.pods, objectBytes: d.objectBytes, timeScale: 1 });
+      expect(run.shape.patchStormSeconds).toBeGreaterThanOrEqual(600);
+      expect(Object.keys(run.product.pod?.containers ?? {}).sort()).toEqual(['agent', 'etcd', 'kube-apiserver']);
+      expect(run.product.pod?.oomKills).toBe(0);
+    }
+  });
+
+  for (const container of ['kube-apiserver', 'etcd', 'agent']) {
+    it(`${container}: request ≥ the highest working set of any run, limit ≥ it × ${MEMORY_LIMIT_MARGIN}`, async () => {
+      const peak = Math.max(...nodePeaks.runs.map((r) => r.product.pod?.containers[container]?.workingSetBytes ?? 0));
+      expect(peak).toBeGreaterThan(0);
+      const { request, limit } = await renderedMemory(container);
+      expect(request).toBeGreaterThanOrEqual(peak);
+      expect(limit).toBeGreaterThanOrEqual(peak * MEMORY_LIMIT_MARGIN);
+      // The limit the kernel enforced in the runs is the one rendered now.
+      for (const run of nodePeaks.runs) expect(run.product.pod?.containers[container]?.limitBytes).toBe(limit);
+    });
+  }
 });
