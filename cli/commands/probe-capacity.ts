@@ -260,8 +260,13 @@ Examples:
       const report = await runCapacityProbe(options);
       if (stored) {
         const { recordCapacityProbe } = await import('../../adapters/state-table/probe-records.ts');
-        await recordCapacityProbe(stored.table, targetName, report, new Date());
-        process.stderr.write(`probe: stored as capacity probe ${targetName} in table ${stored.tableName}\n`);
+        const { reportForStorage } = await import('../../probe/capacity/stored-report.ts');
+        const fitted = reportForStorage(report);
+        await recordCapacityProbe(stored.table, targetName, fitted.report, new Date());
+        const thinned = fitted.samples
+          ? ` (storm samples: every ${fitted.samples.every}th kept, ${fitted.samples.kept} of ${fitted.samples.taken}, to fit one item)`
+          : '';
+        process.stderr.write(`probe: stored as capacity probe ${targetName} in table ${stored.tableName}${thinned}\n`);
       }
       if (peaksOut) {
         const { peaksRecord } = await import('../../probe/capacity/peaks.ts');
