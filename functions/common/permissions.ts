@@ -74,10 +74,12 @@ export const FUNCTION_PERMISSIONS: Readonly<Record<FunctionName, FunctionPermiss
   },
   audit: {
     // GetItem: registry entry (registry.ts). Query: the registry listing for the fan-out (registry.ts), a
-    // cluster's probe records (probe-records.ts) and previous audits (audit-records.ts). PutItem: the
-    // audit record (audit-records.ts). UpdateItem: the OpenYurt versions found, on an existing registration
-    // (registry.ts recordOpenYurt); it grants no item PutItem could not already replace.
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
+    // cluster's probe records (probe-records.ts) and previous audits (audit-records.ts). BatchGetItem: the
+    // full records that notes of unchanged runs name, when the Query did not return them (audit-records.ts;
+    // a read of the same items Query reaches). PutItem: the audit record (audit-records.ts). UpdateItem: the
+    // OpenYurt versions found, on an existing registration (registry.ts recordOpenYurt); it grants no item
+    // PutItem could not already replace.
+    dynamodb: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'Query'],
     // One Cluster Audit Request per registered cluster from the scheduled fan-out, and a Reconcile Request
     // for each pool with a fixable finding (common/send-events.ts through eventbridge/put-events.ts).
     events: ['PutEvents'],
